@@ -1,0 +1,5 @@
+// Package parser turns the files that profilers write (torch_npu, MindSpore and msprof
+// output) into hcclprof's data model, package profile. Each input format is read here
+// and nowhere else; large files are streamed and only what analysis needs is kept.
+// Errors name the file and the position (line or byte offset) of bad input.
+package parser

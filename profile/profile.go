@@ -1,0 +1,202 @@
+// Package profile is hcclprof's one data model: what every parser produces and every
+// analysis reads. A new input format only has to fill these types (in package parser);
+// nothing downstream knows which file a value came from, except through Rank.Source
+// fields kept for the report.
+//
+// Conventions: times are int64 nanoseconds (real traces carry µs strings such as
+// "1736408883732241.564" that float64 cannot hold exactly), durations end in Ns,
+// sizes in bytes, bandwidths in decimal GB/s.
+package profile
+
+// Cluster is one profiled job: every rank found under the user's arguments.
+type Cluster struct {
+	Ranks []*Rank // sorted by global rank
+	// Notes are discovery remarks: ignored files, duplicate ranks, and the like.
+	Notes []string
+}
+
+// Format names the on-disk layout a rank was read from.
+type Format string
+
+// Formats known to the parser.
+const (
+	FormatTorchNPUText Format = "torch_npu-text"
+)
+
+// Rank holds what was kept of one rank's profile.
+type Rank struct {
+	Rank   int    // global rank
+	Dir    string // the rank directory (or the file, for single-file input)
+	Format Format
+
+	Info     Info
+	Metadata Metadata
+
+	// Timeline, from trace_view.json. HasTimeline is false for Level0 output or when
+	// the file is missing.
+	HasTimeline bool
+	Steps       []StepMarker // host-side ProfilerStep#N windows, by start time
+	Compute     []Interval   // device compute tasks (Ascend Hardware), by start time
+	CommOps     []CommOp     // HCCL op rows, by start time
+	CommTasks   []CommTask   // HCCL plane rows, by start time
+	Overlap     OverlapLayer // the profiler's own Overlap Analysis rows
+	Flows       []DeviceFlow // host→device flow ends, by device time (for step mapping)
+
+	// StepTrace is the profiler's own step_trace_time.csv, when present.
+	StepTrace []StepTraceRow
+	// CommStats is communication.json, when present.
+	CommStats []CommOpStats
+	// CommMatrix is communication_matrix.json, when present.
+	CommMatrix []MatrixLink
+	// Kernels holds the communication rows of kernel_details.csv (the only comm ops
+	// a Level0 profile has).
+	KernelCommOps []CommOp
+
+	// FilesUsed and FilesIgnored say what was read, relative to Dir.
+	FilesUsed    []string
+	FilesIgnored []string
+	// Problems are non-fatal issues met while parsing (a truncated file, a bad row).
+	// A rank with Problems is incomplete: its figures may be partial.
+	Problems []string
+}
+
+// Incomplete reports whether something in this rank could not be read in full.
+func (r *Rank) Incomplete() bool { return len(r.Problems) > 0 }
+
+// Info is profiler_info_N.json: how the profile was collected.
+type Info struct {
+	ProfilerLevel   string // Level0, Level1, Level2, Level_none
+	ExportType      string // text, db
+	TorchNPUVersion string
+	CANNVersion     string
+	RankID          int // -1 when absent
+}
+
+// Metadata is profiler_metadata.json.
+type Metadata struct {
+	Env             map[string]string // ENV_VARIABLES
+	ParallelGroups  []ParallelGroup   // parallel_group_info
+	DistributedArgs map[string]any    // distributed_args, as written
+}
+
+// ParallelGroup is one communicator of parallel_group_info.
+type ParallelGroup struct {
+	HCCLName    string // the raw HCCL group name (key of parallel_group_info)
+	Name        string // the framework's name: dp, tp, pp, ...
+	GroupRank   int
+	GlobalRanks []int
+}
+
+// Interval is a half-open [StartNs, EndNs) span of device time.
+type Interval struct {
+	StartNs int64
+	EndNs   int64
+}
+
+// DurNs is the interval's length.
+func (iv Interval) DurNs() int64 { return iv.EndNs - iv.StartNs }
+
+// StepMarker is a host-side ProfilerStep#N window.
+type StepMarker struct {
+	Step int // the profiler's step number (N of ProfilerStep#N)
+	Interval
+}
+
+// DeviceFlow ties a device event (its start time) to the host time that launched it.
+type DeviceFlow struct {
+	DeviceNs int64
+	HostNs   int64
+}
+
+// CommOp is one HCCL operation (a collective or p2p op) on one rank.
+type CommOp struct {
+	Name     string // hcom_allReduce__586_0_1
+	Type     string // normalised op type: allreduce, allgather, reducescatter, broadcast, send, receive, ...
+	Group    string // the group key: the @hash from communication.json when known, else the op-name group id
+	GroupRow string // the timeline row the op sits on ("Group 0 Communication")
+	Interval
+	DataType string // FP32, BF16, ... ("" when unknown)
+	Count    int64  // number of elements (0 when unknown)
+	AlgType  string // MESH-RING, ...
+}
+
+// Bytes is the op's message size (count × element size), 0 when unknown.
+func (op CommOp) Bytes() int64 { return op.Count * int64(DataTypeSize(op.DataType)) }
+
+// CommTask is one HCCL task on a plane row.
+type CommTask struct {
+	Plane int
+	Name  string // Memcpy, Reduce_Inline, Notify_Wait, RDMASend, ...
+	Interval
+	SrcRank       int // group-local; -1 for none
+	DstRank       int
+	TransportType string // SDMA, RDMA, LOCAL
+	LinkType      string // ON_CHIP, HCCS, PCIE, ROCE, SIO, ...
+	SizeBytes     int64
+}
+
+// OverlapLayer holds the profiler's Overlap Analysis rows, kept to cross-check the
+// breakdown hcclprof recomputes.
+type OverlapLayer struct {
+	Computing, Communication, CommNotOverlapped, Free []Interval
+}
+
+// Present reports whether the trace had an Overlap Analysis layer.
+func (o OverlapLayer) Present() bool {
+	return len(o.Computing)+len(o.Communication)+len(o.CommNotOverlapped)+len(o.Free) > 0
+}
+
+// StepTraceRow is one row of step_trace_time.csv, in µs as written.
+type StepTraceRow struct {
+	Step    int  // -1 when the column is empty
+	HasStep bool // false for runs without step markers
+	ComputingUs, CommNotOverlappedUs, OverlappedUs, CommunicationUs,
+	FreeUs, StageUs, BubbleUs, CommNotOverlappedExclRecvUs, PreparingUs float64
+	HasPreparing bool
+}
+
+// CommOpStats is one op of communication.json, converted to ns and bytes.
+type CommOpStats struct {
+	Step       int // -1 for the "step" key without a number
+	P2P        bool
+	Name       string // op name without the @group suffix
+	Group      string // the @group hash
+	StartNs    int64
+	ElapseNs   int64
+	TransitNs  int64
+	WaitNs     int64
+	SyncNs     int64
+	IdleNs     int64
+	Transports map[string]TransportStats
+}
+
+// TransportStats is one "Communication Bandwidth Info" entry.
+type TransportStats struct {
+	Bytes            int64
+	TimeNs           int64
+	BandwidthGBps    float64
+	LargePacketRatio float64
+	SizeDistribution []PacketBin
+}
+
+// PacketBin is one Size Distribution entry: Count packets of SizeBytes taking TimeNs in all.
+type PacketBin struct {
+	SizeBytes int64
+	Count     int64
+	TimeNs    int64
+}
+
+// MatrixLink is one link entry of communication_matrix.json.
+type MatrixLink struct {
+	Step          int
+	P2P           bool
+	OpKey         string // "allreduce-top1" (aggregated layout) or the raw op name (legacy)
+	Group         string
+	SrcLocal      int
+	DstLocal      int
+	Transport     string
+	Bytes         int64
+	TimeNs        int64
+	BandwidthGBps float64
+	OpName        string
+}
