@@ -31,12 +31,15 @@ func MicrosToNs(s string) (int64, error) {
 		}
 		return int64(math.Round(f * 1000)), nil
 	}
-	if len(intPart) > 15 { // > ~31 years past 2^63 ns: not a timestamp
+	if len(intPart) > 16 {
 		return 0, fmt.Errorf("time value %q out of range", s)
 	}
 	var us int64
 	for i := 0; i < len(intPart); i++ {
 		us = us*10 + int64(intPart[i]-'0')
+	}
+	if us > math.MaxInt64/1000-1 {
+		return 0, fmt.Errorf("time value %q out of range", s)
 	}
 	var fracNs int64
 	for i := 0; i < 3; i++ {

@@ -1,0 +1,648 @@
+package parser
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Timeline is what hcclprof keeps of a Chrome-trace timeline (torch_npu's
+// trace_view.json, msprof's msprof_*.json): step markers, device compute tasks, HCCL
+// ops and tasks, the profiler's Overlap Analysis rows, and host→device flows.
+type Timeline struct {
+	Steps     []profile.StepMarker
+	Compute   []profile.Interval
+	CommOps   []profile.CommOp
+	CommTasks []profile.CommTask
+	Overlap   profile.OverlapLayer
+	Flows     []profile.DeviceFlow
+	Events    int // events read
+}
+
+// Process and thread names of the layers, as written by torch_npu and msprof
+// (formats.md §2.4, §11).
+const (
+	procAscendHardware = "Ascend Hardware"
+	procOverlap        = "Overlap Analysis"
+)
+
+func isHCCLProcess(name string) bool { return name == "HCCL" || name == "Communication" }
+
+var planeRe = regexp.MustCompile(`^Plane (\d+)$`)
+
+// computeTaskTypes are the Ascend Hardware task types that count as computation.
+// msprof-analyze's set plus DSA_SQE (the dropout mask generator), which torch_npu's
+// Overlap Analysis counts as Computing (checked on imagenet-2rank-level1).
+var computeTaskTypes = map[string]bool{
+	"AI_CORE": true, "AI_VECTOR_CORE": true, "AI_CPU": true, "MIX_AIC": true,
+	"MIX_AIV": true, "FFTS_PLUS": true, "DSA_SQE": true,
+}
+
+// nonComputeTaskTypes are hardware task types that are copies, synchronisation or the
+// hardware view of HCCL tasks.
+var nonComputeTaskTypes = map[string]bool{
+	"SDMA": true, "Write Value": true, "Notify Wait": true, "Notify Record": true,
+	"Notify_Wait": true, "Notify_Record": true, "EVENT_RECORD_SQE": true,
+	"EVENT_WAIT_SQE": true, "PCIE_DMA_SQE": true, "SDMA_SQE": true,
+	"PLACE_HOLDER_SQE": true, "WRITE_VALUE_SQE": true, "NOTIFY_RECORD_SQE": true,
+	"NOTIFY_WAIT_SQE": true, "CAPTURE_RECORD_SQE": true, "CAPTURE_WAIT_SQE": true,
+	"RDMA": true, "RDMA_SQE": true, "COND_SQE": true, "END_SQE": true,
+}
+
+// isComputeTask decides whether a hardware task is computation. Older traces label
+// most kernels "Other" (torchnpu-1rank-nohccl); there the Overlap Analysis counts
+// every kernel except memory copies.
+func isComputeTask(taskType, name string) bool {
+	if computeTaskTypes[taskType] {
+		return true
+	}
+	if nonComputeTaskTypes[taskType] {
+		return false
+	}
+	u := strings.ToUpper(name)
+	return !strings.Contains(u, "MEMCPY") && !strings.Contains(u, "MEMSET_ASYNC") && !strings.HasPrefix(name, "hcom_")
+}
+
+type pidTid struct{ pid, tid int64 }
+
+type hwRec struct {
+	pid      int64
+	iv       profile.Interval
+	taskType uint16
+	name     uint32
+}
+
+type opRec struct {
+	pid, tid int64
+	op       profile.CommOp
+}
+
+type taskRec struct {
+	pid, tid int64
+	task     profile.CommTask
+}
+
+type genRec struct {
+	pid, tid int64
+	name     string
+	iv       profile.Interval
+}
+
+type flowEnd struct {
+	id       string
+	deviceNs int64
+}
+
+// traceState accumulates candidate events until the process and thread names (which
+// may come after the events they name) are all known.
+type traceState struct {
+	file        string
+	procName    map[int64]string
+	threadName  map[pidTid]string
+	strPids     map[string]int64
+	hw          []hwRec
+	ops         []opRec
+	tasks       []taskRec
+	generic     []genRec
+	overlap     []genRec
+	steps       []profile.StepMarker
+	flowStarts  map[string]int64
+	flowEnds    []flowEnd
+	taskTypes   map[string]uint16
+	taskTypeStr []string
+	names       map[string]uint32
+	nameStr     []string
+	events      int
+}
+
+// ParseTraceView reads a Chrome-trace timeline: a bare JSON array of events or an
+// object with "traceEvents". On a syntax error or truncation it returns what was read
+// up to that point together with a *SyntaxError naming the byte offset, so callers can
+// report a partial result.
+func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
+	st := &traceState{
+		file:       file,
+		procName:   map[int64]string{},
+		threadName: map[pidTid]string{},
+		strPids:    map[string]int64{},
+		flowStarts: map[string]int64{},
+		taskTypes:  map[string]uint16{},
+		names:      map[string]uint32{},
+	}
+	err := st.read(newJSONStream(r))
+	return st.finish(), err
+}
+
+func (st *traceState) read(s *jsonStream) error {
+	c, ok := s.peek()
+	if !ok {
+		return errAtOffset(st.file, s.offset(), "empty file: expected a JSON array of trace events")
+	}
+	switch c {
+	case '[':
+		return st.readEvents(s)
+	case '{':
+		s.pos++
+		found := false
+		for n := 0; ; n++ {
+			c, ok := s.peek()
+			if !ok {
+				return errAtOffset(st.file, s.offset(), "unexpected end of file: the file is truncated")
+			}
+			if c == '}' {
+				s.pos++
+				break
+			}
+			if n > 0 {
+				if err := s.consume(','); err != nil {
+					return st.wrap(err)
+				}
+			}
+			key, _, err := s.readValue()
+			if err != nil {
+				return st.wrap(err)
+			}
+			name, ok := jsonString(key)
+			if !ok {
+				return errAtOffset(st.file, s.offset(), "expected a member name")
+			}
+			if err := s.consume(':'); err != nil {
+				return st.wrap(err)
+			}
+			if name == "traceEvents" {
+				found = true
+				if err := st.readEvents(s); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, _, err := s.readValue(); err != nil {
+				return st.wrap(err)
+			}
+		}
+		if !found {
+			return errAtOffset(st.file, 0, "a JSON object without \"traceEvents\": not a trace")
+		}
+		return nil
+	default:
+		return errAtOffset(st.file, s.offset(), "expected '[' or '{' at the start of a trace, found %q", c)
+	}
+}
+
+func (st *traceState) wrap(err error) error {
+	return &SyntaxError{File: st.file, Offset: -1, Msg: err.Error()}
+}
+
+func (st *traceState) readEvents(s *jsonStream) error {
+	if err := s.consume('['); err != nil {
+		return st.wrap(err)
+	}
+	for n := 0; ; n++ {
+		c, ok := s.peek()
+		if !ok {
+			return st.wrap(s.eofErr("expected an event or ']'"))
+		}
+		if c == ']' {
+			s.pos++
+			return nil
+		}
+		if n > 0 {
+			if c != ',' {
+				return errAtOffset(st.file, s.offset(), "expected ',' or ']' after an event, found %q", c)
+			}
+			s.pos++
+			if c, ok := s.peek(); ok && c == ']' { // tolerate a trailing comma
+				s.pos++
+				return nil
+			}
+		}
+		ev, off, err := s.readValue()
+		if err != nil {
+			return st.wrap(err)
+		}
+		if err := st.event(ev); err != nil {
+			return errAtOffset(st.file, off, "bad event: %v", err)
+		}
+	}
+}
+
+// event fields of interest, raw.
+type rawEvent struct {
+	ph, name, cat, ts, dur, pid, tid, id, args []byte
+}
+
+func (st *traceState) event(b []byte) error {
+	var e rawEvent
+	it := newObjIter(b)
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "ph":
+			e.ph = v
+		case "name":
+			e.name = v
+		case "cat":
+			e.cat = v
+		case "ts":
+			e.ts = v
+		case "dur":
+			e.dur = v
+		case "pid":
+			e.pid = v
+		case "tid":
+			e.tid = v
+		case "id":
+			e.id = v
+		case "args":
+			e.args = v
+		}
+	}
+	if it.err != nil {
+		return it.err
+	}
+	st.events++
+	if len(e.ph) != 3 { // `"X"`: all the phases we use are one letter
+		return nil
+	}
+	switch e.ph[1] {
+	case 'M':
+		return st.meta(&e)
+	case 'X':
+		return st.complete(&e)
+	case 's', 'f':
+		return st.flow(&e)
+	}
+	return nil
+}
+
+func (st *traceState) pidOf(v []byte) (int64, error) {
+	if len(v) == 0 {
+		return 0, nil
+	}
+	if v[0] == '"' {
+		s, _ := jsonString(v)
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n, nil
+		}
+		id, ok := st.strPids[s]
+		if !ok {
+			id = math.MinInt64 + int64(len(st.strPids)) // string pids (Kineto) get ids no int pid uses
+			st.strPids[s] = id
+		}
+		return id, nil
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(string(v), 64)
+		if ferr != nil {
+			return 0, fmt.Errorf("bad pid/tid %q", v)
+		}
+		n = int64(f)
+	}
+	return n, nil
+}
+
+func (st *traceState) meta(e *rawEvent) error {
+	name, _ := jsonString(e.name)
+	if name != "process_name" && name != "thread_name" {
+		return nil
+	}
+	pid, err := st.pidOf(e.pid)
+	if err != nil {
+		return err
+	}
+	tid, err := st.pidOf(e.tid)
+	if err != nil {
+		return err
+	}
+	var label string
+	it := newObjIter(e.args)
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		if string(k) == "name" {
+			label, _ = jsonString(v)
+		}
+	}
+	if name == "process_name" {
+		st.procName[pid] = label
+	} else {
+		st.threadName[pidTid{pid, tid}] = label
+	}
+	return nil
+}
+
+// timeNs parses a ts value: a string or a number of µs.
+func timeNs(v []byte) (int64, error) {
+	if len(v) == 0 {
+		return 0, fmt.Errorf("missing ts")
+	}
+	if v[0] == '"' {
+		s, ok := jsonString(v)
+		if !ok {
+			return 0, fmt.Errorf("bad ts %s", v)
+		}
+		return MicrosToNs(s)
+	}
+	return MicrosToNs(string(v))
+}
+
+// durNs parses a dur value (float µs, sometimes a string) to ns.
+func durNs(v []byte) (int64, error) {
+	if len(v) == 0 {
+		return 0, nil
+	}
+	s := v
+	if s[0] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	if err != nil || f < 0 || math.IsNaN(f) || f > 1e13 {
+		return 0, fmt.Errorf("bad dur %s", v)
+	}
+	return int64(math.Round(f * 1000)), nil
+}
+
+func (st *traceState) intern(s []byte) uint32 {
+	if id, ok := st.names[string(s)]; ok {
+		return id
+	}
+	id := uint32(len(st.nameStr))
+	str := string(s)
+	st.names[str] = id
+	st.nameStr = append(st.nameStr, str)
+	return id
+}
+
+func (st *traceState) internTaskType(s string) uint16 {
+	if id, ok := st.taskTypes[s]; ok {
+		return id
+	}
+	id := uint16(len(st.taskTypeStr))
+	st.taskTypes[s] = id
+	st.taskTypeStr = append(st.taskTypeStr, s)
+	return id
+}
+
+var profilerStepPrefix = []byte(`"ProfilerStep#`)
+
+func (st *traceState) complete(e *rawEvent) error {
+	// Host events (they carry a cat) matter only as step markers.
+	if len(e.cat) > 0 {
+		if !bytes.HasPrefix(e.name, profilerStepPrefix) {
+			return nil
+		}
+		name, _ := jsonString(e.name)
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "ProfilerStep#"))
+		if err != nil {
+			return nil
+		}
+		iv, err := interval(e)
+		if err != nil {
+			return err
+		}
+		st.steps = append(st.steps, profile.StepMarker{Step: n, Interval: iv})
+		return nil
+	}
+	pid, err := st.pidOf(e.pid)
+	if err != nil {
+		return err
+	}
+	tid, err := st.pidOf(e.tid)
+	if err != nil {
+		return err
+	}
+	iv, err := interval(e)
+	if err != nil {
+		return err
+	}
+	var taskType, hcclTaskType []byte
+	var dataType, algType []byte
+	var count, src, dst, size, transport, link []byte
+	isOp := false
+	if len(e.args) > 0 {
+		it := newObjIter(e.args)
+		for {
+			k, v, ok := it.next()
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "Task Type":
+				taskType = v
+			case "task type":
+				hcclTaskType = v
+			case "data_type":
+				dataType, isOp = v, true
+			case "alg_type":
+				algType, isOp = v, true
+			case "count":
+				count, isOp = v, true
+			case "src rank":
+				src = v
+			case "dst rank":
+				dst = v
+			case "size(Byte)":
+				size = v
+			case "transport type":
+				transport = v
+			case "link type":
+				link = v
+			}
+		}
+		if it.err != nil {
+			return fmt.Errorf("args: %v", it.err)
+		}
+	}
+	switch {
+	case taskType != nil:
+		tt, _ := jsonString(taskType)
+		st.hw = append(st.hw, hwRec{pid: pid, iv: iv, taskType: st.internTaskType(tt), name: st.intern(rawStringBody(e.name))})
+	case hcclTaskType != nil:
+		name, _ := jsonString(e.name)
+		ttype, _ := jsonString(hcclTaskType)
+		if ttype != "" {
+			name = ttype
+		}
+		t := profile.CommTask{Name: name, Interval: iv, SrcRank: rankArg(src), DstRank: rankArg(dst)}
+		t.TransportType, _ = jsonString(transport)
+		t.LinkType, _ = jsonString(link)
+		t.SizeBytes = intArg(size)
+		st.tasks = append(st.tasks, taskRec{pid: pid, tid: tid, task: t})
+	case isOp:
+		name, _ := jsonString(e.name)
+		op := profile.CommOp{Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: intArg(count)}
+		op.DataType, _ = jsonString(dataType)
+		op.AlgType, _ = jsonString(algType)
+		st.ops = append(st.ops, opRec{pid: pid, tid: tid, op: op})
+	default:
+		name, _ := jsonString(e.name)
+		rec := genRec{pid: pid, tid: tid, name: name, iv: iv}
+		switch name {
+		case "Computing", "Compute", "Communication", "Communication(Not Overlapped)", "Free":
+			st.overlap = append(st.overlap, rec)
+		default:
+			st.generic = append(st.generic, rec)
+		}
+	}
+	return nil
+}
+
+// rawStringBody is a JSON string's bytes without the quotes (escapes kept).
+func rawStringBody(v []byte) []byte {
+	if len(v) >= 2 && v[0] == '"' {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+func interval(e *rawEvent) (profile.Interval, error) {
+	start, err := timeNs(e.ts)
+	if err != nil {
+		return profile.Interval{}, err
+	}
+	d, err := durNs(e.dur)
+	if err != nil {
+		return profile.Interval{}, err
+	}
+	return profile.Interval{StartNs: start, EndNs: start + d}, nil
+}
+
+// intArg parses an integer argument written as a number or a string; 0 if absent or bad.
+func intArg(v []byte) int64 {
+	v = rawStringBody(v)
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		if f, ferr := strconv.ParseFloat(string(v), 64); ferr == nil && f >= 0 && f < 9e18 {
+			return int64(f)
+		}
+		return 0
+	}
+	return n
+}
+
+// rankArg parses a src/dst rank; 4294967295 (and anything absent) means none: -1.
+func rankArg(v []byte) int {
+	if len(v) == 0 {
+		return -1
+	}
+	n := intArg(v)
+	if n < 0 || n >= 4294967295 || n > math.MaxInt32 {
+		return -1
+	}
+	return int(n)
+}
+
+func (st *traceState) flow(e *rawEvent) error {
+	cat, _ := jsonString(e.cat)
+	if cat != "async_npu" {
+		return nil
+	}
+	ts, err := timeNs(e.ts)
+	if err != nil {
+		return err
+	}
+	id := string(rawStringBody(e.id))
+	if e.ph[1] == 's' {
+		st.flowStarts[id] = ts
+	} else {
+		st.flowEnds = append(st.flowEnds, flowEnd{id: id, deviceNs: ts})
+	}
+	return nil
+}
+
+// finish classifies the candidates now that every process and thread name is known.
+func (st *traceState) finish() *Timeline {
+	tl := &Timeline{Events: st.events, Steps: st.steps}
+	for _, h := range st.hw {
+		if st.procName[h.pid] != procAscendHardware {
+			continue
+		}
+		if isComputeTask(st.taskTypeStr[h.taskType], st.nameStr[h.name]) {
+			tl.Compute = append(tl.Compute, h.iv)
+		}
+	}
+	isOpRow := func(pid, tid int64) (string, bool) {
+		tn := st.threadName[pidTid{pid, tid}]
+		return tn, strings.Contains(tn, "Communication")
+	}
+	for _, o := range st.ops {
+		if !isHCCLProcess(st.procName[o.pid]) {
+			continue
+		}
+		o.op.GroupRow, _ = isOpRow(o.pid, o.tid)
+		tl.CommOps = append(tl.CommOps, o.op)
+	}
+	for _, t := range st.tasks {
+		if !isHCCLProcess(st.procName[t.pid]) {
+			continue
+		}
+		t.task.Plane = st.plane(t.pid, t.tid)
+		tl.CommTasks = append(tl.CommTasks, t.task)
+	}
+	for _, g := range st.generic {
+		if !isHCCLProcess(st.procName[g.pid]) {
+			continue
+		}
+		if row, ok := isOpRow(g.pid, g.tid); ok {
+			tl.CommOps = append(tl.CommOps, profile.CommOp{Name: g.name, Type: profile.OpType(g.name),
+				Group: profile.GroupIDFromName(g.name), GroupRow: row, Interval: g.iv})
+		} else {
+			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Name: g.name, Interval: g.iv,
+				Plane: st.plane(g.pid, g.tid), SrcRank: -1, DstRank: -1})
+		}
+	}
+	for _, g := range st.overlap {
+		if st.procName[g.pid] != procOverlap {
+			continue
+		}
+		switch g.name {
+		case "Computing", "Compute":
+			tl.Overlap.Computing = append(tl.Overlap.Computing, g.iv)
+		case "Communication":
+			tl.Overlap.Communication = append(tl.Overlap.Communication, g.iv)
+		case "Communication(Not Overlapped)":
+			tl.Overlap.CommNotOverlapped = append(tl.Overlap.CommNotOverlapped, g.iv)
+		case "Free":
+			tl.Overlap.Free = append(tl.Overlap.Free, g.iv)
+		}
+	}
+	for _, f := range st.flowEnds {
+		if host, ok := st.flowStarts[f.id]; ok {
+			tl.Flows = append(tl.Flows, profile.DeviceFlow{DeviceNs: f.deviceNs, HostNs: host})
+		}
+	}
+	sortByStart := func(ivs []profile.Interval) {
+		sort.Slice(ivs, func(i, j int) bool { return ivs[i].StartNs < ivs[j].StartNs })
+	}
+	sort.Slice(tl.Steps, func(i, j int) bool { return tl.Steps[i].StartNs < tl.Steps[j].StartNs })
+	sortByStart(tl.Compute)
+	sort.SliceStable(tl.CommOps, func(i, j int) bool { return tl.CommOps[i].StartNs < tl.CommOps[j].StartNs })
+	sort.SliceStable(tl.CommTasks, func(i, j int) bool { return tl.CommTasks[i].StartNs < tl.CommTasks[j].StartNs })
+	for _, ivs := range [][]profile.Interval{tl.Overlap.Computing, tl.Overlap.Communication, tl.Overlap.CommNotOverlapped, tl.Overlap.Free} {
+		sortByStart(ivs)
+	}
+	sort.Slice(tl.Flows, func(i, j int) bool { return tl.Flows[i].DeviceNs < tl.Flows[j].DeviceNs })
+	return tl
+}
+
+// plane is a task row's plane number: "Plane 3" → 3; otherwise the tid.
+func (st *traceState) plane(pid, tid int64) int {
+	if m := planeRe.FindStringSubmatch(st.threadName[pidTid{pid, tid}]); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return int(tid)
+}
