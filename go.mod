@@ -19,4 +19,5 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	golang.org/x/sys v0.30.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 )

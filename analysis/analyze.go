@@ -1,0 +1,192 @@
+// Package analysis computes hcclprof's metrics from the data model (package profile):
+// the per-rank, per-step breakdown of step time into computation, communication and
+// idle time, the communication shares, and per-collective statistics. It reads only
+// profile types; it knows nothing of files.
+package analysis
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Result is everything one analysis computes.
+type Result struct {
+	Summary     Summary
+	Ranks       []RankResult
+	Collectives []Collective
+	Warnings    []string
+}
+
+// Summary holds the run-level metrics. Shares are time-weighted over ranks and steps:
+// Σ numerator / Σ Stage.
+type Summary struct {
+	Ranks          int
+	Steps          int // distinct step numbers
+	StepTimeNs     int64
+	CommShare      float64 // Communication(Not Overlapped) / Stage
+	CommTotalShare float64 // Communication / Stage
+	AllReduceShare float64 // union of AllReduce intervals / Stage
+	OverlapRatio   float64 // Overlapped / Communication
+	Incomplete     bool    // some rank could not be read in full
+}
+
+// Metrics returns the summary metrics by name, as --fail-on names them.
+func (s Summary) Metrics() map[string]float64 {
+	return map[string]float64{
+		"ranks":            float64(s.Ranks),
+		"steps":            float64(s.Steps),
+		"step_time_us":     float64(s.StepTimeNs) / 1000,
+		"comm_share":       s.CommShare,
+		"comm_total_share": s.CommTotalShare,
+		"allreduce_share":  s.AllReduceShare,
+		"overlap_ratio":    s.OverlapRatio,
+	}
+}
+
+// MetricNames lists the summary metrics in a stable order.
+var MetricNames = []string{"ranks", "steps", "step_time_us", "comm_share", "comm_total_share", "allreduce_share", "overlap_ratio"}
+
+// RankResult is one rank's breakdown.
+type RankResult struct {
+	Rank       int
+	Dir        string
+	Format     profile.Format
+	Source     Source
+	Incomplete bool
+	Steps      []StepBreakdown
+}
+
+// Options tune an analysis.
+type Options struct {
+	// Workers bounds the ranks analysed at once; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// Analyze computes the metrics of a cluster. Ranks are analysed in parallel.
+func Analyze(c *profile.Cluster, opts Options) *Result {
+	res := &Result{Ranks: make([]RankResult, len(c.Ranks))}
+	warnings := make([][]string, len(c.Ranks))
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				res.Ranks[i], warnings[i] = analyzeRank(c.Ranks[i])
+			}
+		}()
+	}
+	for i := range c.Ranks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, w := range warnings {
+		res.Warnings = append(res.Warnings, w...)
+	}
+	res.Summary = summarize(res.Ranks)
+	var collWarnings []string
+	res.Collectives, collWarnings = collectives(c)
+	res.Warnings = append(res.Warnings, collWarnings...)
+	return res
+}
+
+func analyzeRank(r *profile.Rank) (RankResult, []string) {
+	rr := RankResult{Rank: r.Rank, Dir: r.Dir, Format: r.Format, Incomplete: r.Incomplete()}
+	var warnings []string
+	for _, p := range r.Problems {
+		warnings = append(warnings, fmt.Sprintf("rank %d: %s", r.Rank, p))
+	}
+	switch {
+	case r.HasTimeline && (len(r.Compute) > 0 || len(r.CommOps) > 0):
+		rr.Source = SourceTimeline
+		rr.Steps = timelineSteps(r)
+		if len(r.StepTrace) > 0 {
+			warnings = append(warnings, compareWithStepTrace(r.Rank, rr.Steps, r.StepTrace)...)
+		}
+	case len(r.StepTrace) > 0:
+		rr.Source = SourceStepTrace
+		rr.Steps = stepTraceSteps(r.StepTrace)
+		warnings = append(warnings, fmt.Sprintf("rank %d: no device timeline (profiler level %s); step figures taken from step_trace_time.csv",
+			r.Rank, orUnknown(r.Info.ProfilerLevel)))
+	default:
+		rr.Source = SourceNone
+		warnings = append(warnings, fmt.Sprintf("rank %d: neither a device timeline nor step_trace_time.csv: no step breakdown", r.Rank))
+	}
+	return rr, warnings
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func summarize(ranks []RankResult) Summary {
+	var s Summary
+	var stage, notOv, comm, ar, ov int64
+	var n int64
+	stepSet := map[int]bool{}
+	for _, r := range ranks {
+		if r.Incomplete {
+			s.Incomplete = true
+		}
+		if len(r.Steps) == 0 {
+			continue
+		}
+		s.Ranks++
+		for _, st := range r.Steps {
+			stepSet[st.Step] = true
+			stage += st.StageNs
+			notOv += st.CommNotOverlappedNs
+			comm += st.CommunicationNs
+			ar += st.AllReduceNs
+			ov += st.OverlappedNs
+			n++
+		}
+	}
+	s.Steps = len(stepSet)
+	if n > 0 {
+		s.StepTimeNs = stage / n
+	}
+	s.CommShare = ratio(notOv, stage)
+	s.CommTotalShare = ratio(comm, stage)
+	s.AllReduceShare = ratio(ar, stage)
+	s.OverlapRatio = ratio(ov, comm)
+	return s
+}
+
+// StepNumbers returns the sorted distinct step numbers of a result.
+func (r *Result) StepNumbers() []int {
+	set := map[int]bool{}
+	for _, rr := range r.Ranks {
+		for _, s := range rr.Steps {
+			set[s.Step] = true
+		}
+	}
+	out := make([]int, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// StepLabel formats a step number for display ("-" when the run has no steps).
+func StepLabel(step int) string {
+	if step < 0 {
+		return "-"
+	}
+	return strconv.Itoa(step)
+}

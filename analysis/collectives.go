@@ -1,0 +1,154 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Collective is the statistics of one op type in one communication group, over every
+// rank and step.
+type Collective struct {
+	Op        string // allreduce, allgather, ...
+	Group     string // group hash (or the op-name group id when the hash is unknown)
+	GroupName string // dp, tp, ... from parallel_group_info, when known
+	GroupSize int    // ranks in the group; 0 when unknown
+	// GroupSizeSource says how GroupSize was found: parallel_group_info,
+	// communication_matrix.json, or "profiled ranks" (a lower bound).
+	GroupSizeSource string
+	Count           int
+	Bytes           int64 // Σ over the ops of count × element size; 0 when unknown
+	TotalNs         int64
+	MeanNs          float64
+	P50Ns           float64
+	P95Ns           float64
+	MaxNs           int64
+	AlgBwGBps       float64 // Bytes / TotalNs, decimal GB/s
+	BusBwGBps       float64 // AlgBw × the nccl-tests factor for the op and group size
+}
+
+type collKey struct{ op, group string }
+
+// collectives aggregates the comm ops of every rank by (op type, group).
+func collectives(c *profile.Cluster) ([]Collective, []string) {
+	durs := map[collKey][]float64{}
+	acc := map[collKey]*Collective{}
+	groupRanks := map[string]map[int]bool{}
+	unknownBytes := map[collKey]bool{}
+	for _, r := range c.Ranks {
+		ops := r.CommOps
+		if !r.HasTimeline || len(ops) == 0 {
+			ops = r.KernelCommOps
+		}
+		for _, op := range ops {
+			k := collKey{op.Type, op.Group}
+			a := acc[k]
+			if a == nil {
+				a = &Collective{Op: op.Type, Group: op.Group}
+				acc[k] = a
+			}
+			d := op.DurNs()
+			a.Count++
+			a.TotalNs += d
+			a.MaxNs = max(a.MaxNs, d)
+			if b := op.Bytes(); b > 0 {
+				a.Bytes += b
+			} else {
+				unknownBytes[k] = true
+			}
+			durs[k] = append(durs[k], float64(d))
+			if groupRanks[op.Group] == nil {
+				groupRanks[op.Group] = map[int]bool{}
+			}
+			groupRanks[op.Group][r.Rank] = true
+		}
+	}
+	sizes := groupSizes(c)
+	names := groupNames(c)
+	var warnings []string
+	warnedGroup := map[string]bool{}
+	out := make([]Collective, 0, len(acc))
+	for k, a := range acc {
+		d := durs[k]
+		sort.Float64s(d)
+		a.MeanNs = float64(a.TotalNs) / float64(a.Count)
+		a.P50Ns = stat.Quantile(0.5, stat.LinInterp, d, nil)
+		a.P95Ns = stat.Quantile(0.95, stat.LinInterp, d, nil)
+		a.GroupName = names[k.group]
+		if gs, ok := sizes[k.group]; ok {
+			a.GroupSize, a.GroupSizeSource = gs.size, gs.source
+		} else {
+			a.GroupSize, a.GroupSizeSource = len(groupRanks[k.group]), "profiled ranks"
+			if !warnedGroup[k.group] && a.GroupSize > 0 {
+				warnedGroup[k.group] = true
+				warnings = append(warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); assuming the %d profiled ranks, so busbw may be understated", k.group, a.GroupSize))
+			}
+		}
+		if unknownBytes[k] {
+			a.Bytes = 0 // a partial byte count would understate bandwidth: report none
+		}
+		if a.Bytes > 0 && a.TotalNs > 0 {
+			a.AlgBwGBps = float64(a.Bytes) / float64(a.TotalNs) // bytes/ns = GB/s
+			a.BusBwGBps = a.AlgBwGBps * profile.BusBandwidthFactor(a.Op, a.GroupSize)
+		}
+		out = append(out, *a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].TotalNs != out[j].TotalNs {
+			return out[i].TotalNs > out[j].TotalNs
+		}
+		if out[i].Op != out[j].Op {
+			return out[i].Op < out[j].Op
+		}
+		return out[i].Group < out[j].Group
+	})
+	return out, warnings
+}
+
+type groupSize struct {
+	size   int
+	source string
+}
+
+// groupSizes finds each group's size from parallel_group_info (exact) or from the
+// local ranks seen in communication_matrix.json links.
+func groupSizes(c *profile.Cluster) map[string]groupSize {
+	out := map[string]groupSize{}
+	for _, r := range c.Ranks {
+		for _, l := range r.CommMatrix {
+			n := max(l.SrcLocal, l.DstLocal) + 1
+			if cur, ok := out[l.Group]; !ok || n > cur.size {
+				out[l.Group] = groupSize{n, "communication_matrix.json"}
+			}
+		}
+	}
+	for _, r := range c.Ranks {
+		for _, pg := range r.Metadata.ParallelGroups {
+			h := strconv.FormatUint(profile.DoubleHash(pg.HCCLName), 10)
+			gs := groupSize{len(pg.GlobalRanks), "parallel_group_info"}
+			out[h] = gs
+			out[h[max(0, len(h)-3):]] = gs // ops known only by their 3-digit group id
+		}
+	}
+	return out
+}
+
+// groupNames maps group hashes to the framework's group names (dp, tp, ...).
+func groupNames(c *profile.Cluster) map[string]string {
+	out := map[string]string{}
+	for _, r := range c.Ranks {
+		for _, pg := range r.Metadata.ParallelGroups {
+			if pg.Name == "" {
+				continue
+			}
+			h := strconv.FormatUint(profile.DoubleHash(pg.HCCLName), 10)
+			out[h] = pg.Name
+			out[h[max(0, len(h)-3):]] = pg.Name
+		}
+	}
+	return out
+}

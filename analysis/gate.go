@@ -1,0 +1,82 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Gate is one --fail-on condition: the run fails when Metric Op Threshold holds.
+// "comm_share>30%" fails when comm_share is above 0.30.
+type Gate struct {
+	Expr      string
+	Metric    string
+	Op        string // > >= < <=
+	Threshold float64
+}
+
+// GateResult is a gate evaluated on a result.
+type GateResult struct {
+	Gate
+	Value  float64
+	Passed bool
+}
+
+var gateRe = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(>=|<=|>|<)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$`)
+
+// ParseGate parses METRIC OP VALUE, where OP is one of > >= < <= and VALUE a number or
+// a percentage (30% = 0.30). known lists the accepted metric names.
+func ParseGate(expr string, known []string) (Gate, error) {
+	m := gateRe.FindStringSubmatch(expr)
+	if m == nil {
+		return Gate{}, fmt.Errorf("bad --fail-on %q: want METRIC OP VALUE, OP one of > >= < <=, VALUE a number or a percentage (e.g. 'comm_share>30%%')", expr)
+	}
+	metric := m[1]
+	ok := false
+	for _, k := range known {
+		if k == metric {
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		names := append([]string(nil), known...)
+		sort.Strings(names)
+		return Gate{}, fmt.Errorf("bad --fail-on %q: unknown metric %q (known: %s)", expr, metric, strings.Join(names, ", "))
+	}
+	v, err := strconv.ParseFloat(m[3], 64)
+	if err != nil {
+		return Gate{}, fmt.Errorf("bad --fail-on %q: %v", expr, err)
+	}
+	if m[4] == "%" {
+		v /= 100
+	}
+	return Gate{Expr: strings.TrimSpace(expr), Metric: metric, Op: m[2], Threshold: v}, nil
+}
+
+// Breached reports whether value breaches the gate.
+func (g Gate) Breached(value float64) bool {
+	switch g.Op {
+	case ">":
+		return value > g.Threshold
+	case ">=":
+		return value >= g.Threshold
+	case "<":
+		return value < g.Threshold
+	case "<=":
+		return value <= g.Threshold
+	}
+	return false
+}
+
+// EvaluateGates checks every gate against the summary metrics.
+func EvaluateGates(gates []Gate, metrics map[string]float64) []GateResult {
+	out := make([]GateResult, 0, len(gates))
+	for _, g := range gates {
+		v := metrics[g.Metric]
+		out = append(out, GateResult{Gate: g, Value: v, Passed: !g.Breached(v)})
+	}
+	return out
+}

@@ -1,0 +1,252 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Source says where a rank's step breakdown came from.
+type Source string
+
+// Sources of a step breakdown.
+const (
+	SourceTimeline  Source = "timeline"            // recomputed from trace_view.json
+	SourceStepTrace Source = "step_trace_time.csv" // the profiler's own figures (no timeline)
+	SourceNone      Source = "none"
+)
+
+// StepBreakdown is one step of one rank, with torch_npu's step_trace_time.csv
+// semantics (formats.md §5), in ns.
+type StepBreakdown struct {
+	Step    int  // the profiler's step number; -1 when the run has no step markers
+	HasStep bool // false when the run has no step markers
+	StageNs, ComputingNs, CommunicationNs, CommNotOverlappedNs, OverlappedNs,
+	FreeNs, BubbleNs, PreparingNs int64
+	AllReduceNs int64 // union of AllReduce op intervals
+}
+
+// CommShare is Communication(Not Overlapped) / Stage: the exposed share.
+func (s StepBreakdown) CommShare() float64 { return ratio(s.CommNotOverlappedNs, s.StageNs) }
+
+// CommTotalShare is Communication / Stage.
+func (s StepBreakdown) CommTotalShare() float64 { return ratio(s.CommunicationNs, s.StageNs) }
+
+// AllReduceShare is the union of AllReduce op intervals / Stage.
+func (s StepBreakdown) AllReduceShare() float64 { return ratio(s.AllReduceNs, s.StageNs) }
+
+func ratio(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// stepWindow is the device-time range whose tasks belong to one step.
+type stepWindow struct {
+	step    profile.StepMarker
+	startNs int64 // device tasks starting in [startNs, endNs) belong to the step
+	endNs   int64
+}
+
+// deviceWindows maps host step markers to device time. The device runs behind the
+// host, so a step's device work is found through the host→device flows: the step's
+// device window opens at the first device event launched from inside the host step,
+// and closes where the next step's opens (for the last step: after the last device
+// event it launched). Without flows the host windows are used as they are.
+func deviceWindows(steps []profile.StepMarker, flows []profile.DeviceFlow) []stepWindow {
+	w := make([]stepWindow, len(steps))
+	first := make([]int64, len(steps))
+	last := make([]int64, len(steps))
+	for i := range steps {
+		w[i].step = steps[i]
+		first[i], last[i] = math.MaxInt64, math.MinInt64
+	}
+	haveFlows := false
+	for _, f := range flows {
+		i := sort.Search(len(steps), func(i int) bool { return steps[i].EndNs > f.HostNs })
+		if i == len(steps) || f.HostNs < steps[i].StartNs {
+			continue
+		}
+		haveFlows = true
+		first[i] = min(first[i], f.DeviceNs)
+		last[i] = max(last[i], f.DeviceNs)
+	}
+	for i := range steps {
+		if !haveFlows || first[i] == math.MaxInt64 {
+			w[i].startNs = steps[i].StartNs
+		} else {
+			w[i].startNs = first[i]
+		}
+	}
+	for i := range steps {
+		switch {
+		case i+1 < len(steps):
+			w[i].endNs = w[i+1].startNs
+		case haveFlows && last[i] != math.MinInt64:
+			w[i].endNs = max(last[i]+1, steps[i].EndNs)
+		default:
+			w[i].endNs = steps[i].EndNs
+		}
+		if w[i].endNs < w[i].startNs {
+			w[i].endNs = w[i].startNs
+		}
+	}
+	return w
+}
+
+// inWindow returns the intervals of a start-sorted list that start in [lo, hi).
+func inWindow(ivs []profile.Interval, lo, hi int64) []profile.Interval {
+	i := sort.Search(len(ivs), func(i int) bool { return ivs[i].StartNs >= lo })
+	j := sort.Search(len(ivs), func(i int) bool { return ivs[i].StartNs >= hi })
+	return ivs[i:j]
+}
+
+// opsInWindow returns the ops of a start-sorted list that start in [lo, hi).
+func opsInWindow(ops []profile.CommOp, lo, hi int64) []profile.CommOp {
+	i := sort.Search(len(ops), func(i int) bool { return ops[i].StartNs >= lo })
+	j := sort.Search(len(ops), func(i int) bool { return ops[i].StartNs >= hi })
+	return ops[i:j]
+}
+
+// timelineSteps recomputes the step breakdown of a rank from its timeline.
+func timelineSteps(r *profile.Rank) []StepBreakdown {
+	steps := r.Steps
+	noMarkers := len(steps) == 0
+	if noMarkers {
+		// One step spanning the whole device timeline.
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, iv := range r.Compute {
+			lo, hi = min(lo, iv.StartNs), max(hi, iv.EndNs)
+		}
+		for _, op := range r.CommOps {
+			lo, hi = min(lo, op.StartNs), max(hi, op.EndNs)
+		}
+		if lo > hi {
+			return nil
+		}
+		steps = []profile.StepMarker{{Step: -1, Interval: profile.Interval{StartNs: lo, EndNs: hi + 1}}}
+	}
+	windows := deviceWindows(steps, r.Flows)
+	out := make([]StepBreakdown, 0, len(windows))
+	for _, w := range windows {
+		ops := opsInWindow(r.CommOps, w.startNs, w.endNs)
+		b := breakdown(inWindow(r.Compute, w.startNs, w.endNs), ops)
+		b.Step, b.HasStep = w.step.Step, !noMarkers
+		if !noMarkers && b.StageNs > 0 {
+			b.PreparingNs = max(0, b.firstNs-w.step.StartNs)
+		}
+		out = append(out, b.StepBreakdown)
+	}
+	return out
+}
+
+type breakdownWithStart struct {
+	StepBreakdown
+	firstNs int64
+}
+
+// breakdown computes the step fields from a step's compute tasks and comm ops.
+func breakdown(compute []profile.Interval, ops []profile.CommOp) breakdownWithStart {
+	comp := union(compute)
+	commIvs := make([]profile.Interval, 0, len(ops))
+	arIvs := make([]profile.Interval, 0, len(ops))
+	var bubbleNs int64
+	for _, op := range ops {
+		commIvs = append(commIvs, op.Interval)
+		if op.Type == "allreduce" {
+			arIvs = append(arIvs, op.Interval)
+		}
+		if profile.IsReceive(op.Name) {
+			bubbleNs += op.DurNs()
+		}
+	}
+	comm := union(commIvs)
+	busy := mergeSorted(comp, comm)
+	var b breakdownWithStart
+	if len(busy) == 0 {
+		return b
+	}
+	spanNs := busy[len(busy)-1].EndNs - busy[0].StartNs
+	b.firstNs = busy[0].StartNs
+	b.ComputingNs = totalNs(comp)
+	b.CommunicationNs = totalNs(comm)
+	b.OverlappedNs = intersectNs(comm, comp)
+	b.CommNotOverlappedNs = b.CommunicationNs - b.OverlappedNs
+	b.FreeNs = spanNs - totalNs(busy)
+	b.BubbleNs = bubbleNs
+	b.StageNs = spanNs - bubbleNs
+	b.AllReduceNs = totalNs(union(arIvs))
+	return b
+}
+
+// stepTraceSteps converts the profiler's step_trace_time.csv rows.
+func stepTraceSteps(rows []profile.StepTraceRow) []StepBreakdown {
+	out := make([]StepBreakdown, 0, len(rows))
+	for _, row := range rows {
+		b := StepBreakdown{
+			Step: row.Step, HasStep: row.HasStep,
+			StageNs: usNs(row.StageUs), ComputingNs: usNs(row.ComputingUs),
+			CommunicationNs: usNs(row.CommunicationUs), CommNotOverlappedNs: usNs(row.CommNotOverlappedUs),
+			OverlappedNs: usNs(row.OverlappedUs), FreeNs: usNs(row.FreeUs), BubbleNs: usNs(row.BubbleUs),
+		}
+		if row.HasPreparing {
+			b.PreparingNs = usNs(row.PreparingUs)
+		}
+		if !row.HasStep {
+			b.Step = -1
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func usNs(us float64) int64 { return int64(math.Round(us * 1000)) }
+
+// mismatchTolerance is the relative difference between hcclprof's recomputation and
+// the profiler's own step_trace_time.csv above which a warning is raised.
+const mismatchTolerance = 0.005
+
+// compareWithStepTrace checks recomputed steps against the profiler's figures and
+// returns one warning per field that differs by more than the tolerance.
+func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTraceRow) []string {
+	want := map[int]StepBreakdown{}
+	for _, s := range stepTraceSteps(rows) {
+		want[s.Step] = s
+	}
+	var warnings []string
+	for _, g := range got {
+		w, ok := want[g.Step]
+		if !ok {
+			continue
+		}
+		fields := []struct {
+			name      string
+			got, want int64
+		}{
+			{"Computing", g.ComputingNs, w.ComputingNs},
+			{"Communication", g.CommunicationNs, w.CommunicationNs},
+			{"Communication(Not Overlapped)", g.CommNotOverlappedNs, w.CommNotOverlappedNs},
+			{"Free", g.FreeNs, w.FreeNs},
+			{"Stage", g.StageNs, w.StageNs},
+		}
+		for _, f := range fields {
+			scale := max(abs64(f.want), w.StageNs/100, 1000) // small fields: relative to 1% of the step
+			if d := abs64(f.got - f.want); float64(d) > mismatchTolerance*float64(scale) {
+				warnings = append(warnings, fmt.Sprintf(
+					"rank %d step %d: %s recomputed from the timeline is %.3f us, step_trace_time.csv says %.3f us (%+.2f%%)",
+					rank, g.Step, f.name, float64(f.got)/1000, float64(f.want)/1000, 100*float64(f.got-f.want)/float64(max(abs64(f.want), 1))))
+			}
+		}
+	}
+	return warnings
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/report"
+)
+
+type analyzeFlags struct {
+	format       string
+	output       string
+	failOn       []string
+	allowPartial bool
+	workers      int
+}
+
+func newAnalyzeCmd() *cobra.Command {
+	var f analyzeFlags
+	cmd := &cobra.Command{
+		Use:   "analyze PATH...",
+		Short: "Report the step breakdown and communication of a profiled run",
+		Long: `Analyze a cluster root, rank directories (./*_ascend_pt) or single files.
+
+Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints);
+2 usage or input error; 3 input incomplete (a rank unreadable) unless --allow-partial.`,
+		Example: `  hcclprof analyze ./cluster_dir
+  hcclprof analyze ./cluster_dir --format json > report.json
+  hcclprof analyze ./cluster_dir --fail-on 'comm_share>30%'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAnalyze(cmd, args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "text", "report format: text or json")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
+	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
+	fl.IntVar(&f.workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
+	return cmd
+}
+
+func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
+	usage := func(err error) error { return &exitError{code: exitUsage, err: err} }
+	if f.format != "text" && f.format != "json" {
+		return usage(fmt.Errorf("unknown --format %q: want text or json", f.format))
+	}
+	gates := make([]analysis.Gate, 0, len(f.failOn))
+	for _, expr := range f.failOn {
+		g, err := analysis.ParseGate(expr, analysis.MetricNames)
+		if err != nil {
+			return usage(err)
+		}
+		gates = append(gates, g)
+	}
+	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: f.workers})
+	if err != nil {
+		return usage(err) // nothing found, or an argument that does not exist
+	}
+	res := analysis.Analyze(cluster, analysis.Options{Workers: f.workers})
+	doc := &report.Document{
+		Result:  res,
+		Gates:   analysis.EvaluateGates(gates, res.Summary.Metrics()),
+		Notes:   cluster.Notes,
+		Command: "hcclprof " + strings.Join(os.Args[1:], " "),
+		Version: toolVersion(),
+		Cluster: cluster,
+	}
+	var w io.Writer = cmd.OutOrStdout()
+	if f.output != "" {
+		file, err := os.Create(f.output)
+		if err != nil {
+			return usage(err)
+		}
+		defer file.Close()
+		w = file
+	}
+	if f.format == "json" {
+		err = report.WriteJSON(w, doc)
+	} else {
+		err = report.WriteText(w, doc)
+	}
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if res.Summary.Incomplete && !f.allowPartial {
+		return &exitError{code: exitIncomplete, err: errors.New("input incomplete (see the warnings); use --allow-partial to accept a partial result")}
+	}
+	if failed := doc.FailedGates(); len(failed) > 0 {
+		names := make([]string, len(failed))
+		for i, g := range failed {
+			names[i] = g.Expr
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "hcclprof: gate failed: %s\n", strings.Join(names, "; "))
+		return &exitError{code: exitGateFailed}
+	}
+	return nil
+}

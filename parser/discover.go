@@ -1,0 +1,235 @@
+package parser
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrNothingFound is returned when the arguments hold no profile hcclprof can read.
+var ErrNothingFound = errors.New("no profiler output found")
+
+// RankInput is one rank's files, found by Discover.
+type RankInput struct {
+	Rank int    // global rank; -1 until known
+	Dir  string // the rank directory (*_ascend_pt), or the folder of loose files
+	// OutputDir holds the exported files (ASCEND_PROFILER_OUTPUT, or Dir for loose files).
+	OutputDir string
+	InfoFile  string // profiler_info_N.json, "" if none
+	// Files are extra single files named on the command line (a lone trace_view.json).
+	Files []string
+}
+
+// Inputs is what discovery found.
+type Inputs struct {
+	Ranks []RankInput // sorted by rank
+	Notes []string
+}
+
+// maxWalkDepth bounds the directory walk, as msprof-analyze does (formats.md §1.5).
+const maxWalkDepth = 10
+
+const ascendOutput = "ASCEND_PROFILER_OUTPUT"
+
+// Discover finds every torch_npu rank under the arguments: cluster roots, rank
+// directories (*_ascend_pt), ASCEND_PROFILER_OUTPUT directories, folders of loose
+// exported files, or single files. Ranks come from profiler_info_<rank>.json (or its
+// rank_id); ranks without one are numbered after the known ones. When a rank appears
+// twice the latest directory (by its timestamp) is kept and the others are noted.
+func Discover(args []string) (*Inputs, error) {
+	in := &Inputs{}
+	seen := map[string]bool{}
+	var found []RankInput
+	add := func(ri RankInput) {
+		key := ri.Dir + "\x00" + strings.Join(ri.Files, "\x00")
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		found = append(found, ri)
+	}
+	for _, arg := range args {
+		st, err := os.Stat(arg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", arg, err)
+		}
+		if !st.IsDir() {
+			ri, ok := fileInput(arg)
+			if !ok {
+				in.Notes = append(in.Notes, fmt.Sprintf("ignored %s: not a profiler file hcclprof reads", arg))
+				continue
+			}
+			add(ri)
+			continue
+		}
+		n := len(found)
+		if err := walkRanks(arg, add, &in.Notes); err != nil {
+			return nil, err
+		}
+		if len(found) == n {
+			in.Notes = append(in.Notes, fmt.Sprintf("%s: no rank directory (*_ascend_pt with %s/) found", arg, ascendOutput))
+		}
+	}
+	if len(found) == 0 {
+		return in, fmt.Errorf("%w in %s: expected *_ascend_pt rank directories with profiler_info_<rank>.json and %s/, or a trace_view.json",
+			ErrNothingFound, strings.Join(args, " "), ascendOutput)
+	}
+	in.Ranks = assignRanks(found, &in.Notes)
+	return in, nil
+}
+
+// fileInput turns a single file argument into a rank input.
+func fileInput(path string) (RankInput, bool) {
+	base := filepath.Base(path)
+	if _, known := exportedFiles[base]; !known {
+		return RankInput{}, false
+	}
+	dir := filepath.Dir(path)
+	// A file inside a rank directory stands for that rank.
+	if filepath.Base(dir) == ascendOutput {
+		if ri, ok := rankDir(filepath.Dir(dir)); ok {
+			ri.Files = []string{path}
+			return ri, true
+		}
+	}
+	return RankInput{Rank: -1, Dir: dir, OutputDir: dir, Files: []string{path}}, true
+}
+
+// walkRanks walks root for rank directories.
+func walkRanks(root string, add func(RankInput), notes *[]string) error {
+	root = filepath.Clean(root)
+	rootDepth := strings.Count(root, string(os.PathSeparator))
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			*notes = append(*notes, fmt.Sprintf("skipped %s: %v", path, err))
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if strings.Count(path, string(os.PathSeparator))-rootDepth > maxWalkDepth {
+			return fs.SkipDir
+		}
+		name := d.Name()
+		if name == ascendOutput {
+			// Reached directly (the user named it, or loose layout): its parent is the rank.
+			if ri, ok := rankDir(filepath.Dir(path)); ok {
+				add(ri)
+			} else {
+				add(RankInput{Rank: -1, Dir: filepath.Dir(path), OutputDir: path})
+			}
+			return fs.SkipDir
+		}
+		if ri, ok := rankDir(path); ok {
+			add(ri)
+			return fs.SkipDir
+		}
+		if strings.HasSuffix(name, "ascend_pt") {
+			*notes = append(*notes, fmt.Sprintf("skipped %s: no %s/ inside", path, ascendOutput))
+			return fs.SkipDir
+		}
+		// A folder of loose exported files (a trace_view.json without the rank layout).
+		if fileExists(filepath.Join(path, "trace_view.json")) || fileExists(filepath.Join(path, "step_trace_time.csv")) {
+			add(RankInput{Rank: -1, Dir: path, OutputDir: path})
+		}
+		return nil
+	})
+}
+
+// rankDir recognises a torch_npu rank directory: ASCEND_PROFILER_OUTPUT inside, and
+// normally a profiler_info_<rank>.json.
+func rankDir(dir string) (RankInput, bool) {
+	out := filepath.Join(dir, ascendOutput)
+	if st, err := os.Stat(out); err != nil || !st.IsDir() {
+		return RankInput{}, false
+	}
+	ri := RankInput{Rank: -1, Dir: dir, OutputDir: out}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasPrefix(n, "profiler_info") || !strings.HasSuffix(n, ".json") {
+			continue
+		}
+		ri.InfoFile = filepath.Join(dir, n)
+		if r, ok := RankFromInfoFileName(n); ok {
+			ri.Rank = r
+		}
+		break
+	}
+	return ri, true
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// dirTimestamp is the 17-digit timestamp of a {worker}_{ts}_ascend_pt name, 0 if none.
+func dirTimestamp(dir string) int64 {
+	parts := strings.Split(filepath.Base(dir), "_")
+	if len(parts) < 3 {
+		return 0
+	}
+	ts, _ := strconv.ParseInt(parts[len(parts)-2], 10, 64)
+	return ts
+}
+
+// assignRanks fills unknown ranks from profiler_info's rank_id or in order, drops
+// duplicates (keeping the latest directory) and sorts.
+func assignRanks(found []RankInput, notes *[]string) []RankInput {
+	for i := range found {
+		if found[i].Rank < 0 && found[i].InfoFile != "" {
+			if f, err := os.Open(found[i].InfoFile); err == nil {
+				info, err := ParseProfilerInfo(f, found[i].InfoFile)
+				f.Close()
+				if err == nil && info.RankID >= 0 {
+					found[i].Rank = info.RankID
+				}
+			}
+		}
+	}
+	byRank := map[int]RankInput{}
+	var unranked []RankInput
+	for _, ri := range found {
+		if ri.Rank < 0 {
+			unranked = append(unranked, ri)
+			continue
+		}
+		prev, dup := byRank[ri.Rank]
+		if !dup {
+			byRank[ri.Rank] = ri
+			continue
+		}
+		keep, drop := prev, ri
+		if dirTimestamp(ri.Dir) > dirTimestamp(prev.Dir) {
+			keep, drop = ri, prev
+		}
+		byRank[ri.Rank] = keep
+		*notes = append(*notes, fmt.Sprintf("duplicate rank %d: using %s, ignoring %s", ri.Rank, keep.Dir, drop.Dir))
+	}
+	out := make([]RankInput, 0, len(byRank)+len(unranked))
+	for _, ri := range byRank {
+		out = append(out, ri)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rank < out[j].Rank })
+	next := 0
+	if len(out) > 0 {
+		next = out[len(out)-1].Rank + 1
+	}
+	sort.Slice(unranked, func(i, j int) bool { return unranked[i].Dir < unranked[j].Dir })
+	for _, ri := range unranked {
+		ri.Rank = next
+		*notes = append(*notes, fmt.Sprintf("%s: no profiler_info_<rank>.json; numbered rank %d", ri.Dir, next))
+		next++
+		out = append(out, ri)
+	}
+	return out
+}

@@ -1,0 +1,198 @@
+package parser
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// exportedFiles are the files of ASCEND_PROFILER_OUTPUT that hcclprof reads; the value
+// says whether a missing one is worth a remark.
+var exportedFiles = map[string]bool{
+	"trace_view.json":           true,
+	"step_trace_time.csv":       true,
+	"communication.json":        false,
+	"communication_matrix.json": false,
+	"kernel_details.csv":        false,
+}
+
+// LoadOptions tune LoadCluster.
+type LoadOptions struct {
+	Workers int // ranks parsed at once; 0 means GOMAXPROCS
+}
+
+// LoadCluster discovers and parses every rank under args, ranks in parallel.
+// Unreadable or malformed files do not stop the load: they are recorded in the rank's
+// Problems, so the result is partial and says what is missing.
+func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
+	in, err := Discover(args)
+	if err != nil {
+		return nil, err
+	}
+	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks)), Notes: in.Notes}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c.Ranks[i] = LoadRank(in.Ranks[i])
+			}
+		}()
+	}
+	for i := range in.Ranks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return c, nil
+}
+
+// LoadRank parses one rank's files.
+func LoadRank(ri RankInput) *profile.Rank {
+	r := &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatTorchNPUText, Info: profile.Info{RankID: -1}}
+	rel := func(p string) string {
+		if s, err := filepath.Rel(ri.Dir, p); err == nil {
+			return s
+		}
+		return p
+	}
+	problem := func(format string, args ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, args...)) }
+
+	// open reads one file with parse; a missing file is not a problem here.
+	open := func(path string, parse func(io.Reader, string) error) {
+		f, err := os.Open(path)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				problem("%v", err)
+			}
+			return
+		}
+		defer f.Close()
+		r.FilesUsed = append(r.FilesUsed, rel(path))
+		if err := parse(f, path); err != nil {
+			problem("%v", err)
+		}
+	}
+	if ri.InfoFile != "" {
+		open(ri.InfoFile, func(rd io.Reader, name string) (err error) {
+			r.Info, err = ParseProfilerInfo(rd, name)
+			return err
+		})
+	}
+	open(filepath.Join(ri.Dir, "profiler_metadata.json"), func(rd io.Reader, name string) (err error) {
+		r.Metadata, err = ParseProfilerMetadata(rd, name)
+		return err
+	})
+
+	files := map[string]string{}
+	if len(ri.Files) > 0 {
+		for _, f := range ri.Files {
+			files[filepath.Base(f)] = f
+		}
+	} else {
+		entries, err := os.ReadDir(ri.OutputDir)
+		if err != nil {
+			problem("%v", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			p := filepath.Join(ri.OutputDir, e.Name())
+			if _, known := exportedFiles[e.Name()]; known {
+				files[e.Name()] = p
+			} else {
+				r.FilesIgnored = append(r.FilesIgnored, rel(p))
+			}
+		}
+	}
+	if p, ok := files["trace_view.json"]; ok {
+		open(p, func(rd io.Reader, name string) error {
+			tl, err := ParseTraceView(rd, name)
+			if tl != nil && tl.Events > 0 {
+				r.HasTimeline = true
+				r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks
+				r.Overlap, r.Flows = tl.Overlap, tl.Flows
+			}
+			if err != nil && r.HasTimeline {
+				return fmt.Errorf("%v (the timeline is partial: %d events read before this point)", err, tl.Events)
+			}
+			return err
+		})
+	}
+	if p, ok := files["step_trace_time.csv"]; ok {
+		open(p, func(rd io.Reader, name string) (err error) {
+			r.StepTrace, err = ParseStepTraceCSV(rd, name)
+			return err
+		})
+	}
+	if p, ok := files["communication.json"]; ok {
+		open(p, func(rd io.Reader, name string) (err error) {
+			r.CommStats, err = ParseCommunicationJSON(rd, name)
+			return err
+		})
+	}
+	if p, ok := files["communication_matrix.json"]; ok {
+		open(p, func(rd io.Reader, name string) (err error) {
+			r.CommMatrix, err = ParseCommMatrixJSON(rd, name)
+			return err
+		})
+	}
+	// kernel_details.csv is only needed when there is no timeline (Level0): its
+	// communication rows are then the only record of the ops.
+	if p, ok := files["kernel_details.csv"]; ok && !r.HasTimeline {
+		open(p, func(rd io.Reader, name string) error {
+			rows, err := ParseKernelDetailsComm(rd, name)
+			for _, k := range rows {
+				r.KernelCommOps = append(r.KernelCommOps, k.CommOp)
+			}
+			return err
+		})
+	} else if ok {
+		r.FilesIgnored = append(r.FilesIgnored, rel(p))
+	}
+	attachGroupHashes(r)
+	sort.Strings(r.FilesUsed)
+	sort.Strings(r.FilesIgnored)
+	return r
+}
+
+// attachGroupHashes replaces the 3-digit group id of ops with the full group hash
+// that communication.json gives, so ops match across files and ranks.
+func attachGroupHashes(r *profile.Rank) {
+	if len(r.CommStats) == 0 {
+		return
+	}
+	byName := map[string]string{}
+	byID := map[string]string{}
+	for _, s := range r.CommStats {
+		byName[s.Name] = s.Group
+		if id := profile.GroupIDFromName(s.Name); id != "" {
+			byID[id] = s.Group
+		}
+	}
+	fix := func(ops []profile.CommOp) {
+		for i := range ops {
+			if g, ok := byName[ops[i].Name]; ok {
+				ops[i].Group = g
+			} else if g, ok := byID[ops[i].Group]; ok {
+				ops[i].Group = g
+			}
+		}
+	}
+	fix(r.CommOps)
+	fix(r.KernelCommOps)
+}

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+)
+
+// The JSON report: a contract for scripts and CI (README "JSON report"). Times are µs,
+// shares fractions, bandwidths decimal GB/s, step the profiler's step number (-1 when
+// the run has no step markers).
+
+type jsonReport struct {
+	SchemaVersion int              `json:"schema_version"`
+	Tool          jsonTool         `json:"tool"`
+	Summary       jsonSummary      `json:"summary"`
+	Ranks         []jsonRank       `json:"ranks"`
+	Collectives   []jsonCollective `json:"collectives"`
+	Warnings      []string         `json:"warnings"`
+	Notes         []string         `json:"notes"`
+	Gates         []jsonGate       `json:"gates"`
+}
+
+type jsonTool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Command string `json:"command,omitempty"`
+}
+
+type jsonSummary struct {
+	Ranks          int     `json:"ranks"`
+	Steps          int     `json:"steps"`
+	StepTimeUs     float64 `json:"step_time_us"`
+	CommShare      float64 `json:"comm_share"`
+	CommTotalShare float64 `json:"comm_total_share"`
+	AllReduceShare float64 `json:"allreduce_share"`
+	OverlapRatio   float64 `json:"overlap_ratio"`
+	Incomplete     bool    `json:"incomplete"`
+	Verdict        string  `json:"verdict"`
+}
+
+type jsonRank struct {
+	Rank       int        `json:"rank"`
+	Source     string     `json:"source"`
+	Format     string     `json:"format"`
+	Dir        string     `json:"dir"`
+	Incomplete bool       `json:"incomplete"`
+	Steps      []jsonStep `json:"steps"`
+}
+
+type jsonStep struct {
+	Step                         int     `json:"step"`
+	StageUs                      float64 `json:"stage_us"`
+	ComputingUs                  float64 `json:"computing_us"`
+	CommunicationUs              float64 `json:"communication_us"`
+	CommunicationNotOverlappedUs float64 `json:"communication_not_overlapped_us"`
+	OverlappedUs                 float64 `json:"overlapped_us"`
+	FreeUs                       float64 `json:"free_us"`
+	BubbleUs                     float64 `json:"bubble_us"`
+	PreparingUs                  float64 `json:"preparing_us"`
+	CommShare                    float64 `json:"comm_share"`
+	CommTotalShare               float64 `json:"comm_total_share"`
+	AllReduceShare               float64 `json:"allreduce_share"`
+}
+
+type jsonCollective struct {
+	Op              string  `json:"op"`
+	Group           string  `json:"group"`
+	GroupName       string  `json:"group_name,omitempty"`
+	GroupSize       int     `json:"group_size"`
+	GroupSizeSource string  `json:"group_size_source"`
+	Count           int     `json:"count"`
+	Bytes           int64   `json:"bytes"`
+	TotalUs         float64 `json:"total_us"`
+	MeanUs          float64 `json:"mean_us"`
+	P50Us           float64 `json:"p50_us"`
+	P95Us           float64 `json:"p95_us"`
+	MaxUs           float64 `json:"max_us"`
+	AlgBwGBps       float64 `json:"algbw_gbps"`
+	BusBwGBps       float64 `json:"busbw_gbps"`
+}
+
+type jsonGate struct {
+	Expr      string  `json:"expr"`
+	Metric    string  `json:"metric"`
+	Op        string  `json:"op"`
+	Value     float64 `json:"value"`
+	Threshold float64 `json:"threshold"`
+	Passed    bool    `json:"passed"`
+}
+
+// us converts ns to µs, exact to the ns.
+func us(ns int64) float64 { return float64(ns) / 1000 }
+
+func usf(ns float64) float64 { return round(ns/1000, 3) }
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+func share(x float64) float64 { return round(x, 6) }
+
+// WriteJSON writes the JSON report.
+func WriteJSON(w io.Writer, d *Document) error {
+	r := d.Result
+	s := r.Summary
+	out := jsonReport{
+		SchemaVersion: SchemaVersion,
+		Tool:          jsonTool{Name: "hcclprof", Version: d.Version, Command: d.Command},
+		Summary: jsonSummary{Ranks: s.Ranks, Steps: s.Steps, StepTimeUs: us(s.StepTimeNs),
+			CommShare: share(s.CommShare), CommTotalShare: share(s.CommTotalShare),
+			AllReduceShare: share(s.AllReduceShare), OverlapRatio: share(s.OverlapRatio),
+			Incomplete: s.Incomplete, Verdict: Verdict(s)},
+		Ranks:       []jsonRank{},
+		Collectives: []jsonCollective{},
+		Warnings:    nonNil(r.Warnings),
+		Notes:       nonNil(d.Notes),
+		Gates:       []jsonGate{},
+	}
+	for _, rr := range r.Ranks {
+		jr := jsonRank{Rank: rr.Rank, Source: string(rr.Source), Format: string(rr.Format), Dir: rr.Dir,
+			Incomplete: rr.Incomplete, Steps: []jsonStep{}}
+		for _, st := range rr.Steps {
+			jr.Steps = append(jr.Steps, jsonStep{Step: st.Step, StageUs: us(st.StageNs), ComputingUs: us(st.ComputingNs),
+				CommunicationUs: us(st.CommunicationNs), CommunicationNotOverlappedUs: us(st.CommNotOverlappedNs),
+				OverlappedUs: us(st.OverlappedNs), FreeUs: us(st.FreeNs), BubbleUs: us(st.BubbleNs),
+				PreparingUs: us(st.PreparingNs), CommShare: share(st.CommShare()),
+				CommTotalShare: share(st.CommTotalShare()), AllReduceShare: share(st.AllReduceShare())})
+		}
+		out.Ranks = append(out.Ranks, jr)
+	}
+	for _, c := range r.Collectives {
+		out.Collectives = append(out.Collectives, jsonCollective{Op: c.Op, Group: c.Group, GroupName: c.GroupName,
+			GroupSize: c.GroupSize, GroupSizeSource: c.GroupSizeSource, Count: c.Count, Bytes: c.Bytes,
+			TotalUs: us(c.TotalNs), MeanUs: usf(c.MeanNs), P50Us: usf(c.P50Ns), P95Us: usf(c.P95Ns), MaxUs: us(c.MaxNs),
+			AlgBwGBps: round(c.AlgBwGBps, 4), BusBwGBps: round(c.BusBwGBps, 4)})
+	}
+	for _, g := range d.Gates {
+		out.Gates = append(out.Gates, jsonGate{Expr: g.Expr, Metric: g.Metric, Op: g.Op, Value: g.Value, Threshold: g.Threshold, Passed: g.Passed})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
