@@ -1,0 +1,168 @@
+package parser
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// csvTable reads the profiler's CSV files (step_trace_time.csv, kernel_details.csv)
+// by column name, one record at a time. Columns move between versions (Device_id
+// was inserted first or second, OP State appeared, Preparing was appended), so no
+// parser may rely on positions. The quirks handled here, all seen in real files:
+// a UTF-8 byte-order mark before the header, CRLF line ends, fields with a trailing
+// TAB ("1736408883732241.563\t", quoted or not), shapes quoted with inner quotes
+// ("""32,3,224,224"""), and rows shorter or longer than the header.
+type csvTable struct {
+	file    string
+	r       *csv.Reader
+	cols    map[string]int // header name, trimmed and lower-cased → index of its first occurrence
+	rec     []string
+	line    int // line of the current record's first field
+	hdrLine int
+}
+
+// openCSVTable reads the header of a CSV file. An empty file is an error.
+func openCSVTable(r io.Reader, file string) (*csvTable, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if b, err := br.Peek(len(bomUTF8)); err == nil && bytes.Equal(b, bomUTF8) {
+		_, _ = br.Discard(len(bomUTF8))
+	}
+	cr := csv.NewReader(br)
+	cr.LazyQuotes = true
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	t := &csvTable{file: file, r: cr}
+	ok, err := t.next()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errAtLine(file, 1, "empty file: no CSV header")
+	}
+	t.hdrLine = t.line
+	t.cols = make(map[string]int, len(t.rec))
+	for i, name := range t.rec {
+		k := strings.ToLower(strings.TrimSpace(name))
+		if _, dup := t.cols[k]; !dup {
+			t.cols[k] = i
+		}
+	}
+	return t, nil
+}
+
+// col returns the index of the first of names found in the header (case-insensitive),
+// or -1.
+func (t *csvTable) col(names ...string) int {
+	for _, n := range names {
+		if i, ok := t.cols[strings.ToLower(n)]; ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// requireCols returns the indexes of the named columns, or an error naming every
+// missing one and the file.
+func (t *csvTable) requireCols(names ...string) ([]int, error) {
+	idx := make([]int, len(names))
+	var missing []string
+	for i, n := range names {
+		idx[i] = t.col(n)
+		if idx[i] < 0 {
+			missing = append(missing, strconv.Quote(n))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, errAtLine(t.file, t.hdrLine, "missing column %s in the header", strings.Join(missing, ", "))
+	}
+	return idx, nil
+}
+
+// next reads the next record, skipping records whose fields are all blank. It
+// returns false at the end of the file.
+func (t *csvTable) next() (bool, error) {
+	for {
+		rec, err := t.r.Read()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return false, errAtLine(t.file, max(pe.StartLine, 1), "%v", pe.Err)
+			}
+			return false, fmt.Errorf("%s: read: %w", t.file, err)
+		}
+		t.rec = rec
+		t.line, _ = t.r.FieldPos(0)
+		if !csvBlankRecord(rec) {
+			return true, nil
+		}
+	}
+}
+
+func csvBlankRecord(rec []string) bool {
+	for _, f := range rec {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// field returns column i of the current record with white space trimmed, or "" when
+// the record is shorter or i < 0.
+func (t *csvTable) field(i int) string {
+	if i < 0 || i >= len(t.rec) {
+		return ""
+	}
+	return strings.TrimSpace(t.rec[i])
+}
+
+// lineOf is the line of column i of the current record (quoted fields may span lines).
+func (t *csvTable) lineOf(i int) int {
+	if i < 0 || i >= len(t.rec) {
+		return t.line
+	}
+	line, _ := t.r.FieldPos(i)
+	return line
+}
+
+// isNull reports whether a trimmed field holds no value: empty or the profiler's N/A.
+func csvNull(s string) bool { return s == "" || strings.EqualFold(s, "N/A") }
+
+// floatField parses column i (named name, for the error) of the current record as a
+// finite float.
+func (t *csvTable) floatField(i int, name string) (float64, error) {
+	s := t.field(i)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, errAtLine(t.file, t.lineOf(i), "column %q: %q is not a number", name, s)
+	}
+	return f, nil
+}
+
+// stepField parses a step column: empty or N/A means no step (-1, false).
+func (t *csvTable) stepField(i int, name string) (int, bool, error) {
+	s := t.field(i)
+	if csvNull(s) {
+		return -1, false, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		// "50.0" from a spreadsheet round trip is still step 50.
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+			return 0, false, errAtLine(t.file, t.lineOf(i), "column %q: %q is not a step number", name, s)
+		}
+		v = int(f)
+	}
+	return v, true, nil
+}

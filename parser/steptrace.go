@@ -1,0 +1,114 @@
+package parser
+
+import (
+	"io"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Column names of step_trace_time.csv (formats.md §5).
+const (
+	stColStep          = "Step"
+	stColComputing     = "Computing"
+	stColCommNotOvl    = "Communication(Not Overlapped)"
+	stColOverlapped    = "Overlapped"
+	stColCommunication = "Communication"
+	stColFree          = "Free"
+	stColStage         = "Stage"
+	stColBubble        = "Bubble"
+	stColExclReceive   = "Communication(Not Overlapped and Exclude Receive)"
+	stColPreparing     = "Preparing"
+)
+
+// maxPreparingUs is the largest Preparing value taken as a duration. In runs without
+// step markers torch_npu wrote an absolute epoch timestamp (~1.7e15 µs) into
+// Preparing; no step spends 11 days preparing, so larger values are dropped.
+const maxPreparingUs = 1e12
+
+// ParseStepTraceCSV reads step_trace_time.csv, the profiler's own per-step time
+// breakdown: one row per step, every figure a float in µs. Columns are read by name
+// because the header changed across versions (formats.md §5): Preparing was appended
+// in 2024, torch_npu 2.7.1 put a Device_id column first, and the "Exclude Receive"
+// column is missing from some files. Device_id is ignored (it is not the rank).
+//
+// Step, Computing, Communication(Not Overlapped), Communication, Free and Stage are
+// required. When Overlapped is missing it is computed as Communication −
+// Communication(Not Overlapped), its definition; a missing Bubble is 0; a missing
+// "Exclude Receive" column is Communication(Not Overlapped) − Bubble, its definition.
+// An empty Step (runs without step markers) gives Step -1, HasStep false. A Preparing
+// above 1e12 µs is the no-step-marker bug (an absolute timestamp) and is treated as
+// absent. A field that is not a number is a *SyntaxError naming file and line.
+func ParseStepTraceCSV(r io.Reader, file string) ([]profile.StepTraceRow, error) {
+	t, err := openCSVTable(r, file)
+	if err != nil {
+		return nil, err
+	}
+	req, err := t.requireCols(stColStep, stColComputing, stColCommNotOvl, stColCommunication, stColFree, stColStage)
+	if err != nil {
+		return nil, err
+	}
+	iStep, iComp, iCNO, iComm, iFree, iStage := req[0], req[1], req[2], req[3], req[4], req[5]
+	iOvl := t.col(stColOverlapped)
+	iBubble := t.col(stColBubble)
+	iExcl := t.col(stColExclReceive)
+	iPrep := t.col(stColPreparing)
+
+	var rows []profile.StepTraceRow
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return rows, nil
+		}
+		var row profile.StepTraceRow
+		if row.Step, row.HasStep, err = t.stepField(iStep, stColStep); err != nil {
+			return nil, err
+		}
+		for _, c := range []struct {
+			i    int
+			name string
+			dst  *float64
+		}{
+			{iComp, stColComputing, &row.ComputingUs},
+			{iCNO, stColCommNotOvl, &row.CommNotOverlappedUs},
+			{iComm, stColCommunication, &row.CommunicationUs},
+			{iFree, stColFree, &row.FreeUs},
+			{iStage, stColStage, &row.StageUs},
+		} {
+			if *c.dst, err = t.floatField(c.i, c.name); err != nil {
+				return nil, err
+			}
+		}
+		// Optional columns: absent, empty or N/A means "not written".
+		opt := func(i int, name string) (float64, bool, error) {
+			if i < 0 || csvNull(t.field(i)) {
+				return 0, false, nil
+			}
+			v, err := t.floatField(i, name)
+			return v, err == nil, err
+		}
+		var has bool
+		if row.OverlappedUs, has, err = opt(iOvl, stColOverlapped); err != nil {
+			return nil, err
+		} else if !has {
+			row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
+		}
+		if row.BubbleUs, _, err = opt(iBubble, stColBubble); err != nil {
+			return nil, err
+		}
+		if row.CommNotOverlappedExclRecvUs, has, err = opt(iExcl, stColExclReceive); err != nil {
+			return nil, err
+		} else if !has {
+			row.CommNotOverlappedExclRecvUs = row.CommNotOverlappedUs - row.BubbleUs
+		}
+		if row.PreparingUs, row.HasPreparing, err = opt(iPrep, stColPreparing); err != nil {
+			return nil, err
+		}
+		if row.PreparingUs > maxPreparingUs {
+			row.PreparingUs, row.HasPreparing = 0, false
+		}
+		rows = append(rows, row)
+	}
+}

@@ -1,0 +1,265 @@
+package parser
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+const (
+	stHeader2023 = "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive)"
+	stHeader2024 = stHeader2023 + ",Preparing"
+	stRow2024    = "50,8873.756000000001,101963.203,4028.6750000000175,105991.87800000001,25744.050000000003,136581.0,0,101963.203,17902.5"
+)
+
+// stRank0 is the real row of imagenet-2rank-level1 rank 0.
+var stRank0 = profile.StepTraceRow{
+	Step: 50, HasStep: true,
+	ComputingUs: 8873.756, CommNotOverlappedUs: 101963.203, OverlappedUs: 4028.675,
+	CommunicationUs: 105991.878, FreeUs: 25744.050, StageUs: 136581.0, BubbleUs: 0,
+	CommNotOverlappedExclRecvUs: 101963.203, PreparingUs: 17902.5, HasPreparing: true,
+}
+
+// assertStepRow compares rows field by field within 1e-6 µs (files hold float reprs
+// such as 8873.756000000001).
+func assertStepRow(t *testing.T, want, got profile.StepTraceRow) {
+	t.Helper()
+	assert.Equal(t, want.Step, got.Step, "Step")
+	assert.Equal(t, want.HasStep, got.HasStep, "HasStep")
+	assert.Equal(t, want.HasPreparing, got.HasPreparing, "HasPreparing")
+	for _, c := range []struct {
+		name      string
+		want, got float64
+	}{
+		{"Computing", want.ComputingUs, got.ComputingUs},
+		{"CommNotOverlapped", want.CommNotOverlappedUs, got.CommNotOverlappedUs},
+		{"Overlapped", want.OverlappedUs, got.OverlappedUs},
+		{"Communication", want.CommunicationUs, got.CommunicationUs},
+		{"Free", want.FreeUs, got.FreeUs},
+		{"Stage", want.StageUs, got.StageUs},
+		{"Bubble", want.BubbleUs, got.BubbleUs},
+		{"ExclRecv", want.CommNotOverlappedExclRecvUs, got.CommNotOverlappedExclRecvUs},
+		{"Preparing", want.PreparingUs, got.PreparingUs},
+	} {
+		assert.InDelta(t, c.want, c.got, 1e-6, c.name)
+	}
+}
+
+func TestParseStepTraceCSVVariants(t *testing.T) {
+	noPrep := stRank0
+	noPrep.PreparingUs, noPrep.HasPreparing = 0, false
+
+	tests := []struct {
+		name string
+		in   string
+		want []profile.StepTraceRow
+	}{
+		{
+			name: "2024 header with Preparing, CRLF as written",
+			in:   stHeader2024 + "\r\n" + stRow2024 + "\r\n",
+			want: []profile.StepTraceRow{stRank0},
+		},
+		{
+			name: "2023 header without Preparing",
+			in:   stHeader2023 + "\n50,8873.756,101963.203,4028.675,105991.878,25744.05,136581.0,0,101963.203\n",
+			want: []profile.StepTraceRow{noPrep},
+		},
+		{
+			name: "torch_npu 2.7.1: leading Device_id",
+			in:   "Device_id," + stHeader2024 + "\n3," + stRow2024 + "\n",
+			want: []profile.StepTraceRow{stRank0},
+		},
+		{
+			name: "UTF-8 BOM, quoted fields, trailing TAB and spaces",
+			in: "\ufeff" + stHeader2024 + "\n" +
+				"\"50\",\"8873.756\t\", 101963.203 ,4028.675,105991.878\t,25744.05,136581.0,0,101963.203,\"17902.5\"\n",
+			want: []profile.StepTraceRow{stRank0},
+		},
+		{
+			name: "columns in another order",
+			in: "Free,Stage,Step,Communication,Communication(Not Overlapped),Computing,Preparing,Bubble,Overlapped,Communication(Not Overlapped and Exclude Receive)\n" +
+				"25744.05,136581.0,50,105991.878,101963.203,8873.756,17902.5,0,4028.675,101963.203\n",
+			want: []profile.StepTraceRow{stRank0},
+		},
+		{
+			name: "only the required columns: Overlapped and Exclude Receive derived, Bubble 0",
+			in: "Step,Computing,Communication(Not Overlapped),Communication,Free,Stage\n" +
+				"50,8873.756,101963.203,105991.878,25744.05,136581.0\n",
+			want: []profile.StepTraceRow{noPrep},
+		},
+		{
+			name: "no Exclude Receive column: derived from Bubble",
+			in: "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble\n" +
+				"7,10,30,5,35,2,100,8\n",
+			want: []profile.StepTraceRow{{
+				Step: 7, HasStep: true, ComputingUs: 10, CommNotOverlappedUs: 30, OverlappedUs: 5,
+				CommunicationUs: 35, FreeUs: 2, StageUs: 100, BubbleUs: 8, CommNotOverlappedExclRecvUs: 22,
+			}},
+		},
+		{
+			name: "empty Step and an absolute-timestamp Preparing (no step markers)",
+			in:   stHeader2024 + "\n,10,30,5,35,2,100,0,30,1726054679554437.8\n",
+			want: []profile.StepTraceRow{{
+				Step: -1, HasStep: false, ComputingUs: 10, CommNotOverlappedUs: 30, OverlappedUs: 5,
+				CommunicationUs: 35, FreeUs: 2, StageUs: 100, CommNotOverlappedExclRecvUs: 30,
+			}},
+		},
+		{
+			name: "N/A and empty optional fields",
+			in:   stHeader2024 + "\n1,10,30,N/A,35,2,100,,,N/A\n",
+			want: []profile.StepTraceRow{{
+				Step: 1, HasStep: true, ComputingUs: 10, CommNotOverlappedUs: 30, OverlappedUs: 5,
+				CommunicationUs: 35, FreeUs: 2, StageUs: 100, CommNotOverlappedExclRecvUs: 30,
+			}},
+		},
+		{
+			name: "several steps, blank lines skipped",
+			in:   stHeader2024 + "\n1,1,2,0,2,3,6,0,2,0.5\n\n,,,,,,,,,\n2,1.5,2,0,2,3,6.5,0,2,0.25\n",
+			want: []profile.StepTraceRow{
+				{Step: 1, HasStep: true, ComputingUs: 1, CommNotOverlappedUs: 2, CommunicationUs: 2, FreeUs: 3, StageUs: 6, CommNotOverlappedExclRecvUs: 2, PreparingUs: 0.5, HasPreparing: true},
+				{Step: 2, HasStep: true, ComputingUs: 1.5, CommNotOverlappedUs: 2, CommunicationUs: 2, FreeUs: 3, StageUs: 6.5, CommNotOverlappedExclRecvUs: 2, PreparingUs: 0.25, HasPreparing: true},
+			},
+		},
+		{
+			name: "header only",
+			in:   stHeader2024 + "\r\n",
+			want: nil,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseStepTraceCSV(strings.NewReader(tc.in), "step_trace_time.csv")
+			require.NoError(t, err)
+			require.Len(t, got, len(tc.want))
+			for i := range tc.want {
+				assertStepRow(t, tc.want[i], got[i])
+			}
+		})
+	}
+}
+
+func TestParseStepTraceCSVErrors(t *testing.T) {
+	const file = "rank3/step_trace_time.csv"
+	tests := []struct {
+		name      string
+		in        string
+		line      int
+		fragments []string
+	}{
+		{
+			name:      "missing Stage",
+			in:        "Step,Computing,Communication(Not Overlapped),Communication,Free\n1,1,1,1,1\n",
+			line:      1,
+			fragments: []string{`missing column "Stage"`},
+		},
+		{
+			name:      "missing several columns",
+			in:        "Device_id,Computing,Communication\n0,1,1\n",
+			line:      1,
+			fragments: []string{`"Step"`, `"Communication(Not Overlapped)"`, `"Free"`, `"Stage"`},
+		},
+		{
+			name:      "non-numeric Computing on line 3",
+			in:        stHeader2024 + "\n1,1,2,0,2,3,6,0,2,0.5\n2,abc,2,0,2,3,6,0,2,0.5\n",
+			line:      3,
+			fragments: []string{file + ":3:", `"Computing"`, `"abc"`},
+		},
+		{
+			name:      "empty required field",
+			in:        stHeader2024 + "\n1,1,2,0,2,,6,0,2,0.5\n",
+			line:      2,
+			fragments: []string{file + ":2:", `"Free"`},
+		},
+		{
+			name:      "NaN is not a measurement",
+			in:        stHeader2024 + "\n1,1,2,0,2,NaN,6,0,2,0.5\n",
+			line:      2,
+			fragments: []string{file + ":2:", `"Free"`},
+		},
+		{
+			name:      "bad optional number",
+			in:        stHeader2024 + "\r\n1,1,2,0,2,3,6,x,2,0.5\r\n",
+			line:      2,
+			fragments: []string{file + ":2:", `"Bubble"`},
+		},
+		{
+			name:      "bad step",
+			in:        stHeader2024 + "\n\n\nstep1,1,2,0,2,3,6,0,2,0.5\n",
+			line:      4,
+			fragments: []string{file + ":4:", "step number"},
+		},
+		{
+			name:      "empty file",
+			in:        "",
+			line:      1,
+			fragments: []string{"empty file"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseStepTraceCSV(strings.NewReader(tc.in), file)
+			se := requireSyntaxError(t, err, file, tc.fragments...)
+			assert.Equal(t, tc.line, se.Line)
+		})
+	}
+}
+
+func TestParseStepTraceCSVRealData(t *testing.T) {
+	tests := []struct {
+		rel  string
+		want profile.StepTraceRow
+	}{
+		{summaryL1R0, stRank0},
+		{summaryL1R1, profile.StepTraceRow{
+			Step: 50, HasStep: true, ComputingUs: 8878.295, CommNotOverlappedUs: 96359.047, OverlappedUs: 4016.239,
+			CommunicationUs: 100375.286, FreeUs: 26675.274, StageUs: 131912.5, CommNotOverlappedExclRecvUs: 96359.047,
+			PreparingUs: 20433.25, HasPreparing: true,
+		}},
+		// README gives Stage and Comm(Not Overlapped) for Level0; the rest is the file's.
+		{summaryL0R0, profile.StepTraceRow{
+			Step: 50, HasStep: true, ComputingUs: 8827.473, CommNotOverlappedUs: 81515.607, OverlappedUs: 4001.282,
+			CommunicationUs: 85516.889, FreeUs: 25908.102, StageUs: 116251.25, CommNotOverlappedExclRecvUs: 81515.607,
+			PreparingUs: 19358.0, HasPreparing: true,
+		}},
+		{summaryL0R1, profile.StepTraceRow{
+			Step: 50, HasStep: true, ComputingUs: 8813.173, CommNotOverlappedUs: 64616.114, OverlappedUs: 3989.596,
+			CommunicationUs: 68605.71, FreeUs: 27172.943, StageUs: 100602.25, CommNotOverlappedExclRecvUs: 64616.114,
+			PreparingUs: 18920.0, HasPreparing: true,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.rel, func(t *testing.T) {
+			f := openSummaryReal(t, tc.rel+summaryAPO+"step_trace_time.csv")
+			rows, err := ParseStepTraceCSV(f, f.Name())
+			require.NoError(t, err)
+			require.Len(t, rows, 1)
+			assertStepRow(t, tc.want, rows[0])
+			// The profiler's identity: Overlapped = Communication − Comm(Not Overlapped).
+			assert.InDelta(t, rows[0].CommunicationUs-rows[0].CommNotOverlappedUs, rows[0].OverlappedUs, 1e-6)
+		})
+	}
+}
+
+func FuzzStepTraceCSV(f *testing.F) {
+	f.Add([]byte(stHeader2024 + "\r\n" + stRow2024 + "\r\n"))
+	f.Add([]byte(stHeader2023 + "\n50,8873.756,101963.203,4028.675,105991.878,25744.05,136581.0,0,101963.203\n"))
+	f.Add([]byte("Device_id," + stHeader2024 + "\n3," + stRow2024 + "\n"))
+	f.Add([]byte("\ufeff" + stHeader2024 + "\n,\"1\t\",2,,2,3,6,N/A,2,1726054679554437.8\n"))
+	f.Add([]byte("Step,Computing,Communication(Not Overlapped),Communication,Free,Stage\n1,2,3,4,5,6\n"))
+	addRealSeeds(f,
+		summaryL1R0+summaryAPO+"step_trace_time.csv",
+		summaryL1R1+summaryAPO+"step_trace_time.csv",
+		summaryL0R0+summaryAPO+"step_trace_time.csv",
+	)
+	const file = "fuzz/step_trace_time.csv"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := ParseStepTraceCSV(strings.NewReader(string(data)), file)
+		if err != nil && !strings.Contains(err.Error(), file) {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}
