@@ -1,0 +1,124 @@
+package parser
+
+import (
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// KernelCommOp is one communication row of kernel_details.csv: the op and the step
+// the profiler assigned it to.
+type KernelCommOp struct {
+	profile.CommOp
+	Step    int  // the Step Id column; -1 when absent
+	HasStep bool // false when the file has no step column or the row's step is empty/N/A
+}
+
+// Column names of kernel_details.csv (formats.md §6.1).
+const (
+	kdColName      = "Name"
+	kdColCore      = "Accelerator Core"
+	kdColStart     = "Start Time(us)"
+	kdColDuration  = "Duration(us)"
+	kdColStepId    = "Step Id"
+	kdColStepIDAlt = "Step ID"
+)
+
+// maxKernelDurUs bounds Duration(us): 9e12 µs is 104 days, far beyond any op, and
+// keeps StartNs + duration inside int64.
+const maxKernelDurUs = 9e12
+
+// ParseKernelDetailsComm reads the communication rows of kernel_details.csv, the
+// device task list torch_npu and MindSpore write (one row per kernel, µs). For a
+// Level0 profile these rows are the only record of the comm ops.
+//
+// A row is a communication op when its Accelerator Core is HCCL (2023–early 2025) or
+// COMMUNICATION (CANN 8.3); when that column is missing or the row's value is empty
+// or N/A, when its Name starts with hcom or lccl (the advisor's rule). Other rows are
+// skipped without parsing their numbers, so a file of tens of MB is streamed row by
+// row and only the comm rows are kept.
+//
+// Columns are read by name: the step column is "Step Id" or "Step ID" (absent when
+// the run has no step markers), torch_npu 2.7.1 inserts Device_id (ignored), 2023
+// files lack OP State, and Level0 files have only 8 columns. Start Time(us) is a
+// decimal string with a trailing TAB, parsed exactly with MicrosToNs; Duration(us) is
+// a float µs rounded to ns. Type is the normalised op type of the name
+// (profile.OpType: the CSV's Type column is N/A in Level0 files) and Group the group
+// id inside the name. The result is sorted by start time (stable, so file order
+// breaks ties).
+func ParseKernelDetailsComm(r io.Reader, file string) ([]KernelCommOp, error) {
+	t, err := openCSVTable(r, file)
+	if err != nil {
+		return nil, err
+	}
+	req, err := t.requireCols(kdColName, kdColStart, kdColDuration)
+	if err != nil {
+		return nil, err
+	}
+	iName, iStart, iDur := req[0], req[1], req[2]
+	iCore := t.col(kdColCore)
+	iStep := t.col(kdColStepId, kdColStepIDAlt)
+
+	var ops []KernelCommOp
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		name := t.field(iName)
+		if !isCommKernel(t.field(iCore), name) {
+			continue
+		}
+		op := KernelCommOp{Step: -1}
+		if iStep >= 0 {
+			if op.Step, op.HasStep, err = t.stepField(iStep, kdColStepId); err != nil {
+				return nil, err
+			}
+		}
+		start, err := MicrosToNs(t.field(iStart))
+		if err != nil {
+			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %v", kdColStart, err)
+		}
+		durUs, err := t.floatField(iDur, kdColDuration)
+		if err != nil {
+			return nil, err
+		}
+		if durUs < 0 || durUs > maxKernelDurUs {
+			return nil, errAtLine(file, t.lineOf(iDur), "column %q: duration %v µs out of range", kdColDuration, durUs)
+		}
+		op.Name = name
+		op.Type = profile.OpType(name)
+		op.Group = profile.GroupIDFromName(name)
+		op.StartNs = start
+		op.EndNs = start + usToNs(durUs)
+		ops = append(ops, op)
+	}
+	slices.SortStableFunc(ops, func(a, b KernelCommOp) int {
+		switch {
+		case a.StartNs < b.StartNs:
+			return -1
+		case a.StartNs > b.StartNs:
+			return 1
+		}
+		return 0
+	})
+	return ops, nil
+}
+
+// isCommKernel applies the comm-row rule of ParseKernelDetailsComm to a row's
+// trimmed Accelerator Core value and Name.
+func isCommKernel(core, name string) bool {
+	if !csvNull(core) {
+		return strings.EqualFold(core, "HCCL") || strings.EqualFold(core, "COMMUNICATION")
+	}
+	return kdHasPrefixFold(name, "hcom") || kdHasPrefixFold(name, "lccl")
+}
+
+func kdHasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
