@@ -117,6 +117,7 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 	case len(r.StepTrace) > 0:
 		rr.Source = SourceStepTrace
 		rr.Steps = stepTraceSteps(r.StepTrace)
+		addKernelAllReduce(rr.Steps, r.KernelCommOps)
 		warnings = append(warnings, fmt.Sprintf("rank %d: no device timeline (profiler level %s); step figures taken from step_trace_time.csv",
 			r.Rank, orUnknown(r.Info.ProfilerLevel)))
 	default:

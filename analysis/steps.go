@@ -250,3 +250,20 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
+
+// addKernelAllReduce fills AllReduceNs of steps taken from step_trace_time.csv with the
+// union of the AllReduce ops that kernel_details.csv assigns to each step (Level0
+// profiles have no timeline, but they do list the ops).
+func addKernelAllReduce(steps []StepBreakdown, ops []profile.CommOp) {
+	byStep := map[int][]profile.Interval{}
+	for _, op := range ops {
+		if op.Type == "allreduce" {
+			byStep[op.Step] = append(byStep[op.Step], op.Interval)
+		}
+	}
+	for i := range steps {
+		if ivs, ok := byStep[steps[i].Step]; ok {
+			steps[i].AllReduceNs = min(totalNs(union(ivs)), steps[i].StageNs)
+		}
+	}
+}

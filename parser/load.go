@@ -157,7 +157,12 @@ func LoadRank(ri RankInput) *profile.Rank {
 		open(p, func(rd io.Reader, name string) error {
 			rows, err := ParseKernelDetailsComm(rd, name)
 			for _, k := range rows {
-				r.KernelCommOps = append(r.KernelCommOps, k.CommOp)
+				op := k.CommOp
+				op.Step = -1
+				if k.HasStep {
+					op.Step = k.Step
+				}
+				r.KernelCommOps = append(r.KernelCommOps, op)
 			}
 			return err
 		})

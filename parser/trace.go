@@ -483,7 +483,7 @@ func (st *traceState) complete(e *rawEvent) error {
 		st.tasks = append(st.tasks, taskRec{pid: pid, tid: tid, task: t})
 	case isOp:
 		name, _ := jsonString(e.name)
-		op := profile.CommOp{Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: intArg(count)}
+		op := profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: intArg(count)}
 		op.DataType, _ = jsonString(dataType)
 		op.AlgType, _ = jsonString(algType)
 		st.ops = append(st.ops, opRec{pid: pid, tid: tid, op: op})
@@ -597,7 +597,7 @@ func (st *traceState) finish() *Timeline {
 			continue
 		}
 		if row, ok := isOpRow(g.pid, g.tid); ok {
-			tl.CommOps = append(tl.CommOps, profile.CommOp{Name: g.name, Type: profile.OpType(g.name),
+			tl.CommOps = append(tl.CommOps, profile.CommOp{Step: -1, Name: g.name, Type: profile.OpType(g.name),
 				Group: profile.GroupIDFromName(g.name), GroupRow: row, Interval: g.iv})
 		} else {
 			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Name: g.name, Interval: g.iv,

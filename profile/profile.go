@@ -115,6 +115,9 @@ type CommOp struct {
 	Group    string // the group key: the @hash from communication.json when known, else the op-name group id
 	GroupRow string // the timeline row the op sits on ("Group 0 Communication")
 	Interval
+	// Step is the step the profiler assigned the op to (kernel_details.csv's Step Id);
+	// -1 when the source does not say (timeline ops are assigned by analysis).
+	Step     int
 	DataType string // FP32, BF16, ... ("" when unknown)
 	Count    int64  // number of elements (0 when unknown)
 	AlgType  string // MESH-RING, ...
