@@ -1,0 +1,304 @@
+package parser
+
+import (
+	"cmp"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Keys of communication.json (formats.md §3).
+const (
+	cjTimeInfo    = "Communication Time Info"
+	cjBwInfo      = "Communication Bandwidth Info"
+	cjStart       = "Start Timestamp(us)"
+	cjElapse      = "Elapse Time(ms)"
+	cjTransit     = "Transit Time(ms)"
+	cjWait        = "Wait Time(ms)"
+	cjSync        = "Synchronization Time(ms)"
+	cjIdle        = "Idle Time(ms)"
+	cjSizeMB      = "Transit Size(MB)"
+	cjBandwidth   = "Bandwidth(GB/s)"
+	cjLargeRatio  = "Large Packet Ratio"
+	cjSizeDist    = "Size Distribution"
+	cjP2P         = "p2p"
+	cjCollective  = "collective"
+	cjTotalPrefix = "total"
+)
+
+// ParseCommunicationJSON reads communication.json, the profiler's per-op HCCL
+// statistics (formats.md §3): for every op, its time split (elapse, transit, wait,
+// synchronization, idle, in ms) and per-transport traffic (MB, ms, GB/s and a packet
+// size histogram). Two layouts exist:
+//
+//   - torch_npu / MindSpore (§3.1): {"step50": {"p2p": {...}, "collective": {...}}};
+//     the step key is "step<N>", or "step" (Step -1) when the run had no step markers.
+//   - msprof CLI (§3.3): a flat {"<op>@<group>": OpInfo} map, recognised because its
+//     values hold "Communication Time Info" directly. It has no step (Step -1) and no
+//     p2p/collective split, so P2P comes from the op name (profile.IsP2P).
+//
+// Op keys are "<opName>@<groupHash>", split at the last '@'. "Total Op Info" entries
+// (keys starting with "Total", in any case as msprof-analyze's adapter does) are
+// per-rank sums and are skipped; recompute totals from the ops. Times become ns, MB
+// (10^6 bytes) become bytes; Start Timestamp(us) goes to ns from its decimal text, not
+// through float64. Every transport key is kept, known (RDMA, HCCS, PCIE, SDMA, SIO) or
+// not; note that SDMA is the sum of HCCS, PCIE and SIO, so do not add it to them.
+// Size Distribution keys are packet sizes in MB written as Python float reprs
+// ("2.064384", "2e-05") and become bytes; bins are sorted by size. Zeros appear as 0
+// and 0.0; NaN and Infinity read as 0. The result is sorted by (Step, StartNs, Name)
+// so that it does not depend on the file's key order. Errors are *SyntaxError values
+// giving file and byte offset.
+func ParseCommunicationJSON(r io.Reader, file string) ([]profile.CommOpStats, error) {
+	root, err := readJSONTree(r, file)
+	if err != nil {
+		return nil, err
+	}
+	d := treeReader{file}
+	if err := d.object(root, "communication.json"); err != nil {
+		return nil, err
+	}
+	var ops []profile.CommOpStats
+	if isFlatCommJSON(root) {
+		for _, m := range root.members {
+			if isTotalKey(m.key) {
+				continue
+			}
+			op, err := d.commOp(m, -1, profile.IsP2P(opKeyName(m.key)))
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, op)
+		}
+	} else {
+		for _, sm := range root.members {
+			step, err := d.stepKey(sm)
+			if err != nil {
+				return nil, err
+			}
+			if err := d.object(sm.val, "step "+strconv.Quote(sm.key)); err != nil {
+				return nil, err
+			}
+			for _, kind := range [...]string{cjP2P, cjCollective} {
+				group := sm.val.get(kind)
+				if group.isNull() {
+					continue
+				}
+				if err := d.object(group, strconv.Quote(sm.key)+"."+kind); err != nil {
+					return nil, err
+				}
+				for _, m := range group.members {
+					if isTotalKey(m.key) {
+						continue
+					}
+					op, err := d.commOp(m, step, kind == cjP2P)
+					if err != nil {
+						return nil, err
+					}
+					ops = append(ops, op)
+				}
+			}
+		}
+	}
+	slices.SortFunc(ops, func(a, b profile.CommOpStats) int {
+		return cmp.Or(
+			cmp.Compare(a.Step, b.Step),
+			cmp.Compare(a.StartNs, b.StartNs),
+			strings.Compare(a.Name, b.Name),
+			strings.Compare(a.Group, b.Group),
+			boolCompare(a.P2P, b.P2P),
+		)
+	})
+	return ops, nil
+}
+
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// isFlatCommJSON reports whether a communication.json root is the flat msprof
+// layout: some top-level value holds "Communication Time Info" itself.
+func isFlatCommJSON(root *treeNode) bool {
+	for _, m := range root.members {
+		if m.val.get(cjTimeInfo) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// isTotalKey reports whether a key is a per-rank total ("Total Op Info").
+func isTotalKey(key string) bool {
+	return len(key) >= len(cjTotalPrefix) && strings.EqualFold(key[:len(cjTotalPrefix)], cjTotalPrefix)
+}
+
+// splitOpKey splits "<name>@<group>" at the last '@'; without '@' the group is "".
+func splitOpKey(key string) (name, group string) {
+	if i := strings.LastIndexByte(key, '@'); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return key, ""
+}
+
+func opKeyName(key string) string { n, _ := splitOpKey(key); return n }
+
+// stepKey reads a step key of the torch_npu layout ("step50" → 50, "step" → -1),
+// the advisor's rule: strip "step" (any case), nothing left means no step.
+func (d treeReader) stepKey(m treeMember) (int, error) {
+	k := strings.TrimSpace(m.key)
+	if len(k) >= 4 && strings.EqualFold(k[:4], "step") {
+		rest := k[4:]
+		if rest == "" {
+			return -1, nil
+		}
+		if n, err := strconv.Atoi(rest); err == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
+			return n, nil
+		}
+	}
+	return 0, errAtOffset(d.file, m.keyOff, "unexpected top-level key %q: expected \"step<N>\" or \"step\"", m.key)
+}
+
+// commOp reads one OpInfo member of communication.json.
+func (d treeReader) commOp(m treeMember, step int, p2p bool) (profile.CommOpStats, error) {
+	op := profile.CommOpStats{Step: step, P2P: p2p}
+	op.Name, op.Group = splitOpKey(m.key)
+	what := strconv.Quote(m.key)
+	if err := d.object(m.val, what); err != nil {
+		return op, err
+	}
+	ti := m.val.get(cjTimeInfo)
+	if ti == nil {
+		return op, d.errAt(m.val, "%s: no %q", what, cjTimeInfo)
+	}
+	if err := d.object(ti, what+": "+strconv.Quote(cjTimeInfo)); err != nil {
+		return op, err
+	}
+	if st := ti.get(cjStart); !st.isNull() {
+		ns, err := d.microsNs(st, cjStart)
+		if err != nil {
+			return op, err
+		}
+		op.StartNs = ns
+	}
+	var err error
+	for _, f := range []struct {
+		key string
+		dst *int64
+	}{
+		{cjElapse, &op.ElapseNs},
+		{cjTransit, &op.TransitNs},
+		{cjWait, &op.WaitNs},
+		{cjSync, &op.SyncNs},
+		{cjIdle, &op.IdleNs},
+	} {
+		if *f.dst, err = d.msNs(ti.get(f.key), f.key); err != nil {
+			return op, err
+		}
+	}
+	bw := m.val.get(cjBwInfo)
+	if bw.isNull() {
+		return op, nil
+	}
+	if err := d.object(bw, what+": "+strconv.Quote(cjBwInfo)); err != nil {
+		return op, err
+	}
+	op.Transports = make(map[string]profile.TransportStats, len(bw.members))
+	for _, tm := range bw.members {
+		ts, err := d.transport(tm)
+		if err != nil {
+			return op, err
+		}
+		op.Transports[tm.key] = ts
+	}
+	return op, nil
+}
+
+// microsNs reads a µs timestamp from its number text, exactly.
+func (d treeReader) microsNs(n *treeNode, what string) (int64, error) {
+	if n.kind != treeNumber && n.kind != treeString {
+		return 0, d.errAt(n, "%s: expected a number, found %s", what, n.kind)
+	}
+	if n.kind == treeNumber && (n.text == "NaN" || strings.HasSuffix(n.text, "Infinity")) {
+		return 0, nil
+	}
+	ns, err := MicrosToNs(n.text)
+	if err != nil {
+		return 0, d.errAt(n, "%s: %v", what, err)
+	}
+	return ns, nil
+}
+
+// transport reads one "Communication Bandwidth Info" entry.
+func (d treeReader) transport(m treeMember) (profile.TransportStats, error) {
+	var ts profile.TransportStats
+	what := "transport " + strconv.Quote(m.key)
+	if err := d.object(m.val, what); err != nil {
+		return ts, err
+	}
+	var err error
+	if ts.Bytes, err = d.mbBytes(m.val.get(cjSizeMB), cjSizeMB); err != nil {
+		return ts, err
+	}
+	if ts.TimeNs, err = d.msNs(m.val.get(cjTransit), cjTransit); err != nil {
+		return ts, err
+	}
+	if ts.BandwidthGBps, err = d.float(m.val.get(cjBandwidth), cjBandwidth); err != nil {
+		return ts, err
+	}
+	if ts.LargePacketRatio, err = d.float(m.val.get(cjLargeRatio), cjLargeRatio); err != nil {
+		return ts, err
+	}
+	dist := m.val.get(cjSizeDist)
+	if dist.isNull() {
+		return ts, nil
+	}
+	if err := d.object(dist, what+": "+strconv.Quote(cjSizeDist)); err != nil {
+		return ts, err
+	}
+	for _, bm := range dist.members {
+		bin, err := d.packetBin(bm)
+		if err != nil {
+			return ts, err
+		}
+		ts.SizeDistribution = append(ts.SizeDistribution, bin)
+	}
+	slices.SortStableFunc(ts.SizeDistribution, func(a, b profile.PacketBin) int {
+		return cmp.Compare(a.SizeBytes, b.SizeBytes)
+	})
+	return ts, nil
+}
+
+// packetBin reads one Size Distribution entry: "<size MB>": [count, total ms].
+func (d treeReader) packetBin(m treeMember) (profile.PacketBin, error) {
+	var bin profile.PacketBin
+	mb, err := strconv.ParseFloat(strings.TrimSpace(m.key), 64)
+	if err != nil || math.IsNaN(mb) || math.IsInf(mb, 0) || math.Abs(mb*1e6) > treeMaxScaled {
+		return bin, errAtOffset(d.file, m.keyOff, "Size Distribution: key %q is not a packet size in MB", m.key)
+	}
+	bin.SizeBytes = mbToBytes(mb)
+	v := m.val
+	if v == nil || v.kind != treeArray || len(v.elems) < 2 {
+		return bin, d.errAt(v, "Size Distribution %q: expected [count, time in ms]", m.key)
+	}
+	count, err := d.float(v.elems[0], "Size Distribution count")
+	if err != nil {
+		return bin, err
+	}
+	if count < 0 || count != math.Trunc(count) || count > treeMaxScaled {
+		return bin, d.errAt(v.elems[0], "Size Distribution %q: bad packet count %v", m.key, count)
+	}
+	bin.Count = int64(count)
+	if bin.TimeNs, err = d.msNs(v.elems[1], "Size Distribution time"); err != nil {
+		return bin, err
+	}
+	return bin, nil
+}

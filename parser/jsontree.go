@@ -1,0 +1,537 @@
+package parser
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// This file is a small in-memory JSON tree for the summary files (communication.json,
+// communication_matrix.json, profiler_info_N.json, profiler_metadata.json). These are
+// small (kB to a few MB), nested maps whose values change type between profiler
+// versions (rank_id is 0 or "0", _export_type is "text" or ["text"], zeros are 0 or
+// 0.0). Decoding into a tree that remembers each value's byte offset lets the typed
+// readers accept those variants and still say where a bad value is. Why not
+// encoding/json: its errors for nested values give no absolute offset, it rejects the
+// NaN/Infinity that Python's json.dump writes, and a tree of `any` loses positions.
+// Numbers keep their literal text, so a µs timestamp such as 1736408883732241.5 goes
+// to ns through MicrosToNs without a float64 round trip.
+
+type treeKind uint8
+
+const (
+	treeNull treeKind = iota
+	treeBool
+	treeNumber
+	treeString
+	treeArray
+	treeObject
+)
+
+func (k treeKind) String() string {
+	switch k {
+	case treeNull:
+		return "null"
+	case treeBool:
+		return "a boolean"
+	case treeNumber:
+		return "a number"
+	case treeString:
+		return "a string"
+	case treeArray:
+		return "an array"
+	case treeObject:
+		return "an object"
+	}
+	return "?"
+}
+
+// treeNode is one JSON value and the byte offset of its first byte in the file.
+type treeNode struct {
+	kind    treeKind
+	off     int64
+	text    string // the decoded string, or a number's literal text
+	boolean bool
+	elems   []*treeNode  // array elements
+	members []treeMember // object members in file order; a repeated key keeps its first position and its last value, as Python's json.load does
+}
+
+type treeMember struct {
+	key    string
+	keyOff int64
+	val    *treeNode
+}
+
+// get returns the value of key in an object, or nil when n is not an object or has no
+// such key.
+func (n *treeNode) get(key string) *treeNode {
+	if n == nil || n.kind != treeObject {
+		return nil
+	}
+	for i := range n.members {
+		if n.members[i].key == key {
+			return n.members[i].val
+		}
+	}
+	return nil
+}
+
+// isNull reports whether n is absent or JSON null.
+func (n *treeNode) isNull() bool { return n == nil || n.kind == treeNull }
+
+// maxTreeDepth bounds nesting: the summary files are at most 7 levels deep, and the
+// bound keeps the recursive parser's stack small on hostile input.
+const maxTreeDepth = 64
+
+// treeSyntaxError is a parse failure at a byte offset; readers turn it into a
+// *SyntaxError carrying the file name.
+type treeSyntaxError struct {
+	off int64
+	msg string
+}
+
+func (e *treeSyntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.off, e.msg) }
+
+// readJSONTree reads all of r and parses it as one JSON value. A UTF-8 byte-order mark
+// is skipped. Errors are *SyntaxError values naming file.
+func readJSONTree(r io.Reader, file string) (*treeNode, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read: %w", file, err)
+	}
+	base := 0
+	if bytes.HasPrefix(data, bomUTF8) {
+		base = len(bomUTF8)
+	}
+	p := treeParser{b: data, i: base}
+	p.ws()
+	if p.i >= len(p.b) {
+		return nil, errAtOffset(file, int64(p.i), "empty file: expected a JSON value")
+	}
+	n, perr := p.value(0)
+	if perr == nil {
+		p.ws()
+		if p.i < len(p.b) {
+			perr = &treeSyntaxError{int64(p.i), fmt.Sprintf("unexpected %s after the top-level value", treeQuoteByte(p.b[p.i]))}
+		}
+	}
+	if perr != nil {
+		return nil, errAtOffset(file, perr.off, "%s", perr.msg)
+	}
+	return n, nil
+}
+
+var bomUTF8 = []byte{0xEF, 0xBB, 0xBF}
+
+type treeParser struct {
+	b []byte
+	i int
+}
+
+func (p *treeParser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *treeParser) fail(msg string) *treeSyntaxError {
+	return &treeSyntaxError{int64(p.i), msg}
+}
+
+func (p *treeParser) failEOF(what string) *treeSyntaxError {
+	return &treeSyntaxError{int64(p.i), "unexpected end of file, expected " + what + ": the file is truncated"}
+}
+
+func treeQuoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return strconv.QuoteRune(rune(c))
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+// value parses the value at p.i (white space already skipped).
+func (p *treeParser) value(depth int) (*treeNode, *treeSyntaxError) {
+	if p.i >= len(p.b) {
+		return nil, p.failEOF("a value")
+	}
+	if depth > maxTreeDepth {
+		return nil, p.fail(fmt.Sprintf("nesting deeper than %d levels", maxTreeDepth))
+	}
+	off := int64(p.i)
+	switch c := p.b[p.i]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		return &treeNode{kind: treeString, off: off, text: s}, nil
+	case c == '-' || (c >= '0' && c <= '9') || c == 'N' || c == 'I':
+		t, err := p.number()
+		if err != nil {
+			return nil, err
+		}
+		return &treeNode{kind: treeNumber, off: off, text: t}, nil
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
+				p.i += len(lit)
+				if lit == "null" {
+					return &treeNode{kind: treeNull, off: off}, nil
+				}
+				return &treeNode{kind: treeBool, off: off, boolean: lit == "true"}, nil
+			}
+		}
+	}
+	return nil, p.fail(fmt.Sprintf("unexpected %s, expected a value", treeQuoteByte(p.b[p.i])))
+}
+
+func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
+	n := &treeNode{kind: treeObject, off: int64(p.i)}
+	p.i++ // '{'
+	var index map[string]int
+	for first := true; ; first = false {
+		p.ws()
+		if p.i >= len(p.b) {
+			return nil, p.failEOF("a member or '}'")
+		}
+		if p.b[p.i] == '}' {
+			p.i++
+			return n, nil
+		}
+		if !first {
+			if p.b[p.i] != ',' {
+				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or '}'", treeQuoteByte(p.b[p.i])))
+			}
+			p.i++
+			p.ws()
+			if p.i >= len(p.b) {
+				return nil, p.failEOF("a member name")
+			}
+		}
+		if p.b[p.i] != '"' {
+			return nil, p.fail(fmt.Sprintf("unexpected %s, expected a member name", treeQuoteByte(p.b[p.i])))
+		}
+		keyOff := int64(p.i)
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return nil, p.failEOF("':'")
+		}
+		if p.b[p.i] != ':' {
+			return nil, p.fail(fmt.Sprintf("unexpected %s, expected ':'", treeQuoteByte(p.b[p.i])))
+		}
+		p.i++
+		p.ws()
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		// Repeated keys: last value wins, at the first position.
+		dup := -1
+		if index != nil {
+			if j, ok := index[key]; ok {
+				dup = j
+			}
+		} else {
+			for j := range n.members {
+				if n.members[j].key == key {
+					dup = j
+					break
+				}
+			}
+		}
+		if dup >= 0 {
+			n.members[dup].val = v
+			continue
+		}
+		n.members = append(n.members, treeMember{key: key, keyOff: keyOff, val: v})
+		if index == nil && len(n.members) > 16 {
+			index = make(map[string]int, 2*len(n.members))
+			for j := range n.members {
+				index[n.members[j].key] = j
+			}
+		} else if index != nil {
+			index[key] = len(n.members) - 1
+		}
+	}
+}
+
+func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
+	n := &treeNode{kind: treeArray, off: int64(p.i)}
+	p.i++ // '['
+	for first := true; ; first = false {
+		p.ws()
+		if p.i >= len(p.b) {
+			return nil, p.failEOF("a value or ']'")
+		}
+		if p.b[p.i] == ']' {
+			p.i++
+			return n, nil
+		}
+		if !first {
+			if p.b[p.i] != ',' {
+				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or ']'", treeQuoteByte(p.b[p.i])))
+			}
+			p.i++
+			p.ws()
+		}
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		n.elems = append(n.elems, v)
+	}
+}
+
+// str parses the string at p.i (p.b[p.i] == '"').
+func (p *treeParser) str() (string, *treeSyntaxError) {
+	start := p.i
+	j := p.i + 1
+	escaped := false
+	for {
+		if j >= len(p.b) {
+			p.i = j
+			return "", p.failEOF("the end of the string that starts at byte " + strconv.Itoa(start))
+		}
+		c := p.b[j]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 {
+			p.i = j
+			return "", p.fail("control character in a string")
+		}
+		if c == '\\' {
+			escaped = true
+			j++ // skip the escaped byte; \u sequences are checked below
+		}
+		j++
+	}
+	p.i = j + 1
+	raw := p.b[start : j+1]
+	if !escaped {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", &treeSyntaxError{int64(start), "bad string escape"}
+	}
+	return s, nil
+}
+
+// number parses a JSON number, or Python's NaN, Infinity and -Infinity, and returns
+// its literal text.
+func (p *treeParser) number() (string, *treeSyntaxError) {
+	start := p.i
+	for _, lit := range [...]string{"NaN", "Infinity", "-Infinity"} {
+		if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
+			p.i += len(lit)
+			return lit, nil
+		}
+	}
+	b := p.b
+	i := p.i
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		p.i = i
+		return "", p.fail("bad number: expected a digit")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			p.i = i
+			return "", p.fail("bad number: expected a digit after '.'")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			p.i = i
+			return "", p.fail("bad number: expected a digit in the exponent")
+		}
+	}
+	p.i = i
+	return string(b[start:i]), nil
+}
+
+// treeReader converts tree values to Go values, reporting bad ones at their offset in
+// file.
+type treeReader struct{ file string }
+
+func (d treeReader) errAt(n *treeNode, format string, args ...any) error {
+	off := int64(-1)
+	if n != nil {
+		off = n.off
+	}
+	return errAtOffset(d.file, off, format, args...)
+}
+
+// object checks that n is an object; what names it in the error.
+func (d treeReader) object(n *treeNode, what string) error {
+	if n == nil || n.kind != treeObject {
+		got := "nothing"
+		if n != nil {
+			got = n.kind.String()
+		}
+		return d.errAt(n, "%s: expected an object, found %s", what, got)
+	}
+	return nil
+}
+
+// float reads a number (or a numeric string, as hand-made files have). Absent and null
+// give 0. NaN and ±Infinity, which Python writes for 0/0, read as 0: they carry no
+// measurement.
+func (d treeReader) float(n *treeNode, what string) (float64, error) {
+	if n.isNull() {
+		return 0, nil
+	}
+	var t string
+	switch n.kind {
+	case treeNumber:
+		t = n.text
+	case treeString:
+		t = strings.TrimSpace(n.text)
+	default:
+		return 0, d.errAt(n, "%s: expected a number, found %s", what, n.kind)
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, d.errAt(n, "%s: number %q out of range", what, t)
+		}
+		return 0, d.errAt(n, "%s: bad number %q", what, t)
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, nil
+	}
+	return f, nil
+}
+
+// treeMaxScaled bounds a value converted to int64 units: beyond it the conversion would
+// overflow, and no real time (ns) or size (bytes) comes near it (9e18 ns ≈ 285 years).
+const treeMaxScaled = 9e18
+
+// scaled reads a number and converts it to an int64 count of 1/scale units (ms with
+// scale 1e6 → ns; MB with scale 1e6 → bytes), rounding to nearest.
+func (d treeReader) scaled(n *treeNode, scale float64, what string) (int64, error) {
+	f, err := d.float(n, what)
+	if err != nil {
+		return 0, err
+	}
+	x := math.Round(f * scale)
+	if math.IsInf(x, 0) || math.Abs(x) > treeMaxScaled {
+		return 0, d.errAt(n, "%s: %v out of range", what, f)
+	}
+	return int64(x), nil
+}
+
+// msNs reads a millisecond figure as ns.
+func (d treeReader) msNs(n *treeNode, what string) (int64, error) { return d.scaled(n, 1e6, what) }
+
+// mbBytes reads an MB (10^6 bytes) figure as bytes.
+func (d treeReader) mbBytes(n *treeNode, what string) (int64, error) {
+	return d.scaled(n, 1e6, what)
+}
+
+// intVal reads an integer written as a number (0, 0.0) or a string ("0"). Absent and
+// null give def.
+func (d treeReader) intVal(n *treeNode, def int, what string) (int, error) {
+	if n.isNull() {
+		return def, nil
+	}
+	var t string
+	switch n.kind {
+	case treeNumber:
+		t = n.text
+	case treeString:
+		t = strings.TrimSpace(n.text)
+	default:
+		return 0, d.errAt(n, "%s: expected an integer, found %s", what, n.kind)
+	}
+	if v, err := strconv.Atoi(t); err == nil {
+		return v, nil
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+		return 0, d.errAt(n, "%s: expected an integer, found %q", what, t)
+	}
+	return int(f), nil
+}
+
+// text reads a scalar as a string: strings as they are, numbers as written, booleans
+// as true/false, null and absent as "". Arrays and objects are errors.
+func (d treeReader) text(n *treeNode, what string) (string, error) {
+	if n.isNull() {
+		return "", nil
+	}
+	switch n.kind {
+	case treeString, treeNumber:
+		return n.text, nil
+	case treeBool:
+		return strconv.FormatBool(n.boolean), nil
+	}
+	return "", d.errAt(n, "%s: expected a string, found %s", what, n.kind)
+}
+
+// treeAny converts n to the values encoding/json's Unmarshal gives for `any`
+// (float64, string, bool, nil, []any, map[string]any). NaN and ±Infinity stay float64
+// NaN and ±Inf.
+func treeAny(n *treeNode) any {
+	if n == nil {
+		return nil
+	}
+	switch n.kind {
+	case treeBool:
+		return n.boolean
+	case treeNumber:
+		f, _ := strconv.ParseFloat(n.text, 64)
+		return f
+	case treeString:
+		return n.text
+	case treeArray:
+		out := make([]any, len(n.elems))
+		for i, e := range n.elems {
+			out[i] = treeAny(e)
+		}
+		return out
+	case treeObject:
+		out := make(map[string]any, len(n.members))
+		for _, m := range n.members {
+			out[m.key] = treeAny(m.val)
+		}
+		return out
+	}
+	return nil
+}
