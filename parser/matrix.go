@@ -1,0 +1,197 @@
+package parser
+
+import (
+	"cmp"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Keys of communication_matrix.json links (formats.md §4).
+const (
+	cmTransport = "Transport Type"
+	cmOpName    = "Op Name"
+)
+
+// maxLocalRank bounds the group-local ranks of link keys. HCCL communicators have at
+// most tens of thousands of members; the bound keeps a corrupt key from making
+// GroupSizeFromMatrix's callers allocate a huge group.
+const maxLocalRank = 1 << 20
+
+// ParseCommMatrixJSON reads communication_matrix.json, the per-link traffic of each
+// op (formats.md §4): for every "src-dst" pair of group-local ranks, the transport
+// (LOCAL, HCCS, PCIE, RDMA, SIO, ...), MB moved, ms taken and GB/s. Three layouts are
+// read:
+//
+//   - aggregated torch_npu (§4.1, 2024+): {"step50": {"collective":
+//     {"allreduce-top1@<hash>": {"0-1": Link, ...}}}}. Per op type and group, the
+//     profiler keeps the top1/middle/bottom1..3 op by bandwidth and a "-total" sum:
+//     these are statistics, not ops, so do not add the top1/middle/bottom entries to the
+//     total. "reduce-*" keys are reduceScatter ops (a profiler quirk, §4.3).
+//   - legacy torch_npu (§4.2, 2023): the same nesting with raw op names as keys.
+//   - flat msprof CLI (§4.4): {"<op>@<hash>": {"0-1": Link}}, recognised because its
+//     values' values hold "Transport Type"; Step -1, P2P from the op name.
+//
+// OpKey is the key before its last '@' and Group the hash after it. "Total Op Info"
+// (keys starting with "total", any case) is skipped, as in communication.json. Link
+// keys must be "<src>-<dst>" with non-negative integers: anything else is a
+// *SyntaxError naming the key, since a link that cannot be placed would silently
+// vanish from the matrix. Sizes become bytes (MB = 10^6 bytes), times ns; OpName is
+// the link's "Op Name" (absent from "-total" and legacy entries). The result is
+// sorted by (Step, P2P, OpKey, Group, SrcLocal, DstLocal).
+func ParseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error) {
+	root, err := readJSONTree(r, file)
+	if err != nil {
+		return nil, err
+	}
+	d := treeReader{file}
+	if err := d.object(root, "communication_matrix.json"); err != nil {
+		return nil, err
+	}
+	var links []profile.MatrixLink
+	if isFlatMatrixJSON(root) {
+		for _, m := range root.members {
+			if isTotalKey(m.key) {
+				continue
+			}
+			if links, err = d.matrixOp(links, m, -1, profile.IsP2P(opKeyName(m.key))); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		for _, sm := range root.members {
+			step, err := d.stepKey(sm)
+			if err != nil {
+				return nil, err
+			}
+			if err := d.object(sm.val, "step "+strconv.Quote(sm.key)); err != nil {
+				return nil, err
+			}
+			for _, kind := range [...]string{cjP2P, cjCollective} {
+				group := sm.val.get(kind)
+				if group.isNull() {
+					continue
+				}
+				if err := d.object(group, strconv.Quote(sm.key)+"."+kind); err != nil {
+					return nil, err
+				}
+				for _, m := range group.members {
+					if isTotalKey(m.key) {
+						continue
+					}
+					if links, err = d.matrixOp(links, m, step, kind == cjP2P); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(links, func(a, b profile.MatrixLink) int {
+		return cmp.Or(
+			cmp.Compare(a.Step, b.Step),
+			boolCompare(a.P2P, b.P2P),
+			strings.Compare(a.OpKey, b.OpKey),
+			strings.Compare(a.Group, b.Group),
+			cmp.Compare(a.SrcLocal, b.SrcLocal),
+			cmp.Compare(a.DstLocal, b.DstLocal),
+		)
+	})
+	return links, nil
+}
+
+// isFlatMatrixJSON reports whether a matrix root is the flat msprof layout: a
+// top-level value is a link map (its values hold "Transport Type").
+func isFlatMatrixJSON(root *treeNode) bool {
+	for _, m := range root.members {
+		if m.val.kind != treeObject {
+			continue
+		}
+		for _, lm := range m.val.members {
+			if lm.val.get(cmTransport) != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// matrixOp appends the links of one op entry {"s-d": Link, ...}.
+func (d treeReader) matrixOp(links []profile.MatrixLink, m treeMember, step int, p2p bool) ([]profile.MatrixLink, error) {
+	opKey, group := splitOpKey(m.key)
+	if err := d.object(m.val, strconv.Quote(m.key)); err != nil {
+		return links, err
+	}
+	for _, lm := range m.val.members {
+		src, dst, ok := parseLinkKey(lm.key)
+		if !ok {
+			return links, errAtOffset(d.file, lm.keyOff, "%q: link key %q is not \"<src>-<dst>\" local ranks", m.key, lm.key)
+		}
+		what := strconv.Quote(m.key) + " link " + strconv.Quote(lm.key)
+		if err := d.object(lm.val, what); err != nil {
+			return links, err
+		}
+		l := profile.MatrixLink{Step: step, P2P: p2p, OpKey: opKey, Group: group, SrcLocal: src, DstLocal: dst}
+		var err error
+		if l.Transport, err = d.text(lm.val.get(cmTransport), cmTransport); err != nil {
+			return links, err
+		}
+		if l.Bytes, err = d.mbBytes(lm.val.get(cjSizeMB), cjSizeMB); err != nil {
+			return links, err
+		}
+		if l.TimeNs, err = d.msNs(lm.val.get(cjTransit), cjTransit); err != nil {
+			return links, err
+		}
+		if l.BandwidthGBps, err = d.float(lm.val.get(cjBandwidth), cjBandwidth); err != nil {
+			return links, err
+		}
+		if l.OpName, err = d.text(lm.val.get(cmOpName), cmOpName); err != nil {
+			return links, err
+		}
+		links = append(links, l)
+	}
+	return links, nil
+}
+
+// parseLinkKey parses "src-dst" (plain decimal digits, each at most maxLocalRank).
+func parseLinkKey(key string) (src, dst int, ok bool) {
+	a, b, found := strings.Cut(key, "-")
+	if !found {
+		return 0, 0, false
+	}
+	src, ok1 := parseLocalRank(a)
+	dst, ok2 := parseLocalRank(b)
+	return src, dst, ok1 && ok2
+}
+
+func parseLocalRank(s string) (int, bool) {
+	if s == "" || len(s) > 8 || !plainDigits(s) {
+		return 0, false
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v > maxLocalRank {
+		return 0, false
+	}
+	return v, true
+}
+
+// GroupSizeFromMatrix returns, per group hash, 1 + the largest group-local rank seen
+// as the source or destination of any link. It is a lower bound on the
+// communicator's size, exact when some link reaches the last member: with mesh
+// algorithms every rank links to every other, and in a ring rank 0's neighbour is the
+// last rank; merge the links of several ranks for the best bound. Links without a
+// group are ignored.
+func GroupSizeFromMatrix(links []profile.MatrixLink) map[string]int {
+	sizes := make(map[string]int)
+	for _, l := range links {
+		if l.Group == "" {
+			continue
+		}
+		if n := max(l.SrcLocal, l.DstLocal) + 1; n > sizes[l.Group] {
+			sizes[l.Group] = n
+		}
+	}
+	return sizes
+}
