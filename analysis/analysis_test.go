@@ -1,0 +1,123 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+func iv(a, b int64) profile.Interval { return profile.Interval{StartNs: a, EndNs: b} }
+
+func TestUnionAndIntersect(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []profile.Interval
+		want []profile.Interval
+	}{
+		{"empty", nil, nil},
+		{"disjoint unsorted", []profile.Interval{iv(5, 6), iv(1, 2)}, []profile.Interval{iv(1, 2), iv(5, 6)}},
+		{"touching merge", []profile.Interval{iv(1, 2), iv(2, 3)}, []profile.Interval{iv(1, 3)}},
+		{"nested", []profile.Interval{iv(1, 10), iv(2, 3), iv(9, 12)}, []profile.Interval{iv(1, 12)}},
+		{"zero length dropped", []profile.Interval{iv(4, 4), iv(1, 2)}, []profile.Interval{iv(1, 2)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, union(tc.in)) })
+	}
+	a := []profile.Interval{iv(0, 10), iv(20, 30)}
+	b := []profile.Interval{iv(5, 25), iv(28, 40)}
+	assert.Equal(t, int64(5+5+2), intersectNs(a, b))
+	assert.Equal(t, int64(40), totalNs(mergeSorted(a, b)))
+}
+
+func TestBreakdownSemantics(t *testing.T) {
+	// compute [0,10) and [30,40); an AllReduce [5,20); a receive [45,50).
+	compute := []profile.Interval{iv(0, 10), iv(30, 40)}
+	ops := []profile.CommOp{
+		{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(5, 20)},
+		{Name: "hcom_receive__1_1_1", Type: "receive", Interval: iv(45, 50)},
+	}
+	b := breakdown(compute, ops)
+	assert.Equal(t, int64(20), b.ComputingNs)
+	assert.Equal(t, int64(20), b.CommunicationNs)
+	assert.Equal(t, int64(5), b.OverlappedNs)
+	assert.Equal(t, int64(15), b.CommNotOverlappedNs)
+	assert.Equal(t, int64(50-35), b.FreeNs, "span 50 minus busy 35")
+	assert.Equal(t, int64(5), b.BubbleNs)
+	assert.Equal(t, int64(45), b.StageNs, "span minus bubble")
+	assert.Equal(t, int64(15), b.AllReduceNs)
+	assert.Equal(t, b.StageNs+b.BubbleNs, b.ComputingNs+b.CommNotOverlappedNs+b.FreeNs)
+}
+
+func TestDeviceWindowsFollowFlows(t *testing.T) {
+	steps := []profile.StepMarker{{Step: 1, Interval: iv(0, 100)}, {Step: 2, Interval: iv(100, 200)}}
+	// The device lags the host by 50: step 1's first kernel runs at 60, step 2's at 160.
+	flows := []profile.DeviceFlow{{DeviceNs: 60, HostNs: 10}, {DeviceNs: 90, HostNs: 40}, {DeviceNs: 160, HostNs: 110}, {DeviceNs: 230, HostNs: 150}}
+	w := deviceWindows(steps, flows)
+	require.Len(t, w, 2)
+	assert.Equal(t, int64(60), w[0].startNs)
+	assert.Equal(t, int64(160), w[0].endNs)
+	assert.Equal(t, int64(160), w[1].startNs)
+	assert.Equal(t, int64(231), w[1].endNs)
+	// Without flows the host windows are used.
+	w = deviceWindows(steps, nil)
+	assert.Equal(t, int64(0), w[0].startNs)
+	assert.Equal(t, int64(100), w[0].endNs)
+	assert.Equal(t, int64(200), w[1].endNs)
+}
+
+func TestTimelineStepsSplitByStep(t *testing.T) {
+	r := &profile.Rank{
+		HasTimeline: true,
+		Steps:       []profile.StepMarker{{Step: 1, Interval: iv(0, 100)}, {Step: 2, Interval: iv(100, 200)}},
+		Compute:     []profile.Interval{iv(10, 40), iv(110, 150)},
+		CommOps:     []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(30, 60)}},
+	}
+	steps := timelineSteps(r)
+	require.Len(t, steps, 2)
+	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 50, ComputingNs: 30, CommunicationNs: 30,
+		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, AllReduceNs: 30}, steps[0])
+	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10}, steps[1])
+}
+
+func TestCompareWithStepTraceWarns(t *testing.T) {
+	got := []StepBreakdown{{Step: 3, StageNs: 100_000_000, ComputingNs: 10_000_000, CommunicationNs: 50_000_000}}
+	rows := []profile.StepTraceRow{{Step: 3, HasStep: true, StageUs: 100_000, ComputingUs: 10_000, CommunicationUs: 52_000}}
+	w := compareWithStepTrace(4, got, rows)
+	require.Len(t, w, 1, "only Communication differs (by 3.8%%): %v", w)
+	assert.Contains(t, w[0], "rank 4 step 3: Communication recomputed from the timeline is 50000.000 us, step_trace_time.csv says 52000.000 us")
+}
+
+func TestParseGate(t *testing.T) {
+	tests := []struct {
+		expr    string
+		want    Gate
+		wantErr string
+	}{
+		{expr: "comm_share>30%", want: Gate{Expr: "comm_share>30%", Metric: "comm_share", Op: ">", Threshold: 0.30}},
+		{expr: " overlap_ratio <= 0.5 ", want: Gate{Expr: "overlap_ratio <= 0.5", Metric: "overlap_ratio", Op: "<=", Threshold: 0.5}},
+		{expr: "step_time_us>=1.5e5", want: Gate{Expr: "step_time_us>=1.5e5", Metric: "step_time_us", Op: ">=", Threshold: 150000}},
+		{expr: "comm_share=30%", wantErr: "want METRIC OP VALUE"},
+		{expr: "bogus>1", wantErr: `unknown metric "bogus"`},
+		{expr: "comm_share>", wantErr: "want METRIC OP VALUE"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.expr, func(t *testing.T) {
+			g, err := ParseGate(tc.expr, MetricNames)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, g)
+		})
+	}
+	g, _ := ParseGate("comm_share>30%", MetricNames)
+	res := EvaluateGates([]Gate{g}, map[string]float64{"comm_share": 0.31})
+	assert.False(t, res[0].Passed)
+	res = EvaluateGates([]Gate{g}, map[string]float64{"comm_share": 0.30})
+	assert.True(t, res[0].Passed, "30% is not above 30%")
+}

@@ -1,0 +1,107 @@
+package analysis_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/parser"
+)
+
+// stepUs is one row of the profiler's own figures (../shared/realdata/README.md).
+type stepUs struct {
+	computing, notOverlapped, overlapped, communication, free, stage, bubble, preparing float64
+}
+
+func assertWithin(t *testing.T, want, gotNs float64, rel float64, field string) {
+	t.Helper()
+	got := gotNs / 1000
+	tol := math.Max(rel*math.Abs(want), 0.5) // Stage and Preparing are quantised to ~0.25 us
+	assert.InDelta(t, want, got, tol, "%s: want %.3f us, got %.3f us", field, want, got)
+}
+
+// Every step field of both ranks, recomputed from trace_view.json, matches the
+// profiler's step_trace_time.csv within 0.1%.
+func TestImagenetLevel1MatchesProfiler(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level1")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	want := map[int]stepUs{
+		0: {8873.756, 101963.203, 4028.675, 105991.878, 25744.050, 136581.0, 0, 17902.5},
+		1: {8878.295, 96359.047, 4016.239, 100375.286, 26675.274, 131912.5, 0, 20433.25},
+	}
+	require.Len(t, res.Ranks, 2)
+	for _, rr := range res.Ranks {
+		assert.Equal(t, analysis.SourceTimeline, rr.Source)
+		require.Len(t, rr.Steps, 1)
+		s, w := rr.Steps[0], want[rr.Rank]
+		assert.Equal(t, 50, s.Step)
+		assertWithin(t, w.computing, float64(s.ComputingNs), 0.001, "Computing")
+		assertWithin(t, w.notOverlapped, float64(s.CommNotOverlappedNs), 0.001, "Communication(Not Overlapped)")
+		assertWithin(t, w.overlapped, float64(s.OverlappedNs), 0.001, "Overlapped")
+		assertWithin(t, w.communication, float64(s.CommunicationNs), 0.001, "Communication")
+		assertWithin(t, w.free, float64(s.FreeNs), 0.001, "Free")
+		assertWithin(t, w.stage, float64(s.StageNs), 0.001, "Stage")
+		assertWithin(t, w.bubble, float64(s.BubbleNs), 0.001, "Bubble")
+		assertWithin(t, w.preparing, float64(s.PreparingNs), 0.001, "Preparing")
+	}
+	assert.InDelta(t, 0.7465, res.Ranks[0].Steps[0].CommShare(), 0.00005)
+	assert.InDelta(t, 0.7305, res.Ranks[1].Steps[0].CommShare(), 0.00005)
+	assert.Empty(t, res.Warnings, "recomputation agrees with step_trace_time.csv: no mismatch warning")
+	// Run-level: time-weighted over both ranks.
+	assert.InDelta(t, (101963.203+96359.047)/(136581.0+131912.5), res.Summary.CommShare, 1e-5)
+	assert.InDelta(t, (4028.675+4016.239)/(105991.878+100375.286), res.Summary.OverlapRatio, 1e-5)
+	assert.Equal(t, res.Summary.CommTotalShare, res.Summary.AllReduceShare, "every op is an AllReduce")
+	// One collective row: 4 FP32 AllReduce ops per rank in one 8-rank group.
+	require.Len(t, res.Collectives, 1)
+	coll := res.Collectives[0]
+	assert.Equal(t, "allreduce", coll.Op)
+	assert.Equal(t, "17522688603477080586", coll.Group)
+	assert.Equal(t, 8, coll.GroupSize)
+	assert.Equal(t, 8, coll.Count)
+	assert.Equal(t, int64(2*4*(4097000+16781312+37752832+2469696)), coll.Bytes)
+	assertWithin(t, 105991.878+100375.286, float64(coll.TotalNs), 0.00001, "collective total")
+	assert.InDelta(t, float64(coll.Bytes)/float64(coll.TotalNs)*2*7/8, coll.BusBwGBps, 1e-9)
+}
+
+func TestImagenetLevel0FallsBackToStepTrace(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level0")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	require.Len(t, res.Ranks, 2)
+	want := map[int][2]float64{0: {116251.25, 81515.607}, 1: {100602.25, 64616.114}}
+	share := map[int]float64{0: 0.7012, 1: 0.6423}
+	for _, rr := range res.Ranks {
+		assert.Equal(t, analysis.SourceStepTrace, rr.Source)
+		require.Len(t, rr.Steps, 1)
+		s := rr.Steps[0]
+		assertWithin(t, want[rr.Rank][0], float64(s.StageNs), 0.00001, "Stage")
+		assertWithin(t, want[rr.Rank][1], float64(s.CommNotOverlappedNs), 0.00001, "Comm(Not Overlapped)")
+		assert.InDelta(t, share[rr.Rank], s.CommShare(), 0.00005)
+		assert.Greater(t, s.AllReduceNs, int64(0), "AllReduce time from kernel_details.csv")
+	}
+	require.Len(t, res.Collectives, 1)
+	assert.Equal(t, 8, res.Collectives[0].Count)
+	assert.Zero(t, res.Collectives[0].Bytes, "Level0 kernel_details has no data types")
+}
+
+func TestNoHCCLGivesZeroShare(t *testing.T) {
+	dir := realdata.Path(t, "torchnpu-1rank-nohccl")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	require.Len(t, res.Ranks, 1)
+	assert.Equal(t, 0.0, res.Summary.CommShare)
+	assert.Equal(t, 0.0, res.Summary.CommTotalShare)
+	assert.Empty(t, res.Collectives)
+	s := res.Ranks[0].Steps[0]
+	// The profiler's Overlap Analysis rows of this trace: Computing 1788.2505, Free 9481.667.
+	assertWithin(t, 1788.2505, float64(s.ComputingNs), 0.001, "Computing")
+	assertWithin(t, 9481.667, float64(s.FreeNs), 0.001, "Free")
+}
