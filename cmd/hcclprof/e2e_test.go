@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/realdata"
+)
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hcclprof-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "hcclprof")
+	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const sample = "../../fixtures/samples/torchnpu-2rank"
+
+func runBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return o.String(), e.String(), ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return o.String(), e.String(), 0
+}
+
+func TestExitCodes(t *testing.T) {
+	empty := t.TempDir()
+	// A rank whose trace is cut in the middle: input incomplete.
+	cut := filepath.Join(t.TempDir(), "cluster")
+	require.NoError(t, os.CopyFS(cut, os.DirFS(sample)))
+	tv := filepath.Join(cut, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+	b, err := os.ReadFile(tv)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(tv, b[:len(b)/2], 0o644))
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"ok", []string{"analyze", sample}, 0, "Verdict: communication is the bottleneck", ""},
+		{"gate holds", []string{"analyze", sample, "--fail-on", "comm_share>50%"}, 0, "PASS  comm_share>50%", ""},
+		{"gate fails", []string{"analyze", sample, "--fail-on", "comm_share>30%", "--fail-on", "steps<1"}, 1, "FAIL  comm_share>30%", "gate failed: comm_share>30%"},
+		{"bad gate", []string{"analyze", sample, "--fail-on", "comm_share=3"}, 2, "", "want METRIC OP VALUE"},
+		{"unknown metric", []string{"analyze", sample, "--fail-on", "speed>3"}, 2, "", `unknown metric "speed"`},
+		{"bad format", []string{"analyze", sample, "--format", "xml"}, 2, "", "unknown --format"},
+		{"missing path", []string{"analyze", filepath.Join(empty, "nope")}, 2, "", "no such file"},
+		{"nothing found", []string{"analyze", empty}, 2, "", "no profiler output found"},
+		{"no args", []string{"analyze"}, 2, "", "requires at least 1 arg"},
+		{"incomplete", []string{"analyze", cut}, 3, "INCOMPLETE", "input incomplete"},
+		{"incomplete allowed", []string{"analyze", cut, "--allow-partial"}, 0, "truncated", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runBin(t, tc.args...)
+			assert.Equal(t, tc.code, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			assert.Contains(t, out, tc.stdout)
+			assert.Contains(t, errOut, tc.stderr)
+		})
+	}
+}
+
+func TestJSONReport(t *testing.T) {
+	out, _, code := runBin(t, "analyze", sample, "--format", "json", "--fail-on", "comm_share>30%")
+	require.Equal(t, 1, code)
+	var rep struct {
+		SchemaVersion int `json:"schema_version"`
+		Summary       map[string]any
+		Ranks         []struct {
+			Rank   int
+			Source string
+			Steps  []map[string]float64
+		}
+		Collectives []map[string]any
+		Gates       []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 1, rep.SchemaVersion)
+	assert.Equal(t, 2.0, rep.Summary["ranks"])
+	assert.Equal(t, 3.0, rep.Summary["steps"])
+	assert.InDelta(t, 0.3215, rep.Summary["comm_share"], 0.0001)
+	require.Len(t, rep.Ranks, 2)
+	assert.Equal(t, "timeline", rep.Ranks[0].Source)
+	s := rep.Ranks[0].Steps[0]
+	assert.Equal(t, 1.0, s["step"])
+	assert.InDelta(t, 7400, s["stage_us"], 0.001)
+	assert.InDelta(t, s["stage_us"], s["computing_us"]+s["communication_not_overlapped_us"]+s["free_us"]-s["bubble_us"], 0.001)
+	require.Len(t, rep.Collectives, 1)
+	assert.Equal(t, "allreduce", rep.Collectives[0]["op"])
+	assert.Equal(t, "dp", rep.Collectives[0]["group_name"])
+	assert.Equal(t, 2.0, rep.Collectives[0]["group_size"])
+	require.Len(t, rep.Gates, 1)
+	assert.Equal(t, false, rep.Gates[0]["passed"])
+	assert.Equal(t, 0.3, rep.Gates[0]["threshold"])
+}
+
+func TestRealDataThroughBinary(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level1")
+	out, _, code := runBin(t, "analyze", filepath.Join(dir, "rank0_ascend_pt"), filepath.Join(dir, "rank1_ascend_pt"), "--format", "json", "--fail-on", "comm_share>=0.7")
+	assert.Equal(t, 1, code)
+	var rep struct {
+		Ranks []struct {
+			Rank  int
+			Steps []map[string]float64
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 2)
+	assert.InDelta(t, 0.7465, rep.Ranks[0].Steps[0]["comm_share"], 0.00005)
+	assert.InDelta(t, 0.7305, rep.Ranks[1].Steps[0]["comm_share"], 0.00005)
+	// A single file names its rank directory's rank.
+	out, _, code = runBin(t, "analyze", filepath.Join(dir, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"), "--format", "json")
+	assert.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 1)
+	assert.Equal(t, 1, rep.Ranks[0].Rank)
+}
