@@ -1,0 +1,208 @@
+package parser
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// ParseProfilerInfo reads profiler_info_N.json (profiler_info.json when the run was
+// not distributed), torch_npu's record of how the profile was collected
+// (formats.md §1.5). Kept: rank_id (an int in 2024 data, a string "0" in torch_npu
+// 2.7.1; -1 when absent or null), config.experimental_config._profiler_level
+// (Level0/1/2/Level_none), _export_type ("text", "db", or a list such as
+// ["text","db"], joined with ","), and torch_npu_version and cann_version when
+// present (newer versions). Other keys are ignored. A value of the wrong type is a
+// *SyntaxError with file and byte offset.
+func ParseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
+	info, err := parseProfilerInfo(r, file)
+	if err != nil {
+		// A failed parse must not yield a rank (0 would pass for a real one).
+		return profile.Info{RankID: -1}, err
+	}
+	return info, nil
+}
+
+func parseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
+	info := profile.Info{RankID: -1}
+	root, err := readJSONTree(r, file)
+	if err != nil {
+		return info, err
+	}
+	d := treeReader{file}
+	if err := d.object(root, "profiler_info"); err != nil {
+		return info, err
+	}
+	if info.RankID, err = d.intVal(root.get("rank_id"), -1, "rank_id"); err != nil {
+		return info, err
+	}
+	if info.TorchNPUVersion, err = d.text(root.get("torch_npu_version"), "torch_npu_version"); err != nil {
+		return info, err
+	}
+	if info.CANNVersion, err = d.text(root.get("cann_version"), "cann_version"); err != nil {
+		return info, err
+	}
+	cfg := root.get("config")
+	if cfg.isNull() {
+		return info, nil
+	}
+	if err := d.object(cfg, "config"); err != nil {
+		return info, err
+	}
+	exp := cfg.get("experimental_config")
+	if exp.isNull() {
+		return info, nil
+	}
+	if err := d.object(exp, "config.experimental_config"); err != nil {
+		return info, err
+	}
+	if info.ProfilerLevel, err = d.text(exp.get("_profiler_level"), "_profiler_level"); err != nil {
+		return info, err
+	}
+	et := exp.get("_export_type")
+	if et != nil && et.kind == treeArray {
+		parts := make([]string, 0, len(et.elems))
+		for _, e := range et.elems {
+			s, err := d.text(e, "_export_type")
+			if err != nil {
+				return info, err
+			}
+			parts = append(parts, s)
+		}
+		info.ExportType = strings.Join(parts, ",")
+	} else if info.ExportType, err = d.text(et, "_export_type"); err != nil {
+		return info, err
+	}
+	return info, nil
+}
+
+// ParseProfilerMetadata reads profiler_metadata.json (formats.md §1.5): the
+// environment variables torch_npu recorded (ENV_VARIABLES, string values; other
+// types, seen in some versions, are formatted with fmt, null as ""), the framework's
+// communicators (parallel_group_info: raw HCCL group name → {group_name, group_rank,
+// global_ranks}; sorted by HCCL name; ranks may be written as ints or strings) and
+// distributed_args as written (with the value types encoding/json gives for any). All
+// sections are optional: the Level1 sample holds only ENV_VARIABLES.
+func ParseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
+	md, err := parseProfilerMetadata(r, file)
+	if err != nil {
+		return profile.Metadata{}, err
+	}
+	return md, nil
+}
+
+func parseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
+	var md profile.Metadata
+	root, err := readJSONTree(r, file)
+	if err != nil {
+		return md, err
+	}
+	d := treeReader{file}
+	if err := d.object(root, "profiler_metadata"); err != nil {
+		return md, err
+	}
+	if env := root.get("ENV_VARIABLES"); !env.isNull() {
+		if err := d.object(env, "ENV_VARIABLES"); err != nil {
+			return md, err
+		}
+		md.Env = make(map[string]string, len(env.members))
+		for _, m := range env.members {
+			md.Env[m.key] = envText(m.val)
+		}
+	}
+	if pgi := root.get("parallel_group_info"); !pgi.isNull() {
+		if err := d.object(pgi, "parallel_group_info"); err != nil {
+			return md, err
+		}
+		for _, m := range pgi.members {
+			g, err := d.parallelGroup(m)
+			if err != nil {
+				return md, err
+			}
+			md.ParallelGroups = append(md.ParallelGroups, g)
+		}
+		slices.SortFunc(md.ParallelGroups, func(a, b profile.ParallelGroup) int {
+			return cmp.Compare(a.HCCLName, b.HCCLName)
+		})
+	}
+	if da := root.get("distributed_args"); !da.isNull() {
+		if err := d.object(da, "distributed_args"); err != nil {
+			return md, err
+		}
+		md.DistributedArgs, _ = treeAny(da).(map[string]any)
+	}
+	return md, nil
+}
+
+// envText formats an ENV_VARIABLES value: strings as they are, numbers as written,
+// null as "", anything else with fmt.
+func envText(n *treeNode) string {
+	switch n.kind {
+	case treeNull:
+		return ""
+	case treeString, treeNumber:
+		return n.text
+	}
+	return fmt.Sprint(treeAny(n))
+}
+
+func (d treeReader) parallelGroup(m treeMember) (profile.ParallelGroup, error) {
+	g := profile.ParallelGroup{HCCLName: m.key, GroupRank: -1}
+	what := "parallel_group_info " + strconv.Quote(m.key)
+	if err := d.object(m.val, what); err != nil {
+		return g, err
+	}
+	var err error
+	if g.Name, err = d.text(m.val.get("group_name"), what+": group_name"); err != nil {
+		return g, err
+	}
+	if g.GroupRank, err = d.intVal(m.val.get("group_rank"), -1, what+": group_rank"); err != nil {
+		return g, err
+	}
+	gr := m.val.get("global_ranks")
+	if gr.isNull() {
+		return g, nil
+	}
+	if gr.kind != treeArray {
+		return g, d.errAt(gr, "%s: global_ranks: expected an array, found %s", what, gr.kind)
+	}
+	g.GlobalRanks = make([]int, 0, len(gr.elems))
+	for _, e := range gr.elems {
+		if e.isNull() {
+			return g, d.errAt(e, "%s: global_ranks: null rank", what)
+		}
+		v, err := d.intVal(e, -1, what+": global_ranks")
+		if err != nil {
+			return g, err
+		}
+		g.GlobalRanks = append(g.GlobalRanks, v)
+	}
+	return g, nil
+}
+
+// RankFromInfoFileName returns the rank in a profiler_info_N.json file name
+// ("profiler_info_7.json" → 7, true). A directory part is ignored. Names without a
+// decimal rank, such as the non-distributed "profiler_info.json", give false:
+// msprof-analyze ignores such directories in a cluster.
+func RankFromInfoFileName(name string) (int, bool) {
+	base := filepath.Base(name)
+	mid, ok := strings.CutPrefix(base, "profiler_info_")
+	if !ok {
+		return 0, false
+	}
+	mid, ok = strings.CutSuffix(mid, ".json")
+	if !ok || mid == "" || len(mid) > 9 || !plainDigits(mid) {
+		return 0, false
+	}
+	rank, err := strconv.Atoi(mid)
+	if err != nil {
+		return 0, false
+	}
+	return rank, true
+}
