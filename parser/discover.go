@@ -172,13 +172,14 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// dirTimestamp is the 17-digit timestamp of a {worker}_{ts}_ascend_pt name, 0 if none.
+// dirTimestamp is the 17-digit timestamp of a {worker}_{ts}_ascend_pt name (the third
+// field from the end, as "ascend_pt" holds an underscore), 0 if none.
 func dirTimestamp(dir string) int64 {
 	parts := strings.Split(filepath.Base(dir), "_")
-	if len(parts) < 3 {
+	if len(parts) < 4 {
 		return 0
 	}
-	ts, _ := strconv.ParseInt(parts[len(parts)-2], 10, 64)
+	ts, _ := strconv.ParseInt(parts[len(parts)-3], 10, 64)
 	return ts
 }
 

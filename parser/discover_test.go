@@ -1,0 +1,69 @@
+package parser
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func mkRank(t *testing.T, root, name string, rank int) string {
+	t.Helper()
+	dir := filepath.Join(root, name)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ascendOutput), 0o755))
+	if rank >= 0 {
+		info := `{"config": {"experimental_config": {"_profiler_level": "Level0"}}, "rank_id": ` + itoa(rank) + `}`
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "profiler_info_"+itoa(rank)+".json"), []byte(info), 0o644))
+	}
+	csv := "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing\n1,1,2,0,2,1,4,0,2,0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ascendOutput, "step_trace_time.csv"), []byte(csv), 0o644))
+	return dir
+}
+
+func itoa(n int) string { return filepath.Base(filepath.Join("x", string(rune('0'+n)))) }
+
+func TestDiscoverClusterRoot(t *testing.T) {
+	root := t.TempDir()
+	mkRank(t, filepath.Join(root, "nodeB"), "host_2_20250101000000001_ascend_pt", 2)
+	mkRank(t, filepath.Join(root, "nodeA"), "host_1_20250101000000001_ascend_pt", 0)
+	old := mkRank(t, root, "host_1_20240101000000001_ascend_pt", 1)
+	newer := mkRank(t, root, "host_1_20250101000000009_ascend_pt", 1)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "empty_ascend_pt"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(newer, ascendOutput, "memory_record.csv"), []byte("x"), 0o644))
+
+	in, err := Discover([]string{root})
+	require.NoError(t, err)
+	require.Len(t, in.Ranks, 3)
+	for i, r := range in.Ranks {
+		assert.Equal(t, i, r.Rank)
+	}
+	assert.Equal(t, newer, in.Ranks[1].Dir, "the latest directory of a duplicated rank wins")
+	assert.Contains(t, in.Notes, "duplicate rank 1: using "+newer+", ignoring "+old)
+	assert.Contains(t, in.Notes, "skipped "+filepath.Join(root, "empty_ascend_pt")+": no ASCEND_PROFILER_OUTPUT/ inside")
+
+	r := LoadRank(in.Ranks[1])
+	assert.Equal(t, []string{filepath.Join(ascendOutput, "memory_record.csv")}, r.FilesIgnored)
+	assert.Equal(t, "Level0", r.Info.ProfilerLevel)
+	require.Len(t, r.StepTrace, 1)
+	assert.Equal(t, 4.0, r.StepTrace[0].StageUs)
+}
+
+func TestDiscoverUnrankedAndFiles(t *testing.T) {
+	root := t.TempDir()
+	a := mkRank(t, root, "a_ascend_pt", -1)
+	ranked := mkRank(t, root, "b_ascend_pt", 3)
+	stray := filepath.Join(root, "notes.txt")
+	require.NoError(t, os.WriteFile(stray, []byte("hi"), 0o644))
+
+	in, err := Discover([]string{a, ranked, stray})
+	require.NoError(t, err)
+	require.Len(t, in.Ranks, 2)
+	assert.Equal(t, 3, in.Ranks[0].Rank)
+	assert.Equal(t, 4, in.Ranks[1].Rank, "a rank without profiler_info is numbered after the known ones")
+	assert.Contains(t, in.Notes, "ignored "+stray+": not a profiler file hcclprof reads")
+
+	_, err = Discover([]string{t.TempDir()})
+	assert.ErrorIs(t, err, ErrNothingFound)
+}
