@@ -6,11 +6,10 @@ package analysis
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"strconv"
-	"sync"
 
+	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -71,26 +70,9 @@ type Options struct {
 func Analyze(c *profile.Cluster, opts Options) *Result {
 	res := &Result{Ranks: make([]RankResult, len(c.Ranks))}
 	warnings := make([][]string, len(c.Ranks))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				res.Ranks[i], warnings[i] = analyzeRank(c.Ranks[i])
-			}
-		}()
-	}
-	for i := range c.Ranks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.For(len(c.Ranks), opts.Workers, func(i int) {
+		res.Ranks[i], warnings[i] = analyzeRank(c.Ranks[i])
+	})
 	for _, w := range warnings {
 		res.Warnings = append(res.Warnings, w...)
 	}

@@ -6,10 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"sync"
 
+	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -37,26 +36,9 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 		return nil, err
 	}
 	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks)), Notes: in.Notes}
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				c.Ranks[i] = LoadRank(in.Ranks[i])
-			}
-		}()
-	}
-	for i := range in.Ranks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.For(len(in.Ranks), opts.Workers, func(i int) {
+		c.Ranks[i] = LoadRank(in.Ranks[i])
+	})
 	return c, nil
 }
 
