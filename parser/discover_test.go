@@ -48,6 +48,11 @@ func TestDiscoverClusterRoot(t *testing.T) {
 	assert.Equal(t, "Level0", r.Info.ProfilerLevel)
 	require.Len(t, r.StepTrace, 1)
 	assert.Equal(t, 4.0, r.StepTrace[0].StageUs)
+
+	c, err := LoadCluster([]string{root}, LoadOptions{Workers: 2})
+	require.NoError(t, err)
+	assert.Len(t, c.Ranks, 3)
+	assert.Contains(t, c.Notes, "ignored files hcclprof does not read: memory_record.csv (1)")
 }
 
 func TestDiscoverUnrankedAndFiles(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/profile"
@@ -39,6 +40,9 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 	parallel.For(len(in.Ranks), opts.Workers, func(i int) {
 		c.Ranks[i] = LoadRank(in.Ranks[i])
 	})
+	if note := ignoredNote(c.Ranks); note != "" {
+		c.Notes = append(c.Notes, note)
+	}
 	return c, nil
 }
 
@@ -182,4 +186,29 @@ func attachGroupHashes(r *profile.Rank) {
 	}
 	fix(r.CommOps)
 	fix(r.KernelCommOps)
+}
+
+// ignoredNote summarises, over all ranks, the files present that hcclprof does not read.
+func ignoredNote(ranks []*profile.Rank) string {
+	count := map[string]int{}
+	for _, r := range ranks {
+		for _, f := range r.FilesIgnored {
+			if _, known := exportedFiles[filepath.Base(f)]; !known {
+				count[filepath.Base(f)]++
+			}
+		}
+	}
+	if len(count) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(count))
+	for n := range count {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s (%d)", n, count[n])
+	}
+	return "ignored files hcclprof does not read: " + strings.Join(parts, ", ")
 }
