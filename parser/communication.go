@@ -36,7 +36,8 @@ const (
 // size histogram). Two layouts exist:
 //
 //   - torch_npu / MindSpore (§3.1): {"step50": {"p2p": {...}, "collective": {...}}};
-//     the step key is "step<N>", or "step" (Step -1) when the run had no step markers.
+//     the step key is "step<N>", or "step" (Step -1) when the run had no step markers;
+//     keys other than p2p and collective inside a step are ignored.
 //   - msprof CLI (§3.3): a flat {"<op>@<group>": OpInfo} map, recognised because its
 //     values hold "Communication Time Info" directly. It has no step (Step -1) and no
 //     p2p/collective split, so P2P comes from the op name (profile.IsP2P).

@@ -101,7 +101,9 @@ func (t *csvTable) next() (bool, error) {
 			return false, fmt.Errorf("%s: read: %w", t.file, err)
 		}
 		t.rec = rec
-		t.line, _ = t.r.FieldPos(0)
+		if len(rec) > 0 { // always true for encoding/csv; FieldPos panics otherwise
+			t.line, _ = t.r.FieldPos(0)
+		}
 		if !csvBlankRecord(rec) {
 			return true, nil
 		}
