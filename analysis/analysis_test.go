@@ -99,6 +99,7 @@ func TestParseGate(t *testing.T) {
 		{expr: "comm_share>30%", want: Gate{Expr: "comm_share>30%", Metric: "comm_share", Op: ">", Threshold: 0.30}},
 		{expr: " overlap_ratio <= 0.5 ", want: Gate{Expr: "overlap_ratio <= 0.5", Metric: "overlap_ratio", Op: "<=", Threshold: 0.5}},
 		{expr: "step_time_us>=1.5e5", want: Gate{Expr: "step_time_us>=1.5e5", Metric: "step_time_us", Op: ">=", Threshold: 150000}},
+		{expr: ">30%", want: Gate{Expr: "comm_share>30%", Metric: "comm_share", Op: ">", Threshold: 0.30}},
 		{expr: "comm_share=30%", wantErr: "want METRIC OP VALUE"},
 		{expr: "bogus>1", wantErr: `unknown metric "bogus"`},
 		{expr: "comm_share>", wantErr: "want METRIC OP VALUE"},
