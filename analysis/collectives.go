@@ -119,10 +119,9 @@ type groupSize struct {
 func groupSizes(c *profile.Cluster) map[string]groupSize {
 	out := map[string]groupSize{}
 	for _, r := range c.Ranks {
-		for _, l := range r.CommMatrix {
-			n := max(l.SrcLocal, l.DstLocal) + 1
-			if cur, ok := out[l.Group]; !ok || n > cur.size {
-				out[l.Group] = groupSize{n, "communication_matrix.json"}
+		for g, n := range profile.GroupSizeFromMatrix(r.CommMatrix) {
+			if cur, ok := out[g]; !ok || n > cur.size {
+				out[g] = groupSize{n, "communication_matrix.json"}
 			}
 		}
 	}

@@ -18,7 +18,7 @@ const (
 
 // maxLocalRank bounds the group-local ranks of link keys. HCCL communicators have at
 // most tens of thousands of members; the bound keeps a corrupt key from making
-// GroupSizeFromMatrix's callers allocate a huge group.
+// profile.GroupSizeFromMatrix's callers allocate a huge group.
 const maxLocalRank = 1 << 20
 
 // ParseCommMatrixJSON reads communication_matrix.json, the per-link traffic of each
@@ -175,23 +175,4 @@ func parseLocalRank(s string) (int, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-// GroupSizeFromMatrix returns, per group hash, 1 + the largest group-local rank seen
-// as the source or destination of any link. It is a lower bound on the
-// communicator's size, exact when some link reaches the last member: with mesh
-// algorithms every rank links to every other, and in a ring rank 0's neighbour is the
-// last rank; merge the links of several ranks for the best bound. Links without a
-// group are ignored.
-func GroupSizeFromMatrix(links []profile.MatrixLink) map[string]int {
-	sizes := make(map[string]int)
-	for _, l := range links {
-		if l.Group == "" {
-			continue
-		}
-		if n := max(l.SrcLocal, l.DstLocal) + 1; n > sizes[l.Group] {
-			sizes[l.Group] = n
-		}
-	}
-	return sizes
 }

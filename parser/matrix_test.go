@@ -46,7 +46,7 @@ func TestParseCommMatrixJSONLayouts(t *testing.T) {
 			Step: 50, P2P: true, OpKey: "batchsendrecv-total", Group: "99", SrcLocal: 1, DstLocal: 3,
 			Transport: "HCCS", Bytes: 3000000, TimeNs: 200000, BandwidthGBps: 15,
 		}, links[4])
-		assert.Equal(t, map[string]int{"17522688603477080586": 8, "99": 4}, GroupSizeFromMatrix(links))
+		assert.Equal(t, map[string]int{"17522688603477080586": 8, "99": 4}, profile.GroupSizeFromMatrix(links))
 	})
 
 	t.Run("legacy layout: raw op names and Total Op Info", func(t *testing.T) {
@@ -77,14 +77,14 @@ func TestParseCommMatrixJSONLayouts(t *testing.T) {
 		assert.Equal(t, int64(2000000), links[1].Bytes)
 		assert.Equal(t, "hcom_send__1_0_1", links[2].OpKey)
 		assert.True(t, links[2].P2P, "p2p from the op name")
-		assert.Equal(t, map[string]int{"5": 3}, GroupSizeFromMatrix(links))
+		assert.Equal(t, map[string]int{"5": 3}, profile.GroupSizeFromMatrix(links))
 	})
 
 	t.Run("empty", func(t *testing.T) {
 		links, err := ParseCommMatrixJSON(strings.NewReader(`{"step1": {"p2p": {}, "collective": {}}}`), "m.json")
 		require.NoError(t, err)
 		assert.Empty(t, links)
-		assert.Empty(t, GroupSizeFromMatrix(links))
+		assert.Empty(t, profile.GroupSizeFromMatrix(links))
 	})
 }
 
@@ -95,8 +95,8 @@ func TestGroupSizeFromMatrix(t *testing.T) {
 		{Group: "b", SrcLocal: 0, DstLocal: 15},
 		{Group: "", SrcLocal: 0, DstLocal: 99},
 	}
-	assert.Equal(t, map[string]int{"a": 5, "b": 16}, GroupSizeFromMatrix(links))
-	assert.Empty(t, GroupSizeFromMatrix(nil))
+	assert.Equal(t, map[string]int{"a": 5, "b": 16}, profile.GroupSizeFromMatrix(links))
+	assert.Empty(t, profile.GroupSizeFromMatrix(nil))
 }
 
 func TestParseCommMatrixJSONErrors(t *testing.T) {
@@ -135,7 +135,7 @@ func TestParseCommMatrixJSONRealData(t *testing.T) {
 			require.NoError(t, err)
 			// 6 statistics (top1, middle, bottom1, total, bottom2, bottom3) × 8 links.
 			require.Len(t, links, 48)
-			assert.Equal(t, map[string]int{"17522688603477080586": 8}, GroupSizeFromMatrix(links))
+			assert.Equal(t, map[string]int{"17522688603477080586": 8}, profile.GroupSizeFromMatrix(links))
 			self := 0
 			if rel == summaryL1R1 {
 				self = 1
@@ -193,6 +193,6 @@ func FuzzCommMatrixJSON(f *testing.F) {
 		if err != nil && !strings.Contains(err.Error(), file) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
-		GroupSizeFromMatrix(links)
+		profile.GroupSizeFromMatrix(links)
 	})
 }

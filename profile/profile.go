@@ -203,3 +203,22 @@ type MatrixLink struct {
 	BandwidthGBps float64
 	OpName        string
 }
+
+// GroupSizeFromMatrix returns, per group hash, 1 + the largest group-local rank seen
+// as the source or destination of any link. It is a lower bound on the
+// communicator's size, exact when some link reaches the last member: with mesh
+// algorithms every rank links to every other, and in a ring rank 0's neighbour is the
+// last rank; merge the links of several ranks for the best bound. Links without a
+// group are ignored.
+func GroupSizeFromMatrix(links []MatrixLink) map[string]int {
+	sizes := make(map[string]int)
+	for _, l := range links {
+		if l.Group == "" {
+			continue
+		}
+		if n := max(l.SrcLocal, l.DstLocal) + 1; n > sizes[l.Group] {
+			sizes[l.Group] = n
+		}
+	}
+	return sizes
+}
