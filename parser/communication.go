@@ -63,46 +63,13 @@ func ParseCommunicationJSON(r io.Reader, file string) ([]profile.CommOpStats, er
 		return nil, err
 	}
 	var ops []profile.CommOpStats
-	if isFlatCommJSON(root) {
-		for _, m := range root.members {
-			if isTotalKey(m.key) {
-				continue
-			}
-			op, err := d.commOp(m, -1, profile.IsP2P(opKeyName(m.key)))
-			if err != nil {
-				return nil, err
-			}
-			ops = append(ops, op)
-		}
-	} else {
-		for _, sm := range root.members {
-			step, err := d.stepKey(sm)
-			if err != nil {
-				return nil, err
-			}
-			if err := d.object(sm.val, "step "+strconv.Quote(sm.key)); err != nil {
-				return nil, err
-			}
-			for _, kind := range [...]string{cjP2P, cjCollective} {
-				group := sm.val.get(kind)
-				if group.isNull() {
-					continue
-				}
-				if err := d.object(group, strconv.Quote(sm.key)+"."+kind); err != nil {
-					return nil, err
-				}
-				for _, m := range group.members {
-					if isTotalKey(m.key) {
-						continue
-					}
-					op, err := d.commOp(m, step, kind == cjP2P)
-					if err != nil {
-						return nil, err
-					}
-					ops = append(ops, op)
-				}
-			}
-		}
+	err = d.forEachOp(root, isFlatCommJSON(root), func(m treeMember, step int, p2p bool) error {
+		op, err := d.commOp(m, step, p2p)
+		ops = append(ops, op)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(ops, func(a, b profile.CommOpStats) int {
 		return cmp.Or(
@@ -151,6 +118,50 @@ func splitOpKey(key string) (name, group string) {
 }
 
 func opKeyName(key string) string { n, _ := splitOpKey(key); return n }
+
+// forEachOp calls fn for every op entry of communication.json or
+// communication_matrix.json, in either layout: flat (msprof: Step -1, P2P from the op
+// name) or nested by step and p2p/collective (torch_npu). "Total" keys are skipped.
+func (d treeReader) forEachOp(root *treeNode, flat bool, fn func(m treeMember, step int, p2p bool) error) error {
+	if flat {
+		for _, m := range root.members {
+			if isTotalKey(m.key) {
+				continue
+			}
+			if err := fn(m, -1, profile.IsP2P(opKeyName(m.key))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, sm := range root.members {
+		step, err := d.stepKey(sm)
+		if err != nil {
+			return err
+		}
+		if err := d.object(sm.val, "step "+strconv.Quote(sm.key)); err != nil {
+			return err
+		}
+		for _, kind := range [...]string{cjP2P, cjCollective} {
+			group := sm.val.get(kind)
+			if group.isNull() {
+				continue
+			}
+			if err := d.object(group, strconv.Quote(sm.key)+"."+kind); err != nil {
+				return err
+			}
+			for _, m := range group.members {
+				if isTotalKey(m.key) {
+					continue
+				}
+				if err := fn(m, step, kind == cjP2P); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
 
 // stepKey reads a step key of the torch_npu layout ("step50" → 50, "step" → -1),
 // the advisor's rule: strip "step" (any case), nothing left means no step.

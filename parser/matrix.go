@@ -52,42 +52,12 @@ func ParseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error)
 		return nil, err
 	}
 	var links []profile.MatrixLink
-	if isFlatMatrixJSON(root) {
-		for _, m := range root.members {
-			if isTotalKey(m.key) {
-				continue
-			}
-			if links, err = d.matrixOp(links, m, -1, profile.IsP2P(opKeyName(m.key))); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		for _, sm := range root.members {
-			step, err := d.stepKey(sm)
-			if err != nil {
-				return nil, err
-			}
-			if err := d.object(sm.val, "step "+strconv.Quote(sm.key)); err != nil {
-				return nil, err
-			}
-			for _, kind := range [...]string{cjP2P, cjCollective} {
-				group := sm.val.get(kind)
-				if group.isNull() {
-					continue
-				}
-				if err := d.object(group, strconv.Quote(sm.key)+"."+kind); err != nil {
-					return nil, err
-				}
-				for _, m := range group.members {
-					if isTotalKey(m.key) {
-						continue
-					}
-					if links, err = d.matrixOp(links, m, step, kind == cjP2P); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
+	err = d.forEachOp(root, isFlatMatrixJSON(root), func(m treeMember, step int, p2p bool) (err error) {
+		links, err = d.matrixOp(links, m, step, p2p)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(links, func(a, b profile.MatrixLink) int {
 		return cmp.Or(
