@@ -36,8 +36,14 @@ lint:
 demo: build
 	$(BIN) analyze fixtures/samples/torchnpu-2rank
 
+FUZZ_TARGETS := FuzzTraceView FuzzStepTraceCSV FuzzKernelDetails FuzzCommunicationJSON FuzzCommMatrixJSON FuzzProfilerInfo
+FUZZTIME ?= 20s
+
+# Each parser's fuzz target in turn (the seeds include the real files when present).
 fuzz:
-	$(GO) test ./parser -run '^$$' -fuzz FuzzTraceView -fuzztime 30s
+	@for t in $(FUZZ_TARGETS); do \
+	  $(GO) test ./parser -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x || exit 1; \
+	done
 
 clean:
 	rm -rf bin
