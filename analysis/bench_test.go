@@ -2,27 +2,19 @@ package analysis_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/benchtrace"
-	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/parser"
 )
 
 // BenchmarkAnalyze is a whole analyze (discovery, parse, analysis) of one rank whose
 // ~120 MB trace repeats the real rank-0 trace 60 times (60 steps, 240 AllReduce ops).
 func BenchmarkAnalyze(b *testing.B) {
-	src := realdata.Path(b, "imagenet-2rank-level1", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
-	dir := os.Getenv("HCCLPROF_BENCH_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "hcclprof-bench")
-	}
-	p, err := benchtrace.Repeat(src, dir, 60)
-	require.NoError(b, err)
+	dir, p := benchtrace.Default(b)
 	st, err := os.Stat(p)
 	require.NoError(b, err)
 	b.SetBytes(st.Size())

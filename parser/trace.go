@@ -312,16 +312,21 @@ func (st *traceState) pidOf(v []byte) (int64, error) {
 	return n, nil
 }
 
+// ids parses an event's pid and tid.
+func (st *traceState) ids(e *rawEvent) (pid, tid int64, err error) {
+	if pid, err = st.pidOf(e.pid); err != nil {
+		return 0, 0, err
+	}
+	tid, err = st.pidOf(e.tid)
+	return pid, tid, err
+}
+
 func (st *traceState) meta(e *rawEvent) error {
 	name, _ := jsonString(e.name)
 	if name != "process_name" && name != "thread_name" {
 		return nil
 	}
-	pid, err := st.pidOf(e.pid)
-	if err != nil {
-		return err
-	}
-	tid, err := st.pidOf(e.tid)
+	pid, tid, err := st.ids(e)
 	if err != nil {
 		return err
 	}
@@ -416,11 +421,7 @@ func (st *traceState) complete(e *rawEvent) error {
 		st.steps = append(st.steps, profile.StepMarker{Step: n, Interval: iv})
 		return nil
 	}
-	pid, err := st.pidOf(e.pid)
-	if err != nil {
-		return err
-	}
-	tid, err := st.pidOf(e.tid)
+	pid, tid, err := st.ids(e)
 	if err != nil {
 		return err
 	}

@@ -221,16 +221,8 @@ func FuzzTraceView(f *testing.F) {
 	})
 }
 
-// benchTrace returns the ~130 MB timeline made by repeating the real rank-0 trace 60
-// times (cached under the temp dir), skipping when the real data is absent.
 func benchTrace(b *testing.B) string {
-	src := realdata.Path(b, "imagenet-2rank-level1", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
-	dir := os.Getenv("HCCLPROF_BENCH_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "hcclprof-bench")
-	}
-	p, err := benchtrace.Repeat(src, dir, 60)
-	require.NoError(b, err)
+	_, p := benchtrace.Default(b)
 	return p
 }
 

@@ -13,7 +13,28 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
+
+	"github.com/hcclprof/hcclprof/internal/realdata"
 )
+
+// Default is the benchmarks' big timeline: the real rank-0 trace of
+// imagenet-2rank-level1 repeated 60 times, cached under $HCCLPROF_BENCH_DIR (default:
+// the temp dir). It returns the directory (a one-rank cluster) and the trace's path,
+// skipping the benchmark when the real data is absent.
+func Default(tb testing.TB) (dir, trace string) {
+	tb.Helper()
+	src := realdata.Path(tb, "imagenet-2rank-level1", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+	dir = os.Getenv("HCCLPROF_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "hcclprof-bench")
+	}
+	trace, err := Repeat(src, dir, 60)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir, trace
+}
 
 // Repeat writes src repeated times into a rank directory under dstDir
 // (dstDir/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json, with a
