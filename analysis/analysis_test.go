@@ -75,7 +75,8 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 		Compute:     []profile.Interval{iv(10, 40), iv(110, 150)},
 		CommOps:     []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(30, 60)}},
 	}
-	steps := timelineSteps(r)
+	steps, overlapRows := timelineSteps(r)
+	assert.Empty(t, overlapRows, "no Overlap Analysis layer in this trace")
 	require.Len(t, steps, 2)
 	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 50, ComputingNs: 30, CommunicationNs: 30,
 		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, AllReduceNs: 30}, steps[0])
@@ -85,7 +86,7 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 func TestCompareWithStepTraceWarns(t *testing.T) {
 	got := []StepBreakdown{{Step: 3, StageNs: 100_000_000, ComputingNs: 10_000_000, CommunicationNs: 50_000_000}}
 	rows := []profile.StepTraceRow{{Step: 3, HasStep: true, StageUs: 100_000, ComputingUs: 10_000, CommunicationUs: 52_000}}
-	w := compareWithStepTrace(4, got, rows)
+	w := compareWithStepTrace(4, got, rows, "step_trace_time.csv")
 	require.Len(t, w, 1, "only Communication differs (by 3.8%%): %v", w)
 	assert.Contains(t, w[0], "rank 4 step 3: Communication recomputed from the timeline is 50000.000 us, step_trace_time.csv says 52000.000 us")
 }
@@ -121,4 +122,19 @@ func TestParseGate(t *testing.T) {
 	assert.False(t, res[0].Passed)
 	res = EvaluateGates([]Gate{g}, map[string]float64{"comm_share": 0.30})
 	assert.True(t, res[0].Passed, "30% is not above 30%")
+}
+
+func TestOverlapLayerCrossCheck(t *testing.T) {
+	r := &profile.Rank{
+		HasTimeline: true,
+		Steps:       []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
+		Compute:     []profile.Interval{iv(0, 500_000)},
+		CommOps:     []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(400_000, 900_000)}},
+		// The profiler's rows say Computing lasted 600 us: 20% more than the tasks show.
+		Overlap: profile.OverlapLayer{Computing: []profile.Interval{iv(0, 600_000)},
+			Communication: []profile.Interval{iv(400_000, 900_000)}, CommNotOverlapped: []profile.Interval{iv(500_000, 900_000)}},
+	}
+	_, warnings := analyzeRank(r)
+	require.Len(t, warnings, 1, "%v", warnings)
+	assert.Equal(t, "rank 0 step 1: Computing recomputed from the timeline is 500.000 us, the trace's Overlap Analysis layer says 600.000 us (-16.67%)", warnings[0])
 }

@@ -92,9 +92,12 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 	switch {
 	case r.HasTimeline && (len(r.Compute) > 0 || len(r.CommOps) > 0):
 		rr.Source = SourceTimeline
-		rr.Steps = timelineSteps(r)
+		var overlapRows []profile.StepTraceRow
+		rr.Steps, overlapRows = timelineSteps(r)
 		if len(r.StepTrace) > 0 {
-			warnings = append(warnings, compareWithStepTrace(r.Rank, rr.Steps, r.StepTrace)...)
+			warnings = append(warnings, compareWithStepTrace(r.Rank, rr.Steps, r.StepTrace, "step_trace_time.csv")...)
+		} else if len(overlapRows) > 0 {
+			warnings = append(warnings, compareWithStepTrace(r.Rank, rr.Steps, overlapRows, "the trace's Overlap Analysis layer")...)
 		}
 	case len(r.StepTrace) > 0:
 		rr.Source = SourceStepTrace

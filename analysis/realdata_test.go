@@ -104,4 +104,5 @@ func TestNoHCCLGivesZeroShare(t *testing.T) {
 	// The profiler's Overlap Analysis rows of this trace: Computing 1788.2505, Free 9481.667.
 	assertWithin(t, 1788.2505, float64(s.ComputingNs), 0.001, "Computing")
 	assertWithin(t, 9481.667, float64(s.FreeNs), 0.001, "Free")
+	assert.Empty(t, res.Warnings, "no step_trace_time.csv here: checked against the Overlap Analysis rows, which agree")
 }

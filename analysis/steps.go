@@ -111,8 +111,10 @@ func opsInWindow(ops []profile.CommOp, lo, hi int64) []profile.CommOp {
 	return ops[i:j]
 }
 
-// timelineSteps recomputes the step breakdown of a rank from its timeline.
-func timelineSteps(r *profile.Rank) []StepBreakdown {
+// timelineSteps recomputes the step breakdown of a rank from its timeline. When the
+// trace has the profiler's Overlap Analysis rows it also returns their sums per step
+// window, in step_trace_time.csv form, to cross-check the recomputation.
+func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 	steps := r.Steps
 	noMarkers := len(steps) == 0
 	if noMarkers {
@@ -125,12 +127,13 @@ func timelineSteps(r *profile.Rank) []StepBreakdown {
 			lo, hi = min(lo, op.StartNs), max(hi, op.EndNs)
 		}
 		if lo > hi {
-			return nil
+			return nil, nil
 		}
 		steps = []profile.StepMarker{{Step: -1, Interval: profile.Interval{StartNs: lo, EndNs: hi + 1}}}
 	}
 	windows := deviceWindows(steps, r.Flows)
 	out := make([]StepBreakdown, 0, len(windows))
+	var overlapRows []profile.StepTraceRow
 	for _, w := range windows {
 		ops := opsInWindow(r.CommOps, w.startNs, w.endNs)
 		b := breakdown(inWindow(r.Compute, w.startNs, w.endNs), ops)
@@ -139,8 +142,17 @@ func timelineSteps(r *profile.Rank) []StepBreakdown {
 			b.PreparingNs = max(0, b.firstNs-w.step.StartNs)
 		}
 		out = append(out, b.StepBreakdown)
+		if r.Overlap.Present() {
+			sum := func(ivs []profile.Interval) float64 {
+				return float64(totalNs(inWindow(ivs, w.startNs, w.endNs))) / 1000
+			}
+			overlapRows = append(overlapRows, profile.StepTraceRow{Step: b.Step, HasStep: b.HasStep,
+				ComputingUs: sum(r.Overlap.Computing), CommunicationUs: sum(r.Overlap.Communication),
+				CommNotOverlappedUs: sum(r.Overlap.CommNotOverlapped), FreeUs: sum(r.Overlap.Free),
+				StageUs: float64(b.StageNs) / 1000}) // the rows carry no Bubble: Stage is not compared
+		}
 	}
-	return out
+	return out, overlapRows
 }
 
 type breakdownWithStart struct {
@@ -209,9 +221,9 @@ func usNs(us float64) int64 { return int64(math.Round(us * 1000)) }
 // the profiler's own step_trace_time.csv above which a warning is raised.
 const mismatchTolerance = 0.005
 
-// compareWithStepTrace checks recomputed steps against the profiler's figures and
-// returns one warning per field that differs by more than the tolerance.
-func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTraceRow) []string {
+// compareWithStepTrace checks recomputed steps against the profiler's figures (from
+// source) and returns one warning per field that differs by more than the tolerance.
+func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTraceRow, source string) []string {
 	want := map[int]StepBreakdown{}
 	for _, s := range stepTraceSteps(rows) {
 		want[s.Step] = s
@@ -236,8 +248,8 @@ func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTrac
 			scale := max(abs64(f.want), w.StageNs/100, 1000) // small fields: relative to 1% of the step
 			if d := abs64(f.got - f.want); float64(d) > mismatchTolerance*float64(scale) {
 				warnings = append(warnings, fmt.Sprintf(
-					"rank %d step %d: %s recomputed from the timeline is %.3f us, step_trace_time.csv says %.3f us (%+.2f%%)",
-					rank, g.Step, f.name, float64(f.got)/1000, float64(f.want)/1000, 100*float64(f.got-f.want)/float64(max(abs64(f.want), 1))))
+					"rank %d step %s: %s recomputed from the timeline is %.3f us, %s says %.3f us (%+.2f%%)",
+					rank, StepLabel(g.Step), f.name, float64(f.got)/1000, source, float64(f.want)/1000, 100*float64(f.got-f.want)/float64(max(abs64(f.want), 1))))
 			}
 		}
 	}
