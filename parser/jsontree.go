@@ -2,7 +2,6 @@ package parser
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -133,16 +132,7 @@ type treeParser struct {
 	i int
 }
 
-func (p *treeParser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *treeParser) ws() { p.i = skipWS(p.b, p.i) }
 
 func (p *treeParser) fail(msg string) *treeSyntaxError {
 	return &treeSyntaxError{int64(p.i), msg}
@@ -304,7 +294,6 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 func (p *treeParser) str() (string, *treeSyntaxError) {
 	start := p.i
 	j := p.i + 1
-	escaped := false
 	for {
 		if j >= len(p.b) {
 			p.i = j
@@ -319,18 +308,13 @@ func (p *treeParser) str() (string, *treeSyntaxError) {
 			return "", p.fail("control character in a string")
 		}
 		if c == '\\' {
-			escaped = true
-			j++ // skip the escaped byte; \u sequences are checked below
+			j++ // skip the escaped byte; \u sequences are checked when decoding
 		}
 		j++
 	}
 	p.i = j + 1
-	raw := p.b[start : j+1]
-	if !escaped {
-		return string(raw[1 : len(raw)-1]), nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok := jsonString(p.b[start : j+1]) // the trace scanner's decoder (jsonscan.go)
+	if !ok {
 		return "", &treeSyntaxError{int64(start), "bad string escape"}
 	}
 	return s, nil
