@@ -138,3 +138,11 @@ func TestOverlapLayerCrossCheck(t *testing.T) {
 	require.Len(t, warnings, 1, "%v", warnings)
 	assert.Equal(t, "rank 0 step 1: Computing recomputed from the timeline is 500.000 us, the trace's Overlap Analysis layer says 600.000 us (-16.67%)", warnings[0])
 }
+
+func TestMetricNamesMatchMetrics(t *testing.T) {
+	m := Summary{}.Metrics()
+	assert.Len(t, m, len(MetricNames))
+	for _, n := range MetricNames {
+		assert.Contains(t, m, n)
+	}
+}

@@ -86,7 +86,7 @@ func Discover(args []string) (*Inputs, error) {
 // fileInput turns a single file argument into a rank input.
 func fileInput(path string) (RankInput, bool) {
 	base := filepath.Base(path)
-	if _, known := exportedFiles[base]; !known {
+	if !exportedFiles[base] {
 		return RankInput{}, false
 	}
 	dir := filepath.Dir(path)

@@ -3,6 +3,7 @@ package parser
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,15 +15,13 @@ func mkRank(t *testing.T, root, name string, rank int) string {
 	dir := filepath.Join(root, name)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ascendOutput), 0o755))
 	if rank >= 0 {
-		info := `{"config": {"experimental_config": {"_profiler_level": "Level0"}}, "rank_id": ` + itoa(rank) + `}`
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "profiler_info_"+itoa(rank)+".json"), []byte(info), 0o644))
+		info := `{"config": {"experimental_config": {"_profiler_level": "Level0"}}, "rank_id": ` + strconv.Itoa(rank) + `}`
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "profiler_info_"+strconv.Itoa(rank)+".json"), []byte(info), 0o644))
 	}
 	csv := "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing\n1,1,2,0,2,1,4,0,2,0\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ascendOutput, "step_trace_time.csv"), []byte(csv), 0o644))
 	return dir
 }
-
-func itoa(n int) string { return filepath.Base(filepath.Join("x", string(rune('0'+n)))) }
 
 func TestDiscoverClusterRoot(t *testing.T) {
 	root := t.TempDir()

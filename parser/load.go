@@ -13,14 +13,13 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// exportedFiles are the files of ASCEND_PROFILER_OUTPUT that hcclprof reads; the value
-// says whether a missing one is worth a remark.
+// exportedFiles are the files of ASCEND_PROFILER_OUTPUT that hcclprof reads.
 var exportedFiles = map[string]bool{
 	"trace_view.json":           true,
 	"step_trace_time.csv":       true,
-	"communication.json":        false,
-	"communication_matrix.json": false,
-	"kernel_details.csv":        false,
+	"communication.json":        true,
+	"communication_matrix.json": true,
+	"kernel_details.csv":        true,
 }
 
 // LoadOptions tune LoadCluster.
@@ -98,7 +97,7 @@ func LoadRank(ri RankInput) *profile.Rank {
 				continue
 			}
 			p := filepath.Join(ri.OutputDir, e.Name())
-			if _, known := exportedFiles[e.Name()]; known {
+			if exportedFiles[e.Name()] {
 				files[e.Name()] = p
 			} else {
 				r.FilesIgnored = append(r.FilesIgnored, rel(p))
@@ -193,7 +192,7 @@ func ignoredNote(ranks []*profile.Rank) string {
 	count := map[string]int{}
 	for _, r := range ranks {
 		for _, f := range r.FilesIgnored {
-			if _, known := exportedFiles[filepath.Base(f)]; !known {
+			if !exportedFiles[filepath.Base(f)] {
 				count[filepath.Base(f)]++
 			}
 		}

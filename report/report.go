@@ -3,10 +3,7 @@
 // nothing new: every figure comes from analysis.Result.
 package report
 
-import (
-	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/profile"
-)
+import "github.com/hcclprof/hcclprof/analysis"
 
 // SchemaVersion is the version of the JSON report. It changes only when a field is
 // removed or changes meaning; new fields may be added within a version.
@@ -19,7 +16,6 @@ type Document struct {
 	Notes   []string // discovery notes: ignored files, duplicates
 	Command string   // the command line that produced the report
 	Version string   // hcclprof's version
-	Cluster *profile.Cluster
 }
 
 // FailedGates returns the gates that did not hold.

@@ -72,7 +72,6 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		Notes:   cluster.Notes,
 		Command: "hcclprof " + strings.Join(os.Args[1:], " "),
 		Version: toolVersion(),
-		Cluster: cluster,
 	}
 	var w io.Writer = cmd.OutOrStdout()
 	if f.output != "" {
