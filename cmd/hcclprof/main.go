@@ -56,7 +56,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAnalyzeCmd())
+	root.AddCommand(newAnalyzeCmd(), newGenCmd())
 	return root
 }
 
