@@ -19,13 +19,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func sampleDoc(t *testing.T) *report.Document {
 	t.Helper()
-	c, err := parser.LoadCluster([]string{"../fixtures/samples/torchnpu-2rank"}, parser.LoadOptions{})
+	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
 	require.NoError(t, err)
 	res := analysis.Analyze(c, analysis.Options{})
 	g, err := analysis.ParseGate("comm_share>30%", analysis.MetricNames)
 	require.NoError(t, err)
 	return &report.Document{Result: res, Gates: analysis.EvaluateGates([]analysis.Gate{g}, res.Summary.Metrics()),
-		Notes: c.Notes, Command: "hcclprof analyze fixtures/samples/torchnpu-2rank --fail-on comm_share>30%", Version: "test"}
+		Notes: c.Notes, Command: "hcclprof analyze fixtures/samples/demo-2node-8rank --fail-on comm_share>30%", Version: "test"}
 }
 
 func golden(t *testing.T, name string, got []byte) {
