@@ -26,6 +26,10 @@ bench: build
 	      $(BENCH_DIR)/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json; \
 	  fi; \
 	fi
+	@echo "--- hcclprof gen of 64 ranks × ~100 MB (text export, all cores; ~6.4 GB under $(BENCH_DIR)/gen64, removed after):"
+	@rm -rf $(BENCH_DIR)/gen64
+	@/usr/bin/env time -f 'wall %e s, peak RSS %M KB' $(BIN) gen fixtures/testdata/gen-64rank-100mb.yaml -o $(BENCH_DIR)/gen64
+	@rm -rf $(BENCH_DIR)/gen64
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -36,13 +40,16 @@ lint:
 demo: build
 	$(BIN) analyze fixtures/samples/demo-2node-8rank
 
-FUZZ_TARGETS := FuzzTraceView FuzzStepTraceCSV FuzzKernelDetails FuzzCommunicationJSON FuzzCommMatrixJSON FuzzProfilerInfo
+# package:target pairs.
+FUZZ_TARGETS := parser:FuzzTraceView parser:FuzzStepTraceCSV parser:FuzzKernelDetails parser:FuzzCommunicationJSON \
+	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo fixtures/scenario:FuzzScenarioParse
 FUZZTIME ?= 20s
 
 # Each parser's fuzz target in turn (the seeds include the real files when present).
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-	  $(GO) test ./parser -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x || exit 1; \
+	@for pt in $(FUZZ_TARGETS); do \
+	  p=$${pt%%:*}; t=$${pt#*:}; \
+	  $(GO) test ./$$p -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x || exit 1; \
 	done
 
 clean:
