@@ -153,3 +153,89 @@ func TestRealDataThroughBinary(t *testing.T) {
 	require.Len(t, rep.Ranks, 1)
 	assert.Equal(t, 1, rep.Ranks[0].Rank)
 }
+
+func TestInspect(t *testing.T) {
+	out, _, code := runBin(t, "inspect", sample)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "hcclprof inspect: 8 rank(s)")
+	assert.Contains(t, out, "What the data supports (ranks 0-7)")
+	assert.Contains(t, out, "[yes] link_bandwidth")
+	out, _, code = runBin(t, "inspect", sample, "--format", "json")
+	require.Equal(t, 0, code)
+	var rep struct {
+		Ranks []struct {
+			Rank         int
+			Format       string
+			Steps        []int
+			Capabilities []struct {
+				Name      string
+				Available bool
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 8)
+	assert.Equal(t, "torch_npu-text", rep.Ranks[3].Format)
+	assert.Equal(t, []int{40, 41}, rep.Ranks[3].Steps)
+	for _, c := range rep.Ranks[3].Capabilities {
+		assert.True(t, c.Available, c.Name)
+	}
+	_, errOut, code := runBin(t, "inspect", sample, "--format", "xml")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "unknown --format")
+}
+
+func TestInspectLevel0(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level0")
+	out, _, code := runBin(t, "inspect", dir)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "[no]  link_bandwidth: Level0 has no HCCL task rows, so no link bandwidth: collect with profiler_level Level1")
+	assert.Contains(t, out, "[yes] step_breakdown: the profiler's step_trace_time.csv")
+}
+
+func TestGen(t *testing.T) {
+	out, _, code := runBin(t, "gen", "--list")
+	require.Equal(t, 0, code)
+	for _, name := range []string{"seed-8card-bert", "straggler-64rank", "pp4-dp8-256rank"} {
+		assert.Contains(t, out, name)
+	}
+	dir := filepath.Join(t.TempDir(), "c")
+	out, errOut, code := runBin(t, "gen", "warmup-outlier-8rank", "-o", dir, "--steps", "2", "--seed", "3")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "ground_truth.json")
+	assert.Contains(t, errOut, "8 ranks × 2 steps, text format")
+	var truth struct {
+		Scenario struct{ Seed int64 }
+		Ranks    []struct{ Steps []map[string]float64 }
+		Problems []struct{ Kind string }
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ground_truth.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &truth))
+	assert.Equal(t, int64(3), truth.Scenario.Seed)
+	require.Len(t, truth.Ranks, 8)
+	assert.Len(t, truth.Ranks[0].Steps, 2)
+	require.Len(t, truth.Problems, 1)
+	assert.Equal(t, "warmup", truth.Problems[0].Kind)
+	// analyze agrees with the truth, and the gate reads it.
+	out, _, code = runBin(t, "analyze", dir, "--format", "json")
+	require.Equal(t, 0, code)
+	var rep struct{ Ranks []struct{ Steps []map[string]float64 } }
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.InDelta(t, truth.Ranks[5].Steps[1]["stage_us"], rep.Ranks[5].Steps[1]["stage_us"], 0.001)
+
+	_, errOut, code = runBin(t, "gen", "warmup-outlier-8rank", "-o", dir)
+	assert.Equal(t, 2, code, "a non-empty output directory needs --force")
+	assert.Contains(t, errOut, "is not empty")
+	_, errOut, code = runBin(t, "gen", "no-such-scenario", "-o", t.TempDir())
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `no built-in scenario "no-such-scenario"`)
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("ranks: 12\nranks_per_node: 8\nmodel: {forward_ms: 1}\n"), 0o644))
+	_, errOut, code = runBin(t, "gen", bad, "-o", t.TempDir())
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "multiple of ranks_per_node")
+	_, errOut, code = runBin(t, "gen", "demo-2node-8rank", "-o", t.TempDir(), "--format", "csv")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown format "csv"`)
+}

@@ -56,7 +56,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAnalyzeCmd(), newGenCmd())
+	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd())
 	return root
 }
 

@@ -1,0 +1,156 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Capability says whether a rank's data supports one analysis, from which input, and
+// when it does not, the collection setting that would enable it.
+type Capability struct {
+	Name      string // step_breakdown, comm_ops, op_wait_transit, link_bandwidth, ...
+	Available bool
+	Source    string // what it is computed from when available
+	Enable    string // how to collect the data when it is not
+}
+
+// Inspection is what `hcclprof inspect` reports of one rank.
+type Inspection struct {
+	Rank          int
+	Dir           string
+	Format        profile.Format
+	ProfilerLevel string
+	ExportType    string
+	Versions      string // torch_npu / CANN versions when recorded
+	Steps         []int
+	Ops           int
+	Tasks         int
+	FilesUsed     []string
+	FilesIgnored  []string
+	Problems      []string
+	Capabilities  []Capability
+}
+
+const level1Advice = "collect with profiler_level Level1 (torch_npu: experimental_config=_ExperimentalConfig(profiler_level=ProfilerLevel.Level1))"
+
+// Inspect lists what was found for each rank and which analyses it supports.
+func Inspect(c *profile.Cluster) []Inspection {
+	out := make([]Inspection, 0, len(c.Ranks))
+	for _, r := range c.Ranks {
+		out = append(out, inspectRank(r))
+	}
+	return out
+}
+
+func inspectRank(r *profile.Rank) Inspection {
+	in := Inspection{Rank: r.Rank, Dir: r.Dir, Format: r.Format, ProfilerLevel: r.Info.ProfilerLevel,
+		ExportType: r.Info.ExportType, FilesUsed: r.FilesUsed, FilesIgnored: r.FilesIgnored, Problems: r.Problems,
+		Ops: len(r.CommOps), Tasks: len(r.CommTasks)}
+	switch {
+	case r.Info.TorchNPUVersion != "" && r.Info.CANNVersion != "":
+		in.Versions = "torch_npu " + r.Info.TorchNPUVersion + ", CANN " + r.Info.CANNVersion
+	case r.Info.TorchNPUVersion != "":
+		in.Versions = "torch_npu " + r.Info.TorchNPUVersion
+	case r.Info.CANNVersion != "":
+		in.Versions = "CANN " + r.Info.CANNVersion
+	}
+	if in.Ops == 0 {
+		in.Ops = len(r.KernelCommOps)
+	}
+	steps := map[int]bool{}
+	for _, s := range r.Steps {
+		steps[s.Step] = true
+	}
+	for _, s := range r.StepTrace {
+		if s.HasStep {
+			steps[s.Step] = true
+		}
+	}
+	for s := range steps {
+		in.Steps = append(in.Steps, s)
+	}
+	sort.Ints(in.Steps)
+	hasTimeline := r.HasTimeline && (len(r.Compute) > 0 || len(r.CommOps) > 0)
+	add := func(name string, ok bool, source, enable string) {
+		c := Capability{Name: name, Available: ok}
+		if ok {
+			c.Source = source
+		} else {
+			c.Enable = enable
+		}
+		in.Capabilities = append(in.Capabilities, c)
+	}
+
+	// Step breakdown: recomputed from the timeline, else the profiler's own figures.
+	switch {
+	case hasTimeline:
+		add("step_breakdown", true, "recomputed from the device timeline", "")
+	case len(r.StepTrace) > 0:
+		add("step_breakdown", true, "the profiler's step_trace_time.csv (no timeline to recompute it from)", "")
+	default:
+		add("step_breakdown", false, "", "export the timeline (trace_view.json) or step_trace_time.csv: any profiler level with the NPU activity")
+	}
+	add("step_markers", len(r.Steps) > 0 || hasStepRows(r.StepTrace), "ProfilerStep#N markers",
+		"call prof.step() once per training step inside the profiler's schedule, so steps are marked")
+	if hasTimeline { // the mapping and the cross-check only concern a recomputation
+		add("host_device_mapping", len(r.Flows) > 0, "host→device flows (torch_to_npu)",
+			"flows come with the Python (CPU) activity: profile with activities CPU and NPU; without them the host step windows are used as they are")
+	}
+	switch {
+	case len(r.CommOps) > 0:
+		add("comm_ops", true, "HCCL op rows of the timeline", "")
+	case len(r.KernelCommOps) > 0:
+		add("comm_ops", true, "communication rows of kernel_details.csv (no timeline)", "")
+	default:
+		add("comm_ops", false, "", "no HCCL op found: the run may not communicate, or the NPU activity was not collected")
+	}
+	switch {
+	case len(r.CommStats) > 0:
+		add("op_wait_transit", true, "the profiler's communication analysis (communication.json / analysis.db)", "")
+	case len(r.CommTasks) > 0:
+		add("op_wait_transit", true, "recomputed from the HCCL plane tasks", "")
+	default:
+		add("op_wait_transit", false, "", "Level0 has no HCCL task rows: "+level1Advice)
+	}
+	switch {
+	case len(r.CommTasks) > 0:
+		add("link_bandwidth", true, "HCCL plane tasks (size, transport, link type)", "")
+	case len(r.CommMatrix) > 0:
+		add("link_bandwidth", true, "communication_matrix.json (aggregated per op type)", "")
+	default:
+		add("link_bandwidth", false, "", "Level0 has no HCCL task rows, so no link bandwidth: "+level1Advice)
+	}
+	add("group_names", len(r.Metadata.ParallelGroups) > 0, "parallel_group_info of profiler_metadata.json",
+		"group names (dp, tp, pp) come from profiler_metadata.json's parallel_group_info, which newer torch_npu writes (seen in 2.7.1); without it groups are known by hash and size only")
+	if hasTimeline {
+		add("cross_check", len(r.StepTrace) > 0 || r.Overlap.Present(),
+			crossCheckSource(r), "export step_trace_time.csv beside the timeline to check hcclprof's recomputation against the profiler's figures")
+	}
+	return in
+}
+
+func hasStepRows(rows []profile.StepTraceRow) bool {
+	for _, r := range rows {
+		if r.HasStep {
+			return true
+		}
+	}
+	return false
+}
+
+func crossCheckSource(r *profile.Rank) string {
+	if len(r.StepTrace) > 0 {
+		return "recomputation checked against step_trace_time.csv"
+	}
+	return "recomputation checked against the trace's Overlap Analysis rows"
+}
+
+// String is a one-line form of a capability for logs and tests.
+func (c Capability) String() string {
+	if c.Available {
+		return fmt.Sprintf("%s: yes (%s)", c.Name, c.Source)
+	}
+	return fmt.Sprintf("%s: no (%s)", c.Name, c.Enable)
+}

@@ -1,0 +1,57 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+func capabilityMap(in Inspection) map[string]Capability {
+	m := map[string]Capability{}
+	for _, c := range in.Capabilities {
+		m[c.Name] = c
+	}
+	return m
+}
+
+func TestInspectLevel0(t *testing.T) {
+	r := &profile.Rank{Rank: 3, Format: profile.FormatTorchNPUText, Info: profile.Info{ProfilerLevel: "Level0", RankID: 3},
+		StepTrace:     []profile.StepTraceRow{{Step: 50, HasStep: true}, {Step: 51, HasStep: true}},
+		KernelCommOps: []profile.CommOp{{Name: "hcom_allReduce__586_0_1", Type: "allreduce"}}}
+	in := Inspect(&profile.Cluster{Ranks: []*profile.Rank{r}})[0]
+	assert.Equal(t, []int{50, 51}, in.Steps)
+	assert.Equal(t, 1, in.Ops)
+	c := capabilityMap(in)
+	assert.True(t, c["step_breakdown"].Available)
+	assert.Contains(t, c["step_breakdown"].Source, "step_trace_time.csv")
+	assert.True(t, c["comm_ops"].Available)
+	require.False(t, c["link_bandwidth"].Available)
+	assert.Contains(t, c["link_bandwidth"].Enable, "Level0 has no HCCL task rows")
+	assert.Contains(t, c["link_bandwidth"].Enable, "Level1")
+	assert.False(t, c["op_wait_transit"].Available)
+	assert.NotContains(t, c, "host_device_mapping", "no timeline: nothing to map")
+	assert.False(t, c["group_names"].Available)
+}
+
+func TestInspectTimeline(t *testing.T) {
+	r := &profile.Rank{Rank: 0, HasTimeline: true,
+		Steps:     []profile.StepMarker{{Step: 7}},
+		Compute:   []profile.Interval{{StartNs: 0, EndNs: 10}},
+		CommOps:   []profile.CommOp{{Name: "hcom_allReduce__586_0_1"}},
+		CommTasks: []profile.CommTask{{Name: "Memcpy"}, {Name: "Notify_Wait"}},
+		Overlap:   profile.OverlapLayer{Computing: []profile.Interval{{StartNs: 0, EndNs: 10}}},
+		Metadata:  profile.Metadata{ParallelGroups: []profile.ParallelGroup{{Name: "dp"}}}}
+	in := Inspect(&profile.Cluster{Ranks: []*profile.Rank{r}})[0]
+	assert.Equal(t, 2, in.Tasks)
+	c := capabilityMap(in)
+	for _, name := range []string{"step_breakdown", "step_markers", "comm_ops", "op_wait_transit", "link_bandwidth", "group_names", "cross_check"} {
+		assert.True(t, c[name].Available, name)
+	}
+	assert.Contains(t, c["op_wait_transit"].Source, "recomputed from the HCCL plane tasks")
+	assert.Contains(t, c["cross_check"].Source, "Overlap Analysis")
+	assert.False(t, c["host_device_mapping"].Available)
+	assert.Contains(t, c["host_device_mapping"].Enable, "CPU and NPU")
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/report"
+)
+
+func newInspectCmd() *cobra.Command {
+	var format string
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "inspect PATH...",
+		Short: "Say what was found per rank and which analyses the data supports",
+		Long: `Inspect the same arguments as analyze: per rank, the format, profiler level and
+versions, the steps, the files used and ignored, which analyses the data supports, and
+for each missing one the collection setting that would enable it (for example: Level0 has
+no HCCL task rows, so no link bandwidth; collect with profiler_level Level1).`,
+		Example: `  hcclprof inspect ./cluster_dir
+  hcclprof inspect ./cluster_dir --format json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("unknown --format %q: want text or json", format)}
+			}
+			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: workers})
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			doc := &report.InspectDocument{Ranks: analysis.Inspect(cluster), Notes: cluster.Notes,
+				Command: "hcclprof " + strings.Join(os.Args[1:], " "), Version: toolVersion()}
+			if format == "json" {
+				return report.WriteInspectJSON(cmd.OutOrStdout(), doc)
+			}
+			return report.WriteInspectText(cmd.OutOrStdout(), doc)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().IntVar(&workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
+	return cmd
+}

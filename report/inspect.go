@@ -1,0 +1,169 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// InspectDocument is what `hcclprof inspect` shows.
+type InspectDocument struct {
+	Ranks   []analysis.Inspection
+	Notes   []string
+	Command string
+	Version string
+}
+
+// WriteInspectText writes, per rank, what was found and which analyses it supports,
+// with the collection setting that would enable each missing one.
+func WriteInspectText(w io.Writer, d *InspectDocument) error {
+	p := &printer{w: w}
+	p.printf("hcclprof inspect: %d rank(s)\n", len(d.Ranks))
+	t := newTable(p)
+	t.Header("Rank", "Format", "Level", "Export", "Versions", "Steps", "Ops", "Tasks", "Files used", "Ignored", "Problems")
+	for _, in := range d.Ranks {
+		_ = t.Append(strconv.Itoa(in.Rank), string(in.Format), dash(in.ProfilerLevel), dash(in.ExportType), dash(in.Versions),
+			stepRange(in.Steps), strconv.Itoa(in.Ops), strconv.Itoa(in.Tasks), strconv.Itoa(len(in.FilesUsed)),
+			strconv.Itoa(len(in.FilesIgnored)), strconv.Itoa(len(in.Problems)))
+	}
+	p.err(t.Render())
+	// Capabilities are usually the same on every rank: print each distinct set once.
+	groups := map[string][]int{}
+	var order []string
+	for _, in := range d.Ranks {
+		var lines []string
+		for _, c := range in.Capabilities {
+			lines = append(lines, capabilityLine(c))
+		}
+		key := strings.Join(lines, "\n")
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], in.Rank)
+	}
+	for _, key := range order {
+		p.printf("\nWhat the data supports (ranks %s):\n%s\n", rankList(groups[key]), key)
+	}
+	for _, in := range d.Ranks {
+		if len(in.Problems) > 0 || len(in.FilesIgnored) > 0 || len(in.FilesUsed) > 0 {
+			p.printf("\nRank %d (%s)\n", in.Rank, in.Dir)
+			if len(in.FilesUsed) > 0 {
+				p.printf("  used: %s\n", strings.Join(in.FilesUsed, ", "))
+			}
+			if len(in.FilesIgnored) > 0 {
+				p.printf("  ignored: %s\n", strings.Join(in.FilesIgnored, ", "))
+			}
+			for _, pr := range in.Problems {
+				p.printf("  problem: %s\n", pr)
+			}
+		}
+	}
+	if len(d.Notes) > 0 {
+		p.printf("\nNotes\n")
+		for _, n := range d.Notes {
+			p.printf("  - %s\n", n)
+		}
+	}
+	return p.firstErr
+}
+
+func capabilityLine(c analysis.Capability) string {
+	if c.Available {
+		return "  [yes] " + c.Name + ": " + c.Source
+	}
+	return "  [no]  " + c.Name + ": " + c.Enable
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// stepRange prints step numbers compactly: "10-12", "1, 3", "-" for none.
+func stepRange(steps []int) string {
+	if len(steps) == 0 {
+		return "-"
+	}
+	if len(steps) > 2 && steps[len(steps)-1]-steps[0] == len(steps)-1 {
+		return strconv.Itoa(steps[0]) + "-" + strconv.Itoa(steps[len(steps)-1])
+	}
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		parts[i] = strconv.Itoa(s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rankList prints ranks compactly, with runs collapsed: "0-7", "0, 2, 5-9".
+func rankList(ranks []int) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, strconv.Itoa(ranks[i])+"-"+strconv.Itoa(ranks[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+type jsonInspect struct {
+	SchemaVersion int               `json:"schema_version"`
+	Tool          jsonTool          `json:"tool"`
+	Ranks         []jsonInspectRank `json:"ranks"`
+	Notes         []string          `json:"notes"`
+}
+
+type jsonInspectRank struct {
+	Rank          int              `json:"rank"`
+	Dir           string           `json:"dir"`
+	Format        string           `json:"format"`
+	ProfilerLevel string           `json:"profiler_level"`
+	ExportType    string           `json:"export_type"`
+	Versions      string           `json:"versions"`
+	Steps         []int            `json:"steps"`
+	Ops           int              `json:"ops"`
+	Tasks         int              `json:"tasks"`
+	FilesUsed     []string         `json:"files_used"`
+	FilesIgnored  []string         `json:"files_ignored"`
+	Problems      []string         `json:"problems"`
+	Capabilities  []jsonCapability `json:"capabilities"`
+}
+
+type jsonCapability struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	Source    string `json:"source,omitempty"`
+	Enable    string `json:"enable,omitempty"`
+}
+
+// WriteInspectJSON writes the inspection as JSON (same schema_version rules as the report).
+func WriteInspectJSON(w io.Writer, d *InspectDocument) error {
+	out := jsonInspect{SchemaVersion: SchemaVersion, Tool: jsonTool{Name: "hcclprof", Version: d.Version, Command: d.Command},
+		Ranks: []jsonInspectRank{}, Notes: nonNil(d.Notes)}
+	for _, in := range d.Ranks {
+		jr := jsonInspectRank{Rank: in.Rank, Dir: in.Dir, Format: string(in.Format), ProfilerLevel: in.ProfilerLevel,
+			ExportType: in.ExportType, Versions: in.Versions, Steps: in.Steps, Ops: in.Ops, Tasks: in.Tasks,
+			FilesUsed: nonNil(in.FilesUsed), FilesIgnored: nonNil(in.FilesIgnored), Problems: nonNil(in.Problems)}
+		if jr.Steps == nil {
+			jr.Steps = []int{}
+		}
+		for _, c := range in.Capabilities {
+			jr.Capabilities = append(jr.Capabilities, jsonCapability{Name: c.Name, Available: c.Available, Source: c.Source, Enable: c.Enable})
+		}
+		out.Ranks = append(out.Ranks, jr)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
