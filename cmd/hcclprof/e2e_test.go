@@ -220,7 +220,9 @@ func TestGen(t *testing.T) {
 	// analyze agrees with the truth, and the gate reads it.
 	out, _, code = runBin(t, "analyze", dir, "--format", "json")
 	require.Equal(t, 0, code)
-	var rep struct{ Ranks []struct{ Steps []map[string]float64 } }
+	var rep struct {
+		Ranks []struct{ Steps []map[string]float64 }
+	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.InDelta(t, truth.Ranks[5].Steps[1]["stage_us"], rep.Ranks[5].Steps[1]["stage_us"], 0.001)
 
