@@ -23,6 +23,12 @@ type RankInput struct {
 	InfoFile  string // profiler_info_N.json, "" if none
 	// Files are extra single files named on the command line (a lone trace_view.json).
 	Files []string
+	// DB is the torch_npu db export's ascend_pytorch_profiler_{rank}.db, "" if none.
+	// When set the rank is read from it (and analysis.db beside it) rather than from
+	// the text export, as msprof-analyze prefers db data when both exist.
+	DB string
+
+	notes []string // discovery remarks about this rank, moved to Inputs.Notes
 }
 
 // Inputs is what discovery found.
@@ -51,6 +57,8 @@ func Discover(args []string) (*Inputs, error) {
 			return
 		}
 		seen[key] = true
+		in.Notes = append(in.Notes, ri.notes...)
+		ri.notes = nil
 		found = append(found, ri)
 	}
 	for _, arg := range args {
@@ -76,28 +84,40 @@ func Discover(args []string) (*Inputs, error) {
 		}
 	}
 	if len(found) == 0 {
-		return in, fmt.Errorf("%w in %s: expected *_ascend_pt rank directories with profiler_info_<rank>.json and %s/, or a trace_view.json",
+		return in, fmt.Errorf("%w in %s: expected *_ascend_pt rank directories with profiler_info_<rank>.json and %s/, a trace_view.json or an ascend_pytorch_profiler_<rank>.db",
 			ErrNothingFound, strings.Join(args, " "), ascendOutput)
 	}
 	in.Ranks = assignRanks(found, &in.Notes)
 	return in, nil
 }
 
-// fileInput turns a single file argument into a rank input.
+// fileInput turns a single file argument into a rank input. A profiler db stands
+// for its rank alone: only the named file is read, as for a lone trace_view.json.
 func fileInput(path string) (RankInput, bool) {
 	base := filepath.Base(path)
-	if !exportedFiles[base] {
+	dbRank, isDB := isProfilerDB(base)
+	if !isDB && !exportedFiles[base] && base != analysisDBName {
 		return RankInput{}, false
 	}
 	dir := filepath.Dir(path)
 	// A file inside a rank directory stands for that rank.
 	if filepath.Base(dir) == ascendOutput {
 		if ri, ok := rankDir(filepath.Dir(dir)); ok {
-			ri.Files = []string{path}
+			ri.Files, ri.DB, ri.notes = []string{path}, "", nil
+			if isDB {
+				ri.DB = path
+				if dbRank >= 0 {
+					ri.Rank = dbRank
+				}
+			}
 			return ri, true
 		}
 	}
-	return RankInput{Rank: -1, Dir: dir, OutputDir: dir, Files: []string{path}}, true
+	ri := RankInput{Rank: -1, Dir: dir, OutputDir: dir, Files: []string{path}}
+	if isDB {
+		ri.DB, ri.Rank = path, dbRank
+	}
+	return ri, true
 }
 
 // walkRanks walks root for rank directories.
@@ -136,8 +156,11 @@ func walkRanks(root string, add func(RankInput), notes *[]string) error {
 			*notes = append(*notes, fmt.Sprintf("skipped %s: no %s/ inside", path, ascendOutput))
 			return fs.SkipDir
 		}
-		// A folder of loose exported files (a trace_view.json without the rank layout).
-		if fileExists(filepath.Join(path, "trace_view.json")) || fileExists(filepath.Join(path, "step_trace_time.csv")) {
+		// A folder of loose exported files (a trace_view.json or a profiler db without
+		// the rank layout).
+		if db, dbRank := findProfilerDB(path); db != "" {
+			add(RankInput{Rank: dbRank, Dir: path, OutputDir: path, DB: db})
+		} else if fileExists(filepath.Join(path, "trace_view.json")) || fileExists(filepath.Join(path, "step_trace_time.csv")) {
 			add(RankInput{Rank: -1, Dir: path, OutputDir: path})
 		}
 		return nil
@@ -145,7 +168,10 @@ func walkRanks(root string, add func(RankInput), notes *[]string) error {
 }
 
 // rankDir recognises a torch_npu rank directory: ASCEND_PROFILER_OUTPUT inside, and
-// normally a profiler_info_<rank>.json.
+// normally a profiler_info_<rank>.json. When ASCEND_PROFILER_OUTPUT holds an
+// ascend_pytorch_profiler*.db the rank is read from the db export (DB), whose file
+// name gives the rank as msprof-analyze takes it for db data; a text export beside it
+// is then skipped, with a note.
 func rankDir(dir string) (RankInput, bool) {
 	out := filepath.Join(dir, ascendOutput)
 	if st, err := os.Stat(out); err != nil || !st.IsDir() {
@@ -164,7 +190,41 @@ func rankDir(dir string) (RankInput, bool) {
 		}
 		break
 	}
+	db, dbRank := findProfilerDB(out)
+	if db == "" {
+		return ri, true
+	}
+	ri.DB = db
+	if dbRank >= 0 {
+		if ri.Rank >= 0 && ri.Rank != dbRank {
+			ri.notes = append(ri.notes, fmt.Sprintf("%s: %s says rank %d, %s says %d; using %d (the db's, as msprof-analyze does)",
+				dir, filepath.Base(db), dbRank, filepath.Base(ri.InfoFile), ri.Rank, dbRank))
+		}
+		ri.Rank = dbRank
+	}
+	for _, n := range []string{"trace_view.json", "step_trace_time.csv", "communication.json", "kernel_details.csv"} {
+		if fileExists(filepath.Join(out, n)) {
+			ri.notes = append(ri.notes, fmt.Sprintf("%s: holds both the db and the text export; reading %s (the db is preferred, as msprof-analyze does)",
+				dir, filepath.Base(db)))
+			break
+		}
+	}
 	return ri, true
+}
+
+// findProfilerDB returns the first ascend_pytorch_profiler*.db in dir (by name) and
+// the rank its name gives (-1 if none); "" when there is none.
+func findProfilerDB(dir string) (path string, rank int) {
+	entries, _ := os.ReadDir(dir) // sorted by name
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		if r, ok := isProfilerDB(e.Name()); ok {
+			return filepath.Join(dir, e.Name()), r
+		}
+	}
+	return "", -1
 }
 
 func fileExists(p string) bool {

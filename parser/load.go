@@ -45,7 +45,15 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 	return c, nil
 }
 
-// LoadRank parses one rank's files.
+// readableFile reports whether hcclprof reads a file of ASCEND_PROFILER_OUTPUT (in
+// one export or the other).
+func readableFile(name string) bool {
+	_, isDB := isProfilerDB(name)
+	return exportedFiles[name] || isDB || name == analysisDBName
+}
+
+// LoadRank parses one rank's files: the text export, or the db export when
+// ri.DB is set.
 func LoadRank(ri RankInput) *profile.Rank {
 	r := &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatTorchNPUText, Info: profile.Info{RankID: -1}}
 	rel := func(p string) string {
@@ -97,12 +105,24 @@ func LoadRank(ri RankInput) *profile.Rank {
 				continue
 			}
 			p := filepath.Join(ri.OutputDir, e.Name())
-			if exportedFiles[e.Name()] {
+			switch {
+			case ri.DB != "" && (e.Name() == analysisDBName || p == ri.DB):
 				files[e.Name()] = p
-			} else {
+			case ri.DB == "" && exportedFiles[e.Name()]:
+				files[e.Name()] = p
+			default: // with the db export, the text export's files too
 				r.FilesIgnored = append(r.FilesIgnored, rel(p))
 			}
 		}
+	}
+	if ri.DB != "" {
+		loadTorchDB(r, ri, files, rel, problem)
+		sort.Strings(r.FilesUsed)
+		sort.Strings(r.FilesIgnored)
+		return r
+	}
+	if p, ok := files[analysisDBName]; ok { // named alone on the command line
+		loadAnalysisDB(r, p, rel, problem)
 	}
 	if p, ok := files["trace_view.json"]; ok {
 		open(p, func(rd io.Reader, name string) error {
@@ -160,6 +180,56 @@ func LoadRank(ri RankInput) *profile.Rank {
 	return r
 }
 
+// loadTorchDB reads the db export: the profiler db (the timeline and META_DATA) and,
+// when present, analysis.db (the profiler's step breakdown and communication
+// analysis). META_DATA's sections replace those of profiler_metadata.json, which
+// LoadRank read already and which fills the sections the db lacks.
+func loadTorchDB(r *profile.Rank, ri RankInput, files map[string]string, rel func(string) string, problem func(string, ...any)) {
+	r.Format = profile.FormatTorchNPUDB
+	r.FilesUsed = append(r.FilesUsed, rel(ri.DB))
+	tdb, err := ParseTorchDB(ri.DB)
+	if tdb != nil {
+		if tdb.Events > 0 {
+			r.HasTimeline = true
+			r.Steps, r.Compute, r.CommOps, r.CommTasks = tdb.Steps, tdb.Compute, tdb.CommOps, tdb.CommTasks
+			r.Overlap, r.Flows = tdb.Overlap, tdb.Flows
+		}
+		if md := tdb.Metadata; md.Env != nil {
+			r.Metadata.Env = md.Env
+		}
+		if md := tdb.Metadata; md.ParallelGroups != nil {
+			r.Metadata.ParallelGroups = md.ParallelGroups
+		}
+		if md := tdb.Metadata; md.DistributedArgs != nil {
+			r.Metadata.DistributedArgs = md.DistributedArgs
+		}
+	}
+	if err != nil {
+		if r.HasTimeline {
+			problem("%v (the timeline is partial: %d rows read before this point)", err, tdb.Events)
+		} else {
+			problem("%v", err)
+		}
+	}
+	if p, ok := files[analysisDBName]; ok {
+		loadAnalysisDB(r, p, rel, problem)
+	}
+	attachGroupHashes(r)
+}
+
+// loadAnalysisDB reads analysis.db into the rank; what was read before an error is
+// kept.
+func loadAnalysisDB(r *profile.Rank, path string, rel func(string) string, problem func(string, ...any)) {
+	r.FilesUsed = append(r.FilesUsed, rel(path))
+	adb, err := ParseAnalysisDB(path)
+	if adb != nil {
+		r.StepTrace, r.CommStats, r.CommMatrix = adb.StepTrace, adb.CommStats, adb.CommMatrix
+	}
+	if err != nil {
+		problem("%v", err)
+	}
+}
+
 // attachGroupHashes replaces the 3-digit group id of ops with the full group hash
 // that communication.json gives, so ops match across files and ranks.
 func attachGroupHashes(r *profile.Rank) {
@@ -192,7 +262,7 @@ func ignoredNote(ranks []*profile.Rank) string {
 	count := map[string]int{}
 	for _, r := range ranks {
 		for _, f := range r.FilesIgnored {
-			if !exportedFiles[filepath.Base(f)] {
+			if !readableFile(filepath.Base(f)) {
 				count[filepath.Base(f)]++
 			}
 		}

@@ -21,6 +21,15 @@ type Format string
 // Formats known to the parser.
 const (
 	FormatTorchNPUText Format = "torch_npu-text"
+	// FormatMsprof is the msprof command line's PROF_* directory (CANN 8 text export
+	// or the older per-iteration device_N/timeline layout).
+	FormatMsprof Format = "msprof"
+	// FormatTorchNPUDB is torch_npu's db export: ascend_pytorch_profiler_{rank}.db
+	// and analysis.db in ASCEND_PROFILER_OUTPUT.
+	FormatTorchNPUDB Format = "torch_npu-db"
+	// FormatKineto is a PyTorch profiler (Kineto) Chrome trace of a GPU rank with NCCL
+	// (plain .json or .json.gz).
+	FormatKineto Format = "kineto"
 )
 
 // Rank holds what was kept of one rank's profile.
@@ -32,21 +41,28 @@ type Rank struct {
 	Info     Info
 	Metadata Metadata
 
-	// Timeline, from trace_view.json. HasTimeline is false for Level0 output or when
-	// the file is missing.
+	// Timeline, from trace_view.json (or the profiler db of the db export).
+	// HasTimeline is false for Level0 output or when the file is missing.
 	HasTimeline bool
 	Steps       []StepMarker // host-side ProfilerStep#N windows, by start time
-	Compute     []Interval   // device compute tasks (Ascend Hardware), by start time
-	CommOps     []CommOp     // HCCL op rows, by start time
+	Compute     []Interval   // device compute tasks (Ascend Hardware; Kineto: non-NCCL GPU kernels), by start time
+	CommOps     []CommOp     // HCCL op rows (Kineto: NCCL kernels), by start time
 	CommTasks   []CommTask   // HCCL plane rows, by start time
 	Overlap     OverlapLayer // the profiler's own Overlap Analysis rows
 	Flows       []DeviceFlow // host→device flow ends, by device time (for step mapping)
+	// ClipToStepWindows says that device and host share a clock (Kineto: CUDA activity
+	// timestamps are converted to the host clock), so a step is its host ProfilerStep#N
+	// window itself: device intervals are clipped to it and Stage is its length, rather
+	// than mapping steps to device windows through Flows (Ascend, whose device lags the
+	// host and whose step time is the device span).
+	ClipToStepWindows bool
 
-	// StepTrace is the profiler's own step_trace_time.csv, when present.
+	// StepTrace is the profiler's own step_trace_time.csv (or analysis.db's
+	// StepTraceTime), when present.
 	StepTrace []StepTraceRow
-	// CommStats is communication.json, when present.
+	// CommStats is communication.json (or analysis.db's CommAnalyzer tables), when present.
 	CommStats []CommOpStats
-	// CommMatrix is communication_matrix.json, when present.
+	// CommMatrix is communication_matrix.json (or analysis.db's CommAnalyzerMatrix), when present.
 	CommMatrix []MatrixLink
 	// Kernels holds the communication rows of kernel_details.csv (the only comm ops
 	// a Level0 profile has).
@@ -85,6 +101,25 @@ type ParallelGroup struct {
 	Name        string // the framework's name: dp, tp, pp, ...
 	GroupRank   int
 	GlobalRanks []int
+
+	// Key, when set, is the CommOp.Group of this group's ops (Kineto: the PyTorch
+	// process group name, "0" for the default group); when empty the ops name the
+	// group by DoubleHash(HCCLName), as Ascend's do.
+	Key string
+	// Size is the communicator's size when GlobalRanks is not the full list (Kineto
+	// may record only the size); 0 means len(GlobalRanks).
+	Size int
+	// Source says where the group was read, for the collectives table; "" means
+	// parallel_group_info.
+	Source string
+}
+
+// GroupSize is the communicator's size: Size when set, else len(GlobalRanks).
+func (g ParallelGroup) GroupSize() int {
+	if g.Size > 0 {
+		return g.Size
+	}
+	return len(g.GlobalRanks)
 }
 
 // Interval is a half-open [StartNs, EndNs) span of device time.

@@ -1,0 +1,452 @@
+package parser
+
+import (
+	"cmp"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// AnalysisDB is what hcclprof keeps of torch_npu's analysis.db: the same figures as
+// the text export's step_trace_time.csv, communication.json and
+// communication_matrix.json, in the same units.
+type AnalysisDB struct {
+	StepTrace  []profile.StepTraceRow
+	CommStats  []profile.CommOpStats
+	CommMatrix []profile.MatrixLink
+}
+
+// ParseAnalysisDB reads analysis.db (formats.md §7.2), opened read-only and
+// immutable. Every table is optional and columns are found by name:
+//
+//   - StepTraceTime → StepTrace, with step_trace_time.csv's rules (ParseStepTraceCSV):
+//     step is TEXT ('50'; empty or NULL is a run without step markers), figures in µs;
+//     step, computing, communication_not_overlapped, communication, free and stage
+//     are required, overlapped, bubble, the "exclude receive" column and preparing are
+//     derived or dropped as in the CSV. torch_npu 2.7.1's leading deviceId column is
+//     ignored (it is not the rank).
+//   - CommAnalyzerTime and CommAnalyzerBandwidth → CommStats, as communication.json
+//     gives them: step 'step50' (a bare 'step' is -1), type 'p2p' or 'collective',
+//     start_timestamp in µs, times in ms, sizes in MB. Bandwidth rows are one per
+//     (op, transport, packet size), the transport's totals repeated on each; the SDMA
+//     aggregate's row has package_size 0 and count 0 and adds no bin. Transports
+//     without traffic have no row (communication.json lists them with zeros).
+//   - CommAnalyzerMatrix → CommMatrix: src_rank and dst_rank are TEXT local ranks;
+//     op_name is the empty string on -total rows.
+//
+// Results are sorted as the JSON parsers sort theirs. Errors name the file.
+func ParseAnalysisDB(path string) (*AnalysisDB, error) {
+	d, err := openSQLite(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	out := &AnalysisDB{}
+	if err := readStepTraceTime(d, out); err != nil {
+		return out, err
+	}
+	if err := readCommAnalyzer(d, out); err != nil {
+		return out, err
+	}
+	if err := readCommMatrix(d, out); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// dbTable streams a whole table with its columns found by name.
+type dbTable struct {
+	d     *sqliteDB
+	table string
+	rows  *sql.Rows
+	idx   map[string]int // upper-cased column name → index
+	vals  []any
+	ptrs  []any
+	n     int // rows read
+}
+
+// selectAll opens a table for reading; required columns must exist. A missing table
+// gives (nil, nil).
+func (d *sqliteDB) selectAll(table string, required ...string) (*dbTable, error) {
+	if !d.has(table) {
+		return nil, nil
+	}
+	if err := d.require(table, required...); err != nil {
+		return nil, err
+	}
+	rows, err := d.query("reading "+table, "SELECT * FROM "+d.tables[strings.ToUpper(table)])
+	if err != nil {
+		return nil, err
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		return nil, d.wrap("reading "+table, err)
+	}
+	t := &dbTable{d: d, table: table, rows: rows, idx: map[string]int{}, vals: make([]any, len(cols)), ptrs: make([]any, len(cols))}
+	for i, c := range cols {
+		if _, dup := t.idx[strings.ToUpper(c)]; !dup {
+			t.idx[strings.ToUpper(c)] = i
+		}
+		t.ptrs[i] = &t.vals[i]
+	}
+	return t, nil
+}
+
+// next reads the next row.
+func (t *dbTable) next() (bool, error) {
+	if !t.rows.Next() {
+		err := t.rows.Err()
+		t.rows.Close()
+		if err != nil {
+			return false, t.d.wrap("reading "+t.table, err)
+		}
+		return false, nil
+	}
+	if err := t.rows.Scan(t.ptrs...); err != nil {
+		t.rows.Close()
+		return false, t.d.wrap("reading "+t.table, err)
+	}
+	t.n++
+	return true, nil
+}
+
+func (t *dbTable) close() { t.rows.Close() }
+
+func (t *dbTable) raw(col string) any {
+	if i, ok := t.idx[strings.ToUpper(col)]; ok {
+		return t.vals[i]
+	}
+	return nil
+}
+
+func (t *dbTable) has(col string) bool { _, ok := t.idx[strings.ToUpper(col)]; return ok }
+
+// errf is an error about the current row.
+func (t *dbTable) errf(format string, args ...any) error {
+	return dbErr(t.d.file, "%s row %d: %s", t.table, t.n, fmt.Sprintf(format, args...))
+}
+
+func (t *dbTable) text(col string) string {
+	var s dbText
+	_ = s.Scan(t.raw(col))
+	return s.V
+}
+
+// float reads a number; absent, NULL, empty and N/A give ok false.
+func (t *dbTable) float(col string) (v float64, ok bool, err error) {
+	var f dbFloat
+	if err := f.Scan(t.raw(col)); err != nil {
+		return 0, false, t.errf("column %s: %v", col, err)
+	}
+	return f.V, f.Valid, nil
+}
+
+// mustFloat reads a required number.
+func (t *dbTable) mustFloat(col string) (float64, error) {
+	v, ok, err := t.float(col)
+	if err == nil && !ok {
+		err = t.errf("column %s: no value", col)
+	}
+	return v, err
+}
+
+// scaled reads a number in ms (MB) as ns (bytes); absent is 0.
+func (t *dbTable) scaled(col string) (int64, error) {
+	v, _, err := t.float(col)
+	if err != nil {
+		return 0, err
+	}
+	n, err := scaledOf(v)
+	if err != nil {
+		return 0, t.errf("column %s: %v", col, err)
+	}
+	return n, nil
+}
+
+func (t *dbTable) int(col string) (int64, error) {
+	var n dbInt
+	if err := n.Scan(t.raw(col)); err != nil {
+		return 0, t.errf("column %s: %v", col, err)
+	}
+	return n.V, nil
+}
+
+// stepOf reads a step column: '50' or 'step50' → 50, true; an empty string, NULL or
+// 'step' → -1, false.
+func (t *dbTable) stepOf(col string) (int, bool, error) {
+	s := strings.TrimSpace(t.text(col))
+	if len(s) >= 4 && strings.EqualFold(s[:4], "step") {
+		s = strings.TrimSpace(s[4:])
+	}
+	if s == "" {
+		return -1, false, nil
+	}
+	var n dbInt
+	if err := n.parse(s); err != nil || n.V < -1<<31 || n.V >= 1<<31 {
+		return 0, false, t.errf("column %s: %q is not a step number", col, t.text(col))
+	}
+	return int(n.V), true, nil
+}
+
+// StepTraceTime columns (formats.md §7.2).
+const (
+	sttStep          = "step"
+	sttComputing     = "computing"
+	sttCommNotOvl    = "communication_not_overlapped"
+	sttOverlapped    = "overlapped"
+	sttCommunication = "communication"
+	sttFree          = "free"
+	sttStage         = "stage"
+	sttBubble        = "bubble"
+	sttExclReceive   = "communication_not_overlapped_and_exclude_receive"
+	sttPreparing     = "preparing"
+)
+
+func readStepTraceTime(d *sqliteDB, out *AnalysisDB) error {
+	t, err := d.selectAll("StepTraceTime", sttStep, sttComputing, sttCommNotOvl, sttCommunication, sttFree, sttStage)
+	if err != nil || t == nil {
+		return err
+	}
+	defer t.close()
+	for {
+		ok, err := t.next()
+		if err != nil || !ok {
+			return err
+		}
+		var row profile.StepTraceRow
+		if row.Step, row.HasStep, err = t.stepOf(sttStep); err != nil {
+			return err
+		}
+		for _, c := range []struct {
+			col string
+			dst *float64
+		}{
+			{sttComputing, &row.ComputingUs}, {sttCommNotOvl, &row.CommNotOverlappedUs},
+			{sttCommunication, &row.CommunicationUs}, {sttFree, &row.FreeUs}, {sttStage, &row.StageUs},
+		} {
+			if *c.dst, err = t.mustFloat(c.col); err != nil {
+				return err
+			}
+		}
+		var has bool
+		if row.OverlappedUs, has, err = t.float(sttOverlapped); err != nil {
+			return err
+		} else if !has {
+			row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
+		}
+		if row.BubbleUs, _, err = t.float(sttBubble); err != nil {
+			return err
+		}
+		if row.CommNotOverlappedExclRecvUs, has, err = t.float(sttExclReceive); err != nil {
+			return err
+		} else if !has {
+			row.CommNotOverlappedExclRecvUs = row.CommNotOverlappedUs - row.BubbleUs
+		}
+		if row.PreparingUs, row.HasPreparing, err = t.float(sttPreparing); err != nil {
+			return err
+		}
+		if row.PreparingUs > maxPreparingUs {
+			row.PreparingUs, row.HasPreparing = 0, false
+		}
+		out.StepTrace = append(out.StepTrace, row)
+	}
+}
+
+// commKey identifies one op of the communication analysis.
+type commKey struct {
+	step        int
+	p2p         bool
+	name, group string
+}
+
+func readCommAnalyzer(d *sqliteDB, out *AnalysisDB) error {
+	t, err := d.selectAll("CommAnalyzerTime", "hccl_op_name", "group_name")
+	if err != nil || t == nil {
+		return err
+	}
+	defer t.close()
+	index := map[commKey]int{}
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		op, err := commOpOf(t)
+		if err != nil {
+			return err
+		}
+		if f, has, err := t.float("start_timestamp"); err != nil {
+			return err
+		} else if has {
+			if op.StartNs, err = microsNsOf(f); err != nil {
+				return t.errf("start_timestamp: %v", err)
+			}
+		}
+		for _, f := range []struct {
+			col string
+			dst *int64
+		}{
+			{"elapse_time", &op.ElapseNs}, {"transit_time", &op.TransitNs}, {"wait_time", &op.WaitNs},
+			{"synchronization_time", &op.SyncNs}, {"idle_time", &op.IdleNs},
+		} {
+			if *f.dst, err = t.scaled(f.col); err != nil {
+				return err
+			}
+		}
+		index[commKey{op.Step, op.P2P, op.Name, op.Group}] = len(out.CommStats)
+		out.CommStats = append(out.CommStats, op)
+	}
+	if err := readCommBandwidth(d, out, index); err != nil {
+		return err
+	}
+	slices.SortFunc(out.CommStats, func(a, b profile.CommOpStats) int {
+		return cmp.Or(
+			cmp.Compare(a.Step, b.Step),
+			cmp.Compare(a.StartNs, b.StartNs),
+			strings.Compare(a.Name, b.Name),
+			strings.Compare(a.Group, b.Group),
+			boolCompare(a.P2P, b.P2P),
+		)
+	})
+	return nil
+}
+
+// commOpOf reads the key columns of a CommAnalyzer* row.
+func commOpOf(t *dbTable) (profile.CommOpStats, error) {
+	op := profile.CommOpStats{Name: t.text("hccl_op_name"), Group: t.text("group_name")}
+	var err error
+	if op.Step, _, err = t.stepOf("step"); err != nil {
+		return op, err
+	}
+	if t.has("type") {
+		op.P2P = strings.EqualFold(strings.TrimSpace(t.text("type")), cjP2P)
+	} else {
+		op.P2P = profile.IsP2P(op.Name) // communication_analyzer.db has no type (§7.3)
+	}
+	return op, nil
+}
+
+func readCommBandwidth(d *sqliteDB, out *AnalysisDB, index map[commKey]int) error {
+	t, err := d.selectAll("CommAnalyzerBandwidth", "hccl_op_name", "group_name", "transport_type")
+	if err != nil || t == nil {
+		return err
+	}
+	defer t.close()
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		key, err := commOpOf(t)
+		if err != nil {
+			return err
+		}
+		i, found := index[commKey{key.Step, key.P2P, key.Name, key.Group}]
+		if !found {
+			// Bandwidth of an op without a time row: keep it, with no time info.
+			i = len(out.CommStats)
+			index[commKey{key.Step, key.P2P, key.Name, key.Group}] = i
+			out.CommStats = append(out.CommStats, key)
+		}
+		op := &out.CommStats[i]
+		if op.Transports == nil {
+			op.Transports = map[string]profile.TransportStats{}
+		}
+		transport := t.text("transport_type")
+		ts := op.Transports[transport]
+		if ts.Bytes, err = t.scaled("transit_size"); err != nil {
+			return err
+		}
+		if ts.TimeNs, err = t.scaled("transit_time"); err != nil {
+			return err
+		}
+		if ts.BandwidthGBps, _, err = t.float("bandwidth"); err != nil {
+			return err
+		}
+		if ts.LargePacketRatio, _, err = t.float("large_packet_ratio"); err != nil {
+			return err
+		}
+		var bin profile.PacketBin
+		if bin.SizeBytes, err = t.scaled("package_size"); err != nil {
+			return err
+		}
+		if bin.Count, err = t.int("count"); err != nil {
+			return err
+		}
+		if bin.TimeNs, err = t.scaled("total_duration"); err != nil {
+			return err
+		}
+		if bin.SizeBytes != 0 || bin.Count != 0 {
+			ts.SizeDistribution = append(ts.SizeDistribution, bin)
+		}
+		op.Transports[transport] = ts
+	}
+	for i := range out.CommStats {
+		for _, ts := range out.CommStats[i].Transports {
+			slices.SortStableFunc(ts.SizeDistribution, func(a, b profile.PacketBin) int {
+				return cmp.Compare(a.SizeBytes, b.SizeBytes)
+			})
+		}
+	}
+	return nil
+}
+
+func readCommMatrix(d *sqliteDB, out *AnalysisDB) error {
+	t, err := d.selectAll("CommAnalyzerMatrix", "hccl_op_name", "group_name", "src_rank", "dst_rank")
+	if err != nil || t == nil {
+		return err
+	}
+	defer t.close()
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		key, err := commOpOf(t)
+		if err != nil {
+			return err
+		}
+		l := profile.MatrixLink{Step: key.Step, P2P: key.P2P, OpKey: key.Name, Group: key.Group,
+			Transport: t.text("transport_type"), OpName: t.text("op_name")}
+		var okS, okD bool
+		l.SrcLocal, okS = parseLocalRank(strings.TrimSpace(t.text("src_rank")))
+		l.DstLocal, okD = parseLocalRank(strings.TrimSpace(t.text("dst_rank")))
+		if !okS || !okD {
+			return t.errf("link %q-%q is not a pair of local ranks", t.text("src_rank"), t.text("dst_rank"))
+		}
+		if l.Bytes, err = t.scaled("transit_size"); err != nil {
+			return err
+		}
+		if l.TimeNs, err = t.scaled("transit_time"); err != nil {
+			return err
+		}
+		if l.BandwidthGBps, _, err = t.float("bandwidth"); err != nil {
+			return err
+		}
+		out.CommMatrix = append(out.CommMatrix, l)
+	}
+	slices.SortFunc(out.CommMatrix, func(a, b profile.MatrixLink) int {
+		return cmp.Or(
+			cmp.Compare(a.Step, b.Step),
+			boolCompare(a.P2P, b.P2P),
+			strings.Compare(a.OpKey, b.OpKey),
+			strings.Compare(a.Group, b.Group),
+			cmp.Compare(a.SrcLocal, b.SrcLocal),
+			cmp.Compare(a.DstLocal, b.DstLocal),
+		)
+	})
+	return nil
+}

@@ -1,0 +1,415 @@
+package parser
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"modernc.org/sqlite"
+)
+
+// This file holds what the SQLite readers (the torch_npu db export, formats.md §7)
+// share: opening a database strictly read-only, checking its schema before querying
+// it, and scanning the loosely typed values SQLite stores (a NUMERIC column holds
+// integers or reals, PYTORCH_API.startNs is TEXT) without going through float64 where
+// a value is an integer.
+
+// sqliteDB is one database opened read-only on a single connection.
+type sqliteDB struct {
+	file string
+	db   *sql.DB
+	conn *sql.Conn
+	ctx  context.Context
+	// tables maps each table's upper-cased name (SQLite names are case-insensitive)
+	// to its name as declared.
+	tables map[string]string
+}
+
+// sqliteURI is the URI that opens path read-only and immutable: SQLite then takes
+// no lock and creates no journal, WAL or shared-memory file beside the input, and
+// never writes to it (the directories of real profiles are often read-only). The
+// path is made absolute and the characters a URI reserves are escaped.
+func sqliteURI(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	abs = filepath.ToSlash(abs)
+	var b strings.Builder
+	b.WriteString("file:")
+	for i := 0; i < len(abs); i++ {
+		switch c := abs[i]; c {
+		case '%', '?', '#':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("?mode=ro&immutable=1")
+	return b.String(), nil
+}
+
+// openSQLite opens a database for reading and lists its tables. A file that is not
+// a database (or whose first page is damaged) fails here, with an error naming it.
+func openSQLite(path string) (*sqliteDB, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, dbErr(path, "is a directory, not a SQLite database")
+	}
+	if st.Size() == 0 {
+		return nil, dbErr(path, "empty file: not a SQLite database")
+	}
+	if err := checkSQLiteHeader(path, st.Size()); err != nil {
+		return nil, err
+	}
+	uri, err := sqliteURI(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return nil, dbErr(path, "%v", err)
+	}
+	db.SetMaxOpenConns(1)
+	d := &sqliteDB{file: path, db: db, ctx: context.Background()}
+	if d.conn, err = db.Conn(d.ctx); err != nil {
+		db.Close()
+		return nil, d.wrap("opening the database", err)
+	}
+	rows, err := d.conn.QueryContext(d.ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
+	if err != nil {
+		d.close()
+		return nil, d.wrap("reading the schema", err)
+	}
+	d.tables = map[string]string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			d.close()
+			return nil, d.wrap("reading the schema", err)
+		}
+		d.tables[strings.ToUpper(name)] = name
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		d.close()
+		return nil, d.wrap("reading the schema", err)
+	}
+	return d, nil
+}
+
+// sqliteMagic opens every SQLite 3 database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// checkSQLiteHeader reads the 100-byte database header and checks the file against
+// it. SQLite itself does not always notice a truncated file: a page past the end
+// reads as zeros, and a query can then return fewer rows without an error (seen on a
+// generated db cut short by 1%). The header records the page size and, in every file
+// written by SQLite 3.7.0 (2010) or later, the page count (valid when its
+// version-valid-for number equals the change counter); a file shorter than that is
+// truncated. Without a valid count, a size that is not a whole number of pages is.
+func checkSQLiteHeader(path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var h [100]byte
+	if n, _ := io.ReadFull(f, h[:]); n < len(h) || string(h[:16]) != sqliteMagic {
+		return dbErr(path, "not a SQLite database (no %q header): the file is damaged or of another kind", strings.TrimSuffix(sqliteMagic, "\x00"))
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return dbErr(path, "damaged SQLite header: page size %d", pageSize)
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	changes, validFor := binary.BigEndian.Uint32(h[24:28]), binary.BigEndian.Uint32(h[92:96])
+	if pages > 0 && changes == validFor {
+		if want := pages * pageSize; size < want {
+			return dbErr(path, "truncated: the SQLite header says %d bytes (%d pages of %d), the file has %d", want, pages, pageSize, size)
+		}
+		return nil
+	}
+	if size%pageSize != 0 {
+		return dbErr(path, "truncated: %d bytes is not a whole number of %d-byte SQLite pages", size, pageSize)
+	}
+	return nil
+}
+
+func (d *sqliteDB) close() {
+	if d.conn != nil {
+		d.conn.Close()
+	}
+	d.db.Close()
+}
+
+// dbErr is an error about a database file (no position: SQLite files have none a
+// user could use).
+func dbErr(file, format string, args ...any) error {
+	return &SyntaxError{File: file, Offset: -1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// wrap names the file and what was being read, and says what SQLite's corruption
+// codes mean for the user.
+func (d *sqliteDB) wrap(what string, err error) error {
+	msg := err.Error()
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case 26: // SQLITE_NOTADB
+			msg += ": the file is not a SQLite database (or its header is damaged)"
+		case 11: // SQLITE_CORRUPT
+			msg += ": the file is corrupt or truncated"
+		case 10: // SQLITE_IOERR (a short read past the end of a truncated file)
+			msg += ": the file could not be read in full (truncated?)"
+		}
+	}
+	return dbErr(d.file, "%s: %s", what, msg)
+}
+
+// has reports whether the database has a table (any case).
+func (d *sqliteDB) has(table string) bool {
+	_, ok := d.tables[strings.ToUpper(table)]
+	return ok
+}
+
+// columns returns a table's columns, upper-cased, as a set.
+func (d *sqliteDB) columns(table string) (map[string]bool, error) {
+	rows, err := d.conn.QueryContext(d.ctx, "SELECT name FROM pragma_table_info(?)", d.tables[strings.ToUpper(table)])
+	if err != nil {
+		return nil, d.wrap("reading the columns of "+table, err)
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, d.wrap("reading the columns of "+table, err)
+		}
+		cols[strings.ToUpper(name)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, d.wrap("reading the columns of "+table, err)
+	}
+	return cols, nil
+}
+
+// require checks that a table exists with the named columns; the error says what is
+// missing, so a db of another schema fails clearly instead of in a query.
+func (d *sqliteDB) require(table string, cols ...string) error {
+	if !d.has(table) {
+		return dbErr(d.file, "no table %s: not a torch_npu profiler db, or one written by an unsupported version", table)
+	}
+	have, err := d.columns(table)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, c := range cols {
+		if !have[strings.ToUpper(c)] {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return dbErr(d.file, "table %s has no column %s (an unsupported schema)", table, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// hasColumns reports whether a table exists with all the named columns.
+func (d *sqliteDB) hasColumns(table string, cols ...string) (bool, error) {
+	if !d.has(table) {
+		return false, nil
+	}
+	have, err := d.columns(table)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range cols {
+		if !have[strings.ToUpper(c)] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// query runs a query; what names it in errors.
+func (d *sqliteDB) query(what, q string, args ...any) (*sql.Rows, error) {
+	rows, err := d.conn.QueryContext(d.ctx, q, args...)
+	if err != nil {
+		return nil, d.wrap(what, err)
+	}
+	return rows, nil
+}
+
+// each runs a query and calls fn for every row, streaming; it stops at the first
+// error, which names the file and what was read. fn scans the row itself.
+func (d *sqliteDB) each(what, q string, fn func(*sql.Rows) error) error {
+	rows, err := d.query(what, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return d.wrap(what, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return d.wrap(what, err)
+	}
+	return nil
+}
+
+// dbInt scans an integer stored as an INTEGER, an integral REAL, or decimal TEXT
+// (PYTORCH_API.startNs). NULL leaves Valid false.
+type dbInt struct {
+	V     int64
+	Valid bool
+}
+
+func (n *dbInt) Scan(src any) error {
+	n.V, n.Valid = 0, false
+	switch x := src.(type) {
+	case nil:
+		return nil
+	case int64:
+		n.V = x
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 9e18 {
+			return fmt.Errorf("%v is not an integer", x)
+		}
+		n.V = int64(x)
+	case string:
+		return n.parse(x)
+	case []byte:
+		return n.parse(string(x))
+	case bool:
+		if x {
+			n.V = 1
+		}
+	default:
+		return fmt.Errorf("unexpected %T value", src)
+	}
+	n.Valid = true
+	return nil
+}
+
+func (n *dbInt) parse(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil // an empty text is no value
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 9e18 {
+			return fmt.Errorf("%q is not an integer", s)
+		}
+		v = int64(f)
+	}
+	n.V, n.Valid = v, true
+	return nil
+}
+
+// dbFloat scans a number stored as INTEGER, REAL or numeric TEXT. NULL, empty text
+// and N/A leave Valid false. NaN and infinities read as absent.
+type dbFloat struct {
+	V     float64
+	Valid bool
+}
+
+func (f *dbFloat) Scan(src any) error {
+	f.V, f.Valid = 0, false
+	switch x := src.(type) {
+	case nil:
+		return nil
+	case int64:
+		f.V = float64(x)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		f.V = x
+	case string:
+		return f.parse(x)
+	case []byte:
+		return f.parse(string(x))
+	default:
+		return fmt.Errorf("unexpected %T value", src)
+	}
+	f.Valid = true
+	return nil
+}
+
+func (f *dbFloat) parse(s string) error {
+	s = strings.TrimSpace(s)
+	if csvNull(s) {
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	f.V, f.Valid = v, true
+	return nil
+}
+
+// dbText scans any value as text: TEXT as it is, numbers formatted, NULL as "".
+type dbText struct {
+	V     string
+	Valid bool
+}
+
+func (t *dbText) Scan(src any) error {
+	t.V, t.Valid = "", src != nil
+	switch x := src.(type) {
+	case nil:
+	case string:
+		t.V = x
+	case []byte:
+		t.V = string(x)
+	case int64:
+		t.V = strconv.FormatInt(x, 10)
+	case float64:
+		t.V = strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		t.V = fmt.Sprint(x)
+	}
+	return nil
+}
+
+// microsNsOf converts a µs figure that SQLite stored as a REAL (analysis.db's
+// start_timestamp, 1736410576431645.2) to ns through its shortest decimal form, so the
+// digits written are kept as they are; f*1000 in float64 would be off by up to 128 ns.
+func microsNsOf(f float64) (int64, error) {
+	return MicrosToNs(strconv.FormatFloat(f, 'f', -1, 64))
+}
+
+// scaledOf converts a float in ms (or MB) to ns (or bytes), rounding to nearest.
+func scaledOf(f float64) (int64, error) {
+	x := math.Round(f * 1e6)
+	if math.IsNaN(x) || math.Abs(x) > treeMaxScaled {
+		return 0, fmt.Errorf("%v out of range", f)
+	}
+	return int64(x), nil
+}

@@ -1,0 +1,513 @@
+package parser
+
+import (
+	"cmp"
+	"database/sql"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// torch_npu's db export (formats.md §7): with _export_type "db" a rank's
+// ASCEND_PROFILER_OUTPUT holds ascend_pytorch_profiler_{rank}.db, the unified profiler
+// db (device tasks, HCCL ops and tasks, host APIs, steps; §7.1), and analysis.db,
+// the profiler's own derived tables (the step breakdown and the communication
+// analysis; §7.2) in place of the text export's files.
+
+// profilerDBRe matches the unified db's name; the rank is its group
+// (msprof-analyze's PyTorch pattern, formats.md §1.5).
+var profilerDBRe = regexp.MustCompile(`^ascend_pytorch_profiler(?:_(\d+))?\.db$`)
+
+// analysisDBName is the derived-table db beside the profiler db.
+const analysisDBName = "analysis.db"
+
+// isProfilerDB reports whether a file name is a torch_npu profiler db, and its rank
+// (-1 when the name has none).
+func isProfilerDB(name string) (rank int, ok bool) {
+	m := profilerDBRe.FindStringSubmatch(name)
+	if m == nil {
+		return -1, false
+	}
+	if m[1] == "" || len(m[1]) > 9 {
+		return -1, true
+	}
+	r, err := strconv.Atoi(m[1])
+	if err != nil {
+		return -1, true
+	}
+	return r, true
+}
+
+// OVERLAP_ANALYSIS.type values. The table has no ENUM table to join: the meaning
+// was read off imagenet-2rank-db, where the sums of types 0..3 over step 50 equal
+// analysis.db's computing, communication, communication_not_overlapped and free to
+// the ns (8903431, 102108100, 98071947, 25258144).
+const (
+	overlapComputing = iota
+	overlapCommunication
+	overlapCommNotOverlapped
+	overlapFree
+)
+
+// TorchDB is what hcclprof keeps of ascend_pytorch_profiler_{rank}.db: the timeline
+// (in the same form the text export's trace_view.json gives) and META_DATA.
+// Timeline.Events counts the rows read.
+type TorchDB struct {
+	Timeline
+	// Metadata holds the META_DATA rows ENV_VARIABLES, parallel_group_info and
+	// distributed_args; a section the db lacks is left nil.
+	Metadata profile.Metadata
+}
+
+// ParseTorchDB reads torch_npu's unified profiler db, ascend_pytorch_profiler_{rank}.db
+// (formats.md §7.1), opened read-only and immutable: the file is never written, and
+// no journal is created beside it. Strings are read through STRING_IDS and enum
+// values through the ENUM_* tables, by JOIN; no id is hard-coded. What is kept:
+//
+//   - Steps: STEP_TIME(id, startNs, endNs), the host-side step windows
+//     (ProfilerStep#N of the text export).
+//   - Compute: the TASK rows that have a COMPUTE_TASK_INFO row, as msprof-analyze
+//     decides computation in db data. On imagenet-2rank-db this set (AI_CORE,
+//     AI_VECTOR_CORE, MIX_AIV and the two DSA_SQE dropout-mask tasks, 187 rows) is
+//     exactly the profiler's OVERLAP_ANALYSIS Computing rows and gives analysis.db's
+//     Computing of step 50 (8903.431 µs). The FFTS+ AI_CORE task that wraps each HCCL
+//     op has no COMPUTE_TASK_INFO row, and is rightly left out.
+//   - CommOps: COMMUNICATION_OP, with Group the decimal profile.DoubleHash of the raw
+//     HCCL group name: the @hash of communication.json, which the text path puts in
+//     CommOp.Group, so both exports give the same keys. GroupRow stays empty (the db
+//     has no timeline rows). DataType is ENUM_HCCL_DATA_TYPE's name ("" for N/A and
+//     INVALID_TYPE); Step is -1 (analysis assigns steps).
+//   - CommTasks: COMMUNICATION_TASK_INFO joined with TASK on globalTaskId for the
+//     start and end; Name is the task type (Memcpy, Notify_Wait, ...; the table's
+//     name column is the parent op), Plane the planeId, ranks group-local
+//     (4294967295 is none: -1), transport and link types by their ENUM tables.
+//   - Flows: the host launch time of device work, for the analysis's step windows.
+//     A framework op (PYTORCH_API, startNs stored as TEXT) links through
+//     CONNECTION_IDS (id = PYTORCH_API.connectionId) to the CANN connection ids of
+//     what it launched (CONNECTION_IDS.connectionId), which TASK.connectionId and
+//     COMMUNICATION_OP.connectionId carry. One flow per CANN connection id, as the
+//     text export draws one torch_to_npu flow per launch: its device end is the
+//     COMMUNICATION_OP start for an HCCL launch (every task of the op carries the
+//     op's connection id; the text export's flow ends at the op), else the first TASK
+//     start. Checked on imagenet-2rank-db (190 kernel launches and the first of the
+//     four HcclAllreduce ops are linked; acl calls such as memcpy are not, and give
+//     no flow) and on generated dbs, whose step windows come out as the text
+//     export's. The launches are the one table-sized map the parse keeps (a host
+//     time per linked connection id, see hostLaunches); all else is streamed.
+//   - Overlap: OVERLAP_ANALYSIS when present (type 0..3 = Computing, Communication,
+//     Communication(Not Overlapped), Free). Real rank dbs may lack it: it is never
+//     required.
+//   - Metadata: META_DATA's ENV_VARIABLES, parallel_group_info and distributed_args
+//     (JSON text), read with profiler_metadata.json's rules.
+//
+// TASK and STRING_IDS are required; the other tables are read when present. A
+// missing table or column, a file that is not a database, or a corrupt or truncated
+// one is an error naming the file. Rows are streamed; on an error the tables read
+// so far are returned with it, so callers can report a partial result.
+func ParseTorchDB(path string) (*TorchDB, error) {
+	d, err := openSQLite(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	out := &TorchDB{}
+	r := torchDBReader{d: d, out: out}
+	err = r.read()
+	r.finish()
+	return out, err
+}
+
+type torchDBReader struct {
+	d   *sqliteDB
+	out *TorchDB
+	// launches are the CANN connection ids a framework op launched, with the host
+	// time and, once found, the device start (see flows).
+	launches map[int64]launch
+}
+
+// launch is one host→device link being assembled.
+type launch struct {
+	hostNs int64
+	devNs  int64 // math.MaxInt64 until a device row is seen
+	hccl   bool  // the connection launched an HCCL op: the op's start is the device end
+}
+
+func (r *torchDBReader) read() error {
+	d := r.d
+	if err := d.require("STRING_IDS", "id", "value"); err != nil {
+		return err
+	}
+	if err := d.require("TASK", "startNs", "endNs", "globalTaskId", "connectionId"); err != nil {
+		return err
+	}
+	for _, step := range []func() error{r.steps, r.hostLaunches, r.commOps, r.tasks, r.commTasks, r.flows, r.overlap, r.metadata} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish sorts what was read by start time, as the text path does.
+func (r *torchDBReader) finish() {
+	tl := &r.out.Timeline
+	byStart := func(a, b profile.Interval) int { return cmp.Compare(a.StartNs, b.StartNs) }
+	sortIvs := func(ivs []profile.Interval) {
+		if !slices.IsSortedFunc(ivs, byStart) {
+			slices.SortFunc(ivs, byStart)
+		}
+	}
+	slices.SortStableFunc(tl.Steps, func(a, b profile.StepMarker) int { return byStart(a.Interval, b.Interval) })
+	sortIvs(tl.Compute)
+	slices.SortStableFunc(tl.CommOps, func(a, b profile.CommOp) int { return byStart(a.Interval, b.Interval) })
+	slices.SortStableFunc(tl.CommTasks, func(a, b profile.CommTask) int { return byStart(a.Interval, b.Interval) })
+	for _, ivs := range [][]profile.Interval{tl.Overlap.Computing, tl.Overlap.Communication, tl.Overlap.CommNotOverlapped, tl.Overlap.Free} {
+		sortIvs(ivs)
+	}
+	slices.SortFunc(tl.Flows, func(a, b profile.DeviceFlow) int {
+		return cmp.Or(cmp.Compare(a.DeviceNs, b.DeviceNs), cmp.Compare(a.HostNs, b.HostNs))
+	})
+}
+
+// optCols returns, for each column of a table, "alias.col" when the table has it and
+// NULL otherwise, so optional columns need no second query.
+func (r *torchDBReader) optCols(table, alias string, cols ...string) ([]string, error) {
+	have, err := r.d.columns(table)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		if have[strings.ToUpper(c)] {
+			out[i] = alias + "." + c
+		} else {
+			out[i] = "NULL"
+		}
+	}
+	return out, nil
+}
+
+// lookup returns the select expression and join clause that turn the id column expr
+// into its name through an ENUM_* (or STRING_IDS) table, or NULL when the db has no
+// such table. LEFT JOIN: an id the table lacks reads as NULL, not as a lost row.
+func (r *torchDBReader) lookup(table, valueCol, alias, expr string) (sel, join string) {
+	if expr == "NULL" || !r.d.has(table) {
+		return "NULL", ""
+	}
+	return alias + "." + valueCol, fmt.Sprintf(" LEFT JOIN %s AS %s ON %s.id = %s", table, alias, alias, expr)
+}
+
+func (r *torchDBReader) str(alias, expr string) (sel, join string) {
+	return r.lookup("STRING_IDS", "value", alias, expr)
+}
+
+func (r *torchDBReader) enum(table, alias, expr string) (sel, join string) {
+	return r.lookup(table, "name", alias, expr)
+}
+
+func (r *torchDBReader) steps() error {
+	if !r.d.has("STEP_TIME") {
+		return nil
+	}
+	if err := r.d.require("STEP_TIME", "id", "startNs", "endNs"); err != nil {
+		return err
+	}
+	var id, start, end dbInt
+	return r.d.each("reading STEP_TIME", "SELECT id, startNs, endNs FROM STEP_TIME", func(rows *sql.Rows) error {
+		if err := rows.Scan(&id, &start, &end); err != nil {
+			return err
+		}
+		r.out.Events++
+		if !id.Valid || !start.Valid || !end.Valid {
+			return fmt.Errorf("a step row with a NULL id, startNs or endNs")
+		}
+		if id.V < -1<<31 || id.V >= 1<<31 {
+			return fmt.Errorf("step id %d out of range", id.V)
+		}
+		r.out.Steps = append(r.out.Steps, profile.StepMarker{Step: int(id.V),
+			Interval: profile.Interval{StartNs: start.V, EndNs: end.V}})
+		return nil
+	})
+}
+
+// tasks scans TASK once for two things: the compute tasks (those with a
+// COMPUTE_TASK_INFO row) and the first device start of each framework launch.
+func (r *torchDBReader) tasks() error {
+	cti := "NULL"
+	if r.d.has("COMPUTE_TASK_INFO") {
+		if err := r.d.require("COMPUTE_TASK_INFO", "globalTaskId"); err != nil {
+			return err
+		}
+		cti = "c.globalTaskId"
+	}
+	q := "SELECT t.startNs, t.endNs, t.connectionId, " + cti + " FROM TASK AS t"
+	if cti != "NULL" {
+		q += " LEFT JOIN COMPUTE_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId"
+	}
+	var start, end, conn, compute dbInt
+	return r.d.each("reading TASK ⋈ COMPUTE_TASK_INFO", q, func(rows *sql.Rows) error {
+		if err := rows.Scan(&start, &end, &conn, &compute); err != nil {
+			return err
+		}
+		r.out.Events++
+		if !start.Valid || !end.Valid {
+			return nil // a task the device never ran: no time to count
+		}
+		if compute.Valid {
+			r.out.Compute = append(r.out.Compute, profile.Interval{StartNs: start.V, EndNs: end.V})
+		}
+		if conn.Valid && r.launches != nil {
+			if l, ok := r.launches[conn.V]; ok && !l.hccl && start.V < l.devNs {
+				l.devNs = start.V
+				r.launches[conn.V] = l
+			}
+		}
+		return nil
+	})
+}
+
+func (r *torchDBReader) commOps() error {
+	if !r.d.has("COMMUNICATION_OP") {
+		return nil
+	}
+	if err := r.d.require("COMMUNICATION_OP", "opName", "startNs", "endNs"); err != nil {
+		return err
+	}
+	c, err := r.optCols("COMMUNICATION_OP", "o", "opType", "groupName", "dataType", "count", "algType", "connectionId")
+	if err != nil {
+		return err
+	}
+	nameSel, nameJoin := r.str("n", "o.opName")
+	typeSel, typeJoin := r.str("ty", c[0])
+	groupSel, groupJoin := r.str("g", c[1])
+	dtSel, dtJoin := r.enum("ENUM_HCCL_DATA_TYPE", "dt", c[2])
+	algSel, algJoin := r.str("a", c[4])
+	q := "SELECT " + strings.Join([]string{nameSel, typeSel, groupSel, "o.startNs", "o.endNs", dtSel, c[3], algSel, c[5]}, ", ") +
+		" FROM COMMUNICATION_OP AS o" + nameJoin + typeJoin + groupJoin + dtJoin + algJoin
+	var name, opType, group, dataType, alg dbText
+	var start, end, count, conn dbInt
+	hashes := map[string]string{} // raw group name → hash: a handful of groups
+	return r.d.each("reading COMMUNICATION_OP", q, func(rows *sql.Rows) error {
+		if err := rows.Scan(&name, &opType, &group, &start, &end, &dataType, &count, &alg, &conn); err != nil {
+			return err
+		}
+		r.out.Events++
+		if !start.Valid || !end.Valid {
+			return fmt.Errorf("op %q has a NULL startNs or endNs", name.V)
+		}
+		if conn.Valid && r.launches != nil {
+			if l, ok := r.launches[conn.V]; ok {
+				if !l.hccl || start.V < l.devNs {
+					l.devNs = start.V
+				}
+				l.hccl = true
+				r.launches[conn.V] = l
+			}
+		}
+		n := name.V
+		if n == "" {
+			n = opType.V
+		}
+		op := profile.CommOp{Name: n, Type: profile.OpType(n), Step: -1,
+			Interval: profile.Interval{StartNs: start.V, EndNs: end.V}, Count: count.V, AlgType: alg.V}
+		if dt := dataType.V; dt != "N/A" && dt != "INVALID_TYPE" {
+			op.DataType = dt
+		}
+		if group.V != "" {
+			h, ok := hashes[group.V]
+			if !ok {
+				h = strconv.FormatUint(profile.DoubleHash(group.V), 10)
+				hashes[group.V] = h
+			}
+			op.Group = h
+		} else {
+			op.Group = profile.GroupIDFromName(n)
+		}
+		r.out.CommOps = append(r.out.CommOps, op)
+		return nil
+	})
+}
+
+// dbNoRank is the db's "no rank" (UINT32_MAX).
+const dbNoRank = 4294967295
+
+func (r *torchDBReader) commTasks() error {
+	if !r.d.has("COMMUNICATION_TASK_INFO") {
+		return nil
+	}
+	if err := r.d.require("COMMUNICATION_TASK_INFO", "globalTaskId", "taskType"); err != nil {
+		return err
+	}
+	c, err := r.optCols("COMMUNICATION_TASK_INFO", "c", "planeId", "srcRank", "dstRank", "transportType", "linkType", "size")
+	if err != nil {
+		return err
+	}
+	typeSel, typeJoin := r.str("tt", "c.taskType")
+	trSel, trJoin := r.enum("ENUM_HCCL_TRANSPORT_TYPE", "tr", c[3])
+	lkSel, lkJoin := r.enum("ENUM_HCCL_LINK_TYPE", "lk", c[4])
+	// TASK drives the join (CROSS JOIN fixes the order): SQLite then indexes the
+	// smaller COMMUNICATION_TASK_INFO on globalTaskId (neither table declares one)
+	// rather than the whole TASK table.
+	q := "SELECT " + strings.Join([]string{"t.startNs", "t.endNs", typeSel, c[0], c[1], c[2], trSel, lkSel, c[5]}, ", ") +
+		" FROM TASK AS t CROSS JOIN COMMUNICATION_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + typeJoin + trJoin + lkJoin
+	var start, end, plane, src, dst, size dbInt
+	var taskType, transport, link dbText
+	rank := func(v dbInt) int {
+		if !v.Valid || v.V < 0 || v.V >= dbNoRank || v.V > 1<<31-1 {
+			return -1
+		}
+		return int(v.V)
+	}
+	return r.d.each("reading COMMUNICATION_TASK_INFO ⋈ TASK", q, func(rows *sql.Rows) error {
+		if err := rows.Scan(&start, &end, &taskType, &plane, &src, &dst, &transport, &link, &size); err != nil {
+			return err
+		}
+		r.out.Events++
+		if !start.Valid || !end.Valid {
+			return nil
+		}
+		t := profile.CommTask{Name: taskType.V, Interval: profile.Interval{StartNs: start.V, EndNs: end.V},
+			SrcRank: rank(src), DstRank: rank(dst), TransportType: transport.V, LinkType: link.V, SizeBytes: size.V}
+		if plane.Valid && plane.V >= 0 && plane.V < 1<<31 {
+			t.Plane = int(plane.V)
+		}
+		r.out.CommTasks = append(r.out.CommTasks, t)
+		return nil
+	})
+}
+
+// hostLaunches reads the framework side of the host→device links (see
+// ParseTorchDB): for every CANN connection id a PYTORCH_API row links to through
+// CONNECTION_IDS, the launch's host start (the earliest, should several host rows
+// share it). commOps and tasks then find each launch's device start, and flows emits
+// them. The join is done here, in one map keyed by connection id, rather than in SQL:
+// TASK has no index on connectionId, and SQLite's grouping and automatic indexes took
+// four times as long as the rest of the parse together. A db without PYTORCH_API or
+// CONNECTION_IDS (no framework layer) has no flows, and the analysis then uses the
+// host step windows as they are.
+func (r *torchDBReader) hostLaunches() error {
+	d := r.d
+	ok, err := d.hasColumns("PYTORCH_API", "startNs", "connectionId")
+	if err != nil || !ok {
+		return err
+	}
+	if ok, err = d.hasColumns("CONNECTION_IDS", "id", "connectionId"); err != nil || !ok {
+		return err
+	}
+	// PYTORCH_API may hold millions of rows, most unlinked (NULL connectionId);
+	// CONNECTION_IDS is what SQLite indexes for the join.
+	const q = `SELECT c.connectionId, p.startNs FROM PYTORCH_API AS p CROSS JOIN CONNECTION_IDS AS c ON c.id = p.connectionId
+WHERE p.connectionId IS NOT NULL AND c.connectionId IS NOT NULL`
+	r.launches = map[int64]launch{}
+	var conn, host dbInt
+	return d.each("reading PYTORCH_API ⋈ CONNECTION_IDS", q, func(rows *sql.Rows) error {
+		// startNs is TEXT ('1736410576395167660'): dbInt parses it strictly, where a
+		// CAST in SQL would read a bad value as 0 without a word.
+		if err := rows.Scan(&conn, &host); err != nil {
+			return fmt.Errorf("PYTORCH_API.startNs: %w", err)
+		}
+		r.out.Events++
+		if !host.Valid {
+			return fmt.Errorf("PYTORCH_API.startNs is NULL on a linked row")
+		}
+		if l, ok := r.launches[conn.V]; !ok || host.V < l.hostNs {
+			r.launches[conn.V] = launch{hostNs: host.V, devNs: math.MaxInt64}
+		}
+		return nil
+	})
+}
+
+// flows emits one flow per launch that reached the device, as the text export
+// draws one torch_to_npu flow per launch.
+func (r *torchDBReader) flows() error {
+	for _, l := range r.launches {
+		if l.devNs != math.MaxInt64 {
+			r.out.Flows = append(r.out.Flows, profile.DeviceFlow{DeviceNs: l.devNs, HostNs: l.hostNs})
+		}
+	}
+	r.launches = nil
+	return nil
+}
+
+func (r *torchDBReader) overlap() error {
+	ok, err := r.d.hasColumns("OVERLAP_ANALYSIS", "startNs", "endNs", "type")
+	if err != nil || !ok {
+		return err
+	}
+	var start, end, typ dbInt
+	ov := &r.out.Overlap
+	return r.d.each("reading OVERLAP_ANALYSIS", "SELECT startNs, endNs, type FROM OVERLAP_ANALYSIS", func(rows *sql.Rows) error {
+		if err := rows.Scan(&start, &end, &typ); err != nil {
+			return err
+		}
+		r.out.Events++
+		if !start.Valid || !end.Valid || !typ.Valid {
+			return nil
+		}
+		iv := profile.Interval{StartNs: start.V, EndNs: end.V}
+		switch typ.V {
+		case overlapComputing:
+			ov.Computing = append(ov.Computing, iv)
+		case overlapCommunication:
+			ov.Communication = append(ov.Communication, iv)
+		case overlapCommNotOverlapped:
+			ov.CommNotOverlapped = append(ov.CommNotOverlapped, iv)
+		case overlapFree:
+			ov.Free = append(ov.Free, iv)
+		}
+		return nil
+	})
+}
+
+// metadataKeys are the META_DATA rows that are profiler_metadata.json's sections.
+var metadataKeys = []string{"ENV_VARIABLES", "parallel_group_info", "distributed_args"}
+
+func (r *torchDBReader) metadata() error {
+	ok, err := r.d.hasColumns("META_DATA", "name", "value")
+	if err != nil || !ok {
+		return err
+	}
+	var name, value dbText
+	vals := map[string]string{}
+	err = r.d.each("reading META_DATA", "SELECT name, value FROM META_DATA", func(rows *sql.Rows) error {
+		if err := rows.Scan(&name, &value); err != nil {
+			return err
+		}
+		r.out.Events++
+		if slices.Contains(metadataKeys, name.V) && value.Valid {
+			vals[name.V] = value.V
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	md := &r.out.Metadata
+	for _, key := range metadataKeys {
+		v, ok := vals[key]
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		// Each value is the JSON of one profiler_metadata.json section: read it with
+		// that file's parser, wrapped as a one-key document.
+		doc := `{"` + key + `": ` + v + "}"
+		part, err := ParseProfilerMetadata(strings.NewReader(doc), r.d.file+": META_DATA "+key)
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "ENV_VARIABLES":
+			md.Env = part.Env
+		case "parallel_group_info":
+			md.ParallelGroups = part.ParallelGroups
+		case "distributed_args":
+			md.DistributedArgs = part.DistributedArgs
+		}
+	}
+	return nil
+}
