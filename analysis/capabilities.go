@@ -94,7 +94,10 @@ func inspectRank(r *profile.Rank) Inspection {
 	}
 	add("step_markers", len(r.Steps) > 0 || hasStepRows(r.StepTrace), "ProfilerStep#N markers",
 		"call prof.step() once per training step inside the profiler's schedule, so steps are marked")
-	if hasTimeline { // the mapping and the cross-check only concern a recomputation
+	switch {
+	case hasTimeline && r.ClipToStepWindows:
+		add("host_device_mapping", true, "one clock for host and device (Kineto): device work clipped to the ProfilerStep#N windows", "")
+	case hasTimeline: // the mapping and the cross-check only concern a recomputation
 		add("host_device_mapping", len(r.Flows) > 0, "host→device flows (torch_to_npu)",
 			"flows come with the Python (CPU) activity: profile with activities CPU and NPU; without them the host step windows are used as they are")
 	}

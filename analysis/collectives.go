@@ -114,8 +114,9 @@ type groupSize struct {
 	source string
 }
 
-// groupSizes finds each group's size from parallel_group_info (exact) or from the
-// local ranks seen in communication_matrix.json links.
+// groupSizes finds each group's size from parallel_group_info (exact; for Kineto the
+// process groups of distributedInfo and of the ops' arguments, keyed by group name) or
+// from the local ranks seen in communication_matrix.json links.
 func groupSizes(c *profile.Cluster) map[string]groupSize {
 	out := map[string]groupSize{}
 	for _, r := range c.Ranks {
@@ -127,6 +128,16 @@ func groupSizes(c *profile.Cluster) map[string]groupSize {
 	}
 	for _, r := range c.Ranks {
 		for _, pg := range r.Metadata.ParallelGroups {
+			if pg.Key != "" { // the ops name this group by its key (Kineto)
+				src := pg.Source
+				if src == "" {
+					src = "parallel_group_info"
+				}
+				if n := pg.GroupSize(); n > 0 {
+					out[pg.Key] = groupSize{n, src}
+				}
+				continue
+			}
 			h := strconv.FormatUint(profile.DoubleHash(pg.HCCLName), 10)
 			gs := groupSize{len(pg.GlobalRanks), "parallel_group_info"}
 			out[h] = gs
@@ -142,6 +153,10 @@ func groupNames(c *profile.Cluster) map[string]string {
 	for _, r := range c.Ranks {
 		for _, pg := range r.Metadata.ParallelGroups {
 			if pg.Name == "" {
+				continue
+			}
+			if pg.Key != "" {
+				out[pg.Key] = pg.Name
 				continue
 			}
 			h := strconv.FormatUint(profile.DoubleHash(pg.HCCLName), 10)

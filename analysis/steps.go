@@ -131,6 +131,9 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 		}
 		steps = []profile.StepMarker{{Step: -1, Interval: profile.Interval{StartNs: lo, EndNs: hi + 1}}}
 	}
+	if r.ClipToStepWindows && !noMarkers {
+		return clippedSteps(r, steps), nil
+	}
 	windows := deviceWindows(steps, r.Flows)
 	out := make([]StepBreakdown, 0, len(windows))
 	var overlapRows []profile.StepTraceRow
@@ -153,6 +156,76 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 		}
 	}
 	return out, overlapRows
+}
+
+// clippedSteps is the breakdown of a rank whose device and host share a clock
+// (profile.Rank.ClipToStepWindows: Kineto). A step is its host ProfilerStep#N window:
+// the device intervals overlapping it are clipped to it, and its Stage is the window's
+// length (less Bubble), so Free also counts the idle device time at the window's ends.
+// Flows are not needed. Why clip rather than map windows through the flows as for
+// Ascend: with one clock the window is the step as the user timed it, and clipping
+// splits work that straddles two steps between them instead of giving all of it to
+// the step it started in. It is also the rule of the reference figures for the real
+// Kineto sample (kineto-nccl-a100-2gpu in ../shared/realdata/README.md), which this
+// reproduces to the nanosecond.
+func clippedSteps(r *profile.Rank, steps []profile.StepMarker) []StepBreakdown {
+	computeMax := maxDur(r.Compute)
+	var opMax int64
+	for _, op := range r.CommOps {
+		opMax = max(opMax, op.DurNs())
+	}
+	out := make([]StepBreakdown, 0, len(steps))
+	for _, st := range steps {
+		lo, hi := st.StartNs, st.EndNs
+		compute := clipIntervals(r.Compute, lo, hi, computeMax)
+		ops := clipOps(r.CommOps, lo, hi, opMax)
+		b := breakdown(compute, ops)
+		b.Step, b.HasStep = st.Step, true
+		busyNs := b.ComputingNs + b.CommunicationNs - b.OverlappedNs
+		b.StageNs = max(0, hi-lo-b.BubbleNs)
+		b.FreeNs = max(0, hi-lo-busyNs)
+		b.PreparingNs = 0
+		if busyNs > 0 {
+			b.PreparingNs = b.firstNs - lo
+		}
+		out = append(out, b.StepBreakdown)
+	}
+	return out
+}
+
+func maxDur(ivs []profile.Interval) int64 {
+	var m int64
+	for _, iv := range ivs {
+		m = max(m, iv.DurNs())
+	}
+	return m
+}
+
+// clipIntervals returns the intervals of a start-sorted list that overlap [lo, hi),
+// clipped to it. None lasts more than maxDurNs, so only those starting at or after
+// lo−maxDurNs can reach the window.
+func clipIntervals(ivs []profile.Interval, lo, hi, maxDurNs int64) []profile.Interval {
+	i := sort.Search(len(ivs), func(i int) bool { return ivs[i].StartNs >= lo-maxDurNs })
+	var out []profile.Interval
+	for ; i < len(ivs) && ivs[i].StartNs < hi; i++ {
+		if iv := ivs[i]; iv.EndNs > lo {
+			out = append(out, profile.Interval{StartNs: max(iv.StartNs, lo), EndNs: min(iv.EndNs, hi)})
+		}
+	}
+	return out
+}
+
+// clipOps is clipIntervals for comm ops.
+func clipOps(ops []profile.CommOp, lo, hi, maxDurNs int64) []profile.CommOp {
+	i := sort.Search(len(ops), func(i int) bool { return ops[i].StartNs >= lo-maxDurNs })
+	var out []profile.CommOp
+	for ; i < len(ops) && ops[i].StartNs < hi; i++ {
+		if op := ops[i]; op.EndNs > lo {
+			op.StartNs, op.EndNs = max(op.StartNs, lo), min(op.EndNs, hi)
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 type breakdownWithStart struct {

@@ -54,6 +54,12 @@ var nonComputeTaskTypes = map[string]bool{
 	"PLACE_HOLDER_SQE": true, "WRITE_VALUE_SQE": true, "NOTIFY_RECORD_SQE": true,
 	"NOTIFY_WAIT_SQE": true, "CAPTURE_RECORD_SQE": true, "CAPTURE_WAIT_SQE": true,
 	"RDMA": true, "RDMA_SQE": true, "COND_SQE": true, "END_SQE": true,
+	// Older msprof (CANN ≤ 7) names the runtime tasks themselves: the hardware view of
+	// HCCL tasks and stream events, as in msprof-mindspore-alexnet (REDUCE_ASYNC, the
+	// pre-V2 name, is not seen there). Counting them would put every HCCL task into
+	// Computing; AI_CORE + AI_CPU alone reproduce that trace's Overlap Analysis.
+	"NOTIFY_RECORD": true, "NOTIFY_WAIT": true, "EVENT_RECORD": true, "EVENT_WAIT": true,
+	"EVENT_RESET": true, "MEMCPY_ASYNC": true, "REDUCE_ASYNC": true, "REDUCE_ASYNC_V2": true,
 }
 
 // isComputeTask decides whether a hardware task is computation. Older traces label
@@ -127,7 +133,16 @@ type traceState struct {
 // up to that point together with a *SyntaxError naming the byte offset, so callers can
 // report a partial result.
 func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
-	st := &traceState{
+	st := newTraceState(file)
+	err := st.read(newJSONStream(r))
+	return st.finish(), err
+}
+
+// newTraceState starts an empty timeline. Several files read into one state (with
+// file set to each in turn) make one timeline, as msprof's sliced exports need: the
+// process names of one slice name the events of the others.
+func newTraceState(file string) *traceState {
+	return &traceState{
 		file:       file,
 		procName:   map[int64]string{},
 		threadName: map[pidTid]string{},
@@ -136,25 +151,32 @@ func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 		taskTypes:  map[string]uint16{},
 		names:      map[string]uint32{},
 	}
-	err := st.read(newJSONStream(r))
-	return st.finish(), err
 }
 
 func (st *traceState) read(s *jsonStream) error {
+	return readChromeTrace(s, st.file, st.event, nil)
+}
+
+// readChromeTrace reads a Chrome trace from s: a bare JSON array of events, or an
+// object whose "traceEvents" member is that array. event is given each event's bytes
+// (valid until it returns); an error it returns is reported as a bad event at the
+// event's offset. member, when not nil, is given the object's other members (name,
+// raw value, offset); otherwise they are skipped. Errors are *SyntaxError naming file.
+func readChromeTrace(s *jsonStream, file string, event func([]byte) error, member func(name string, v []byte, off int64) error) error {
 	c, ok := s.peek()
 	if !ok {
-		return errAtOffset(st.file, s.offset(), "empty file: expected a JSON array of trace events")
+		return errAtOffset(file, s.offset(), "empty file: expected a JSON array of trace events")
 	}
 	switch c {
 	case '[':
-		return st.readEvents(s)
+		return readTraceEvents(s, file, event)
 	case '{':
 		s.pos++
 		found := false
 		for n := 0; ; n++ {
 			c, ok := s.peek()
 			if !ok {
-				return errAtOffset(st.file, s.offset(), "unexpected end of file: the file is truncated")
+				return errAtOffset(file, s.offset(), "unexpected end of file: the file is truncated")
 			}
 			if c == '}' {
 				s.pos++
@@ -162,52 +184,58 @@ func (st *traceState) read(s *jsonStream) error {
 			}
 			if n > 0 {
 				if err := s.consume(','); err != nil {
-					return st.wrap(err)
+					return wrapSyntax(file, err)
 				}
 			}
 			key, _, err := s.readValue()
 			if err != nil {
-				return st.wrap(err)
+				return wrapSyntax(file, err)
 			}
 			name, ok := jsonString(key)
 			if !ok {
-				return errAtOffset(st.file, s.offset(), "expected a member name")
+				return errAtOffset(file, s.offset(), "expected a member name")
 			}
 			if err := s.consume(':'); err != nil {
-				return st.wrap(err)
+				return wrapSyntax(file, err)
 			}
 			if name == "traceEvents" {
 				found = true
-				if err := st.readEvents(s); err != nil {
+				if err := readTraceEvents(s, file, event); err != nil {
 					return err
 				}
 				continue
 			}
-			if _, _, err := s.readValue(); err != nil {
-				return st.wrap(err)
+			v, off, err := s.readValue()
+			if err != nil {
+				return wrapSyntax(file, err)
+			}
+			if member != nil {
+				if err := member(name, v, off); err != nil {
+					return err
+				}
 			}
 		}
 		if !found {
-			return errAtOffset(st.file, 0, "a JSON object without \"traceEvents\": not a trace")
+			return errAtOffset(file, 0, "a JSON object without \"traceEvents\": not a trace")
 		}
 		return nil
 	default:
-		return errAtOffset(st.file, s.offset(), "expected '[' or '{' at the start of a trace, found %q", c)
+		return errAtOffset(file, s.offset(), "expected '[' or '{' at the start of a trace, found %q", c)
 	}
 }
 
-func (st *traceState) wrap(err error) error {
-	return &SyntaxError{File: st.file, Offset: -1, Msg: err.Error()}
+func wrapSyntax(file string, err error) error {
+	return &SyntaxError{File: file, Offset: -1, Msg: err.Error()}
 }
 
-func (st *traceState) readEvents(s *jsonStream) error {
+func readTraceEvents(s *jsonStream, file string, event func([]byte) error) error {
 	if err := s.consume('['); err != nil {
-		return st.wrap(err)
+		return wrapSyntax(file, err)
 	}
 	for n := 0; ; n++ {
 		c, ok := s.peek()
 		if !ok {
-			return st.wrap(s.eofErr("expected an event or ']'"))
+			return wrapSyntax(file, s.eofErr("expected an event or ']'"))
 		}
 		if c == ']' {
 			s.pos++
@@ -215,7 +243,7 @@ func (st *traceState) readEvents(s *jsonStream) error {
 		}
 		if n > 0 {
 			if c != ',' {
-				return errAtOffset(st.file, s.offset(), "expected ',' or ']' after an event, found %q", c)
+				return errAtOffset(file, s.offset(), "expected ',' or ']' after an event, found %q", c)
 			}
 			s.pos++
 			if c, ok := s.peek(); ok && c == ']' { // tolerate a trailing comma
@@ -225,10 +253,10 @@ func (st *traceState) readEvents(s *jsonStream) error {
 		}
 		ev, off, err := s.readValue()
 		if err != nil {
-			return st.wrap(err)
+			return wrapSyntax(file, err)
 		}
-		if err := st.event(ev); err != nil {
-			return errAtOffset(st.file, off, "bad event: %v", err)
+		if err := event(ev); err != nil {
+			return errAtOffset(file, off, "bad event: %v", err)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 // profiler writes it (FP32, BFP16, INT8, ...); 0 when unknown.
 func DataTypeSize(dataType string) int {
 	switch strings.ToUpper(strings.TrimSpace(dataType)) {
-	case "INT8", "UINT8", "FP8", "HIF8", "FP8E4M3", "FP8E5M2":
+	case "INT8", "UINT8", "FP8", "HIF8", "FP8E4M3", "FP8E5M2", "BOOL": // BOOL: PyTorch's, in Kineto traces
 		return 1
 	case "INT16", "UINT16", "FP16", "BFP16", "BF16":
 		return 2
