@@ -1,0 +1,703 @@
+package parser
+
+// msprof command-line output: PROF_* directories (formats.md §1.3, §1.5, §9.1).
+//
+// Two layouts are read:
+//
+//   - CANN ≥ 8 text export: mindstudio_profiler_output/msprof_{YYYYMMDDhhmmss}.json (the
+//     timeline, without a Python layer; or msprof_slice_{k}_{ts}.json slices, read as one
+//     timeline) and analyze/communication.json, communication_matrix.json (the flat
+//     layout, §3.3, §4.4). An op-based (PyTorch) run has no step marker in msprof's
+//     output, so the rank is one step (-1), as msprof-analyze reads it (§10.4).
+//   - the older per-iteration layout (CANN ≤ 7, MindSpore graph mode, §9.1):
+//     device_N/timeline/msprof_{dev}_{model}_{iter}.json, one timeline per iteration,
+//     read together as one run, and step_trace_{dev}_{model}_{iter}.json, whose
+//     "Iteration {i}" events (cat "Iteration Time") become the step markers. Their
+//     timestamps are device time (CLOCK_MONOTONIC_RAW µs numbers), the same clock as the
+//     tasks, so a marker is the iteration's device window directly (there are no
+//     host→device flows); markers of iterations without a timeline are dropped.
+//
+// Ranks come from device_N/info.json.N's rank_id; -1 (not set) is left for
+// AssignMsprofRanks, which numbers such devices in (hostUid, device) order as
+// msprof-analyze does.
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// File and directory names of a PROF_* directory (formats.md §1.3).
+const (
+	msprofExportDir  = "mindstudio_profiler_output"
+	msprofAnalyzeDir = "analyze"
+	msprofTimelineIn = "timeline" // device_N/timeline, the older layout
+)
+
+var (
+	// profDirRe is msprof-analyze's PROF directory name (profiling_data_version_config.yaml).
+	profDirRe      = regexp.MustCompile(`^PROF_\d{6}_\d{17}_\w+$`)
+	msprofDeviceRe = regexp.MustCompile(`^device_(\d{1,2})$`)
+	msprofInfoRe   = regexp.MustCompile(`^info\.json\.(\d{1,2})$`)
+	// CANN 8 export files: one 14-digit export time shared by every file of an export.
+	exportTimelineRe  = regexp.MustCompile(`^msprof_(\d{14})\.json$`)
+	exportSliceRe     = regexp.MustCompile(`^msprof_slice_(\d+)_(\d{14})\.json$`)
+	exportStepTraceRe = regexp.MustCompile(`^step_trace_(\d{14})\.json$`)
+	// Older device_N/timeline files: msprof_{dev}_{model}_{iter}.json (2023),
+	// msprof_{dev}_{model}_{iter}_{ts}.json (7.0.RC1), msprof_{n}_{n}_{ts}.json (7.0.0).
+	oldTimelineRe  = regexp.MustCompile(`^msprof((?:_\d+)+)\.json$`)
+	oldStepTraceRe = regexp.MustCompile(`^step_trace((?:_\d+)+)\.json$`)
+)
+
+// IsMsprofDir reports whether path is an msprof PROF directory: a directory named
+// PROF_{6 digits}_{17 digits}_{word} (formats.md §1.3), or one holding
+// device_N/info.json.M (§1.5: how msprof-analyze finds a PROF directory's device).
+//
+// Discovery note: torch_npu (*_ascend_pt) and MindSpore (*_ascend_ms) rank directories
+// hold a PROF_* directory of raw CANN data too; that one is part of their rank, not an
+// msprof rank of its own.
+func IsMsprofDir(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	if profDirRe.MatchString(filepath.Base(path)) {
+		return true
+	}
+	for _, d := range msprofDeviceDirs(path) {
+		if d.info != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// MsprofDevice is one device_N of a PROF directory: what discovery needs to number
+// and load it.
+type MsprofDevice struct {
+	ProfDir  string // the PROF_* directory
+	Device   int    // N of device_N
+	InfoFile string // device_N/info.json.N; "" when absent
+	// RankID is info.json.N's rank_id as written; -1 when unset or unreadable.
+	RankID int
+	// Rank is the global rank to load the device as: RankID, or the rank
+	// AssignMsprofRanks gave a device whose RankID is -1 (-1 until then).
+	Rank    int
+	HostUID string // info.json.N's hostUid ("" in data before CANN 8)
+	// Timestamp is the collection time in the PROF directory's name
+	// (PROF_000001_{this}_XXXX, msprof-analyze's split('_')[-2]); 0 when the name has none.
+	Timestamp int64
+	// Others are the other devices of the same PROF directory. A CANN 8 export
+	// (mindstudio_profiler_output/, analyze/) is per PROF directory: it is read as the
+	// lowest device's.
+	Others []int
+	// Problem is set when info.json.N could not be read.
+	Problem string
+}
+
+type msprofDeviceDir struct {
+	n    int
+	dir  string
+	info string
+}
+
+// msprofDeviceDirs lists the device_N directories of dir that hold an info.json.M
+// file or a timeline/ directory, by device number.
+func msprofDeviceDirs(dir string) []msprofDeviceDir {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []msprofDeviceDir
+	for _, e := range entries {
+		m := msprofDeviceRe.FindStringSubmatch(e.Name())
+		if m == nil || !e.IsDir() {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		d := msprofDeviceDir{n: n, dir: filepath.Join(dir, e.Name())}
+		sub, err := os.ReadDir(d.dir)
+		if err != nil {
+			continue
+		}
+		hasTimeline := false
+		for _, s := range sub {
+			if s.IsDir() {
+				hasTimeline = hasTimeline || s.Name() == msprofTimelineIn
+				continue
+			}
+			if mi := msprofInfoRe.FindStringSubmatch(s.Name()); mi != nil {
+				// info.json.N names the device; prefer the one that matches device_N.
+				if d.info == "" || mi[1] == m[1] {
+					d.info = filepath.Join(d.dir, s.Name())
+				}
+			}
+		}
+		if d.info != "" || hasTimeline {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].n < out[j].n })
+	return out
+}
+
+// msprofDirTimestamp is the collection time in a PROF directory's name
+// (split('_')[-2]), 0 when it is not a number.
+func msprofDirTimestamp(dir string) int64 {
+	parts := strings.Split(filepath.Base(dir), "_")
+	if len(parts) < 3 {
+		return 0
+	}
+	ts, err := strconv.ParseInt(parts[len(parts)-2], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return ts
+}
+
+// ScanMsprofDir lists the devices of a PROF directory, reading only their
+// info.json.N (rank_id, hostUid). A device whose info.json.N is unreadable is
+// listed with RankID -1 and Problem set. It fails when the directory cannot be read
+// or has no device_N directory.
+func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
+	if _, err := os.ReadDir(profDir); err != nil {
+		return nil, err
+	}
+	dirs := msprofDeviceDirs(profDir)
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%s: no device_N directory with info.json.N or timeline/: not an msprof PROF directory", profDir)
+	}
+	ts := msprofDirTimestamp(profDir)
+	devs := make([]MsprofDevice, 0, len(dirs))
+	for _, d := range dirs {
+		dev := MsprofDevice{ProfDir: profDir, Device: d.n, InfoFile: d.info, RankID: -1, Rank: -1, Timestamp: ts}
+		for _, o := range dirs {
+			if o.n != d.n {
+				dev.Others = append(dev.Others, o.n)
+			}
+		}
+		if d.info != "" {
+			if err := readMsprofInfo(&dev); err != nil {
+				dev.Problem = err.Error()
+			}
+		}
+		dev.Rank = dev.RankID
+		devs = append(devs, dev)
+	}
+	return devs, nil
+}
+
+// readMsprofInfo reads rank_id (an int, -1 when unset) and hostUid (a decimal
+// string) from device_N/info.json.N.
+func readMsprofInfo(dev *MsprofDevice) error {
+	f, err := os.Open(dev.InfoFile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	root, err := readJSONTree(f, dev.InfoFile)
+	if err != nil {
+		return err
+	}
+	d := treeReader{dev.InfoFile}
+	if err := d.object(root, "info.json"); err != nil {
+		return err
+	}
+	rank, err := d.intVal(root.get("rank_id"), -1, "rank_id")
+	if err != nil {
+		return err
+	}
+	if rank < -1 {
+		rank = -1
+	}
+	uid, err := d.text(root.get("hostUid"), "hostUid")
+	if err != nil {
+		return err
+	}
+	dev.RankID, dev.HostUID = rank, uid
+	return nil
+}
+
+// AssignMsprofRanks numbers msprof devices as msprof-analyze does (formats.md §1.5)
+// and drops duplicates:
+//
+//   - a device with a rank_id keeps it; when several devices claim one rank, the one
+//     of the latest PROF directory (largest Timestamp) is kept;
+//   - devices with rank_id -1 are keyed by (HostUID, Device); a key seen in several
+//     PROF directories keeps the earliest one (smallest Timestamp); the keys, sorted by
+//     HostUID (as a string) then Device, are given ranks 0, 1, 2, … in that order,
+//     skipping ranks a rank_id already holds (msprof-analyze does not skip them: it
+//     never mixes the two within one job).
+//
+// It returns the kept devices sorted by Rank, and one note per dropped device and per
+// assignment.
+func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
+	var notes []string
+	label := func(d MsprofDevice) string { return fmt.Sprintf("%s device_%d", d.ProfDir, d.Device) }
+	byRank := map[int]int{} // rank → index into kept
+	var kept, unknown []MsprofDevice
+	for _, d := range devs {
+		if d.RankID < 0 {
+			unknown = append(unknown, d)
+			continue
+		}
+		d.Rank = d.RankID
+		i, dup := byRank[d.Rank]
+		if !dup {
+			byRank[d.Rank] = len(kept)
+			kept = append(kept, d)
+			continue
+		}
+		old := kept[i]
+		if d.Timestamp > old.Timestamp || (d.Timestamp == old.Timestamp && d.ProfDir > old.ProfDir) {
+			kept[i], old = d, kept[i]
+		}
+		notes = append(notes, fmt.Sprintf("rank %d: %s ignored, %s is the latest", d.Rank, label(old), label(kept[i])))
+	}
+	type key struct {
+		host string
+		dev  int
+	}
+	byKey := map[key]int{}
+	var keyed []MsprofDevice
+	for _, d := range unknown {
+		k := key{d.HostUID, d.Device}
+		i, dup := byKey[k]
+		if !dup {
+			byKey[k] = len(keyed)
+			keyed = append(keyed, d)
+			continue
+		}
+		old := keyed[i]
+		if d.Timestamp < old.Timestamp || (d.Timestamp == old.Timestamp && d.ProfDir < old.ProfDir) {
+			keyed[i], old = d, keyed[i]
+		}
+		notes = append(notes, fmt.Sprintf("host %q device %d: %s ignored, %s is the earliest", d.HostUID, d.Device, label(old), label(keyed[i])))
+	}
+	slices.SortFunc(keyed, func(a, b MsprofDevice) int {
+		return cmp.Or(strings.Compare(a.HostUID, b.HostUID), cmp.Compare(a.Device, b.Device))
+	})
+	next := 0
+	for i := range keyed {
+		d := &keyed[i]
+		for {
+			if _, taken := byRank[next]; !taken {
+				break
+			}
+			next++
+		}
+		d.Rank = next
+		byRank[next] = len(kept)
+		kept = append(kept, *d)
+	}
+	if len(keyed) > 0 {
+		notes = append(notes, fmt.Sprintf("%d msprof device(s) without a rank_id (-1 in info.json.N): numbered in (hostUid, device) order from %s (rank %d), as msprof-analyze does",
+			len(keyed), label(keyed[0]), keyed[0].Rank))
+	}
+	slices.SortStableFunc(kept, func(a, b MsprofDevice) int { return cmp.Compare(a.Rank, b.Rank) })
+	return kept, notes
+}
+
+// LoadMsprofDir reads every device of a PROF directory, one Rank each (a PROF
+// directory normally holds one device). Rank is info.json.N's rank_id, -1 when it is
+// not set: number those with ScanMsprofDir, AssignMsprofRanks and LoadMsprofDevice
+// instead when loading a cluster. Unreadable or malformed files do not stop the load:
+// they are recorded in the rank's Problems. It fails only when profDir cannot be read
+// or has no device_N directory.
+func LoadMsprofDir(profDir string) ([]*profile.Rank, error) {
+	devs, err := ScanMsprofDir(profDir)
+	if err != nil {
+		return nil, err
+	}
+	ranks := make([]*profile.Rank, len(devs))
+	for i, d := range devs {
+		ranks[i] = LoadMsprofDevice(d)
+	}
+	return ranks, nil
+}
+
+// msprofLoader collects one device's files into a Rank.
+type msprofLoader struct {
+	r   *profile.Rank
+	dir string
+}
+
+func (l *msprofLoader) rel(p string) string {
+	if s, err := filepath.Rel(l.dir, p); err == nil {
+		return s
+	}
+	return p
+}
+
+func (l *msprofLoader) problem(format string, args ...any) {
+	l.r.Problems = append(l.r.Problems, fmt.Sprintf(format, args...))
+}
+
+// open reads one file with parse; a missing file is not a problem here.
+func (l *msprofLoader) open(path string, parse func(io.Reader, string) error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			l.problem("%v", err)
+		}
+		return
+	}
+	defer f.Close()
+	l.r.FilesUsed = append(l.r.FilesUsed, l.rel(path))
+	if err := parse(f, path); err != nil {
+		l.problem("%v", err)
+	}
+}
+
+func (l *msprofLoader) ignore(paths ...string) {
+	for _, p := range paths {
+		l.r.FilesIgnored = append(l.r.FilesIgnored, l.rel(p))
+	}
+}
+
+// LoadMsprofDevice reads one device of a PROF directory as rank dev.Rank.
+func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
+	r := &profile.Rank{Rank: dev.Rank, Dir: dev.ProfDir, Format: profile.FormatMsprof, Info: profile.Info{RankID: dev.RankID}}
+	l := &msprofLoader{r: r, dir: dev.ProfDir}
+	if dev.InfoFile != "" {
+		r.FilesUsed = append(r.FilesUsed, l.rel(dev.InfoFile))
+	}
+	if dev.Problem != "" {
+		l.problem("%s", dev.Problem)
+	}
+	owner := true // the PROF directory's export is read as its lowest device's
+	for _, o := range dev.Others {
+		owner = owner && o > dev.Device
+	}
+
+	var timelines, stepTraces []string
+	exportDir := filepath.Join(dev.ProfDir, msprofExportDir)
+	if msprofIsDir(exportDir) {
+		if owner {
+			timelines, stepTraces = l.pickExport(exportDir)
+		} else {
+			l.problem("%s/ is one export for all %d devices of this PROF directory; hcclprof reads it as device %d's, so device %d has no timeline of its own",
+				msprofExportDir, len(dev.Others)+1, slices.Min(dev.Others), dev.Device)
+		}
+	}
+	if len(timelines) == 0 {
+		if dir := filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), msprofTimelineIn); msprofIsDir(dir) {
+			timelines, stepTraces = l.pickOldTimeline(dir)
+		}
+	}
+	if len(timelines) > 0 {
+		l.readTimeline(timelines)
+		l.readStepMarkers(stepTraces)
+	} else if owner {
+		l.problem("%s: no timeline (%s/msprof_*.json, or device_%d/timeline/msprof_*.json): export it with msprof --export=on --output=%s",
+			dev.ProfDir, msprofExportDir, dev.Device, dev.ProfDir)
+	}
+
+	if analyze := filepath.Join(dev.ProfDir, msprofAnalyzeDir); owner && msprofIsDir(analyze) {
+		l.open(filepath.Join(analyze, "communication.json"), func(rd io.Reader, name string) (err error) {
+			r.CommStats, err = ParseCommunicationJSON(rd, name)
+			return err
+		})
+		l.open(filepath.Join(analyze, "communication_matrix.json"), func(rd io.Reader, name string) (err error) {
+			r.CommMatrix, err = ParseCommMatrixJSON(rd, name)
+			return err
+		})
+		if entries, err := os.ReadDir(analyze); err == nil {
+			for _, e := range entries {
+				if n := e.Name(); !e.IsDir() && n != "communication.json" && n != "communication_matrix.json" {
+					l.ignore(filepath.Join(analyze, n))
+				}
+			}
+		}
+	}
+	attachGroupHashes(r)
+	sort.Strings(r.FilesUsed)
+	sort.Strings(r.FilesIgnored)
+	return r
+}
+
+func msprofIsDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// pickExport chooses the timeline of a CANN 8 export directory (formats.md §1.3): the
+// newest export, msprof_{ts}.json with the greatest ts, or when that export is sliced,
+// its msprof_slice_{k}_{ts}.json files by k. (msprof-analyze takes any whole file
+// before slices, even an older one; the newest export is what the user last asked
+// for.) A step_trace_{ts}.json of the same export, if any, gives the step markers
+// [unverified: graph-mode runs; its events are read as in the older layout]. Other
+// files are ignored.
+func (l *msprofLoader) pickExport(dir string) (timelines, stepTraces []string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		l.problem("%v", err)
+		return nil, nil
+	}
+	type slice struct {
+		k    int
+		path string
+	}
+	whole := map[string]string{}
+	sliced := map[string][]slice{}
+	steps := map[string]string{}
+	var files []string
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		n, p := e.Name(), filepath.Join(dir, e.Name())
+		files = append(files, p)
+		if m := exportTimelineRe.FindStringSubmatch(n); m != nil {
+			whole[m[1]] = p
+		} else if m := exportSliceRe.FindStringSubmatch(n); m != nil {
+			k, _ := strconv.Atoi(m[1])
+			sliced[m[2]] = append(sliced[m[2]], slice{k, p})
+		} else if m := exportStepTraceRe.FindStringSubmatch(n); m != nil {
+			steps[m[1]] = p
+		}
+	}
+	var ts string // 14 digits: text order is time order
+	for t := range whole {
+		ts = max(ts, t)
+	}
+	for t := range sliced {
+		ts = max(ts, t)
+	}
+	if p, ok := whole[ts]; ok {
+		timelines = []string{p}
+	} else if s := sliced[ts]; len(s) > 0 {
+		sort.Slice(s, func(i, j int) bool { return s[i].k < s[j].k })
+		for _, x := range s {
+			timelines = append(timelines, x.path)
+		}
+	}
+	if p, ok := steps[ts]; ok && ts != "" {
+		stepTraces = []string{p}
+	}
+	used := map[string]bool{}
+	for _, p := range append(slices.Clone(timelines), stepTraces...) {
+		used[p] = true
+	}
+	for _, p := range files {
+		if !used[p] {
+			l.ignore(p)
+		}
+	}
+	return timelines, stepTraces
+}
+
+// pickOldTimeline chooses the timeline files of an older device_N/timeline directory:
+// every msprof_{n}_..._{n}.json (one per iteration in 2023 data) of the latest export.
+// A last number of 14 digits is an export time (7.0 file names): only the files of the
+// greatest one are read. step_trace_*.json files of the same export give the step
+// markers. hccl_*.json and task_time_*.json repeat rows of the merged msprof_*.json and
+// are ignored, as is everything else.
+func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		l.problem("%v", err)
+		return nil, nil
+	}
+	exportTime := func(nums string) string {
+		parts := strings.Split(strings.TrimPrefix(nums, "_"), "_")
+		if last := parts[len(parts)-1]; len(parts) >= 3 && len(last) == 14 {
+			return last
+		}
+		return ""
+	}
+	tl := map[string][]string{}
+	st := map[string][]string{}
+	var files []string
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		n, p := e.Name(), filepath.Join(dir, e.Name())
+		files = append(files, p)
+		if m := oldTimelineRe.FindStringSubmatch(n); m != nil {
+			t := exportTime(m[1])
+			tl[t] = append(tl[t], p)
+		} else if m := oldStepTraceRe.FindStringSubmatch(n); m != nil {
+			t := exportTime(m[1])
+			st[t] = append(st[t], p)
+		}
+	}
+	if len(tl) == 0 {
+		l.ignore(files...)
+		return nil, nil
+	}
+	latest := "" // file names without an export time: ""
+	for t := range tl {
+		latest = max(latest, t) // 14 digits: text order is time order
+	}
+	timelines, stepTraces = tl[latest], st[latest]
+	msprofSortNumeric(timelines)
+	msprofSortNumeric(stepTraces)
+	used := map[string]bool{}
+	for _, p := range append(slices.Clone(timelines), stepTraces...) {
+		used[p] = true
+	}
+	for _, p := range files {
+		if !used[p] {
+			l.ignore(p)
+		}
+	}
+	return timelines, stepTraces
+}
+
+// msprofSortNumeric sorts file names so that msprof_0_2_10.json follows msprof_0_2_9.json.
+func msprofSortNumeric(paths []string) {
+	key := func(p string) []int {
+		var out []int
+		for _, f := range strings.FieldsFunc(filepath.Base(p), func(r rune) bool { return r < '0' || r > '9' }) {
+			n, _ := strconv.Atoi(f)
+			out = append(out, n)
+		}
+		return out
+	}
+	sort.SliceStable(paths, func(i, j int) bool { return slices.Compare(key(paths[i]), key(paths[j])) < 0 })
+}
+
+// readTimeline reads the timeline files into one timeline: the slices of one export,
+// or the per-iteration files of one run. A file that is truncated or corrupt leaves
+// what was read before the bad byte, and a problem naming the file and the offset.
+func (l *msprofLoader) readTimeline(files []string) {
+	st := newTraceState(files[0])
+	for _, p := range files {
+		l.open(p, func(rd io.Reader, name string) error {
+			st.file = name
+			before := st.events
+			err := st.read(newJSONStream(rd))
+			if n := st.events - before; err != nil && n > 0 {
+				return fmt.Errorf("%v (the timeline is partial: %d events of this file read before this point)", err, n)
+			}
+			return err
+		})
+	}
+	tl := st.finish()
+	if tl.Events == 0 {
+		return
+	}
+	r := l.r
+	r.HasTimeline = true
+	r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks
+	r.Overlap, r.Flows = tl.Overlap, tl.Flows
+}
+
+// readStepMarkers reads the "Iteration {i}" events of step_trace files and keeps, as
+// step markers, those whose window holds a device task or op of the timeline (the
+// step trace lists every iteration; a per-iteration export may hold only some). A
+// timeline that has its own ProfilerStep#N markers keeps them.
+func (l *msprofLoader) readStepMarkers(files []string) {
+	r := l.r
+	var markers []profile.StepMarker
+	for _, p := range files {
+		l.open(p, func(rd io.Reader, name string) error {
+			m, err := parseIterationMarkers(rd, name)
+			markers = append(markers, m...)
+			return err
+		})
+	}
+	if len(r.Steps) > 0 || len(markers) == 0 {
+		return
+	}
+	sort.SliceStable(markers, func(i, j int) bool { return markers[i].StartNs < markers[j].StartNs })
+	seen := map[int]bool{}
+	for _, m := range markers {
+		if seen[m.Step] || !(msprofAnyStartsIn(r.Compute, m.Interval) || msprofAnyOpStartsIn(r.CommOps, m.Interval)) {
+			continue
+		}
+		seen[m.Step] = true
+		r.Steps = append(r.Steps, m)
+	}
+}
+
+func msprofAnyStartsIn(ivs []profile.Interval, w profile.Interval) bool {
+	i := sort.Search(len(ivs), func(i int) bool { return ivs[i].StartNs >= w.StartNs })
+	return i < len(ivs) && ivs[i].StartNs < w.EndNs
+}
+
+func msprofAnyOpStartsIn(ops []profile.CommOp, w profile.Interval) bool {
+	i := sort.Search(len(ops), func(i int) bool { return ops[i].StartNs >= w.StartNs })
+	return i < len(ops) && ops[i].StartNs < w.EndNs
+}
+
+var iterationNameRe = regexp.MustCompile(`^Iteration (\d+)$`)
+
+// parseIterationMarkers reads the iteration events of a step trace timeline
+// (formats.md §2.8): X events "Iteration {i}" of cat "Iteration Time", whose window
+// [ts, ts+dur) runs from the iteration's start to its "Iteration End" (dur is
+// "Iteration Time(ns)"). The step number is args "Iteration ID", else the name's.
+// Other events (FP_BP Time, Iteration Refresh, Reduce, Data_aug Bound) are skipped.
+func parseIterationMarkers(r io.Reader, file string) ([]profile.StepMarker, error) {
+	var out []profile.StepMarker
+	err := readChromeTrace(newJSONStream(r), file, func(ev []byte) error {
+		var e rawEvent
+		it := newObjIter(ev)
+		for {
+			k, v, ok := it.next()
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "ph":
+				e.ph = v
+			case "name":
+				e.name = v
+			case "cat":
+				e.cat = v
+			case "ts":
+				e.ts = v
+			case "dur":
+				e.dur = v
+			case "args":
+				e.args = v
+			}
+		}
+		if it.err != nil {
+			return it.err
+		}
+		if string(e.ph) != `"X"` {
+			return nil
+		}
+		name, _ := jsonString(e.name)
+		cat, _ := jsonString(e.cat)
+		m := iterationNameRe.FindStringSubmatch(name)
+		if m == nil || (cat != "" && cat != "Iteration Time") {
+			return nil
+		}
+		step, _ := strconv.Atoi(m[1])
+		if len(e.args) > 0 {
+			ai := newObjIter(e.args)
+			for {
+				k, v, ok := ai.next()
+				if !ok {
+					break
+				}
+				if string(k) == "Iteration ID" {
+					if id := intArg(v); id > 0 && id <= 1<<31-1 {
+						step = int(id)
+					}
+				}
+			}
+		}
+		iv, err := interval(&e)
+		if err != nil {
+			return err
+		}
+		out = append(out, profile.StepMarker{Step: step, Interval: iv})
+		return nil
+	}, nil)
+	return out, err
+}
