@@ -27,6 +27,11 @@ type RankInput struct {
 	// When set the rank is read from it (and analysis.db beside it) rather than from
 	// the text export, as msprof-analyze prefers db data when both exist.
 	DB string
+	// Kineto is a PyTorch profiler (Kineto) trace, plain or gzip: the rank is that
+	// one file (Dir is the file too).
+	Kineto string
+	// Msprof is a device of an msprof PROF_* directory (Dir is the PROF directory).
+	Msprof *MsprofDevice
 
 	notes []string // discovery remarks about this rank, moved to Inputs.Notes
 }
@@ -51,6 +56,7 @@ func Discover(args []string) (*Inputs, error) {
 	in := &Inputs{}
 	seen := map[string]bool{}
 	var found []RankInput
+	var msprofDevs []MsprofDevice
 	add := func(ri RankInput) {
 		key := ri.Dir + "\x00" + strings.Join(ri.Files, "\x00")
 		if seen[key] {
@@ -75,25 +81,51 @@ func Discover(args []string) (*Inputs, error) {
 			add(ri)
 			continue
 		}
-		n := len(found)
-		if err := walkRanks(arg, add, &in.Notes); err != nil {
+		n, nDevs := len(found), len(msprofDevs)
+		addDevs := func(devs []MsprofDevice) { msprofDevs = append(msprofDevs, devs...) }
+		if err := walkRanks(arg, add, addDevs, &in.Notes); err != nil {
 			return nil, err
 		}
-		if len(found) == n {
-			in.Notes = append(in.Notes, fmt.Sprintf("%s: no rank directory (*_ascend_pt with %s/) found", arg, ascendOutput))
+		if len(found) == n && len(msprofDevs) == nDevs {
+			in.Notes = append(in.Notes, fmt.Sprintf("%s: no rank directory (*_ascend_pt or *_ascend_ms with %s/, PROF_*) or Kineto trace found", arg, ascendOutput))
+		}
+	}
+	if len(msprofDevs) > 0 {
+		kept, notes := AssignMsprofRanks(msprofDevs)
+		in.Notes = append(in.Notes, notes...)
+		for i := range kept {
+			d := kept[i]
+			add(RankInput{Rank: d.Rank, Dir: d.ProfDir, Msprof: &d})
 		}
 	}
 	if len(found) == 0 {
-		return in, fmt.Errorf("%w in %s: expected *_ascend_pt rank directories with profiler_info_<rank>.json and %s/, a trace_view.json or an ascend_pytorch_profiler_<rank>.db",
+		return in, fmt.Errorf("%w in %s: expected *_ascend_pt or *_ascend_ms rank directories with profiler_info_<rank>.json and %s/, msprof PROF_* directories, a trace_view.json, an ascend_pytorch_profiler_<rank>.db or a PyTorch (Kineto) trace",
 			ErrNothingFound, strings.Join(args, " "), ascendOutput)
 	}
 	in.Ranks = assignRanks(found, &in.Notes)
 	return in, nil
 }
 
+// kinetoInput recognises a PyTorch profiler (Kineto) trace by its content (a JSON
+// object with schemaVersion before traceEvents, plain or gzip); names such as
+// *.pt.trace.json(.gz) or nccl_data.json.gz vary too much to rely on.
+func kinetoInput(path string) (RankInput, bool) {
+	if !strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".json.gz") {
+		return RankInput{}, false
+	}
+	rank, ok := sniffKineto(path)
+	if !ok {
+		return RankInput{}, false
+	}
+	return RankInput{Rank: rank, Dir: path, Kineto: path}, true
+}
+
 // fileInput turns a single file argument into a rank input. A profiler db stands
 // for its rank alone: only the named file is read, as for a lone trace_view.json.
 func fileInput(path string) (RankInput, bool) {
+	if ri, ok := kinetoInput(path); ok {
+		return ri, true
+	}
 	base := filepath.Base(path)
 	dbRank, isDB := isProfilerDB(base)
 	if !isDB && !exportedFiles[base] && base != analysisDBName {
@@ -120,8 +152,9 @@ func fileInput(path string) (RankInput, bool) {
 	return ri, true
 }
 
-// walkRanks walks root for rank directories.
-func walkRanks(root string, add func(RankInput), notes *[]string) error {
+// walkRanks walks root for rank directories, msprof PROF_* directories (their
+// devices go to addDevs, to be numbered together) and Kineto traces.
+func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), notes *[]string) error {
 	root = filepath.Clean(root)
 	rootDepth := strings.Count(root, string(os.PathSeparator))
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -152,10 +185,21 @@ func walkRanks(root string, add func(RankInput), notes *[]string) error {
 			add(ri)
 			return fs.SkipDir
 		}
-		if strings.HasSuffix(name, "ascend_pt") {
+		if strings.HasSuffix(name, "ascend_pt") || strings.HasSuffix(name, "ascend_ms") {
 			*notes = append(*notes, fmt.Sprintf("skipped %s: no %s/ inside", path, ascendOutput))
 			return fs.SkipDir
 		}
+		// PROF_* directories inside *_ascend_pt/_ascend_ms are raw data of that rank;
+		// the rank directory was matched above and skipped, so these are msprof's own.
+		if IsMsprofDir(path) {
+			devs, err := ScanMsprofDir(path)
+			if err != nil {
+				*notes = append(*notes, fmt.Sprintf("skipped %s: %v", path, err))
+			}
+			addDevs(devs)
+			return fs.SkipDir
+		}
+		addKinetoTraces(path, add)
 		// A folder of loose exported files (a trace_view.json or a profiler db without
 		// the rank layout).
 		if db, dbRank := findProfilerDB(path); db != "" {
@@ -165,6 +209,19 @@ func walkRanks(root string, add func(RankInput), notes *[]string) error {
 		}
 		return nil
 	})
+}
+
+// addKinetoTraces adds the Kineto traces directly inside dir.
+func addKinetoTraces(dir string, add func(RankInput)) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() || exportedFiles[e.Name()] {
+			continue
+		}
+		if ri, ok := kinetoInput(filepath.Join(dir, e.Name())); ok {
+			add(ri)
+		}
+	}
 }
 
 // rankDir recognises a torch_npu rank directory: ASCEND_PROFILER_OUTPUT inside, and

@@ -4,10 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 func mkRank(t *testing.T, root, name string, rank int) string {
@@ -70,4 +74,45 @@ func TestDiscoverUnrankedAndFiles(t *testing.T) {
 
 	_, err = Discover([]string{t.TempDir()})
 	assert.ErrorIs(t, err, ErrNothingFound)
+}
+
+// TestDiscoverEveryFormat finds, under one root, a torch_npu text rank, an msprof
+// PROF directory and a Kineto trace, each read in its own format.
+func TestDiscoverEveryFormat(t *testing.T) {
+	kineto := realdata.Path(t, "kineto-nccl-a100-2gpu", "nccl_data.json.gz")
+	prof := realdata.Path(t, "msprof-mindspore-alexnet")
+	level1 := realdata.Path(t, "imagenet-2rank-level1", "rank1_ascend_pt")
+	root := t.TempDir()
+	require.NoError(t, os.CopyFS(filepath.Join(root, "npu", "rank1_ascend_pt"), os.DirFS(level1)))
+	require.NoError(t, os.CopyFS(filepath.Join(root, "msprof"), os.DirFS(prof)))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "gpu"), 0o755))
+	b, err := os.ReadFile(kineto)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "gpu", "worker0.1700000000000.pt.trace.json.gz"), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "gpu", "notes.json"), []byte(`{"a": 1}`), 0o644))
+
+	c, err := LoadCluster([]string{root}, LoadOptions{})
+	require.NoError(t, err)
+	got := map[profile.Format]int{}
+	for _, r := range c.Ranks {
+		got[r.Format]++
+		assert.Empty(t, r.Problems, "rank %d (%s)", r.Rank, r.Format)
+	}
+	// The torch_npu rank is 1; the msprof device's rank_id is 0 and the Kineto trace
+	// says rank 0 too: one of the two rank-0 inputs is kept, the other named in a note.
+	require.Len(t, c.Ranks, 2)
+	assert.Equal(t, 1, got[profile.FormatTorchNPUText])
+	assert.Equal(t, 1, got[profile.FormatMsprof]+got[profile.FormatKineto])
+	joined := strings.Join(c.Notes, "\n")
+	assert.Regexp(t, `duplicate rank 0: using .*(PROF_|pt\.trace\.json\.gz).*, ignoring .*(PROF_|pt\.trace\.json\.gz)`, joined)
+	assert.Contains(t, joined, "mixed cluster")
+}
+
+func TestDiscoverSingleKinetoFile(t *testing.T) {
+	kineto := realdata.Path(t, "kineto-nccl-a100-2gpu", "nccl_data.json.gz")
+	in, err := Discover([]string{kineto})
+	require.NoError(t, err)
+	require.Len(t, in.Ranks, 1)
+	assert.Equal(t, kineto, in.Ranks[0].Kineto)
+	assert.Equal(t, 0, in.Ranks[0].Rank, "the rank comes from distributedInfo")
 }

@@ -162,41 +162,55 @@ const kinetoSniffLimit = 1 << 20
 // timelines are bare arrays, and other Chrome traces have no schemaVersion. Only the
 // head of the file is read (at most 1 MB of JSON).
 func IsKinetoTrace(path string) bool {
+	_, ok := sniffKineto(path)
+	return ok
+}
+
+// sniffKineto is IsKinetoTrace that also returns distributedInfo's rank when it comes
+// before traceEvents, as Kineto writes it (-1 otherwise).
+func sniffKineto(path string) (rank int, ok bool) {
+	rank = -1
 	rd, closeFn, _, err := openMaybeGzip(path)
 	if err != nil {
-		return false
+		return rank, false
 	}
 	defer closeFn()
 	s := newJSONStream(io.LimitReader(rd, kinetoSniffLimit))
 	if c, ok := s.peek(); !ok || c != '{' {
-		return false
+		return rank, false
 	}
 	s.pos++
 	schema := false
 	for n := 0; ; n++ {
 		c, ok := s.peek()
 		if !ok || c == '}' {
-			return false
+			return rank, false
 		}
 		if n > 0 && s.consume(',') != nil {
-			return false
+			return rank, false
 		}
 		key, _, err := s.readValue()
 		if err != nil {
-			return false
+			return rank, false
 		}
 		name, ok := jsonString(key)
 		if !ok || s.consume(':') != nil {
-			return false
+			return rank, false
+		}
+		if name == "traceEvents" {
+			return rank, schema
+		}
+		v, _, err := s.readValue()
+		if err != nil {
+			return rank, false
 		}
 		switch name {
 		case "schemaVersion":
 			schema = true
-		case "traceEvents":
-			return schema
-		}
-		if _, _, err := s.readValue(); err != nil {
-			return false
+		case "distributedInfo":
+			if d, err := parseDistInfo(v); err == nil {
+				rank = d.rank
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/parallel"
@@ -42,7 +43,36 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 	if note := ignoredNote(c.Ranks); note != "" {
 		c.Notes = append(c.Notes, note)
 	}
+	if note := formatsNote(c.Ranks); note != "" {
+		c.Notes = append(c.Notes, note)
+	}
 	return c, nil
+}
+
+// formatsNote says which format each rank came from when a cluster mixes formats
+// (msprof-analyze refuses such a cluster; hcclprof analyses it as one run).
+func formatsNote(ranks []*profile.Rank) string {
+	byFormat := map[profile.Format][]int{}
+	for _, r := range ranks {
+		byFormat[r.Format] = append(byFormat[r.Format], r.Rank)
+	}
+	if len(byFormat) < 2 {
+		return ""
+	}
+	var parts []string
+	for f, rs := range byFormat {
+		parts = append(parts, fmt.Sprintf("%s: ranks %s", f, intList(rs)))
+	}
+	sort.Strings(parts)
+	return "mixed cluster, analysed as one run: " + strings.Join(parts, "; ")
+}
+
+func intList(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // readableFile reports whether hcclprof reads a file of ASCEND_PROFILER_OUTPUT (in
@@ -55,6 +85,35 @@ func readableFile(name string) bool {
 // LoadRank parses one rank's files: the text export, or the db export when
 // ri.DB is set.
 func LoadRank(ri RankInput) *profile.Rank {
+	switch {
+	case ri.Kineto != "":
+		r, err := OpenKineto(ri.Kineto)
+		if r == nil {
+			r = &profile.Rank{Format: profile.FormatKineto, Info: profile.Info{RankID: -1}}
+		}
+		if err != nil {
+			r.Problems = append(r.Problems, err.Error())
+		}
+		r.Rank, r.Dir = ri.Rank, ri.Dir
+		return r
+	case ri.Msprof != nil:
+		r := LoadMsprofDevice(*ri.Msprof)
+		r.Rank = ri.Rank
+		return r
+	}
+	r := loadTorchRank(ri)
+	if strings.HasSuffix(filepath.Base(ri.Dir), "ascend_ms") {
+		// MindSpore writes torch_npu's layout (formats.md §1.2); say which framework.
+		r.Format = profile.FormatMindSporeText
+		if ri.DB != "" {
+			r.Format = profile.FormatMindSporeDB
+		}
+	}
+	return r
+}
+
+// loadTorchRank reads a torch_npu (or MindSpore) rank directory.
+func loadTorchRank(ri RankInput) *profile.Rank {
 	r := &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatTorchNPUText, Info: profile.Info{RankID: -1}}
 	rel := func(p string) string {
 		if s, err := filepath.Rel(ri.Dir, p); err == nil {

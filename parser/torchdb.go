@@ -21,7 +21,7 @@ import (
 
 // profilerDBRe matches the unified db's name; the rank is its group
 // (msprof-analyze's PyTorch pattern, formats.md §1.5).
-var profilerDBRe = regexp.MustCompile(`^ascend_pytorch_profiler(?:_(\d+))?\.db$`)
+var profilerDBRe = regexp.MustCompile(`^ascend_(?:pytorch|mindspore)_profiler(?:_(\d+))?\.db$`)
 
 // analysisDBName is the derived-table db beside the profiler db.
 const analysisDBName = "analysis.db"

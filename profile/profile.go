@@ -30,6 +30,10 @@ const (
 	// FormatKineto is a PyTorch profiler (Kineto) Chrome trace of a GPU rank with NCCL
 	// (plain .json or .json.gz).
 	FormatKineto Format = "kineto"
+	// FormatMindSporeText and FormatMindSporeDB are MindSpore's *_ascend_ms rank
+	// directories, which follow torch_npu's layout (formats.md §1.2).
+	FormatMindSporeText Format = "mindspore-text"
+	FormatMindSporeDB   Format = "mindspore-db"
 )
 
 // Rank holds what was kept of one rank's profile.
