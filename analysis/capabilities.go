@@ -92,16 +92,23 @@ func inspectRank(r *profile.Rank) Inspection {
 	default:
 		add("step_breakdown", false, "", "export the timeline (trace_view.json) or step_trace_time.csv: any profiler level with the NPU activity")
 	}
-	add("step_markers", len(r.Steps) > 0 || hasStepRows(r.StepTrace), "ProfilerStep#N markers",
-		"call prof.step() once per training step inside the profiler's schedule, so steps are marked")
+	stepAdvice := "call prof.step() once per training step inside the profiler's schedule, so steps are marked"
+	if r.Format == profile.FormatMsprof {
+		stepAdvice = "msprof marks no steps in an op-based (PyTorch) run, so the whole collection is one step: profile with torch_npu's profiler (ProfilerStep#N markers), or mark iterations in graph mode"
+	}
+	add("step_markers", len(r.Steps) > 0 || hasStepRows(r.StepTrace), stepMarkerSource(r), stepAdvice)
 	switch {
 	case hasTimeline && r.ClipToStepWindows:
 		add("host_device_mapping", true, "one clock for host and device (Kineto): device work clipped to the ProfilerStep#N windows", "")
-	case hasTimeline: // the mapping and the cross-check only concern a recomputation
-		add("host_device_mapping", len(r.Flows) > 0, "host→device flows (torch_to_npu)",
+	case hasTimeline && len(r.Steps) > 0: // the mapping only concerns a recomputation with steps
+		add("host_device_mapping", len(r.Flows) > 0, "host→device launch links (torch_to_npu flows, or PYTORCH_API connection ids in a db)",
 			"flows come with the Python (CPU) activity: profile with activities CPU and NPU; without them the host step windows are used as they are")
 	}
+	kineto := r.Format == profile.FormatKineto
+	const ncclAdvice = "not in Kineto traces: NCCL kernels are opaque (no per-step task rows); use NCCL's own profiler plugin or nsys for per-link figures"
 	switch {
+	case len(r.CommOps) > 0 && kineto:
+		add("comm_ops", true, "NCCL kernels of the GPU timeline, sized from their collective's arguments", "")
 	case len(r.CommOps) > 0:
 		add("comm_ops", true, "HCCL op rows of the timeline", "")
 	case len(r.KernelCommOps) > 0:
@@ -114,6 +121,8 @@ func inspectRank(r *profile.Rank) Inspection {
 		add("op_wait_transit", true, "the profiler's communication analysis (communication.json / analysis.db)", "")
 	case len(r.CommTasks) > 0:
 		add("op_wait_transit", true, "recomputed from the HCCL plane tasks", "")
+	case kineto:
+		add("op_wait_transit", false, "", ncclAdvice)
 	default:
 		add("op_wait_transit", false, "", "Level0 has no HCCL task rows: "+level1Advice)
 	}
@@ -122,16 +131,32 @@ func inspectRank(r *profile.Rank) Inspection {
 		add("link_bandwidth", true, "HCCL plane tasks (size, transport, link type)", "")
 	case len(r.CommMatrix) > 0:
 		add("link_bandwidth", true, "communication_matrix.json (aggregated per op type)", "")
+	case kineto:
+		add("link_bandwidth", false, "", ncclAdvice)
 	default:
 		add("link_bandwidth", false, "", "Level0 has no HCCL task rows, so no link bandwidth: "+level1Advice)
 	}
-	add("group_names", len(r.Metadata.ParallelGroups) > 0, "parallel_group_info of profiler_metadata.json",
+	groupSource := "parallel_group_info of profiler_metadata.json"
+	if kineto {
+		groupSource = "distributedInfo's process groups"
+	}
+	add("group_names", len(r.Metadata.ParallelGroups) > 0, groupSource,
 		"group names (dp, tp, pp) come from profiler_metadata.json's parallel_group_info, which newer torch_npu writes (seen in 2.7.1); without it groups are known by hash and size only")
-	if hasTimeline {
+	if hasTimeline && !kineto { // Kineto writes no breakdown of its own to check against
 		add("cross_check", len(r.StepTrace) > 0 || r.Overlap.Present(),
 			crossCheckSource(r), "export step_trace_time.csv beside the timeline to check hcclprof's recomputation against the profiler's figures")
 	}
 	return in
+}
+
+func stepMarkerSource(r *profile.Rank) string {
+	switch r.Format {
+	case profile.FormatMsprof:
+		return "the step trace's Iteration markers"
+	case profile.FormatTorchNPUDB, profile.FormatMindSporeDB:
+		return "STEP_TIME rows"
+	}
+	return "ProfilerStep#N markers"
 }
 
 func hasStepRows(rows []profile.StepTraceRow) bool {
@@ -145,7 +170,7 @@ func hasStepRows(rows []profile.StepTraceRow) bool {
 
 func crossCheckSource(r *profile.Rank) string {
 	if len(r.StepTrace) > 0 {
-		return "recomputation checked against step_trace_time.csv"
+		return "recomputation checked against the profiler's step figures (step_trace_time.csv or analysis.db StepTraceTime)"
 	}
 	return "recomputation checked against the trace's Overlap Analysis rows"
 }

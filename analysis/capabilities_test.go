@@ -55,3 +55,22 @@ func TestInspectTimeline(t *testing.T) {
 	assert.False(t, c["host_device_mapping"].Available)
 	assert.Contains(t, c["host_device_mapping"].Enable, "CPU and NPU")
 }
+
+func TestInspectOtherFormats(t *testing.T) {
+	gpu := &profile.Rank{Format: profile.FormatKineto, HasTimeline: true, ClipToStepWindows: true,
+		Steps:   []profile.StepMarker{{Step: 4}},
+		Compute: []profile.Interval{{StartNs: 0, EndNs: 10}},
+		CommOps: []profile.CommOp{{Name: "ncclKernel_AllReduce_RING_LL_Sum_float"}}}
+	c := capabilityMap(Inspect(&profile.Cluster{Ranks: []*profile.Rank{gpu}})[0])
+	assert.Contains(t, c["comm_ops"].Source, "NCCL kernels")
+	assert.Contains(t, c["link_bandwidth"].Enable, "not in Kineto traces")
+	assert.NotContains(t, c, "cross_check", "Kineto has no figures of its own to check against")
+	assert.True(t, c["host_device_mapping"].Available)
+
+	prof := &profile.Rank{Format: profile.FormatMsprof, HasTimeline: true,
+		Compute: []profile.Interval{{StartNs: 0, EndNs: 10}}}
+	c = capabilityMap(Inspect(&profile.Cluster{Ranks: []*profile.Rank{prof}})[0])
+	assert.False(t, c["step_markers"].Available)
+	assert.Contains(t, c["step_markers"].Enable, "msprof marks no steps")
+	assert.NotContains(t, c, "host_device_mapping", "no steps: nothing to map")
+}
