@@ -79,8 +79,8 @@ type TorchDB struct {
 //     op has no COMPUTE_TASK_INFO row, and is rightly left out.
 //   - CommOps: COMMUNICATION_OP, with Group the decimal profile.DoubleHash of the raw
 //     HCCL group name: the @hash of communication.json, which the text path puts in
-//     CommOp.Group, so both exports give the same keys. GroupRow stays empty (the db
-//     has no timeline rows). DataType is ENUM_HCCL_DATA_TYPE's name ("" for N/A and
+//     CommOp.Group, so both exports give the same keys. GroupRow is the raw group
+//     name (the db has no timeline rows; tasks carry the same, to tie them to ops). DataType is ENUM_HCCL_DATA_TYPE's name ("" for N/A and
 //     INVALID_TYPE); Step is -1 (analysis assigns steps).
 //   - CommTasks: COMMUNICATION_TASK_INFO joined with TASK on globalTaskId for the
 //     start and end; Name is the task type (Memcpy, Notify_Wait, ...; the table's
@@ -318,6 +318,7 @@ func (r *torchDBReader) commOps() error {
 		if dt := dataType.V; dt != "N/A" && dt != "INVALID_TYPE" {
 			op.DataType = dt
 		}
+		op.GroupRow = group.V
 		if group.V != "" {
 			h, ok := hashes[group.V]
 			if !ok {
@@ -343,20 +344,21 @@ func (r *torchDBReader) commTasks() error {
 	if err := r.d.require("COMMUNICATION_TASK_INFO", "globalTaskId", "taskType"); err != nil {
 		return err
 	}
-	c, err := r.optCols("COMMUNICATION_TASK_INFO", "c", "planeId", "srcRank", "dstRank", "transportType", "linkType", "size")
+	c, err := r.optCols("COMMUNICATION_TASK_INFO", "c", "planeId", "srcRank", "dstRank", "transportType", "linkType", "size", "groupName")
 	if err != nil {
 		return err
 	}
 	typeSel, typeJoin := r.str("tt", "c.taskType")
+	groupSel, groupJoin := r.str("gn", c[6])
 	trSel, trJoin := r.enum("ENUM_HCCL_TRANSPORT_TYPE", "tr", c[3])
 	lkSel, lkJoin := r.enum("ENUM_HCCL_LINK_TYPE", "lk", c[4])
 	// TASK drives the join (CROSS JOIN fixes the order): SQLite then indexes the
 	// smaller COMMUNICATION_TASK_INFO on globalTaskId (neither table declares one)
 	// rather than the whole TASK table.
-	q := "SELECT " + strings.Join([]string{"t.startNs", "t.endNs", typeSel, c[0], c[1], c[2], trSel, lkSel, c[5]}, ", ") +
-		" FROM TASK AS t CROSS JOIN COMMUNICATION_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + typeJoin + trJoin + lkJoin
+	q := "SELECT " + strings.Join([]string{"t.startNs", "t.endNs", typeSel, c[0], c[1], c[2], trSel, lkSel, c[5], groupSel}, ", ") +
+		" FROM TASK AS t CROSS JOIN COMMUNICATION_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + typeJoin + trJoin + lkJoin + groupJoin
 	var start, end, plane, src, dst, size dbInt
-	var taskType, transport, link dbText
+	var taskType, transport, link, group dbText
 	rank := func(v dbInt) int {
 		if !v.Valid || v.V < 0 || v.V >= dbNoRank || v.V > 1<<31-1 {
 			return -1
@@ -364,7 +366,7 @@ func (r *torchDBReader) commTasks() error {
 		return int(v.V)
 	}
 	return r.d.each("reading COMMUNICATION_TASK_INFO ⋈ TASK", q, func(rows *sql.Rows) error {
-		if err := rows.Scan(&start, &end, &taskType, &plane, &src, &dst, &transport, &link, &size); err != nil {
+		if err := rows.Scan(&start, &end, &taskType, &plane, &src, &dst, &transport, &link, &size, &group); err != nil {
 			return err
 		}
 		r.out.Events++
@@ -372,7 +374,8 @@ func (r *torchDBReader) commTasks() error {
 			return nil
 		}
 		t := profile.CommTask{Name: taskType.V, Interval: profile.Interval{StartNs: start.V, EndNs: end.V},
-			SrcRank: rank(src), DstRank: rank(dst), TransportType: transport.V, LinkType: link.V, SizeBytes: size.V}
+			SrcRank: rank(src), DstRank: rank(dst), TransportType: transport.V, LinkType: link.V, SizeBytes: size.V,
+			GroupRow: group.V}
 		if plane.Valid && plane.V >= 0 && plane.V < 1<<31 {
 			t.Plane = int(plane.V)
 		}

@@ -614,11 +614,13 @@ func (st *traceState) finish() *Timeline {
 		o.op.GroupRow, _ = isOpRow(o.pid, o.tid)
 		tl.CommOps = append(tl.CommOps, o.op)
 	}
+	rowOf := st.planeGroupRows(isOpRow)
 	for _, t := range st.tasks {
 		if !isHCCLProcess(st.procName[t.pid]) {
 			continue
 		}
 		t.task.Plane = st.plane(t.pid, t.tid)
+		t.task.GroupRow = rowOf[pidTid{t.pid, t.tid}]
 		tl.CommTasks = append(tl.CommTasks, t.task)
 	}
 	for _, g := range st.generic {
@@ -665,6 +667,32 @@ func (st *traceState) finish() *Timeline {
 	}
 	sort.Slice(tl.Flows, func(i, j int) bool { return tl.Flows[i].DeviceNs < tl.Flows[j].DeviceNs })
 	return tl
+}
+
+// planeGroupRows assigns each plane row to its op row: a "Communication" row starts a
+// group and the rows after it belong to it until the next one, as msprof-analyze's
+// compare tool reads them (formats.md §2.5). Rows are ordered by tid, which equals
+// their sort index in real traces.
+func (st *traceState) planeGroupRows(isOpRow func(pid, tid int64) (string, bool)) map[pidTid]string {
+	byPid := map[int64][]int64{}
+	for k := range st.threadName {
+		if isHCCLProcess(st.procName[k.pid]) {
+			byPid[k.pid] = append(byPid[k.pid], k.tid)
+		}
+	}
+	out := map[pidTid]string{}
+	for pid, tids := range byPid {
+		sort.Slice(tids, func(i, j int) bool { return tids[i] < tids[j] })
+		row := ""
+		for _, tid := range tids {
+			if name, ok := isOpRow(pid, tid); ok {
+				row = name
+				continue
+			}
+			out[pidTid{pid, tid}] = row
+		}
+	}
+	return out
 }
 
 // plane is a task row's plane number: "Plane 3" → 3; otherwise the tid.

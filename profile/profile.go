@@ -168,6 +168,9 @@ func (op CommOp) Bytes() int64 { return op.Count * int64(DataTypeSize(op.DataTyp
 // CommTask is one HCCL task on a plane row.
 type CommTask struct {
 	Plane int
+	// GroupRow is the op row (CommOp.GroupRow) whose planes this task's row belongs
+	// to, "" when the source does not say.
+	GroupRow string
 	Name  string // Memcpy, Reduce_Inline, Notify_Wait, RDMASend, ...
 	Interval
 	SrcRank       int // group-local; -1 for none
