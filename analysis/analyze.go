@@ -15,10 +15,11 @@ import (
 
 // Result is everything one analysis computes.
 type Result struct {
-	Summary     Summary
-	Ranks       []RankResult
-	Collectives []Collective
-	Warnings    []string
+	Summary       Summary
+	Ranks         []RankResult
+	Collectives   []Collective
+	Communication Communication
+	Warnings      []string
 }
 
 // Summary holds the run-level metrics. Shares are time-weighted over ranks and steps:
@@ -80,6 +81,7 @@ func Analyze(c *profile.Cluster, opts Options) *Result {
 	var collWarnings []string
 	res.Collectives, collWarnings = collectives(c)
 	res.Warnings = append(res.Warnings, collWarnings...)
+	res.Communication = communication(c)
 	return res
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+
+	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // The JSON report: a contract for scripts and CI (README "JSON report"). Times are µs,
@@ -16,6 +18,7 @@ type jsonReport struct {
 	Summary       jsonSummary      `json:"summary"`
 	Ranks         []jsonRank       `json:"ranks"`
 	Collectives   []jsonCollective `json:"collectives"`
+	Communication jsonComm         `json:"communication"`
 	Warnings      []string         `json:"warnings"`
 	Notes         []string         `json:"notes"`
 	Gates         []jsonGate       `json:"gates"`
@@ -80,6 +83,78 @@ type jsonCollective struct {
 	BusBwGBps       float64 `json:"busbw_gbps"`
 }
 
+type jsonComm struct {
+	Ops    []jsonOp    `json:"ops"`
+	Groups []jsonGroup `json:"groups"`
+	Links  []jsonLink  `json:"links"`
+}
+
+type jsonOp struct {
+	Rank       int                      `json:"rank"`
+	Step       int                      `json:"step"`
+	Group      string                   `json:"group"`
+	Name       string                   `json:"name"`
+	Type       string                   `json:"type"`
+	StartUs    float64                  `json:"start_us"`
+	ElapseUs   float64                  `json:"elapse_us"`
+	TransitUs  float64                  `json:"transit_us"`
+	WaitUs     float64                  `json:"wait_us"`
+	SyncUs     float64                  `json:"sync_us"`
+	IdleUs     float64                  `json:"idle_us"`
+	WaitRatio  float64                  `json:"wait_ratio"`
+	SyncRatio  float64                  `json:"sync_ratio"`
+	CrossWait  float64                  `json:"cross_rank_wait_us"`
+	Bytes      int64                    `json:"bytes"`
+	Source     string                   `json:"source"`
+	Transports map[string]jsonTransport `json:"transports"`
+}
+
+type jsonTransport struct {
+	Bytes            int64   `json:"bytes"`
+	TimeUs           float64 `json:"time_us"`
+	BandwidthGBps    float64 `json:"bandwidth_gbps"`
+	LargePacketRatio float64 `json:"large_packet_ratio"`
+}
+
+type jsonGroup struct {
+	Group string `json:"group"`
+	Name  string `json:"name"`
+	Ranks []int  `json:"ranks"`
+	Kind  string `json:"kind"`
+}
+
+type jsonLink struct {
+	Src           int     `json:"src"`
+	Dst           int     `json:"dst"`
+	Transport     string  `json:"transport"`
+	Bytes         int64   `json:"bytes"`
+	TimeUs        float64 `json:"time_us"`
+	BandwidthGBps float64 `json:"bandwidth_gbps"`
+}
+
+func commJSON(c analysis.Communication) jsonComm {
+	out := jsonComm{Ops: []jsonOp{}, Groups: []jsonGroup{}, Links: []jsonLink{}}
+	for _, o := range c.Ops {
+		jo := jsonOp{Rank: o.Rank, Step: o.Step, Group: o.Group, Name: o.Name, Type: o.Type, StartUs: us(o.StartNs),
+			ElapseUs: us(o.ElapseNs), TransitUs: us(o.TransitNs), WaitUs: us(o.WaitNs), SyncUs: us(o.SyncNs),
+			IdleUs: us(o.IdleNs), WaitRatio: o.WaitRatio(), SyncRatio: o.SyncRatio(), CrossWait: us(o.CrossWaitNs),
+			Bytes: o.Bytes, Source: o.Source, Transports: map[string]jsonTransport{}}
+		for name, t := range o.Transports {
+			jo.Transports[name] = jsonTransport{Bytes: t.Bytes, TimeUs: us(t.TimeNs), BandwidthGBps: round(t.BandwidthGBps(), 4),
+				LargePacketRatio: t.LargePacketRatio}
+		}
+		out.Ops = append(out.Ops, jo)
+	}
+	for _, g := range c.Groups {
+		out.Groups = append(out.Groups, jsonGroup{Group: g.Key, Name: g.Name, Ranks: g.Ranks, Kind: g.Kind})
+	}
+	for _, l := range c.Links {
+		out.Links = append(out.Links, jsonLink{Src: l.Src, Dst: l.Dst, Transport: l.Transport, Bytes: l.Bytes,
+			TimeUs: us(l.TimeNs), BandwidthGBps: round(l.BandwidthGBps(), 4)})
+	}
+	return out
+}
+
 type jsonGate struct {
 	Expr      string  `json:"expr"`
 	Metric    string  `json:"metric"`
@@ -112,11 +187,12 @@ func WriteJSON(w io.Writer, d *Document) error {
 			CommShare: share(s.CommShare), CommTotalShare: share(s.CommTotalShare),
 			AllReduceShare: share(s.AllReduceShare), OverlapRatio: share(s.OverlapRatio),
 			Incomplete: s.Incomplete, Verdict: Verdict(s)},
-		Ranks:       []jsonRank{},
-		Collectives: []jsonCollective{},
-		Warnings:    nonNil(r.Warnings),
-		Notes:       nonNil(d.Notes),
-		Gates:       []jsonGate{},
+		Ranks:         []jsonRank{},
+		Collectives:   []jsonCollective{},
+		Warnings:      nonNil(r.Warnings),
+		Notes:         nonNil(d.Notes),
+		Gates:         []jsonGate{},
+		Communication: commJSON(r.Communication),
 	}
 	for _, rr := range r.Ranks {
 		jr := jsonRank{Rank: rr.Rank, Source: string(rr.Source), Format: string(rr.Format), Dir: rr.Dir,

@@ -1,0 +1,429 @@
+package analysis
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// OpStat is one communication op on one rank, with msprof's split of its time
+// (formats.md §3.1): Transit (data tasks), Wait (notify waits), Synchronization (the
+// waits before the first data task), Idle = Elapse − Transit − Wait.
+type OpStat struct {
+	Rank, Step        int
+	Group, Name, Type string
+	StartNs, ElapseNs int64
+	TransitNs, WaitNs int64
+	SyncNs, IdleNs    int64
+	Bytes             int64
+	Transports        map[string]TransportUse // HCCS, PCIE, SIO, SDMA (their sum), RDMA
+	// Source says where the split came from: "profiler" (communication.json or
+	// analysis.db), "tasks" (recomputed from the HCCL plane tasks) or "none".
+	Source string
+	// CrossWaitNs is this rank's elapse minus the fastest rank's for the same op: the
+	// time it waited for the others (the last to arrive waits least).
+	CrossWaitNs int64
+}
+
+// WaitRatio is Wait/(Wait+Transit), rounded to 4 places as the profiler does.
+func (o OpStat) WaitRatio() float64 { return ratio4(o.WaitNs, o.WaitNs+o.TransitNs) }
+
+// SyncRatio is Sync/(Sync+Transit), rounded to 4 places.
+func (o OpStat) SyncRatio() float64 { return ratio4(o.SyncNs, o.SyncNs+o.TransitNs) }
+
+func ratio4(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return math.Round(float64(a)/float64(b)*1e4) / 1e4
+}
+
+// TransportUse is what one op moved over one transport.
+type TransportUse struct {
+	Bytes, TimeNs    int64
+	Packets          int
+	LargePacketRatio float64 // share of packets above the transport's large-packet size
+}
+
+// BandwidthGBps is Bytes/Time in decimal GB/s.
+func (t TransportUse) BandwidthGBps() float64 { return gbps(t.Bytes, t.TimeNs) }
+
+func gbps(bytes, ns int64) float64 {
+	if ns <= 0 {
+		return 0
+	}
+	return float64(bytes) / float64(ns)
+}
+
+// Link is the traffic of one directed link between two global ranks over one transport.
+type Link struct {
+	Src, Dst      int
+	Transport     string
+	Bytes, TimeNs int64
+	Transfers     int
+}
+
+// BandwidthGBps is Bytes/Time in decimal GB/s.
+func (l Link) BandwidthGBps() float64 { return gbps(l.Bytes, l.TimeNs) }
+
+// Group is one communicator as the ranks' metadata describe it.
+type Group struct {
+	Key   string // the @hash op keys use
+	Name  string // the raw HCCL group name
+	Kind  string // the framework's name: dp, tp, pp, ... ("" when unknown)
+	Ranks []int  // global ranks by group-local rank
+}
+
+// Communication is the per-op and per-link analysis of a cluster's communication.
+type Communication struct {
+	Ops    []OpStat
+	Links  []Link
+	Groups []Group
+	// UnmappedLinkBytes counts data whose group-local ranks could not be mapped to
+	// global ranks (no parallel_group_info for the group).
+	UnmappedLinkBytes int64
+}
+
+// Large-packet sizes, decimal, strict ">": msprof's analyzer (32 MB for SDMA-class
+// links, 0.5 MB for RDMA).
+const (
+	largePacketSDMABytes = 32_000_000
+	largePacketRDMABytes = 500_000
+)
+
+// communication computes per-op statistics and links for every rank.
+func communication(c *profile.Cluster) Communication {
+	var out Communication
+	links := map[linkKey]*Link{}
+	for _, r := range c.Ranks {
+		ops := r.CommOps
+		if len(ops) == 0 {
+			continue
+		}
+		steps := opSteps(r)
+		tasks := tasksByRow(r.CommTasks)
+		profilerStats := map[string]profile.CommOpStats{}
+		for _, s := range r.CommStats {
+			profilerStats[s.Name+"@"+s.Group] = s
+		}
+		groupRanks := globalRanksByGroup(r)
+		for i, op := range ops {
+			st := OpStat{Rank: r.Rank, Step: steps[i], Group: op.Group, Name: op.Name, Type: op.Type,
+				StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none"}
+			opTasks := tasksOf(tasks, op)
+			if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
+				st.Source = "profiler"
+				st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
+				st.Transports = map[string]TransportUse{}
+				for name, t := range ps.Transports {
+					if t.Bytes == 0 && t.TimeNs == 0 {
+						continue
+					}
+					var n int64
+					for _, b := range t.SizeDistribution {
+						n += b.Count
+					}
+					st.Transports[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio}
+				}
+			} else if len(opTasks) > 0 {
+				st.Source = "tasks"
+				st.TransitNs, st.WaitNs, st.SyncNs = timeSplit(opTasks)
+				st.IdleNs = st.ElapseNs - st.TransitNs - st.WaitNs
+				st.Transports = transportUse(opTasks)
+			}
+			out.Ops = append(out.Ops, st)
+			members := groupRanks[op.Group]
+			eachTransfer(opTasks, func(src, dst int, transport string, bytes, ns int64) {
+				if src < 0 || dst < 0 || src >= len(members) || dst >= len(members) {
+					out.UnmappedLinkBytes += bytes
+					return
+				}
+				k := linkKey{members[src], members[dst], transport}
+				l := links[k]
+				if l == nil {
+					l = &Link{Src: k.src, Dst: k.dst, Transport: transport}
+					links[k] = l
+				}
+				l.Bytes += bytes
+				l.TimeNs += ns
+				l.Transfers++
+			})
+		}
+	}
+	crossRankWait(out.Ops)
+	out.Groups = clusterGroups(c)
+	for _, l := range links {
+		out.Links = append(out.Links, *l)
+	}
+	sort.Slice(out.Links, func(i, j int) bool {
+		a, b := out.Links[i], out.Links[j]
+		if a.Src != b.Src {
+			return a.Src < b.Src
+		}
+		if a.Dst != b.Dst {
+			return a.Dst < b.Dst
+		}
+		return a.Transport < b.Transport
+	})
+	return out
+}
+
+type linkKey struct {
+	src, dst  int
+	transport string
+}
+
+// opSteps gives each of a rank's ops the step whose device window it starts in (-1
+// when none), with the windows the step breakdown uses.
+func opSteps(r *profile.Rank) []int {
+	out := make([]int, len(r.CommOps))
+	for i := range out {
+		out[i] = -1
+	}
+	if len(r.Steps) == 0 {
+		return out
+	}
+	flows := r.Flows
+	if r.ClipToStepWindows {
+		flows = nil
+	}
+	for _, w := range deviceWindows(r.Steps, flows) {
+		lo := sort.Search(len(r.CommOps), func(i int) bool { return r.CommOps[i].StartNs >= w.startNs })
+		for i := lo; i < len(r.CommOps) && r.CommOps[i].StartNs < w.endNs; i++ {
+			out[i] = w.step.Step
+		}
+	}
+	return out
+}
+
+// tasksByRow groups a rank's tasks by their op row, each list sorted by start.
+func tasksByRow(tasks []profile.CommTask) map[string][]profile.CommTask {
+	out := map[string][]profile.CommTask{}
+	for _, t := range tasks {
+		out[t.GroupRow] = append(out[t.GroupRow], t)
+	}
+	for _, ts := range out {
+		sort.SliceStable(ts, func(i, j int) bool { return ts[i].StartNs < ts[j].StartNs })
+	}
+	return out
+}
+
+// tasksOf returns an op's tasks: those of its row that start within the op, as
+// msprof-analyze's compare tool attributes them (formats.md §2.5).
+func tasksOf(byRow map[string][]profile.CommTask, op profile.CommOp) []profile.CommTask {
+	ts := byRow[op.GroupRow]
+	lo := sort.Search(len(ts), func(i int) bool { return ts[i].StartNs >= op.StartNs })
+	hi := sort.Search(len(ts), func(i int) bool { return ts[i].StartNs > op.EndNs })
+	return ts[lo:hi]
+}
+
+func isDataTask(t *profile.CommTask) bool {
+	switch strings.ToLower(t.Name) {
+	case "memcpy", "reduce_inline":
+		return true
+	case "rdmasend":
+		return t.SizeBytes != 4 // a 4-byte RDMASend is a notify
+	}
+	return false
+}
+
+// classifyPlane walks one plane's tasks in time order with msprof-analyze's RDMA rule
+// (formats.md §2.5): a Notify_Wait is a wait unless the previous four tasks were
+// "RRNR" or ended in "RR" (a full four-task history: Python's last4[2:]); then it is
+// the RDMA transfer itself.
+func classifyPlane(tasks []profile.CommTask, fn func(t *profile.CommTask, transfer, wait bool)) {
+	var hist []byte
+	for i := range tasks {
+		t := &tasks[i]
+		name := strings.ToLower(t.Name)
+		switch {
+		case name == "notify_wait":
+			h := string(hist)
+			tail := ""
+			if len(h) > 2 {
+				tail = h[2:]
+			}
+			wait := h == "" || (h != "RRNR" && tail != "RR")
+			fn(t, !wait, wait)
+		case isDataTask(t):
+			fn(t, true, false)
+		default:
+			fn(t, false, false)
+		}
+		c := byte('O')
+		switch name {
+		case "rdmasend":
+			c = 'R'
+		case "notify_wait":
+			c = 'N'
+		}
+		hist = append(hist, c)
+		if len(hist) > 4 {
+			hist = hist[1:]
+		}
+	}
+}
+
+// byPlane splits an op's tasks by plane, planes in order.
+func byPlane(tasks []profile.CommTask) ([]int, map[int][]profile.CommTask) {
+	planes := map[int][]profile.CommTask{}
+	var ids []int
+	for _, t := range tasks {
+		if _, ok := planes[t.Plane]; !ok {
+			ids = append(ids, t.Plane)
+		}
+		planes[t.Plane] = append(planes[t.Plane], t)
+	}
+	sort.Ints(ids)
+	return ids, planes
+}
+
+// timeSplit computes Transit, Wait and Synchronization from the first plane that
+// talks to another rank (Plane 1 in the profiler's own figures on
+// imagenet-2rank-level1; CANN uses the master plane).
+func timeSplit(tasks []profile.CommTask) (transitNs, waitNs, syncNs int64) {
+	ids, planes := byPlane(tasks)
+	for _, p := range ids {
+		if p == 0 {
+			continue
+		}
+		seenData := false
+		classifyPlane(planes[p], func(t *profile.CommTask, transfer, wait bool) {
+			switch {
+			case transfer:
+				transitNs += t.DurNs()
+				seenData = true
+			case wait:
+				waitNs += t.DurNs()
+				if !seenData {
+					syncNs += t.DurNs()
+				}
+			}
+		})
+		break
+	}
+	return
+}
+
+// eachTransfer calls fn for each data transfer of an op between two ranks (on-chip
+// copies excluded), over all planes: SDMA copies by link type, and RDMA sends timed
+// from the post to the end of the wait that completes them.
+func eachTransfer(tasks []profile.CommTask, fn func(src, dst int, transport string, bytes, ns int64)) {
+	ids, planes := byPlane(tasks)
+	for _, p := range ids {
+		var pending *profile.CommTask
+		classifyPlane(planes[p], func(t *profile.CommTask, transfer, wait bool) {
+			if !transfer {
+				return
+			}
+			switch {
+			case t.TransportType == "SDMA" && isDataTask(t) && t.LinkType != "ON_CHIP":
+				fn(t.SrcRank, t.DstRank, sdmaLink(t.LinkType), t.SizeBytes, t.DurNs())
+			case t.TransportType == "RDMA" && isDataTask(t):
+				pending = t
+			case strings.EqualFold(t.Name, "notify_wait") && pending != nil:
+				fn(pending.SrcRank, pending.DstRank, "RDMA", pending.SizeBytes, pending.DurNs()+t.DurNs())
+				pending = nil
+			}
+		})
+	}
+}
+
+// sdmaLink buckets an SDMA task's link type as msprof does (HCCS_SW is HCCS).
+func sdmaLink(linkType string) string {
+	switch linkType {
+	case "HCCS", "HCCS_SW":
+		return "HCCS"
+	case "PCIE", "SIO":
+		return linkType
+	}
+	return "SDMA"
+}
+
+// transportUse sums an op's transfers per transport; SDMA is the sum of the SDMA
+// links (never added to them again).
+func transportUse(tasks []profile.CommTask) map[string]TransportUse {
+	out := map[string]TransportUse{}
+	large := map[string]int{}
+	eachTransfer(tasks, func(_, _ int, transport string, bytes, ns int64) {
+		u := out[transport]
+		u.Bytes += bytes
+		u.TimeNs += ns
+		u.Packets++
+		out[transport] = u
+		limit := int64(largePacketSDMABytes)
+		if transport == "RDMA" {
+			limit = largePacketRDMABytes
+		}
+		if bytes > limit {
+			large[transport]++
+		}
+	})
+	var sdma TransportUse
+	for name, u := range out {
+		u.LargePacketRatio = math.Round(float64(large[name])/float64(u.Packets)*1e4) / 1e4
+		out[name] = u
+		if name != "RDMA" && name != "SDMA" {
+			sdma.Bytes += u.Bytes
+			sdma.TimeNs += u.TimeNs
+			sdma.Packets += u.Packets
+		}
+	}
+	if sdma.Bytes > 0 {
+		out["SDMA"] = sdma
+	}
+	return out
+}
+
+// globalRanksByGroup maps a rank's group keys (the @hash) to the global ranks of the
+// group, indexed by group-local rank, from parallel_group_info.
+func globalRanksByGroup(r *profile.Rank) map[string][]int {
+	out := map[string][]int{}
+	for _, g := range r.Metadata.ParallelGroups {
+		key := g.Key
+		if key == "" {
+			key = strconv.FormatUint(profile.DoubleHash(g.HCCLName), 10)
+		}
+		out[key] = g.GlobalRanks
+	}
+	return out
+}
+
+// crossRankWait sets each op's CrossWaitNs: its elapse minus the fastest rank's for
+// the same op (group, name).
+func crossRankWait(ops []OpStat) {
+	fastest := map[[2]string]int64{}
+	for _, o := range ops {
+		k := [2]string{o.Group, o.Name}
+		if f, ok := fastest[k]; !ok || o.ElapseNs < f {
+			fastest[k] = o.ElapseNs
+		}
+	}
+	for i := range ops {
+		ops[i].CrossWaitNs = ops[i].ElapseNs - fastest[[2]string{ops[i].Group, ops[i].Name}]
+	}
+}
+
+// clusterGroups lists the communicators named in any rank's parallel_group_info.
+func clusterGroups(c *profile.Cluster) []Group {
+	seen := map[string]bool{}
+	var out []Group
+	for _, r := range c.Ranks {
+		for _, g := range r.Metadata.ParallelGroups {
+			key := g.Key
+			if key == "" {
+				key = strconv.FormatUint(profile.DoubleHash(g.HCCLName), 10)
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, Group{Key: key, Name: g.HCCLName, Kind: g.Name, Ranks: g.GlobalRanks})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}

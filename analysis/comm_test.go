@@ -1,0 +1,130 @@
+package analysis
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// TestOpSplitRecomputedMatchesProfiler recomputes each op's Transit, Wait,
+// Synchronization and per-transport traffic from the HCCL plane tasks of
+// imagenet-2rank-level1 and compares them with the profiler's own communication.json.
+func TestOpSplitRecomputedMatchesProfiler(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level1")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	read := communication(c)
+	for _, r := range c.Ranks {
+		r.CommStats = nil // force the recomputation
+	}
+	recomputed := communication(c)
+	require.Len(t, read.Ops, 8)
+	require.Len(t, recomputed.Ops, 8)
+	worst := map[string]float64{}
+	defer func() { t.Logf("largest relative deviation of the recomputation: %v", worst) }()
+	dev := func(name string, got, want int64) {
+		if want != 0 {
+			worst[name] = max(worst[name], math.Abs(float64(got-want))/float64(want))
+		}
+	}
+	for i, want := range read.Ops {
+		got := recomputed.Ops[i]
+		require.Equal(t, "profiler", want.Source)
+		require.Equal(t, "tasks", got.Source)
+		assert.Equal(t, want.Name, got.Name)
+		assert.Equal(t, 50, got.Step)
+		assert.Equal(t, want.ElapseNs, got.ElapseNs, "%s elapse", got.Name)
+		for _, f := range []struct {
+			name      string
+			got, want int64
+		}{{"transit", got.TransitNs, want.TransitNs}, {"wait", got.WaitNs, want.WaitNs}, {"sync", got.SyncNs, want.SyncNs}, {"idle", got.IdleNs, want.IdleNs}} {
+			assert.InDelta(t, f.want, f.got, max(0.01*float64(f.want), 2), "rank %d %s %s", got.Rank, got.Name, f.name)
+			dev(f.name, f.got, f.want)
+		}
+		for name, w := range want.Transports {
+			g := got.Transports[name]
+			assert.Equal(t, w.Bytes, g.Bytes, "rank %d %s %s bytes", got.Rank, got.Name, name)
+			assert.InDelta(t, w.TimeNs, g.TimeNs, max(0.01*float64(w.TimeNs), 2), "rank %d %s %s time", got.Rank, got.Name, name)
+			dev(name+" time", g.TimeNs, w.TimeNs)
+		}
+		assert.Equal(t, len(want.Transports), len(got.Transports), "rank %d %s transports", got.Rank, got.Name)
+	}
+	// The first op of rank 0: formats.md §3.2's verbatim figures.
+	op := read.Ops[0]
+	assert.Equal(t, int64(239185), op.TransitNs)
+	assert.Equal(t, 0.9594, op.WaitRatio())
+	assert.Equal(t, 0.9591, op.SyncRatio())
+	assert.InDelta(t, 15.7676, op.Transports["HCCS"].BandwidthGBps(), 0.0001)
+}
+
+// TestLinksAndCrossRankWait maps group-local task ranks to global ranks through
+// parallel_group_info and splits each op's elapse into wait for others and transit.
+func TestLinksAndCrossRankWait(t *testing.T) {
+	dir := filepath.Join("..", "fixtures", "samples", "demo-2node-8rank")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("bundled sample absent")
+	}
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	comm := communication(c)
+	assert.Zero(t, comm.UnmappedLinkBytes)
+	// 2 servers of 4: mesh links inside each server, and RoCE between the servers'
+	// same-position members (0↔4, 1↔5, 2↔6, 3↔7).
+	byKey := map[[2]int]Link{}
+	for _, l := range comm.Links {
+		byKey[[2]int{l.Src, l.Dst}] = l
+		if l.Transport == "RDMA" {
+			assert.Equal(t, l.Src%4, l.Dst%4, "RoCE between same-position members: %d→%d", l.Src, l.Dst)
+		} else {
+			assert.Equal(t, l.Src/4, l.Dst/4, "%s inside a server: %d→%d", l.Transport, l.Src, l.Dst)
+		}
+	}
+	assert.Len(t, comm.Links, 8*3+8, "3 mesh peers and 1 RoCE peer per rank")
+	// The sample's injected slow link, 1→5, is the slowest RoCE link by far.
+	slow := byKey[[2]int{1, 5}]
+	require.Equal(t, "RDMA", slow.Transport)
+	for k, l := range byKey {
+		if l.Transport == "RDMA" && k != [2]int{1, 5} {
+			assert.Greater(t, l.BandwidthGBps(), 1.8*slow.BandwidthGBps(), "%v", k)
+		}
+	}
+	// Every op has one member that waited least (CrossWait 0) and none negative.
+	zero := map[string]int{}
+	for _, o := range comm.Ops {
+		assert.GreaterOrEqual(t, o.CrossWaitNs, int64(0))
+		if o.CrossWaitNs == 0 {
+			zero[o.Name]++
+		}
+	}
+	for name, n := range zero {
+		assert.GreaterOrEqual(t, n, 1, name)
+	}
+}
+
+func TestRDMATransferRule(t *testing.T) {
+	ns := func(a, b int64) profile.Interval { return profile.Interval{StartNs: a, EndNs: b} }
+	tasks := []profile.CommTask{
+		{Plane: 1, Name: "Notify_Record", Interval: ns(0, 1)},
+		{Plane: 1, Name: "Notify_Wait", Interval: ns(1, 100)}, // sync: before any data
+		{Plane: 1, Name: "RDMASend", Interval: ns(100, 110), TransportType: "RDMA", SizeBytes: 1 << 20, SrcRank: 0, DstRank: 1},
+		{Plane: 1, Name: "RDMASend", Interval: ns(110, 111), TransportType: "RDMA", SizeBytes: 4},
+		{Plane: 1, Name: "Notify_Wait", Interval: ns(111, 611)}, // the RDMA transfer
+		{Plane: 1, Name: "Notify_Record", Interval: ns(611, 612)},
+		{Plane: 1, Name: "Notify_Wait", Interval: ns(612, 700)}, // a wait again
+	}
+	transit, wait, sync := timeSplit(tasks)
+	assert.Equal(t, int64(10+500), transit, "the data RDMASend and the wait that completes it")
+	assert.Equal(t, int64(99+88), wait)
+	assert.Equal(t, int64(99), sync)
+	use := transportUse(tasks)
+	assert.Equal(t, TransportUse{Bytes: 1 << 20, TimeNs: 510, Packets: 1, LargePacketRatio: 1}, use["RDMA"])
+	assert.NotContains(t, use, "SDMA")
+}
