@@ -65,6 +65,8 @@ type RankResult struct {
 type Options struct {
 	// Workers bounds the ranks analysed at once; 0 means GOMAXPROCS.
 	Workers int
+	// Thresholds of the slow-rank and slow-link detectors; zero means DefaultThresholds.
+	Thresholds Thresholds
 }
 
 // Analyze computes the metrics of a cluster. Ranks are analysed in parallel.
@@ -81,7 +83,12 @@ func Analyze(c *profile.Cluster, opts Options) *Result {
 	var collWarnings []string
 	res.Collectives, collWarnings = collectives(c)
 	res.Warnings = append(res.Warnings, collWarnings...)
-	res.Communication = communication(c)
+	th := opts.Thresholds
+	if th == (Thresholds{}) {
+		th = DefaultThresholds
+	}
+	res.Communication = communication(c, th)
+	res.Communication.SlowRanks = slowRanks(res.Communication.Ops, res.Ranks, th)
 	return res
 }
 

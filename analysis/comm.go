@@ -85,6 +85,12 @@ type Communication struct {
 	// UnmappedLinkBytes counts data whose group-local ranks could not be mapped to
 	// global ranks (no parallel_group_info for the group).
 	UnmappedLinkBytes int64
+	// Retransmissions are RDMA transfers longer than the retransmission limit; they
+	// are left out of the links' bandwidth.
+	Retransmissions []Retransmission
+	SlowRanks       []SlowRank
+	SlowLinks       []SlowLink
+	SlowNodes       []SlowNode
 }
 
 // Large-packet sizes, decimal, strict ">": msprof's analyzer (32 MB for SDMA-class
@@ -95,9 +101,10 @@ const (
 )
 
 // communication computes per-op statistics and links for every rank.
-func communication(c *profile.Cluster) Communication {
+func communication(c *profile.Cluster, th Thresholds) Communication {
 	var out Communication
 	links := map[linkKey]*Link{}
+	peers := peerSamples{}
 	for _, r := range c.Ranks {
 		ops := r.CommOps
 		if len(ops) == 0 {
@@ -141,7 +148,13 @@ func communication(c *profile.Cluster) Communication {
 					out.UnmappedLinkBytes += bytes
 					return
 				}
+				if transport == "RDMA" && ns > th.RetransmissionNs {
+					out.Retransmissions = append(out.Retransmissions, Retransmission{Src: members[src], Dst: members[dst],
+						Step: steps[i], Op: op.Name, TimeNs: ns})
+					return
+				}
 				k := linkKey{members[src], members[dst], transport}
+				peers.add(op, transport, bytes, k, gbps(bytes, ns))
 				l := links[k]
 				if l == nil {
 					l = &Link{Src: k.src, Dst: k.dst, Transport: transport}
@@ -155,6 +168,7 @@ func communication(c *profile.Cluster) Communication {
 	}
 	crossRankWait(out.Ops)
 	out.Groups = clusterGroups(c)
+	nodeOf, hosts := nodesOf(c)
 	for _, l := range links {
 		out.Links = append(out.Links, *l)
 	}
@@ -168,6 +182,9 @@ func communication(c *profile.Cluster) Communication {
 		}
 		return a.Transport < b.Transport
 	})
+	ratios := peers.linkRatios()
+	out.SlowLinks = slowLinks(out.Links, ratios, nodeOf, th)
+	out.SlowNodes = slowNodes(out.Links, ratios, nodeOf, hosts, th)
 	return out
 }
 
