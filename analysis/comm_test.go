@@ -21,11 +21,11 @@ func TestOpSplitRecomputedMatchesProfiler(t *testing.T) {
 	dir := realdata.Path(t, "imagenet-2rank-level1")
 	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 	require.NoError(t, err)
-	read := communication(c)
+	read := communication(c, DefaultThresholds)
 	for _, r := range c.Ranks {
 		r.CommStats = nil // force the recomputation
 	}
-	recomputed := communication(c)
+	recomputed := communication(c, DefaultThresholds)
 	require.Len(t, read.Ops, 8)
 	require.Len(t, recomputed.Ops, 8)
 	worst := map[string]float64{}
@@ -74,7 +74,7 @@ func TestLinksAndCrossRankWait(t *testing.T) {
 	}
 	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 	require.NoError(t, err)
-	comm := communication(c)
+	comm := communication(c, DefaultThresholds)
 	assert.Zero(t, comm.UnmappedLinkBytes)
 	// 2 servers of 4: mesh links inside each server, and RoCE between the servers'
 	// same-position members (0↔4, 1↔5, 2↔6, 3↔7).

@@ -232,7 +232,26 @@ func (p peerSamples) add(op profile.CommOp, transport string, bytes int64, link 
 func (p peerSamples) linkRatios() map[linkKey]float64 {
 	weighted := map[linkKey]float64{}
 	bytes := map[linkKey]float64{}
-	for k, samples := range p {
+	// Sum in a fixed order: float sums must not depend on map iteration.
+	keys := make([]peerKey, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.group != b.group {
+			return a.group < b.group
+		}
+		if a.op != b.op {
+			return a.op < b.op
+		}
+		if a.transport != b.transport {
+			return a.transport < b.transport
+		}
+		return a.bytes < b.bytes
+	})
+	for _, k := range keys {
+		samples := p[k]
 		if len(samples) < 3 {
 			continue
 		}

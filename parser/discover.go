@@ -40,6 +40,26 @@ type RankInput struct {
 type Inputs struct {
 	Ranks []RankInput // sorted by rank
 	Notes []string
+
+	// archives are those opened (and registered) to find the ranks; Release lets
+	// them go.
+	archives []*Archive
+}
+
+// Release closes the archives Discover opened for these inputs (a tar's members are
+// held in memory until then). The ranks cannot be loaded after it.
+func (in *Inputs) Release() {
+	for _, a := range in.archives {
+		releaseArchive(a)
+	}
+	in.archives = nil
+}
+
+// DiscoverOptions tune Discover.
+type DiscoverOptions struct {
+	// Archive bounds what reading each archive (.zip, .tar.gz, .tgz, .tar) may cost;
+	// zero fields take DefaultArchiveLimits.
+	Archive ArchiveLimits
 }
 
 // maxWalkDepth bounds the directory walk, as msprof-analyze does (formats.md §1.5).
@@ -52,8 +72,24 @@ const ascendOutput = "ASCEND_PROFILER_OUTPUT"
 // exported files, or single files. Ranks come from profiler_info_<rank>.json (or its
 // rank_id); ranks without one are numbered after the known ones. When a rank appears
 // twice the latest directory (by its timestamp) is kept and the others are noted.
+//
+// An archive (.zip, .tar.gz, .tgz, .tar), named or found in a directory, is searched
+// as a directory, read in place; its files are named ARCHIVE!/MEMBER.
 func Discover(args []string) (*Inputs, error) {
+	return DiscoverWith(args, DiscoverOptions{})
+}
+
+// DiscoverWith is Discover with options.
+func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 	in := &Inputs{}
+	openArchive := func(p string) (string, error) {
+		a, err := openRegistered(p, opts.Archive)
+		if err != nil {
+			return "", err
+		}
+		in.archives = append(in.archives, a)
+		return a.display("."), nil
+	}
 	seen := map[string]bool{}
 	var found []RankInput
 	var msprofDevs []MsprofDevice
@@ -68,11 +104,18 @@ func Discover(args []string) (*Inputs, error) {
 		found = append(found, ri)
 	}
 	for _, arg := range args {
-		st, err := os.Stat(arg)
+		st, err := statPath(arg)
 		if err != nil {
+			in.Release()
 			return nil, fmt.Errorf("%s: %w", arg, err)
 		}
-		if !st.IsDir() {
+		root := arg
+		if !st.IsDir() && IsArchiveName(arg) && !inArchive(arg) {
+			if root, err = openArchive(arg); err != nil {
+				in.Release()
+				return nil, err
+			}
+		} else if !st.IsDir() {
 			ri, ok := fileInput(arg)
 			if !ok {
 				in.Notes = append(in.Notes, fmt.Sprintf("ignored %s: not a profiler file hcclprof reads", arg))
@@ -83,7 +126,8 @@ func Discover(args []string) (*Inputs, error) {
 		}
 		n, nDevs := len(found), len(msprofDevs)
 		addDevs := func(devs []MsprofDevice) { msprofDevs = append(msprofDevs, devs...) }
-		if err := walkRanks(arg, add, addDevs, &in.Notes); err != nil {
+		if err := walkRanks(root, add, addDevs, openArchive, &in.Notes); err != nil {
+			in.Release()
 			return nil, err
 		}
 		if len(found) == n && len(msprofDevs) == nDevs {
@@ -99,6 +143,7 @@ func Discover(args []string) (*Inputs, error) {
 		}
 	}
 	if len(found) == 0 {
+		in.Release()
 		return in, fmt.Errorf("%w in %s: expected *_ascend_pt or *_ascend_ms rank directories with profiler_info_<rank>.json and %s/, msprof PROF_* directories, a trace_view.json, an ascend_pytorch_profiler_<rank>.db or a PyTorch (Kineto) trace",
 			ErrNothingFound, strings.Join(args, " "), ascendOutput)
 	}
@@ -153,11 +198,13 @@ func fileInput(path string) (RankInput, bool) {
 }
 
 // walkRanks walks root for rank directories, msprof PROF_* directories (their
-// devices go to addDevs, to be numbered together) and Kineto traces.
-func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), notes *[]string) error {
+// devices go to addDevs, to be numbered together) and Kineto traces. Archives found
+// on the way are opened with openArchive (which returns the path of their root) and
+// walked in turn.
+func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), openArchive func(string) (string, error), notes *[]string) error {
 	root = filepath.Clean(root)
 	rootDepth := strings.Count(root, string(os.PathSeparator))
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	return walkPath(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			*notes = append(*notes, fmt.Sprintf("skipped %s: %v", path, err))
 			if d != nil && d.IsDir() {
@@ -166,6 +213,14 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), n
 			return nil
 		}
 		if !d.IsDir() {
+			if IsArchiveName(d.Name()) && !inArchive(path) && d.Type().IsRegular() {
+				aroot, err := openArchive(path)
+				if err != nil {
+					*notes = append(*notes, fmt.Sprintf("skipped %v", err))
+					return nil
+				}
+				return walkRanks(aroot, add, addDevs, openArchive, notes)
+			}
 			return nil
 		}
 		if strings.Count(path, string(os.PathSeparator))-rootDepth > maxWalkDepth {
@@ -213,7 +268,7 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), n
 
 // addKinetoTraces adds the Kineto traces directly inside dir.
 func addKinetoTraces(dir string, add func(RankInput)) {
-	entries, _ := os.ReadDir(dir)
+	entries, _ := readDirPath(dir)
 	for _, e := range entries {
 		if e.IsDir() || exportedFiles[e.Name()] {
 			continue
@@ -231,11 +286,11 @@ func addKinetoTraces(dir string, add func(RankInput)) {
 // is then skipped, with a note.
 func rankDir(dir string) (RankInput, bool) {
 	out := filepath.Join(dir, ascendOutput)
-	if st, err := os.Stat(out); err != nil || !st.IsDir() {
+	if st, err := statPath(out); err != nil || !st.IsDir() {
 		return RankInput{}, false
 	}
 	ri := RankInput{Rank: -1, Dir: dir, OutputDir: out}
-	entries, _ := os.ReadDir(dir)
+	entries, _ := readDirPath(dir)
 	for _, e := range entries {
 		n := e.Name()
 		if !strings.HasPrefix(n, "profiler_info") || !strings.HasSuffix(n, ".json") {
@@ -272,7 +327,7 @@ func rankDir(dir string) (RankInput, bool) {
 // findProfilerDB returns the first ascend_pytorch_profiler*.db in dir (by name) and
 // the rank its name gives (-1 if none); "" when there is none.
 func findProfilerDB(dir string) (path string, rank int) {
-	entries, _ := os.ReadDir(dir) // sorted by name
+	entries, _ := readDirPath(dir) // sorted by name
 	for _, e := range entries {
 		if e.IsDir() {
 			continue
@@ -285,7 +340,7 @@ func findProfilerDB(dir string) (path string, rank int) {
 }
 
 func fileExists(p string) bool {
-	st, err := os.Stat(p)
+	st, err := statPath(p)
 	return err == nil && !st.IsDir()
 }
 
@@ -305,7 +360,7 @@ func dirTimestamp(dir string) int64 {
 func assignRanks(found []RankInput, notes *[]string) []RankInput {
 	for i := range found {
 		if found[i].Rank < 0 && found[i].InfoFile != "" {
-			if f, err := os.Open(found[i].InfoFile); err == nil {
+			if f, err := openPath(found[i].InfoFile); err == nil {
 				info, err := ParseProfilerInfo(f, found[i].InfoFile)
 				f.Close()
 				if err == nil && info.RankID >= 0 {

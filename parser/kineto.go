@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -135,7 +134,7 @@ func OpenKineto(path string) (*profile.Rank, error) {
 // openMaybeGzip opens path, decompressing it as it is read when it starts with the
 // gzip magic bytes.
 func openMaybeGzip(path string) (rd io.Reader, closeFn func(), gz bool, err error) {
-	f, err := os.Open(path)
+	f, err := openPath(path)
 	if err != nil {
 		return nil, nil, false, err
 	}

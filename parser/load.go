@@ -26,16 +26,20 @@ var exportedFiles = map[string]bool{
 // LoadOptions tune LoadCluster.
 type LoadOptions struct {
 	Workers int // ranks parsed at once; 0 means GOMAXPROCS
+	// Archive bounds what reading each archive may cost; zero fields take
+	// DefaultArchiveLimits.
+	Archive ArchiveLimits
 }
 
 // LoadCluster discovers and parses every rank under args, ranks in parallel.
 // Unreadable or malformed files do not stop the load: they are recorded in the rank's
 // Problems, so the result is partial and says what is missing.
 func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
-	in, err := Discover(args)
+	in, err := DiscoverWith(args, DiscoverOptions{Archive: opts.Archive})
 	if err != nil {
 		return nil, err
 	}
+	defer in.Release()
 	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks)), Notes: in.Notes}
 	parallel.For(len(in.Ranks), opts.Workers, func(i int) {
 		c.Ranks[i] = LoadRank(in.Ranks[i])
@@ -125,7 +129,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 
 	// open reads one file with parse; a missing file is not a problem here.
 	open := func(path string, parse func(io.Reader, string) error) {
-		f, err := os.Open(path)
+		f, err := openPath(path)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				problem("%v", err)
@@ -155,7 +159,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 			files[filepath.Base(f)] = f
 		}
 	} else {
-		entries, err := os.ReadDir(ri.OutputDir)
+		entries, err := readDirPath(ri.OutputDir)
 		if err != nil {
 			problem("%v", err)
 		}

@@ -67,7 +67,7 @@ var (
 // hold a PROF_* directory of raw CANN data too; that one is part of their rank, not an
 // msprof rank of its own.
 func IsMsprofDir(path string) bool {
-	st, err := os.Stat(path)
+	st, err := statPath(path)
 	if err != nil || !st.IsDir() {
 		return false
 	}
@@ -114,7 +114,7 @@ type msprofDeviceDir struct {
 // msprofDeviceDirs lists the device_N directories of dir that hold an info.json.M
 // file or a timeline/ directory, by device number.
 func msprofDeviceDirs(dir string) []msprofDeviceDir {
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirPath(dir)
 	if err != nil {
 		return nil
 	}
@@ -126,7 +126,7 @@ func msprofDeviceDirs(dir string) []msprofDeviceDir {
 		}
 		n, _ := strconv.Atoi(m[1])
 		d := msprofDeviceDir{n: n, dir: filepath.Join(dir, e.Name())}
-		sub, err := os.ReadDir(d.dir)
+		sub, err := readDirPath(d.dir)
 		if err != nil {
 			continue
 		}
@@ -170,7 +170,7 @@ func msprofDirTimestamp(dir string) int64 {
 // listed with RankID -1 and Problem set. It fails when the directory cannot be read
 // or has no device_N directory.
 func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
-	if _, err := os.ReadDir(profDir); err != nil {
+	if _, err := readDirPath(profDir); err != nil {
 		return nil, err
 	}
 	dirs := msprofDeviceDirs(profDir)
@@ -200,7 +200,7 @@ func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
 // readMsprofInfo reads rank_id (an int, -1 when unset) and hostUid (a decimal
 // string) from device_N/info.json.N.
 func readMsprofInfo(dev *MsprofDevice) error {
-	f, err := os.Open(dev.InfoFile)
+	f, err := openPath(dev.InfoFile)
 	if err != nil {
 		return err
 	}
@@ -345,7 +345,7 @@ func (l *msprofLoader) problem(format string, args ...any) {
 
 // open reads one file with parse; a missing file is not a problem here.
 func (l *msprofLoader) open(path string, parse func(io.Reader, string) error) {
-	f, err := os.Open(path)
+	f, err := openPath(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			l.problem("%v", err)
@@ -412,7 +412,7 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 			r.CommMatrix, err = ParseCommMatrixJSON(rd, name)
 			return err
 		})
-		if entries, err := os.ReadDir(analyze); err == nil {
+		if entries, err := readDirPath(analyze); err == nil {
 			for _, e := range entries {
 				if n := e.Name(); !e.IsDir() && n != "communication.json" && n != "communication_matrix.json" {
 					l.ignore(filepath.Join(analyze, n))
@@ -427,7 +427,7 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 }
 
 func msprofIsDir(p string) bool {
-	st, err := os.Stat(p)
+	st, err := statPath(p)
 	return err == nil && st.IsDir()
 }
 
@@ -439,7 +439,7 @@ func msprofIsDir(p string) bool {
 // [unverified: graph-mode runs; its events are read as in the older layout]. Other
 // files are ignored.
 func (l *msprofLoader) pickExport(dir string) (timelines, stepTraces []string) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirPath(dir)
 	if err != nil {
 		l.problem("%v", err)
 		return nil, nil
@@ -504,7 +504,7 @@ func (l *msprofLoader) pickExport(dir string) (timelines, stepTraces []string) {
 // markers. hccl_*.json and task_time_*.json repeat rows of the merged msprof_*.json and
 // are ignored, as is everything else.
 func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []string) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirPath(dir)
 	if err != nil {
 		l.problem("%v", err)
 		return nil, nil

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"modernc.org/sqlite"
+	sqlitevfs "modernc.org/sqlite/vfs"
 )
 
 // This file holds what the SQLite readers (the torch_npu db export, formats.md §7)
@@ -27,6 +27,7 @@ type sqliteDB struct {
 	file string
 	db   *sql.DB
 	conn *sql.Conn
+	vfs  *sqlitevfs.FS // the archive a database is read from, nil for a file
 	ctx  context.Context
 	// tables maps each table's upper-cased name (SQLite names are case-insensitive)
 	// to its name as declared.
@@ -42,7 +43,12 @@ func sqliteURI(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	abs = filepath.ToSlash(abs)
+	return sqliteURIQuery(filepath.ToSlash(abs), ""), nil
+}
+
+// sqliteURIQuery is the read-only URI of a slash path, with extra query
+// parameters (e.g. "&vfs=NAME").
+func sqliteURIQuery(abs, extra string) string {
 	var b strings.Builder
 	b.WriteString("file:")
 	for i := 0; i < len(abs); i++ {
@@ -54,13 +60,14 @@ func sqliteURI(path string) (string, error) {
 		}
 	}
 	b.WriteString("?mode=ro&immutable=1")
-	return b.String(), nil
+	b.WriteString(extra)
+	return b.String()
 }
 
 // openSQLite opens a database for reading and lists its tables. A file that is not
 // a database (or whose first page is damaged) fails here, with an error naming it.
 func openSQLite(path string) (*sqliteDB, error) {
-	st, err := os.Stat(path)
+	st, err := statPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -73,18 +80,31 @@ func openSQLite(path string) (*sqliteDB, error) {
 	if err := checkSQLiteHeader(path, st.Size()); err != nil {
 		return nil, err
 	}
-	uri, err := sqliteURI(path)
-	if err != nil {
+	var uri string
+	var fsvfs *sqlitevfs.FS
+	if a, member, ok := resolveArchive(path); ok {
+		// A db inside an archive is read through a VFS over the archive (the member
+		// is held in memory), not unpacked to disk.
+		name, v, err := sqlitevfs.New(a)
+		if err != nil {
+			return nil, dbErr(path, "reading the database from the archive: %v", err)
+		}
+		fsvfs, uri = v, sqliteURIQuery(member, "&vfs="+name)
+	} else if uri, err = sqliteURI(path); err != nil {
 		return nil, err
 	}
 	db, err := sql.Open("sqlite", uri)
 	if err != nil {
+		if fsvfs != nil {
+			fsvfs.Close()
+		}
 		return nil, dbErr(path, "%v", err)
 	}
 	db.SetMaxOpenConns(1)
-	d := &sqliteDB{file: path, db: db, ctx: context.Background()}
+	d := &sqliteDB{file: path, db: db, vfs: fsvfs, ctx: context.Background()}
 	if d.conn, err = db.Conn(d.ctx); err != nil {
-		db.Close()
+		d.conn = nil
+		d.close()
 		return nil, d.wrap("opening the database", err)
 	}
 	rows, err := d.conn.QueryContext(d.ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -122,7 +142,7 @@ const sqliteMagic = "SQLite format 3\x00"
 // version-valid-for number equals the change counter); a file shorter than that is
 // truncated. Without a valid count, a size that is not a whole number of pages is.
 func checkSQLiteHeader(path string, size int64) error {
-	f, err := os.Open(path)
+	f, err := openPath(path)
 	if err != nil {
 		return err
 	}
@@ -157,6 +177,9 @@ func (d *sqliteDB) close() {
 		d.conn.Close()
 	}
 	d.db.Close()
+	if d.vfs != nil {
+		d.vfs.Close()
+	}
 }
 
 // dbErr is an error about a database file (no position: SQLite files have none a

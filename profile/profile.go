@@ -171,7 +171,7 @@ type CommTask struct {
 	// GroupRow is the op row (CommOp.GroupRow) whose planes this task's row belongs
 	// to, "" when the source does not say.
 	GroupRow string
-	Name  string // Memcpy, Reduce_Inline, Notify_Wait, RDMASend, ...
+	Name     string // Memcpy, Reduce_Inline, Notify_Wait, RDMASend, ...
 	Interval
 	SrcRank       int // group-local; -1 for none
 	DstRank       int

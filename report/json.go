@@ -84,9 +84,47 @@ type jsonCollective struct {
 }
 
 type jsonComm struct {
-	Ops    []jsonOp    `json:"ops"`
-	Groups []jsonGroup `json:"groups"`
-	Links  []jsonLink  `json:"links"`
+	Ops             []jsonOp             `json:"ops"`
+	Groups          []jsonGroup          `json:"groups"`
+	Links           []jsonLink           `json:"links"`
+	SlowRanks       []jsonSlowRank       `json:"slow_ranks"`
+	SlowLinks       []jsonSlowLink       `json:"slow_links"`
+	SlowNodes       []jsonSlowNode       `json:"slow_nodes"`
+	Retransmissions []jsonRetransmission `json:"retransmissions"`
+}
+
+type jsonSlowRank struct {
+	Rank     int     `json:"rank"`
+	Score    float64 `json:"score"`
+	Steps    []int   `json:"steps"`
+	Cause    string  `json:"cause"`
+	Evidence string  `json:"evidence"`
+}
+
+type jsonSlowLink struct {
+	Src            int     `json:"src"`
+	Dst            int     `json:"dst"`
+	Transport      string  `json:"transport"`
+	BandwidthGBps  float64 `json:"bandwidth_gbps"`
+	PeerMedianGBps float64 `json:"peer_median_gbps"`
+	Node           int     `json:"node"`
+	Evidence       string  `json:"evidence"`
+}
+
+type jsonSlowNode struct {
+	Node      int     `json:"node"`
+	Host      string  `json:"host"`
+	Transport string  `json:"transport"`
+	Fraction  float64 `json:"fraction"`
+	Evidence  string  `json:"evidence"`
+}
+
+type jsonRetransmission struct {
+	Src    int     `json:"src"`
+	Dst    int     `json:"dst"`
+	Step   int     `json:"step"`
+	Op     string  `json:"op"`
+	TimeUs float64 `json:"time_us"`
 }
 
 type jsonOp struct {
@@ -133,7 +171,21 @@ type jsonLink struct {
 }
 
 func commJSON(c analysis.Communication) jsonComm {
-	out := jsonComm{Ops: []jsonOp{}, Groups: []jsonGroup{}, Links: []jsonLink{}}
+	out := jsonComm{Ops: []jsonOp{}, Groups: []jsonGroup{}, Links: []jsonLink{}, SlowRanks: []jsonSlowRank{},
+		SlowLinks: []jsonSlowLink{}, SlowNodes: []jsonSlowNode{}, Retransmissions: []jsonRetransmission{}}
+	for _, r := range c.SlowRanks {
+		out.SlowRanks = append(out.SlowRanks, jsonSlowRank{Rank: r.Rank, Score: r.Score, Steps: r.Steps, Cause: r.Cause, Evidence: r.Evidence})
+	}
+	for _, l := range c.SlowLinks {
+		out.SlowLinks = append(out.SlowLinks, jsonSlowLink{Src: l.Src, Dst: l.Dst, Transport: l.Transport,
+			BandwidthGBps: round(l.BandwidthGBps, 4), PeerMedianGBps: round(l.PeerMedianGBps, 4), Node: l.Node, Evidence: l.Evidence})
+	}
+	for _, n := range c.SlowNodes {
+		out.SlowNodes = append(out.SlowNodes, jsonSlowNode{Node: n.Node, Host: n.Host, Transport: n.Transport, Fraction: round(n.Fraction, 4), Evidence: n.Evidence})
+	}
+	for _, r := range c.Retransmissions {
+		out.Retransmissions = append(out.Retransmissions, jsonRetransmission{Src: r.Src, Dst: r.Dst, Step: r.Step, Op: r.Op, TimeUs: us(r.TimeNs)})
+	}
 	for _, o := range c.Ops {
 		jo := jsonOp{Rank: o.Rank, Step: o.Step, Group: o.Group, Name: o.Name, Type: o.Type, StartUs: us(o.StartNs),
 			ElapseUs: us(o.ElapseNs), TransitUs: us(o.TransitNs), WaitUs: us(o.WaitNs), SyncUs: us(o.SyncNs),

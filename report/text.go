@@ -68,6 +68,8 @@ func WriteText(w io.Writer, d *Document) error {
 		p.err(t.Render())
 	}
 
+	writeCommunication(p, r.Communication)
+
 	if len(d.Gates) > 0 {
 		p.printf("\nGates\n")
 		for _, g := range d.Gates {

@@ -1,0 +1,136 @@
+package parser
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// The parser names files by path. A path of the form ARCHIVE!/MEMBER names a member
+// of an archive that Discover opened (registered below); every other path is the
+// operating system's. The helpers here (statPath, readDirPath, openPath, walkPath)
+// are what the parser uses in place of os.Stat, os.ReadDir, os.Open and
+// filepath.WalkDir, so that the same code reads a directory and an archive.
+
+// archiveSep follows an archive's path to name its root ("cluster.tar.gz!"); its
+// members follow after a slash ("cluster.tar.gz!/rank0_ascend_pt/...").
+const archiveSep = "!"
+
+// archives are the archives open for reading, by cleaned path. Discover registers
+// the archives it opens; LoadCluster releases them when its ranks are loaded.
+var archives = struct {
+	sync.Mutex
+	m map[string]*archiveEntry
+}{m: map[string]*archiveEntry{}}
+
+type archiveEntry struct {
+	a    *Archive
+	refs int
+}
+
+// openRegistered opens an archive, or shares the one already open when it is the
+// same file read with the same limits.
+func openRegistered(p string, limits ArchiveLimits) (*Archive, error) {
+	p = filepath.Clean(p)
+	limits = limits.orDefaults()
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	archives.Lock()
+	defer archives.Unlock()
+	if e, ok := archives.m[p]; ok && e.a.limits == limits && e.a.size == st.Size() && e.a.modTime.Equal(st.ModTime()) {
+		e.refs++
+		return e.a, nil
+	}
+	a, err := OpenArchive(p, limits)
+	if err != nil {
+		return nil, err
+	}
+	archives.m[p] = &archiveEntry{a: a, refs: 1}
+	return a, nil
+}
+
+// releaseArchive drops one use of a registered archive, closing it after the last.
+func releaseArchive(a *Archive) {
+	archives.Lock()
+	defer archives.Unlock()
+	e, ok := archives.m[a.path]
+	if !ok || e.a != a {
+		return
+	}
+	if e.refs--; e.refs <= 0 {
+		delete(archives.m, a.path)
+		a.Close()
+	}
+}
+
+// resolveArchive splits an ARCHIVE!/MEMBER path into the registered archive and the
+// member's slash path ("." for the root); ok is false for an ordinary path.
+func resolveArchive(p string) (a *Archive, member string, ok bool) {
+	for i := 0; i < len(p); i++ {
+		j := strings.Index(p[i:], archiveSep)
+		if j < 0 {
+			return nil, "", false
+		}
+		i += j
+		if i+1 < len(p) && p[i+1] != '/' && p[i+1] != filepath.Separator {
+			continue
+		}
+		if !IsArchiveName(p[:i]) {
+			continue
+		}
+		archives.Lock()
+		e, found := archives.m[filepath.Clean(p[:i])]
+		archives.Unlock()
+		if !found {
+			continue
+		}
+		member = strings.Trim(filepath.ToSlash(p[i+1:]), "/")
+		if member == "" {
+			member = "."
+		}
+		return e.a, member, true
+	}
+	return nil, "", false
+}
+
+// inArchive reports whether a path names a member of an open archive.
+func inArchive(p string) bool {
+	_, _, ok := resolveArchive(p)
+	return ok
+}
+
+func statPath(p string) (fs.FileInfo, error) {
+	if a, m, ok := resolveArchive(p); ok {
+		return a.Stat(m)
+	}
+	return os.Stat(p)
+}
+
+func readDirPath(p string) ([]fs.DirEntry, error) {
+	if a, m, ok := resolveArchive(p); ok {
+		return a.ReadDir(m)
+	}
+	return os.ReadDir(p)
+}
+
+func openPath(p string) (fs.File, error) {
+	if a, m, ok := resolveArchive(p); ok {
+		return a.Open(m)
+	}
+	return os.Open(p)
+}
+
+// walkPath is filepath.WalkDir over a directory or an archive's directory; the
+// paths given to fn are of the same kind as root.
+func walkPath(root string, fn fs.WalkDirFunc) error {
+	if a, m, ok := resolveArchive(root); ok {
+		return fs.WalkDir(a, m, func(name string, d fs.DirEntry, err error) error {
+			return fn(a.display(name), d, err)
+		})
+	}
+	return filepath.WalkDir(root, fn)
+}
