@@ -643,30 +643,9 @@ var iterationNameRe = regexp.MustCompile(`^Iteration (\d+)$`)
 func parseIterationMarkers(r io.Reader, file string) ([]profile.StepMarker, error) {
 	var out []profile.StepMarker
 	err := readChromeTrace(newJSONStream(r), file, func(ev []byte) error {
-		var e rawEvent
-		it := newObjIter(ev)
-		for {
-			k, v, ok := it.next()
-			if !ok {
-				break
-			}
-			switch string(k) {
-			case "ph":
-				e.ph = v
-			case "name":
-				e.name = v
-			case "cat":
-				e.cat = v
-			case "ts":
-				e.ts = v
-			case "dur":
-				e.dur = v
-			case "args":
-				e.args = v
-			}
-		}
-		if it.err != nil {
-			return it.err
+		e, err := parseRawEvent(ev)
+		if err != nil {
+			return err
 		}
 		if string(e.ph) != `"X"` {
 			return nil

@@ -266,7 +266,8 @@ type rawEvent struct {
 	ph, name, cat, ts, dur, pid, tid, id, args []byte
 }
 
-func (st *traceState) event(b []byte) error {
+// parseRawEvent splits one event object into the fields hcclprof reads, raw.
+func parseRawEvent(b []byte) (rawEvent, error) {
 	var e rawEvent
 	it := newObjIter(b)
 	for {
@@ -295,8 +296,13 @@ func (st *traceState) event(b []byte) error {
 			e.args = v
 		}
 	}
-	if it.err != nil {
-		return it.err
+	return e, it.err
+}
+
+func (st *traceState) event(b []byte) error {
+	e, err := parseRawEvent(b)
+	if err != nil {
+		return err
 	}
 	st.events++
 	if len(e.ph) != 3 { // `"X"`: all the phases we use are one letter
