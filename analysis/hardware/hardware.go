@@ -1,0 +1,191 @@
+// Package hardware describes the Ascend products hcclprof knows: the effective peak
+// bandwidth of each link type and the per-step latency HCCL itself assumes
+// (../shared/docs/costmodel.md §4). Link utilisation (analysis) and the cost model
+// (advisor) both read these figures; a user overrides them by flag or config file.
+package hardware
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Profile is one product's link figures. Bandwidths are effective per link, decimal
+// GB/s, as HCCL's own code uses them (raw rate × its efficiency factor).
+type Profile struct {
+	Name        string   // canonical name: 910A, A2, A3
+	Aliases     []string // other spellings users and profilers write (lower case)
+	Description string
+	ServerNPUs  int // NPUs per server
+	// PeakGBps is the effective peak per transport as the communication analysis
+	// names transports: HCCS, SIO, PCIE, SDMA (the intra-server copy engine, whose
+	// peak is that of the link it drives) and RDMA (RoCE, per NPU).
+	PeakGBps map[string]float64
+	// Level0LatencyUs and Level1LatencyUs are per-step latencies (α) priors inside and
+	// between servers. On Ascend they are dominated by task scheduling and notify
+	// synchronisation, not by the wire; the calibration replaces them.
+	Level0LatencyUs, Level1LatencyUs float64
+	// Sources says where each figure comes from, by transport or "latency".
+	Sources map[string]string
+	// Assumed is set when the profile was not named by the user or the data but
+	// chosen as the default; reports say so.
+	Assumed bool
+}
+
+// Peak returns the transport's effective peak bandwidth in GB/s.
+func (p Profile) Peak(transport string) (float64, bool) {
+	v, ok := p.PeakGBps[strings.ToUpper(transport)]
+	return v, ok && v > 0
+}
+
+// Utilisation is bandwidthGBps over the transport's peak, or 0 when the profile has no
+// peak for it.
+func (p Profile) Utilisation(transport string, bandwidthGBps float64) float64 {
+	peak, ok := p.Peak(transport)
+	if !ok {
+		return 0
+	}
+	return bandwidthGBps / peak
+}
+
+// WithPeaks returns a copy of p whose peaks are overridden by peaks (transport →
+// GB/s); unknown transports are added.
+func (p Profile) WithPeaks(peaks map[string]float64) Profile {
+	out := p
+	out.PeakGBps = make(map[string]float64, len(p.PeakGBps)+len(peaks))
+	out.Sources = make(map[string]string, len(p.Sources)+len(peaks))
+	for k, v := range p.PeakGBps {
+		out.PeakGBps[k] = v
+	}
+	for k, v := range p.Sources {
+		out.Sources[k] = v
+	}
+	for k, v := range peaks {
+		k = strings.ToUpper(k)
+		out.PeakGBps[k] = v
+		out.Sources[k] = "user override"
+	}
+	return out
+}
+
+const (
+	srcCapacity = "hcomm src/platform/common/device_capacity.cc"
+	srcLatency  = "HCCL legacy level-1 model: 60 µs per step; ARS model 13 µs (costmodel.md §4)"
+)
+
+// profiles are the built-in products. SDMA on A2/A3 drives HCCS links, so its peak is
+// the HCCS figure; msprof-analyze's bandwidth-contention baseline is 18 GB/s.
+var profiles = []Profile{
+	{
+		Name: "910A", Aliases: []string{"910", "ascend910", "ascend910a", "atlas800-9000"},
+		Description:     "Ascend 910 (910A): two 4-NPU HCCS meshes joined over PCIe, 8 × 100GE RoCE",
+		ServerNPUs:      8,
+		PeakGBps:        map[string]float64{"HCCS": 10, "SDMA": 10, "PCIE": 27.2, "RDMA": 10},
+		Level0LatencyUs: 13, Level1LatencyUs: 60,
+		Sources: map[string]string{
+			"HCCS": srcCapacity + " BANDWIDTH_HCCS_910A = 10 GB/s", "SDMA": "the HCCS figure (SDMA drives HCCS)",
+			"PCIE": "PCIe Gen4 × 0.85 (costmodel.md §4)", "RDMA": srcCapacity + " 12.5 GB/s × 0.8",
+			"latency": srcLatency,
+		},
+	},
+	{
+		Name: "A2", Aliases: []string{"910b", "ascend910b", "atlas-a2", "atlas800t-a2", "910b1", "910b2", "910b3", "910b4"},
+		Description:     "Atlas A2 (Ascend 910B): 8-NPU HCCS full mesh, 8 × 200GE RoCE",
+		ServerNPUs:      8,
+		PeakGBps:        map[string]float64{"HCCS": 18.3, "SDMA": 18.3, "PCIE": 54.4, "RDMA": 20},
+		Level0LatencyUs: 13, Level1LatencyUs: 60,
+		Sources: map[string]string{
+			"HCCS": srcCapacity + " BANDWIDTH_HCCS_910B = 18.3 GB/s per link", "SDMA": "the HCCS figure (SDMA drives HCCS)",
+			"PCIE": "PCIe Gen5 × 0.85 (costmodel.md §4)", "RDMA": srcCapacity + " 25 GB/s × 0.8",
+			"latency": srcLatency,
+		},
+	},
+	{
+		Name: "A3", Aliases: []string{"910c", "910_93", "ascend910c", "ascend910_93", "atlas-a3", "ascend910_9391", "ascend910_9392"},
+		Description:     "Atlas A3 (Ascend 910C, 910_93): two dies per package joined by SIO, packages by HCCS",
+		ServerNPUs:      16,
+		PeakGBps:        map[string]float64{"HCCS": 47.6, "SDMA": 47.6, "SIO": 204, "PCIE": 54.4, "RDMA": 20},
+		Level0LatencyUs: 13, Level1LatencyUs: 60,
+		Sources: map[string]string{
+			"HCCS": "HCCL ops cost_model.cc crossChipBw 56 GB/s × 0.85 (the legacy code has no A3 HCCS constant)",
+			"SDMA": "the HCCS figure (SDMA drives HCCS)", "SIO": srcCapacity + " 240 GB/s × 0.85",
+			"PCIE": "PCIe Gen5 × 0.85 (costmodel.md §4)", "RDMA": srcCapacity + " 25 GB/s × 0.8",
+			"latency": srcLatency,
+		},
+	},
+}
+
+// Default is the profile used when neither the user nor the data names one: A2 is
+// the product of the real data the project is tested on.
+const Default = "A2"
+
+// Names lists the built-in profiles' canonical names.
+func Names() []string {
+	out := make([]string, len(profiles))
+	for i, p := range profiles {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// Lookup finds a built-in profile by name or alias, case- and punctuation-insensitive
+// ("Ascend910B", "910b", "a2" all give A2).
+func Lookup(name string) (Profile, error) {
+	key := normalise(name)
+	for _, p := range profiles {
+		if normalise(p.Name) == key {
+			return p.WithPeaks(nil), nil
+		}
+		for _, a := range p.Aliases {
+			if normalise(a) == key {
+				return p.WithPeaks(nil), nil
+			}
+		}
+	}
+	names := Names()
+	sort.Strings(names)
+	return Profile{}, fmt.Errorf("unknown hardware %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// Detect picks the profile from what the data says: the chip name of the db's
+// NPU_INFO ("Ascend910B"), then the transports seen (SIO exists only on A3). With no
+// evidence it returns Default with Assumed set.
+func Detect(chipNames []string, transports []string) Profile {
+	for _, n := range chipNames {
+		if p, err := Lookup(strings.TrimSpace(n)); err == nil {
+			return p
+		}
+		// Chip names carry a suffix: Ascend910B3, Ascend910_9392.
+		low := normalise(n)
+		switch {
+		case strings.Contains(low, "91093") || strings.Contains(low, "910c"):
+			p, _ := Lookup("A3")
+			return p
+		case strings.Contains(low, "910b"):
+			p, _ := Lookup("A2")
+			return p
+		case strings.Contains(low, "910"):
+			p, _ := Lookup("910A")
+			return p
+		}
+	}
+	for _, t := range transports {
+		if strings.EqualFold(t, "SIO") {
+			p, _ := Lookup("A3")
+			return p
+		}
+	}
+	p, _ := Lookup(Default)
+	p.Assumed = true
+	return p
+}
+
+func normalise(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
