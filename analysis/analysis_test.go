@@ -79,7 +79,8 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 	assert.Empty(t, overlapRows, "no Overlap Analysis layer in this trace")
 	require.Len(t, steps, 2)
 	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 50, ComputingNs: 30, CommunicationNs: 30,
-		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, AllReduceNs: 30}, steps[0])
+		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, AllReduceNs: 30,
+		Groups: []GroupComm{{Group: "", CommunicationNs: 30, CommNotOverlappedNs: 20}}}, steps[0])
 	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10}, steps[1])
 }
 

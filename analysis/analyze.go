@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/profile"
@@ -67,28 +68,105 @@ type Options struct {
 	Workers int
 	// Thresholds of the slow-rank and slow-link detectors; zero means DefaultThresholds.
 	Thresholds Thresholds
+	// Microbatches is the pipeline's micro-batches per step when the user knows it;
+	// 0 infers it from the receive counts.
+	Microbatches int
 }
 
 // Analyze computes the metrics of a cluster. Ranks are analysed in parallel.
 func Analyze(c *profile.Cluster, opts Options) *Result {
-	res := &Result{Ranks: make([]RankResult, len(c.Ranks))}
-	warnings := make([][]string, len(c.Ranks))
+	sums := make([]*RankSummary, len(c.Ranks))
 	parallel.For(len(c.Ranks), opts.Workers, func(i int) {
-		res.Ranks[i], warnings[i] = analyzeRank(c.Ranks[i])
+		sums[i] = SummarizeRank(c.Ranks[i], opts)
 	})
-	for _, w := range warnings {
-		res.Warnings = append(res.Warnings, w...)
+	return analyzeSummaries(c, sums, opts)
+}
+
+// RankSummary is what the analysis keeps of one rank: everything that needs the
+// rank's timeline (its step breakdown, its ops' statistics and transfers) computed
+// once, so that the timeline can be dropped before the next ranks are read.
+type RankSummary struct {
+	result   RankResult
+	warnings []string
+	comm     rankComm
+}
+
+// SummarizeRank computes a rank's summary. It only reads the rank.
+func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
+	s := &RankSummary{}
+	s.result, s.warnings = analyzeRank(r)
+	s.comm = rankCommunication(r, opts.thresholds())
+	return s
+}
+
+// Accumulator analyses a cluster as its ranks are read: Add summarises a rank and drops
+// its timeline, so memory grows with the summaries kept, not with the traces. It is
+// safe for concurrent Adds (parser.LoadOptions.OnRank calls it from the workers).
+type Accumulator struct {
+	opts   Options
+	mu     sync.Mutex
+	sums   map[*profile.Rank]*RankSummary
+	groups profile.RankListInterner
+}
+
+// NewAccumulator returns an empty accumulator.
+func NewAccumulator(opts Options) *Accumulator {
+	return &Accumulator{opts: opts, sums: map[*profile.Rank]*RankSummary{}}
+}
+
+// Add summarises r and drops what only the summary needed (profile.Rank.DropTimeline).
+func (a *Accumulator) Add(r *profile.Rank) {
+	s := SummarizeRank(r, a.opts)
+	r.DropTimeline()
+	a.groups.Intern(r)
+	a.mu.Lock()
+	a.sums[r] = s
+	a.mu.Unlock()
+}
+
+// Result completes the analysis of c, whose ranks were all Added. A rank that was not
+// (a caller's mistake) is summarised now from what it still holds.
+func (a *Accumulator) Result(c *profile.Cluster) *Result {
+	sums := make([]*RankSummary, len(c.Ranks))
+	for i, r := range c.Ranks {
+		a.mu.Lock()
+		s := a.sums[r]
+		a.mu.Unlock()
+		if s == nil {
+			s = SummarizeRank(r, a.opts)
+		}
+		sums[i] = s
+	}
+	return analyzeSummaries(c, sums, a.opts)
+}
+
+func (o Options) thresholds() Thresholds {
+	if o.Thresholds == (Thresholds{}) {
+		return DefaultThresholds
+	}
+	return o.Thresholds
+}
+
+// analyzeSummaries computes the cross-rank metrics from the ranks' summaries and what
+// the (possibly dropped) ranks still hold: metadata, ops, directories.
+func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Result {
+	res := &Result{Ranks: make([]RankResult, len(sums))}
+	comms := make([]rankComm, len(sums))
+	for i, s := range sums {
+		res.Ranks[i] = s.result
+		res.Warnings = append(res.Warnings, s.warnings...)
+		comms[i] = s.comm
 	}
 	res.Summary = summarize(res.Ranks)
 	var collWarnings []string
 	res.Collectives, collWarnings = collectives(c)
 	res.Warnings = append(res.Warnings, collWarnings...)
-	th := opts.Thresholds
-	if th == (Thresholds{}) {
-		th = DefaultThresholds
-	}
-	res.Communication = communication(c, th)
-	res.Communication.SlowRanks = slowRanks(res.Communication.Ops, res.Ranks, th)
+	th := opts.thresholds()
+	res.Communication = mergeCommunication(c, comms, th)
+	res.Communication.SlowRanks = slowRanks(res.Communication.Ops, res.Ranks, res.Communication.SlowLinks, th)
+	res.Communication.Groups = inferGroups(res.Communication.Groups, res.Communication.Ops, len(c.Ranks))
+	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
+	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
 	return res
 }
 

@@ -120,7 +120,7 @@ type groupSize struct {
 func groupSizes(c *profile.Cluster) map[string]groupSize {
 	out := map[string]groupSize{}
 	for _, r := range c.Ranks {
-		for g, n := range profile.GroupSizeFromMatrix(r.CommMatrix) {
+		for g, n := range r.MatrixGroupSizes() {
 			if cur, ok := out[g]; !ok || n > cur.size {
 				out[g] = groupSize{n, "communication_matrix.json"}
 			}

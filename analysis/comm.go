@@ -75,6 +75,9 @@ type Group struct {
 	Name  string // the raw HCCL group name
 	Kind  string // the framework's name: dp, tp, pp, ... ("" when unknown)
 	Ranks []int  // global ranks by group-local rank
+	// Inferred is set for a group no parallel_group_info describes: Ranks are the ranks
+	// seen with its ops and Kind is a guess from the rank set (ending in "?").
+	Inferred bool
 }
 
 // Communication is the per-op and per-link analysis of a cluster's communication.
@@ -91,6 +94,10 @@ type Communication struct {
 	SlowRanks       []SlowRank
 	SlowLinks       []SlowLink
 	SlowNodes       []SlowNode
+	// GroupSteps is each communicator's communication per step; Pipelines the
+	// pipeline-parallel groups with their bubble against theory.
+	GroupSteps []GroupStep
+	Pipelines  []Pipeline
 }
 
 // Large-packet sizes, decimal, strict ">": msprof's analyzer (32 MB for SDMA-class
@@ -100,70 +107,114 @@ const (
 	largePacketRDMABytes = 500_000
 )
 
-// communication computes per-op statistics and links for every rank.
-func communication(c *profile.Cluster, th Thresholds) Communication {
+// rankComm is what the communication analysis keeps of one rank once its tasks are
+// dropped: its ops' statistics and its transfers, aggregated per op and link.
+type rankComm struct {
+	ops             []OpStat
+	transfers       []transfer
+	retransmissions []Retransmission
+	unmappedBytes   int64
+}
+
+// transfer is the data one op moved over one link (the sum of its tasks there), kept
+// with its peer key so slow links can be judged against the same op's other links.
+type transfer struct {
+	link          linkKey
+	peer          peerKey
+	bytes, timeNs int64
+	count         int
+}
+
+// rankCommunication computes one rank's per-op statistics and transfers. It is the
+// only part of the communication analysis that reads tasks.
+func rankCommunication(r *profile.Rank, th Thresholds) rankComm {
+	var out rankComm
+	ops := r.CommOps
+	if len(ops) == 0 {
+		return out
+	}
+	steps := opSteps(r)
+	tasks := tasksByRow(r.CommTasks)
+	profilerStats := map[string]profile.CommOpStats{}
+	for _, s := range r.CommStats {
+		profilerStats[s.Name+"@"+s.Group] = s
+	}
+	groupRanks := globalRanksByGroup(r)
+	for i, op := range ops {
+		st := OpStat{Rank: r.Rank, Step: steps[i], Group: op.Group, Name: op.Name, Type: op.Type,
+			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none"}
+		opTasks := tasksOf(tasks, op)
+		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
+			st.Source = "profiler"
+			st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
+			st.Transports = map[string]TransportUse{}
+			for name, t := range ps.Transports {
+				if t.Bytes == 0 && t.TimeNs == 0 {
+					continue
+				}
+				var n int64
+				for _, b := range t.SizeDistribution {
+					n += b.Count
+				}
+				st.Transports[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio}
+			}
+		} else if len(opTasks) > 0 {
+			st.Source = "tasks"
+			st.TransitNs, st.WaitNs, st.SyncNs = timeSplit(opTasks)
+			st.IdleNs = st.ElapseNs - st.TransitNs - st.WaitNs
+			st.Transports = transportUse(opTasks)
+		}
+		out.ops = append(out.ops, st)
+		members := groupRanks[op.Group]
+		first := len(out.transfers)
+		eachTransfer(opTasks, func(src, dst int, transport string, bytes, ns int64) {
+			if src < 0 || dst < 0 || src >= len(members) || dst >= len(members) {
+				out.unmappedBytes += bytes
+				return
+			}
+			if transport == "RDMA" && ns > th.RetransmissionNs {
+				out.retransmissions = append(out.retransmissions, Retransmission{Src: members[src], Dst: members[dst],
+					Step: steps[i], Op: op.Name, TimeNs: ns})
+				return
+			}
+			k := linkKey{members[src], members[dst], transport}
+			pk := peerKey{op.Group, op.Name, transport, bytes}
+			// Transfers of one op over one link and size are summed; the bandwidth of
+			// the sum is the byte-weighted mean of theirs.
+			for j := first; j < len(out.transfers); j++ {
+				if t := &out.transfers[j]; t.link == k && t.peer == pk {
+					t.bytes += bytes
+					t.timeNs += ns
+					t.count++
+					return
+				}
+			}
+			out.transfers = append(out.transfers, transfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1})
+		})
+	}
+	return out
+}
+
+// mergeCommunication joins the ranks' communication into the cluster's: cross-rank
+// waits, links, groups, slow links and nodes.
+func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Communication {
 	var out Communication
 	links := map[linkKey]*Link{}
 	peers := peerSamples{}
-	for _, r := range c.Ranks {
-		ops := r.CommOps
-		if len(ops) == 0 {
-			continue
-		}
-		steps := opSteps(r)
-		tasks := tasksByRow(r.CommTasks)
-		profilerStats := map[string]profile.CommOpStats{}
-		for _, s := range r.CommStats {
-			profilerStats[s.Name+"@"+s.Group] = s
-		}
-		groupRanks := globalRanksByGroup(r)
-		for i, op := range ops {
-			st := OpStat{Rank: r.Rank, Step: steps[i], Group: op.Group, Name: op.Name, Type: op.Type,
-				StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none"}
-			opTasks := tasksOf(tasks, op)
-			if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
-				st.Source = "profiler"
-				st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
-				st.Transports = map[string]TransportUse{}
-				for name, t := range ps.Transports {
-					if t.Bytes == 0 && t.TimeNs == 0 {
-						continue
-					}
-					var n int64
-					for _, b := range t.SizeDistribution {
-						n += b.Count
-					}
-					st.Transports[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio}
-				}
-			} else if len(opTasks) > 0 {
-				st.Source = "tasks"
-				st.TransitNs, st.WaitNs, st.SyncNs = timeSplit(opTasks)
-				st.IdleNs = st.ElapseNs - st.TransitNs - st.WaitNs
-				st.Transports = transportUse(opTasks)
+	for _, rc := range ranks {
+		out.Ops = append(out.Ops, rc.ops...)
+		out.Retransmissions = append(out.Retransmissions, rc.retransmissions...)
+		out.UnmappedLinkBytes += rc.unmappedBytes
+		for _, t := range rc.transfers {
+			peers.addTransfer(t)
+			l := links[t.link]
+			if l == nil {
+				l = &Link{Src: t.link.src, Dst: t.link.dst, Transport: t.link.transport}
+				links[t.link] = l
 			}
-			out.Ops = append(out.Ops, st)
-			members := groupRanks[op.Group]
-			eachTransfer(opTasks, func(src, dst int, transport string, bytes, ns int64) {
-				if src < 0 || dst < 0 || src >= len(members) || dst >= len(members) {
-					out.UnmappedLinkBytes += bytes
-					return
-				}
-				if transport == "RDMA" && ns > th.RetransmissionNs {
-					out.Retransmissions = append(out.Retransmissions, Retransmission{Src: members[src], Dst: members[dst],
-						Step: steps[i], Op: op.Name, TimeNs: ns})
-					return
-				}
-				k := linkKey{members[src], members[dst], transport}
-				peers.add(op, transport, bytes, k, gbps(bytes, ns))
-				l := links[k]
-				if l == nil {
-					l = &Link{Src: k.src, Dst: k.dst, Transport: transport}
-					links[k] = l
-				}
-				l.Bytes += bytes
-				l.TimeNs += ns
-				l.Transfers++
-			})
+			l.Bytes += t.bytes
+			l.TimeNs += t.timeNs
+			l.Transfers += t.count
 		}
 	}
 	crossRankWait(out.Ops)

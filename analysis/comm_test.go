@@ -21,11 +21,11 @@ func TestOpSplitRecomputedMatchesProfiler(t *testing.T) {
 	dir := realdata.Path(t, "imagenet-2rank-level1")
 	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 	require.NoError(t, err)
-	read := communication(c, DefaultThresholds)
+	read := commOf(c)
 	for _, r := range c.Ranks {
 		r.CommStats = nil // force the recomputation
 	}
-	recomputed := communication(c, DefaultThresholds)
+	recomputed := commOf(c)
 	require.Len(t, read.Ops, 8)
 	require.Len(t, recomputed.Ops, 8)
 	worst := map[string]float64{}
@@ -74,7 +74,7 @@ func TestLinksAndCrossRankWait(t *testing.T) {
 	}
 	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 	require.NoError(t, err)
-	comm := communication(c, DefaultThresholds)
+	comm := commOf(c)
 	assert.Zero(t, comm.UnmappedLinkBytes)
 	// 2 servers of 4: mesh links inside each server, and RoCE between the servers'
 	// same-position members (0↔4, 1↔5, 2↔6, 3↔7).
@@ -127,4 +127,13 @@ func TestRDMATransferRule(t *testing.T) {
 	use := transportUse(tasks)
 	assert.Equal(t, TransportUse{Bytes: 1 << 20, TimeNs: 510, Packets: 1, LargePacketRatio: 1}, use["RDMA"])
 	assert.NotContains(t, use, "SDMA")
+}
+
+// commOf runs the communication analysis of every rank of c and merges it.
+func commOf(c *profile.Cluster) Communication {
+	comms := make([]rankComm, len(c.Ranks))
+	for i, r := range c.Ranks {
+		comms[i] = rankCommunication(r, DefaultThresholds)
+	}
+	return mergeCommunication(c, comms, DefaultThresholds)
 }

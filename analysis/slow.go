@@ -65,7 +65,7 @@ type Retransmission struct {
 // than SlowRankMinShare of its step, in at least SlowRankPersist of the steps, is
 // the one they wait for. Cross-rank waits are durations, so clock offsets between
 // ranks do not matter.
-func slowRanks(ops []OpStat, ranks []RankResult, th Thresholds) []SlowRank {
+func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds) []SlowRank {
 	members := map[[2]string]int{}
 	for _, o := range ops {
 		members[[2]string{o.Group, o.Name}]++
@@ -121,7 +121,7 @@ func slowRanks(ops []OpStat, ranks []RankResult, th Thresholds) []SlowRank {
 			continue
 		}
 		sort.Ints(steps)
-		cause, evidence := slowRankCause(r, steps, stepTime)
+		cause, evidence := slowRankCause(r, steps, stepTime, links)
 		score := scores[r]
 		if math.IsInf(score, 1) {
 			score = 999 // every other rank waited the same: the MAD is 0
@@ -146,8 +146,9 @@ func hasSteps(ranks []RankResult) bool {
 }
 
 // slowRankCause compares the slow rank's steps with the other ranks': longer
-// Computing is a compute cause, longer Preparing or Free a host cause.
-func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown) (string, string) {
+// Computing is a compute cause, longer Preparing or Free a host cause, and a slow link
+// of its own (sending or receiving) a link cause.
+func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown, links []SlowLink) (string, string) {
 	ratio := func(field func(StepBreakdown) int64) (float64, float64) {
 		var mine, others []float64
 		for _, s := range steps {
@@ -172,7 +173,13 @@ func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown
 	if mine, med := ratio(func(b StepBreakdown) int64 { return b.PreparingNs + b.FreeNs }); mine > med+1e6 && mine > 1.2*med {
 		return "host", fmt.Sprintf("its Preparing+Free is %.3f ms against the median rank's %.3f ms", mine/1e6, med/1e6)
 	}
-	return "unknown", "its Computing, Preparing and Free are like the others'"
+	for _, l := range links {
+		if l.Src == rank || l.Dst == rank {
+			return "link", fmt.Sprintf("its link %d→%d %s runs at %.0f%% of its peers' (%.2f vs %.2f GB/s)",
+				l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/l.PeerMedianGBps, l.BandwidthGBps, l.PeerMedianGBps)
+		}
+	}
+	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow"
 }
 
 func medianMAD(vals []float64) (median, mad float64) {
@@ -213,13 +220,13 @@ type peerKey struct {
 }
 
 type peerSample struct {
-	link linkKey
-	gbps float64
+	link  linkKey
+	bytes int64 // what the op moved over the link at this size (its weight)
+	gbps  float64
 }
 
-func (p peerSamples) add(op profile.CommOp, transport string, bytes int64, link linkKey, gbps float64) {
-	k := peerKey{op.Group, op.Name, transport, bytes}
-	p[k] = append(p[k], peerSample{link, gbps})
+func (p peerSamples) addTransfer(t transfer) {
+	p[t.peer] = append(p[t.peer], peerSample{t.link, t.bytes, gbps(t.bytes, t.timeNs)})
 }
 
 // linkRatios returns, per link, how fast its transfers ran against their peers': the
@@ -265,8 +272,8 @@ func (p peerSamples) linkRatios() map[linkKey]float64 {
 			continue
 		}
 		for _, s := range samples {
-			weighted[s.link] += float64(k.bytes) * s.gbps / ref
-			bytes[s.link] += float64(k.bytes)
+			weighted[s.link] += float64(s.bytes) * s.gbps / ref
+			bytes[s.link] += float64(s.bytes)
 		}
 	}
 	out := map[linkKey]float64{}

@@ -26,6 +26,17 @@ type StepBreakdown struct {
 	StageNs, ComputingNs, CommunicationNs, CommNotOverlappedNs, OverlappedNs,
 	FreeNs, BubbleNs, PreparingNs int64
 	AllReduceNs int64 // union of AllReduce op intervals
+	// Groups splits the step's communication by communicator (timeline input only),
+	// so that tp, dp and pp traffic can be told apart.
+	Groups []GroupComm
+}
+
+// GroupComm is one communicator's share of a step: the union of its ops and the part
+// of it not overlapped by computation.
+type GroupComm struct {
+	Group               string
+	CommunicationNs     int64
+	CommNotOverlappedNs int64
 }
 
 // CommShare is Communication(Not Overlapped) / Stage: the exposed share.
@@ -264,6 +275,7 @@ func breakdown(compute []profile.Interval, ops []profile.CommOp) breakdownWithSt
 	b.BubbleNs = bubbleNs
 	b.StageNs = spanNs - bubbleNs
 	b.AllReduceNs = totalNs(union(arIvs))
+	b.Groups = groupComm(ops, comp)
 	return b
 }
 
@@ -351,4 +363,23 @@ func addKernelAllReduce(steps []StepBreakdown, ops []profile.CommOp) {
 			steps[i].AllReduceNs = min(totalNs(union(ivs)), steps[i].StageNs)
 		}
 	}
+}
+
+// groupComm splits a step's ops by group: each group's union and its exposed part.
+func groupComm(ops []profile.CommOp, comp []profile.Interval) []GroupComm {
+	byGroup := map[string][]profile.Interval{}
+	for _, op := range ops {
+		byGroup[op.Group] = append(byGroup[op.Group], op.Interval)
+	}
+	if len(byGroup) == 0 {
+		return nil
+	}
+	out := make([]GroupComm, 0, len(byGroup))
+	for g, ivs := range byGroup {
+		u := union(ivs)
+		total := totalNs(u)
+		out = append(out, GroupComm{Group: g, CommunicationNs: total, CommNotOverlappedNs: total - intersectNs(u, comp)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
 }

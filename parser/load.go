@@ -29,6 +29,10 @@ type LoadOptions struct {
 	// Archive bounds what reading each archive may cost; zero fields take
 	// DefaultArchiveLimits.
 	Archive ArchiveLimits
+	// OnRank, when set, is called from the worker with each rank as soon as it is read
+	// (for instance analysis.Accumulator.Add, which summarises and trims it), so a
+	// large cluster need not hold every trace at once.
+	OnRank func(r *profile.Rank)
 }
 
 // LoadCluster discovers and parses every rank under args, ranks in parallel.
@@ -43,6 +47,9 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks)), Notes: in.Notes}
 	parallel.For(len(in.Ranks), opts.Workers, func(i int) {
 		c.Ranks[i] = LoadRank(in.Ranks[i])
+		if opts.OnRank != nil {
+			opts.OnRank(c.Ranks[i])
+		}
 	})
 	if note := ignoredNote(c.Ranks); note != "" {
 		c.Notes = append(c.Notes, note)

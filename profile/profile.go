@@ -8,6 +8,11 @@
 // sizes in bytes, bandwidths in decimal GB/s.
 package profile
 
+import (
+	"slices"
+	"sync"
+)
+
 // Cluster is one profiled job: every rank found under the user's arguments.
 type Cluster struct {
 	Ranks []*Rank // sorted by global rank
@@ -68,6 +73,8 @@ type Rank struct {
 	CommStats []CommOpStats
 	// CommMatrix is communication_matrix.json (or analysis.db's CommAnalyzerMatrix), when present.
 	CommMatrix []MatrixLink
+	// matrixGroupSizes is what DropTimeline keeps of CommMatrix.
+	matrixGroupSizes map[string]int
 	// Kernels holds the communication rows of kernel_details.csv (the only comm ops
 	// a Level0 profile has).
 	KernelCommOps []CommOp
@@ -263,4 +270,65 @@ func GroupSizeFromMatrix(links []MatrixLink) map[string]int {
 		}
 	}
 	return sizes
+}
+
+// DropTimeline releases what only the per-rank analysis reads (device tasks, HCCL
+// plane tasks, flows, the Overlap layer, the profiler's per-op statistics and its
+// communication matrix, of which the group sizes are kept), once
+// the rank has been summarised, so a large cluster's memory holds summaries rather
+// than traces. Metadata, ops, steps and the step trace stay: cross-rank analyses
+// read them.
+func (r *Rank) DropTimeline() {
+	r.Compute = nil
+	r.CommTasks = nil
+	r.Flows = nil
+	r.Overlap = OverlapLayer{}
+	r.CommStats = nil
+	if r.CommMatrix != nil {
+		r.matrixGroupSizes = GroupSizeFromMatrix(r.CommMatrix)
+		r.CommMatrix = nil
+	}
+}
+
+// MatrixGroupSizes is GroupSizeFromMatrix of the rank's communication matrix, also
+// after DropTimeline released the matrix itself.
+func (r *Rank) MatrixGroupSizes() map[string]int {
+	if r.CommMatrix != nil {
+		return GroupSizeFromMatrix(r.CommMatrix)
+	}
+	return r.matrixGroupSizes
+}
+
+// RankListInterner shares identical GlobalRanks lists between ranks: in a large job
+// every rank's parallel_group_info repeats the same world and data-parallel groups,
+// which would otherwise cost ranks × group size integers. Safe for concurrent use.
+type RankListInterner struct {
+	mu   sync.Mutex
+	seen map[string][][]int // by HCCL group name
+}
+
+// Intern replaces r's group rank lists by equal ones already seen.
+func (in *RankListInterner) Intern(r *Rank) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.seen == nil {
+		in.seen = map[string][][]int{}
+	}
+	for i := range r.Metadata.ParallelGroups {
+		g := &r.Metadata.ParallelGroups[i]
+		if len(g.GlobalRanks) == 0 {
+			continue
+		}
+		found := false
+		for _, cand := range in.seen[g.HCCLName] {
+			if slices.Equal(cand, g.GlobalRanks) {
+				g.GlobalRanks = cand
+				found = true
+				break
+			}
+		}
+		if !found {
+			in.seen[g.HCCLName] = append(in.seen[g.HCCLName], g.GlobalRanks)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -32,20 +33,12 @@ func WriteText(w io.Writer, d *Document) error {
 		p.printf("  INCOMPLETE: some input could not be read in full (see warnings)\n")
 	}
 
-	p.printf("\nSteps per rank (times in ms)\n")
-	t := newTable(p)
-	t.Header("Rank", "Step", "Stage", "Computing", "Comm", "Comm not overlapped", "Overlapped", "Free", "Bubble", "Preparing", "comm_share", "Source")
-	for _, rr := range r.Ranks {
-		if len(rr.Steps) == 0 {
-			_ = t.Append(strconv.Itoa(rr.Rank), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", string(rr.Source))
-		}
-		for _, st := range rr.Steps {
-			_ = t.Append(strconv.Itoa(rr.Rank), analysis.StepLabel(st.Step), ms(st.StageNs), ms(st.ComputingNs),
-				ms(st.CommunicationNs), ms(st.CommNotOverlappedNs), ms(st.OverlappedNs), ms(st.FreeNs),
-				ms(st.BubbleNs), ms(st.PreparingNs), pct(st.CommShare()), string(rr.Source))
-		}
+	if len(r.Ranks) > maxRankRows {
+		writeStepDistribution(p, r)
+	} else {
+		p.printf("\nSteps per rank (times in ms)\n")
+		writeRankSteps(p, r.Ranks)
 	}
-	p.err(t.Render())
 
 	if len(r.Collectives) > 0 {
 		p.printf("\nCollectives (over all ranks and steps; times in ms, bandwidth in GB/s)\n")
@@ -69,6 +62,7 @@ func WriteText(w io.Writer, d *Document) error {
 	}
 
 	writeCommunication(p, r.Communication)
+	writeGroupsAndPipelines(p, r.Communication)
 
 	if len(d.Gates) > 0 {
 		p.printf("\nGates\n")
@@ -166,4 +160,167 @@ func stepList(steps []int) string {
 		return "(" + strings.Join(parts, ", ") + ")"
 	}
 	return fmt.Sprintf("(%d…%d)", steps[0], steps[len(steps)-1])
+}
+
+// maxRankRows is the number of ranks above which the per-rank step table gives way to
+// per-step distributions and the slowest ranks: nobody reads 8,000 rows in a terminal
+// (the JSON report keeps every rank).
+const maxRankRows = 16
+
+func writeRankSteps(p *printer, ranks []analysis.RankResult) {
+	t := newTable(p)
+	t.Header("Rank", "Step", "Stage", "Computing", "Comm", "Comm not overlapped", "Overlapped", "Free", "Bubble", "Preparing", "comm_share", "Source")
+	for _, rr := range ranks {
+		if len(rr.Steps) == 0 {
+			_ = t.Append(strconv.Itoa(rr.Rank), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", string(rr.Source))
+		}
+		for _, st := range rr.Steps {
+			_ = t.Append(strconv.Itoa(rr.Rank), analysis.StepLabel(st.Step), ms(st.StageNs), ms(st.ComputingNs),
+				ms(st.CommunicationNs), ms(st.CommNotOverlappedNs), ms(st.OverlappedNs), ms(st.FreeNs),
+				ms(st.BubbleNs), ms(st.PreparingNs), pct(st.CommShare()), string(rr.Source))
+		}
+	}
+	p.err(t.Render())
+}
+
+// writeStepDistribution summarises many ranks: per step, the spread of Stage and
+// comm_share over the ranks, then the ranks whose steps were longest.
+func writeStepDistribution(p *printer, r *analysis.Result) {
+	p.printf("\nSteps over %d ranks (times in ms; min / median / max over the ranks)\n", len(r.Ranks))
+	t := newTable(p)
+	t.Header("Step", "Ranks", "Stage min", "Stage p50", "Stage max", "Computing p50", "Comm not overlapped p50", "comm_share min", "comm_share p50", "comm_share max")
+	for _, step := range r.StepNumbers() {
+		var stage, comp, exposed, share []float64
+		for _, rr := range r.Ranks {
+			for _, st := range rr.Steps {
+				if st.Step == step {
+					stage = append(stage, float64(st.StageNs))
+					comp = append(comp, float64(st.ComputingNs))
+					exposed = append(exposed, float64(st.CommNotOverlappedNs))
+					share = append(share, st.CommShare())
+				}
+			}
+		}
+		for _, xs := range [][]float64{stage, comp, exposed, share} {
+			sort.Float64s(xs)
+		}
+		_ = t.Append(analysis.StepLabel(step), strconv.Itoa(len(stage)), msf(stage[0]), msf(median(stage)), msf(stage[len(stage)-1]),
+			msf(median(comp)), msf(median(exposed)), pct(share[0]), pct(median(share)), pct(share[len(share)-1]))
+	}
+	p.err(t.Render())
+	type rankStep struct {
+		rank int
+		st   analysis.StepBreakdown
+		src  analysis.Source
+	}
+	var all []rankStep
+	for _, rr := range r.Ranks {
+		for _, st := range rr.Steps {
+			all = append(all, rankStep{rr.Rank, st, rr.Source})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].st.StageNs > all[j].st.StageNs })
+	if len(all) > 8 {
+		all = all[:8]
+	}
+	p.printf("\nLongest rank steps (all %d ranks are in --format json)\n", len(r.Ranks))
+	tt := newTable(p)
+	tt.Header("Rank", "Step", "Stage", "Computing", "Comm not overlapped", "Free", "Preparing", "comm_share")
+	for _, x := range all {
+		_ = tt.Append(strconv.Itoa(x.rank), analysis.StepLabel(x.st.Step), ms(x.st.StageNs), ms(x.st.ComputingNs),
+			ms(x.st.CommNotOverlappedNs), ms(x.st.FreeNs), ms(x.st.PreparingNs), pct(x.st.CommShare()))
+	}
+	p.err(tt.Render())
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// writeGroupsAndPipelines prints the exposed communication per step of each kind of
+// communicator (dp, tp, pp, ...; groups of one kind averaged, unnamed groups alone)
+// when the run has more than one kind, and the pipelines' bubble against theory.
+func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
+	type key struct {
+		label string
+		step  int
+	}
+	type acc struct {
+		groups             map[string]bool
+		ranks              int
+		comm, exp, stageNs int64
+	}
+	byKey := map[key]*acc{}
+	var order []key
+	labels := map[string]bool{}
+	for _, g := range c.GroupSteps {
+		label := g.Kind
+		if label == "" {
+			label = g.Group
+			if len(label) > 8 {
+				label = "…" + label[len(label)-6:]
+			}
+		}
+		labels[label] = true
+		k := key{label, g.Step}
+		a := byKey[k]
+		if a == nil {
+			a = &acc{groups: map[string]bool{}}
+			byKey[k] = a
+			order = append(order, k)
+		}
+		a.groups[g.Group] = true
+		a.ranks += g.Ranks
+		// Weighted by ranks, so the mean is over the ranks of all groups of the kind.
+		a.comm += g.CommunicationNs * int64(g.Ranks)
+		a.exp += g.CommNotOverlappedNs * int64(g.Ranks)
+		a.stageNs += g.StageNs * int64(g.Ranks)
+	}
+	if len(labels) > 1 {
+		sort.SliceStable(order, func(i, j int) bool {
+			if order[i].label != order[j].label {
+				return order[i].label < order[j].label
+			}
+			return order[i].step < order[j].step
+		})
+		p.printf("\nCommunication per kind of group (mean per rank; ms per step)\n")
+		t := newTable(p)
+		t.Header("Group", "Step", "Groups", "Comm", "Comm not overlapped", "share of Stage")
+		for _, k := range order {
+			a := byKey[k]
+			n := int64(max(a.ranks, 1))
+			_ = t.Append(k.label, analysis.StepLabel(k.step), strconv.Itoa(len(a.groups)), ms(a.comm/n),
+				ms(a.exp/n), pct(float64(a.exp)/float64(max(a.stageNs, 1))))
+		}
+		p.err(t.Render())
+	}
+	if len(c.Pipelines) == 0 {
+		return
+	}
+	bubbles := make([]float64, len(c.Pipelines))
+	worst := c.Pipelines[0]
+	for i, pl := range c.Pipelines {
+		bubbles[i] = pl.MeasuredBubble
+		if pl.MeasuredBubble > worst.MeasuredBubble {
+			worst = pl
+		}
+	}
+	sort.Float64s(bubbles)
+	theory := "unknown"
+	if worst.Microbatches > 0 {
+		theory = fmt.Sprintf("%.1f%% for p=%d, m=%d (%s)", 100*worst.TheoryBubble, worst.Stages, worst.Microbatches, worst.MicrobatchesSource)
+	}
+	p.printf("\nPipelines: %d of %d stages; bubble %.1f%% of the step (median; %.1f%%–%.1f%%); theory %s\n",
+		len(c.Pipelines), worst.Stages, 100*median(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
+	p.printf("  largest: ranks %v, bubble %.1f%%, stage imbalance %.1f%%\n", worst.Ranks, 100*worst.MeasuredBubble, 100*worst.Imbalance)
+	if worst.Note != "" {
+		p.printf("  %s\n", worst.Note)
+	}
 }

@@ -61,11 +61,14 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		}
 		gates = append(gates, g)
 	}
-	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: f.workers})
+	// Each rank is summarised as soon as it is read and its timeline dropped, so memory
+	// follows the summaries, not the traces.
+	acc := analysis.NewAccumulator(analysis.Options{Workers: f.workers})
+	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: f.workers, OnRank: acc.Add})
 	if err != nil {
 		return usage(err) // nothing found, or an argument that does not exist
 	}
-	res := analysis.Analyze(cluster, analysis.Options{Workers: f.workers})
+	res := acc.Result(cluster)
 	doc := &report.Document{
 		Result:  res,
 		Gates:   analysis.EvaluateGates(gates, res.Summary.Metrics()),

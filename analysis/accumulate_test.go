@@ -1,0 +1,106 @@
+package analysis
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// TestAccumulatorEqualsAnalyze checks that summarising each rank as it is read and
+// dropping its timeline gives exactly the analysis of the whole cluster in memory.
+func TestAccumulatorEqualsAnalyze(t *testing.T) {
+	dir := filepath.Join("..", "fixtures", "samples", "demo-2node-8rank")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("bundled sample absent")
+	}
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	whole := Analyze(c, Options{})
+
+	acc := NewAccumulator(Options{})
+	streamed, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{OnRank: acc.Add})
+	require.NoError(t, err)
+	for _, r := range streamed.Ranks {
+		assert.Nil(t, r.CommTasks, "rank %d kept its tasks", r.Rank)
+		assert.Nil(t, r.Compute, "rank %d kept its compute", r.Rank)
+	}
+	got := acc.Result(streamed)
+	assert.Equal(t, whole, got)
+	require.NotEmpty(t, got.Communication.Links)
+}
+
+func TestInferGroups(t *testing.T) {
+	ops := []OpStat{
+		{Rank: 0, Group: "w", Name: "ar"}, {Rank: 1, Group: "w", Name: "ar"}, {Rank: 2, Group: "w", Name: "ar"}, {Rank: 3, Group: "w", Name: "ar"},
+		{Rank: 0, Group: "t", Name: "ar"}, {Rank: 1, Group: "t", Name: "ar"},
+		{Rank: 0, Group: "d", Name: "ar"}, {Rank: 2, Group: "d", Name: "ar"},
+		{Rank: 1, Group: "p", Name: "hcom_send_1"}, {Rank: 3, Group: "p", Name: "hcom_receive_1"},
+		{Rank: 0, Group: "k", Name: "ar"},
+	}
+	known := []Group{{Key: "k", Kind: "dp", Ranks: []int{0, 2}}}
+	got := inferGroups(known, ops, 4)
+	kinds := map[string]string{}
+	for _, g := range got {
+		kinds[g.Key] = g.Kind
+		assert.Equal(t, g.Key != "k", g.Inferred, g.Key)
+	}
+	assert.Equal(t, map[string]string{"w": "world", "t": "tp?", "d": "dp?", "p": "pp?", "k": "dp"}, kinds)
+}
+
+func TestPipelinesTheoryAndBatchSendRecv(t *testing.T) {
+	groups := []Group{{Key: "pp", Kind: "pp", Ranks: []int{0, 1, 2}}}
+	step := func(rank int, stageNs, bubbleNs, compNs int64) RankResult {
+		return RankResult{Rank: rank, Steps: []StepBreakdown{{Step: 1, HasStep: true, StageNs: stageNs, BubbleNs: bubbleNs, ComputingNs: compNs}}}
+	}
+	ranks := []RankResult{step(0, 80, 20, 60), step(1, 70, 30, 60), step(2, 90, 10, 90)}
+	// p = 3, m = 2: 2·m·(p−1) = 8 receives per step over the pipeline.
+	var ops []OpStat
+	for i := 0; i < 8; i++ {
+		ops = append(ops, OpStat{Rank: i % 3, Step: 1, Group: "pp", Name: "hcom_receive_" + string(rune('a'+i))})
+	}
+	pls := pipelines(groups, ops, ranks, 0)
+	require.Len(t, pls, 1)
+	pl := pls[0]
+	assert.Equal(t, 2, pl.Microbatches)
+	assert.InDelta(t, 2.0/4, pl.TheoryBubble, 1e-12)
+	assert.InDelta(t, 60.0/300, pl.MeasuredBubble, 1e-12)
+	assert.InDelta(t, 0.5, pl.Imbalance, 1e-12, "90 over 60")
+	assert.Empty(t, pl.Note)
+
+	given := pipelines(groups, ops, ranks, 6)[0]
+	assert.Equal(t, 6, given.Microbatches)
+	assert.Equal(t, "given", given.MicrobatchesSource)
+
+	batch := []OpStat{{Rank: 0, Step: 1, Group: "pp", Name: "hcom_batchSendRecv_1"}}
+	zero := []RankResult{step(0, 100, 0, 60), step(1, 100, 0, 60), step(2, 100, 0, 60)}
+	b := pipelines(groups, batch, zero, 0)[0]
+	assert.Zero(t, b.MeasuredBubble)
+	assert.Contains(t, b.Note, "batchSendRecv")
+}
+
+
+func TestGroupCommSplitsExposureByGroup(t *testing.T) {
+	ops := []profile.CommOp{
+		{Group: "tp", Interval: iv(0, 10)}, {Group: "tp", Interval: iv(5, 20)}, // union 0-20
+		{Group: "dp", Interval: iv(30, 60)},
+	}
+	compute := []profile.Interval{iv(10, 40)}
+	got := groupComm(ops, compute)
+	assert.Equal(t, []GroupComm{
+		{Group: "dp", CommunicationNs: 30, CommNotOverlappedNs: 20}, // 40-60 exposed
+		{Group: "tp", CommunicationNs: 20, CommNotOverlappedNs: 10}, // 0-10 exposed
+	}, got)
+	steps := groupSteps([]RankResult{
+		{Rank: 0, Steps: []StepBreakdown{{Step: 1, StageNs: 100, Groups: got}}},
+		{Rank: 1, Steps: []StepBreakdown{{Step: 1, StageNs: 200, Groups: []GroupComm{{Group: "dp", CommunicationNs: 50, CommNotOverlappedNs: 40}}}}},
+	}, []Group{{Key: "dp", Kind: "dp"}})
+	require.Len(t, steps, 2)
+	assert.Equal(t, GroupStep{Group: "dp", Kind: "dp", Step: 1, Ranks: 2, CommunicationNs: 40, CommNotOverlappedNs: 30, StageNs: 150}, steps[0])
+	assert.InDelta(t, 0.2, steps[0].ExposedShare(), 1e-12)
+}

@@ -1,0 +1,140 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Pipeline is one pipeline-parallel group (its stages in pipeline order) with its
+// measured bubble against the schedule's theory.
+type Pipeline struct {
+	Group  string // the @hash key of the pp group
+	Ranks  []int  // global ranks, stage 0 first
+	Stages int    // p
+	// Microbatches (m) comes from Options.Microbatches when the user gave it, else
+	// from the receive counts: a step of GPipe or 1F1B makes every stage boundary carry
+	// m activations forward and m gradients back, so a pipeline's receives per step
+	// are 2·m·(p−1). MicrobatchesSource says which.
+	Microbatches       int
+	MicrobatchesSource string
+	// TheoryBubble is (p−1)/(m+p−1): the idle share of a GPipe/1F1B step with equal
+	// stages; 0 when m is unknown.
+	TheoryBubble float64
+	// MeasuredBubble is the stages' Bubble/(Stage+Bubble) over the steps, where the
+	// profiler's Bubble is the time spent in receive ops (torch_npu's definition).
+	MeasuredBubble float64
+	// StageComputingNs is each stage's mean Computing per step; Imbalance is the
+	// slowest stage over the fastest, less 1.
+	StageComputingNs []int64
+	Imbalance        float64
+	Note             string
+}
+
+// pipelines finds the pp groups (named pp in parallel_group_info, else groups whose
+// ops are all point-to-point) and measures them.
+func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatches int) []Pipeline {
+	byRank := map[int]RankResult{}
+	for _, r := range ranks {
+		byRank[r.Rank] = r
+	}
+	type opsOfGroup struct {
+		p2p, other, batch int
+		receives          map[int]int // step → receives over the group's ranks
+	}
+	seen := map[string]*opsOfGroup{}
+	for _, o := range ops {
+		g := seen[o.Group]
+		if g == nil {
+			g = &opsOfGroup{receives: map[int]int{}}
+			seen[o.Group] = g
+		}
+		switch {
+		case strings.Contains(strings.ToLower(o.Name), "batchsendrecv"):
+			g.batch++
+			g.p2p++
+		case profile.IsP2P(o.Name):
+			g.p2p++
+		default:
+			g.other++
+		}
+		if profile.IsReceive(o.Name) {
+			g.receives[o.Step]++
+		}
+	}
+	var out []Pipeline
+	for _, grp := range groups {
+		g := seen[grp.Key]
+		isPP := strings.EqualFold(grp.Kind, "pp") || (grp.Kind == "" && g != nil && g.p2p > 0 && g.other == 0)
+		if !isPP || len(grp.Ranks) < 2 || g == nil {
+			continue
+		}
+		p := len(grp.Ranks)
+		pl := Pipeline{Group: grp.Key, Ranks: grp.Ranks, Stages: p}
+		switch {
+		case userMicrobatches > 0:
+			pl.Microbatches, pl.MicrobatchesSource = userMicrobatches, "given"
+		case len(g.receives) > 0:
+			// Per step, over the group's profiled ranks; scaled up when only some
+			// ranks were profiled.
+			var per []float64
+			for _, n := range g.receives {
+				per = append(per, float64(n))
+			}
+			sort.Float64s(per)
+			profiled := 0
+			for _, r := range grp.Ranks {
+				if _, ok := byRank[r]; ok {
+					profiled++
+				}
+			}
+			if profiled == p {
+				m := int(math.Round(per[len(per)/2] / float64(2*(p-1))))
+				if m > 0 {
+					pl.Microbatches, pl.MicrobatchesSource = m, "inferred from receive counts"
+				}
+			}
+		}
+		if pl.Microbatches > 0 {
+			pl.TheoryBubble = float64(p-1) / float64(pl.Microbatches+p-1)
+		}
+		var bubble, span int64
+		pl.StageComputingNs = make([]int64, p)
+		for i, r := range grp.Ranks {
+			rr, ok := byRank[r]
+			if !ok || len(rr.Steps) == 0 {
+				continue
+			}
+			var comp int64
+			for _, s := range rr.Steps {
+				bubble += s.BubbleNs
+				span += s.StageNs + s.BubbleNs
+				comp += s.ComputingNs
+			}
+			pl.StageComputingNs[i] = comp / int64(len(rr.Steps))
+		}
+		pl.MeasuredBubble = ratio(bubble, span)
+		lo, hi := int64(math.MaxInt64), int64(0)
+		for _, c := range pl.StageComputingNs {
+			if c > 0 {
+				lo, hi = min(lo, c), max(hi, c)
+			}
+		}
+		if hi > 0 && lo < math.MaxInt64 {
+			pl.Imbalance = float64(hi)/float64(lo) - 1
+		}
+		switch {
+		case g.batch > 0 && bubble == 0:
+			pl.Note = "the pipeline's traffic is batchSendRecv, which the profiler does not count as Bubble: the measured bubble reads 0 and is not comparable with the theory"
+		case pl.Microbatches == 0:
+			pl.Note = "the number of micro-batches is unknown (give it with --microbatches): no theoretical bubble"
+		case pl.MeasuredBubble > pl.TheoryBubble*1.2+0.02:
+			pl.Note = fmt.Sprintf("the bubble is %.1f%% of the step against %.1f%% in theory for p=%d, m=%d: stage imbalance or late sends", 100*pl.MeasuredBubble, 100*pl.TheoryBubble, p, pl.Microbatches)
+		}
+		out = append(out, pl)
+	}
+	return out
+}
