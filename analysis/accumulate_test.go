@@ -84,7 +84,6 @@ func TestPipelinesTheoryAndBatchSendRecv(t *testing.T) {
 	assert.Contains(t, b.Note, "batchSendRecv")
 }
 
-
 func TestGroupCommSplitsExposureByGroup(t *testing.T) {
 	ops := []profile.CommOp{
 		{Group: "tp", Interval: iv(0, 10)}, {Group: "tp", Interval: iv(5, 20)}, // union 0-20
