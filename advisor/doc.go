@@ -1,5 +1,6 @@
-// Package advisor will turn analysis metrics into findings (what is wrong, with
-// evidence) and recommendations (what to change, with the effect a calibrated cost
-// model predicts). It is empty until the advisor issue lands; the folder exists so the
-// layout (parser → analysis → advisor → report) is visible from the start.
+// Package advisor turns the analysis into findings (what is wrong, with evidence a
+// person can check in the timeline) and recommendations (what to change, how to set it
+// for the framework in use, and its predicted effect from the cost model in
+// advisor/costmodel, calibrated on the run). It names only real settings: Knobs is
+// the allowlist.
 package advisor

@@ -1,0 +1,121 @@
+package advisor
+
+import (
+	"regexp"
+	"sort"
+)
+
+// Knob is one setting the advisor may name. The table below is the allowlist: a test
+// fails when any advice names an HCCL_* variable (or a framework knob) that is not in
+// it, so the seed article's invented variables can never reach a user.
+type Knob struct {
+	Name string
+	// Kind is "env" (an environment variable), "communicator" (torch_npu pg_options
+	// hccl_config, HcclCommConfig) or "framework" (a framework's own argument).
+	Kind      string
+	Framework string // for framework knobs: pytorch-ddp, deepspeed, megatron, mindspore, tensorflow
+	Values    string
+	Default   string
+	Products  []string // Ascend products it applies to; empty = all
+	Source    string   // where it is documented (../shared/docs/costmodel.md section and upstream)
+	// Tuning is false for reliability or placement settings that must never be
+	// recommended for performance (timeouts, retries, RDMA QoS outside the switch plan).
+	Tuning bool
+}
+
+// Knobs is every setting the advisor may name (costmodel.md §2.1, §6, §7).
+var Knobs = []Knob{
+	{Name: "HCCL_BUFFSIZE", Kind: "env", Values: "integer MB ≥ 1", Default: "200", Tuning: true,
+		Source: "costmodel.md §2.1; hcomm externalinput.cc ParseCclBufferSize; each communicator takes 2 × the value"},
+	{Name: "HCCL_ALGO", Kind: "env", Values: `per op: "<op>=level0:NA;level1:<ring|H-D_R|NHR|NHR_V1|NB|AHC|AHC_BROKE|pipeline|pairwise>"`, Default: "unset (automatic)",
+		Products: []string{"910A", "A2", "A3"}, Tuning: true,
+		Source: "costmodel.md §2.1, §7.3 (a last resort, per op only)"},
+	{Name: "HCCL_OP_EXPANSION_MODE", Kind: "env", Values: "A2: HOST, HOST_TS, AI_CPU, AIV; A3: AI_CPU, AICPU_CacheDisable, AIV", Default: "A2 HOST, A3 AI_CPU",
+		Products: []string{"A2", "A3"}, Tuning: true, Source: "costmodel.md §2.1"},
+	{Name: "HCCL_DETERMINISTIC", Kind: "env", Values: "false, true, strict", Default: "false", Products: []string{"A2", "A3"}, Tuning: true,
+		Source: "costmodel.md §2.1 (true disables A2 pipeline)"},
+	{Name: "HCCL_RDMA_QPS_PER_CONNECTION", Kind: "env", Values: "1–32 (≤ 8 advised)", Default: "1", Products: []string{"A2", "A3"}, Tuning: true,
+		Source: "costmodel.md §2.1"},
+	{Name: "HCCL_MULTI_QP_THRESHOLD", Kind: "env", Values: "1–8192 KB", Default: "512", Products: []string{"A2", "A3"}, Tuning: true,
+		Source: "costmodel.md §2.1"},
+	{Name: "HCCL_RDMA_TC", Kind: "env", Values: "0–255, multiple of 4", Default: "132", Source: "costmodel.md §2.1, §7.5 (match the switch DSCP plan only)"},
+	{Name: "HCCL_RDMA_SL", Kind: "env", Values: "0–7", Default: "4", Source: "costmodel.md §2.1, §7.5 (must match the NIC's PFC priority)"},
+	{Name: "HCCL_RDMA_TIMEOUT", Kind: "env", Values: "A2/A3: 5–20", Default: "20", Source: "costmodel.md §2.1 (reliability)"},
+	{Name: "HCCL_RDMA_RETRY_CNT", Kind: "env", Values: "1–7", Default: "7", Source: "costmodel.md §2.1 (reliability)"},
+	{Name: "HCCL_CONNECT_TIMEOUT", Kind: "env", Values: "120–7200 s", Default: "120", Source: "costmodel.md §2.1 (reliability)"},
+	{Name: "HCCL_EXEC_TIMEOUT", Kind: "env", Values: "seconds", Default: "1836", Source: "costmodel.md §2.1 (reliability)"},
+	{Name: "HCCL_EVENT_TIMEOUT", Kind: "env", Values: "seconds", Default: "torch_npu's", Source: "costmodel.md §2.4 (torch_npu watchdog; reliability)"},
+	{Name: "HCCL_INTER_HCCS_DISABLE", Kind: "env", Values: "TRUE, FALSE", Default: "FALSE", Products: []string{"A3"}, Source: "costmodel.md §2.1"},
+	{Name: "HCCL_DEBUG_CONFIG", Kind: "env", Values: "ALG,TASK,RESOURCE", Default: "unset", Source: "costmodel.md §2.1 (ALG logs the chosen algorithm)"},
+	{Name: "hccl_buffer_size", Kind: "communicator", Values: "MB", Default: "HCCL_BUFFSIZE or 200", Tuning: true,
+		Source: "costmodel.md §6.8 (torch_npu ProcessGroupHCCL.Options().hccl_config, per group)"},
+	{Name: "bucket_cap_mb", Kind: "framework", Framework: "pytorch-ddp", Values: "MiB", Default: "25", Tuning: true,
+		Source: "costmodel.md §6.3 (torch.nn.parallel.DistributedDataParallel)"},
+	{Name: "no_sync", Kind: "framework", Framework: "pytorch-ddp", Values: "context manager on accumulation micro-batches", Default: "off", Tuning: true,
+		Source: "costmodel.md §6.2, §6.3"},
+	{Name: "gradient_accumulation_steps", Kind: "framework", Framework: "deepspeed", Values: "integer ≥ 1", Default: "1", Tuning: true,
+		Source: "costmodel.md §6.4"},
+	{Name: "reduce_bucket_size", Kind: "framework", Framework: "deepspeed", Values: "elements", Default: "5e8", Tuning: true, Source: "costmodel.md §6.4"},
+	{Name: "overlap_comm", Kind: "framework", Framework: "deepspeed", Values: "true, false", Default: "false (stage 3: true)", Tuning: true, Source: "costmodel.md §6.4"},
+	{Name: "--ddp-bucket-size", Kind: "framework", Framework: "megatron", Values: "parameters", Default: "max(40e6, 1e6 × dp)", Tuning: true, Source: "costmodel.md §6.5"},
+	{Name: "--overlap-grad-reduce", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "costmodel.md §6.5"},
+	{Name: "--overlap-param-gather", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "costmodel.md §6.5"},
+	{Name: "comm_fusion", Kind: "framework", Framework: "mindspore", Values: `{"allreduce": {"mode": "size", "config": MB}}`, Default: "auto (64 MB)", Tuning: true,
+		Source: "costmodel.md §6.6 (mindspore.set_auto_parallel_context)"},
+	{Name: "fusion", Kind: "framework", Framework: "tensorflow", Values: "0, 1, 2", Default: "1", Tuning: true, Source: "costmodel.md §6.7 (npu_allreduce)"},
+}
+
+// LookupKnob finds a knob by name.
+func LookupKnob(name string) (Knob, bool) {
+	for _, k := range Knobs {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
+// NotReal maps names that do not exist (the seed article's inventions and HCCL's
+// internal switches) to what to use instead (costmodel.md §2.2, §2.5). The advisor
+// never prints them as settings.
+var NotReal = map[string]string{
+	"HCCL_OP_BASE_FUSION_MODE":   "framework buckets: DDP bucket_cap_mb, MindSpore comm_fusion",
+	"HCCL_COMM_ALGO_SELECT":      "HCCL_ALGO",
+	"HCCL_INTRA_NODE_ALGO":       "none: the intra-server algorithm is not configurable",
+	"HCCL_INTER_NODE_ALGO":       "HCCL_ALGO level1",
+	"HCCL_EXEC_MODE":             "HCCL_OP_EXPANSION_MODE",
+	"HCCL_HCCS_FLOW_CTRL_ENABLE": "none",
+	"HCCL_HCCS_QUEUE_DEPTH":      "none",
+	"HCCL_ROCE_QP_NUM":           "HCCL_RDMA_QPS_PER_CONNECTION",
+	"HCCL_ROCE_MTU":              "none (a NIC setting)",
+	"HCCL_ROCE_BUF_SIZE":         "HCCL_BUFFSIZE",
+	"HCCL_GROUP_SPLIT":           "none (an API)",
+	"HCCL_INTER_NODE_DEVS":       "none",
+	"HCCL_ALLREDUCE_PIPELINE":    `HCCL_ALGO="allreduce=level0:NA;level1:pipeline" (A2)`,
+	"HCCL_ALLREDUCE_BUCKET_SIZE": "framework buckets",
+	"HCCL_COMM_OVERLAP":          "framework overlap",
+	"HCCL_TIMEOUT":               "HCCL_EXEC_TIMEOUT, HCCL_CONNECT_TIMEOUT",
+	"HCCL_USE_NEW_SELECTOR":      "internal",
+	"HCCL_TUNER_PLUGIN":          "internal",
+	"HCCL_BIRS_ENABLE":           "internal",
+	"HCCL_DETOUR":                "internal",
+}
+
+var hcclVar = regexp.MustCompile(`\bHCCL_[A-Z0-9_]+\b`)
+
+// UnknownVariables returns the HCCL_* names in text that are not in Knobs: what a
+// test asserts is empty for every piece of advice.
+func UnknownVariables(text string) []string {
+	seen := map[string]bool{}
+	for _, m := range hcclVar.FindAllString(text, -1) {
+		if _, ok := LookupKnob(m); !ok {
+			seen[m] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for m := range seen {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,46 @@
+package advisor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestUnknownVariables(t *testing.T) {
+	assert.Empty(t, UnknownVariables("export HCCL_BUFFSIZE=400 and HCCL_ALGO=\"allreduce=level0:NA;level1:NHR\""))
+	assert.Equal(t, []string{"HCCL_OP_BASE_FUSION_MODE", "HCCL_ROCE_QP_NUM"},
+		UnknownVariables("set HCCL_ROCE_QP_NUM=4 or HCCL_OP_BASE_FUSION_MODE=1, HCCL_ROCE_QP_NUM again"))
+}
+
+// TestNotRealNamesAreNotKnobs keeps the allowlist and the deny list apart.
+func TestNotRealNamesAreNotKnobs(t *testing.T) {
+	for name := range NotReal {
+		_, ok := LookupKnob(name)
+		assert.False(t, ok, name)
+	}
+}
+
+// TestSeedInventionsListed checks every HCCL_* name the seed notes call invented is
+// in NotReal (when ../shared is present).
+func TestSeedInventionsListed(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "docs", "costmodel.md"))
+	if err != nil {
+		t.Skip("../shared/docs absent")
+	}
+	text := string(b)
+	start := strings.Index(text, "### 2.5 The seed article's variable names, checked")
+	end := strings.Index(text, "## 3. Cost formulas")
+	if start < 0 || end < start {
+		t.Skip("costmodel.md §2.5 not found")
+	}
+	for _, name := range hcclVar.FindAllString(text[start:end], -1) {
+		if _, ok := LookupKnob(name); ok {
+			continue // a real equivalent named in the table
+		}
+		_, listed := NotReal[name]
+		assert.True(t, listed, "%s is named in §2.5 but neither a knob nor in NotReal", name)
+	}
+}
