@@ -68,6 +68,8 @@ type Options struct {
 	Workers int
 	// Thresholds of the slow-rank and slow-link detectors; zero means DefaultThresholds.
 	Thresholds Thresholds
+	// SkipSteps are left out of every figure (warm-up steps, for instance).
+	SkipSteps []int
 	// Microbatches is the pipeline's micro-batches per step when the user knows it;
 	// 0 infers it from the receive counts.
 	Microbatches int
@@ -89,13 +91,33 @@ type RankSummary struct {
 	result   RankResult
 	warnings []string
 	comm     rankComm
+	skipOps  []bool // by CommOps index: ops of skipped steps
 }
 
 // SummarizeRank computes a rank's summary. It only reads the rank.
 func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	s := &RankSummary{}
 	s.result, s.warnings = analyzeRank(r)
-	s.comm = rankCommunication(r, opts.thresholds())
+	skip := map[int]bool{}
+	for _, st := range opts.SkipSteps {
+		skip[st] = true
+	}
+	if len(skip) > 0 {
+		kept := s.result.Steps[:0]
+		for _, st := range s.result.Steps {
+			if !skip[st.Step] {
+				kept = append(kept, st)
+			}
+		}
+		s.result.Steps = kept
+	}
+	s.comm = rankCommunication(r, opts.thresholds(), skip)
+	if len(skip) > 0 {
+		s.skipOps = make([]bool, len(r.CommOps))
+		for i, st := range opSteps(r) {
+			s.skipOps[i] = skip[st]
+		}
+	}
 	return s
 }
 
@@ -159,7 +181,10 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	}
 	res.Summary = summarize(res.Ranks)
 	var collWarnings []string
-	res.Collectives, collWarnings = collectives(c)
+	res.Collectives, collWarnings = collectives(c, func(rank, op int) bool {
+		sk := sums[rank].skipOps
+		return op < len(sk) && sk[op]
+	})
 	res.Warnings = append(res.Warnings, collWarnings...)
 	th := opts.thresholds()
 	res.Communication = mergeCommunication(c, comms, th)

@@ -33,18 +33,23 @@ type Collective struct {
 
 type collKey struct{ op, group string }
 
-// collectives aggregates the comm ops of every rank by (op type, group).
-func collectives(c *profile.Cluster) ([]Collective, []string) {
+// collectives aggregates the comm ops of every rank by (op type, group), leaving out
+// the timeline ops skip says to (skipped steps); skip may be nil.
+func collectives(c *profile.Cluster, skip func(rank, op int) bool) ([]Collective, []string) {
 	durs := map[collKey][]float64{}
 	acc := map[collKey]*Collective{}
 	groupRanks := map[string]map[int]bool{}
 	unknownBytes := map[collKey]bool{}
-	for _, r := range c.Ranks {
+	for ri, r := range c.Ranks {
 		ops := r.CommOps
+		timeline := true
 		if !r.HasTimeline || len(ops) == 0 {
-			ops = r.KernelCommOps
+			ops, timeline = r.KernelCommOps, false
 		}
-		for _, op := range ops {
+		for oi, op := range ops {
+			if timeline && skip != nil && skip(ri, oi) {
+				continue
+			}
 			k := collKey{op.Type, op.Group}
 			a := acc[k]
 			if a == nil {

@@ -127,7 +127,7 @@ type transfer struct {
 
 // rankCommunication computes one rank's per-op statistics and transfers. It is the
 // only part of the communication analysis that reads tasks.
-func rankCommunication(r *profile.Rank, th Thresholds) rankComm {
+func rankCommunication(r *profile.Rank, th Thresholds, skipSteps map[int]bool) rankComm {
 	var out rankComm
 	ops := r.CommOps
 	if len(ops) == 0 {
@@ -141,6 +141,9 @@ func rankCommunication(r *profile.Rank, th Thresholds) rankComm {
 	}
 	groupRanks := globalRanksByGroup(r)
 	for i, op := range ops {
+		if skipSteps[steps[i]] {
+			continue
+		}
 		st := OpStat{Rank: r.Rank, Step: steps[i], Group: op.Group, Name: op.Name, Type: op.Type,
 			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none"}
 		opTasks := tasksOf(tasks, op)

@@ -133,7 +133,7 @@ func TestRDMATransferRule(t *testing.T) {
 func commOf(c *profile.Cluster) Communication {
 	comms := make([]rankComm, len(c.Ranks))
 	for i, r := range c.Ranks {
-		comms[i] = rankCommunication(r, DefaultThresholds)
+		comms[i] = rankCommunication(r, DefaultThresholds, nil)
 	}
 	return mergeCommunication(c, comms, DefaultThresholds)
 }

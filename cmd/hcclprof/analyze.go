@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,8 @@ type analyzeFlags struct {
 	failOn       []string
 	allowPartial bool
 	workers      int
+	skipSteps    []int
+	microbatches int
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -45,6 +48,8 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
 	fl.IntVar(&f.workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
+	fl.IntSliceVar(&f.skipSteps, "skip-steps", nil, "leave these step numbers out of every figure (warm-up steps), e.g. --skip-steps 1,2")
+	fl.IntVar(&f.microbatches, "microbatches", 0, "pipeline micro-batches per step, for the theoretical bubble (0: inferred from the receives)")
 	return cmd
 }
 
@@ -63,7 +68,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	}
 	// Each rank is summarised as soon as it is read and its timeline dropped, so memory
 	// follows the summaries, not the traces.
-	acc := analysis.NewAccumulator(analysis.Options{Workers: f.workers})
+	acc := analysis.NewAccumulator(analysis.Options{Workers: f.workers, SkipSteps: f.skipSteps, Microbatches: f.microbatches})
 	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: f.workers, OnRank: acc.Add})
 	if err != nil {
 		return usage(err) // nothing found, or an argument that does not exist
@@ -72,7 +77,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	doc := &report.Document{
 		Result:  res,
 		Gates:   analysis.EvaluateGates(gates, res.Summary.Metrics()),
-		Notes:   cluster.Notes,
+		Notes:   append(cluster.Notes, skippedNote(f.skipSteps)...),
 		Command: "hcclprof " + strings.Join(os.Args[1:], " "),
 		Version: toolVersion(),
 	}
@@ -105,4 +110,16 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		return &exitError{code: exitGateFailed}
 	}
 	return nil
+}
+
+// skippedNote says which steps --skip-steps left out, so a report never hides it.
+func skippedNote(steps []int) []string {
+	if len(steps) == 0 {
+		return nil
+	}
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		parts[i] = strconv.Itoa(s)
+	}
+	return []string{"steps " + strings.Join(parts, ", ") + " left out of every figure (--skip-steps)"}
 }

@@ -241,3 +241,17 @@ func TestGen(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `unknown format "csv"`)
 }
+
+// TestSkipSteps leaves AlexNet's warm-up iteration out and says so in the report.
+func TestSkipSteps(t *testing.T) {
+	dir := realdata.Path(t, "msprof-mindspore-alexnet")
+	out, _, code := runBin(t, "analyze", dir, "--skip-steps", "1", "--fail-on", "comm_share>0.7")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "2 step(s) (2, 3)")
+	assert.Contains(t, out, "steps 1 left out of every figure (--skip-steps)")
+	_, _, code = runBin(t, "analyze", dir, "--fail-on", "comm_share>0.7")
+	assert.Equal(t, 1, code, "with the warm-up iteration the share is above 0.7")
+	_, stderr, code := runBin(t, "analyze", dir, "--skip-steps", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "skip-steps")
+}

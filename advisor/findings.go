@@ -1,0 +1,299 @@
+package advisor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Severity grades a finding: high = act on it first (it costs a large share of the
+// step or is a fault), medium = worth a change, low = a remark, info = context.
+type Severity string
+
+// Severities, most severe first.
+const (
+	High   Severity = "high"
+	Medium Severity = "medium"
+	Low    Severity = "low"
+	Info   Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case High:
+		return 0
+	case Medium:
+		return 1
+	case Low:
+		return 2
+	}
+	return 3
+}
+
+// Finding is what is wrong, with evidence a person can check in the timeline.
+type Finding struct {
+	ID       string // stable identifier: comm_share_over_budget, slow_rank, ...
+	Severity Severity
+	Title    string
+	Evidence string
+	Refs     []Ref // where to look
+}
+
+// Ref points into the timeline: a rank, a step, an op, a time.
+type Ref struct {
+	Rank, Step int // -1 when not specific
+	Op         string
+	StartUs    float64 // the op's or step's start in the trace's clock; 0 when not specific
+	DurUs      float64
+}
+
+// Options tune the advisor.
+type Options struct {
+	// CommBudget is the exposed-communication share above which communication is the
+	// bottleneck (the field's 30% rule).
+	CommBudget float64
+	// Framework selects how recommendations are applied: pytorch-ddp, deepspeed,
+	// megatron, mindspore, tensorflow; "" infers it from the data.
+	Framework string
+}
+
+// DefaultOptions are the advisor's defaults.
+var DefaultOptions = Options{CommBudget: 0.30}
+
+// Env is the union of the ranks' profiler_metadata.json ENV_VARIABLES, for the
+// environment checks (a value set on any rank counts).
+type Env map[string]string
+
+// EnvOf collects the ranks' environment variables.
+func EnvOf(c *profile.Cluster) Env {
+	out := Env{}
+	if c == nil {
+		return out
+	}
+	for _, r := range c.Ranks {
+		for k, v := range r.Metadata.Env {
+			if v != "" {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// findings reads the analysis for what is wrong. Each rule is small and named by its
+// finding's ID; the order of the result is by severity, then by the size of the loss.
+func findings(res *analysis.Result, env Env, opts Options) []Finding {
+	var out []Finding
+	out = append(out, budgetFindings(res, opts)...)
+	out = append(out, warmupFindings(res)...)
+	out = append(out, slowFindings(res.Communication)...)
+	out = append(out, pipelineFindings(res.Communication)...)
+	out = append(out, envFindings(env)...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
+	return out
+}
+
+func budgetFindings(res *analysis.Result, opts Options) []Finding {
+	s := res.Summary
+	if s.Ranks == 0 || s.CommTotalShare == 0 {
+		return nil
+	}
+	var out []Finding
+	worst := worstStep(res)
+	if s.CommShare > opts.CommBudget {
+		out = append(out, Finding{ID: "comm_share_over_budget", Severity: High,
+			Title: fmt.Sprintf("Exposed communication is %.1f%% of the step, above the %.0f%% budget", 100*s.CommShare, 100*opts.CommBudget),
+			Evidence: fmt.Sprintf("mean Stage %.3f ms of which %.3f ms is communication not overlapped with compute; worst: rank %d step %s at %.1f%%",
+				float64(s.StepTimeNs)/1e6, s.CommShare*float64(s.StepTimeNs)/1e6, worst.rank, analysis.StepLabel(worst.step.Step), 100*worst.step.CommShare()),
+			Refs: []Ref{{Rank: worst.rank, Step: worst.step.Step}}})
+	}
+	// Communication that runs alone although most of it could hide behind compute:
+	// exposed communication is over 10% of the step while less than half of the
+	// communication overlaps, and there is compute to hide it behind.
+	if s.CommShare > 0.10 && s.OverlapRatio < 0.5 {
+		var comp, stage int64
+		for _, r := range res.Ranks {
+			for _, st := range r.Steps {
+				comp += st.ComputingNs
+				stage += st.StageNs
+			}
+		}
+		if stage > 0 && float64(comp)/float64(stage) > 0.2 {
+			out = append(out, Finding{ID: "exposed_comm_could_overlap", Severity: Medium,
+				Title: fmt.Sprintf("Only %.0f%% of the communication overlaps compute", 100*s.OverlapRatio),
+				Evidence: fmt.Sprintf("compute is %.1f%% of the step and communication %.1f%%, but %.1f%% of the step is communication alone",
+					100*float64(comp)/float64(stage), 100*s.CommTotalShare, 100*s.CommShare)})
+		}
+	}
+	return out
+}
+
+type rankStep struct {
+	rank int
+	step analysis.StepBreakdown
+}
+
+func worstStep(res *analysis.Result) rankStep {
+	var w rankStep
+	best := -1.0
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			if sh := st.CommShare(); sh > best {
+				best, w = sh, rankStep{r.Rank, st}
+			}
+		}
+	}
+	return w
+}
+
+// warmupFindings flags steps much longer than the run's median step (the first
+// iterations compile graphs and build communicators): averages that include them
+// mislead. The median over ranks of each step's Stage is compared with the median of
+// all steps.
+func warmupFindings(res *analysis.Result) []Finding {
+	byStep := map[int][]float64{}
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			if st.HasStep && st.StageNs > 0 {
+				byStep[st.Step] = append(byStep[st.Step], float64(st.StageNs))
+			}
+		}
+	}
+	if len(byStep) < 3 {
+		return nil
+	}
+	steps := make([]int, 0, len(byStep))
+	medians := make([]float64, 0, len(byStep))
+	stepMedian := map[int]float64{}
+	for st, v := range byStep {
+		sort.Float64s(v)
+		stepMedian[st] = v[len(v)/2]
+		steps = append(steps, st)
+		medians = append(medians, stepMedian[st])
+	}
+	sort.Ints(steps)
+	sort.Float64s(medians)
+	typical := medians[len(medians)/2]
+	var slow []string
+	var refs []Ref
+	for _, st := range steps {
+		if stepMedian[st] > 1.5*typical {
+			slow = append(slow, fmt.Sprintf("step %d %.3f ms (%.1f×)", st, stepMedian[st]/1e6, stepMedian[st]/typical))
+			refs = append(refs, Ref{Rank: -1, Step: st})
+		}
+	}
+	if len(slow) == 0 {
+		return nil
+	}
+	return []Finding{{ID: "warmup_steps", Severity: Low,
+		Title:    fmt.Sprintf("%d step(s) far longer than the typical %.3f ms skew the averages", len(slow), typical/1e6),
+		Evidence: strings.Join(slow, "; ") + ". Leave them out with --skip-steps " + joinSteps(refs) + ".",
+		Refs:     refs}}
+}
+
+func joinSteps(refs []Ref) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = strconv.Itoa(r.Step)
+	}
+	return strings.Join(parts, ",")
+}
+
+func slowFindings(c analysis.Communication) []Finding {
+	var out []Finding
+	for _, s := range c.SlowRanks {
+		refs := make([]Ref, 0, len(s.Steps))
+		for _, st := range s.Steps {
+			refs = append(refs, Ref{Rank: s.Rank, Step: st})
+		}
+		out = append(out, Finding{ID: "slow_rank", Severity: High,
+			Title:    fmt.Sprintf("Rank %d holds the others back (cause: %s)", s.Rank, s.Cause),
+			Evidence: s.Evidence, Refs: refs})
+	}
+	for _, n := range c.SlowNodes {
+		out = append(out, Finding{ID: "slow_node", Severity: High,
+			Title:    fmt.Sprintf("Node %d's %s links run at %.0f%% of their peers'", n.Node, n.Transport, 100*n.Fraction),
+			Evidence: n.Evidence})
+	}
+	for _, l := range c.SlowLinks {
+		out = append(out, Finding{ID: "slow_link", Severity: High,
+			Title:    fmt.Sprintf("Link %d→%d (%s) runs at %.0f%% of its peers' bandwidth", l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/math.Max(l.PeerMedianGBps, 1e-9)),
+			Evidence: l.Evidence, Refs: []Ref{{Rank: l.Src, Step: -1}}})
+	}
+	if n := len(c.Retransmissions); n > 0 {
+		r := c.Retransmissions[0]
+		out = append(out, Finding{ID: "rdma_retransmission", Severity: High,
+			Title: fmt.Sprintf("%d RDMA transfer(s) took over 4 s: packet loss and retransmission", n),
+			Evidence: fmt.Sprintf("first: %d→%d in %s, step %s, %.3f s; check the switch and the NICs (not an HCCL setting)",
+				r.Src, r.Dst, r.Op, analysis.StepLabel(r.Step), float64(r.TimeNs)/1e9),
+			Refs: []Ref{{Rank: r.Src, Step: r.Step, Op: r.Op}}})
+	}
+	return out
+}
+
+func pipelineFindings(c analysis.Communication) []Finding {
+	var out []Finding
+	var over []analysis.Pipeline
+	for _, p := range c.Pipelines {
+		if p.Microbatches > 0 && p.MeasuredBubble > p.TheoryBubble*1.2+0.02 {
+			over = append(over, p)
+		}
+	}
+	if len(over) > 0 {
+		sort.Slice(over, func(i, j int) bool { return over[i].MeasuredBubble > over[j].MeasuredBubble })
+		p := over[0]
+		out = append(out, Finding{ID: "pipeline_bubble", Severity: Medium,
+			Title: fmt.Sprintf("Pipeline bubble %.1f%% of the step against %.1f%% in theory", 100*p.MeasuredBubble, 100*p.TheoryBubble),
+			Evidence: fmt.Sprintf("%d of %d pipelines above theory; worst ranks %v (p=%d, m=%d, stage compute imbalance %.1f%%)",
+				len(over), len(c.Pipelines), p.Ranks, p.Stages, p.Microbatches, 100*p.Imbalance)})
+	}
+	for _, p := range c.Pipelines {
+		if strings.Contains(p.Note, "batchSendRecv") {
+			out = append(out, Finding{ID: "pipeline_bubble_unmeasured", Severity: Info,
+				Title: "The pipeline bubble cannot be measured", Evidence: p.Note})
+			break
+		}
+	}
+	return out
+}
+
+// envFindings are msprof-analyze's environment checks (peers.md §1.5), read from
+// profiler_metadata.json, with its HCCL_RDMA_TC defect fixed (its rule file spells
+// the key HCCL_RDAM_TC, so its advice for the variable comes out empty).
+func envFindings(env Env) []Finding {
+	var out []Finding
+	add := func(id string, sev Severity, title, evidence string) {
+		out = append(out, Finding{ID: id, Severity: sev, Title: title, Evidence: evidence})
+	}
+	if v, ok := env["HCCL_ALGO"]; ok {
+		add("env_hccl_algo", Medium, "HCCL_ALGO="+v+" forces the algorithm",
+			"HCCL's own selector is cost-based; forcing an algorithm helps only where the calibrated model says so. Unless a measurement showed a gain: unset HCCL_ALGO")
+	}
+	if v, ok := env["HCCL_RDMA_TC"]; ok {
+		tc, err := strconv.Atoi(v)
+		ev := "HCCL_RDMA_TC is the RoCE traffic class (DSCP × 4, default 132 = DSCP 33); it must match the switches' DSCP/PFC plan, or RoCE traffic is queued wrongly"
+		if err != nil || tc < 0 || tc > 255 || tc%4 != 0 {
+			add("env_hccl_rdma_tc", Medium, "HCCL_RDMA_TC="+v+" is not a valid traffic class (0–255, a multiple of 4)", ev)
+		} else {
+			add("env_hccl_rdma_tc", Low, fmt.Sprintf("HCCL_RDMA_TC=%d (DSCP %d) is set", tc, tc/4), ev)
+		}
+	}
+	if v, ok := env["HCCL_RDMA_SL"]; ok {
+		add("env_hccl_rdma_sl", Low, "HCCL_RDMA_SL="+v+" is set",
+			"the RoCE service level (0–7, default 4) must equal the NIC's PFC priority, or performance drops")
+	}
+	if v, ok := env["ASCEND_LAUNCH_BLOCKING"]; ok && v == "1" {
+		add("env_ascend_launch_blocking", High, "ASCEND_LAUNCH_BLOCKING=1 serialises every launch",
+			"it turns the task queue off (TASK_QUEUE_ENABLE=0) and makes the host wait for each op; export ASCEND_LAUNCH_BLOCKING=0")
+	}
+	if v, ok := env["ASCEND_GLOBAL_LOG_LEVEL"]; ok && v != "3" {
+		add("env_ascend_global_log_level", Low, "ASCEND_GLOBAL_LOG_LEVEL="+v+" logs more than errors",
+			"verbose logging costs host time; export ASCEND_GLOBAL_LOG_LEVEL=3 (error) for performance runs")
+	}
+	return out
+}
