@@ -4,7 +4,7 @@ BIN     ?= bin/hcclprof
 PKGS    := ./...
 BENCH_DIR ?= $(or $(TMPDIR),/tmp)/hcclprof-bench
 
-.PHONY: build test bench lint demo fuzz clean
+.PHONY: build test bench scale lint demo fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/hcclprof
@@ -28,8 +28,23 @@ bench: build
 	fi
 	@echo "--- hcclprof gen of 64 ranks × ~100 MB (text export, all cores; ~6.4 GB under $(BENCH_DIR)/gen64, removed after):"
 	@rm -rf $(BENCH_DIR)/gen64
+	@echo "--- analyze at scale:"
+	@$(MAKE) --no-print-directory scale
 	@/usr/bin/env time -f 'wall %e s, peak RSS %M KB' $(BIN) gen fixtures/testdata/gen-64rank-100mb.yaml -o $(BENCH_DIR)/gen64
 	@rm -rf $(BENCH_DIR)/gen64
+
+# Whole-process time and peak RSS of analyze on generated clusters of SCALE_RANKS
+# ranks (fixtures/testdata/scale-N.yaml, ~1.2 MB a rank; 4096 ranks need 5 GB of
+# disk under $(BENCH_DIR): make scale SCALE_RANKS="64 512 4096").
+SCALE_RANKS ?= 64 512
+scale: build
+	@for n in $(SCALE_RANKS); do \
+	  rm -rf $(BENCH_DIR)/scale$$n; \
+	  $(BIN) gen fixtures/testdata/scale-$$n.yaml -o $(BENCH_DIR)/scale$$n >/dev/null || exit 1; \
+	  /usr/bin/env time -f "$$n ranks ($$(du -sh $(BENCH_DIR)/scale$$n | cut -f1)): analyze wall %e s, peak RSS %M KB" \
+	    $(BIN) analyze $(BENCH_DIR)/scale$$n >/dev/null; \
+	  rm -rf $(BENCH_DIR)/scale$$n; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
