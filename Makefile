@@ -28,10 +28,10 @@ bench: build
 	fi
 	@echo "--- hcclprof gen of 64 ranks × ~100 MB (text export, all cores; ~6.4 GB under $(BENCH_DIR)/gen64, removed after):"
 	@rm -rf $(BENCH_DIR)/gen64
-	@echo "--- analyze at scale:"
-	@$(MAKE) --no-print-directory scale
 	@/usr/bin/env time -f 'wall %e s, peak RSS %M KB' $(BIN) gen fixtures/testdata/gen-64rank-100mb.yaml -o $(BENCH_DIR)/gen64
 	@rm -rf $(BENCH_DIR)/gen64
+	@echo "--- analyze at scale:"
+	@$(MAKE) --no-print-directory scale
 
 # Whole-process time and peak RSS of analyze on generated clusters of SCALE_RANKS
 # ranks (fixtures/testdata/scale-N.yaml, ~1.2 MB a rank; 4096 ranks need 5 GB of
