@@ -1,0 +1,120 @@
+package advisor_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/fixtures/render"
+	"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/fixtures/sim"
+	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/parser"
+)
+
+// adviseBuiltin generates a built-in scenario (optionally changed) and advises on it.
+func adviseBuiltin(t *testing.T, name string, change func(*scenario.Scenario)) advisor.Advice {
+	t.Helper()
+	sc, err := scenario.Builtin(name)
+	require.NoError(t, err)
+	if change != nil {
+		change(sc)
+	}
+	run, err := sim.Simulate(sc)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
+	require.NoError(t, err)
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	return advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+}
+
+func byID(a advisor.Advice, id string) []advisor.Finding {
+	var out []advisor.Finding
+	for _, f := range a.Findings {
+		if f.ID == id {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func assertOnlyRealKnobs(t *testing.T, a advisor.Advice) {
+	t.Helper()
+	for _, f := range a.Findings {
+		assert.Empty(t, advisor.UnknownVariables(f.Title+" "+f.Evidence), f.ID)
+	}
+}
+
+func TestFindingsOnScenarios(t *testing.T) {
+	t.Run("straggler names the rank and its cause", func(t *testing.T) {
+		a := adviseBuiltin(t, "straggler-64rank", nil)
+		slow := byID(a, "slow_rank")
+		require.Len(t, slow, 1)
+		assert.Equal(t, advisor.High, slow[0].Severity)
+		assert.Contains(t, slow[0].Title, "Rank 13")
+		assert.Contains(t, slow[0].Title, "compute")
+		require.NotEmpty(t, slow[0].Refs)
+		assert.Equal(t, 13, slow[0].Refs[0].Rank)
+		assertOnlyRealKnobs(t, a)
+	})
+	t.Run("slow link names the link", func(t *testing.T) {
+		a := adviseBuiltin(t, "slow-link-2node", nil)
+		links := byID(a, "slow_link")
+		require.Len(t, links, 1)
+		assert.Contains(t, links[0].Title, "3→11 (RDMA)")
+		assertOnlyRealKnobs(t, a)
+	})
+	t.Run("seed-8card-bert is over budget", func(t *testing.T) {
+		a := adviseBuiltin(t, "seed-8card-bert", func(sc *scenario.Scenario) { sc.Steps = 3 })
+		over := byID(a, "comm_share_over_budget")
+		require.Len(t, over, 1)
+		assert.Equal(t, advisor.High, a.Findings[0].Severity, "high findings first")
+	})
+	t.Run("healthy has no high-severity finding", func(t *testing.T) {
+		a := adviseBuiltin(t, "healthy-2node-16rank", func(sc *scenario.Scenario) { sc.Steps = 3 })
+		for _, f := range a.Findings {
+			assert.NotEqual(t, advisor.High, f.Severity, "%+v", f)
+		}
+	})
+}
+
+func TestWarmupOnRealData(t *testing.T) {
+	dir := realdata.Path(t, "msprof-mindspore-alexnet")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	a := advisor.Advise(analysis.Analyze(c, analysis.Options{}), advisor.EnvOf(c), advisor.DefaultOptions)
+	w := byID(a, "warmup_steps")
+	require.Len(t, w, 1)
+	assert.Contains(t, w[0].Evidence, "step 1 47.")
+	assert.Contains(t, w[0].Evidence, "--skip-steps 1")
+	assert.Equal(t, 1, w[0].Refs[0].Step)
+}
+
+func TestEnvironmentChecks(t *testing.T) {
+	res := &analysis.Result{}
+	a := advisor.Advise(res, advisor.Env{"HCCL_RDMA_TC": "130", "HCCL_ALGO": "level0:NA;level1:ring", "ASCEND_LAUNCH_BLOCKING": "1"}, advisor.DefaultOptions)
+	ids := map[string]advisor.Finding{}
+	for _, f := range a.Findings {
+		ids[f.ID] = f
+	}
+	require.Contains(t, ids, "env_hccl_rdma_tc")
+	assert.Contains(t, ids["env_hccl_rdma_tc"].Title, "not a valid traffic class", "130 is not a multiple of 4")
+	assert.NotEmpty(t, ids["env_hccl_rdma_tc"].Evidence, "msprof-analyze's defect: its advice for HCCL_RDMA_TC is empty")
+	require.Contains(t, ids, "env_hccl_algo")
+	assert.Contains(t, ids["env_hccl_algo"].Evidence, "unset HCCL_ALGO")
+	assert.Equal(t, advisor.High, ids["env_ascend_launch_blocking"].Severity)
+	ok := advisor.Advise(res, advisor.Env{"HCCL_RDMA_TC": "132"}, advisor.DefaultOptions)
+	require.Len(t, ok.Findings, 1)
+	assert.Contains(t, ok.Findings[0].Title, "DSCP 33")
+	for _, f := range a.Findings {
+		assert.Empty(t, advisor.UnknownVariables(f.Title+f.Evidence))
+		assert.False(t, strings.Contains(f.Evidence, "HCCL_RDAM_TC"))
+	}
+}
