@@ -90,6 +90,7 @@ func EnvOf(c *profile.Cluster) Env {
 func findings(res *analysis.Result, env Env, opts Options) []Finding {
 	var out []Finding
 	out = append(out, budgetFindings(res, opts)...)
+	out = append(out, waitFindings(res)...)
 	out = append(out, warmupFindings(res)...)
 	out = append(out, slowFindings(res.Communication)...)
 	out = append(out, pipelineFindings(res.Communication)...)
@@ -296,4 +297,53 @@ func envFindings(env Env) []Finding {
 			"verbose logging costs host time; export ASCEND_GLOBAL_LOG_LEVEL=3 (error) for performance runs")
 	}
 	return out
+}
+
+// waitFindings separates time that moves data from time that waits: when the
+// collectives mostly wait (Wait + Idle of msprof's split), faster links or another
+// algorithm cannot help; the ranks arrive at different times (load imbalance, a rank
+// slowed by its host, or ranks outside the profile), which is what to chase.
+func waitFindings(res *analysis.Result) []Finding {
+	var elapse, transit int64
+	var worst analysis.OpStat
+	for _, o := range res.Communication.Ops {
+		if o.Source == "none" {
+			continue
+		}
+		elapse += o.ElapseNs
+		transit += o.TransitNs
+		if o.ElapseNs-o.TransitNs > worst.ElapseNs-worst.TransitNs {
+			worst = o
+		}
+	}
+	var stage, exposed int64
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			stage += st.StageNs
+			exposed += st.CommNotOverlappedNs
+		}
+	}
+	// Waiting hidden behind compute costs nothing: only the exposed part counts.
+	waiting := min(elapse-transit, exposed)
+	if elapse == 0 || stage == 0 || float64(transit)/float64(elapse) >= 0.3 || float64(waiting)/float64(stage) < 0.1 {
+		return nil
+	}
+	sev := Medium
+	if float64(waiting)/float64(stage) > 0.3 {
+		sev = High
+	}
+	unprofiled := ""
+	for _, c := range res.Collectives {
+		if c.GroupSize > res.Summary.Ranks && c.GroupSizeSource != "profiled ranks" {
+			unprofiled = fmt.Sprintf(" Only %d of group %s's %d ranks were profiled: the others may be the ones arriving late.", res.Summary.Ranks, c.Group, c.GroupSize)
+			break
+		}
+	}
+	return []Finding{{ID: "comm_mostly_waiting", Severity: sev,
+		Title: fmt.Sprintf("Only %.1f%% of the collectives' time moves data; the rest waits", 100*float64(transit)/float64(elapse)),
+		Evidence: fmt.Sprintf("%.3f ms of %.3f ms in collectives is Wait or Idle (%.1f%% of all Stage time); worst: %s on rank %d step %s, %.3f ms of which %.3f ms transit. "+
+			"The ranks reach the collectives at different times: look for load imbalance, a slow host, or ranks that were not profiled, before links or algorithms."+unprofiled,
+			float64(elapse-transit)/1e6, float64(elapse)/1e6, 100*float64(elapse-transit)/float64(stage),
+			worst.Name, worst.Rank, analysis.StepLabel(worst.Step), float64(worst.ElapseNs)/1e6, float64(worst.TransitNs)/1e6),
+		Refs: []Ref{{Rank: worst.Rank, Step: worst.Step, Op: worst.Name, StartUs: float64(worst.StartNs) / 1e3, DurUs: float64(worst.ElapseNs) / 1e3}}}}
 }

@@ -118,3 +118,24 @@ func TestEnvironmentChecks(t *testing.T) {
 		assert.False(t, strings.Contains(f.Evidence, "HCCL_RDAM_TC"))
 	}
 }
+
+// TestRealDataAdvice is the advice on imagenet-2rank-level1, reviewed by hand: over
+// budget, and the collectives mostly wait (0.24 ms of the first AllReduce's 79 ms
+// moves data) with 6 of the group's 8 ranks outside the profile; no slow link or rank
+// is claimed from 2 ranks.
+func TestRealDataAdvice(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level1")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	a := advisor.Advise(analysis.Analyze(c, analysis.Options{}), advisor.EnvOf(c), advisor.DefaultOptions)
+	ids := []string{}
+	for _, f := range a.Findings {
+		ids = append(ids, f.ID)
+	}
+	assert.Equal(t, []string{"comm_share_over_budget", "comm_mostly_waiting"}, ids)
+	w := byID(a, "comm_mostly_waiting")[0]
+	assert.Contains(t, w.Title, "Only 3.7% of the collectives' time moves data")
+	assert.Contains(t, w.Evidence, "Only 2 of group 17522688603477080586's 8 ranks were profiled")
+	assert.Equal(t, "hcom_allReduce__586_0_1", w.Refs[0].Op)
+	assertOnlyRealKnobs(t, a)
+}

@@ -3,7 +3,10 @@
 // nothing new: every figure comes from analysis.Result.
 package report
 
-import "github.com/hcclprof/hcclprof/analysis"
+import (
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/analysis"
+)
 
 // SchemaVersion is the version of the JSON report. It changes only when a field is
 // removed or changes meaning; new fields may be added within a version.
@@ -12,6 +15,7 @@ const SchemaVersion = 1
 // Document is what a report shows: the analysis, the gates and the inputs' notes.
 type Document struct {
 	Result  *analysis.Result
+	Advice  *advisor.Advice // findings and recommendations; nil when not asked for
 	Gates   []analysis.GateResult
 	Notes   []string // discovery notes: ignored files, duplicates
 	Command string   // the command line that produced the report

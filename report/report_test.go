@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/report"
@@ -24,7 +25,8 @@ func sampleDoc(t *testing.T) *report.Document {
 	res := analysis.Analyze(c, analysis.Options{})
 	g, err := analysis.ParseGate("comm_share>30%", analysis.MetricNames)
 	require.NoError(t, err)
-	return &report.Document{Result: res, Gates: analysis.EvaluateGates([]analysis.Gate{g}, res.Summary.Metrics()),
+	advice := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	return &report.Document{Result: res, Advice: &advice, Gates: analysis.EvaluateGates([]analysis.Gate{g}, res.Summary.Metrics()),
 		Notes: c.Notes, Command: "hcclprof analyze fixtures/samples/demo-2node-8rank --fail-on comm_share>30%", Version: "test"}
 }
 

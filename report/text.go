@@ -32,6 +32,7 @@ func WriteText(w io.Writer, d *Document) error {
 	if s.Incomplete {
 		p.printf("  INCOMPLETE: some input could not be read in full (see warnings)\n")
 	}
+	writeAdvice(p, d.Advice, false)
 
 	if len(r.Ranks) > maxRankRows {
 		writeStepDistribution(p, r)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/report"
@@ -74,8 +75,10 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		return usage(err) // nothing found, or an argument that does not exist
 	}
 	res := acc.Result(cluster)
+	advice := advisor.Advise(res, advisor.EnvOf(cluster), advisor.DefaultOptions)
 	doc := &report.Document{
 		Result:  res,
+		Advice:  &advice,
 		Gates:   analysis.EvaluateGates(gates, res.Summary.Metrics()),
 		Notes:   append(cluster.Notes, skippedNote(f.skipSteps)...),
 		Command: "hcclprof " + strings.Join(os.Args[1:], " "),
