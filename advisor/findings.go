@@ -191,7 +191,28 @@ func warmupFindings(res *analysis.Result) []Finding {
 	if len(slow) == 0 {
 		return nil
 	}
-	return []Finding{{ID: "warmup_steps", Severity: Low,
+	// How much the outliers move the mean step: a skew over 10% misleads every average.
+	var all, kept float64
+	var nAll, nKept int
+	outlier := map[int]bool{}
+	for _, r := range refs {
+		outlier[r.Step] = true
+	}
+	for st, v := range byStep {
+		for _, x := range v {
+			all += x
+			nAll++
+			if !outlier[st] {
+				kept += x
+				nKept++
+			}
+		}
+	}
+	sev := Low
+	if nKept > 0 && (all/float64(nAll)-kept/float64(nKept))/(all/float64(nAll)) > 0.1 {
+		sev = Medium
+	}
+	return []Finding{{ID: "warmup_steps", Severity: sev,
 		Title:    fmt.Sprintf("%d step(s) far longer than the typical %.3f ms skew the averages", len(slow), typical/1e6),
 		Evidence: strings.Join(slow, "; ") + ". Leave them out with --skip-steps " + joinSteps(refs) + ".",
 		Refs:     refs}}

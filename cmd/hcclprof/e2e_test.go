@@ -255,3 +255,22 @@ func TestSkipSteps(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "skip-steps")
 }
+
+// TestAdvise runs hcclprof advise on the sample: the over-budget and slow-link
+// findings in text and JSON, exit 0.
+func TestAdvise(t *testing.T) {
+	out, _, code := runBin(t, "advise", sample)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "[HIGH] Exposed communication is 48.3% of the step, above the 30% budget")
+	assert.Contains(t, out, "[HIGH] Link 1→5 (RDMA)")
+	out, _, code = runBin(t, "advise", sample, "--format", "json")
+	assert.Equal(t, 0, code)
+	var rep struct {
+		Findings []struct{ ID, Severity string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotEmpty(t, rep.Findings)
+	assert.Equal(t, "comm_share_over_budget", rep.Findings[0].ID)
+	_, _, code = runBin(t, "advise", sample, "--format", "yaml")
+	assert.Equal(t, 2, code)
+}

@@ -57,6 +57,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd())
+	root.AddCommand(newAdviseCmd())
 	return root
 }
 
