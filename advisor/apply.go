@@ -1,0 +1,98 @@
+package advisor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Frameworks the advice can be written for.
+const (
+	FrameworkDDP       = "pytorch-ddp"
+	FrameworkMegatron  = "megatron"
+	FrameworkDeepSpeed = "deepspeed"
+	FrameworkMindSpore = "mindspore"
+)
+
+// DetectFramework guesses the training framework from the profile: MindSpore's
+// profiler output, Megatron's distributed_args (tensor/pipeline parallel sizes), else
+// PyTorch DDP. DeepSpeed cannot be told apart from DDP in a profile: it is chosen with
+// Options.Framework.
+func DetectFramework(c *profile.Cluster) string {
+	if c == nil {
+		return FrameworkDDP
+	}
+	for _, r := range c.Ranks {
+		switch r.Format {
+		case profile.FormatMindSporeText, profile.FormatMindSporeDB:
+			return FrameworkMindSpore
+		}
+		if _, ok := r.Metadata.DistributedArgs["tensor_model_parallel_size"]; ok {
+			return FrameworkMegatron
+		}
+		if _, ok := r.Metadata.DistributedArgs["pipeline_model_parallel_size"]; ok {
+			return FrameworkMegatron
+		}
+	}
+	return FrameworkDDP
+}
+
+// Setting is one change the advisor can recommend, in framework-neutral terms.
+type Setting struct {
+	Knob  string // bucket, accumulation, overlap, buffsize, algorithm
+	Value string // as shown to the user
+	// BucketBytes, Accumulation, BuffsizeMB, Op and Algorithm hold the value by kind.
+	BucketBytes  int64
+	Accumulation int
+	BuffsizeMB   int
+	Op           string // for algorithm: allreduce, allgather, ...
+	Algorithm    string // for algorithm: ring, NHR, H-D_R, pipeline, ...
+}
+
+// Apply returns the knob's name (from Knobs) and the exact way to set it for the
+// framework.
+func Apply(s Setting, framework string) (knob, how string) {
+	switch s.Knob {
+	case "bucket":
+		mib := float64(s.BucketBytes) / (1 << 20)
+		switch framework {
+		case FrameworkMegatron:
+			// Megatron counts parameters; 2-byte (bf16) gradients assumed.
+			params := int64(math.Round(float64(s.BucketBytes) / 2))
+			return "--ddp-bucket-size", fmt.Sprintf("--ddp-bucket-size %d   # parameters: %.0f MiB of bf16 gradients", params, mib)
+		case FrameworkDeepSpeed:
+			elems := int64(math.Round(float64(s.BucketBytes) / 2))
+			return "reduce_bucket_size", fmt.Sprintf(`"zero_optimization": {"reduce_bucket_size": %d}   # elements: %.0f MiB of bf16 gradients`, elems, mib)
+		case FrameworkMindSpore:
+			return "comm_fusion", fmt.Sprintf(`mindspore.set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "size", "config": %.0f}})`, math.Ceil(float64(s.BucketBytes)/1e6))
+		default:
+			return "bucket_cap_mb", fmt.Sprintf("DistributedDataParallel(model, bucket_cap_mb=%.0f)", mib)
+		}
+	case "accumulation":
+		switch framework {
+		case FrameworkMegatron:
+			return "--overlap-grad-reduce", fmt.Sprintf("raise --global-batch-size so that global / (micro × dp) = %d (Megatron accumulates the micro-batches and reduces once)", s.Accumulation)
+		case FrameworkDeepSpeed:
+			return "gradient_accumulation_steps", fmt.Sprintf(`"gradient_accumulation_steps": %d`, s.Accumulation)
+		case FrameworkMindSpore:
+			return "comm_fusion", fmt.Sprintf("accumulate %d micro-batches before the gradient AllReduce (GradAccumulation)", s.Accumulation)
+		default:
+			return "no_sync", fmt.Sprintf("accumulate %d micro-batches: run the first %d under `with model.no_sync():`, step the optimizer after the last", s.Accumulation, s.Accumulation-1)
+		}
+	case "overlap":
+		switch framework {
+		case FrameworkMegatron:
+			return "--overlap-grad-reduce", "--overlap-grad-reduce (and --overlap-param-gather with --use-distributed-optimizer)"
+		case FrameworkDeepSpeed:
+			return "overlap_comm", `"zero_optimization": {"overlap_comm": true}`
+		default:
+			return "bucket_cap_mb", "DistributedDataParallel overlaps by itself: make the gradient buckets smaller so the first ones are ready early in the backward pass"
+		}
+	case "buffsize":
+		return "HCCL_BUFFSIZE", fmt.Sprintf("export HCCL_BUFFSIZE=%d   # MB per communicator; each communicator reserves 2 × this of device memory", s.BuffsizeMB)
+	case "algorithm":
+		return "HCCL_ALGO", fmt.Sprintf(`export HCCL_ALGO="%s=level0:NA;level1:%s"`, s.Op, s.Algorithm)
+	}
+	return "", ""
+}
