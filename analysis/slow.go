@@ -19,6 +19,10 @@ type Thresholds struct {
 	SlowRankZ        float64
 	SlowRankMinShare float64
 	SlowRankPersist  float64
+	// SlowRankMethod is "mad" (the default: modified z-score) or "dixon" (msprof-
+	// analyze's choice: Dixon's test at 99.5% up to 100 ranks, 3σ beyond; the score is
+	// then the statistic over its critical value).
+	SlowRankMethod string
 	// A link is slow when its transfers run below SlowLinkFraction of the upper
 	// quartile of the same ops' transfers over the same transport and size.
 	SlowLinkFraction float64
@@ -104,13 +108,28 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 			vals = append(vals, typical[r])
 		}
 		med, mad := medianMAD(vals)
+		dixonOut, dixonScore := false, 0.0
+		if th.SlowRankMethod == "dixon" {
+			dixonOut, dixonScore = lowOutlier(vals)
+		}
+		lowest := math.Inf(1)
+		for _, e := range typical {
+			lowest = min(lowest, e)
+		}
 		for r, e := range typical {
 			deficit := med - e
-			z := modifiedZ(-e, -med, mad)
+			var outlier bool
+			var score float64
+			if th.SlowRankMethod == "dixon" {
+				outlier, score = dixonOut && e == lowest, dixonScore
+			} else {
+				score = modifiedZ(-e, -med, mad)
+				outlier = score > th.SlowRankZ
+			}
 			stage := stepTime[step][r].StageNs
-			if z > th.SlowRankZ && stage > 0 && deficit > th.SlowRankMinShare*float64(stage) {
+			if outlier && stage > 0 && deficit > th.SlowRankMinShare*float64(stage) {
 				flagged[r] = append(flagged[r], step)
-				scores[r] = max(scores[r], z)
+				scores[r] = max(scores[r], score)
 				deficits[r] += deficit
 			}
 		}
