@@ -16,7 +16,7 @@ const (
 )
 
 // DetectFramework guesses the training framework from the profile: MindSpore's
-// profiler output, Megatron's distributed_args (tensor/pipeline parallel sizes), else
+// profiler output, Megatron's distributed_args (tensor/pipeline parallel above 1), else
 // PyTorch DDP. DeepSpeed cannot be told apart from DDP in a profile: it is chosen with
 // Options.Framework.
 func DetectFramework(c *profile.Cluster) string {
@@ -28,11 +28,13 @@ func DetectFramework(c *profile.Cluster) string {
 		case profile.FormatMindSporeText, profile.FormatMindSporeDB:
 			return FrameworkMindSpore
 		}
-		if _, ok := r.Metadata.DistributedArgs["tensor_model_parallel_size"]; ok {
-			return FrameworkMegatron
-		}
-		if _, ok := r.Metadata.DistributedArgs["pipeline_model_parallel_size"]; ok {
-			return FrameworkMegatron
+		// torch_npu records Megatron's parallel sizes when they exist; sizes of 1 say
+		// nothing (a plain DDP job may carry them too), so only model parallelism
+		// counts as evidence of Megatron.
+		for _, key := range []string{"tensor_model_parallel_size", "pipeline_model_parallel_size"} {
+			if v, ok := r.Metadata.DistributedArgs[key].(float64); ok && v > 1 {
+				return FrameworkMegatron
+			}
 		}
 	}
 	return FrameworkDDP

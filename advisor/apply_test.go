@@ -44,4 +44,7 @@ func TestDetectFramework(t *testing.T) {
 	meg := &profile.Rank{Format: profile.FormatTorchNPUText}
 	meg.Metadata.DistributedArgs = map[string]any{"tensor_model_parallel_size": 8.0}
 	assert.Equal(t, FrameworkMegatron, DetectFramework(&profile.Cluster{Ranks: []*profile.Rank{meg}}))
+	ddp := &profile.Rank{Format: profile.FormatTorchNPUText}
+	ddp.Metadata.DistributedArgs = map[string]any{"tensor_model_parallel_size": 1.0, "pipeline_model_parallel_size": 1.0}
+	assert.Equal(t, FrameworkDDP, DetectFramework(&profile.Cluster{Ranks: []*profile.Rank{ddp}}))
 }
