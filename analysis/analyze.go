@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -68,6 +69,12 @@ type Options struct {
 	Workers int
 	// Thresholds of the slow-rank and slow-link detectors; zero means DefaultThresholds.
 	Thresholds Thresholds
+	// Checks are the limits of the communication checks; zero means
+	// DefaultCheckThresholds.
+	Checks CheckThresholds
+	// Hardware gives the link peaks for utilisation; nil detects the product from the
+	// data (hardware.Detect), falling back to A2 with Communication.Hardware.Assumed.
+	Hardware *hardware.Profile
 	// SkipSteps are left out of every figure (warm-up steps, for instance).
 	SkipSteps []int
 	// Microbatches is the pipeline's micro-batches per step when the user knows it;
@@ -91,7 +98,9 @@ type RankSummary struct {
 	result   RankResult
 	warnings []string
 	comm     rankComm
+	checks   rankChecks
 	skipOps  []bool // by CommOps index: ops of skipped steps
+	chip     string // the NPU's name, when the profile says
 }
 
 // SummarizeRank computes a rank's summary. It only reads the rank.
@@ -112,6 +121,8 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 		s.result.Steps = kept
 	}
 	s.comm = rankCommunication(r, opts.thresholds(), skip)
+	s.checks = rankCheckSamples(r, s.comm.ops, opts.checkThresholds())
+	s.chip = r.Info.ChipName
 	if len(skip) > 0 {
 		s.skipOps = make([]bool, len(r.CommOps))
 		for i, st := range opSteps(r) {
@@ -162,6 +173,13 @@ func (a *Accumulator) Result(c *profile.Cluster) *Result {
 	return analyzeSummaries(c, sums, a.opts)
 }
 
+func (o Options) checkThresholds() CheckThresholds {
+	if o.Checks == (CheckThresholds{}) {
+		return DefaultCheckThresholds
+	}
+	return o.Checks
+}
+
 func (o Options) thresholds() Thresholds {
 	if o.Thresholds == (Thresholds{}) {
 		return DefaultThresholds
@@ -174,10 +192,16 @@ func (o Options) thresholds() Thresholds {
 func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Result {
 	res := &Result{Ranks: make([]RankResult, len(sums))}
 	comms := make([]rankComm, len(sums))
+	checks := make([]rankChecks, len(sums))
+	var chips []string
 	for i, s := range sums {
 		res.Ranks[i] = s.result
 		res.Warnings = append(res.Warnings, s.warnings...)
 		comms[i] = s.comm
+		checks[i] = s.checks
+		if s.chip != "" {
+			chips = append(chips, s.chip)
+		}
 	}
 	res.Summary = summarize(res.Ranks)
 	var collWarnings []string
@@ -192,6 +216,14 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Communication.Groups = inferGroups(res.Communication.Groups, res.Communication.Ops, len(c.Ranks))
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
+	res.Communication.Checks = evaluateChecks(checks, res.Communication.Retransmissions, opts.checkThresholds())
+	hw := opts.Hardware
+	if hw == nil {
+		d := hardware.Detect(chips, transportsSeen(res.Communication.Links))
+		hw = &d
+	}
+	res.Communication.Hardware = *hw
+	applyPeaks(&res.Communication, res.Collectives)
 	return res
 }
 

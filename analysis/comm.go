@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -20,6 +21,12 @@ type OpStat struct {
 	SyncNs, IdleNs    int64
 	Bytes             int64
 	Transports        map[string]TransportUse // HCCS, PCIE, SIO, SDMA (their sum), RDMA
+	// BusBwGBps is Bytes over the op's Transit time × the nccl-tests factor of its
+	// type and group size (0 when either is unknown). Utilisation is the bandwidth of
+	// the op's busiest transport (its bytes over its transfers' time: a per-link
+	// figure) over that transport's per-link peak; busbw is not compared with a link
+	// peak because a mesh drives p−1 links at once.
+	BusBwGBps, Utilisation float64
 	// Source says where the split came from: "profiler" (communication.json or
 	// analysis.db), "tasks" (recomputed from the HCCL plane tasks) or "none".
 	Source string
@@ -64,6 +71,9 @@ type Link struct {
 	Transport     string
 	Bytes, TimeNs int64
 	Transfers     int
+	// PeakGBps is the transport's peak in the hardware profile (0 when it has none);
+	// Utilisation is the link's bandwidth over it.
+	PeakGBps, Utilisation float64
 }
 
 // BandwidthGBps is Bytes/Time in decimal GB/s.
@@ -98,6 +108,10 @@ type Communication struct {
 	// pipeline-parallel groups with their bubble against theory.
 	GroupSteps []GroupStep
 	Pipelines  []Pipeline
+	// Checks are msprof-analyze's communication checks and the HCCL_BUFFSIZE one.
+	Checks []Check
+	// Hardware is the product whose link peaks the utilisations use.
+	Hardware hardware.Profile
 }
 
 // Large-packet sizes, decimal, strict ">": msprof's analyzer (32 MB for SDMA-class
@@ -497,4 +511,53 @@ func clusterGroups(c *profile.Cluster) []Group {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// transportsSeen lists the transports of the links, for hardware detection.
+func transportsSeen(links []Link) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range links {
+		if !seen[l.Transport] {
+			seen[l.Transport] = true
+			out = append(out, l.Transport)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// applyPeaks fills the links' and ops' utilisation against the hardware profile, and
+// the ops' bus bandwidth (group sizes from the collectives table).
+func applyPeaks(c *Communication, colls []Collective) {
+	hw := c.Hardware
+	for i := range c.Links {
+		l := &c.Links[i]
+		if peak, ok := hw.Peak(l.Transport); ok {
+			l.PeakGBps = peak
+			l.Utilisation = l.BandwidthGBps() / peak
+		}
+	}
+	size := map[[2]string]int{}
+	for _, col := range colls {
+		size[[2]string{col.Op, col.Group}] = col.GroupSize
+	}
+	for i := range c.Ops {
+		o := &c.Ops[i]
+		if p := size[[2]string{o.Type, o.Group}]; o.Bytes > 0 && o.TransitNs > 0 && p >= 2 {
+			o.BusBwGBps = gbps(o.Bytes, o.TransitNs) * profile.BusBandwidthFactor(o.Type, p)
+		}
+		busiest, most := "", int64(-1)
+		for name, t := range o.Transports {
+			if name == "SDMA" { // the sum of the SDMA links, not a link of its own
+				continue
+			}
+			if t.Bytes > most {
+				busiest, most = name, t.Bytes
+			}
+		}
+		if peak, ok := hw.Peak(busiest); ok {
+			o.Utilisation = o.Transports[busiest].BandwidthGBps() / peak
+		}
+	}
 }

@@ -267,6 +267,7 @@ func loadTorchDB(r *profile.Rank, ri RankInput, files map[string]string, rel fun
 		if md := tdb.Metadata; md.Env != nil {
 			r.Metadata.Env = md.Env
 		}
+		r.Info.ChipName = tdb.ChipName
 		if md := tdb.Metadata; md.ParallelGroups != nil {
 			r.Metadata.ParallelGroups = md.ParallelGroups
 		}

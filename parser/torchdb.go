@@ -62,6 +62,8 @@ type TorchDB struct {
 	// Metadata holds the META_DATA rows ENV_VARIABLES, parallel_group_info and
 	// distributed_args; a section the db lacks is left nil.
 	Metadata profile.Metadata
+	// ChipName is NPU_INFO's name ("Ascend910B"), "" when the db has none.
+	ChipName string
 }
 
 // ParseTorchDB reads torch_npu's unified profiler db, ascend_pytorch_profiler_{rank}.db
@@ -145,7 +147,7 @@ func (r *torchDBReader) read() error {
 	if err := d.require("TASK", "startNs", "endNs", "globalTaskId", "connectionId"); err != nil {
 		return err
 	}
-	for _, step := range []func() error{r.steps, r.hostLaunches, r.commOps, r.tasks, r.commTasks, r.flows, r.overlap, r.metadata} {
+	for _, step := range []func() error{r.steps, r.hostLaunches, r.commOps, r.tasks, r.commTasks, r.flows, r.overlap, r.metadata, r.npuInfo} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -462,6 +464,24 @@ func (r *torchDBReader) overlap() error {
 			ov.CommNotOverlapped = append(ov.CommNotOverlapped, iv)
 		case overlapFree:
 			ov.Free = append(ov.Free, iv)
+		}
+		return nil
+	})
+}
+
+// npuInfo reads the chip's name from NPU_INFO(id, name), optional.
+func (r *torchDBReader) npuInfo() error {
+	ok, err := r.d.hasColumns("NPU_INFO", "name")
+	if err != nil || !ok {
+		return err
+	}
+	var name dbText
+	return r.d.each("reading NPU_INFO", "SELECT name FROM NPU_INFO", func(rows *sql.Rows) error {
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		if name.Valid && r.out.ChipName == "" {
+			r.out.ChipName = strings.TrimSpace(name.V)
 		}
 		return nil
 	})

@@ -45,6 +45,7 @@ func TestTorchDBRealDataMatchesProfiler(t *testing.T) {
 	assert.Empty(t, r.FilesIgnored)
 	assert.Equal(t, "db", r.Info.ExportType)
 	assert.Equal(t, "Level1", r.Info.ProfilerLevel)
+	assert.Equal(t, "Ascend910B", r.Info.ChipName, "NPU_INFO")
 
 	// STEP_TIME.
 	require.True(t, r.HasTimeline)

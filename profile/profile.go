@@ -97,6 +97,9 @@ type Info struct {
 	TorchNPUVersion string
 	CANNVersion     string
 	RankID          int // -1 when absent
+	// ChipName is the NPU as the profile names it (NPU_INFO: "Ascend910B"), "" when
+	// it does not say; it selects the hardware profile.
+	ChipName string
 }
 
 // Metadata is profiler_metadata.json.

@@ -22,9 +22,14 @@ func writeCommunication(p *printer, c analysis.Communication) {
 		bytes[l.Transport] += l.Bytes
 	}
 	if len(byTransport) > 0 {
-		p.printf("\nLinks per transport (bandwidth of each src→dst link, GB/s)\n")
+		hw := c.Hardware
+		assumed := ""
+		if hw.Assumed {
+			assumed = ", assumed: set --hardware"
+		}
+		p.printf("\nLinks per transport (bandwidth of each src→dst link, GB/s; peak per link of %s%s)\n", hw.Name, assumed)
 		t := newTable(p)
-		t.Header("Transport", "Links", "GB moved", "Min", "Median", "Max")
+		t.Header("Transport", "Links", "GB moved", "Min", "Median", "Max", "Peak", "Median use")
 		names := make([]string, 0, len(byTransport))
 		for n := range byTransport {
 			names = append(names, n)
@@ -33,8 +38,12 @@ func writeCommunication(p *printer, c analysis.Communication) {
 		for _, n := range names {
 			v := byTransport[n]
 			sort.Float64s(v)
+			peak, use := "-", "-"
+			if pk, ok := hw.Peak(n); ok {
+				peak, use = fmt.Sprintf("%.1f", pk), pct(v[len(v)/2]/pk)
+			}
 			_ = t.Append(n, strconv.Itoa(len(v)), fmt.Sprintf("%.2f", float64(bytes[n])/1e9),
-				fmt.Sprintf("%.2f", v[0]), fmt.Sprintf("%.2f", v[len(v)/2]), fmt.Sprintf("%.2f", v[len(v)-1]))
+				fmt.Sprintf("%.2f", v[0]), fmt.Sprintf("%.2f", v[len(v)/2]), fmt.Sprintf("%.2f", v[len(v)-1]), peak, use)
 		}
 		p.err(t.Render())
 	}
@@ -76,6 +85,22 @@ func writeCommunication(p *printer, c analysis.Communication) {
 			_ = t.Append(w.name, analysis.StepLabel(w.step), ms(w.waitNs), strconv.Itoa(w.waiting), strconv.Itoa(w.last))
 		}
 		p.err(t.Render())
+	}
+	var fired []analysis.Check
+	for _, ch := range c.Checks {
+		if ch.Fired {
+			fired = append(fired, ch)
+		}
+	}
+	if len(fired) > 0 {
+		p.printf("\nChecks that fired\n")
+		for _, ch := range fired {
+			p.printf("  %s: %d of %d (%s)", ch.Title, ch.Count, ch.Total, ch.Threshold)
+			if ch.Evidence != "" {
+				p.printf("; e.g. %s", ch.Evidence)
+			}
+			p.printf("\n")
+		}
 	}
 	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) == 0 {
 		p.printf("\nNo slow rank, slow link or retransmission found.\n")

@@ -19,6 +19,7 @@ type jsonReport struct {
 	Ranks         []jsonRank       `json:"ranks"`
 	Collectives   []jsonCollective `json:"collectives"`
 	Communication jsonComm         `json:"communication"`
+	Findings      []jsonFinding    `json:"findings"`
 	Warnings      []string         `json:"warnings"`
 	Notes         []string         `json:"notes"`
 	Gates         []jsonGate       `json:"gates"`
@@ -91,6 +92,53 @@ type jsonComm struct {
 	SlowLinks       []jsonSlowLink       `json:"slow_links"`
 	SlowNodes       []jsonSlowNode       `json:"slow_nodes"`
 	Retransmissions []jsonRetransmission `json:"retransmissions"`
+	Checks          []jsonCheck          `json:"checks"`
+	GroupSteps      []jsonGroupStep      `json:"group_steps"`
+	Pipelines       []jsonPipeline       `json:"pipelines"`
+	Hardware        jsonHardware         `json:"hardware"`
+}
+
+type jsonCheck struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Fired     bool   `json:"fired"`
+	Count     int    `json:"count"`
+	Total     int    `json:"total"`
+	Threshold string `json:"threshold"`
+	Evidence  string `json:"evidence"`
+	Rank      int    `json:"rank"`
+	Step      int    `json:"step"`
+	Op        string `json:"op"`
+}
+
+type jsonGroupStep struct {
+	Group                        string  `json:"group"`
+	Kind                         string  `json:"kind"`
+	Step                         int     `json:"step"`
+	Ranks                        int     `json:"ranks"`
+	CommunicationUs              float64 `json:"communication_us"`
+	CommunicationNotOverlappedUs float64 `json:"communication_not_overlapped_us"`
+	StageUs                      float64 `json:"stage_us"`
+	ExposedShare                 float64 `json:"exposed_share"`
+}
+
+type jsonPipeline struct {
+	Group              string    `json:"group"`
+	Ranks              []int     `json:"ranks"`
+	Stages             int       `json:"stages"`
+	Microbatches       int       `json:"microbatches"`
+	MicrobatchesSource string    `json:"microbatches_source"`
+	TheoryBubble       float64   `json:"theory_bubble"`
+	MeasuredBubble     float64   `json:"measured_bubble"`
+	StageComputingUs   []float64 `json:"stage_computing_us"`
+	Imbalance          float64   `json:"imbalance"`
+	Note               string    `json:"note"`
+}
+
+type jsonHardware struct {
+	Name      string             `json:"name"`
+	Assumed   bool               `json:"assumed"`
+	PeaksGBps map[string]float64 `json:"peaks_gbps"`
 }
 
 type jsonSlowRank struct {
@@ -143,6 +191,8 @@ type jsonOp struct {
 	SyncRatio  float64                  `json:"sync_ratio"`
 	CrossWait  float64                  `json:"cross_rank_wait_us"`
 	Bytes      int64                    `json:"bytes"`
+	BusBwGBps  float64                  `json:"busbw_gbps"`
+	Util       float64                  `json:"utilisation"`
 	Source     string                   `json:"source"`
 	Transports map[string]jsonTransport `json:"transports"`
 }
@@ -168,11 +218,33 @@ type jsonLink struct {
 	Bytes         int64   `json:"bytes"`
 	TimeUs        float64 `json:"time_us"`
 	BandwidthGBps float64 `json:"bandwidth_gbps"`
+	PeakGBps      float64 `json:"peak_gbps"`
+	Utilisation   float64 `json:"utilisation"`
 }
 
 func commJSON(c analysis.Communication) jsonComm {
 	out := jsonComm{Ops: []jsonOp{}, Groups: []jsonGroup{}, Links: []jsonLink{}, SlowRanks: []jsonSlowRank{},
-		SlowLinks: []jsonSlowLink{}, SlowNodes: []jsonSlowNode{}, Retransmissions: []jsonRetransmission{}}
+		SlowLinks: []jsonSlowLink{}, SlowNodes: []jsonSlowNode{}, Retransmissions: []jsonRetransmission{},
+		Checks: []jsonCheck{}, GroupSteps: []jsonGroupStep{}, Pipelines: []jsonPipeline{},
+		Hardware: jsonHardware{Name: c.Hardware.Name, Assumed: c.Hardware.Assumed, PeaksGBps: c.Hardware.PeakGBps}}
+	for _, ch := range c.Checks {
+		out.Checks = append(out.Checks, jsonCheck{ID: ch.ID, Title: ch.Title, Fired: ch.Fired, Count: ch.Count, Total: ch.Total,
+			Threshold: ch.Threshold, Evidence: ch.Evidence, Rank: ch.Where.Rank, Step: ch.Where.Step, Op: ch.Where.Op})
+	}
+	for _, g := range c.GroupSteps {
+		out.GroupSteps = append(out.GroupSteps, jsonGroupStep{Group: g.Group, Kind: g.Kind, Step: g.Step, Ranks: g.Ranks,
+			CommunicationUs: us(g.CommunicationNs), CommunicationNotOverlappedUs: us(g.CommNotOverlappedNs), StageUs: us(g.StageNs),
+			ExposedShare: share(g.ExposedShare())})
+	}
+	for _, p := range c.Pipelines {
+		comp := make([]float64, len(p.StageComputingNs))
+		for i, ns := range p.StageComputingNs {
+			comp[i] = us(ns)
+		}
+		out.Pipelines = append(out.Pipelines, jsonPipeline{Group: p.Group, Ranks: p.Ranks, Stages: p.Stages, Microbatches: p.Microbatches,
+			MicrobatchesSource: p.MicrobatchesSource, TheoryBubble: share(p.TheoryBubble), MeasuredBubble: share(p.MeasuredBubble),
+			StageComputingUs: comp, Imbalance: share(p.Imbalance), Note: p.Note})
+	}
 	for _, r := range c.SlowRanks {
 		out.SlowRanks = append(out.SlowRanks, jsonSlowRank{Rank: r.Rank, Score: r.Score, Steps: r.Steps, Cause: r.Cause, Evidence: r.Evidence})
 	}
@@ -190,7 +262,7 @@ func commJSON(c analysis.Communication) jsonComm {
 		jo := jsonOp{Rank: o.Rank, Step: o.Step, Group: o.Group, Name: o.Name, Type: o.Type, StartUs: us(o.StartNs),
 			ElapseUs: us(o.ElapseNs), TransitUs: us(o.TransitNs), WaitUs: us(o.WaitNs), SyncUs: us(o.SyncNs),
 			IdleUs: us(o.IdleNs), WaitRatio: o.WaitRatio(), SyncRatio: o.SyncRatio(), CrossWait: us(o.CrossWaitNs),
-			Bytes: o.Bytes, Source: o.Source, Transports: map[string]jsonTransport{}}
+			Bytes: o.Bytes, BusBwGBps: round(o.BusBwGBps, 4), Util: round(o.Utilisation, 4), Source: o.Source, Transports: map[string]jsonTransport{}}
 		for name, t := range o.Transports {
 			jo.Transports[name] = jsonTransport{Bytes: t.Bytes, TimeUs: us(t.TimeNs), BandwidthGBps: round(t.BandwidthGBps(), 4),
 				LargePacketRatio: t.LargePacketRatio}
@@ -202,7 +274,7 @@ func commJSON(c analysis.Communication) jsonComm {
 	}
 	for _, l := range c.Links {
 		out.Links = append(out.Links, jsonLink{Src: l.Src, Dst: l.Dst, Transport: l.Transport, Bytes: l.Bytes,
-			TimeUs: us(l.TimeNs), BandwidthGBps: round(l.BandwidthGBps(), 4)})
+			TimeUs: us(l.TimeNs), BandwidthGBps: round(l.BandwidthGBps(), 4), PeakGBps: l.PeakGBps, Utilisation: round(l.Utilisation, 4)})
 	}
 	return out
 }
@@ -238,13 +310,14 @@ func WriteJSON(w io.Writer, d *Document) error {
 		Summary: jsonSummary{Ranks: s.Ranks, Steps: s.Steps, StepTimeUs: us(s.StepTimeNs),
 			CommShare: share(s.CommShare), CommTotalShare: share(s.CommTotalShare),
 			AllReduceShare: share(s.AllReduceShare), OverlapRatio: share(s.OverlapRatio),
-			Incomplete: s.Incomplete, Verdict: Verdict(s)},
+			Incomplete: s.Incomplete, Verdict: d.verdict()},
 		Ranks:         []jsonRank{},
 		Collectives:   []jsonCollective{},
 		Warnings:      nonNil(r.Warnings),
 		Notes:         nonNil(d.Notes),
 		Gates:         []jsonGate{},
 		Communication: commJSON(r.Communication),
+		Findings:      adviceFindings(d.Advice),
 	}
 	for _, rr := range r.Ranks {
 		jr := jsonRank{Rank: rr.Rank, Source: string(rr.Source), Format: string(rr.Format), Dir: rr.Dir,

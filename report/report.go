@@ -4,6 +4,8 @@
 package report
 
 import (
+	"fmt"
+
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 )
@@ -14,12 +16,15 @@ const SchemaVersion = 1
 
 // Document is what a report shows: the analysis, the gates and the inputs' notes.
 type Document struct {
-	Result  *analysis.Result
-	Advice  *advisor.Advice // findings and recommendations; nil when not asked for
-	Gates   []analysis.GateResult
-	Notes   []string // discovery notes: ignored files, duplicates
-	Command string   // the command line that produced the report
-	Version string   // hcclprof's version
+	Result *analysis.Result
+	Advice *advisor.Advice // findings and recommendations; nil when not asked for
+	// CommBudget is the exposed share above which the verdict calls communication
+	// the bottleneck; 0 means the field's 30% (DefaultCommBudget).
+	CommBudget float64
+	Gates      []analysis.GateResult
+	Notes      []string // discovery notes: ignored files, duplicates
+	Command    string   // the command line that produced the report
+	Version    string   // hcclprof's version
 }
 
 // FailedGates returns the gates that did not hold.
@@ -33,22 +38,34 @@ func (d *Document) FailedGates() []analysis.GateResult {
 	return out
 }
 
-// CommBudget is the exposed-communication share above which communication is called
-// the bottleneck: the 30% rule of the field (docs/seed-notes.md).
-const CommBudget = 0.30
+// DefaultCommBudget is the exposed-communication share above which communication is
+// called the bottleneck: the advisor's, the 30% rule of the field (docs/seed-notes.md).
+var DefaultCommBudget = advisor.DefaultOptions.CommBudget
 
-// Verdict is a one-line reading of the shares.
-func Verdict(s analysis.Summary) string {
+// Verdict is a one-line reading of the shares against the default budget.
+func Verdict(s analysis.Summary) string { return VerdictWithin(s, DefaultCommBudget) }
+
+// VerdictWithin reads the shares against a budget.
+func VerdictWithin(s analysis.Summary, budget float64) string {
 	switch {
 	case s.Ranks == 0:
 		return "no step breakdown could be computed"
 	case s.CommTotalShare == 0:
 		return "no communication in the profiled steps"
-	case s.CommShare > CommBudget:
-		return "communication is the bottleneck: exposed communication is above the 30% budget"
-	case s.CommShare > 0.10:
-		return "communication is a significant cost, within the 30% budget"
+	case s.CommShare > budget:
+		return fmt.Sprintf("communication is the bottleneck: exposed communication is above the %.0f%% budget", 100*budget)
+	case s.CommShare > budget/3:
+		return fmt.Sprintf("communication is a significant cost, within the %.0f%% budget", 100*budget)
 	default:
 		return "communication is a minor cost"
 	}
+}
+
+// verdict is the document's verdict, against its budget.
+func (d *Document) verdict() string {
+	b := d.CommBudget
+	if b == 0 {
+		b = DefaultCommBudget
+	}
+	return VerdictWithin(d.Result.Summary, b)
 }

@@ -21,7 +21,7 @@ func WriteText(w io.Writer, d *Document) error {
 	p := &printer{w: w}
 	steps := r.StepNumbers()
 	p.printf("hcclprof: %d rank(s), %d step(s) %s\n", s.Ranks, s.Steps, stepList(steps))
-	p.printf("Verdict: %s.\n", Verdict(s))
+	p.printf("Verdict: %s.\n", d.verdict())
 	if s.Ranks > 0 {
 		p.printf("  exposed communication (comm_share)   %6.2f%% of step time\n", 100*s.CommShare)
 		p.printf("  all communication (comm_total_share) %6.2f%%\n", 100*s.CommTotalShare)

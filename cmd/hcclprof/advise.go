@@ -15,8 +15,7 @@ import (
 
 func newAdviseCmd() *cobra.Command {
 	var format string
-	var workers int
-	var skipSteps []int
+	var af analysisFlags
 	cmd := &cobra.Command{
 		Use:   "advise PATH...",
 		Short: "Only the advice: what is wrong (with evidence) and what to change",
@@ -31,14 +30,18 @@ Exit codes: 0 done; 2 usage or input error.`,
 			if format != "text" && format != "json" {
 				return usage(fmt.Errorf("unknown --format %q: want text or json", format))
 			}
-			acc := analysis.NewAccumulator(analysis.Options{Workers: workers, SkipSteps: skipSteps})
-			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: workers, OnRank: acc.Add})
+			opts, advOpts, err := af.options()
+			if err != nil {
+				return usage(err)
+			}
+			acc := analysis.NewAccumulator(opts)
+			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
 			if err != nil {
 				return usage(err)
 			}
 			res := acc.Result(cluster)
-			advice := advisor.Advise(res, advisor.EnvOf(cluster), advisor.DefaultOptions)
-			doc := &report.Document{Result: res, Advice: &advice, Notes: cluster.Notes,
+			advice := advisor.Advise(res, advisor.EnvOf(cluster), advOpts)
+			doc := &report.Document{Result: res, Advice: &advice, CommBudget: advOpts.CommBudget, Notes: cluster.Notes,
 				Command: "hcclprof " + strings.Join(os.Args[1:], " "), Version: toolVersion()}
 			if format == "json" {
 				err = report.WriteAdviceJSON(cmd.OutOrStdout(), doc)
@@ -53,7 +56,6 @@ Exit codes: 0 done; 2 usage or input error.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "text", "text or json")
-	fl.IntVar(&workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
-	fl.IntSliceVar(&skipSteps, "skip-steps", nil, "leave these step numbers out (warm-up steps)")
+	af.register(fl)
 	return cmd
 }

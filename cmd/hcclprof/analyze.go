@@ -21,9 +21,7 @@ type analyzeFlags struct {
 	output       string
 	failOn       []string
 	allowPartial bool
-	workers      int
-	skipSteps    []int
-	microbatches int
+	analysis     analysisFlags
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -48,9 +46,7 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
-	fl.IntVar(&f.workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
-	fl.IntSliceVar(&f.skipSteps, "skip-steps", nil, "leave these step numbers out of every figure (warm-up steps), e.g. --skip-steps 1,2")
-	fl.IntVar(&f.microbatches, "microbatches", 0, "pipeline micro-batches per step, for the theoretical bubble (0: inferred from the receives)")
+	f.analysis.register(fl)
 	return cmd
 }
 
@@ -69,20 +65,25 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	}
 	// Each rank is summarised as soon as it is read and its timeline dropped, so memory
 	// follows the summaries, not the traces.
-	acc := analysis.NewAccumulator(analysis.Options{Workers: f.workers, SkipSteps: f.skipSteps, Microbatches: f.microbatches})
-	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: f.workers, OnRank: acc.Add})
+	opts, advOpts, err := f.analysis.options()
+	if err != nil {
+		return usage(err)
+	}
+	acc := analysis.NewAccumulator(opts)
+	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
 	if err != nil {
 		return usage(err) // nothing found, or an argument that does not exist
 	}
 	res := acc.Result(cluster)
-	advice := advisor.Advise(res, advisor.EnvOf(cluster), advisor.DefaultOptions)
+	advice := advisor.Advise(res, advisor.EnvOf(cluster), advOpts)
 	doc := &report.Document{
-		Result:  res,
-		Advice:  &advice,
-		Gates:   analysis.EvaluateGates(gates, res.Summary.Metrics()),
-		Notes:   append(cluster.Notes, skippedNote(f.skipSteps)...),
-		Command: "hcclprof " + strings.Join(os.Args[1:], " "),
-		Version: toolVersion(),
+		Result:     res,
+		Advice:     &advice,
+		CommBudget: advOpts.CommBudget,
+		Gates:      analysis.EvaluateGates(gates, res.Summary.Metrics()),
+		Notes:      append(cluster.Notes, skippedNote(opts.SkipSteps)...),
+		Command:    "hcclprof " + strings.Join(os.Args[1:], " "),
+		Version:    toolVersion(),
 	}
 	var w io.Writer = cmd.OutOrStdout()
 	if f.output != "" {

@@ -274,3 +274,52 @@ func TestAdvise(t *testing.T) {
 	_, _, code = runBin(t, "advise", sample, "--format", "yaml")
 	assert.Equal(t, 2, code)
 }
+
+// TestHardwareConfigFlags: --hardware and --peak change the peaks the links are held
+// against; a bad --peak or config file is a usage error naming the problem.
+func TestHardwareConfigFlags(t *testing.T) {
+	out, _, code := runBin(t, "analyze", sample, "--format", "json", "--hardware", "A3", "--peak", "RDMA=10")
+	require.Equal(t, 0, code)
+	var rep struct {
+		Communication struct {
+			Hardware struct {
+				Name      string
+				Assumed   bool
+				PeaksGBps map[string]float64 `json:"peaks_gbps"`
+			}
+			Links []struct {
+				Transport   string
+				PeakGBps    float64 `json:"peak_gbps"`
+				Utilisation float64
+			}
+			Checks []struct {
+				ID    string
+				Fired bool
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	hw := rep.Communication.Hardware
+	assert.Equal(t, "A3", hw.Name)
+	assert.False(t, hw.Assumed)
+	assert.Equal(t, 10.0, hw.PeaksGBps["RDMA"])
+	assert.Equal(t, 204.0, hw.PeaksGBps["SIO"])
+	for _, l := range rep.Communication.Links {
+		assert.Equal(t, hw.PeaksGBps[l.Transport], l.PeakGBps)
+		assert.Positive(t, l.Utilisation)
+	}
+	assert.Len(t, rep.Communication.Checks, 6)
+
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("comm_budget: 0.6\nslow_rank: {method: dixon}\n"), 0o644))
+	out, _, code = runBin(t, "analyze", sample, "--config", cfg)
+	assert.Equal(t, 0, code)
+	assert.NotContains(t, out, "above the 30% budget", "the budget is 60% now")
+	require.NoError(t, os.WriteFile(cfg, []byte("slow_link:\n  fraction: 3\n"), 0o644))
+	_, stderr, code := runBin(t, "analyze", sample, "--config", cfg)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "slow_link.fraction = 3")
+	_, stderr, code = runBin(t, "analyze", sample, "--hardware", "H100")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `unknown hardware "H100"`)
+}

@@ -1,0 +1,58 @@
+package analysis
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestExampleConfigIsTheDefaults parses the commented example at the repository root:
+// it must equal the built-in defaults, so the file documents them truthfully.
+func TestExampleConfigIsTheDefaults(t *testing.T) {
+	c, err := LoadConfig("../hcclprof.example.yaml")
+	require.NoError(t, err)
+	o, err := c.Options()
+	require.NoError(t, err)
+	want := DefaultThresholds
+	want.SlowRankMethod = "mad"
+	assert.Equal(t, want, o.Thresholds)
+	assert.Equal(t, DefaultCheckThresholds, o.Checks)
+	assert.Nil(t, o.Hardware, "hardware detected")
+	require.NotNil(t, c.CommBudget)
+	assert.Equal(t, 0.30, *c.CommBudget)
+}
+
+func TestConfigOverrides(t *testing.T) {
+	c, err := ParseConfig(strings.NewReader("hardware: a3\npeaks_gbps: {rdma: 12.5}\nslow_rank: {method: dixon}\nchecks: {small_rdma_mb: 2}\nretransmission_s: 2\n"), "c.yaml")
+	require.NoError(t, err)
+	o, err := c.Options()
+	require.NoError(t, err)
+	assert.Equal(t, "dixon", o.Thresholds.SlowRankMethod)
+	assert.Equal(t, int64(2_000_000_000), o.Thresholds.RetransmissionNs)
+	assert.Equal(t, int64(2_000_000), o.Checks.SmallRDMABytes)
+	require.NotNil(t, o.Hardware)
+	assert.Equal(t, "A3", o.Hardware.Name)
+	assert.Equal(t, 12.5, o.Hardware.PeakGBps["RDMA"])
+	assert.Equal(t, 204.0, o.Hardware.PeakGBps["SIO"])
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"slow_rank:\n  zz: 3\n", "c.yaml: line 2: field zz not found"},
+		{"hardware: H100\n", `unknown hardware "H100"`},
+		{"slow_link: {fraction: 2}\n", "slow_link.fraction = 2: want a value in [0, 1]"},
+		{"slow_rank: {method: vote}\n", `slow_rank.method = "vote"`},
+		{"peaks_gbps: {RDMA: -1}\n", "peaks_gbps.RDMA = -1"},
+		{"comm_budget: 30\n", "comm_budget = 30"},
+		{"checks: [1]\n", "c.yaml: line 1"},
+	} {
+		_, err := ParseConfig(strings.NewReader(tc.doc), "c.yaml")
+		require.Error(t, err, tc.doc)
+		assert.Contains(t, err.Error(), tc.want, tc.doc)
+	}
+	_, err := LoadConfig("/nonexistent/hcclprof.yaml")
+	assert.True(t, os.IsNotExist(err))
+}

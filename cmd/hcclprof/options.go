@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/analysis/hardware"
+)
+
+// analysisFlags are the flags that tune the analysis and the advice, shared by the
+// commands that analyse a run; options() turns them into options in one place.
+type analysisFlags struct {
+	workers      int
+	skipSteps    []int
+	microbatches int
+	config       string
+	hardware     string
+	peaks        []string
+}
+
+func (f *analysisFlags) register(fl *pflag.FlagSet) {
+	fl.IntVar(&f.workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
+	fl.IntSliceVar(&f.skipSteps, "skip-steps", nil, "leave these step numbers out of every figure (warm-up steps), e.g. --skip-steps 1,2")
+	fl.IntVar(&f.microbatches, "microbatches", 0, "pipeline micro-batches per step, for the theoretical bubble (0: inferred from the receives)")
+	fl.StringVar(&f.config, "config", "", "YAML file of thresholds, hardware and link peaks (see hcclprof.example.yaml)")
+	fl.StringVar(&f.hardware, "hardware", "", "the product for link peaks: "+strings.Join(hardware.Names(), ", ")+" (default: detected, else A2)")
+	fl.StringArrayVar(&f.peaks, "peak", nil, "override a link peak, TRANSPORT=GBPS (e.g. RDMA=12.5); repeatable")
+}
+
+// options builds the analysis and advisor options: defaults, then the config file,
+// then the flags.
+func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
+	ao := analysis.Options{}
+	adv := advisor.DefaultOptions
+	if f.config != "" {
+		c, err := analysis.LoadConfig(f.config)
+		if err != nil {
+			return ao, adv, err
+		}
+		if ao, err = c.Options(); err != nil {
+			return ao, adv, fmt.Errorf("%s: %w", f.config, err)
+		}
+		if c.CommBudget != nil {
+			adv.CommBudget = *c.CommBudget
+		}
+	}
+	ao.Workers, ao.SkipSteps, ao.Microbatches = f.workers, f.skipSteps, f.microbatches
+	if f.hardware != "" || len(f.peaks) > 0 {
+		var hw hardware.Profile
+		switch {
+		case f.hardware != "":
+			p, err := hardware.Lookup(f.hardware)
+			if err != nil {
+				return ao, adv, fmt.Errorf("--hardware: %w", err)
+			}
+			hw = p
+		case ao.Hardware != nil:
+			hw = *ao.Hardware
+		default:
+			p, _ := hardware.Lookup(hardware.Default)
+			p.Assumed = true
+			hw = p
+		}
+		peaks := map[string]float64{}
+		for _, kv := range f.peaks {
+			k, v, ok := strings.Cut(kv, "=")
+			gbps, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if !ok || err != nil || gbps <= 0 || strings.TrimSpace(k) == "" {
+				return ao, adv, fmt.Errorf("--peak %q: want TRANSPORT=GBPS with a positive bandwidth, e.g. RDMA=12.5", kv)
+			}
+			peaks[strings.TrimSpace(k)] = gbps
+		}
+		hw = hw.WithPeaks(peaks)
+		ao.Hardware = &hw
+	}
+	return ao, adv, nil
+}
