@@ -93,6 +93,8 @@ func findings(res *analysis.Result, env Env, opts Options) []Finding {
 	out = append(out, waitFindings(res)...)
 	out = append(out, warmupFindings(res)...)
 	out = append(out, slowFindings(res.Communication)...)
+	out = append(out, checkFindings(res.Communication)...)
+	out = append(out, linkUseFindings(res.Communication)...)
 	out = append(out, pipelineFindings(res.Communication)...)
 	out = append(out, envFindings(env)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
@@ -367,4 +369,85 @@ func waitFindings(res *analysis.Result) []Finding {
 			float64(elapse-transit)/1e6, float64(elapse)/1e6, 100*float64(elapse-transit)/float64(stage),
 			worst.Name, worst.Rank, analysis.StepLabel(worst.Step), float64(worst.ElapseNs)/1e6, float64(worst.TransitNs)/1e6),
 		Refs: []Ref{{Rank: worst.Rank, Step: worst.Step, Op: worst.Name, StartUs: float64(worst.StartNs) / 1e3, DurUs: float64(worst.ElapseNs) / 1e3}}}}
+}
+
+// checkFindings turns the peer checks that fired into findings. Retransmission is
+// already a finding of its own (slowFindings).
+func checkFindings(c analysis.Communication) []Finding {
+	var out []Finding
+	for _, ch := range c.Checks {
+		if !ch.Fired {
+			continue
+		}
+		f := Finding{Evidence: fmt.Sprintf("%d of %d: %s", ch.Count, ch.Total, ch.Evidence)}
+		if ch.Where.Rank >= 0 {
+			f.Refs = []Ref{{Rank: ch.Where.Rank, Step: ch.Where.Step, Op: ch.Where.Op, StartUs: float64(ch.Where.StartNs) / 1e3}}
+		}
+		switch ch.ID {
+		case "small_packets_sdma", "small_packets_rdma":
+			transport := "SDMA"
+			if ch.ID == "small_packets_rdma" {
+				transport = "RDMA"
+			}
+			f.ID, f.Severity = "small_messages", Medium
+			f.Title = fmt.Sprintf("%.0f%% of the ops move small messages over %s: latency-bound", 100*float64(ch.Count)/float64(max(ch.Total, 1)), transport)
+			f.Evidence += "; each op pays its fixed latency, so fewer, larger messages (bigger gradient buckets, or accumulation) move the same bytes in less time"
+		case "over_buffsize":
+			f.ID, f.Severity = "messages_over_buffsize", Medium
+			f.Title = fmt.Sprintf("%d ops are larger than HCCL_BUFFSIZE and run in several rounds", ch.Count)
+			f.Evidence += "; every round pays the algorithm's latency again"
+		case "bandwidth_contention":
+			f.ID, f.Severity = "sdma_contention", Low
+			f.Title = "SDMA copies slow down while compute runs"
+			f.Evidence = ch.Threshold + "; " + ch.Evidence
+		case "byte_alignment":
+			f.ID, f.Severity = "unaligned_messages", Low
+			f.Title = fmt.Sprintf("%d SDMA copies are not 512-byte aligned", ch.Count)
+		default:
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// linkUseFindings flags a transport whose links, weighted by the bytes they carried,
+// run below half their peak: when messages are not small, that points at the links
+// or the algorithm's use of them, not at the workload.
+func linkUseFindings(c analysis.Communication) []Finding {
+	type acc struct{ bytes, weighted float64 }
+	by := map[string]*acc{}
+	for _, l := range c.Links {
+		if l.PeakGBps <= 0 || l.Bytes <= 0 {
+			continue
+		}
+		a := by[l.Transport]
+		if a == nil {
+			a = &acc{}
+			by[l.Transport] = a
+		}
+		a.bytes += float64(l.Bytes)
+		a.weighted += float64(l.Bytes) * l.Utilisation
+	}
+	names := make([]string, 0, len(by))
+	for n := range by {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []Finding
+	for _, n := range names {
+		use := by[n].weighted / by[n].bytes
+		if use >= 0.5 {
+			continue
+		}
+		peak, _ := c.Hardware.Peak(n)
+		assumed := ""
+		if c.Hardware.Assumed {
+			assumed = " (the product was assumed: set --hardware if it is not " + c.Hardware.Name + ")"
+		}
+		out = append(out, Finding{ID: "link_use_low", Severity: Medium,
+			Title: fmt.Sprintf("%s links run at %.0f%% of %s's %.1f GB/s peak", n, 100*use, c.Hardware.Name, peak),
+			Evidence: fmt.Sprintf("byte-weighted over %s links; small messages, contention or a congested fabric lower it%s", n, assumed)})
+	}
+	return out
 }

@@ -77,6 +77,22 @@ func TestFindingsOnScenarios(t *testing.T) {
 		require.Len(t, over, 1)
 		assert.Equal(t, advisor.High, a.Findings[0].Severity, "high findings first")
 	})
+	t.Run("small buckets: small messages, named with their op", func(t *testing.T) {
+		a := adviseBuiltin(t, "small-buckets-32rank", func(sc *scenario.Scenario) { sc.Steps = 2 })
+		small := byID(a, "small_messages")
+		require.NotEmpty(t, small)
+		assert.Equal(t, advisor.Medium, small[0].Severity)
+		require.NotEmpty(t, small[0].Refs)
+		assert.Contains(t, small[0].Refs[0].Op, "hcom_allReduce")
+		assertOnlyRealKnobs(t, a)
+	})
+	t.Run("small HCCL_BUFFSIZE: messages over the buffer", func(t *testing.T) {
+		a := adviseBuiltin(t, "small-buffsize-16rank", func(sc *scenario.Scenario) { sc.Steps = 2 })
+		over := byID(a, "messages_over_buffsize")
+		require.Len(t, over, 1)
+		assert.Contains(t, over[0].Evidence, "HCCL_BUFFSIZE=16")
+		assertOnlyRealKnobs(t, a)
+	})
 	t.Run("healthy has no high-severity finding", func(t *testing.T) {
 		a := adviseBuiltin(t, "healthy-2node-16rank", func(sc *scenario.Scenario) { sc.Steps = 3 })
 		for _, f := range a.Findings {
@@ -132,7 +148,7 @@ func TestRealDataAdvice(t *testing.T) {
 	for _, f := range a.Findings {
 		ids = append(ids, f.ID)
 	}
-	assert.Equal(t, []string{"comm_share_over_budget", "comm_mostly_waiting"}, ids)
+	assert.Equal(t, []string{"comm_share_over_budget", "comm_mostly_waiting", "unaligned_messages"}, ids)
 	w := byID(a, "comm_mostly_waiting")[0]
 	assert.Contains(t, w.Title, "Only 3.7% of the collectives' time moves data")
 	assert.Contains(t, w.Evidence, "Only 2 of group 17522688603477080586's 8 ranks were profiled")
