@@ -446,7 +446,7 @@ func linkUseFindings(c analysis.Communication) []Finding {
 			assumed = " (the product was assumed: set --hardware if it is not " + c.Hardware.Name + ")"
 		}
 		out = append(out, Finding{ID: "link_use_low", Severity: Medium,
-			Title: fmt.Sprintf("%s links run at %.0f%% of %s's %.1f GB/s peak", n, 100*use, c.Hardware.Name, peak),
+			Title:    fmt.Sprintf("%s links run at %.0f%% of %s's %.1f GB/s peak", n, 100*use, c.Hardware.Name, peak),
 			Evidence: fmt.Sprintf("byte-weighted over %s links; small messages, contention or a congested fabric lower it%s", n, assumed)})
 	}
 	return out
