@@ -57,7 +57,8 @@ demo: build
 
 # package:target pairs.
 FUZZ_TARGETS := parser:FuzzTraceView parser:FuzzStepTraceCSV parser:FuzzKernelDetails parser:FuzzCommunicationJSON \
-	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo parser:FuzzKineto fixtures/scenario:FuzzScenarioParse
+	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo parser:FuzzKineto parser:FuzzOpSummaryCSV parser:FuzzMsprofIterationMarkers \
+	fixtures/scenario:FuzzScenarioParse
 FUZZTIME ?= 20s
 
 # Each parser's fuzz target in turn (the seeds include the real files when present).

@@ -93,7 +93,7 @@ func inspectRank(r *profile.Rank) Inspection {
 		add("step_breakdown", false, "", "export the timeline (trace_view.json) or step_trace_time.csv: any profiler level with the NPU activity")
 	}
 	stepAdvice := "call prof.step() once per training step inside the profiler's schedule, so steps are marked"
-	if r.Format == profile.FormatMsprof {
+	if r.Format == profile.FormatMsprof || r.Format == profile.FormatMsprofDB {
 		stepAdvice = "msprof marks no steps in an op-based (PyTorch) run, so the whole collection is one step: profile with torch_npu's profiler (ProfilerStep#N markers), or mark iterations in graph mode"
 	}
 	add("step_markers", len(r.Steps) > 0 || hasStepRows(r.StepTrace), stepMarkerSource(r), stepAdvice)
@@ -153,7 +153,7 @@ func stepMarkerSource(r *profile.Rank) string {
 	switch r.Format {
 	case profile.FormatMsprof:
 		return "the step trace's Iteration markers"
-	case profile.FormatTorchNPUDB, profile.FormatMindSporeDB:
+	case profile.FormatTorchNPUDB, profile.FormatMindSporeDB, profile.FormatMsprofDB:
 		return "STEP_TIME rows"
 	}
 	return "ProfilerStep#N markers"

@@ -49,17 +49,49 @@ const maxKernelDurUs = 9e12
 // id inside the name. The result is sorted by start time (stable, so file order
 // breaks ties).
 func ParseKernelDetailsComm(r io.Reader, file string) ([]KernelCommOp, error) {
+	return parseCommRows(r, file, kernelDetailsCols)
+}
+
+// ParseOpSummaryComm reads the communication rows of msprof's op_summary_*.csv
+// (formats.md §6.2): the same rows as kernel_details.csv under msprof's column names
+// (Op Name, Task Type, Task Start Time(us) or Start Time(us), Task Duration(us),
+// Step Id), the mapping msprof-analyze's advisor uses.
+func ParseOpSummaryComm(r io.Reader, file string) ([]KernelCommOp, error) {
+	return parseCommRows(r, file, opSummaryCols)
+}
+
+// commCols names the columns of a device task CSV; each list holds the accepted
+// spellings, the first one required ones are reported by.
+type commCols struct {
+	name, start, duration, core, step []string
+}
+
+var (
+	kernelDetailsCols = commCols{name: []string{kdColName}, start: []string{kdColStart}, duration: []string{kdColDuration},
+		core: []string{kdColCore}, step: []string{kdColStepId, kdColStepIDAlt}}
+	opSummaryCols = commCols{name: []string{"Op Name"}, start: []string{"Task Start Time(us)", "Start Time(us)"},
+		duration: []string{"Task Duration(us)"}, core: []string{"Task Type"}, step: []string{"Step Id", "Step ID"}}
+)
+
+func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, error) {
 	t, err := openCSVTable(r, file)
 	if err != nil {
 		return nil, err
 	}
-	req, err := t.requireCols(kdColName, kdColStart, kdColDuration)
-	if err != nil {
+	iName, iStart, iDur := t.col(cols.name...), t.col(cols.start...), t.col(cols.duration...)
+	var missing []string
+	for i, c := range []int{iName, iStart, iDur} {
+		if c < 0 {
+			missing = append(missing, [][]string{cols.name, cols.start, cols.duration}[i][0])
+		}
+	}
+	if len(missing) > 0 {
+		_, err := t.requireCols(missing...)
 		return nil, err
 	}
-	iName, iStart, iDur := req[0], req[1], req[2]
-	iCore := t.col(kdColCore)
-	iStep := t.col(kdColStepId, kdColStepIDAlt)
+	colStart, colDuration, colStep := cols.start[0], cols.duration[0], cols.step[0]
+	iCore := t.col(cols.core...)
+	iStep := t.col(cols.step...)
 
 	var ops []KernelCommOp
 	for {
@@ -76,20 +108,20 @@ func ParseKernelDetailsComm(r io.Reader, file string) ([]KernelCommOp, error) {
 		}
 		op := KernelCommOp{Step: -1}
 		if iStep >= 0 {
-			if op.Step, op.HasStep, err = t.stepField(iStep, kdColStepId); err != nil {
+			if op.Step, op.HasStep, err = t.stepField(iStep, colStep); err != nil {
 				return nil, err
 			}
 		}
 		start, err := MicrosToNs(t.field(iStart))
 		if err != nil {
-			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %v", kdColStart, err)
+			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %v", colStart, err)
 		}
-		durUs, err := t.floatField(iDur, kdColDuration)
+		durUs, err := t.floatField(iDur, colDuration)
 		if err != nil {
 			return nil, err
 		}
 		if durUs < 0 || durUs > maxKernelDurUs {
-			return nil, errAtLine(file, t.lineOf(iDur), "column %q: duration %v µs out of range", kdColDuration, durUs)
+			return nil, errAtLine(file, t.lineOf(iDur), "column %q: duration %v µs out of range", colDuration, durUs)
 		}
 		op.Name = name
 		op.Type = profile.OpType(name)

@@ -231,14 +231,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 	if p, ok := files["kernel_details.csv"]; ok && !r.HasTimeline {
 		open(p, func(rd io.Reader, name string) error {
 			rows, err := ParseKernelDetailsComm(rd, name)
-			for _, k := range rows {
-				op := k.CommOp
-				op.Step = -1
-				if k.HasStep {
-					op.Step = k.Step
-				}
-				r.KernelCommOps = append(r.KernelCommOps, op)
-			}
+			r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
 			return err
 		})
 	} else if ok {
@@ -258,23 +251,7 @@ func loadTorchDB(r *profile.Rank, ri RankInput, files map[string]string, rel fun
 	r.Format = profile.FormatTorchNPUDB
 	r.FilesUsed = append(r.FilesUsed, rel(ri.DB))
 	tdb, err := ParseTorchDB(ri.DB)
-	if tdb != nil {
-		if tdb.Events > 0 {
-			r.HasTimeline = true
-			r.Steps, r.Compute, r.CommOps, r.CommTasks = tdb.Steps, tdb.Compute, tdb.CommOps, tdb.CommTasks
-			r.Overlap, r.Flows = tdb.Overlap, tdb.Flows
-		}
-		if md := tdb.Metadata; md.Env != nil {
-			r.Metadata.Env = md.Env
-		}
-		r.Info.ChipName = tdb.ChipName
-		if md := tdb.Metadata; md.ParallelGroups != nil {
-			r.Metadata.ParallelGroups = md.ParallelGroups
-		}
-		if md := tdb.Metadata; md.DistributedArgs != nil {
-			r.Metadata.DistributedArgs = md.DistributedArgs
-		}
-	}
+	fillFromUnifiedDB(r, tdb)
 	if err != nil {
 		if r.HasTimeline {
 			problem("%v (the timeline is partial: %d rows read before this point)", err, tdb.Events)
@@ -351,4 +328,45 @@ func ignoredNote(ranks []*profile.Rank) string {
 		parts[i] = fmt.Sprintf("%s (%d)", n, count[n])
 	}
 	return "ignored files hcclprof does not read: " + strings.Join(parts, ", ")
+}
+
+// fillFromUnifiedDB copies what a unified profiler db gave (torch_npu's, MindSpore's
+// or msprof's: the same schema) into the rank; META_DATA's sections replace those
+// read before. tdb may be partial (read up to an error) or nil.
+func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
+	if tdb == nil {
+		return
+	}
+	if tdb.Events > 0 {
+		r.HasTimeline = true
+		r.Steps, r.Compute, r.CommOps, r.CommTasks = tdb.Steps, tdb.Compute, tdb.CommOps, tdb.CommTasks
+		r.Overlap, r.Flows = tdb.Overlap, tdb.Flows
+	}
+	if md := tdb.Metadata; md.Env != nil {
+		r.Metadata.Env = md.Env
+	}
+	if md := tdb.Metadata; md.ParallelGroups != nil {
+		r.Metadata.ParallelGroups = md.ParallelGroups
+	}
+	if md := tdb.Metadata; md.DistributedArgs != nil {
+		r.Metadata.DistributedArgs = md.DistributedArgs
+	}
+	if tdb.ChipName != "" {
+		r.Info.ChipName = tdb.ChipName
+	}
+}
+
+// kernelOps turns the comm rows of kernel_details.csv or op_summary into ops with the
+// profiler's step (-1 when it gave none).
+func kernelOps(rows []KernelCommOp) []profile.CommOp {
+	out := make([]profile.CommOp, 0, len(rows))
+	for _, k := range rows {
+		op := k.CommOp
+		op.Step = -1
+		if k.HasStep {
+			op.Step = k.Step
+		}
+		out = append(out, op)
+	}
+	return out
 }

@@ -57,7 +57,15 @@ var (
 	// msprof_{dev}_{model}_{iter}_{ts}.json (7.0.RC1), msprof_{n}_{n}_{ts}.json (7.0.0).
 	oldTimelineRe  = regexp.MustCompile(`^msprof((?:_\d+)+)\.json$`)
 	oldStepTraceRe = regexp.MustCompile(`^step_trace((?:_\d+)+)\.json$`)
+	// msprofDBRe is the unified db `msprof --type=db` writes at the PROF root
+	// (msprof-analyze's ^msprof_\d{1,20}\.db$; the CLI writes 14 digits).
+	msprofDBRe = regexp.MustCompile(`^msprof_(\d{1,20})\.db$`)
+	// op_summary: CANN 8 export op_summary_{ts}.csv, older device_N/summary/op_summary_{n}_..._{ts}.csv.
+	opSummaryRe = regexp.MustCompile(`^op_summary((?:_\d+)+)\.csv$`)
 )
+
+// msprofCommAnalyzerDB is the analysis db msprof writes in analyze/ (formats.md §7.3).
+const msprofCommAnalyzerDB = "communication_analyzer.db"
 
 // IsMsprofDir reports whether path is an msprof PROF directory: a directory named
 // PROF_{6 digits}_{17 digits}_{word} (formats.md §1.3), or one holding
@@ -380,6 +388,13 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 		owner = owner && o > dev.Device
 	}
 
+	// A unified db at the PROF root is what msprof-analyze reads first (data type db):
+	// it holds the device's timeline in the torch_npu db schema.
+	if db := newestMatch(dev.ProfDir, msprofDBRe); owner && db != "" {
+		l.readUnifiedDB(db)
+		return l.finish()
+	}
+
 	var timelines, stepTraces []string
 	exportDir := filepath.Join(dev.ProfDir, msprofExportDir)
 	if msprofIsDir(exportDir) {
@@ -399,11 +414,47 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 		l.readTimeline(timelines)
 		l.readStepMarkers(stepTraces)
 	} else if owner {
+		// Without a timeline, op_summary's HCCL rows are the only record of the ops.
+		summary := newestMatch(exportDir, opSummaryRe)
+		if summary == "" {
+			summary = newestMatch(filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), "summary"), opSummaryRe)
+		}
+		if summary != "" {
+			l.open(summary, func(rd io.Reader, name string) error {
+				rows, err := ParseOpSummaryComm(rd, name)
+				r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
+				return err
+			})
+		}
 		l.problem("%s: no timeline (%s/msprof_*.json, or device_%d/timeline/msprof_*.json): export it with msprof --export=on --output=%s",
 			dev.ProfDir, msprofExportDir, dev.Device, dev.ProfDir)
 	}
 
 	if analyze := filepath.Join(dev.ProfDir, msprofAnalyzeDir); owner && msprofIsDir(analyze) {
+		l.readAnalyze(analyze)
+	}
+	return l.finish()
+}
+
+// readAnalyze reads analyze/: communication.json and communication_matrix.json, or
+// when those are absent communication_analyzer.db (the --type=db analysis); other
+// files are listed as ignored.
+func (l *msprofLoader) readAnalyze(analyze string) {
+	r := l.r
+	if _, err := statPath(filepath.Join(analyze, "communication.json")); err != nil {
+		if db := filepath.Join(analyze, msprofCommAnalyzerDB); fileExists(db) {
+			loadAnalysisDB(r, db, l.rel, l.problem)
+			if entries, err := readDirPath(analyze); err == nil {
+				for _, e := range entries {
+					if n := e.Name(); !e.IsDir() && n != msprofCommAnalyzerDB {
+						l.ignore(filepath.Join(analyze, n))
+					}
+				}
+			}
+			return
+		}
+	}
+	{
 		l.open(filepath.Join(analyze, "communication.json"), func(rd io.Reader, name string) (err error) {
 			r.CommStats, err = ParseCommunicationJSON(rd, name)
 			return err
@@ -420,10 +471,55 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 			}
 		}
 	}
-	attachGroupHashes(r)
-	sort.Strings(r.FilesUsed)
-	sort.Strings(r.FilesIgnored)
-	return r
+}
+
+// finish completes a device's rank.
+func (l *msprofLoader) finish() *profile.Rank {
+	attachGroupHashes(l.r)
+	sort.Strings(l.r.FilesUsed)
+	sort.Strings(l.r.FilesIgnored)
+	return l.r
+}
+
+// readUnifiedDB reads msprof_{ts}.db (the torch_npu db schema without PYTORCH_API,
+// formats.md §7.1), the text export beside it being ignored, and analyze/'s analysis.
+func (l *msprofLoader) readUnifiedDB(db string) {
+	r := l.r
+	r.Format = profile.FormatMsprofDB
+	r.FilesUsed = append(r.FilesUsed, l.rel(db))
+	tdb, err := ParseTorchDB(db)
+	fillFromUnifiedDB(r, tdb)
+	if err != nil {
+		l.problem("%v", err)
+	}
+	if exportDir := filepath.Join(l.dir, msprofExportDir); msprofIsDir(exportDir) {
+		l.ignore(exportDir)
+	}
+	if analyze := filepath.Join(l.dir, msprofAnalyzeDir); msprofIsDir(analyze) {
+		l.readAnalyze(analyze)
+	}
+}
+
+// newestMatch returns the file of dir whose name matches re with the greatest number
+// in its first group (numbers compared as numbers, joined digits for several parts),
+// "" when none does.
+func newestMatch(dir string, re *regexp.Regexp) string {
+	entries, err := readDirPath(dir)
+	if err != nil {
+		return ""
+	}
+	best, bestKey := "", ""
+	for _, e := range entries {
+		m := re.FindStringSubmatch(e.Name())
+		if e.IsDir() || m == nil {
+			continue
+		}
+		key := m[1]
+		if best == "" || len(key) > len(bestKey) || (len(key) == len(bestKey) && key > bestKey) {
+			best, bestKey = filepath.Join(dir, e.Name()), key
+		}
+	}
+	return best
 }
 
 func msprofIsDir(p string) bool {

@@ -29,6 +29,9 @@ const (
 	// FormatMsprof is the msprof command line's PROF_* directory (CANN 8 text export
 	// or the older per-iteration device_N/timeline layout).
 	FormatMsprof Format = "msprof"
+	// FormatMsprofDB is the unified db msprof --type=db writes at a PROF directory's
+	// root (msprof_{ts}.db), read instead of the text export beside it.
+	FormatMsprofDB Format = "msprof-db"
 	// FormatTorchNPUDB is torch_npu's db export: ascend_pytorch_profiler_{rank}.db
 	// and analysis.db in ASCEND_PROFILER_OUTPUT.
 	FormatTorchNPUDB Format = "torch_npu-db"
