@@ -32,7 +32,7 @@ type archiveMember struct {
 
 // dirMembers lists the files and directories under root as archive members named
 // relative to root (prefix/... when prefix is set), in walk order.
-func dirMembers(t *testing.T, root, prefix string) []archiveMember {
+func dirMembers(t testing.TB, root, prefix string) []archiveMember {
 	t.Helper()
 	var out []archiveMember
 	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -57,7 +57,7 @@ func dirMembers(t *testing.T, root, prefix string) []archiveMember {
 
 // writeArchive writes members to path as a zip, a tar, or a gzip-compressed tar,
 // by path's suffix.
-func writeArchive(t *testing.T, path string, members []archiveMember) {
+func writeArchive(t testing.TB, path string, members []archiveMember) {
 	t.Helper()
 	var buf bytes.Buffer
 	switch {
@@ -320,5 +320,32 @@ func TestArchiveTruncated(t *testing.T) {
 			require.Error(t, err, "%s cut at %d", ext, cut)
 			assert.Contains(t, err.Error(), arc)
 		}
+	}
+}
+
+// BenchmarkArchive loads the 8-rank demo cluster from a .tar.gz and from a .zip.
+func BenchmarkArchive(b *testing.B) {
+	dir := filepath.Join("..", "fixtures", "samples", "demo-2node-8rank")
+	if _, err := os.Stat(dir); err != nil {
+		b.Skip("bundled sample absent")
+	}
+	members := dirMembers(b, dir, "")
+	var size int64
+	for _, m := range members {
+		size += int64(len(m.data))
+	}
+	for _, ext := range []string{".tar.gz", ".zip"} {
+		b.Run(ext, func(b *testing.B) {
+			arc := filepath.Join(b.TempDir(), "cluster"+ext)
+			writeArchive(b, arc, members)
+			b.SetBytes(size)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c, err := parser.LoadCluster([]string{arc}, parser.LoadOptions{})
+				if err != nil || len(c.Ranks) != 8 {
+					b.Fatalf("%v, %d ranks", err, len(c.Ranks))
+				}
+			}
+		})
 	}
 }
