@@ -53,6 +53,9 @@ type TransportUse struct {
 	Bytes, TimeNs    int64
 	Packets          int
 	LargePacketRatio float64 // share of packets above the transport's large-packet size
+	// Sizes is the size distribution: packets per size, with their time (the
+	// profiler's Size Distribution, or the transfers' exact sizes), by size.
+	Sizes []profile.PacketBin
 }
 
 // BandwidthGBps is Bytes/Time in decimal GB/s.
@@ -173,7 +176,8 @@ func rankCommunication(r *profile.Rank, th Thresholds, skipSteps map[int]bool) r
 				for _, b := range t.SizeDistribution {
 					n += b.Count
 				}
-				st.Transports[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio}
+				st.Transports[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio,
+					Sizes: t.SizeDistribution}
 			}
 		} else if len(opTasks) > 0 {
 			st.Source = "tasks"
@@ -433,12 +437,27 @@ func sdmaLink(linkType string) string {
 func transportUse(tasks []profile.CommTask) map[string]TransportUse {
 	out := map[string]TransportUse{}
 	large := map[string]int{}
+	bins := map[string]map[int64]profile.PacketBin{}
+	addBin := func(transport string, bytes, ns int64) {
+		if bins[transport] == nil {
+			bins[transport] = map[int64]profile.PacketBin{}
+		}
+		b := bins[transport][bytes]
+		b.SizeBytes = bytes
+		b.Count++
+		b.TimeNs += ns
+		bins[transport][bytes] = b
+	}
 	eachTransfer(tasks, func(_, _ int, transport string, bytes, ns int64) {
 		u := out[transport]
 		u.Bytes += bytes
 		u.TimeNs += ns
 		u.Packets++
 		out[transport] = u
+		addBin(transport, bytes, ns)
+		if transport != "RDMA" {
+			addBin("SDMA", bytes, ns) // SDMA is the sum of the SDMA links
+		}
 		limit := int64(largePacketSDMABytes)
 		if transport == "RDMA" {
 			limit = largePacketRDMABytes
@@ -450,6 +469,7 @@ func transportUse(tasks []profile.CommTask) map[string]TransportUse {
 	var sdma TransportUse
 	for name, u := range out {
 		u.LargePacketRatio = math.Round(float64(large[name])/float64(u.Packets)*1e4) / 1e4
+		u.Sizes = sortedBins(bins[name])
 		out[name] = u
 		if name != "RDMA" && name != "SDMA" {
 			sdma.Bytes += u.Bytes
@@ -458,8 +478,25 @@ func transportUse(tasks []profile.CommTask) map[string]TransportUse {
 		}
 	}
 	if sdma.Bytes > 0 {
+		sdma.Sizes = sortedBins(bins["SDMA"])
+		var largeSDMA int
+		for _, b := range sdma.Sizes {
+			if b.SizeBytes > largePacketSDMABytes {
+				largeSDMA += int(b.Count)
+			}
+		}
+		sdma.LargePacketRatio = math.Round(float64(largeSDMA)/float64(sdma.Packets)*1e4) / 1e4
 		out["SDMA"] = sdma
 	}
+	return out
+}
+
+func sortedBins(m map[int64]profile.PacketBin) []profile.PacketBin {
+	out := make([]profile.PacketBin, 0, len(m))
+	for _, b := range m {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SizeBytes < out[j].SizeBytes })
 	return out
 }
 

@@ -54,6 +54,18 @@ func TestOpSplitRecomputedMatchesProfiler(t *testing.T) {
 			assert.Equal(t, w.Bytes, g.Bytes, "rank %d %s %s bytes", got.Rank, got.Name, name)
 			assert.InDelta(t, w.TimeNs, g.TimeNs, max(0.01*float64(w.TimeNs), 2), "rank %d %s %s time", got.Rank, got.Name, name)
 			dev(name+" time", g.TimeNs, w.TimeNs)
+			// The size distribution: the same packets at the same sizes.
+			wantBins, gotBins := map[int64]int64{}, map[int64]int64{}
+			for _, b := range w.Sizes {
+				wantBins[b.SizeBytes] += b.Count
+			}
+			for _, b := range g.Sizes {
+				gotBins[b.SizeBytes] += b.Count
+			}
+			if name != "SDMA" { // the profiler writes no distribution for the SDMA sum
+				assert.Equal(t, wantBins, gotBins, "rank %d %s %s size distribution", got.Rank, got.Name, name)
+			}
+			assert.Equal(t, w.LargePacketRatio, g.LargePacketRatio, "rank %d %s %s large packets", got.Rank, got.Name, name)
 		}
 		assert.Equal(t, len(want.Transports), len(got.Transports), "rank %d %s transports", got.Rank, got.Name)
 	}
@@ -125,7 +137,8 @@ func TestRDMATransferRule(t *testing.T) {
 	assert.Equal(t, int64(99+88), wait)
 	assert.Equal(t, int64(99), sync)
 	use := transportUse(tasks)
-	assert.Equal(t, TransportUse{Bytes: 1 << 20, TimeNs: 510, Packets: 1, LargePacketRatio: 1}, use["RDMA"])
+	assert.Equal(t, TransportUse{Bytes: 1 << 20, TimeNs: 510, Packets: 1, LargePacketRatio: 1,
+		Sizes: []profile.PacketBin{{SizeBytes: 1 << 20, Count: 1, TimeNs: 510}}}, use["RDMA"])
 	assert.NotContains(t, use, "SDMA")
 }
 

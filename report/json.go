@@ -198,10 +198,17 @@ type jsonOp struct {
 }
 
 type jsonTransport struct {
-	Bytes            int64   `json:"bytes"`
-	TimeUs           float64 `json:"time_us"`
-	BandwidthGBps    float64 `json:"bandwidth_gbps"`
-	LargePacketRatio float64 `json:"large_packet_ratio"`
+	Bytes            int64         `json:"bytes"`
+	TimeUs           float64       `json:"time_us"`
+	BandwidthGBps    float64       `json:"bandwidth_gbps"`
+	LargePacketRatio float64       `json:"large_packet_ratio"`
+	SizeDistribution []jsonSizeBin `json:"size_distribution"`
+}
+
+type jsonSizeBin struct {
+	SizeBytes int64   `json:"size_bytes"`
+	Count     int64   `json:"count"`
+	TimeUs    float64 `json:"time_us"`
 }
 
 type jsonGroup struct {
@@ -264,8 +271,12 @@ func commJSON(c analysis.Communication) jsonComm {
 			IdleUs: us(o.IdleNs), WaitRatio: o.WaitRatio(), SyncRatio: o.SyncRatio(), CrossWait: us(o.CrossWaitNs),
 			Bytes: o.Bytes, BusBwGBps: round(o.BusBwGBps, 4), Util: round(o.Utilisation, 4), Source: o.Source, Transports: map[string]jsonTransport{}}
 		for name, t := range o.Transports {
+			bins := make([]jsonSizeBin, 0, len(t.Sizes))
+			for _, b := range t.Sizes {
+				bins = append(bins, jsonSizeBin{SizeBytes: b.SizeBytes, Count: b.Count, TimeUs: us(b.TimeNs)})
+			}
 			jo.Transports[name] = jsonTransport{Bytes: t.Bytes, TimeUs: us(t.TimeNs), BandwidthGBps: round(t.BandwidthGBps(), 4),
-				LargePacketRatio: t.LargePacketRatio}
+				LargePacketRatio: t.LargePacketRatio, SizeDistribution: bins}
 		}
 		out.Ops = append(out.Ops, jo)
 	}
