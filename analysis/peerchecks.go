@@ -94,20 +94,24 @@ func rankCheckSamples(r *profile.Rank, ops []OpStat, th CheckThresholds) rankChe
 	bufBytes := int64(buffMB) << 20
 	for _, o := range ops {
 		ref := CheckRef{Rank: o.Rank, Step: o.Step, Op: o.Name, StartNs: o.StartNs}
-		if t, ok := o.Transports["SDMA"]; ok && t.Bytes > 0 {
-			rc.sdmaOps++
-			if t.Bytes < th.SmallSDMABytes {
-				rc.smallSDMA++
-				rc.smallSDMAEx.keep(float64(t.Bytes) < rc.smallSDMAEx.value, ref, float64(t.Bytes),
-					fmt.Sprintf("%s moves %.3f MB over SDMA", o.Name, float64(t.Bytes)/1e6))
+		for _, small := range []struct {
+			transport     string
+			limit         int64
+			ops, smallOps *int
+			example       *checkExample
+		}{
+			{"SDMA", th.SmallSDMABytes, &rc.sdmaOps, &rc.smallSDMA, &rc.smallSDMAEx},
+			{"RDMA", th.SmallRDMABytes, &rc.rdmaOps, &rc.smallRDMA, &rc.smallRDMAEx},
+		} {
+			t, ok := o.Transports[small.transport]
+			if !ok || t.Bytes <= 0 {
+				continue
 			}
-		}
-		if t, ok := o.Transports["RDMA"]; ok && t.Bytes > 0 {
-			rc.rdmaOps++
-			if t.Bytes < th.SmallRDMABytes {
-				rc.smallRDMA++
-				rc.smallRDMAEx.keep(float64(t.Bytes) < rc.smallRDMAEx.value, ref, float64(t.Bytes),
-					fmt.Sprintf("%s moves %.3f MB over RDMA", o.Name, float64(t.Bytes)/1e6))
+			*small.ops++
+			if t.Bytes < small.limit {
+				*small.smallOps++
+				small.example.keep(float64(t.Bytes) < small.example.value, ref, float64(t.Bytes),
+					fmt.Sprintf("%s moves %.3f MB over %s", o.Name, float64(t.Bytes)/1e6, small.transport))
 			}
 		}
 		if o.Bytes > 0 {
