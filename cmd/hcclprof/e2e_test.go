@@ -323,3 +323,34 @@ func TestHardwareConfigFlags(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `unknown hardware "H100"`)
 }
+
+// TestModel: the issue's example commands, their JSON fields, and usage errors.
+func TestModel(t *testing.T) {
+	out, _, code := runBin(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "256MiB",
+		"--alpha-us", "20", "--bw-gbps", "18.3", "--buffsize-mb", "200", "--format", "json")
+	require.Equal(t, 0, code, out)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	for _, k := range []string{"op", "algo", "ranks", "bytes", "time_us", "latency_us", "bandwidth_us", "reduce_us", "rounds", "algbw_gbps", "busbw_gbps"} {
+		assert.Contains(t, m, k)
+	}
+	assert.Equal(t, 2.0, m["rounds"], "256 MiB over a 200 MB buffer")
+	assert.InDelta(t, 560, m["latency_us"], 1e-6, "14 steps × 20 µs × 2 rounds")
+	assert.InDelta(t, 1.75*float64(256<<20)/18.3e3, m["bandwidth_us"], 1e-3)
+
+	out, _, code = runBin(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "4", "--size", "16MiB", "--format", "json")
+	require.Equal(t, 0, code, out)
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	assert.Equal(t, "nhr", m["hccl_choice"], "costmodel.md §3.4: NHR 386.5 µs beats Ring 506.5 µs")
+	assert.Equal(t, "hierarchical-nhr", m["algo"])
+	out, _, code = runBin(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "2", "--size", "256MiB")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "HCCL's choice on A2, 2 servers: pipeline")
+
+	_, stderr, code := runBin(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "lots", "--bw-gbps", "18")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `size "lots"`)
+	_, stderr, code = runBin(t, "model", "--op", "allreduce", "--algo", "magic", "--ranks", "8", "--size", "1MiB", "--bw-gbps", "18")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `no "magic" algorithm`)
+}

@@ -57,7 +57,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd())
-	root.AddCommand(newAdviseCmd())
+	root.AddCommand(newAdviseCmd(), newModelCmd())
 	return root
 }
 

@@ -1,0 +1,198 @@
+package costmodel
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// HierarchicalAllReduce is HCCL's AllReduceMeshExecutor on m servers of pl NPUs
+// (costmodel.md §3.6): a mesh reduce-scatter inside each server, an AllReduce of n/pl
+// between servers with level1 (ring, nhr, rhd), a mesh all-gather inside. Every NPU
+// uses its own NIC at once. bufferBytes bounds each round (§3.7).
+func HierarchicalAllReduce(pl, m int, n int64, intra, inter Link, level1 string, bufferBytes int64) (Cost, error) {
+	if pl < 1 || m < 1 {
+		return Cost{}, fmt.Errorf("servers = %d, NPUs per server = %d: want ≥ 1", m, pl)
+	}
+	rounds := Rounds(n, bufferBytes)
+	out := Cost{Op: "allreduce", Algo: "hierarchical-" + NormaliseAlgo(level1), Ranks: pl * m, Bytes: n, Rounds: rounds}
+	nb := float64(n)
+	if pl > 1 {
+		// RS: α_l + n/pl·β_l + (pl−1)/pl·n·γ; AG: α_l + n/pl·β_l.
+		out.LatencyUs += 2 * float64(rounds) * intra.AlphaUs
+		out.BandwidthUs += 2 * nb / float64(pl) * intra.betaUsPerByte()
+		out.ReduceUs += float64(pl-1) / float64(pl) * nb * intra.gammaUsPerByte()
+	}
+	if m > 1 {
+		c, err := CoefficientsOf("allreduce", level1, m)
+		if err != nil {
+			return Cost{}, err
+		}
+		piece := nb / float64(pl)
+		out.LatencyUs += float64(rounds) * c.A * inter.AlphaUs
+		out.BandwidthUs += c.B * piece * inter.betaUsPerByte()
+		out.ReduceUs += c.C * piece * inter.gammaUsPerByte()
+	}
+	out.finish()
+	return out, nil
+}
+
+// PipelineAllReduce is HCCL's Pipeline algorithm (costmodel.md §3.2): intra- and
+// inter-server steps overlap, each step costing the slower of the two:
+// T = 2·[(m−1)·max(n/p·β_r + α_r, n/p·β_l + α_l) + n/p·β_l + α_l], p = pl·m.
+func PipelineAllReduce(pl, m int, n int64, intra, inter Link) (Cost, error) {
+	if pl < 1 || m < 2 {
+		return Cost{}, fmt.Errorf("pipeline needs several servers (m = %d) of NPUs (pl = %d)", m, pl)
+	}
+	p := float64(pl * m)
+	slice := float64(n) / p
+	stepInter := slice*inter.betaUsPerByte() + inter.AlphaUs
+	stepIntra := slice*intra.betaUsPerByte() + intra.AlphaUs
+	out := Cost{Op: "allreduce", Algo: "pipeline", Ranks: pl * m, Bytes: n, Rounds: 1}
+	total := 2 * (float64(m-1)*math.Max(stepInter, stepIntra) + stepIntra)
+	// Split for the report: the α terms of the dominant path, the rest bandwidth.
+	alpha := inter.AlphaUs
+	if stepIntra > stepInter {
+		alpha = intra.AlphaUs
+	}
+	out.LatencyUs = 2 * (float64(m-1)*alpha + intra.AlphaUs)
+	out.BandwidthUs = total - out.LatencyUs
+	out.finish()
+	return out, nil
+}
+
+// HCCL's legacy level-1 model constants (costmodel.md §1.3).
+const (
+	legacyLatencyUs   = 60.0 // δ per step
+	legacyBWGiBps     = 20.0 // GetBandWidthPerNPU(level 1) on A2/A3: 25 × 0.8, in GiB/s
+	pipelineSliceLite = 1 << 20
+	pipelineSlice     = 2 << 20
+	pipelineMinLite   = 32 << 10
+	pipelineMin       = 2 << 20
+)
+
+// Choice is what HCCL's selector picks for an op, with the costs it compared.
+type Choice struct {
+	Algo   string             // pipeline, ring, nhr or rhd (H-D_R)
+	Reason string             // which rule decided
+	CostUs map[string]float64 // the α-β model's cost per candidate (empty when a pipeline rule decided)
+}
+
+// SelectA2Level1 reproduces HCCL's automatic level-1 choice on A2 (910B) in op-base
+// mode (costmodel.md §1.3, GetDefaultAlgoLevel1V2): the pipeline rules first (mesh
+// level0, more than one NPU per server), then the α-β model with δ = 60 µs and
+// BW = 20 GiB/s on D = min(size, CCL buffer), ties going to Ring, then NHR, then HD.
+// size is the op's total bytes (AllReduce, Broadcast, Reduce) or the per-rank piece
+// (AllGather, ReduceScatter), as HCCL counts curSize. rdmaLite is the RDMA-lite
+// capability that lowers the pipeline thresholds.
+func SelectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite bool) (Choice, error) {
+	o := NormaliseOp(op)
+	if m < 2 {
+		return Choice{Algo: "none", Reason: "a single server has no level 1"}, nil
+	}
+	if pl > 1 {
+		switch o {
+		case "allreduce":
+			slice := size / int64(m*pl)
+			min := int64(pipelineSlice)
+			if rdmaLite || deterministic {
+				min = pipelineSliceLite
+			}
+			if slice >= min {
+				return Choice{Algo: "pipeline", Reason: fmt.Sprintf("slice = size/(m·p_l) = %s ≥ %s", FormatBytes(slice), FormatBytes(min))}, nil
+			}
+		case "reducescatter", "allgather":
+			min := int64(pipelineMin)
+			if rdmaLite {
+				min = pipelineMinLite
+			}
+			if o == "reducescatter" && deterministic {
+				min = max(min, 256<<10)
+			}
+			if size >= min && !(o == "reducescatter" && deterministic && m <= 1) {
+				return Choice{Algo: "pipeline", Reason: fmt.Sprintf("size %s ≥ %s", FormatBytes(size), FormatBytes(min))}, nil
+			}
+		}
+	}
+	d := float64(size)
+	if bufferBytes > 0 {
+		d = math.Min(d, float64(bufferBytes))
+	}
+	bwBytesPerUs := legacyBWGiBps * (1 << 30) / 1e6
+	mf := float64(m)
+	lg := math.Ceil(math.Log2(mf))
+	pow2 := isPow2(m)
+	cost := map[string]float64{}
+	switch o {
+	case "allreduce":
+		data := d / float64(pl) / bwBytesPerUs
+		cost["ring"] = 2*(mf-1)*legacyLatencyUs + 2*(mf-1)/mf*data
+		cost["nhr"] = 2*lg*legacyLatencyUs + 2*(mf-1)/mf*data
+		if pow2 {
+			cost["rhd"] = 2*math.Log2(mf)*legacyLatencyUs + 2*(mf-1)/mf*data
+		} else {
+			cost["rhd"] = 2*lg*legacyLatencyUs + 2*(2*mf-1)/mf*data
+		}
+	case "reducescatter", "allgather":
+		data := d * float64(pl*m) / bwBytesPerUs
+		cost["ring"] = (mf-1)*legacyLatencyUs + (mf-1)/mf*data
+		cost["nhr"] = lg*legacyLatencyUs + (mf-1)/mf*data
+		if pow2 {
+			cost["rhd"] = math.Log2(mf)*legacyLatencyUs + (mf-1)/mf*data
+		} else {
+			cost["rhd"] = lg*legacyLatencyUs + (2*mf-1)/mf*data
+		}
+	case "broadcast", "reduce":
+		data := d / float64(pl) / bwBytesPerUs
+		cost["ring"] = 2*(mf-1)*legacyLatencyUs + 2*(mf-1)/mf*data
+		if pow2 {
+			cost["rhd"] = 2*math.Log2(mf)*legacyLatencyUs + 2*(mf-1)/mf*data
+		} else {
+			cost["rhd"] = (1+2*math.Floor(math.Log2(mf)))*legacyLatencyUs + (1+2*(mf-1)/mf)*data
+		}
+	default:
+		return Choice{}, fmt.Errorf("no legacy level-1 model for %q", op)
+	}
+	best := ""
+	for _, a := range []string{"ring", "nhr", "rhd"} { // strict <: ties keep the earlier
+		if c, ok := cost[a]; ok && (best == "" || c < cost[best]) {
+			best = a
+		}
+	}
+	return Choice{Algo: best, Reason: "α-β model, δ = 60 µs, BW = 20 GiB/s; ties: Ring, then NHR, then HD", CostUs: cost}, nil
+}
+
+// ParseSize reads a size: bytes, or with KiB/MiB/GiB (binary) or KB/MB/GB (decimal).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mul    float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mul := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mul = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mul
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v*mul > math.MaxInt64/2 {
+		return 0, fmt.Errorf("size %q: want a number of bytes, or with KiB/MiB/GiB (binary) or KB/MB/GB (decimal)", s)
+	}
+	return int64(math.Round(v * mul)), nil
+}
+
+// FormatBytes writes a size in binary units.
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', -1, 64) + " KiB"
+	}
+	return fmt.Sprintf("%d B", n)
+}

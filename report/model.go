@@ -1,0 +1,85 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"sort"
+
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+)
+
+// ModelDoc is the output of hcclprof model: a modelled op and, for a product, HCCL's
+// own choice with the costs it compared.
+type ModelDoc struct {
+	Cost    costmodel.Cost
+	Choice  *costmodel.Choice // nil when the algorithm was given
+	Product string
+	Servers int
+	Notes   []string
+}
+
+type jsonModel struct {
+	Op          string             `json:"op"`
+	Algo        string             `json:"algo"`
+	Ranks       int                `json:"ranks"`
+	Bytes       int64              `json:"bytes"`
+	TimeUs      float64            `json:"time_us"`
+	LatencyUs   float64            `json:"latency_us"`
+	BandwidthUs float64            `json:"bandwidth_us"`
+	ReduceUs    float64            `json:"reduce_us"`
+	Rounds      int                `json:"rounds"`
+	AlgBwGBps   float64            `json:"algbw_gbps"`
+	BusBwGBps   float64            `json:"busbw_gbps"`
+	Product     string             `json:"product,omitempty"`
+	Servers     int                `json:"servers,omitempty"`
+	HCCLChoice  string             `json:"hccl_choice,omitempty"`
+	Reason      string             `json:"reason,omitempty"`
+	ModelCostUs map[string]float64 `json:"hccl_model_cost_us,omitempty"`
+	Notes       []string           `json:"notes"`
+}
+
+// WriteModelJSON writes a modelled op as JSON.
+func WriteModelJSON(w io.Writer, d ModelDoc) error {
+	c := d.Cost
+	out := jsonModel{Op: c.Op, Algo: c.Algo, Ranks: c.Ranks, Bytes: c.Bytes, TimeUs: round(c.TimeUs, 3),
+		LatencyUs: round(c.LatencyUs, 3), BandwidthUs: round(c.BandwidthUs, 3), ReduceUs: round(c.ReduceUs, 3),
+		Rounds: c.Rounds, AlgBwGBps: round(c.AlgBwGBps, 4), BusBwGBps: round(c.BusBwGBps, 4),
+		Product: d.Product, Servers: d.Servers, Notes: nonNil(d.Notes)}
+	if d.Choice != nil {
+		out.HCCLChoice, out.Reason = d.Choice.Algo, d.Choice.Reason
+		if len(d.Choice.CostUs) > 0 {
+			out.ModelCostUs = map[string]float64{}
+			for k, v := range d.Choice.CostUs {
+				out.ModelCostUs[k] = round(v, 3)
+			}
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// WriteModelText writes a modelled op for people.
+func WriteModelText(w io.Writer, d ModelDoc) error {
+	p := &printer{w: w}
+	c := d.Cost
+	if d.Choice != nil {
+		p.printf("HCCL's choice on %s, %d servers: %s (%s)\n", d.Product, d.Servers, d.Choice.Algo, d.Choice.Reason)
+		if len(d.Choice.CostUs) > 0 {
+			names := make([]string, 0, len(d.Choice.CostUs))
+			for k := range d.Choice.CostUs {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				p.printf("  HCCL's model: %-5s %.1f µs\n", k, d.Choice.CostUs[k])
+			}
+		}
+	}
+	p.printf("%s %s on %d ranks, %s: %.1f µs (latency %.1f, bandwidth %.1f, reduce %.1f; %d round(s)); algbw %.2f GB/s, busbw %.2f GB/s\n",
+		c.Op, c.Algo, c.Ranks, costmodel.FormatBytes(c.Bytes), c.TimeUs, c.LatencyUs, c.BandwidthUs, c.ReduceUs, c.Rounds, c.AlgBwGBps, c.BusBwGBps)
+	for _, n := range d.Notes {
+		p.printf("  note: %s\n", n)
+	}
+	return p.firstErr
+}
