@@ -111,6 +111,8 @@ type Communication struct {
 	// pipeline-parallel groups with their bubble against theory.
 	GroupSteps []GroupStep
 	Pipelines  []Pipeline
+	// TransferSamples are the typical transfer times per transport and size.
+	TransferSamples []TransferSample
 	// Checks are msprof-analyze's communication checks and the HCCL_BUFFSIZE one.
 	Checks []Check
 	// Hardware is the product whose link peaks the utilisations use.
@@ -131,6 +133,31 @@ type rankComm struct {
 	transfers       []transfer
 	retransmissions []Retransmission
 	unmappedBytes   int64
+	// samples are the rank's transfer times per transport and size (the median of
+	// its transfers), for calibrating the links; kept whether or not the group's
+	// global ranks are known.
+	samples map[sampleKey]rankSample
+}
+
+type sampleKey struct {
+	transport string
+	sizeBytes int64
+}
+
+type rankSample struct {
+	medianNs float64
+	count    int
+}
+
+// TransferSample is the typical time of one transfer size over one transport across
+// the cluster: the median over ranks of each rank's median, so a slow link or rank
+// does not move it. It is what the cost model's calibration fits.
+type TransferSample struct {
+	Transport string
+	SizeBytes int64
+	MedianNs  float64
+	Count     int // transfers
+	Ranks     int // ranks that had this size
 }
 
 // transfer is the data one op moved over one link (the sum of its tasks there), kept
@@ -157,6 +184,7 @@ func rankCommunication(r *profile.Rank, th Thresholds, skipSteps map[int]bool) r
 		profilerStats[s.Name+"@"+s.Group] = s
 	}
 	groupRanks := globalRanksByGroup(r)
+	times := map[sampleKey][]float64{}
 	for i, op := range ops {
 		if skipSteps[steps[i]] {
 			continue
@@ -189,6 +217,10 @@ func rankCommunication(r *profile.Rank, th Thresholds, skipSteps map[int]bool) r
 		members := groupRanks[op.Group]
 		first := len(out.transfers)
 		eachTransfer(opTasks, func(src, dst int, transport string, bytes, ns int64) {
+			if transport != "RDMA" || ns <= th.RetransmissionNs {
+				k := sampleKey{transport, bytes}
+				times[k] = append(times[k], float64(ns))
+			}
 			if src < 0 || dst < 0 || src >= len(members) || dst >= len(members) {
 				out.unmappedBytes += bytes
 				return
@@ -212,6 +244,11 @@ func rankCommunication(r *profile.Rank, th Thresholds, skipSteps map[int]bool) r
 			}
 			out.transfers = append(out.transfers, transfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1})
 		})
+	}
+	out.samples = make(map[sampleKey]rankSample, len(times))
+	for k, v := range times {
+		sort.Float64s(v)
+		out.samples[k] = rankSample{medianNs: medianOf(v), count: len(v)}
 	}
 	return out
 }
@@ -239,6 +276,7 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 		}
 	}
 	crossRankWait(out.Ops)
+	out.TransferSamples = transferSamples(ranks)
 	out.Groups = clusterGroups(c)
 	nodeOf, hosts := nodesOf(c)
 	for _, l := range links {
@@ -597,4 +635,40 @@ func applyPeaks(c *Communication, colls []Collective) {
 			o.Utilisation = o.Transports[busiest].BandwidthGBps() / peak
 		}
 	}
+}
+
+// transferSamples joins the ranks' per-size medians: the median over ranks.
+func transferSamples(ranks []rankComm) []TransferSample {
+	medians := map[sampleKey][]float64{}
+	counts := map[sampleKey]int{}
+	for _, rc := range ranks {
+		for k, s := range rc.samples {
+			medians[k] = append(medians[k], s.medianNs)
+			counts[k] += s.count
+		}
+	}
+	out := make([]TransferSample, 0, len(medians))
+	for k, v := range medians {
+		sort.Float64s(v)
+		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, MedianNs: medianOf(v), Count: counts[k], Ranks: len(v)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Transport != out[j].Transport {
+			return out[i].Transport < out[j].Transport
+		}
+		return out[i].SizeBytes < out[j].SizeBytes
+	})
+	return out
+}
+
+// medianOf is the median of sorted values (the mean of the middle two for an even count).
+func medianOf(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"sort"
 
@@ -82,4 +83,59 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 		p.printf("  note: %s\n", n)
 	}
 	return p.firstErr
+}
+
+// WriteCalibrationText writes the calibrated links.
+func WriteCalibrationText(w io.Writer, fits []costmodel.LinkFit) error {
+	p := &printer{w: w}
+	if len(fits) == 0 {
+		p.printf("No HCCL transfers to calibrate on (the profile has no task rows: collect at profiler Level1).\n")
+		return p.firstErr
+	}
+	p.printf("Calibrated links (a transfer of n bytes takes α + n/BW; fitted on the run's own transfers)\n")
+	t := newTable(p)
+	t.Header("Transport", "α µs", "± µs", "BW GB/s", "± GB/s", "Sizes", "Range", "Transfers", "Back-test error", "Confidence")
+	for _, f := range fits {
+		_ = t.Append(f.Transport, fmt.Sprintf("%.2f", f.AlphaUs), fmt.Sprintf("%.2f", f.AlphaSEUs), fmt.Sprintf("%.2f", f.BWGBps),
+			fmt.Sprintf("%.2f", f.BWSEGBps), fmt.Sprint(f.Points), costmodel.FormatBytes(f.MinBytes)+"–"+costmodel.FormatBytes(f.MaxBytes),
+			fmt.Sprint(f.Transfers), pct(f.MAPE), f.Confidence)
+	}
+	p.err(t.Render())
+	for _, f := range fits {
+		if f.Note != "" {
+			p.printf("  %s: %s\n", f.Transport, f.Note)
+		}
+	}
+	return p.firstErr
+}
+
+type jsonLinkFit struct {
+	Transport  string  `json:"transport"`
+	AlphaUs    float64 `json:"alpha_us"`
+	AlphaSEUs  float64 `json:"alpha_se_us"`
+	BWGBps     float64 `json:"bandwidth_gbps"`
+	BWSEGBps   float64 `json:"bandwidth_se_gbps"`
+	Points     int     `json:"sizes"`
+	MinBytes   int64   `json:"min_bytes"`
+	MaxBytes   int64   `json:"max_bytes"`
+	Transfers  int     `json:"transfers"`
+	MAPE       float64 `json:"backtest_mape"`
+	Confidence string  `json:"confidence"`
+	Note       string  `json:"note"`
+}
+
+// WriteCalibrationJSON writes the calibrated links as JSON: {"links": [...]}.
+func WriteCalibrationJSON(w io.Writer, fits []costmodel.LinkFit) error {
+	out := struct {
+		SchemaVersion int           `json:"schema_version"`
+		Links         []jsonLinkFit `json:"links"`
+	}{SchemaVersion, []jsonLinkFit{}}
+	for _, f := range fits {
+		out.Links = append(out.Links, jsonLinkFit{Transport: f.Transport, AlphaUs: round(f.AlphaUs, 3), AlphaSEUs: round(f.AlphaSEUs, 3),
+			BWGBps: round(f.BWGBps, 4), BWSEGBps: round(f.BWSEGBps, 4), Points: f.Points, MinBytes: f.MinBytes, MaxBytes: f.MaxBytes,
+			Transfers: f.Transfers, MAPE: round(f.MAPE, 4), Confidence: f.Confidence, Note: f.Note})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

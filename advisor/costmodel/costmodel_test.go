@@ -136,4 +136,6 @@ func TestParseSize(t *testing.T) {
 	}
 	assert.Equal(t, "256 MiB", FormatBytes(256<<20))
 	assert.Equal(t, "1 GiB", FormatBytes(1<<30))
+	assert.Equal(t, "16.89 MiB", FormatBytes(17713600))
+	assert.Equal(t, "1.5 KiB", FormatBytes(1536))
 }

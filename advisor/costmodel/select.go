@@ -190,9 +190,16 @@ func FormatBytes(n int64) string {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%d GiB", n>>30)
 	case n >= 1<<20:
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+		return trimZeros(float64(n)/(1<<20)) + " MiB"
 	case n >= 1<<10:
-		return strconv.FormatFloat(float64(n)/(1<<10), 'f', -1, 64) + " KiB"
+		return trimZeros(float64(n)/(1<<10)) + " KiB"
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// trimZeros writes x with at most two decimals, without trailing zeros.
+func trimZeros(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 2, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
 }

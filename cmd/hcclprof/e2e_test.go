@@ -354,3 +354,27 @@ func TestModel(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `no "magic" algorithm`)
 }
+
+// TestCalibrate: the sample's links are fitted to the generator's (HCCS 18.3 GB/s,
+// RoCE 20 GB/s) and flagged low-confidence (two sizes only).
+func TestCalibrate(t *testing.T) {
+	out, _, code := runBin(t, "calibrate", sample, "--format", "json")
+	require.Equal(t, 0, code, out)
+	var rep struct {
+		Links []struct {
+			Transport     string
+			BandwidthGBps float64 `json:"bandwidth_gbps"`
+			Confidence    string
+			Sizes         int
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Links, 2)
+	assert.Equal(t, "HCCS", rep.Links[0].Transport)
+	assert.InDelta(t, 18.3, rep.Links[0].BandwidthGBps, 0.2)
+	assert.InDelta(t, 20, rep.Links[1].BandwidthGBps, 0.2)
+	assert.Equal(t, "low", rep.Links[0].Confidence)
+	out, _, code = runBin(t, "calibrate", sample)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "treat the fit as a hypothesis")
+}
