@@ -139,3 +139,47 @@ func WriteCalibrationJSON(w io.Writer, fits []costmodel.LinkFit) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
+
+// WhatIfDoc is the output of hcclprof whatif.
+type WhatIfDoc struct {
+	Bucketing  *costmodel.Bucketing
+	Prediction costmodel.Prediction
+}
+
+// WriteWhatIfText writes a what-if for people.
+func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
+	p := &printer{w: w}
+	b, pr := d.Bucketing, d.Prediction
+	p.printf("Measured: step %.3f ms, exposed communication %.3f ms (%.1f%%); %d gradient buckets of %s in all, each round α %.1f µs + n/%.2f GB/s (fitted), overlap window %.3f ms\n",
+		b.StepUs/1e3, b.ExposedUs/1e3, 100*b.ExposedUs/b.StepUs, len(b.Buckets), costmodel.FormatBytes(b.GradientBytes),
+		b.AlphaUs, 1e-3/b.BetaUsPerB, b.WindowUs/1e3)
+	p.printf("With %s = %s: step %.3f ms (%.3f–%.3f), exposed %.3f ms, comm_share %.1f%% (confidence %s)\n",
+		pr.Knob, pr.Value, pr.StepTimeUs/1e3, pr.Low/1e3, pr.High/1e3, pr.ExposedUs/1e3, 100*pr.CommShare, pr.Confidence)
+	for _, a := range pr.Assumptions {
+		p.printf("  assumes: %s\n", a)
+	}
+	for _, n := range b.Notes {
+		p.printf("  note: %s\n", n)
+	}
+	return p.firstErr
+}
+
+// WriteWhatIfJSON writes a what-if as JSON.
+func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
+	b, pr := d.Bucketing, d.Prediction
+	out := map[string]any{
+		"schema_version": SchemaVersion,
+		"measured": map[string]any{"step_time_us": round(b.StepUs, 3), "exposed_us": round(b.ExposedUs, 3),
+			"comm_share": share(b.ExposedUs / b.StepUs), "buckets": len(b.Buckets), "gradient_bytes": b.GradientBytes,
+			"alpha_us": round(b.AlphaUs, 3), "bandwidth_gbps": round(1e-3/b.BetaUsPerB, 4), "window_us": round(b.WindowUs, 3)},
+		"set": map[string]any{"knob": pr.Knob, "value": pr.Value},
+		"predicted": map[string]any{"step_time_us": round(pr.StepTimeUs, 3), "comm_share": share(pr.CommShare),
+			"low": round(pr.Low, 3), "high": round(pr.High, 3), "exposed_us": round(pr.ExposedUs, 3)},
+		"confidence":  pr.Confidence,
+		"assumptions": nonNil(pr.Assumptions),
+		"notes":       nonNil(b.Notes),
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

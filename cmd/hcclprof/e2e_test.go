@@ -378,3 +378,29 @@ func TestCalibrate(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "treat the fit as a hypothesis")
 }
+
+// TestWhatIf: the issue's command on the sample, in JSON, and its usage errors.
+func TestWhatIf(t *testing.T) {
+	out, _, code := runBin(t, "whatif", sample, "--set", "bucket=64MiB", "--set", "accumulation=4", "--format", "json")
+	require.Equal(t, 0, code, out)
+	var rep struct {
+		Measured  struct{ StepTimeUs float64 `json:"step_time_us"` }
+		Predicted struct {
+			StepTimeUs float64 `json:"step_time_us"`
+			CommShare  float64 `json:"comm_share"`
+			Low, High  float64
+		}
+		Set struct{ Knob, Value string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "bucket+accumulation", rep.Set.Knob)
+	assert.Greater(t, rep.Predicted.StepTimeUs, 2*rep.Measured.StepTimeUs, "four micro-batches per optimizer step, one exposed synchronisation")
+	assert.Less(t, rep.Predicted.CommShare, 0.3)
+	assert.LessOrEqual(t, rep.Predicted.Low, rep.Predicted.StepTimeUs)
+	assert.GreaterOrEqual(t, rep.Predicted.High, rep.Predicted.StepTimeUs)
+	_, stderr, code := runBin(t, "whatif", sample, "--set", "overlap=0.9")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `what-if "overlap" is not modelled`)
+	_, _, code = runBin(t, "whatif", sample)
+	assert.Equal(t, 2, code)
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/report"
+)
+
+func newWhatIfCmd() *cobra.Command {
+	var format string
+	var sets []string
+	var accumulation, buffsizeMB int
+	var af analysisFlags
+	cmd := &cobra.Command{
+		Use:   "whatif PATH... --set KNOB=VALUE",
+		Short: "Predict the step time and comm_share if a knob changes",
+		Long: `Whatif fits the run's gradient synchronisation (bucket sizes, per-round latency and
+bandwidth of its AllReduces, and the overlap window solved from the measured exposed
+communication) and predicts the step time and comm_share with the knobs changed
+together, with an interval from the fit's uncertainty.
+
+Knobs: bucket=SIZE (e.g. 64MiB), accumulation=N (micro-batches per optimizer step),
+buffsize=SIZE (HCCL_BUFFSIZE, e.g. 400MB). --accumulation and --buffsize-mb say what the
+measured run used when it was not 1 and 200.
+
+Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
+		Example: "  hcclprof whatif ./cluster --set bucket=64MiB --set accumulation=4",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			usage := func(err error) error { return &exitError{code: exitUsage, err: err} }
+			if format != "text" && format != "json" {
+				return usage(fmt.Errorf("unknown --format %q: want text or json", format))
+			}
+			if len(sets) == 0 {
+				return usage(fmt.Errorf("give at least one --set KNOB=VALUE (bucket, accumulation, buffsize)"))
+			}
+			var plan []costmodel.Setting
+			for _, s := range sets {
+				k, v, ok := strings.Cut(s, "=")
+				k = strings.TrimSpace(strings.ToLower(k))
+				if !ok {
+					return usage(fmt.Errorf("--set %q: want KNOB=VALUE", s))
+				}
+				var n int64
+				var err error
+				if k == "accumulation" {
+					n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				} else {
+					n, err = costmodel.ParseSize(v)
+				}
+				if err != nil {
+					return usage(fmt.Errorf("--set %s: %w", s, err))
+				}
+				plan = append(plan, costmodel.Setting{Knob: k, Value: n})
+			}
+			opts, _, err := af.options()
+			if err != nil {
+				return usage(err)
+			}
+			acc := analysis.NewAccumulator(opts)
+			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
+			if err != nil {
+				return usage(err)
+			}
+			bk, err := costmodel.FitBucketing(acc.Result(cluster), accumulation, int64(buffsizeMB)<<20)
+			if err != nil {
+				return usage(err)
+			}
+			pred, err := bk.WhatIfPlan(plan)
+			if err != nil {
+				return usage(err)
+			}
+			doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred}
+			if format == "json" {
+				err = report.WriteWhatIfJSON(cmd.OutOrStdout(), doc)
+			} else {
+				err = report.WriteWhatIfText(cmd.OutOrStdout(), doc)
+			}
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB; repeatable (applied together)")
+	fl.IntVar(&accumulation, "accumulation", 1, "micro-batches per optimizer step in the measured run")
+	fl.IntVar(&buffsizeMB, "buffsize-mb", 200, "HCCL_BUFFSIZE of the measured run, MB")
+	fl.StringVar(&format, "format", "text", "text or json")
+	af.register(fl)
+	return cmd
+}
