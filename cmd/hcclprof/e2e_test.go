@@ -384,7 +384,9 @@ func TestWhatIf(t *testing.T) {
 	out, _, code := runBin(t, "whatif", sample, "--set", "bucket=64MiB", "--set", "accumulation=4", "--format", "json")
 	require.Equal(t, 0, code, out)
 	var rep struct {
-		Measured  struct{ StepTimeUs float64 `json:"step_time_us"` }
+		Measured struct {
+			StepTimeUs float64 `json:"step_time_us"`
+		}
 		Predicted struct {
 			StepTimeUs float64 `json:"step_time_us"`
 			CommShare  float64 `json:"comm_share"`
