@@ -6,13 +6,24 @@ import (
 
 // Advice is the advisor's output: what is wrong and what to change.
 type Advice struct {
-	Findings []Finding
+	Findings        []Finding
+	Recommendations []Recommendation
+	// Notes say why a recommendation is missing or what the model could not fit.
+	Notes []string
 }
 
-// Advise reads an analysis (and the run's environment variables) for findings.
+// Advise reads an analysis (and the run's environment variables) for findings and
+// recommendations. facts says what the analysis cannot: the framework, the
+// micro-batches per step and HCCL_BUFFSIZE.
 func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	if opts.CommBudget == 0 {
 		opts.CommBudget = DefaultOptions.CommBudget
 	}
-	return Advice{Findings: findings(res, env, opts)}
+	a := Advice{Findings: findings(res, env, opts)}
+	framework := opts.Framework
+	if framework == "" {
+		framework = FrameworkDDP
+	}
+	a.Recommendations, a.Notes = recommend(res, FactsOf(env, framework), opts)
+	return a
 }

@@ -155,3 +155,15 @@ func TestRealDataAdvice(t *testing.T) {
 	assert.Equal(t, "hcom_allReduce__586_0_1", w.Refs[0].Op)
 	assertOnlyRealKnobs(t, a)
 }
+
+// TestRealDataNoTuning: on imagenet-2rank-level1 the AllReduces mostly wait, so the
+// cost model declines to price a knob, and says why.
+func TestRealDataNoTuning(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level1")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	a := advisor.Advise(analysis.Analyze(c, analysis.Options{}), advisor.EnvOf(c), advisor.DefaultOptions)
+	assert.Empty(t, a.Recommendations)
+	require.NotEmpty(t, a.Notes)
+	assert.Contains(t, a.Notes[0], "they mostly wait")
+}

@@ -12,11 +12,12 @@ import (
 // report and `hcclprof advise` list them all.
 const maxFindingsShown = 8
 
-// writeAdvice prints the advisor's findings, most severe first.
+// writeAdvice prints the advisor's findings, most severe first, then what to do.
 func writeAdvice(p *printer, a *advisor.Advice, all bool) {
 	if a == nil {
 		return
 	}
+	defer writeRecommendations(p, a)
 	if len(a.Findings) == 0 {
 		p.printf("\nFindings: none.\n")
 		return
@@ -80,7 +81,70 @@ func WriteAdviceJSON(w io.Writer, d *Document) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		SchemaVersion int           `json:"schema_version"`
-		Findings      []jsonFinding `json:"findings"`
-	}{SchemaVersion, adviceFindings(d.Advice)})
+		SchemaVersion   int                  `json:"schema_version"`
+		Findings        []jsonFinding        `json:"findings"`
+		Recommendations []jsonRecommendation `json:"recommendations"`
+	}{SchemaVersion, adviceFindings(d.Advice), adviceRecommendations(d.Advice)})
+}
+
+// writeRecommendations prints the "what to do" block: each change with how to apply it
+// and its predicted effect; hypotheses are marked as such.
+func writeRecommendations(p *printer, a *advisor.Advice) {
+	if len(a.Recommendations) == 0 {
+		for _, n := range a.Notes {
+			p.printf("  (%s)\n", n)
+		}
+		return
+	}
+	p.printf("\nWhat to do (ranked by predicted gain; from the cost model calibrated on this run)\n")
+	for i, r := range a.Recommendations {
+		label := "predicted"
+		if r.Hypothesis {
+			label = "hypothesis, not backed by the model"
+		}
+		p.printf("  %d. %s = %s: step %.3f ms (%.3f–%.3f), comm_share %.1f%%, saves %.3f ms per step's samples [%s, confidence %s]\n",
+			i+1, r.Knob, r.Value, r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3,
+			100*r.Predicted.CommShare, r.GainUs/1e3, label, r.Confidence)
+		for _, line := range strings.Split(r.Apply, "\n") {
+			p.printf("       %s\n", line)
+		}
+		for _, risk := range r.Risks {
+			p.printf("       risk: %s\n", risk)
+		}
+	}
+}
+
+type jsonPredicted struct {
+	StepTimeUs float64 `json:"step_time_us"`
+	CommShare  float64 `json:"comm_share"`
+	Low        float64 `json:"low"`
+	High       float64 `json:"high"`
+}
+
+type jsonRecommendation struct {
+	ID          string        `json:"id"`
+	Knob        string        `json:"knob"`
+	Value       string        `json:"value"`
+	Apply       string        `json:"apply"`
+	Predicted   jsonPredicted `json:"predicted"`
+	GainUs      float64       `json:"gain_us"`
+	Confidence  string        `json:"confidence"`
+	Hypothesis  bool          `json:"hypothesis"`
+	Assumptions []string      `json:"assumptions"`
+	Risks       []string      `json:"risks"`
+}
+
+func adviceRecommendations(a *advisor.Advice) []jsonRecommendation {
+	out := []jsonRecommendation{}
+	if a == nil {
+		return out
+	}
+	for _, r := range a.Recommendations {
+		out = append(out, jsonRecommendation{ID: r.ID, Knob: r.Knob, Value: r.Value, Apply: r.Apply,
+			Predicted: jsonPredicted{StepTimeUs: round(r.Predicted.StepTimeUs, 3), CommShare: share(r.Predicted.CommShare),
+				Low: round(r.Predicted.Low, 3), High: round(r.Predicted.High, 3)},
+			GainUs: round(r.GainUs, 3), Confidence: r.Confidence, Hypothesis: r.Hypothesis,
+			Assumptions: nonNil(r.Assumptions), Risks: nonNil(r.Risks)})
+	}
+	return out
 }

@@ -13,16 +13,17 @@ import (
 // the run has no step markers).
 
 type jsonReport struct {
-	SchemaVersion int              `json:"schema_version"`
-	Tool          jsonTool         `json:"tool"`
-	Summary       jsonSummary      `json:"summary"`
-	Ranks         []jsonRank       `json:"ranks"`
-	Collectives   []jsonCollective `json:"collectives"`
-	Communication jsonComm         `json:"communication"`
-	Findings      []jsonFinding    `json:"findings"`
-	Warnings      []string         `json:"warnings"`
-	Notes         []string         `json:"notes"`
-	Gates         []jsonGate       `json:"gates"`
+	SchemaVersion   int                  `json:"schema_version"`
+	Tool            jsonTool             `json:"tool"`
+	Summary         jsonSummary          `json:"summary"`
+	Ranks           []jsonRank           `json:"ranks"`
+	Collectives     []jsonCollective     `json:"collectives"`
+	Communication   jsonComm             `json:"communication"`
+	Findings        []jsonFinding        `json:"findings"`
+	Recommendations []jsonRecommendation `json:"recommendations"`
+	Warnings        []string             `json:"warnings"`
+	Notes           []string             `json:"notes"`
+	Gates           []jsonGate           `json:"gates"`
 }
 
 type jsonTool struct {
@@ -322,13 +323,14 @@ func WriteJSON(w io.Writer, d *Document) error {
 			CommShare: share(s.CommShare), CommTotalShare: share(s.CommTotalShare),
 			AllReduceShare: share(s.AllReduceShare), OverlapRatio: share(s.OverlapRatio),
 			Incomplete: s.Incomplete, Verdict: d.verdict()},
-		Ranks:         []jsonRank{},
-		Collectives:   []jsonCollective{},
-		Warnings:      nonNil(r.Warnings),
-		Notes:         nonNil(d.Notes),
-		Gates:         []jsonGate{},
-		Communication: commJSON(r.Communication),
-		Findings:      adviceFindings(d.Advice),
+		Ranks:           []jsonRank{},
+		Collectives:     []jsonCollective{},
+		Warnings:        nonNil(r.Warnings),
+		Notes:           nonNil(d.Notes),
+		Gates:           []jsonGate{},
+		Communication:   commJSON(r.Communication),
+		Findings:        adviceFindings(d.Advice),
+		Recommendations: adviceRecommendations(d.Advice),
 	}
 	for _, rr := range r.Ranks {
 		jr := jsonRank{Rank: rr.Rank, Source: string(rr.Source), Format: string(rr.Format), Dir: rr.Dir,

@@ -97,8 +97,11 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		}
 	}
 	a, b, sa, sb, n := fitLine(xs, ys)
-	if n < 2 || b <= 0 {
+	switch {
+	case n < 2:
 		return nil, fmt.Errorf("the AllReduces have one size: latency and bandwidth cannot be separated")
+	case b <= 0:
+		return nil, fmt.Errorf("the AllReduces' time does not grow with their size (they mostly wait, not move data): the model cannot price them")
 	}
 	bk.AlphaUs, bk.BetaUsPerB, bk.AlphaSEUs, bk.BetaSEUsPB = a, b, sa, sb
 	// The measured step: means over ranks and steps.

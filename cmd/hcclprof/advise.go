@@ -40,7 +40,7 @@ Exit codes: 0 done; 2 usage or input error.`,
 				return usage(err)
 			}
 			res := acc.Result(cluster)
-			advice := advisor.Advise(res, advisor.EnvOf(cluster), advOpts)
+			advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
 			doc := &report.Document{Result: res, Advice: &advice, CommBudget: advOpts.CommBudget, Notes: cluster.Notes,
 				Command: "hcclprof " + strings.Join(os.Args[1:], " "), Version: toolVersion()}
 			if format == "json" {

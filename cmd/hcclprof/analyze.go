@@ -75,7 +75,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		return usage(err) // nothing found, or an argument that does not exist
 	}
 	res := acc.Result(cluster)
-	advice := advisor.Advise(res, advisor.EnvOf(cluster), advOpts)
+	advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
 	doc := &report.Document{
 		Result:     res,
 		Advice:     &advice,

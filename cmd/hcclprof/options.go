@@ -10,6 +10,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // analysisFlags are the flags that tune the analysis and the advice, shared by the
@@ -79,4 +80,12 @@ func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
 		ao.Hardware = &hw
 	}
 	return ao, adv, nil
+}
+
+// withFramework fills the advisor's framework from the data when not given.
+func withFramework(o advisor.Options, c *profile.Cluster) advisor.Options {
+	if o.Framework == "" {
+		o.Framework = advisor.DetectFramework(c)
+	}
+	return o
 }

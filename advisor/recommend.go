@@ -1,0 +1,167 @@
+package advisor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// Recommendation is one change to make, with how to make it and what the calibrated
+// model predicts. A recommendation the model cannot back is a Hypothesis.
+type Recommendation struct {
+	ID          string
+	Knob        string // the setting's name, from Knobs
+	Value       string
+	Apply       string // the exact way to set it for the framework
+	Predicted   costmodel.Prediction
+	GainUs      float64 // step time saved for the same samples
+	Confidence  string
+	Hypothesis  bool
+	Assumptions []string
+	Risks       []string
+	Settings    []costmodel.Setting // the plan, for replaying it (the generator, whatif)
+}
+
+// RunFacts are what the advisor needs to know of the run beyond the analysis.
+type RunFacts struct {
+	Framework     string
+	Accumulation  int   // micro-batches per optimizer step (1 when unknown)
+	BuffsizeBytes int64 // HCCL_BUFFSIZE in effect
+}
+
+// FactsOf reads the framework and HCCL_BUFFSIZE of a run from its environment.
+func FactsOf(env Env, framework string) RunFacts {
+	f := RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: 200 << 20}
+	if v, err := strconv.Atoi(strings.TrimSpace(env["HCCL_BUFFSIZE"])); err == nil && v > 0 {
+		f.BuffsizeBytes = int64(v) << 20
+	}
+	return f
+}
+
+// recommend builds the recommendations from the fitted gradient synchronisation:
+// a better bucket size, an HCCL_BUFFSIZE that removes rounds, and, when exposed
+// communication stays above the budget, gradient accumulation; ranked by gain.
+// Nothing is tuned while a rank, link or node is broken: the findings say which.
+func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommendation, []string) {
+	c := res.Communication
+	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0 {
+		return nil, []string{"no tuning is recommended while a slow rank, link or node or a retransmission is found: fix it first (see the findings); no setting makes a broken node faster"}
+	}
+	bk, err := costmodel.FitBucketing(res, facts.Accumulation, facts.BuffsizeBytes)
+	if err != nil {
+		return nil, []string{"no recommendation from the cost model: " + err.Error()}
+	}
+	gain := func(p costmodel.Prediction, acc int) float64 {
+		return bk.StepUs - p.StepTimeUs*float64(facts.Accumulation)/float64(acc)
+	}
+	var out []Recommendation
+	add := func(id string, plan []costmodel.Setting, acc int, risks ...string) *Recommendation {
+		p, err := bk.WhatIfPlan(plan)
+		if err != nil {
+			return nil
+		}
+		r := Recommendation{ID: id, Predicted: p, GainUs: gain(p, acc), Confidence: p.Confidence, Assumptions: p.Assumptions,
+			Risks: risks, Settings: plan}
+		var knobs, applies, values []string
+		for _, s := range plan {
+			k, how := Apply(settingOf(s), facts.Framework)
+			knobs, applies, values = append(knobs, k), append(applies, how), append(values, valueOf(s))
+		}
+		r.Knob, r.Apply, r.Value = strings.Join(knobs, " + "), strings.Join(applies, "\n"), strings.Join(values, " + ")
+		// Below the interval's width or 1% of the step, the model does not back a gain.
+		if r.GainUs <= math.Max(p.High-p.Low, 0.01*bk.StepUs) || r.Confidence == "low" {
+			r.Hypothesis = true
+		}
+		out = append(out, r)
+		return &out[len(out)-1]
+	}
+	// Bucket size: the best of a ladder of sizes.
+	var best *costmodel.Prediction
+	var bestSize int64
+	current := bk.Buckets[0]
+	for _, mib := range []int64{1, 2, 4, 8, 16, 25, 32, 64, 128, 256, 512} {
+		size := mib << 20
+		if size == current || size > bk.GradientBytes*2 {
+			continue
+		}
+		p, err := bk.WhatIf("bucket", size)
+		if err == nil && (best == nil || p.StepTimeUs < best.StepTimeUs) {
+			best, bestSize = &p, size
+		}
+	}
+	plan := []costmodel.Setting{}
+	if best != nil && best.StepTimeUs < bk.StepUs-0.01*bk.StepUs {
+		plan = append(plan, costmodel.Setting{Knob: "bucket", Value: bestSize})
+		add("bucket_size", plan, facts.Accumulation,
+			"larger buckets start communication later in the backward pass; smaller ones add ops")
+	}
+	// HCCL_BUFFSIZE: enough for the largest bucket in one round.
+	maxBucket := int64(0)
+	for _, b := range bk.Buckets {
+		maxBucket = max(maxBucket, b)
+	}
+	if costmodel.Rounds(maxBucket, facts.BuffsizeBytes) > 1 {
+		mb := (maxBucket + (1 << 20) - 1) >> 20
+		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: mb << 20}}, facts.Accumulation,
+			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
+	}
+	// Accumulation, when exposed communication stays above the budget.
+	share := bk.ExposedUs / bk.StepUs
+	if len(plan) > 0 {
+		if p, err := bk.WhatIfPlan(plan); err == nil {
+			share = p.CommShare
+		}
+	}
+	if share > opts.CommBudget {
+		for _, a := range []int{2, 4, 8, 16} {
+			if a <= facts.Accumulation {
+				continue
+			}
+			accPlan := append(append([]costmodel.Setting{}, plan...), costmodel.Setting{Knob: "accumulation", Value: int64(a)})
+			p, err := bk.WhatIfPlan(accPlan)
+			if err != nil {
+				continue
+			}
+			if p.CommShare <= opts.CommBudget || a == 16 {
+				add("gradient_accumulation", accPlan, a,
+					fmt.Sprintf("the effective batch grows %d×: retune the learning rate and check convergence", a/facts.Accumulation),
+					"memory per micro-batch is unchanged (activations are freed between micro-batches); results are not bit-identical to the unaccumulated run")
+				break
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Hypothesis != out[j].Hypothesis {
+			return !out[i].Hypothesis
+		}
+		return out[i].GainUs > out[j].GainUs
+	})
+	return out, bk.Notes
+}
+
+func settingOf(s costmodel.Setting) Setting {
+	switch s.Knob {
+	case "bucket":
+		return Setting{Knob: "bucket", BucketBytes: s.Value}
+	case "buffsize":
+		return Setting{Knob: "buffsize", BuffsizeMB: int(s.Value >> 20)}
+	case "accumulation":
+		return Setting{Knob: "accumulation", Accumulation: int(s.Value)}
+	}
+	return Setting{Knob: s.Knob}
+}
+
+func valueOf(s costmodel.Setting) string {
+	switch s.Knob {
+	case "bucket":
+		return costmodel.FormatBytes(s.Value)
+	case "buffsize":
+		return fmt.Sprintf("%d MB", s.Value>>20)
+	}
+	return strconv.FormatInt(s.Value, 10)
+}
