@@ -59,3 +59,22 @@ func TestCalibrationOnRealData(t *testing.T) {
 	assert.Greater(t, f.Points, 1)
 	assert.Positive(t, f.BWGBps)
 }
+
+// BenchmarkCalibrate fits the links and the gradient synchronisation of the bundled
+// sample's analysis.
+func BenchmarkCalibrate(b *testing.B) {
+	c, err := parser.LoadCluster([]string{"../../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	if err != nil {
+		b.Skip("bundled sample absent")
+	}
+	res := analysis.Analyze(c, analysis.Options{})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(costmodel.Calibrate(res.Communication.TransferSamples)) == 0 {
+			b.Fatal("no fit")
+		}
+		if _, err := costmodel.FitBucketing(res, 1, 200<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
