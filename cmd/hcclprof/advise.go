@@ -1,15 +1,13 @@
 package main
 
 import (
-	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hcclprof/hcclprof/advisor"
-	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -26,32 +24,18 @@ Exit codes: 0 done; 2 usage or input error.`,
   hcclprof advise ./cluster_dir --format json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			usage := func(err error) error { return &exitError{code: exitUsage, err: err} }
-			if format != "text" && format != "json" {
-				return usage(fmt.Errorf("unknown --format %q: want text or json", format))
+			if err := checkFormat(format); err != nil {
+				return err
 			}
-			opts, advOpts, err := af.options()
+			run, err := af.load(args)
 			if err != nil {
-				return usage(err)
+				return err
 			}
-			acc := analysis.NewAccumulator(opts)
-			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
-			if err != nil {
-				return usage(err)
-			}
-			res := acc.Result(cluster)
-			advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
-			doc := &report.Document{Result: res, Advice: &advice, CommBudget: advOpts.CommBudget, Notes: cluster.Notes,
+			advice := advisor.Advise(run.result, advisor.EnvOf(run.cluster), run.advisor)
+			doc := &report.Document{Result: run.result, Advice: &advice, CommBudget: run.advisor.CommBudget, Notes: run.cluster.Notes,
 				Command: "hcclprof " + strings.Join(os.Args[1:], " "), Version: toolVersion()}
-			if format == "json" {
-				err = report.WriteAdviceJSON(cmd.OutOrStdout(), doc)
-			} else {
-				err = report.WriteAdviceText(cmd.OutOrStdout(), doc)
-			}
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			return nil
+			return write(cmd, format, func(w io.Writer) error { return report.WriteAdviceText(w, doc) },
+				func(w io.Writer) error { return report.WriteAdviceJSON(w, doc) })
 		},
 	}
 	fl := cmd.Flags()

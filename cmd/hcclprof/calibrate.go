@@ -1,13 +1,11 @@
 package main
 
 import (
-	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
-	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -26,29 +24,16 @@ Exit codes: 0 done; 2 usage or input error.`,
 		Example: "  hcclprof calibrate ./cluster_dir --format json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			usage := func(err error) error { return &exitError{code: exitUsage, err: err} }
-			if format != "text" && format != "json" {
-				return usage(fmt.Errorf("unknown --format %q: want text or json", format))
+			if err := checkFormat(format); err != nil {
+				return err
 			}
-			opts, _, err := af.options()
+			run, err := af.load(args)
 			if err != nil {
-				return usage(err)
+				return err
 			}
-			acc := analysis.NewAccumulator(opts)
-			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
-			if err != nil {
-				return usage(err)
-			}
-			fits := costmodel.Calibrate(acc.Result(cluster).Communication.TransferSamples)
-			if format == "json" {
-				err = report.WriteCalibrationJSON(cmd.OutOrStdout(), fits)
-			} else {
-				err = report.WriteCalibrationText(cmd.OutOrStdout(), fits)
-			}
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			return nil
+			fits := costmodel.Calibrate(run.result.Communication.TransferSamples)
+			return write(cmd, format, func(w io.Writer) error { return report.WriteCalibrationText(w, fits) },
+				func(w io.Writer) error { return report.WriteCalibrationJSON(w, fits) })
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")

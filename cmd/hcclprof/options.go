@@ -2,14 +2,17 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -88,4 +91,51 @@ func withFramework(o advisor.Options, c *profile.Cluster) advisor.Options {
 		o.Framework = advisor.DetectFramework(c)
 	}
 	return o
+}
+
+// usageError marks an error as a usage or input error (exit 2).
+func usageError(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// checkFormat accepts text or json.
+func checkFormat(format string) error {
+	if format != "text" && format != "json" {
+		return usageError(fmt.Errorf("unknown --format %q: want text or json", format))
+	}
+	return nil
+}
+
+// loaded is a run read and analysed with the flags' options.
+type loaded struct {
+	cluster *profile.Cluster
+	result  *analysis.Result
+	advisor advisor.Options
+}
+
+// load reads the runs under args, summarising each rank as it is read.
+func (f *analysisFlags) load(args []string) (*loaded, error) {
+	opts, advOpts, err := f.options()
+	if err != nil {
+		return nil, usageError(err)
+	}
+	acc := analysis.NewAccumulator(opts)
+	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return &loaded{cluster: cluster, result: acc.Result(cluster), advisor: withFramework(advOpts, cluster)}, nil
+}
+
+// write renders with the text or the JSON writer; a failed write is exit 2.
+func write(cmd *cobra.Command, format string, text, json func(io.Writer) error) error {
+	w := cmd.OutOrStdout()
+	var err error
+	if format == "json" {
+		err = json(w)
+	} else {
+		err = text(w)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	return nil
 }

@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
-	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -34,9 +33,9 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 		Example: "  hcclprof whatif ./cluster --set bucket=64MiB --set accumulation=4",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			usage := func(err error) error { return &exitError{code: exitUsage, err: err} }
-			if format != "text" && format != "json" {
-				return usage(fmt.Errorf("unknown --format %q: want text or json", format))
+			usage := usageError
+			if err := checkFormat(format); err != nil {
+				return err
 			}
 			if len(sets) == 0 {
 				return usage(fmt.Errorf("give at least one --set KNOB=VALUE (bucket, accumulation, buffsize)"))
@@ -60,16 +59,11 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 				}
 				plan = append(plan, costmodel.Setting{Knob: k, Value: n})
 			}
-			opts, _, err := af.options()
+			run, err := af.load(args)
 			if err != nil {
-				return usage(err)
+				return err
 			}
-			acc := analysis.NewAccumulator(opts)
-			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
-			if err != nil {
-				return usage(err)
-			}
-			bk, err := costmodel.FitBucketing(acc.Result(cluster), accumulation, int64(buffsizeMB)<<20)
+			bk, err := costmodel.FitBucketing(run.result, accumulation, int64(buffsizeMB)<<20)
 			if err != nil {
 				return usage(err)
 			}
@@ -78,15 +72,8 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 				return usage(err)
 			}
 			doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred}
-			if format == "json" {
-				err = report.WriteWhatIfJSON(cmd.OutOrStdout(), doc)
-			} else {
-				err = report.WriteWhatIfText(cmd.OutOrStdout(), doc)
-			}
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			return nil
+			return write(cmd, format, func(w io.Writer) error { return report.WriteWhatIfText(w, doc) },
+				func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) })
 		},
 	}
 	fl := cmd.Flags()
