@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -95,6 +96,7 @@ func findings(res *analysis.Result, env Env, opts Options) []Finding {
 	out = append(out, slowFindings(res.Communication)...)
 	out = append(out, checkFindings(res.Communication)...)
 	out = append(out, linkUseFindings(res.Communication)...)
+	out = append(out, latencyBoundFindings(res.Communication)...)
 	out = append(out, pipelineFindings(res.Communication)...)
 	out = append(out, envFindings(env)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
@@ -448,6 +450,41 @@ func linkUseFindings(c analysis.Communication) []Finding {
 		out = append(out, Finding{ID: "link_use_low", Severity: Medium,
 			Title:    fmt.Sprintf("%s links run at %.0f%% of %s's %.1f GB/s peak", n, 100*use, c.Hardware.Name, peak),
 			Evidence: fmt.Sprintf("byte-weighted over %s links; small messages, contention or a congested fabric lower it%s", n, assumed)})
+	}
+	return out
+}
+
+// latencyBoundFindings uses the links calibrated on the run: a transfer smaller than
+// n½ = α·BW runs at under half the link's bandwidth, its time mostly latency. When
+// most transfers of a transport are that small, fewer, larger messages would help.
+func latencyBoundFindings(c analysis.Communication) []Finding {
+	var out []Finding
+	for _, f := range costmodel.Calibrate(c.TransferSamples) {
+		if f.Confidence == "none" || f.AlphaUs <= 0 {
+			continue
+		}
+		nHalf := f.AlphaUs * f.BWGBps * 1e3 // µs × GB/s = 1e3 bytes
+		var below, all int
+		for _, s := range c.TransferSamples {
+			if s.Transport != f.Transport {
+				continue
+			}
+			all += s.Count
+			if float64(s.SizeBytes) < nHalf {
+				below += s.Count
+			}
+		}
+		if all == 0 || float64(below)/float64(all) <= 0.5 {
+			continue
+		}
+		sev := Medium
+		if f.Confidence == "low" {
+			sev = Low
+		}
+		out = append(out, Finding{ID: "latency_bound_transfers", Severity: sev,
+			Title: fmt.Sprintf("%.0f%% of %s transfers are latency-bound (smaller than n½ = %s)", 100*float64(below)/float64(all), f.Transport, costmodel.FormatBytes(int64(nHalf))),
+			Evidence: fmt.Sprintf("calibrated on this run: α %.1f µs, %.2f GB/s (confidence %s); below n½ = α·BW a transfer gets under half the link's bandwidth; fewer, larger messages (bigger buckets, fusion) move the same bytes faster",
+				f.AlphaUs, f.BWGBps, f.Confidence)})
 	}
 	return out
 }
