@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -405,4 +406,14 @@ func TestWhatIf(t *testing.T) {
 	assert.Contains(t, stderr, `what-if "overlap" is not modelled`)
 	_, _, code = runBin(t, "whatif", sample)
 	assert.Equal(t, 2, code)
+}
+
+// TestMarkdownReport: --format markdown starts with the verdict and keeps the gate's
+// exit code.
+func TestMarkdownReport(t *testing.T) {
+	out, _, code := runBin(t, "analyze", sample, "--format", "markdown", "--fail-on", "comm_share>30%")
+	assert.Equal(t, 1, code)
+	assert.True(t, strings.HasPrefix(out, "## hcclprof: communication is the bottleneck"), out)
+	assert.Contains(t, out, "- **FAIL** `comm_share>30%`")
+	assert.Contains(t, out, "<details><summary>Steps (ms)</summary>")
 }
