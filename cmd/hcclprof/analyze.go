@@ -21,6 +21,8 @@ type analyzeFlags struct {
 	output       string
 	failOn       []string
 	allowPartial bool
+	junit        string
+	github       bool
 	analysis     analysisFlags
 }
 
@@ -46,6 +48,8 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
+	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
+	fl.BoolVar(&f.github, "github", false, "after the report, print GitHub Actions annotations: an error per failed gate, a warning per high finding")
 	f.analysis.register(fl)
 	return cmd
 }
@@ -104,6 +108,24 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	}
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	if f.github {
+		if err := report.WriteGitHubAnnotations(cmd.OutOrStdout(), doc); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	if f.junit != "" {
+		jf, err := os.Create(f.junit)
+		if err != nil {
+			return usage(err)
+		}
+		err = report.WriteJUnit(jf, doc)
+		if cerr := jf.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return usage(err)
+		}
 	}
 	if res.Summary.Incomplete && !f.allowPartial {
 		return &exitError{code: exitIncomplete, err: errors.New("input incomplete (see the warnings); use --allow-partial to accept a partial result")}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"os"
 	"os/exec"
@@ -416,4 +417,38 @@ func TestMarkdownReport(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out, "## hcclprof: communication is the bottleneck"), out)
 	assert.Contains(t, out, "- **FAIL** `comm_share>30%`")
 	assert.Contains(t, out, "<details><summary>Steps (ms)</summary>")
+}
+
+// TestJUnitAndGitHub: --junit writes the gates as valid JUnit XML with the failure,
+// --github prints the workflow commands.
+func TestJUnitAndGitHub(t *testing.T) {
+	junit := filepath.Join(t.TempDir(), "gates.xml")
+	out, _, code := runBin(t, "analyze", sample, "--fail-on", "comm_share>30%", "--fail-on", "step_time_us>1e9", "--junit", junit, "--github")
+	assert.Equal(t, 1, code)
+	// '%' is escaped as %25 (and ',' in properties as %2C), as the Actions toolkit does.
+	assert.Contains(t, out, "::error title=hcclprof gate comm_share>30%25::comm_share = 0.4833 (48.33%25) breaches comm_share>30%25")
+	assert.Contains(t, out, "::warning title=Link 1→5 (RDMA) runs at 41%25 of its peers' bandwidth::")
+	b, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var suites struct {
+		Suites []struct {
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
+			Cases    []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &suites))
+	require.Len(t, suites.Suites, 1)
+	s := suites.Suites[0]
+	assert.Equal(t, "hcclprof gates", s.Name)
+	assert.Equal(t, [2]int{2, 1}, [2]int{s.Tests, s.Failures})
+	require.NotNil(t, s.Cases[0].Failure)
+	assert.Contains(t, s.Cases[0].Failure.Message, "0.4833")
+	assert.Nil(t, s.Cases[1].Failure)
 }
