@@ -138,3 +138,18 @@ func TestSkipSteps(t *testing.T) {
 	assert.Less(t, skipped.Summary.CommShare, all.Summary.CommShare)
 	assert.InDelta(t, 0.60, skipped.Summary.CommShare, 0.02)
 }
+
+func TestExposedCommunication(t *testing.T) {
+	r := &profile.Rank{
+		CommOps: []profile.CommOp{{Interval: iv(0, 100)}, {Interval: iv(50, 150)}, {Interval: iv(300, 400)}},
+		Compute: []profile.Interval{iv(20, 40), iv(60, 120), iv(350, 500)},
+	}
+	assert.Equal(t, []profile.Interval{iv(0, 20), iv(40, 60), iv(120, 150), iv(300, 350)}, ExposedCommunication(r))
+	// Its total is the breakdown's Communication(Not Overlapped).
+	b := breakdown(r.Compute, r.CommOps)
+	var sum int64
+	for _, x := range ExposedCommunication(r) {
+		sum += x.DurNs()
+	}
+	assert.Equal(t, b.CommNotOverlappedNs, sum)
+}

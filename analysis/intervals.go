@@ -67,3 +67,32 @@ func mergeSorted(a, b []profile.Interval) []profile.Interval {
 	all = append(all, b...)
 	return union(all)
 }
+
+// ExposedCommunication returns a rank's communication not overlapped by computation:
+// the union of its HCCL op intervals minus the union of its compute tasks, sorted.
+// It needs the rank's timeline (before profile.Rank.DropTimeline).
+func ExposedCommunication(r *profile.Rank) []profile.Interval {
+	ops := make([]profile.Interval, 0, len(r.CommOps))
+	for _, op := range r.CommOps {
+		ops = append(ops, op.Interval)
+	}
+	comm, comp := union(ops), union(r.Compute)
+	var out []profile.Interval
+	j := 0
+	for _, c := range comm {
+		start := c.StartNs
+		for j < len(comp) && comp[j].EndNs <= start {
+			j++
+		}
+		for k := j; k < len(comp) && comp[k].StartNs < c.EndNs; k++ {
+			if comp[k].StartNs > start {
+				out = append(out, profile.Interval{StartNs: start, EndNs: comp[k].StartNs})
+			}
+			start = max(start, comp[k].EndNs)
+		}
+		if start < c.EndNs {
+			out = append(out, profile.Interval{StartNs: start, EndNs: c.EndNs})
+		}
+	}
+	return out
+}

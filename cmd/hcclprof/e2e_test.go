@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -451,4 +453,77 @@ func TestJUnitAndGitHub(t *testing.T) {
 	require.NotNil(t, s.Cases[0].Failure)
 	assert.Contains(t, s.Cases[0].Failure.Message, "0.4833")
 	assert.Nil(t, s.Cases[1].Failure)
+}
+
+// TestExport: CSV tables recompute comm_share; the trace is valid JSON with a
+// process per rank, exposed totals equal to the analysis, and ns-exact timestamps.
+func TestExport(t *testing.T) {
+	dir := t.TempDir()
+	_, _, code := runBin(t, "export", sample, "--to", "csv", "-o", filepath.Join(dir, "csv"))
+	require.Equal(t, 0, code)
+	f, err := os.Open(filepath.Join(dir, "csv", "steps.csv"))
+	require.NoError(t, err)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	require.NoError(t, err)
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[c] = i
+	}
+	var exposed, stage float64
+	for _, r := range rows[1:] {
+		e, _ := strconv.ParseFloat(r[col["communication_not_overlapped_us"]], 64)
+		s, _ := strconv.ParseFloat(r[col["stage_us"]], 64)
+		exposed, stage = exposed+e, stage+s
+	}
+	assert.Len(t, rows, 17, "8 ranks × 2 steps and the header")
+	assert.InDelta(t, 0.483335, exposed/stage, 1e-6, "SELECT sum(communication_not_overlapped_us)/sum(stage_us) FROM steps")
+	for _, name := range []string{"ops.csv", "links.csv", "findings.csv"} {
+		_, err := os.Stat(filepath.Join(dir, "csv", name))
+		assert.NoError(t, err, name)
+	}
+
+	trace := filepath.Join(dir, "analysis.json")
+	_, _, code = runBin(t, "export", sample, "--to", "trace", "-o", trace)
+	require.Equal(t, 0, code)
+	b, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	var doc struct {
+		TraceEvents []struct {
+			Name, Ph string
+			Pid, Tid int
+			Ts, Dur  json.Number
+		} `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(b, &doc))
+	procs := map[int]bool{}
+	var exposedNs int64
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "M" && e.Name == "process_name" {
+			procs[e.Pid] = true
+		}
+		if e.Name == "exposed" {
+			d, err := parseUsNs(string(e.Dur))
+			require.NoError(t, err)
+			exposedNs += d
+		}
+		if e.Ph == "X" && strings.HasPrefix(e.Name, "hcom_") {
+			assert.Regexp(t, `^\d+\.\d{3}$`, string(e.Ts), "µs with the ns kept")
+		}
+	}
+	assert.Len(t, procs, 8)
+	assert.InDelta(t, exposed*1e3, float64(exposedNs), 0.001*exposed*1e3, "the exposed lanes sum to the steps' Comm not overlapped")
+	_, _, code = runBin(t, "export", sample, "--to", "parquet", "-o", dir)
+	assert.Equal(t, 2, code)
+}
+
+// parseUsNs reads a µs decimal with three places as ns, exactly.
+func parseUsNs(s string) (int64, error) {
+	whole, frac, _ := strings.Cut(s, ".")
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	fr, err := strconv.ParseInt((frac + "000")[:3], 10, 64)
+	return w*1000 + fr, err
 }

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/report/export"
+)
+
+func newExportCmd() *cobra.Command {
+	var to, out string
+	var af analysisFlags
+	cmd := &cobra.Command{
+		Use:   "export PATH... --to csv|trace -o OUT",
+		Short: "Write the analysis for other tools: CSV tables or a Chrome trace",
+		Long: `Export writes the analysis of a run for other tools.
+
+  --to csv    OUT is a directory: steps.csv, ops.csv, links.csv, findings.csv, units in
+              the column names (_us, _ns, _bytes, _gbps).
+  --to trace  OUT is a Chrome-trace JSON file: a process per rank with its collectives,
+              the time it waited for the others, its exposed communication and the
+              findings, on the profile's own clock (open it in Perfetto or MindStudio
+              Insight beside the profiler's trace).
+
+Exit codes: 0 done; 2 usage or input error.`,
+		Example: "  hcclprof export ./cluster --to csv -o out/\n  hcclprof export ./cluster --to trace -o analysis.json",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to != "csv" && to != "trace" {
+				return usageError(fmt.Errorf("unknown --to %q: want csv or trace (Parquet is not built yet)", to))
+			}
+			if out == "" {
+				return usageError(fmt.Errorf("-o is required"))
+			}
+			opts, advOpts, err := af.options()
+			if err != nil {
+				return usageError(err)
+			}
+			// The trace needs every rank's timeline: the whole cluster is kept.
+			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers})
+			if err != nil {
+				return usageError(err)
+			}
+			res := analysis.Analyze(cluster, opts)
+			advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
+			if to == "csv" {
+				if err := export.WriteCSV(out, export.Tables(res, &advice)); err != nil {
+					return usageError(err)
+				}
+				return nil
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return usageError(err)
+			}
+			err = export.WriteTrace(f, res, cluster, &advice)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return usageError(err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&to, "to", "", "csv or trace")
+	fl.StringVarP(&out, "output", "o", "", "the directory (csv) or file (trace) to write")
+	af.register(fl)
+	return cmd
+}

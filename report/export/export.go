@@ -1,0 +1,206 @@
+// Package export writes the analysis for other tools: CSV tables with units in their
+// column names (steps, ops, links, findings), and a Chrome trace of the analysis
+// (exposed communication, waits, findings) that opens in Perfetto or MindStudio
+// Insight beside the profiler's own trace.
+package export
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Table is one exported table: column names (with units) and rows of values.
+type Table struct {
+	Name    string
+	Columns []string
+	Rows    [][]string
+}
+
+func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 3, 64) }
+func f(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
+func i(x int) string     { return strconv.Itoa(x) }
+func i64(x int64) string { return strconv.FormatInt(x, 10) }
+
+// Tables builds the exported tables from an analysis and its advice.
+func Tables(res *analysis.Result, adv *advisor.Advice) []Table {
+	steps := Table{Name: "steps", Columns: []string{"rank", "step", "source", "format", "stage_us", "computing_us", "communication_us",
+		"communication_not_overlapped_us", "overlapped_us", "free_us", "bubble_us", "preparing_us", "comm_share"}}
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			steps.Rows = append(steps.Rows, []string{i(r.Rank), i(st.Step), string(r.Source), string(r.Format), us(st.StageNs), us(st.ComputingNs),
+				us(st.CommunicationNs), us(st.CommNotOverlappedNs), us(st.OverlappedNs), us(st.FreeNs), us(st.BubbleNs), us(st.PreparingNs), f(st.CommShare())})
+		}
+	}
+	ops := Table{Name: "ops", Columns: []string{"rank", "step", "group", "name", "type", "start_ns", "elapse_us", "transit_us", "wait_us",
+		"sync_us", "idle_us", "cross_rank_wait_us", "bytes", "busbw_gbps", "source"}}
+	for _, o := range res.Communication.Ops {
+		ops.Rows = append(ops.Rows, []string{i(o.Rank), i(o.Step), o.Group, o.Name, o.Type, i64(o.StartNs), us(o.ElapseNs), us(o.TransitNs),
+			us(o.WaitNs), us(o.SyncNs), us(o.IdleNs), us(o.CrossWaitNs), i64(o.Bytes), f(o.BusBwGBps), o.Source})
+	}
+	links := Table{Name: "links", Columns: []string{"src", "dst", "transport", "bytes", "time_us", "transfers", "bandwidth_gbps", "peak_gbps", "utilisation"}}
+	for _, l := range res.Communication.Links {
+		links.Rows = append(links.Rows, []string{i(l.Src), i(l.Dst), l.Transport, i64(l.Bytes), us(l.TimeNs), i(l.Transfers),
+			f(l.BandwidthGBps()), f(l.PeakGBps), f(l.Utilisation)})
+	}
+	findings := Table{Name: "findings", Columns: []string{"id", "severity", "title", "evidence", "rank", "step", "op", "start_us"}}
+	if adv != nil {
+		for _, x := range adv.Findings {
+			ref := advisor.Ref{Rank: -1, Step: -1}
+			if len(x.Refs) > 0 {
+				ref = x.Refs[0]
+			}
+			findings.Rows = append(findings.Rows, []string{x.ID, string(x.Severity), x.Title, x.Evidence, i(ref.Rank), i(ref.Step), ref.Op, f(ref.StartUs)})
+		}
+	}
+	return []Table{steps, ops, links, findings}
+}
+
+// WriteCSV writes each table to DIR/NAME.csv.
+func WriteCSV(dir string, tables []Table) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if err := writeCSVFile(filepath.Join(dir, t.Name+".csv"), t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeCSVFile(path string, t Table) (err error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	w := csv.NewWriter(bufio.NewWriter(file))
+	if err := w.Write(t.Columns); err != nil {
+		return err
+	}
+	if err := w.WriteAll(t.Rows); err != nil { // WriteAll flushes
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// traceEvent is one Chrome-trace event; ts and dur are µs written from int64 ns with
+// their three decimals, so no precision is lost.
+type traceEvent struct {
+	Name string         `json:"name"`
+	Ph   string         `json:"ph"`
+	Pid  int            `json:"pid"`
+	Tid  int            `json:"tid"`
+	Ts   json.Number    `json:"ts"`
+	Dur  json.Number    `json:"dur,omitempty"`
+	S    string         `json:"s,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+// Lanes of each rank's process.
+const (
+	laneOps = iota + 1
+	laneWait
+	laneExposed
+	laneFindings
+)
+
+func nsNumber(ns int64) json.Number {
+	neg := ns < 0
+	if neg {
+		ns = -ns
+	}
+	s := strconv.FormatInt(ns/1000, 10) + "." + fmt.Sprintf("%03d", ns%1000)
+	if neg {
+		s = "-" + s
+	}
+	return json.Number(s)
+}
+
+// WriteTrace streams the analysis as a Chrome trace: a process per rank with lanes for
+// its collectives (with their split), the time it waited for the other ranks, its
+// exposed communication (needs the cluster's timelines: c may be nil), and findings
+// as instant events. Timestamps are the profile's own, so the file lines up with the
+// profiler's trace.
+func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advisor.Advice) error {
+	bw := bufio.NewWriter(w)
+	if _, err := bw.WriteString("{\"traceEvents\":[\n"); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(bw)
+	first := true
+	emit := func(e traceEvent) error {
+		if !first {
+			if _, err := bw.WriteString(","); err != nil {
+				return err
+			}
+		}
+		first = false
+		return enc.Encode(e)
+	}
+	meta := func(pid, tid int, kind, name string) error {
+		return emit(traceEvent{Name: kind, Ph: "M", Pid: pid, Tid: tid, Ts: "0", Args: map[string]any{"name": name}})
+	}
+	for _, r := range res.Ranks {
+		if err := meta(r.Rank, 0, "process_name", fmt.Sprintf("rank %d (hcclprof)", r.Rank)); err != nil {
+			return err
+		}
+		for tid, name := range map[int]string{laneOps: "collectives", laneWait: "waiting for other ranks", laneExposed: "exposed communication", laneFindings: "findings"} {
+			if err := meta(r.Rank, tid, "thread_name", name); err != nil {
+				return err
+			}
+		}
+	}
+	for _, o := range res.Communication.Ops {
+		if err := emit(traceEvent{Name: o.Name, Ph: "X", Pid: o.Rank, Tid: laneOps, Ts: nsNumber(o.StartNs), Dur: nsNumber(o.ElapseNs),
+			Args: map[string]any{"step": o.Step, "group": o.Group, "bytes": o.Bytes, "transit_us": float64(o.TransitNs) / 1e3,
+				"wait_us": float64(o.WaitNs) / 1e3, "cross_rank_wait_us": float64(o.CrossWaitNs) / 1e3}}); err != nil {
+			return err
+		}
+		if o.CrossWaitNs > 0 {
+			if err := emit(traceEvent{Name: "wait: " + o.Name, Ph: "X", Pid: o.Rank, Tid: laneWait, Ts: nsNumber(o.StartNs), Dur: nsNumber(o.CrossWaitNs)}); err != nil {
+				return err
+			}
+		}
+	}
+	if c != nil {
+		for _, r := range c.Ranks {
+			for _, iv := range analysis.ExposedCommunication(r) {
+				if err := emit(traceEvent{Name: "exposed", Ph: "X", Pid: r.Rank, Tid: laneExposed, Ts: nsNumber(iv.StartNs), Dur: nsNumber(iv.DurNs())}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if adv != nil {
+		for _, x := range adv.Findings {
+			for _, ref := range x.Refs {
+				if ref.Rank < 0 || ref.StartUs <= 0 {
+					continue
+				}
+				if err := emit(traceEvent{Name: x.Title, Ph: "i", S: "p", Pid: ref.Rank, Tid: laneFindings,
+					Ts: json.Number(strconv.FormatFloat(ref.StartUs, 'f', 3, 64)), Args: map[string]any{"id": x.ID, "severity": x.Severity, "evidence": x.Evidence}}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if _, err := bw.WriteString("]}\n"); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
