@@ -527,3 +527,63 @@ func parseUsNs(s string) (int64, error) {
 	fr, err := strconv.ParseInt((frac + "000")[:3], 10, 64)
 	return w*1000 + fr, err
 }
+
+// TestDiff: a run against itself is all "~"; a saved JSON report diffs like its
+// directory; two generated runs that differ in bucket size give a significant change
+// of the right sign, and a gate on it exits 1.
+func TestDiff(t *testing.T) {
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "base.json")
+	_, _, code := runBin(t, "analyze", sample, "--format", "json", "-o", rep)
+	require.Equal(t, 0, code)
+	fromDir, _, code := runBin(t, "diff", sample, sample, "--format", "json")
+	require.Equal(t, 0, code)
+	fromJSON, _, code := runBin(t, "diff", rep, sample, "--format", "json")
+	require.Equal(t, 0, code)
+	var a, b struct {
+		Metrics []struct {
+			Name        string
+			Delta       float64
+			Significant bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(fromDir), &a))
+	require.NoError(t, json.Unmarshal([]byte(fromJSON), &b))
+	require.Len(t, a.Metrics, len(b.Metrics))
+	for i, m := range a.Metrics {
+		assert.False(t, m.Significant, m.Name)
+		assert.InDelta(t, 0, m.Delta, 1e-9, m.Name)
+		assert.InDelta(t, m.Delta, b.Metrics[i].Delta, 1e-6, "%s from the saved report", m.Name)
+	}
+
+	small, large := filepath.Join(dir, "b16"), filepath.Join(dir, "b64")
+	for path, mb := range map[string]string{small: "16", large: "256"} {
+		sc := filepath.Join(dir, "sc"+mb+".yaml")
+		require.NoError(t, os.WriteFile(sc, []byte("description: diff test\nproduct: a2\nranks: 8\nranks_per_node: 8\nsteps: 4\nseed: 3\n"+
+			"model: {gradient_bytes: 1360000000, dtype: FP32, forward_ms: 10, backward_ms: 20, optimizer_ms: 3, kernel_us: 400}\n"+
+			"ddp: {bucket_mb: "+mb+", overlap: 0.15}\n"), 0o644))
+		_, errOut, code := runBin(t, "gen", sc, "-o", path)
+		require.Equal(t, 0, code, errOut)
+	}
+	out, _, code := runBin(t, "diff", small, large, "--format", "json", "--fail-on", "comm_share.delta<-0.01")
+	assert.Equal(t, 1, code, "the gate holds: larger buckets cut the exposed share")
+	var d struct {
+		Metrics []struct {
+			Name        string
+			Delta       float64
+			Significant bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &d))
+	for _, m := range d.Metrics {
+		if m.Name == "comm_share" {
+			assert.True(t, m.Significant)
+			assert.Less(t, m.Delta, 0.0)
+		}
+	}
+	text, _, _ := runBin(t, "diff", sample, sample)
+	assert.Contains(t, text, "│      ~ │")
+	_, stderr, code := runBin(t, "diff", sample, sample, "--fail-on", "nonsense>1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "nonsense")
+}

@@ -1,0 +1,526 @@
+// Package compare computes the run-to-run diff of `hcclprof diff`: for each step
+// metric and each collective, the distributions over steps × ranks of a base and a new
+// run, the change, a Mann-Whitney U test and a bootstrap interval of it, and the
+// step-time change attributed to computation, exposed communication, free time and
+// bubble. It works on Run, a flat record of what an analysis found, which either an
+// analysis.Result or a saved JSON report (decoded by package report) fills, so both
+// give the same diff.
+//
+// The steps of one run are not independent samples (the ranks of a step wait for
+// each other), so the p-values are a guide, as benchstat's are, not a proof.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// StepSample is one rank's figures for one step, in ns (analysis.StepBreakdown).
+type StepSample struct {
+	Rank, Step                                                 int
+	StageNs, ComputingNs, CommunicationNs, CommNotOverlappedNs int64
+	OverlappedNs, FreeNs, BubbleNs                             int64
+}
+
+// OpSample is one collective op of one rank.
+type OpSample struct {
+	Rank, Step         int
+	Group, Type        string
+	ElapseNs, BytesTot int64 // BytesTot 0: unknown
+}
+
+// CollectiveInfo is the aggregate of one op type in one group (analysis.Collective).
+type CollectiveInfo struct {
+	Op, Group, GroupName string
+	GroupSize, Count     int
+	MeanNs, BusBwGBps    float64
+}
+
+// Run is what a diff compares of one analysed run.
+type Run struct {
+	Label       string // the path it was read from
+	Ranks       int
+	Steps       int
+	Incomplete  bool
+	Samples     []StepSample
+	Ops         []OpSample
+	Collectives []CollectiveInfo
+	Warnings    []string
+}
+
+// FromResult takes a Run out of an analysis.
+func FromResult(label string, r *analysis.Result) *Run {
+	run := &Run{Label: label, Ranks: r.Summary.Ranks, Steps: r.Summary.Steps, Incomplete: r.Summary.Incomplete,
+		Warnings: append([]string(nil), r.Warnings...)}
+	for _, rr := range r.Ranks {
+		for _, s := range rr.Steps {
+			run.Samples = append(run.Samples, StepSample{Rank: rr.Rank, Step: s.Step, StageNs: s.StageNs,
+				ComputingNs: s.ComputingNs, CommunicationNs: s.CommunicationNs, CommNotOverlappedNs: s.CommNotOverlappedNs,
+				OverlappedNs: s.OverlappedNs, FreeNs: s.FreeNs, BubbleNs: s.BubbleNs})
+		}
+	}
+	for _, o := range r.Communication.Ops {
+		run.Ops = append(run.Ops, OpSample{Rank: o.Rank, Step: o.Step, Group: o.Group, Type: o.Type, ElapseNs: o.ElapseNs, BytesTot: o.Bytes})
+	}
+	for _, c := range r.Collectives {
+		run.Collectives = append(run.Collectives, CollectiveInfo{Op: c.Op, Group: c.Group, GroupName: c.GroupName,
+			GroupSize: c.GroupSize, Count: c.Count, MeanNs: c.MeanNs, BusBwGBps: c.BusBwGBps})
+	}
+	return run
+}
+
+// Options tune a diff.
+type Options struct {
+	Alpha          float64 // significance level; 0 means 0.05
+	BootstrapIters int     // bootstrap rounds; 0 means 2000
+	Seed           uint64  // bootstrap seed; the same seed gives the same intervals
+}
+
+func (o Options) alpha() float64 {
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		return 0.05
+	}
+	return o.Alpha
+}
+
+func (o Options) iters() int {
+	if o.BootstrapIters <= 0 {
+		return 2000
+	}
+	return o.BootstrapIters
+}
+
+// Metric definitions: the step metrics, in report order. Times are µs per rank and
+// step; shares per rank and step.
+type metricDef struct {
+	name, unit string
+	value      func(StepSample) float64
+	// share metrics compare Σ numerator / Σ Stage (as analyze's summary does), time
+	// metrics the mean.
+	num func(StepSample) int64
+}
+
+func usOf(ns int64) float64 { return float64(ns) / 1000 }
+
+var metricDefs = []metricDef{
+	{name: "step_time_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.StageNs) }},
+	{name: "computing_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.ComputingNs) }},
+	{name: "communication_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.CommunicationNs) }},
+	{name: "communication_not_overlapped_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.CommNotOverlappedNs) }},
+	{name: "overlapped_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.OverlappedNs) }},
+	{name: "free_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.FreeNs) }},
+	{name: "bubble_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.BubbleNs) }},
+	{name: "comm_share", unit: "share", num: func(s StepSample) int64 { return s.CommNotOverlappedNs }},
+	{name: "comm_total_share", unit: "share", num: func(s StepSample) int64 { return s.CommunicationNs }},
+}
+
+// MetricNames lists the step metrics a diff compares, in report order.
+var MetricNames = func() []string {
+	out := make([]string, len(metricDefs))
+	for i, m := range metricDefs {
+		out[i] = m.name
+	}
+	return out
+}()
+
+// GateSuffixes are the figures of a metric a --fail-on gate of diff can name:
+// METRIC alone is the new run's value, .base the base run's, .delta new − base,
+// .delta_pct the change in percent of base, .p the test's p-value.
+var GateSuffixes = []string{"", ".base", ".delta", ".delta_pct", ".p"}
+
+// GateMetricNames lists every name a diff gate accepts (analysis.ParseGate's known).
+var GateMetricNames = func() []string {
+	var out []string
+	for _, m := range MetricNames {
+		for _, s := range GateSuffixes {
+			out = append(out, m+s)
+		}
+	}
+	return out
+}()
+
+// MetricDiff is the change of one metric.
+type MetricDiff struct {
+	Name string
+	Unit string // us, share or GB/s
+	// Base and New describe the samples (one per rank and step, or per rank and step
+	// with the op for collectives).
+	Base, New Dist
+	// BaseValue and NewValue are what is compared: the mean, or for shares Σ part /
+	// Σ Stage (analyze's comm_share).
+	BaseValue, NewValue float64
+	Delta               float64 // NewValue − BaseValue
+	DeltaPct            float64 // 100 · Delta / BaseValue; NaN when BaseValue is 0
+	Test                MannWhitney
+	CI                  Interval // bootstrap interval of the difference of the sample means
+	Significant         bool     // Test.P < alpha
+	// Note says why no test was possible or why it is weak.
+	Note string
+}
+
+// Part is one term of the step-time attribution.
+type Part struct {
+	Name    string
+	Metric  string  // the metric whose mean change it is
+	DeltaUs float64 // its contribution to the step-time change
+}
+
+// Attribution splits the change of the mean step time (Stage) into the changes of
+// the means of its terms: Stage = Computing + Communication(Not Overlapped) + Free −
+// Bubble, per rank and step (the profiler counts the pipeline bubble, receive time,
+// in the exposed communication and takes it out of Stage). Residue is what the terms
+// leave unexplained: zero for figures recomputed from a timeline, small where the
+// profiler's own step_trace_time.csv was read.
+type Attribution struct {
+	StepTimeDeltaUs float64
+	Parts           []Part
+	ResidueUs       float64
+}
+
+// CollectiveDiff compares one op type in one group: its mean duration and bus
+// bandwidth per rank and step.
+type CollectiveDiff struct {
+	Op    string
+	Group string // the group's name (dp, tp, ...) when known, else its hash
+	// InBase and InNew say which runs have it; a collective in one run only has no
+	// test.
+	InBase, InNew bool
+	MeanUs        MetricDiff
+	BusBwGBps     MetricDiff
+}
+
+// RunInfo describes one side of the diff.
+type RunInfo struct {
+	Label      string
+	Ranks      int
+	Steps      int
+	Samples    int
+	Incomplete bool
+}
+
+// Diff is the comparison of two runs.
+type Diff struct {
+	Base, New   RunInfo
+	Alpha       float64
+	Metrics     []MetricDiff
+	Attribution Attribution
+	Collectives []CollectiveDiff
+	// Warnings are about the comparison itself (different cluster shapes, small
+	// samples); the runs' own warnings are in BaseWarnings and NewWarnings.
+	Warnings                  []string
+	BaseWarnings, NewWarnings []string
+}
+
+// minSamplesForSignificance is the smallest sample size at which the two-sided test
+// can reach p < 0.05: with 3 + 3 samples the exact p is at least 0.1.
+const minSamplesForSignificance = 4
+
+// Compare diffs base against new.
+func Compare(base, new *Run, opts Options) *Diff {
+	d := &Diff{
+		Base:         info(base),
+		New:          info(new),
+		Alpha:        opts.alpha(),
+		BaseWarnings: base.Warnings,
+		NewWarnings:  new.Warnings,
+	}
+	for i, m := range metricDefs {
+		bx, nx := sampleValues(base.Samples, m), sampleValues(new.Samples, m)
+		md := compareSamples(m.name, m.unit, bx, nx, opts, uint64(i))
+		if m.num != nil {
+			md.BaseValue, md.NewValue = shareOf(base.Samples, m.num), shareOf(new.Samples, m.num)
+			md.setDelta()
+		}
+		d.Metrics = append(d.Metrics, md)
+	}
+	d.Attribution = attribute(d)
+	d.Collectives = compareCollectives(base, new, opts)
+	if base.Ranks != new.Ranks {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the runs have different rank counts (%d and %d): the distributions are compared as they are", base.Ranks, new.Ranks))
+	}
+	if n := min(len(base.Samples), len(new.Samples)); n > 0 && n < minSamplesForSignificance {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("only %d rank-step sample(s) in a run: no change can be significant at α=%.2g; profile more steps", n, d.Alpha))
+	}
+	if base.Incomplete || new.Incomplete {
+		d.Warnings = append(d.Warnings, "an input is incomplete (see its warnings): the diff covers what could be read")
+	}
+	return d
+}
+
+func info(r *Run) RunInfo {
+	return RunInfo{Label: r.Label, Ranks: r.Ranks, Steps: r.Steps, Samples: len(r.Samples), Incomplete: r.Incomplete}
+}
+
+func sampleValues(ss []StepSample, m metricDef) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		if m.num != nil {
+			out[i] = ratio(m.num(s), s.StageNs)
+		} else {
+			out[i] = m.value(s)
+		}
+	}
+	return out
+}
+
+func ratio(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func shareOf(ss []StepSample, num func(StepSample) int64) float64 {
+	var n, stage int64
+	for _, s := range ss {
+		n += num(s)
+		stage += s.StageNs
+	}
+	return ratio(n, stage)
+}
+
+// compareSamples fills a MetricDiff from two samples, comparing their means; stream
+// picks an independent bootstrap stream per metric.
+func compareSamples(name, unit string, bx, nx []float64, opts Options, stream uint64) MetricDiff {
+	md := MetricDiff{Name: name, Unit: unit, Base: Describe(bx), New: Describe(nx)}
+	md.BaseValue, md.NewValue = md.Base.Mean, md.New.Mean
+	md.setDelta()
+	md.Test = MannWhitneyU(bx, nx)
+	md.CI = BootstrapMeanDiff(bx, nx, opts.iters(), opts.alpha(), opts.Seed*1000003+stream)
+	md.Significant = md.Test.Method != "none" && md.Test.P < opts.alpha()
+	switch {
+	case len(bx) == 0 || len(nx) == 0:
+		md.Note = "no samples in a run"
+	case md.Test.Method == "none":
+		md.Note = "every value equal"
+	case min(len(bx), len(nx)) < minSamplesForSignificance:
+		md.Note = "too few samples for a significant change"
+	}
+	return md
+}
+
+func (md *MetricDiff) setDelta() {
+	md.Delta = md.NewValue - md.BaseValue
+	md.DeltaPct = math.NaN()
+	if md.BaseValue != 0 {
+		md.DeltaPct = 100 * md.Delta / math.Abs(md.BaseValue)
+	}
+}
+
+// Metric returns the diff of a step metric by name.
+func (d *Diff) Metric(name string) (MetricDiff, bool) {
+	for _, m := range d.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MetricDiff{}, false
+}
+
+func attribute(d *Diff) Attribution {
+	delta := func(name string) float64 {
+		m, _ := d.Metric(name)
+		return m.Delta
+	}
+	a := Attribution{StepTimeDeltaUs: delta("step_time_us"), Parts: []Part{
+		{Name: "compute", Metric: "computing_us", DeltaUs: delta("computing_us")},
+		{Name: "exposed communication", Metric: "communication_not_overlapped_us", DeltaUs: delta("communication_not_overlapped_us")},
+		{Name: "free (idle device)", Metric: "free_us", DeltaUs: delta("free_us")},
+		{Name: "bubble (taken out of the step)", Metric: "bubble_us", DeltaUs: -delta("bubble_us")},
+	}}
+	sum := 0.0
+	for _, p := range a.Parts {
+		sum += p.DeltaUs
+	}
+	a.ResidueUs = a.StepTimeDeltaUs - sum
+	if math.Abs(a.ResidueUs) < 1e-6 { // float noise of exact ns figures
+		a.ResidueUs = 0
+	}
+	return a
+}
+
+// GateValues returns the figures diff gates read, by name (GateMetricNames).
+func (d *Diff) GateValues() map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range d.Metrics {
+		out[m.Name] = m.NewValue
+		out[m.Name+".base"] = m.BaseValue
+		out[m.Name+".delta"] = m.Delta
+		pct := m.DeltaPct
+		if math.IsNaN(pct) {
+			pct = 0
+		}
+		out[m.Name+".delta_pct"] = pct
+		out[m.Name+".p"] = m.Test.P
+	}
+	return out
+}
+
+// collKey names a collective across runs: group hashes differ from run to run, so a
+// group is matched by its name when the profiler recorded one.
+type collKey struct{ op, group string }
+
+type collRun struct {
+	info     CollectiveInfo // the first group's, for the aggregate fallback
+	meanUs   []float64      // per rank and step
+	busbw    []float64      // per rank and step with every byte count known
+	totalNs  float64
+	fallback bool // no per-op figures (no timeline): the aggregate only
+}
+
+func collectivesOf(r *Run) map[collKey]*collRun {
+	label := map[string]string{}
+	size := map[[2]string]int{}
+	out := map[collKey]*collRun{}
+	keyOf := func(op, group string) collKey {
+		if l := label[group]; l != "" {
+			return collKey{op, l}
+		}
+		return collKey{op, group}
+	}
+	for _, c := range r.Collectives {
+		if c.GroupName != "" {
+			label[c.Group] = c.GroupName
+		}
+		size[[2]string{c.Op, c.Group}] = c.GroupSize
+	}
+	for _, c := range r.Collectives {
+		k := keyOf(c.Op, c.Group)
+		cr := out[k]
+		if cr == nil {
+			cr = &collRun{info: c, fallback: true}
+			out[k] = cr
+		}
+		cr.totalNs += c.MeanNs * float64(c.Count)
+	}
+	type rs struct {
+		k          collKey
+		rank, step int
+	}
+	type acc struct {
+		n            int
+		elapse       int64
+		busBytes     float64 // Σ bytes × bus factor
+		busElapse    int64
+		unknownBytes bool
+	}
+	groups := map[rs]*acc{}
+	var order []rs
+	for _, o := range r.Ops {
+		k := keyOf(o.Type, o.Group)
+		key := rs{k, o.Rank, o.Step}
+		a := groups[key]
+		if a == nil {
+			a = &acc{}
+			groups[key] = a
+			order = append(order, key)
+		}
+		a.n++
+		a.elapse += o.ElapseNs
+		f := profile.BusBandwidthFactor(o.Type, size[[2]string{o.Type, o.Group}])
+		if o.BytesTot <= 0 || f == 0 {
+			a.unknownBytes = true
+		} else {
+			a.busBytes += float64(o.BytesTot) * f
+			a.busElapse += o.ElapseNs
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { // a stable sample order, whatever the input's
+		a, b := order[i], order[j]
+		if a.k != b.k {
+			return a.k.op < b.k.op || (a.k.op == b.k.op && a.k.group < b.k.group)
+		}
+		if a.rank != b.rank {
+			return a.rank < b.rank
+		}
+		return a.step < b.step
+	})
+	for _, key := range order {
+		a := groups[key]
+		cr := out[key.k]
+		if cr == nil { // an op without a collective row: cannot happen with analyze's output
+			cr = &collRun{}
+			out[key.k] = cr
+		}
+		cr.fallback = false
+		cr.meanUs = append(cr.meanUs, usOf(a.elapse)/float64(a.n))
+		if !a.unknownBytes && a.busElapse > 0 {
+			cr.busbw = append(cr.busbw, a.busBytes/float64(a.busElapse))
+		}
+	}
+	for _, cr := range out {
+		if cr.fallback {
+			cr.meanUs = []float64{cr.info.MeanNs / 1000}
+			if cr.info.BusBwGBps > 0 {
+				cr.busbw = []float64{cr.info.BusBwGBps}
+			}
+		}
+	}
+	return out
+}
+
+func compareCollectives(base, new *Run, opts Options) []CollectiveDiff {
+	bc, nc := collectivesOf(base), collectivesOf(new)
+	keys := map[collKey]bool{}
+	for k := range bc {
+		keys[k] = true
+	}
+	for k := range nc {
+		keys[k] = true
+	}
+	weight := func(k collKey) float64 {
+		w := 0.0
+		if c := bc[k]; c != nil {
+			w = c.totalNs
+		}
+		if c := nc[k]; c != nil {
+			w = math.Max(w, c.totalNs)
+		}
+		return w
+	}
+	sorted := make([]collKey, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		wi, wj := weight(sorted[i]), weight(sorted[j])
+		if wi != wj {
+			return wi > wj
+		}
+		if sorted[i].op != sorted[j].op {
+			return sorted[i].op < sorted[j].op
+		}
+		return sorted[i].group < sorted[j].group
+	})
+	var out []CollectiveDiff
+	for i, k := range sorted {
+		b, n := bc[k], nc[k]
+		cd := CollectiveDiff{Op: k.op, Group: k.group, InBase: b != nil, InNew: n != nil}
+		var bm, nm, bb, nb []float64
+		fallback := false
+		if b != nil {
+			bm, bb = b.meanUs, b.busbw
+			fallback = b.fallback
+		}
+		if n != nil {
+			nm, nb = n.meanUs, n.busbw
+			fallback = fallback || n.fallback
+		}
+		stream := uint64(100 + 2*i)
+		cd.MeanUs = compareSamples("mean_us", "us", bm, nm, opts, stream)
+		cd.BusBwGBps = compareSamples("busbw_gbps", "GB/s", bb, nb, opts, stream+1)
+		if fallback {
+			// One aggregate per run (no timeline): the figures compare, the test cannot.
+			for _, md := range []*MetricDiff{&cd.MeanUs, &cd.BusBwGBps} {
+				md.Test, md.Significant, md.CI = MannWhitney{P: 1, Method: "none"}, false, Interval{math.NaN(), math.NaN()}
+				md.Note = "run-level aggregate only (no per-op timeline): no test"
+			}
+		}
+		out = append(out, cd)
+	}
+	return out
+}

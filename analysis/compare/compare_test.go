@@ -1,0 +1,74 @@
+package compare
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMannWhitneyKnownValues: scipy.stats.mannwhitneyu's documentation example (the
+// males' and females' scores: U1 = 17, exact two-sided p = 0.1111), and a case by
+// hand: every x above every y, 4 against 4, U = 16 and p = 2/C(8,4) = 2/70.
+func TestMannWhitneyKnownValues(t *testing.T) {
+	r := MannWhitneyU([]float64{19, 22, 16, 29, 24}, []float64{20, 11, 17, 12})
+	assert.Equal(t, 17.0, r.U)
+	assert.Equal(t, "exact", r.Method)
+	assert.InDelta(t, 0.1111, r.P, 1e-4)
+
+	r = MannWhitneyU([]float64{5, 6, 7, 8}, []float64{1, 2, 3, 4})
+	assert.Equal(t, 16.0, r.U)
+	assert.InDelta(t, 2.0/70, r.P, 1e-12)
+
+	// Ties use the normal approximation with the tie correction; identical samples
+	// give no evidence.
+	r = MannWhitneyU([]float64{1, 2, 2, 3}, []float64{2, 3, 3, 4, 5})
+	assert.Equal(t, "normal", r.Method)
+	assert.Greater(t, r.P, 0.05)
+	r = MannWhitneyU([]float64{3, 3, 3}, []float64{3, 3})
+	assert.Equal(t, "none", r.Method)
+	assert.Equal(t, 1.0, r.P)
+	assert.Equal(t, "none", MannWhitneyU(nil, []float64{1}).Method)
+}
+
+func TestBootstrapDeterministic(t *testing.T) {
+	x := []float64{10, 11, 9, 10.5, 10.2, 9.8}
+	y := []float64{12, 12.5, 11.8, 12.2, 12.1, 11.9}
+	a := BootstrapMeanDiff(x, y, 2000, 0.05, 7)
+	assert.Equal(t, a, BootstrapMeanDiff(x, y, 2000, 0.05, 7), "same seed, same interval")
+	assert.True(t, a.Contains(2.0), "%+v", a)
+	assert.Greater(t, a.Lo, 0.0)
+}
+
+func samples(stageNs, exposedNs int64, n int) []StepSample {
+	out := make([]StepSample, n)
+	for i := range out {
+		jitter := int64(i%3) * 1000
+		out[i] = StepSample{Rank: i % 4, Step: i / 4, StageNs: stageNs + jitter, ComputingNs: stageNs - exposedNs + jitter,
+			CommunicationNs: exposedNs, CommNotOverlappedNs: exposedNs}
+	}
+	return out
+}
+
+func TestCompare(t *testing.T) {
+	base := &Run{Label: "base", Ranks: 4, Steps: 3, Samples: samples(100_000_000, 40_000_000, 12)}
+	same := Compare(base, base, Options{Seed: 1})
+	for _, m := range same.Metrics {
+		assert.False(t, m.Significant, m.Name)
+		assert.Zero(t, m.Delta, m.Name)
+	}
+	newer := &Run{Label: "new", Ranks: 4, Steps: 3, Samples: samples(80_000_000, 20_000_000, 12)}
+	d := Compare(base, newer, Options{Seed: 1})
+	share, ok := d.Metric("comm_share")
+	require.True(t, ok)
+	assert.InDelta(t, -0.15, share.Delta, 0.01, "0.40 → 0.25")
+	step, _ := d.Metric("step_time_us")
+	assert.True(t, step.Significant)
+	assert.InDelta(t, -20000, step.Delta, 1e-6)
+	// The step-time change is the sum of its parts.
+	assert.InDelta(t, -20000, d.Attribution.StepTimeDeltaUs, 1e-6)
+	assert.Zero(t, d.Attribution.ResidueUs)
+	gv := d.GateValues()
+	assert.InDelta(t, -0.15, gv["comm_share.delta"], 0.01)
+	assert.InDelta(t, -20, gv["step_time_us.delta_pct"], 0.01)
+}
