@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/profile"
@@ -33,6 +34,8 @@ type LoadOptions struct {
 	// (for instance analysis.Accumulator.Add, which summarises and trims it), so a
 	// large cluster need not hold every trace at once.
 	OnRank func(r *profile.Rank)
+	// Progress, when set, is told after each rank how many of the total are read.
+	Progress func(done, total int)
 }
 
 // LoadCluster discovers and parses every rank under args, ranks in parallel.
@@ -45,10 +48,14 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 	}
 	defer in.Release()
 	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks)), Notes: in.Notes}
+	var done atomic.Int64
 	parallel.For(len(in.Ranks), opts.Workers, func(i int) {
 		c.Ranks[i] = LoadRank(in.Ranks[i])
 		if opts.OnRank != nil {
 			opts.OnRank(c.Ranks[i])
+		}
+		if opts.Progress != nil {
+			opts.Progress(int(done.Add(1)), len(in.Ranks))
 		}
 	})
 	if note := ignoredNote(c.Ranks); note != "" {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -69,17 +68,13 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	}
 	// Each rank is summarised as soon as it is read and its timeline dropped, so memory
 	// follows the summaries, not the traces.
-	opts, advOpts, err := f.analysis.options()
+	run, err := f.analysis.load(args)
 	if err != nil {
-		return usage(err)
+		return err
 	}
-	acc := analysis.NewAccumulator(opts)
-	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
-	if err != nil {
-		return usage(err) // nothing found, or an argument that does not exist
-	}
-	res := acc.Result(cluster)
-	advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
+	cluster, res, advOpts := run.cluster, run.result, run.advisor
+	opts := analysis.Options{SkipSteps: f.analysis.skipSteps}
+	advice := advisor.Advise(res, advisor.EnvOf(cluster), advOpts)
 	doc := &report.Document{
 		Result:     res,
 		Advice:     &advice,

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/internal/progress"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -25,6 +27,7 @@ type analysisFlags struct {
 	config       string
 	hardware     string
 	peaks        []string
+	quiet        bool
 }
 
 func (f *analysisFlags) register(fl *pflag.FlagSet) {
@@ -34,6 +37,7 @@ func (f *analysisFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.config, "config", "", "YAML file of thresholds, hardware and link peaks (see hcclprof.example.yaml)")
 	fl.StringVar(&f.hardware, "hardware", "", "the product for link peaks: "+strings.Join(hardware.Names(), ", ")+" (default: detected, else A2)")
 	fl.StringArrayVar(&f.peaks, "peak", nil, "override a link peak, TRANSPORT=GBPS (e.g. RDMA=12.5); repeatable")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (it shows only when stderr is a terminal)")
 }
 
 // options builds the analysis and advisor options: defaults, then the config file,
@@ -117,11 +121,15 @@ func (f *analysisFlags) load(args []string) (*loaded, error) {
 	if err != nil {
 		return nil, usageError(err)
 	}
+	prog := progress.New(os.Stderr, f.quiet)
 	acc := analysis.NewAccumulator(opts)
-	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add})
+	prog.Phase("discovering and parsing ranks")
+	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add,
+		Progress: func(done, total int) { prog.Count("parsed ranks", done, total) }})
 	if err != nil {
 		return nil, usageError(err)
 	}
+	prog.Phase("analysing")
 	return &loaded{cluster: cluster, result: acc.Result(cluster), advisor: withFramework(advOpts, cluster)}, nil
 }
 

@@ -1,0 +1,75 @@
+// Package progress shows long work on stderr when it is a terminal: one line per
+// phase, rewritten in place ("parsing ranks 37/64"). It prints nothing when stderr is
+// not a terminal (CI logs, pipes) or when quiet, and uses no colour (so NO_COLOR holds).
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Printer writes progress lines; the zero value and nil print nothing.
+type Printer struct {
+	mu      sync.Mutex
+	w       io.Writer
+	last    time.Time
+	pending bool
+}
+
+// New returns a printer on w, or nil (silent) when quiet or w is not a terminal.
+func New(w io.Writer, quiet bool) *Printer {
+	if quiet || !IsTerminal(w) {
+		return nil
+	}
+	return &Printer{w: w}
+}
+
+// ForWriter returns a printer on w whatever w is (for tests).
+func ForWriter(w io.Writer) *Printer { return &Printer{w: w} }
+
+// IsTerminal reports whether w is a character device (a terminal).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Count shows "phase done/total", at most ten times a second, and always the last.
+func (p *Printer) Count(phase string, done, total int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if done < total && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "\r%s %d/%d", phase, done, total)
+	p.pending = true
+	if done >= total {
+		fmt.Fprint(p.w, "\n")
+		p.pending = false
+	}
+}
+
+// Phase shows the start of a phase without a count.
+func (p *Printer) Phase(phase string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pending {
+		fmt.Fprint(p.w, "\n")
+	}
+	fmt.Fprintf(p.w, "%s…\n", phase)
+	p.pending = false
+}
