@@ -43,7 +43,7 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "text", "report format: text, json or markdown")
+	fl.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html (one self-contained file: -o report.html)")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
@@ -55,8 +55,8 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 
 func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	usage := func(err error) error { return &exitError{code: exitUsage, err: err} }
-	if f.format != "text" && f.format != "json" && f.format != "markdown" {
-		return usage(fmt.Errorf("unknown --format %q: want text, json or markdown", f.format))
+	if f.format != "text" && f.format != "json" && f.format != "markdown" && f.format != "html" {
+		return usage(fmt.Errorf("unknown --format %q: want text, json, markdown or html", f.format))
 	}
 	gates := make([]analysis.Gate, 0, len(f.failOn))
 	for _, expr := range f.failOn {
@@ -98,6 +98,8 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		err = report.WriteJSON(w, doc)
 	case "markdown":
 		err = report.WriteMarkdown(w, doc)
+	case "html":
+		err = report.WriteHTML(w, doc)
 	default:
 		err = report.WriteText(w, doc)
 	}
