@@ -587,3 +587,15 @@ func TestDiff(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "nonsense")
 }
+
+// TestHTMLReport: --format html writes one self-contained page.
+func TestHTMLReport(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "r.html")
+	_, _, code := runBin(t, "analyze", sample, "--format", "html", "-o", page)
+	require.Equal(t, 0, code)
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "<!DOCTYPE html>"))
+	assert.NotContains(t, string(b), "http")
+	assert.Contains(t, string(b), `<svg id="matrix"`)
+}
