@@ -513,7 +513,11 @@ func TestExport(t *testing.T) {
 	}
 	assert.Len(t, procs, 8)
 	assert.InDelta(t, exposed*1e3, float64(exposedNs), 0.001*exposed*1e3, "the exposed lanes sum to the steps' Comm not overlapped")
-	_, _, code = runBin(t, "export", sample, "--to", "parquet", "-o", dir)
+	_, _, code = runBin(t, "export", sample, "--to", "parquet", "-o", filepath.Join(dir, "pq"))
+	assert.Equal(t, 0, code)
+	_, err = os.Stat(filepath.Join(dir, "pq", "steps.parquet"))
+	assert.NoError(t, err)
+	_, _, code = runBin(t, "export", sample, "--to", "xlsx", "-o", dir)
 	assert.Equal(t, 2, code)
 }
 

@@ -16,12 +16,14 @@ func newExportCmd() *cobra.Command {
 	var to, out string
 	var af analysisFlags
 	cmd := &cobra.Command{
-		Use:   "export PATH... --to csv|trace -o OUT",
+		Use:   "export PATH... --to parquet|csv|trace -o OUT",
 		Short: "Write the analysis for other tools: CSV tables or a Chrome trace",
 		Long: `Export writes the analysis of a run for other tools.
 
-  --to csv    OUT is a directory: steps.csv, ops.csv, links.csv, findings.csv, units in
-              the column names (_us, _ns, _bytes, _gbps).
+  --to parquet  OUT is a directory: steps, ops, links and findings .parquet (Snappy;
+                int64, double and utf8 columns, units in the column names: _us, _ns,
+                bytes, _gbps), readable by DuckDB, pandas and Spark.
+  --to csv      the same tables as CSV.
   --to trace  OUT is a Chrome-trace JSON file: a process per rank with its collectives,
               the time it waited for the others, its exposed communication and the
               findings, on the profile's own clock (open it in Perfetto or MindStudio
@@ -31,8 +33,8 @@ Exit codes: 0 done; 2 usage or input error.`,
 		Example: "  hcclprof export ./cluster --to csv -o out/\n  hcclprof export ./cluster --to trace -o analysis.json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if to != "csv" && to != "trace" {
-				return usageError(fmt.Errorf("unknown --to %q: want csv or trace (Parquet is not built yet)", to))
+			if to != "csv" && to != "trace" && to != "parquet" {
+				return usageError(fmt.Errorf("unknown --to %q: want parquet, csv or trace", to))
 			}
 			if out == "" {
 				return usageError(fmt.Errorf("-o is required"))
@@ -48,8 +50,14 @@ Exit codes: 0 done; 2 usage or input error.`,
 			}
 			res := analysis.Analyze(cluster, opts)
 			advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
-			if to == "csv" {
+			switch to {
+			case "csv":
 				if err := export.WriteCSV(out, export.Tables(res, &advice)); err != nil {
+					return usageError(err)
+				}
+				return nil
+			case "parquet":
+				if err := export.WriteParquet(out, export.Tables(res, &advice)); err != nil {
 					return usageError(err)
 				}
 				return nil
@@ -69,7 +77,7 @@ Exit codes: 0 done; 2 usage or input error.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&to, "to", "", "csv or trace")
+	fl.StringVar(&to, "to", "", "parquet, csv or trace")
 	fl.StringVarP(&out, "output", "o", "", "the directory (csv) or file (trace) to write")
 	af.register(fl)
 	return cmd

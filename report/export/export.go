@@ -13,17 +13,47 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// Table is one exported table: column names (with units) and rows of values.
+// Table is one exported table: column names (with units), their types, and rows of
+// values written as text (the CSV form; Parquet parses them by type).
 type Table struct {
 	Name    string
 	Columns []string
+	Types   []ColumnType
 	Rows    [][]string
+}
+
+// ColumnType is a column's type in typed outputs (Parquet).
+type ColumnType int
+
+// Column types.
+const (
+	Int64 ColumnType = iota
+	Float64
+	String
+)
+
+// typesOf gives each column its type from its name: ranks, steps, counts, bytes and
+// ns are integers; _us, _gbps, shares and ratios are floats; the rest text.
+func typesOf(cols []string) []ColumnType {
+	out := make([]ColumnType, len(cols))
+	for i, c := range cols {
+		switch {
+		case c == "rank" || c == "step" || c == "src" || c == "dst" || c == "transfers" || c == "bytes" || strings.HasSuffix(c, "_ns"):
+			out[i] = Int64
+		case strings.HasSuffix(c, "_us") || strings.HasSuffix(c, "_gbps") || c == "comm_share" || c == "utilisation":
+			out[i] = Float64
+		default:
+			out[i] = String
+		}
+	}
+	return out
 }
 
 func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 3, 64) }
@@ -62,7 +92,11 @@ func Tables(res *analysis.Result, adv *advisor.Advice) []Table {
 			findings.Rows = append(findings.Rows, []string{x.ID, string(x.Severity), x.Title, x.Evidence, i(ref.Rank), i(ref.Step), ref.Op, f(ref.StartUs)})
 		}
 	}
-	return []Table{steps, ops, links, findings}
+	tables := []Table{steps, ops, links, findings}
+	for i := range tables {
+		tables[i].Types = typesOf(tables[i].Columns)
+	}
+	return tables
 }
 
 // WriteCSV writes each table to DIR/NAME.csv.
