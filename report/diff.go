@@ -205,3 +205,36 @@ func WriteDiffJSON(w io.Writer, d DiffDoc) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
+
+// WriteDiffMarkdown writes a diff for a ticket: the metrics table with "~" for no
+// significant change, the step-time attribution, and the gates.
+func WriteDiffMarkdown(w io.Writer, d DiffDoc) error {
+	p := &printer{w: w}
+	df := d.Diff
+	p.printf("## hcclprof diff: %s → %s\n\n", mdText(df.Base.Label), mdText(df.New.Label))
+	p.printf("| metric | base | new | change | p | n |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, m := range df.Metrics {
+		p.printf("| %s | %s | %s | %s | %.3g | %d+%d |\n", m.Name, diffValue(m, m.BaseValue), diffValue(m, m.NewValue), diffChange(m), m.Test.P, m.Base.N, m.New.N)
+	}
+	a := df.Attribution
+	p.printf("\nStep time %+.3f ms:", a.StepTimeDeltaUs/1e3)
+	for _, part := range a.Parts {
+		p.printf(" %s %+.3f;", part.Name, part.DeltaUs/1e3)
+	}
+	p.printf(" residue %+.3f ms.\n", a.ResidueUs/1e3)
+	if len(d.Gates) > 0 {
+		p.printf("\n")
+		for _, g := range d.Gates {
+			status := "pass"
+			if !g.Passed {
+				status = "**FAIL**"
+			}
+			p.printf("- %s `%s` (%s = %.6g)\n", status, mdCode(g.Expr), g.Metric, g.Value)
+		}
+	}
+	for _, x := range df.Warnings {
+		p.printf("\n> %s\n", mdText(x))
+	}
+	p.printf("\n<sub>α = %.2g; \"~\": no significant change (Mann-Whitney U)</sub>\n", df.Alpha)
+	return p.firstErr
+}

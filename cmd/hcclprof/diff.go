@@ -34,8 +34,10 @@ Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error.`,
 		Example: "  hcclprof diff ./before ./after --fail-on 'step_time_us.delta_pct>5'",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
-				return err
+			if format != "markdown" {
+				if err := checkFormat(format); err != nil {
+					return err
+				}
 			}
 			var gates []analysis.Gate
 			for _, expr := range failOn {
@@ -63,8 +65,11 @@ Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error.`,
 					failed = append(failed, g.Expr)
 				}
 			}
-			if err := write(cmd, format, func(w io.Writer) error { return report.WriteDiffText(w, doc) },
-				func(w io.Writer) error { return report.WriteDiffJSON(w, doc) }); err != nil {
+			text := func(w io.Writer) error { return report.WriteDiffText(w, doc) }
+			if format == "markdown" {
+				text = func(w io.Writer) error { return report.WriteDiffMarkdown(w, doc) }
+			}
+			if err := write(cmd, format, text, func(w io.Writer) error { return report.WriteDiffJSON(w, doc) }); err != nil {
 				return err
 			}
 			if len(failed) > 0 {
@@ -75,7 +80,7 @@ Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&format, "format", "text", "text or json")
+	fl.StringVar(&format, "format", "text", "text, json or markdown")
 	fl.StringArrayVar(&failOn, "fail-on", nil, "fail (exit 1) when METRIC[.delta|.delta_pct|.base|.p] OP VALUE holds; repeatable")
 	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed (the same seed gives the same intervals)")
 	af.register(fl)

@@ -587,6 +587,9 @@ func TestDiff(t *testing.T) {
 	}
 	text, _, _ := runBin(t, "diff", sample, sample)
 	assert.Contains(t, text, "│      ~ │")
+	md, _, code := runBin(t, "diff", sample, sample, "--format", "markdown")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, md, "| comm_share | 48.33% | 48.33% | ~ |")
 	_, stderr, code := runBin(t, "diff", sample, sample, "--fail-on", "nonsense>1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "nonsense")

@@ -20,7 +20,7 @@ func newExportCmd() *cobra.Command {
 		Short: "Write the analysis for other tools: CSV tables or a Chrome trace",
 		Long: `Export writes the analysis of a run for other tools.
 
-  --to parquet  OUT is a directory: steps, ops, links and findings .parquet (Snappy;
+  --to parquet  OUT is a directory: steps, ops, tasks, links and findings .parquet (Snappy;
                 int64, double and utf8 columns, units in the column names: _us, _ns,
                 bytes, _gbps), readable by DuckDB, pandas and Spark.
   --to csv      the same tables as CSV.
@@ -50,14 +50,15 @@ Exit codes: 0 done; 2 usage or input error.`,
 			}
 			res := analysis.Analyze(cluster, opts)
 			advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
+			tables := append(export.Tables(res, &advice), export.TasksTable(cluster))
 			switch to {
 			case "csv":
-				if err := export.WriteCSV(out, export.Tables(res, &advice)); err != nil {
+				if err := export.WriteCSV(out, tables); err != nil {
 					return usageError(err)
 				}
 				return nil
 			case "parquet":
-				if err := export.WriteParquet(out, export.Tables(res, &advice)); err != nil {
+				if err := export.WriteParquet(out, tables); err != nil {
 					return usageError(err)
 				}
 				return nil

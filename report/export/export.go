@@ -99,6 +99,27 @@ func Tables(res *analysis.Result, adv *advisor.Advice) []Table {
 	return tables
 }
 
+// TasksTable is the HCCL task rows of every rank (needs the cluster's timelines):
+// rank, the op row's name, plane, task name, group-local source and destination,
+// transport, link, bytes, start and duration.
+func TasksTable(c *profile.Cluster) Table {
+	t := Table{Name: "tasks", Columns: []string{"rank", "op_row", "plane", "name", "src_local", "dst_local", "transport", "link",
+		"bytes", "start_ns", "dur_ns"}}
+	for _, r := range c.Ranks {
+		for _, task := range r.CommTasks {
+			t.Rows = append(t.Rows, []string{i(r.Rank), task.GroupRow, i(task.Plane), task.Name, i(task.SrcRank), i(task.DstRank),
+				task.TransportType, task.LinkType, i64(task.SizeBytes), i64(task.StartNs), i64(task.DurNs())})
+		}
+	}
+	t.Types = typesOf(t.Columns)
+	for k, col := range t.Columns {
+		if col == "plane" || col == "src_local" || col == "dst_local" {
+			t.Types[k] = Int64
+		}
+	}
+	return t
+}
+
 // WriteCSV writes each table to DIR/NAME.csv.
 func WriteCSV(dir string, tables []Table) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -46,7 +46,7 @@ func TestParquetRoundTrip(t *testing.T) {
 	res := analysis.Analyze(c, analysis.Options{})
 	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
 	dir := t.TempDir()
-	tables := export.Tables(res, &adv)
+	tables := append(export.Tables(res, &adv), export.TasksTable(c))
 	require.NoError(t, export.WriteParquet(dir, tables))
 
 	steps := readParquet(t, filepath.Join(dir, "steps.parquet"))
@@ -73,6 +73,13 @@ func TestParquetRoundTrip(t *testing.T) {
 	assert.EqualValues(t, len(res.Communication.Ops), ops.NumRows())
 	links := readParquet(t, filepath.Join(dir, "links.parquet"))
 	assert.EqualValues(t, len(res.Communication.Links), links.NumRows())
+	tasks := readParquet(t, filepath.Join(dir, "tasks.parquet"))
+	var n int
+	for _, r := range c.Ranks {
+		n += len(r.CommTasks)
+	}
+	assert.EqualValues(t, n, tasks.NumRows())
+	assert.Positive(t, n)
 	findings := readParquet(t, filepath.Join(dir, "findings.parquet"))
 	assert.EqualValues(t, len(adv.Findings), findings.NumRows())
 
