@@ -75,6 +75,9 @@ type Options struct {
 	// Hardware gives the link peaks for utilisation; nil detects the product from the
 	// data (hardware.Detect), falling back to A2 with Communication.Hardware.Assumed.
 	Hardware *hardware.Profile
+	// KeepTimeline, when set, names the ranks whose timelines the Accumulator keeps
+	// (for a report that draws one rank's step).
+	KeepTimeline func(rank int) bool
 	// SkipSteps are left out of every figure (warm-up steps, for instance).
 	SkipSteps []int
 	// Microbatches is the pipeline's micro-batches per step when the user knows it;
@@ -150,7 +153,9 @@ func NewAccumulator(opts Options) *Accumulator {
 // Add summarises r and drops what only the summary needed (profile.Rank.DropTimeline).
 func (a *Accumulator) Add(r *profile.Rank) {
 	s := SummarizeRank(r, a.opts)
-	r.DropTimeline()
+	if a.opts.KeepTimeline == nil || !a.opts.KeepTimeline(r.Rank) {
+		r.DropTimeline()
+	}
 	a.groups.Intern(r)
 	a.mu.Lock()
 	a.sums[r] = s

@@ -57,6 +57,8 @@ type htmlPage struct {
 	LinkHeight int
 	Timeline   []svgLane
 	TimeTitle  string
+	TimeHeight int
+	Compute    bool // the timeline has compute lanes
 	Checks     []analysis.Check
 }
 
@@ -161,9 +163,13 @@ func htmlView(d *Document) htmlPage {
 		pg.LinkBars = append(pg.LinkBars, bar)
 	}
 	pg.LinkHeight = 20 + 22*len(pg.LinkBars)
-	// One step of the slowest rank: its collectives and its waits for the others.
+	// One step of a rank (the one whose timeline was kept, else the slowest): its
+	// compute, its collectives and its waits for the others.
 	if len(r.Ranks) > 0 {
 		rank, step := slowestRankStep(r)
+		if tr := d.TimelineRank; tr != nil {
+			rank, step = tr.Rank, longestStepOf(r, tr.Rank)
+		}
 		var ops []analysis.OpStat
 		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 		for _, o := range c.Ops {
@@ -173,7 +179,7 @@ func htmlView(d *Document) htmlPage {
 			}
 		}
 		if len(ops) > 0 && hi > lo {
-			pg.TimeTitle = fmt.Sprintf("rank %d, step %s: collectives and the time they waited for the other ranks (%.3f ms shown)", rank, analysis.StepLabel(step), float64(hi-lo)/1e6)
+			pg.TimeTitle = fmt.Sprintf("rank %d, step %s: collectives, the time they waited for the other ranks, compute and exposed communication (%.3f ms shown)", rank, analysis.StepLabel(step), float64(hi-lo)/1e6)
 			scale := width / float64(hi-lo)
 			comm, wait := svgLane{Y: 10, Label: "collectives"}, svgLane{Y: 40, Label: "waiting"}
 			for _, o := range ops {
@@ -186,6 +192,28 @@ func htmlView(d *Document) htmlPage {
 				}
 			}
 			pg.Timeline = []svgLane{comm, wait}
+			if tr := d.TimelineRank; tr != nil && tr.Rank == rank {
+				compute := svgLane{Y: 70, Label: "compute"}
+				for _, iv := range tr.Compute {
+					if iv.EndNs <= lo || iv.StartNs >= hi {
+						continue
+					}
+					s, e := max(iv.StartNs, lo), min(iv.EndNs, hi)
+					compute.Boxes = append(compute.Boxes, svgSeg{X: float64(s-lo) * scale, W: math.Max(0.5, float64(e-s)*scale), Class: "comp",
+						Title: fmt.Sprintf("compute %.3f ms", float64(iv.DurNs())/1e6)})
+				}
+				exposed := svgLane{Y: 100, Label: "exposed comm"}
+				for _, iv := range analysis.ExposedCommunication(tr) {
+					if iv.EndNs <= lo || iv.StartNs >= hi {
+						continue
+					}
+					s, e := max(iv.StartNs, lo), min(iv.EndNs, hi)
+					exposed.Boxes = append(exposed.Boxes, svgSeg{X: float64(s-lo) * scale, W: math.Max(0.5, float64(e-s)*scale), Class: "exp",
+						Title: fmt.Sprintf("exposed %.3f ms", float64(e-s)/1e6)})
+				}
+				pg.Timeline = append(pg.Timeline, compute, exposed)
+				pg.TimeHeight, pg.Compute = 130, true
+			}
 		}
 	}
 	for _, ch := range c.Checks {
@@ -197,6 +225,21 @@ func htmlView(d *Document) htmlPage {
 }
 
 // slowestRankStep is the rank and step with the longest Stage.
+func longestStepOf(r *analysis.Result, rank int) int {
+	best, step := int64(-1), -1
+	for _, rr := range r.Ranks {
+		if rr.Rank != rank {
+			continue
+		}
+		for _, st := range rr.Steps {
+			if st.StageNs > best {
+				best, step = st.StageNs, st.Step
+			}
+		}
+	}
+	return step
+}
+
 func slowestRankStep(r *analysis.Result) (int, int) {
 	best, rank, step := int64(-1), r.Ranks[0].Rank, -1
 	for _, rr := range r.Ranks {
@@ -254,9 +297,9 @@ overlapped {{pct .Summary.OverlapRatio}} · mean step {{ms .Summary.StepTimeNs}}
 {{if .LinkBars}}<svg id="links" width="900" height="{{.LinkHeight}}" role="img" aria-label="link use">
 {{range .LinkBars}}<text x="0" y="{{add .Y 11}}">{{.Label}}</text>{{$y := .Y}}{{range .Segs}}<rect class="{{.Class}}" x="{{printf "%.1f" (addf .X)}}" y="{{$y}}" width="{{printf "%.1f" .W}}" height="14"><title>{{.Title}}</title></rect>{{end}}<text x="830" y="{{add .Y 11}}">{{.Total}}</text>
 {{end}}</svg>{{else}}<p>No link figures.</p>{{end}}
-{{if .Timeline}}<h2>Timeline</h2><p>{{.TimeTitle}}</p><svg id="timeline" width="900" height="70" role="img" aria-label="timeline">
+{{if .Timeline}}<h2>Timeline</h2><p>{{.TimeTitle}}</p><svg id="timeline" width="900" height="{{if .Compute}}{{.TimeHeight}}{{else}}70{{end}}" role="img" aria-label="timeline">
 {{range .Timeline}}<text x="0" y="{{add .Y 11}}">{{.Label}}</text>{{$y := .Y}}{{range .Boxes}}<rect class="{{.Class}}" x="{{printf "%.1f" (addf .X)}}" y="{{$y}}" width="{{printf "%.1f" .W}}" height="14"><title>{{.Title}}</title></rect>{{end}}
-{{end}}</svg><p><small>Compute lanes are not drawn: the analysis keeps per-op figures, not every kernel (use hcclprof export --to trace beside the profiler's trace).</small></p>{{end}}
+{{end}}</svg>{{if not .Compute}}<p><small>Compute lanes are drawn for the rank named by --timeline-rank (large clusters keep every rank's kernels only on request).</small></p>{{end}}{{end}}
 {{if .Checks}}<h2>Checks that fired</h2><ul>{{range .Checks}}<li>{{.Title}}: {{.Count}} of {{.Total}} ({{.Threshold}}); {{.Evidence}}</li>{{end}}</ul>{{end}}
 <h2>Collectives</h2><table><tr><th class="l">op</th><th class="l">group</th><th>size</th><th>count</th><th>total ms</th><th>mean ms</th><th>p95 ms</th><th>algbw GB/s</th><th>busbw GB/s</th></tr>
 {{range .Doc.Result.Collectives}}<tr><td class="l">{{.Op}}</td><td class="l">{{.GroupName}} {{.Group}}</td><td>{{.GroupSize}}</td><td>{{.Count}}</td><td>{{ms .TotalNs}}</td><td>{{nsms .MeanNs}}</td><td>{{nsms .P95Ns}}</td><td>{{printf "%.2f" .AlgBwGBps}}</td><td>{{printf "%.2f" .BusBwGBps}}</td></tr>{{end}}</table>

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // SchemaVersion is the version of the JSON report. It changes only when a field is
@@ -18,6 +19,9 @@ const SchemaVersion = 1
 type Document struct {
 	Result *analysis.Result
 	Advice *advisor.Advice // findings and recommendations; nil when not asked for
+	// TimelineRank, when set, is a rank whose timeline is kept, for the HTML report's
+	// step timeline with compute lanes.
+	TimelineRank *profile.Rank
 	// CommBudget is the exposed share above which the verdict calls communication
 	// the bottleneck; 0 means the field's 30% (DefaultCommBudget).
 	CommBudget float64

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -21,6 +22,7 @@ type analyzeFlags struct {
 	failOn       []string
 	allowPartial bool
 	junit        string
+	timelineRank int
 	github       bool
 	analysis     analysisFlags
 }
@@ -47,6 +49,7 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
+	fl.IntVar(&f.timelineRank, "timeline-rank", 0, "with --format html: the rank whose longest step is drawn with its compute lanes")
 	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
 	fl.BoolVar(&f.github, "github", false, "after the report, print GitHub Actions annotations: an error per failed gate, a warning per high finding")
 	f.analysis.register(fl)
@@ -68,6 +71,9 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	}
 	// Each rank is summarised as soon as it is read and its timeline dropped, so memory
 	// follows the summaries, not the traces.
+	if f.format == "html" {
+		f.analysis.keepRank = f.timelineRank
+	}
 	run, err := f.analysis.load(args)
 	if err != nil {
 		return err
@@ -76,13 +82,14 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	opts := analysis.Options{SkipSteps: f.analysis.skipSteps}
 	advice := advisor.Advise(res, advisor.EnvOf(cluster), advOpts)
 	doc := &report.Document{
-		Result:     res,
-		Advice:     &advice,
-		CommBudget: advOpts.CommBudget,
-		Gates:      analysis.EvaluateGates(gates, res.Summary.Metrics()),
-		Notes:      append(cluster.Notes, skippedNote(opts.SkipSteps)...),
-		Command:    "hcclprof " + strings.Join(os.Args[1:], " "),
-		Version:    toolVersion(),
+		TimelineRank: timelineRank(cluster, f.analysis.keepRank),
+		Result:       res,
+		Advice:       &advice,
+		CommBudget:   advOpts.CommBudget,
+		Gates:        analysis.EvaluateGates(gates, res.Summary.Metrics()),
+		Notes:        append(cluster.Notes, skippedNote(opts.SkipSteps)...),
+		Command:      "hcclprof " + strings.Join(os.Args[1:], " "),
+		Version:      toolVersion(),
 	}
 	var w io.Writer = cmd.OutOrStdout()
 	if f.output != "" {
@@ -148,4 +155,17 @@ func skippedNote(steps []int) []string {
 		parts[i] = strconv.Itoa(s)
 	}
 	return []string{"steps " + strings.Join(parts, ", ") + " left out of every figure (--skip-steps)"}
+}
+
+// timelineRank is the rank whose timeline was kept, or nil.
+func timelineRank(c *profile.Cluster, rank int) *profile.Rank {
+	if rank < 0 {
+		return nil
+	}
+	for _, r := range c.Ranks {
+		if r.Rank == rank && len(r.Compute) > 0 {
+			return r
+		}
+	}
+	return nil
 }

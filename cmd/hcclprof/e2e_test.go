@@ -598,11 +598,13 @@ func TestDiff(t *testing.T) {
 // TestHTMLReport: --format html writes one self-contained page.
 func TestHTMLReport(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "r.html")
-	_, _, code := runBin(t, "analyze", sample, "--format", "html", "-o", page)
+	_, _, code := runBin(t, "analyze", sample, "--format", "html", "-o", page, "--timeline-rank", "3")
 	require.Equal(t, 0, code)
 	b, err := os.ReadFile(page)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(b), "<!DOCTYPE html>"))
 	assert.NotContains(t, string(b), "http")
 	assert.Contains(t, string(b), `<svg id="matrix"`)
+	assert.Contains(t, string(b), "rank 3, step")
+	assert.Contains(t, string(b), `>compute</text><rect class="comp"`, "the chosen rank's compute lane")
 }

@@ -28,9 +28,11 @@ type analysisFlags struct {
 	hardware     string
 	peaks        []string
 	quiet        bool
+	keepRank     int // a rank whose timeline to keep (-1: none), for the HTML report
 }
 
 func (f *analysisFlags) register(fl *pflag.FlagSet) {
+	f.keepRank = -1
 	fl.IntVar(&f.workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
 	fl.IntSliceVar(&f.skipSteps, "skip-steps", nil, "leave these step numbers out of every figure (warm-up steps), e.g. --skip-steps 1,2")
 	fl.IntVar(&f.microbatches, "microbatches", 0, "pipeline micro-batches per step, for the theoretical bubble (0: inferred from the receives)")
@@ -58,6 +60,9 @@ func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
 		}
 	}
 	ao.Workers, ao.SkipSteps, ao.Microbatches = f.workers, f.skipSteps, f.microbatches
+	if keep := f.keepRank; keep >= 0 {
+		ao.KeepTimeline = func(rank int) bool { return rank == keep }
+	}
 	if f.hardware != "" || len(f.peaks) > 0 {
 		var hw hardware.Profile
 		switch {
