@@ -123,12 +123,13 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 		}
 		s.result.Steps = kept
 	}
-	s.comm = rankCommunication(r, opts.thresholds(), skip)
-	s.checks = rankCheckSamples(r, s.comm.ops, opts.checkThresholds())
+	idx := indexRank(r)
+	s.comm = rankCommunication(r, idx, opts.thresholds(), skip)
+	s.checks = rankCheckSamples(r, idx, s.comm.ops, opts.checkThresholds())
 	s.chip = r.Info.ChipName
 	if len(skip) > 0 {
 		s.skipOps = make([]bool, len(r.CommOps))
-		for i, st := range opSteps(r) {
+		for i, st := range idx.steps {
 			s.skipOps[i] = skip[st]
 		}
 	}

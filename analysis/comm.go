@@ -169,16 +169,26 @@ type transfer struct {
 	count         int
 }
 
-// rankCommunication computes one rank's per-op statistics and transfers. It is the
-// only part of the communication analysis that reads tasks.
-func rankCommunication(r *profile.Rank, th Thresholds, skipSteps map[int]bool) rankComm {
+// rankIndex is what the per-rank passes over tasks share, computed once: each op's
+// step and the tasks by op row.
+type rankIndex struct {
+	steps []int
+	byRow map[string][]profile.CommTask
+}
+
+func indexRank(r *profile.Rank) rankIndex {
+	return rankIndex{steps: opSteps(r), byRow: tasksByRow(r.CommTasks)}
+}
+
+// rankCommunication computes one rank's per-op statistics and transfers. With the
+// peer checks, it is the only part of the communication analysis that reads tasks.
+func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps map[int]bool) rankComm {
 	var out rankComm
 	ops := r.CommOps
 	if len(ops) == 0 {
 		return out
 	}
-	steps := opSteps(r)
-	tasks := tasksByRow(r.CommTasks)
+	steps, tasks := idx.steps, idx.byRow
 	profilerStats := map[string]profile.CommOpStats{}
 	for _, s := range r.CommStats {
 		profilerStats[s.Name+"@"+s.Group] = s

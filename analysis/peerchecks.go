@@ -85,7 +85,7 @@ type rankChecks struct {
 
 // rankCheckSamples runs the per-rank part of the checks while the rank's tasks and
 // compute intervals are in memory; ops are the rank's OpStats.
-func rankCheckSamples(r *profile.Rank, ops []OpStat, th CheckThresholds) rankChecks {
+func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th CheckThresholds) rankChecks {
 	var rc rankChecks
 	buffMB := th.DefaultBuffsizeMB
 	if v, err := strconv.Atoi(strings.TrimSpace(r.Metadata.Env["HCCL_BUFFSIZE"])); err == nil && v > 0 {
@@ -127,8 +127,7 @@ func rankCheckSamples(r *profile.Rank, ops []OpStat, th CheckThresholds) rankChe
 	if len(r.CommTasks) == 0 {
 		return rc
 	}
-	steps := opSteps(r)
-	byRow := tasksByRow(r.CommTasks)
+	steps, byRow := idx.steps, idx.byRow
 	computeMaxNs := maxDur(r.Compute)
 	for i, op := range r.CommOps {
 		ref := CheckRef{Rank: r.Rank, Step: steps[i], Op: op.Name}

@@ -35,7 +35,7 @@ func TestPeerChecksAtTheirThresholds(t *testing.T) {
 	ops := []OpStat{{Rank: 0, Step: -1, Name: op.Name, Type: "allreduce", Bytes: op.Bytes(),
 		Transports: map[string]TransportUse{"SDMA": {Bytes: 4_194_404}, "HCCS": {Bytes: 4_194_404}}}}
 	th := DefaultCheckThresholds
-	got := checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, ops, th)}, nil, th))
+	got := checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, indexRank(r), ops, th)}, nil, th))
 
 	assert.True(t, got["small_packets_sdma"].Fired, "4 MB < 16 MB in 1 of 1 ops")
 	assert.Equal(t, [2]int{1, 1}, [2]int{got["small_packets_sdma"].Count, got["small_packets_sdma"].Total})
@@ -58,7 +58,7 @@ func TestPeerChecksAtTheirThresholds(t *testing.T) {
 	th.ContentionGBps = 10
 	th.AlignmentBytes = 4
 	r.Metadata.Env["HCCL_BUFFSIZE"] = "100"
-	got = checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, ops, th)}, []Retransmission{{Src: 1, Dst: 9, Step: 3, Op: "x", TimeNs: 5e9}}, th))
+	got = checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, indexRank(r), ops, th)}, []Retransmission{{Src: 1, Dst: 9, Step: 3, Op: "x", TimeNs: 5e9}}, th))
 	assert.False(t, got["small_packets_sdma"].Fired, "4.19 MB is not < 4 MB")
 	assert.False(t, got["bandwidth_contention"].Fired, "10.5 GB/s is not < 10")
 	assert.False(t, got["byte_alignment"].Fired, "both sizes are multiples of 4")
