@@ -89,14 +89,14 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		if size == current || size > bk.GradientBytes*2 {
 			continue
 		}
-		p, err := bk.WhatIf("bucket", size)
+		p, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: float64(size)})
 		if err == nil && (best == nil || p.StepTimeUs < best.StepTimeUs) {
 			best, bestSize = &p, size
 		}
 	}
 	plan := []costmodel.Setting{}
 	if best != nil && best.StepTimeUs < bk.StepUs-0.01*bk.StepUs {
-		plan = append(plan, costmodel.Setting{Knob: "bucket", Value: bestSize})
+		plan = append(plan, costmodel.Setting{Knob: "bucket", Value: float64(bestSize)})
 		add("bucket_size", plan, facts.Accumulation,
 			"larger buckets start communication later in the backward pass; smaller ones add ops")
 	}
@@ -107,7 +107,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 	}
 	if costmodel.Rounds(maxBucket, facts.BuffsizeBytes) > 1 {
 		mb := (maxBucket + (1 << 20) - 1) >> 20
-		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: mb << 20}}, facts.Accumulation,
+		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
 			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
 	}
 	// Accumulation, when exposed communication stays above the budget.
@@ -122,7 +122,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 			if a <= facts.Accumulation {
 				continue
 			}
-			accPlan := append(append([]costmodel.Setting{}, plan...), costmodel.Setting{Knob: "accumulation", Value: int64(a)})
+			accPlan := append(append([]costmodel.Setting{}, plan...), costmodel.Setting{Knob: "accumulation", Value: float64(a)})
 			p, err := bk.WhatIfPlan(accPlan)
 			if err != nil {
 				continue
@@ -147,9 +147,9 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 func settingOf(s costmodel.Setting) Setting {
 	switch s.Knob {
 	case "bucket":
-		return Setting{Knob: "bucket", BucketBytes: s.Value}
+		return Setting{Knob: "bucket", BucketBytes: int64(s.Value)}
 	case "buffsize":
-		return Setting{Knob: "buffsize", BuffsizeMB: int(s.Value >> 20)}
+		return Setting{Knob: "buffsize", BuffsizeMB: int(int64(s.Value) >> 20)}
 	case "accumulation":
 		return Setting{Knob: "accumulation", Accumulation: int(s.Value)}
 	}
@@ -159,9 +159,9 @@ func settingOf(s costmodel.Setting) Setting {
 func valueOf(s costmodel.Setting) string {
 	switch s.Knob {
 	case "bucket":
-		return costmodel.FormatBytes(s.Value)
+		return costmodel.FormatBytes(int64(s.Value))
 	case "buffsize":
-		return fmt.Sprintf("%d MB", s.Value>>20)
+		return fmt.Sprintf("%d MB", int64(s.Value)>>20)
 	}
-	return strconv.FormatInt(s.Value, 10)
+	return strconv.FormatFloat(s.Value, 'g', -1, 64)
 }

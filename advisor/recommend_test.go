@@ -79,14 +79,7 @@ func TestSeedPlanConfirmedByTheGenerator(t *testing.T) {
 	require.NoError(t, err)
 	edit(sc)
 	for _, s := range plan.Settings {
-		switch s.Knob {
-		case "bucket":
-			sc.DDP.BucketMB = float64(s.Value) / (1 << 20)
-		case "accumulation":
-			sc.DDP.Accumulation = int(s.Value)
-		case "buffsize":
-			sc.HCCLBuffsizeMB = int(s.Value >> 20)
-		}
+		require.NoError(t, sc.SetKnob(s.Knob, s.Value, s.Algo))
 	}
 	run, err := sim.Simulate(sc)
 	require.NoError(t, err)

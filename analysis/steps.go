@@ -26,6 +26,10 @@ type StepBreakdown struct {
 	StageNs, ComputingNs, CommunicationNs, CommNotOverlappedNs, OverlappedNs,
 	FreeNs, BubbleNs, PreparingNs int64
 	AllReduceNs int64 // union of AllReduce op intervals
+	// TailComputeNs is the computation after the step's last collective ends: the
+	// optimizer, which waits for the gradients (timeline input only; 0 otherwise).
+	// The what-if needs it apart because accumulation does not repeat it.
+	TailComputeNs int64
 	// Groups splits the step's communication by communicator (timeline input only),
 	// so that tp, dp and pp traffic can be told apart.
 	Groups []GroupComm
@@ -275,8 +279,20 @@ func breakdown(compute []profile.Interval, ops []profile.CommOp) breakdownWithSt
 	b.BubbleNs = bubbleNs
 	b.StageNs = spanNs - bubbleNs
 	b.AllReduceNs = totalNs(union(arIvs))
+	if len(comm) > 0 {
+		b.TailComputeNs = tailNs(comp, comm[len(comm)-1].EndNs)
+	}
 	b.Groups = groupComm(ops, comp)
 	return b
+}
+
+// tailNs is the length of the sorted disjoint intervals after t.
+func tailNs(ivs []profile.Interval, t int64) int64 {
+	var n int64
+	for i := len(ivs) - 1; i >= 0 && ivs[i].EndNs > t; i-- {
+		n += ivs[i].EndNs - max(ivs[i].StartNs, t)
+	}
+	return n
 }
 
 // stepTraceSteps converts the profiler's step_trace_time.csv rows.

@@ -153,6 +153,10 @@ func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
 	p.printf("Measured: step %.3f ms, exposed communication %.3f ms (%.1f%%); %d gradient buckets of %s in all, each round α %.1f µs + n/%.2f GB/s (fitted), overlap window %.3f ms\n",
 		b.StepUs/1e3, b.ExposedUs/1e3, 100*b.ExposedUs/b.StepUs, len(b.Buckets), costmodel.FormatBytes(b.GradientBytes),
 		b.AlphaUs, 1e-3/b.BetaUsPerB, b.WindowUs/1e3)
+	t := b.Topology
+	p.printf("Gradient group: %d server(s) × %d NPUs, level 1 %s (%s); links: intra %s (%s), inter %s (%s); buckets launched over %.0f%% of the backward pass (estimated %.1f ms); optimizer %.3f ms\n",
+		t.Servers, t.RanksPerServer, costmodel.HCCLAlgoName(t.Level1), t.Level1Source,
+		linkText(t.Intra), t.IntraSource, linkText(t.Inter), t.InterSource, 100*b.OverlapFraction(), b.BackwardUs()/1e3, b.TailUs/1e3)
 	p.printf("With %s = %s: step %.3f ms (%.3f–%.3f), exposed %.3f ms, comm_share %.1f%% (confidence %s)\n",
 		pr.Knob, pr.Value, pr.StepTimeUs/1e3, pr.Low/1e3, pr.High/1e3, pr.ExposedUs/1e3, 100*pr.CommShare, pr.Confidence)
 	for _, a := range pr.Assumptions {
@@ -171,7 +175,13 @@ func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
 		"schema_version": SchemaVersion,
 		"measured": map[string]any{"step_time_us": round(b.StepUs, 3), "exposed_us": round(b.ExposedUs, 3),
 			"comm_share": share(b.ExposedUs / b.StepUs), "buckets": len(b.Buckets), "gradient_bytes": b.GradientBytes,
-			"alpha_us": round(b.AlphaUs, 3), "bandwidth_gbps": round(1e-3/b.BetaUsPerB, 4), "window_us": round(b.WindowUs, 3)},
+			"alpha_us": round(b.AlphaUs, 3), "bandwidth_gbps": round(1e-3/b.BetaUsPerB, 4), "window_us": round(b.WindowUs, 3),
+			"window_is_lower_bound": b.WindowBound, "overlap_fraction": round(b.OverlapFraction(), 4),
+			"backward_us": round(b.BackwardUs(), 3), "optimizer_us": round(b.TailUs, 3),
+			"spread_first_us": round(b.SpreadUs, 3), "spread_last_us": round(b.SpreadLastUs, 3),
+			"topology": map[string]any{"servers": b.Topology.Servers, "ranks_per_server": b.Topology.RanksPerServer,
+				"level1": costmodel.HCCLAlgoName(b.Topology.Level1), "level1_source": b.Topology.Level1Source,
+				"intra": linkJSON(b.Topology.Intra, b.Topology.IntraSource), "inter": linkJSON(b.Topology.Inter, b.Topology.InterSource)}},
 		"set": map[string]any{"knob": pr.Knob, "value": pr.Value},
 		"predicted": map[string]any{"step_time_us": round(pr.StepTimeUs, 3), "comm_share": share(pr.CommShare),
 			"low": round(pr.Low, 3), "high": round(pr.High, 3), "exposed_us": round(pr.ExposedUs, 3)},
@@ -182,4 +192,12 @@ func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+func linkText(l costmodel.Link) string {
+	return fmt.Sprintf("α %.1f µs, %.2f GB/s", l.AlphaUs, l.BWGBps)
+}
+
+func linkJSON(l costmodel.Link, source string) map[string]any {
+	return map[string]any{"alpha_us": round(l.AlphaUs, 3), "bandwidth_gbps": round(l.BWGBps, 4), "source": source}
 }

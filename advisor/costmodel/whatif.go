@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
@@ -12,9 +13,10 @@ import (
 // Bucketing is the run's data-parallel gradient synchronisation as the what-if sees
 // it (costmodel.md §6.1): per step, k AllReduce buckets of the gradient of G bytes on
 // one stream, each taking t(b) = rounds(b)·α + b·β, ready evenly over an overlap
-// window T at the end of the backward pass. α and β are fitted on the run's own
-// AllReduces (the fastest rank's elapse: the op's time without the wait for others);
-// T is solved from the measured exposed communication.
+// window T at the end of the backward pass and run one after another as a queue.
+// α and β are fitted on the run's own AllReduces (the fastest rank's elapse: the op's
+// time without the wait for others); T is solved from the measured exposed
+// communication of the group.
 type Bucketing struct {
 	Group                 string
 	Buckets               []int64 // the sizes of one step, in launch order
@@ -24,10 +26,32 @@ type Bucketing struct {
 	BufferBytes           int64
 	WindowUs              float64 // T
 	WindowBound           bool    // T is only a lower bound (the run is compute-bound)
-	StepUs, ExposedUs     float64 // measured: mean Stage and Comm not overlapped
-	Accumulation          int
-	Confidence            string
-	Notes                 []string
+	// SpreadUs and SpreadLastUs are how much later than the mean rank the last rank
+	// reaches the first and the last bucket: a bucket can only start when every rank
+	// has it, and the ranks drift apart over the backward pass. The first is the
+	// first bucket's mean cross-rank wait; the last is solved from the exposure when
+	// the window can be read from the launches, else it is the ranks' drift in
+	// computation (the slowest rank's compute before the optimizer over the mean).
+	// Buckets in between are interpolated.
+	SpreadUs, SpreadLastUs float64
+	// StepUs and ExposedUs are measured: the mean Stage and Comm not overlapped.
+	// GroupExposedUs is the group's own part of ExposedUs (the rest, other groups'
+	// exposed communication, is left as it is).
+	StepUs, ExposedUs, GroupExposedUs float64
+	// TailUs is the computation after the last collective (the optimizer): gradient
+	// accumulation does not repeat it.
+	TailUs float64
+	// BackwardShare is the share of a micro-batch's computation that is the backward
+	// pass (2/3 by default: backward costs about twice forward); the overlap what-if
+	// needs the backward pass's length, which the profile does not mark.
+	BackwardShare float64
+	Accumulation  int
+	// measuredWindowUs is the window read from the launches (0: not seen).
+	measuredWindowUs float64
+	// Topology prices the structural what-ifs (algorithm, data-parallel size).
+	Topology   Topology
+	Confidence string
+	Notes      []string
 }
 
 // Prediction is a what-if's outcome.
@@ -67,7 +91,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	if group == "" {
 		return nil, fmt.Errorf("no AllReduce with a known size in marked steps: nothing to model")
 	}
-	bk := &Bucketing{Group: group, Accumulation: max(accumulation, 1), BufferBytes: bufferBytes}
+	bk := &Bucketing{Group: group, Accumulation: max(accumulation, 1), BufferBytes: bufferBytes, BackwardShare: 2.0 / 3}
 	// One rank's buckets of one step, in launch order (every rank has the same).
 	var firstKey key
 	for k := range steps {
@@ -76,17 +100,27 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		}
 	}
 	rank0 := steps[firstKey][0].Rank
+	var groupOps []analysis.OpStat
 	for _, o := range steps[firstKey] {
 		if o.Rank == rank0 {
 			bk.Buckets = append(bk.Buckets, o.Bytes)
 			bk.GradientBytes += o.Bytes
 		}
 	}
-	// The fit: per op instance, the fastest rank's elapse against its bytes.
+	// The fit: per op instance, the fastest rank's elapse against its bytes. The
+	// spread: the mean cross-rank wait of each step's first bucket.
 	var xs, ys []float64
+	var spread, spreadN float64
 	for k, ops := range steps {
 		if k.group != group {
 			continue
+		}
+		groupOps = append(groupOps, ops...)
+		firstStart := map[int]int64{}
+		for _, o := range ops {
+			if s, ok := firstStart[o.Rank]; !ok || o.StartNs < s {
+				firstStart[o.Rank] = o.StartNs
+			}
 		}
 		for _, o := range ops {
 			if o.CrossWaitNs == 0 {
@@ -94,7 +128,40 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 				xs = append(xs, float64(o.Bytes)/rounds) // per round
 				ys = append(ys, float64(o.ElapseNs)/1e3/rounds)
 			}
+			if o.StartNs == firstStart[o.Rank] {
+				spread += float64(o.CrossWaitNs) / 1e3
+				spreadN++
+			}
 		}
+	}
+	// The window, read where the timeline shows it: on the rank that launched a
+	// step's last bucket last, when that bucket did not queue behind the one before,
+	// the buckets' launches span (k−1)/k of the window.
+	var windows []float64
+	for k, ops := range steps {
+		if k.group != group {
+			continue
+		}
+		byRank := map[int][]analysis.OpStat{}
+		for _, o := range ops {
+			byRank[o.Rank] = append(byRank[o.Rank], o)
+		}
+		for _, mine := range byRank {
+			sort.Slice(mine, func(i, j int) bool { return mine[i].StartNs < mine[j].StartNs })
+			nb := len(mine)
+			if nb < 2 || mine[nb-1].CrossWaitNs != 0 {
+				continue
+			}
+			prevEnd := mine[nb-2].StartNs + mine[nb-2].ElapseNs
+			if mine[nb-1].StartNs-prevEnd > 1000 { // not queued: launched when ready
+				span := float64(mine[nb-1].StartNs-mine[0].StartNs) / 1e3
+				windows = append(windows, span*float64(nb)/float64(nb-1))
+			}
+			break
+		}
+	}
+	if len(windows) > 0 {
+		bk.measuredWindowUs = sumOf(windows) / float64(len(windows))
 	}
 	a, b, sa, sb, n := fitLine(xs, ys)
 	switch {
@@ -104,35 +171,37 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		return nil, fmt.Errorf("the AllReduces' time does not grow with their size (they mostly wait, not move data): the model cannot price them")
 	}
 	bk.AlphaUs, bk.BetaUsPerB, bk.AlphaSEUs, bk.BetaSEUsPB = a, b, sa, sb
+	if spreadN > 0 {
+		bk.SpreadUs = spread / spreadN
+	}
 	// The measured step: means over ranks and steps.
-	var stage, exposed, cnt float64
+	var stage, exposed, tail, cnt float64
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
 			stage += float64(st.StageNs) / 1e3
 			exposed += float64(st.CommNotOverlappedNs) / 1e3
+			tail += float64(st.TailComputeNs) / 1e3
 			cnt++
 		}
 	}
 	if cnt == 0 {
 		return nil, fmt.Errorf("no step breakdown")
 	}
-	bk.StepUs, bk.ExposedUs = stage/cnt, exposed/cnt
-	// Solve the window from the exposure: E = max(t_last, T/k + Σt − T).
-	times := bk.bucketTimes(bk.Buckets, a, b)
-	k := float64(len(times))
-	sum := sumOf(times)
-	last := times[len(times)-1]
-	switch {
-	case k < 2:
-		bk.WindowUs, bk.WindowBound = 0, true
-		bk.Notes = append(bk.Notes, "one bucket: no overlap window to solve")
-	case bk.ExposedUs > last*1.05:
-		bk.WindowUs = (sum - bk.ExposedUs) / (1 - 1/k)
-	default:
-		bk.WindowUs, bk.WindowBound = (sum-last)/(1-1/k), true
-		bk.Notes = append(bk.Notes, "the run is compute-bound: only the last bucket is exposed, the overlap window is a lower bound")
+	bk.StepUs, bk.ExposedUs, bk.TailUs = stage/cnt, exposed/cnt, tail/cnt
+	bk.SpreadLastUs = computeDrift(res)
+	bk.GroupExposedUs = bk.ExposedUs
+	var gExposed, gN float64
+	for _, gs := range res.Communication.GroupSteps {
+		if gs.Group == group {
+			gExposed += float64(gs.CommNotOverlappedNs) / 1e3
+			gN++
+		}
 	}
-	bk.WindowUs = math.Max(bk.WindowUs, 0)
+	if gN > 0 {
+		bk.GroupExposedUs = math.Min(gExposed/gN, bk.ExposedUs)
+	}
+	bk.Topology = groupTopology(res, group, groupOps)
+	bk.solveWindow()
 	bk.Confidence = "medium"
 	if n < 4 || len(uniq(xs)) < 2 {
 		bk.Confidence = "low"
@@ -140,22 +209,132 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	return bk, nil
 }
 
-func (bk *Bucketing) bucketTimes(buckets []int64, a, b float64) []float64 {
+// solveWindow finds the overlap window T whose queue exposes what the run measured.
+// The exposure falls as T grows, from spread + Σt (no overlap) to spread + t_last
+// (only the last bucket exposed: the run is compute-bound, and T is then only a
+// lower bound).
+func (bk *Bucketing) solveWindow() {
+	times := bk.bucketTimes(bk.Buckets, bk.AlphaUs, bk.BetaUsPerB, bk.BufferBytes)
+	target := bk.GroupExposedUs
+	k := len(times)
+	noOverlap := bk.queueExposure(times, 0)
+	floor := bk.SpreadLastUs + times[k-1]
+	switch {
+	case k < 2:
+		bk.WindowUs, bk.WindowBound = 0, true
+		bk.Notes = append(bk.Notes, "one bucket: no overlap window to solve")
+		return
+	case bk.measuredWindowUs > 0:
+		// The window is known: what is exposed beyond the queue is the ranks' drift,
+		// solved as the spread at the last bucket.
+		bk.WindowUs = bk.measuredWindowUs
+		lo, hi := 0.0, math.Max(target, 1)
+		for i := 0; i < 100 && hi-lo > 1e-3; i++ {
+			bk.SpreadLastUs = (lo + hi) / 2
+			if bk.queueExposure(times, bk.WindowUs) > target {
+				hi = bk.SpreadLastUs
+			} else {
+				lo = bk.SpreadLastUs
+			}
+		}
+		bk.SpreadLastUs = lo
+		return
+	case target >= noOverlap:
+		bk.WindowUs = 0
+		if target > 1.05*noOverlap {
+			bk.Notes = append(bk.Notes, fmt.Sprintf("the group exposes %.0f µs, more than its buckets take end to end (%.0f µs): the extra is kept as it is", target, noOverlap))
+		}
+		return
+	case target <= floor*1.05:
+		target, bk.WindowBound = floor*1.0001, true
+		bk.Notes = append(bk.Notes, "the run is compute-bound: only the last bucket is exposed, the overlap window is a lower bound")
+	}
+	lo, hi := 0.0, sumOf(times)*float64(k)+1
+	for bk.queueExposure(times, hi) > target && hi < 1e12 {
+		hi *= 2
+	}
+	for i := 0; i < 100 && hi-lo > 1e-3; i++ {
+		mid := (lo + hi) / 2
+		if bk.queueExposure(times, mid) > target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	bk.WindowUs = hi
+}
+
+// computeDrift is the mean over steps of how much longer the slowest rank computes
+// than the mean rank, optimizer excluded.
+func computeDrift(res *analysis.Result) float64 {
+	type acc struct{ sum, maxUs, n float64 }
+	by := map[int]*acc{}
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			a := by[st.Step]
+			if a == nil {
+				a = &acc{}
+				by[st.Step] = a
+			}
+			c := float64(st.ComputingNs-st.TailComputeNs) / 1e3
+			a.sum += c
+			a.maxUs = math.Max(a.maxUs, c)
+			a.n++
+		}
+	}
+	var drift, n float64
+	for _, a := range by {
+		if a.n > 1 {
+			drift += a.maxUs - a.sum/a.n
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return drift / n
+}
+
+// queueExposure runs the buckets as a queue on one stream: bucket i (of k) is ready
+// at −T + (i+1)·T/k + spread_i relative to the mean rank's end of backward, starts
+// when it is ready and the previous one is done; what runs past the end of backward
+// is exposed.
+func (bk *Bucketing) queueExposure(times []float64, windowUs float64) float64 {
+	k := float64(len(times))
+	end := math.Inf(-1)
+	for i, t := range times {
+		spread := bk.SpreadLastUs
+		if k > 1 {
+			spread = bk.SpreadUs + (bk.SpreadLastUs-bk.SpreadUs)*float64(i)/(k-1)
+		}
+		ready := -windowUs + float64(i+1)*windowUs/k + spread
+		end = math.Max(ready, end) + t
+	}
+	return math.Max(end, 0)
+}
+
+func (bk *Bucketing) bucketTimes(buckets []int64, a, b float64, bufferBytes int64) []float64 {
 	out := make([]float64, len(buckets))
 	for i, n := range buckets {
-		r := float64(Rounds(n, bk.BufferBytes))
+		r := float64(Rounds(n, bufferBytes))
 		out[i] = r*a + float64(n)*b
 	}
 	return out
 }
 
-func (bk *Bucketing) exposure(buckets []int64, a, b float64) float64 {
-	times := bk.bucketTimes(buckets, a, b)
-	if len(times) == 0 {
-		return 0
+// BackwardUs is the estimated backward pass of one micro-batch: BackwardShare of the
+// computation outside the optimizer, and never shorter than the overlap window.
+func (bk *Bucketing) BackwardUs() float64 {
+	micro := (bk.StepUs - bk.ExposedUs - bk.TailUs) / float64(bk.Accumulation)
+	return math.Max(bk.BackwardShare*micro, bk.WindowUs)
+}
+
+// OverlapFraction is the share of the backward pass over which buckets are launched.
+func (bk *Bucketing) OverlapFraction() float64 {
+	if b := bk.BackwardUs(); b > 0 {
+		return bk.WindowUs / b
 	}
-	k := float64(len(times))
-	return math.Max(times[len(times)-1], bk.WindowUs/k+sumOf(times)-bk.WindowUs)
+	return 0
 }
 
 // split cuts the gradient into buckets of at most size bytes, DDP's way.
@@ -169,67 +348,181 @@ func split(total, size int64) []int64 {
 	return out
 }
 
-// Setting is one knob's new value: "bucket" (bytes), "accumulation" (micro-batches
-// per optimizer step) or "buffsize" (HCCL_BUFFSIZE, bytes).
+// Setting is one knob's new value. Value holds bytes for "bucket" and "buffsize"
+// (HCCL_BUFFSIZE), a count for "accumulation" (micro-batches per optimizer step)
+// and "dp" (data-parallel ranks), and a fraction in [0, 1] for "overlap" (the share
+// of the backward pass buckets are launched over). "algo" sets Algo, the level-1
+// algorithm (ring, nhr, rhd, nb, pipeline).
 type Setting struct {
 	Knob  string
-	Value int64
+	Value float64
+	Algo  string
+}
+
+// ParseSetting reads KNOB=VALUE: bucket=64MiB, buffsize=400MB, accumulation=4,
+// overlap=0.9, dp=64, algo=nhr.
+func ParseSetting(s string) (Setting, error) {
+	k, v, ok := strings.Cut(s, "=")
+	k, v = strings.TrimSpace(strings.ToLower(k)), strings.TrimSpace(v)
+	if !ok || v == "" {
+		return Setting{}, fmt.Errorf("%q: want KNOB=VALUE", s)
+	}
+	switch k {
+	case "bucket", "buffsize":
+		n, err := ParseSize(v)
+		if err != nil {
+			return Setting{}, fmt.Errorf("%s: %w", k, err)
+		}
+		return Setting{Knob: k, Value: float64(n)}, nil
+	case "accumulation", "dp":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return Setting{}, fmt.Errorf("%s=%q: want a whole number ≥ 1", k, v)
+		}
+		return Setting{Knob: k, Value: float64(n)}, nil
+	case "overlap":
+		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+		if strings.HasSuffix(v, "%") {
+			f /= 100
+		}
+		if err != nil || f < 0 || f > 1 {
+			return Setting{}, fmt.Errorf("overlap=%q: want a fraction from 0 to 1 (or a percentage)", v)
+		}
+		return Setting{Knob: k, Value: f}, nil
+	case "algo", "algorithm":
+		a := NormaliseAlgo(v)
+		switch a {
+		case "ring", "nhr", "rhd", "nb", "pipeline":
+			return Setting{Knob: "algo", Algo: a}, nil
+		}
+		return Setting{}, fmt.Errorf("algo=%q: want ring, nhr, rhd (H-D_R), nb or pipeline", v)
+	}
+	return Setting{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo and dp are", k)
 }
 
 // WhatIf predicts the step time and exposed share when one knob changes.
-func (bk *Bucketing) WhatIf(knob string, value int64) (Prediction, error) {
-	return bk.WhatIfPlan([]Setting{{knob, value}})
+func (bk *Bucketing) WhatIf(s Setting) (Prediction, error) {
+	return bk.WhatIfPlan([]Setting{s})
+}
+
+// scenarioOf is the changed run a plan describes.
+type scenarioOf struct {
+	buckets       []int64
+	buffer        int64
+	acc           int
+	windowUs      float64
+	level1        string
+	servers, dp   int
+	structural    bool // the algorithm or the scale changes: reprice with the topology
+	structuralErr error
 }
 
 // WhatIfPlan predicts the step time and exposed share when the settings change
 // together.
 func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
-	buckets, buffer, acc := bk.Buckets, bk.BufferBytes, bk.Accumulation
+	t := bk.Topology
+	sc := scenarioOf{buckets: bk.Buckets, buffer: bk.BufferBytes, acc: bk.Accumulation, windowUs: bk.WindowUs,
+		level1: t.Level1, servers: t.Servers}
 	p := Prediction{Confidence: bk.Confidence, Assumptions: []string{
 		"gradient buckets run one after another on one stream and become ready evenly over the backward window solved from the measured exposure",
 		"everything but the exposed gradient communication is unchanged",
 	}}
 	var names, values []string
 	for _, s := range plan {
+		var value string
 		switch s.Knob {
 		case "bucket":
-			if s.Value <= 0 {
+			if s.Value < 1 {
 				return Prediction{}, fmt.Errorf("bucket must be positive")
 			}
-			buckets = split(bk.GradientBytes, s.Value)
-			values = append(values, FormatBytes(s.Value))
+			sc.buckets = split(bk.GradientBytes, int64(s.Value))
+			value = FormatBytes(int64(s.Value))
 		case "buffsize":
-			if s.Value <= 0 {
+			if s.Value < 1 {
 				return Prediction{}, fmt.Errorf("buffsize must be positive")
 			}
-			buffer = s.Value
-			values = append(values, FormatBytes(s.Value))
+			sc.buffer = int64(s.Value)
+			value = FormatBytes(sc.buffer)
 			p.Assumptions = append(p.Assumptions, "each buffer round pays the fitted latency again")
 		case "accumulation":
 			if s.Value < 1 {
 				return Prediction{}, fmt.Errorf("accumulation must be ≥ 1")
 			}
-			acc = int(s.Value)
-			values = append(values, fmt.Sprint(s.Value))
-			p.Assumptions = append(p.Assumptions, "gradients are synchronised once per optimizer step (no_sync on the other micro-batches); a micro-batch costs (Stage − exposed)/A, optimizer included")
+			sc.acc = int(s.Value)
+			value = fmt.Sprint(sc.acc)
+			p.Assumptions = append(p.Assumptions, "gradients are synchronised once per optimizer step (no_sync on the other micro-batches); a micro-batch costs (Stage − exposed − optimizer)/A, the optimizer (the compute after the last collective) runs once")
+		case "overlap":
+			if s.Value < 0 || s.Value > 1 {
+				return Prediction{}, fmt.Errorf("overlap must be a fraction from 0 to 1")
+			}
+			sc.windowUs = s.Value * bk.BackwardUs()
+			value = fmt.Sprintf("%.0f%%", 100*s.Value)
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the backward pass is %.0f%% of a micro-batch's computation (%.1f ms); the run launches its buckets over %.0f%% of it", 100*bk.BackwardShare, bk.BackwardUs()/1e3, 100*bk.OverlapFraction()))
+			if bk.WindowBound {
+				p.Confidence = "low"
+			}
+		case "algo":
+			if t.Servers < 2 {
+				return Prediction{}, fmt.Errorf("the gradient group is on one server: the level-1 algorithm is not used")
+			}
+			sc.level1, sc.structural = NormaliseAlgo(s.Algo), true
+			value = HCCLAlgoName(sc.level1)
+		case "dp":
+			n := int(s.Value)
+			per := t.RanksPerServer
+			if n < 2 || (n > per && n%per != 0) || (n < per && per%n != 0) {
+				return Prediction{}, fmt.Errorf("dp=%d: want a multiple of the %d NPUs per server (or a divisor of it)", n, per)
+			}
+			sc.dp, sc.structural = n, true
+			value = fmt.Sprint(n)
+			p.Assumptions = append(p.Assumptions, "weak scaling: the per-rank batch and computation stay the same (the global batch changes with the ranks)")
 		default:
-			return Prediction{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation and buffsize are", s.Knob)
+			return Prediction{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo and dp are", s.Knob)
 		}
-		names = append(names, s.Knob)
+		names, values = append(names, s.Knob), append(values, value)
 	}
-	pred := func(a, b float64) (step, exposed float64) {
-		saved := bk.BufferBytes
-		bk.BufferBytes = buffer
-		e := bk.exposure(buckets, a, b)
-		bk.BufferBytes = saved
-		// The rest of the step is unchanged; more micro-batches repeat the compute
-		// of one.
-		micro := (bk.StepUs - bk.ExposedUs) / float64(bk.Accumulation)
-		return bk.StepUs - bk.ExposedUs + e + float64(acc-bk.Accumulation)*micro, e
+	topo := t
+	if sc.dp > 0 {
+		if sc.dp < t.RanksPerServer {
+			topo.RanksPerServer, topo.Servers = sc.dp, 1
+		} else {
+			topo.Servers = sc.dp / t.RanksPerServer
+		}
+		// An algorithm HCCL chose by itself follows its rule at the new scale.
+		if sc.level1 == t.Level1 && t.Level1 == defaultLevel1(t.Servers) {
+			sc.level1 = defaultLevel1(topo.Servers)
+		}
 	}
-	step, e := pred(bk.AlphaUs, bk.BetaUsPerB)
-	lo, _ := pred(math.Max(bk.AlphaUs-bk.AlphaSEUs, 0), math.Max(bk.BetaUsPerB-bk.BetaSEUsPB, 0))
-	hi, _ := pred(bk.AlphaUs+bk.AlphaSEUs, bk.BetaUsPerB+bk.BetaSEUsPB)
+	if sc.structural {
+		if topo.Servers > 1 && sc.level1 != t.Level1 || topo.Servers != t.Servers {
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the AllReduce is HCCL's two-level one (%d servers × %d NPUs, level 1 %s) priced with the intra link (%s) and the inter link (%s), scaled to the run's own fit",
+				topo.Servers, topo.RanksPerServer, HCCLAlgoName(sc.level1), t.IntraSource, t.InterSource))
+		}
+		if topo.Servers > 1 && strings.HasPrefix(t.InterSource, "hardware") {
+			p.Confidence = "low"
+			p.Assumptions = append(p.Assumptions, "the run has no inter-server transfers to calibrate on: the inter link is the hardware prior")
+		}
+	}
+	pred := func(a, b float64) (step, exposed float64, err error) {
+		times := bk.bucketTimes(sc.buckets, a, b, sc.buffer)
+		if sc.structural {
+			if times, err = bk.reprice(sc.buckets, a, b, sc.buffer, topo, sc.level1); err != nil {
+				return 0, 0, err
+			}
+		}
+		e := bk.queueExposure(times, sc.windowUs)
+		// The rest of the step is unchanged; more micro-batches repeat the compute of
+		// one, the optimizer runs once.
+		micro := (bk.StepUs - bk.ExposedUs - bk.TailUs) / float64(bk.Accumulation)
+		exposedAll := bk.ExposedUs - bk.GroupExposedUs + e
+		return micro*float64(sc.acc) + bk.TailUs + exposedAll, exposedAll, nil
+	}
+	step, e, err := pred(bk.AlphaUs, bk.BetaUsPerB)
+	if err != nil {
+		return Prediction{}, err
+	}
+	lo, _, _ := pred(math.Max(bk.AlphaUs-bk.AlphaSEUs, 0), math.Max(bk.BetaUsPerB-bk.BetaSEUsPB, 0))
+	hi, _, _ := pred(bk.AlphaUs+bk.AlphaSEUs, bk.BetaUsPerB+bk.BetaSEUsPB)
 	p.Knob, p.Value = strings.Join(names, "+"), strings.Join(values, "+")
 	p.StepTimeUs, p.ExposedUs, p.CommShare = step, e, e/step
 	p.Low, p.High = math.Min(lo, hi), math.Max(lo, hi)
@@ -237,6 +530,51 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 		p.Assumptions = append(p.Assumptions, "the overlap window is a lower bound (the run is compute-bound)")
 	}
 	return p, nil
+}
+
+// reprice prices buckets under a changed topology or algorithm with HCCL's two-level
+// AllReduce. The links of the levels the run uses are scaled so that, for the run as
+// measured, the structural model gives the fitted α per round and β per byte (the
+// structure sets the ratios, the run the scale); a level the run does not use keeps
+// its own figures (calibrated transfers or the hardware prior).
+func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo Topology, level1 string) ([]float64, error) {
+	cur := bk.Topology
+	ref := bk.Buckets[0]
+	refRound := ref / int64(Rounds(ref, bk.BufferBytes))
+	base, err := cur.allReduceCost(refRound, cur.Level1, 0)
+	if err != nil {
+		return nil, err
+	}
+	latScale, bwScale := 1.0, 1.0
+	if base.LatencyUs > 0 {
+		latScale = a / base.LatencyUs
+	}
+	if w := base.BandwidthUs + base.ReduceUs; w > 0 {
+		bwScale = b * float64(refRound) / w
+	}
+	scale := func(l Link) Link {
+		l.AlphaUs *= latScale
+		if bwScale > 0 {
+			l.BWGBps /= bwScale
+			l.GammaBWGBps /= bwScale
+		}
+		return l
+	}
+	if cur.RanksPerServer > 1 {
+		topo.Intra = scale(topo.Intra)
+	}
+	if cur.Servers > 1 {
+		topo.Inter = scale(topo.Inter)
+	}
+	out := make([]float64, len(buckets))
+	for i, n := range buckets {
+		c, err := topo.allReduceCost(n, level1, buffer)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c.TimeUs
+	}
+	return out, nil
 }
 
 // fitLine is least squares y = a + b·x with standard errors; a is held at 0 if the

@@ -404,9 +404,15 @@ func TestWhatIf(t *testing.T) {
 	assert.Less(t, rep.Predicted.CommShare, 0.3)
 	assert.LessOrEqual(t, rep.Predicted.Low, rep.Predicted.StepTimeUs)
 	assert.GreaterOrEqual(t, rep.Predicted.High, rep.Predicted.StepTimeUs)
-	_, stderr, code := runBin(t, "whatif", sample, "--set", "overlap=0.9")
+	for _, set := range []string{"overlap=0.9", "algo=nhr", "dp=16"} {
+		out, stderr, code := runBin(t, "whatif", sample, "--set", set, "--format", "json")
+		require.Equal(t, 0, code, stderr)
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		assert.Greater(t, rep.Predicted.StepTimeUs, 0.0, set)
+	}
+	_, stderr, code := runBin(t, "whatif", sample, "--set", "lr=0.1")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, `what-if "overlap" is not modelled`)
+	assert.Contains(t, stderr, `what-if "lr" is not modelled`)
 	_, _, code = runBin(t, "whatif", sample)
 	assert.Equal(t, 2, code)
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +14,7 @@ func newWhatIfCmd() *cobra.Command {
 	var format string
 	var sets []string
 	var accumulation, buffsizeMB int
+	var backwardShare float64
 	var af analysisFlags
 	cmd := &cobra.Command{
 		Use:   "whatif PATH... --set KNOB=VALUE",
@@ -26,8 +25,12 @@ communication) and predicts the step time and comm_share with the knobs changed
 together, with an interval from the fit's uncertainty.
 
 Knobs: bucket=SIZE (e.g. 64MiB), accumulation=N (micro-batches per optimizer step),
-buffsize=SIZE (HCCL_BUFFSIZE, e.g. 400MB). --accumulation and --buffsize-mb say what the
-measured run used when it was not 1 and 200.
+buffsize=SIZE (HCCL_BUFFSIZE, e.g. 400MB), overlap=F (the share of the backward pass the
+gradient buckets are launched over, 0 to 1), algo=ALG (the level-1 algorithm: ring, nhr,
+rhd or H-D_R, nb, pipeline) and dp=N (data-parallel ranks, weak scaling). The algorithm
+and scale what-ifs price HCCL's two-level AllReduce with the calibrated links, scaled to
+the run's own fit. --accumulation and --buffsize-mb say what the measured run used when
+it was not 1 and 200.
 
 Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 		Example: "  hcclprof whatif ./cluster --set bucket=64MiB --set accumulation=4",
@@ -42,22 +45,11 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 			}
 			var plan []costmodel.Setting
 			for _, s := range sets {
-				k, v, ok := strings.Cut(s, "=")
-				k = strings.TrimSpace(strings.ToLower(k))
-				if !ok {
-					return usage(fmt.Errorf("--set %q: want KNOB=VALUE", s))
-				}
-				var n int64
-				var err error
-				if k == "accumulation" {
-					n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				} else {
-					n, err = costmodel.ParseSize(v)
-				}
+				st, err := costmodel.ParseSetting(s)
 				if err != nil {
-					return usage(fmt.Errorf("--set %s: %w", s, err))
+					return usage(fmt.Errorf("--set %w", err))
 				}
-				plan = append(plan, costmodel.Setting{Knob: k, Value: n})
+				plan = append(plan, st)
 			}
 			run, err := af.load(args)
 			if err != nil {
@@ -67,6 +59,10 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 			if err != nil {
 				return usage(err)
 			}
+			if backwardShare <= 0 || backwardShare > 1 {
+				return usage(fmt.Errorf("--backward-share %g: want a fraction in (0, 1]", backwardShare))
+			}
+			bk.BackwardShare = backwardShare
 			pred, err := bk.WhatIfPlan(plan)
 			if err != nil {
 				return usage(err)
@@ -77,7 +73,8 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB; repeatable (applied together)")
+	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr, dp=64; repeatable (applied together)")
+	fl.Float64Var(&backwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
 	fl.IntVar(&accumulation, "accumulation", 1, "micro-batches per optimizer step in the measured run")
 	fl.IntVar(&buffsizeMB, "buffsize-mb", 200, "HCCL_BUFFSIZE of the measured run, MB")
 	fl.StringVar(&format, "format", "text", "text or json")

@@ -1,0 +1,184 @@
+package costmodel
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// Topology is the gradient group's shape and links as the structural what-ifs (the
+// level-1 algorithm, the data-parallel size) price them: p_l NPUs per server on m
+// servers, HCCL's two-level AllReduce (costmodel.md §3.6) or its Pipeline.
+type Topology struct {
+	RanksPerServer, Servers int
+	// Level1 is the inter-server algorithm in effect (ring, nhr, rhd, nb, pipeline);
+	// Level1Source says how it is known: "profile" (the ops' alg_type) or "HCCL
+	// default" (the legacy A2 rule for m servers, costmodel.md §1.3).
+	Level1, Level1Source string
+	Intra, Inter         Link
+	// IntraSource and InterSource say where each link's figures come from: the
+	// run's calibrated transfers or the hardware profile's priors.
+	IntraSource, InterSource string
+	Product                  string
+}
+
+// groupTopology finds the group's servers from the links the analysis saw (ranks
+// joined by an on-server transport share a server), else from the hardware
+// profile's NPUs per server; and its links from the calibration, else the priors.
+func groupTopology(res *analysis.Result, group string, ops []analysis.OpStat) Topology {
+	c := res.Communication
+	hw := c.Hardware
+	t := Topology{Product: hw.Name}
+	var members []int
+	for _, g := range c.Groups {
+		if g.Key == group {
+			members = g.Ranks
+		}
+	}
+	if len(members) == 0 { // no group description: the ranks seen with its ops
+		seen := map[int]bool{}
+		for _, o := range ops {
+			if !seen[o.Rank] {
+				seen[o.Rank] = true
+				members = append(members, o.Rank)
+			}
+		}
+		sort.Ints(members)
+	}
+	// Union-find over on-server links.
+	parent := map[int]int{}
+	var find func(int) int
+	find = func(x int) int {
+		if p, ok := parent[x]; ok && p != x {
+			parent[x] = find(p)
+			return parent[x]
+		}
+		parent[x] = x
+		return x
+	}
+	sawLink := false
+	for _, l := range c.Links {
+		if l.Transport != "RDMA" {
+			parent[find(l.Src)] = find(l.Dst)
+			sawLink = true
+		} else {
+			find(l.Src)
+			find(l.Dst)
+			sawLink = true
+		}
+	}
+	p := max(len(members), 1)
+	if sawLink {
+		servers := map[int]int{}
+		for _, r := range members {
+			servers[find(r)]++
+		}
+		t.Servers = len(servers)
+		t.RanksPerServer = p / max(t.Servers, 1)
+	} else {
+		per := max(hw.ServerNPUs, 1)
+		rdma := false
+		for _, o := range ops {
+			if o.Transports["RDMA"].Bytes > 0 {
+				rdma = true
+			}
+		}
+		if !rdma {
+			per = p // no inter-server traffic: one server
+		}
+		t.RanksPerServer = min(per, p)
+		t.Servers = max((p+t.RanksPerServer-1)/t.RanksPerServer, 1)
+	}
+	// The level-1 algorithm: the profile's alg_type ("MESH-RING": level0-level1).
+	for _, o := range ops {
+		if _, l1, ok := strings.Cut(o.AlgType, "-"); ok && l1 != "" {
+			t.Level1, t.Level1Source = NormaliseAlgo(l1), "profile"
+			break
+		}
+	}
+	if t.Level1 == "" {
+		t.Level1, t.Level1Source = defaultLevel1(t.Servers), "HCCL default"
+	}
+	// Links: calibrated where the run moved data over them, else the priors.
+	fits := map[string]LinkFit{}
+	for _, f := range Calibrate(c.TransferSamples) {
+		fits[f.Transport] = f
+	}
+	t.Intra, t.IntraSource = linkOf(fits, hw.Level0LatencyUs, hw.PeakGBps, "HCCS", "SIO", "PCIE")
+	t.Inter, t.InterSource = linkOf(fits, hw.Level1LatencyUs, hw.PeakGBps, "RDMA")
+	return t
+}
+
+// linkOf is the first calibrated transport among names (one with a fitted slope),
+// else the hardware prior of the first name.
+func linkOf(fits map[string]LinkFit, priorAlphaUs float64, peaks map[string]float64, names ...string) (Link, string) {
+	for _, n := range names {
+		if f, ok := fits[n]; ok && f.Confidence != "none" && f.BWGBps > 0 {
+			return f.Link(), "calibrated " + n
+		}
+	}
+	return Link{AlphaUs: priorAlphaUs, BWGBps: peaks[names[0]]}, "hardware prior " + names[0]
+}
+
+// defaultLevel1 is HCCL's legacy A2 α-β choice for AllReduce outside the pipeline
+// rule (costmodel.md §1.3): Ring for two servers, NHR from three.
+func defaultLevel1(servers int) string {
+	if servers <= 2 {
+		return "ring"
+	}
+	return "nhr"
+}
+
+// allReduceCost is the structural cost of one AllReduce of n bytes on the topology
+// with the given level-1 algorithm and CCL buffer.
+func (t Topology) allReduceCost(n int64, level1 string, bufferBytes int64) (Cost, error) {
+	if level1 == "pipeline" {
+		if t.RanksPerServer < 2 || t.Servers < 2 {
+			return Cost{}, fmt.Errorf("pipeline needs several servers of several NPUs (here %d × %d)", t.Servers, t.RanksPerServer)
+		}
+		// The pipeline executor loops over (B − 16 KiB)·p per round (§3.7).
+		round := bufferBytes
+		if round > 0 {
+			round = (bufferBytes - 16<<10) * int64(t.RanksPerServer*t.Servers)
+		}
+		rounds := Rounds(n, round)
+		c, err := PipelineAllReduce(t.RanksPerServer, t.Servers, n/int64(rounds), t.Intra, t.Inter)
+		if err != nil {
+			return Cost{}, err
+		}
+		c.LatencyUs *= float64(rounds)
+		c.BandwidthUs *= float64(rounds)
+		c.Rounds, c.Bytes = rounds, n
+		c.finish()
+		return c, nil
+	}
+	return HierarchicalAllReduce(t.RanksPerServer, t.Servers, n, t.Intra, t.Inter, level1, bufferBytes)
+}
+
+// Level1Choices are the level-1 algorithms HCCL_ALGO may name for AllReduce on the
+// product (costmodel.md §1.2): A3 replaces H-D_R by NHR and has no A2 pipeline; 910
+// has no pipeline.
+func Level1Choices(product string) []string {
+	switch strings.ToUpper(product) {
+	case "A3":
+		return []string{"ring", "nhr", "nb"}
+	case "910A":
+		return []string{"ring", "rhd", "nhr", "nb"}
+	}
+	return []string{"ring", "rhd", "nhr", "nb", "pipeline"}
+}
+
+// HCCLAlgoName is the spelling HCCL_ALGO uses for an algorithm.
+func HCCLAlgoName(algo string) string {
+	switch NormaliseAlgo(algo) {
+	case "rhd":
+		return "H-D_R"
+	case "nhr":
+		return "NHR"
+	case "nb":
+		return "NB"
+	}
+	return NormaliseAlgo(algo)
+}
