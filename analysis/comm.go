@@ -143,6 +143,7 @@ type rankComm struct {
 type sampleKey struct {
 	transport string
 	sizeBytes int64
+	reduce    bool
 }
 
 type rankSample struct {
@@ -156,9 +157,12 @@ type rankSample struct {
 type TransferSample struct {
 	Transport string
 	SizeBytes int64
-	MedianNs  float64
-	Count     int // transfers
-	Ranks     int // ranks that had this size
+	// Reduce is set for transfers that reduce into the destination (Reduce_Inline):
+	// they separate γ, the reduction's cost per byte, from β.
+	Reduce   bool
+	MedianNs float64
+	Count    int // transfers
+	Ranks    int // ranks that had this size
 }
 
 // transfer is the data one op moved over one link (the sum of its tasks there), kept
@@ -227,9 +231,9 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 		out.ops = append(out.ops, st)
 		members := groupRanks[op.Group]
 		first := len(out.transfers)
-		eachTransfer(opTasks, func(src, dst int, transport string, bytes, ns int64) {
+		eachTransfer(opTasks, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
-				k := sampleKey{transport, bytes}
+				k := sampleKey{transport, bytes, reduce}
 				times[k] = append(times[k], float64(ns))
 			}
 			if src < 0 || dst < 0 || src >= len(members) || dst >= len(members) {
@@ -449,7 +453,7 @@ func timeSplit(tasks []profile.CommTask) (transitNs, waitNs, syncNs int64) {
 // eachTransfer calls fn for each data transfer of an op between two ranks (on-chip
 // copies excluded), over all planes: SDMA copies by link type, and RDMA sends timed
 // from the post to the end of the wait that completes them.
-func eachTransfer(tasks []profile.CommTask, fn func(src, dst int, transport string, bytes, ns int64)) {
+func eachTransfer(tasks []profile.CommTask, fn func(src, dst int, transport string, bytes, ns int64, reduce bool)) {
 	ids, planes := byPlane(tasks)
 	for _, p := range ids {
 		var pending *profile.CommTask
@@ -459,11 +463,11 @@ func eachTransfer(tasks []profile.CommTask, fn func(src, dst int, transport stri
 			}
 			switch {
 			case t.TransportType == "SDMA" && isDataTask(t) && t.LinkType != "ON_CHIP":
-				fn(t.SrcRank, t.DstRank, sdmaLink(t.LinkType), t.SizeBytes, t.DurNs())
+				fn(t.SrcRank, t.DstRank, sdmaLink(t.LinkType), t.SizeBytes, t.DurNs(), strings.EqualFold(t.Name, "reduce_inline"))
 			case t.TransportType == "RDMA" && isDataTask(t):
 				pending = t
 			case strings.EqualFold(t.Name, "notify_wait") && pending != nil:
-				fn(pending.SrcRank, pending.DstRank, "RDMA", pending.SizeBytes, pending.DurNs()+t.DurNs())
+				fn(pending.SrcRank, pending.DstRank, "RDMA", pending.SizeBytes, pending.DurNs()+t.DurNs(), false)
 				pending = nil
 			}
 		})
@@ -497,7 +501,7 @@ func transportUse(tasks []profile.CommTask) map[string]TransportUse {
 		b.TimeNs += ns
 		bins[transport][bytes] = b
 	}
-	eachTransfer(tasks, func(_, _ int, transport string, bytes, ns int64) {
+	eachTransfer(tasks, func(_, _ int, transport string, bytes, ns int64, _ bool) {
 		u := out[transport]
 		u.Bytes += bytes
 		u.TimeNs += ns
@@ -661,13 +665,16 @@ func transferSamples(ranks []rankComm) []TransferSample {
 	out := make([]TransferSample, 0, len(medians))
 	for k, v := range medians {
 		sort.Float64s(v)
-		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, MedianNs: medianOf(v), Count: counts[k], Ranks: len(v)})
+		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, Reduce: k.reduce, MedianNs: medianOf(v), Count: counts[k], Ranks: len(v)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Transport != out[j].Transport {
 			return out[i].Transport < out[j].Transport
 		}
-		return out[i].SizeBytes < out[j].SizeBytes
+		if out[i].SizeBytes != out[j].SizeBytes {
+			return out[i].SizeBytes < out[j].SizeBytes
+		}
+		return !out[i].Reduce && out[j].Reduce
 	})
 	return out
 }

@@ -85,20 +85,35 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 	return p.firstErr
 }
 
-// WriteCalibrationText writes the calibrated links.
-func WriteCalibrationText(w io.Writer, fits []costmodel.LinkFit) error {
+// CalibrationDoc is the output of hcclprof calibrate: the links and the per-op-type
+// back-test.
+type CalibrationDoc struct {
+	Links    []costmodel.LinkFit
+	BackTest []costmodel.OpBackTest
+}
+
+// WriteCalibrationText writes the calibrated links and the back-test.
+func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 	p := &printer{w: w}
+	fits := d.Links
 	if len(fits) == 0 {
 		p.printf("No HCCL transfers to calibrate on (the profile has no task rows: collect at profiler Level1).\n")
 		return p.firstErr
 	}
-	p.printf("Calibrated links (a transfer of n bytes takes α + n/BW; fitted on the run's own transfers)\n")
+	p.printf("Calibrated links (a transfer of n bytes takes α + n/BW, and n/Γ more when it reduces; fitted on the run's own transfers)\n")
 	t := newTable(p)
-	t.Header("Transport", "α µs", "± µs", "BW GB/s", "± GB/s", "Sizes", "Range", "Transfers", "Back-test error", "Confidence")
+	t.Header("Transport", "α µs", "± µs", "BW GB/s", "± GB/s", "Γ GB/s", "± GB/s", "Points", "Range", "Transfers (reduce)", "Back-test error", "Confidence")
 	for _, f := range fits {
+		gamma, gammaSE := "–", "–"
+		if f.GammaFitted {
+			gamma, gammaSE = "no cost", "–"
+			if f.GammaGBps > 0 {
+				gamma, gammaSE = fmt.Sprintf("%.2f", f.GammaGBps), fmt.Sprintf("%.2f", f.GammaSEGBps)
+			}
+		}
 		_ = t.Append(f.Transport, fmt.Sprintf("%.2f", f.AlphaUs), fmt.Sprintf("%.2f", f.AlphaSEUs), fmt.Sprintf("%.2f", f.BWGBps),
-			fmt.Sprintf("%.2f", f.BWSEGBps), fmt.Sprint(f.Points), costmodel.FormatBytes(f.MinBytes)+"–"+costmodel.FormatBytes(f.MaxBytes),
-			fmt.Sprint(f.Transfers), pct(f.MAPE), f.Confidence)
+			fmt.Sprintf("%.2f", f.BWSEGBps), gamma, gammaSE, fmt.Sprint(f.Points), costmodel.FormatBytes(f.MinBytes)+"–"+costmodel.FormatBytes(f.MaxBytes),
+			fmt.Sprintf("%d (%d)", f.Transfers, f.ReduceTransfers), pct(f.MAPE), f.Confidence)
 	}
 	p.err(t.Render())
 	for _, f := range fits {
@@ -106,34 +121,77 @@ func WriteCalibrationText(w io.Writer, fits []costmodel.LinkFit) error {
 			p.printf("  %s: %s\n", f.Transport, f.Note)
 		}
 	}
+	if len(d.BackTest) > 0 {
+		p.printf("\nBack-test per op type (each op priced with these links and HCCL's algorithm for its group, against its time once every rank arrived)\n")
+		t := newTable(p)
+		t.Header("Op", "Ops", "Groups", "Sizes", "MAPE", "P90 error", "Measured / predicted", "Not priced")
+		for _, b := range d.BackTest {
+			_ = t.Append(b.Op, fmt.Sprint(b.Ops), fmt.Sprint(b.Groups), fmt.Sprint(b.Sizes), pct(b.MAPE), pct(b.P90),
+				fmt.Sprintf("%.2f", b.MedianRatio), fmt.Sprint(b.Skipped))
+		}
+		p.err(t.Render())
+		for _, b := range d.BackTest {
+			if b.Note != "" {
+				p.printf("  %s: %s\n", b.Op, b.Note)
+			}
+		}
+	}
 	return p.firstErr
 }
 
 type jsonLinkFit struct {
-	Transport  string  `json:"transport"`
-	AlphaUs    float64 `json:"alpha_us"`
-	AlphaSEUs  float64 `json:"alpha_se_us"`
-	BWGBps     float64 `json:"bandwidth_gbps"`
-	BWSEGBps   float64 `json:"bandwidth_se_gbps"`
-	Points     int     `json:"sizes"`
-	MinBytes   int64   `json:"min_bytes"`
-	MaxBytes   int64   `json:"max_bytes"`
-	Transfers  int     `json:"transfers"`
-	MAPE       float64 `json:"backtest_mape"`
-	Confidence string  `json:"confidence"`
-	Note       string  `json:"note"`
+	Transport string  `json:"transport"`
+	AlphaUs   float64 `json:"alpha_us"`
+	AlphaSEUs float64 `json:"alpha_se_us"`
+	BWGBps    float64 `json:"bandwidth_gbps"`
+	BWSEGBps  float64 `json:"bandwidth_se_gbps"`
+	// GammaGBps is the reduction's rate; null when γ was not fitted (no reducing
+	// transfers beside copies), 0 when fitted and not measurable.
+	GammaGBps       *float64 `json:"gamma_gbps"`
+	GammaSEGBps     float64  `json:"gamma_se_gbps"`
+	ReduceTransfers int      `json:"reduce_transfers"`
+	Points          int      `json:"points"`
+	MinBytes        int64    `json:"min_bytes"`
+	MaxBytes        int64    `json:"max_bytes"`
+	Transfers       int      `json:"transfers"`
+	MAPE            float64  `json:"backtest_mape"`
+	Confidence      string   `json:"confidence"`
+	Note            string   `json:"note"`
 }
 
-// WriteCalibrationJSON writes the calibrated links as JSON: {"links": [...]}.
-func WriteCalibrationJSON(w io.Writer, fits []costmodel.LinkFit) error {
+type jsonOpBackTest struct {
+	Op          string  `json:"op"`
+	Ops         int     `json:"ops"`
+	Groups      int     `json:"groups"`
+	Sizes       int     `json:"sizes"`
+	MAPE        float64 `json:"mape"`
+	P90         float64 `json:"p90_error"`
+	MedianRatio float64 `json:"median_measured_over_predicted"`
+	Skipped     int     `json:"not_priced"`
+	Note        string  `json:"note"`
+}
+
+// WriteCalibrationJSON writes the calibration as JSON: {"links": [...],
+// "op_backtest": [...]}.
+func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 	out := struct {
-		SchemaVersion int           `json:"schema_version"`
-		Links         []jsonLinkFit `json:"links"`
-	}{SchemaVersion, []jsonLinkFit{}}
-	for _, f := range fits {
+		SchemaVersion int              `json:"schema_version"`
+		Links         []jsonLinkFit    `json:"links"`
+		BackTest      []jsonOpBackTest `json:"op_backtest"`
+	}{SchemaVersion, []jsonLinkFit{}, []jsonOpBackTest{}}
+	for _, b := range d.BackTest {
+		out.BackTest = append(out.BackTest, jsonOpBackTest{Op: b.Op, Ops: b.Ops, Groups: b.Groups, Sizes: b.Sizes, MAPE: round(b.MAPE, 4),
+			P90: round(b.P90, 4), MedianRatio: round(b.MedianRatio, 4), Skipped: b.Skipped, Note: b.Note})
+	}
+	for _, f := range d.Links {
 		out.Links = append(out.Links, jsonLinkFit{Transport: f.Transport, AlphaUs: round(f.AlphaUs, 3), AlphaSEUs: round(f.AlphaSEUs, 3),
 			BWGBps: round(f.BWGBps, 4), BWSEGBps: round(f.BWSEGBps, 4), Points: f.Points, MinBytes: f.MinBytes, MaxBytes: f.MaxBytes,
-			Transfers: f.Transfers, MAPE: round(f.MAPE, 4), Confidence: f.Confidence, Note: f.Note})
+			Transfers: f.Transfers, MAPE: round(f.MAPE, 4), Confidence: f.Confidence, Note: f.Note,
+			GammaSEGBps: round(f.GammaSEGBps, 4), ReduceTransfers: f.ReduceTransfers})
+		if f.GammaFitted {
+			g := round(f.GammaGBps, 4)
+			out.Links[len(out.Links)-1].GammaGBps = &g
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -4,23 +4,33 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // LinkFit is one transport's calibrated link: a transfer of n bytes takes
-// α + n/BW, fitted on the run's own transfers (costmodel.md §5).
+// α + n/BW, and a transfer that reduces into its destination (Reduce_Inline) n/Γ more,
+// fitted on the run's own transfers (costmodel.md §5).
 type LinkFit struct {
 	Transport string
 	AlphaUs   float64
 	BWGBps    float64
-	// AlphaSEUs and BWSEGBps are standard errors from the fit's residuals (0 when
-	// the data cannot give them).
-	AlphaSEUs, BWSEGBps float64
-	Points              int     // distinct sizes fitted
-	Transfers           int     // transfers behind them
-	MinBytes, MaxBytes  int64   // the sizes' range: the model is not claimed outside it
-	MAPE                float64 // back-test: mean |predicted − measured| / measured over the sizes
+	// GammaGBps is the reduction's rate (0: no reducing transfers, or their cost does
+	// not differ measurably from a copy's); GammaFitted says the data could show γ
+	// (reducing transfers beside copies).
+	GammaGBps   float64
+	GammaFitted bool
+	// AlphaSEUs, BWSEGBps and GammaSEGBps are standard errors from the fit's
+	// residuals (0 when the data cannot give them).
+	AlphaSEUs, BWSEGBps, GammaSEGBps float64
+	Points                           int     // distinct (size, reduce) points fitted
+	Transfers                        int     // transfers behind them
+	ReduceTransfers                  int     // of which reduce
+	MinBytes, MaxBytes               int64   // the sizes' range: the model is not claimed outside it
+	MAPE                             float64 // back-test: mean |predicted − measured| / measured over the points
 	// Confidence is "high" (several sizes over a wide range, small error), "low"
 	// (the fit exists but the data is thin or noisy: a hypothesis) or "none" (one
 	// size: α and β cannot be told apart; BW is then bytes/time, an upper bound on
@@ -30,12 +40,15 @@ type LinkFit struct {
 }
 
 // Link returns the fitted link for the cost model.
-func (f LinkFit) Link() Link { return Link{AlphaUs: f.AlphaUs, BWGBps: f.BWGBps} }
+func (f LinkFit) Link() Link {
+	return Link{AlphaUs: f.AlphaUs, BWGBps: f.BWGBps, GammaBWGBps: f.GammaGBps}
+}
 
-// Calibrate fits α and β per transport from the cluster's typical transfer times
-// (analysis.TransferSample: per size, the median over ranks). The fit is least
-// squares of time against size, weighted by the number of transfers, with α held
-// at 0 when the unconstrained intercept is negative (non-negative least squares).
+// Calibrate fits α, β and (where reductions show) γ per transport from the cluster's
+// typical transfer times (analysis.TransferSample: per size, the median over ranks).
+// The fit is least squares of time against size, weighted by the number of
+// transfers; a parameter the free fit makes negative is held at 0 and the rest refitted
+// (non-negative least squares by elimination).
 func Calibrate(samples []analysis.TransferSample) []LinkFit {
 	by := map[string][]analysis.TransferSample{}
 	for _, s := range samples {
@@ -57,72 +70,179 @@ func Calibrate(samples []analysis.TransferSample) []LinkFit {
 
 func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 	f := LinkFit{Transport: transport, Points: len(pts), MinBytes: math.MaxInt64}
-	var sw, sx, sy float64
+	sizes := map[int64]bool{}
+	reduces, copies := 0, 0
 	for _, p := range pts {
-		w := float64(p.Count)
 		f.Transfers += p.Count
 		f.MinBytes, f.MaxBytes = min(f.MinBytes, p.SizeBytes), max(f.MaxBytes, p.SizeBytes)
-		sw += w
-		sx += w * float64(p.SizeBytes)
-		sy += w * p.MedianNs / 1e3
+		sizes[p.SizeBytes] = true
+		if p.Reduce {
+			f.ReduceTransfers += p.Count
+			reduces++
+		} else {
+			copies++
+		}
 	}
-	if len(pts) == 1 {
-		p := pts[0]
-		f.BWGBps = float64(p.SizeBytes) / p.MedianNs
+	if len(sizes) == 1 && (reduces == 0 || copies == 0) {
+		var t, w float64
+		for _, p := range pts {
+			t += float64(p.Count) * p.MedianNs
+			w += float64(p.Count)
+		}
+		f.BWGBps = float64(f.MinBytes) / (t / w)
 		f.Confidence = "none"
-		f.Note = fmt.Sprintf("one transfer size (%s): α and β cannot be separated; %.2f GB/s includes the latency", FormatBytes(p.SizeBytes), f.BWGBps)
+		f.Note = fmt.Sprintf("one transfer size (%s): α and β cannot be separated; %.2f GB/s includes the latency", FormatBytes(f.MinBytes), f.BWGBps)
 		return f
 	}
-	mx, my := sx/sw, sy/sw
-	var sxx, sxy float64
-	for _, p := range pts {
-		w := float64(p.Count)
-		dx := float64(p.SizeBytes) - mx
-		sxx += w * dx * dx
-		sxy += w * dx * (p.MedianNs/1e3 - my)
-	}
-	beta := sxy / sxx // µs per byte
-	alpha := my - beta*mx
-	if alpha < 0 { // non-negative: refit through the origin
-		var sxx0, sxy0 float64
-		for _, p := range pts {
-			w := float64(p.Count)
-			sxx0 += w * float64(p.SizeBytes) * float64(p.SizeBytes)
-			sxy0 += w * float64(p.SizeBytes) * p.MedianNs / 1e3
+	// Columns: 1 (α), n (β), n if reduce (γ); y in µs; weights: transfers.
+	free := []bool{true, true, reduces > 0 && copies > 0}
+	col := func(j int, p analysis.TransferSample) float64 {
+		switch j {
+		case 0:
+			return 1
+		case 1:
+			return float64(p.SizeBytes)
 		}
-		alpha, beta = 0, sxy0/sxx0
+		if p.Reduce {
+			return float64(p.SizeBytes)
+		}
+		return 0
 	}
+	var coef, se []float64
+	for {
+		var ok bool
+		coef, se, ok = wls(pts, free, col)
+		if !ok {
+			f.Confidence = "none"
+			f.Note = "the sizes cannot separate latency from bandwidth"
+			return f
+		}
+		neg := -1
+		for j := range coef {
+			if free[j] && coef[j] < 0 && (neg < 0 || j != 1) {
+				neg = j
+			}
+		}
+		if neg < 0 || neg == 1 || (!free[0] && !free[2]) {
+			break
+		}
+		free[neg] = false // hold at 0, refit the rest
+	}
+	alpha, beta, gamma := coef[0], coef[1], coef[2]
 	if beta <= 0 {
 		f.Confidence = "none"
 		f.Note = "time does not grow with size: no bandwidth can be fitted"
 		return f
 	}
 	f.AlphaUs, f.BWGBps = alpha, 1e-3/beta
-	// Residuals: weighted variance and the standard errors of the simple regression
-	// (with the weights normalised to the number of sizes).
-	var rss, ape float64
+	f.AlphaSEUs = se[0]
+	f.BWSEGBps = 1e-3 / beta * se[1] / beta // δBW ≈ BW·δβ/β
+	f.GammaFitted = reduces > 0 && copies > 0
+	// A γ within two standard errors of 0, or adding under 1% at the largest size,
+	// is not a measured cost.
+	big := float64(f.MaxBytes)
+	if gamma <= 2*se[2] || gamma*big < 0.01*(alpha+beta*big) {
+		gamma = 0
+	}
+	if f.GammaFitted && gamma > 0 {
+		f.GammaGBps = 1e-3 / gamma
+		f.GammaSEGBps = 1e-3 / gamma * se[2] / gamma
+	}
+	var ape float64
 	for _, p := range pts {
 		pred := alpha + beta*float64(p.SizeBytes)
-		meas := p.MedianNs / 1e3
-		rss += float64(p.Count) / sw * float64(len(pts)) * (meas - pred) * (meas - pred)
-		ape += math.Abs(pred-meas) / meas
+		if p.Reduce {
+			pred += gamma * float64(p.SizeBytes)
+		}
+		ape += math.Abs(pred-p.MedianNs/1e3) / (p.MedianNs / 1e3)
 	}
 	f.MAPE = ape / float64(len(pts))
-	if dof := len(pts) - 2; dof > 0 {
-		s2 := rss / float64(dof)
-		sxxN := sxx / sw * float64(len(pts))
-		seBeta := math.Sqrt(s2 / sxxN)
-		seAlpha := math.Sqrt(s2 * (1/float64(len(pts)) + mx*mx/sxxN))
-		f.AlphaSEUs = seAlpha
-		f.BWSEGBps = 1e-3 / beta * seBeta / beta // δBW ≈ BW·δβ/β
-	}
 	switch {
-	case len(pts) >= 3 && float64(f.MaxBytes) >= 4*float64(f.MinBytes) && f.MAPE < 0.1:
+	case len(sizes) >= 3 && float64(f.MaxBytes) >= 4*float64(f.MinBytes) && f.MAPE < 0.1:
 		f.Confidence = "high"
 	default:
 		f.Confidence = "low"
 		f.Note = fmt.Sprintf("%d sizes from %s to %s, back-test error %.1f%%: treat the fit as a hypothesis",
-			len(pts), FormatBytes(f.MinBytes), FormatBytes(f.MaxBytes), 100*f.MAPE)
+			len(sizes), FormatBytes(f.MinBytes), FormatBytes(f.MaxBytes), 100*f.MAPE)
+	}
+	switch {
+	case reduces > 0 && copies == 0:
+		f.Note = strings.TrimPrefix(f.Note+"; ", "; ") + "only reducing transfers: β includes the reduction (γ cannot be told apart)"
+	case f.GammaFitted && f.GammaGBps == 0:
+		f.Note = strings.TrimPrefix(f.Note+"; ", "; ") + "reducing transfers cost no more than copies: γ = 0"
+	case f.GammaFitted && f.GammaSEGBps > 0.3*f.GammaGBps:
+		f.Note = strings.TrimPrefix(f.Note+"; ", "; ") + fmt.Sprintf("γ (%.1f ± %.1f GB/s) is poorly determined", f.GammaGBps, f.GammaSEGBps)
 	}
 	return f
+}
+
+// wls is weighted least squares over the free columns (the others are held at 0):
+// the coefficients, their standard errors (0 without residual degrees of freedom)
+// and false when the free columns are not independent. Weights are the transfers,
+// normalised to the number of points so that the residual variance is per point.
+func wls(pts []analysis.TransferSample, free []bool, col func(int, analysis.TransferSample) float64) (coef, se []float64, ok bool) {
+	var idx []int
+	for j, f := range free {
+		if f {
+			idx = append(idx, j)
+		}
+	}
+	n, k := len(pts), len(idx)
+	coef, se = make([]float64, len(free)), make([]float64, len(free))
+	if n < k || k == 0 {
+		return coef, se, false
+	}
+	var sw float64
+	for _, p := range pts {
+		sw += float64(p.Count)
+	}
+	// Scale the columns to order 1 so the normal equations stay well conditioned.
+	scale := make([]float64, k)
+	for c, j := range idx {
+		for _, p := range pts {
+			scale[c] = math.Max(scale[c], math.Abs(col(j, p)))
+		}
+		if scale[c] == 0 {
+			return coef, se, false
+		}
+	}
+	xtx := mat.NewSymDense(k, nil)
+	xty := mat.NewVecDense(k, nil)
+	for _, p := range pts {
+		w := float64(p.Count) / sw * float64(n)
+		y := p.MedianNs / 1e3
+		for a := 0; a < k; a++ {
+			xa := col(idx[a], p) / scale[a]
+			xty.SetVec(a, xty.AtVec(a)+w*xa*y)
+			for b := a; b < k; b++ {
+				xtx.SetSym(a, b, xtx.At(a, b)+w*xa*col(idx[b], p)/scale[b])
+			}
+		}
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(xtx) {
+		return coef, se, false
+	}
+	var sol mat.VecDense
+	if err := chol.SolveVecTo(&sol, xty); err != nil {
+		return coef, se, false
+	}
+	var rss float64
+	for _, p := range pts {
+		w := float64(p.Count) / sw * float64(n)
+		r := p.MedianNs / 1e3
+		for a := 0; a < k; a++ {
+			r -= sol.AtVec(a) * col(idx[a], p) / scale[a]
+		}
+		rss += w * r * r
+	}
+	var inv mat.SymDense
+	invOK := chol.InverseTo(&inv) == nil
+	for a, j := range idx {
+		coef[j] = sol.AtVec(a) / scale[a]
+		if dof := n - k; dof > 0 && invOK {
+			se[j] = math.Sqrt(rss/float64(dof)*inv.At(a, a)) / scale[a]
+		}
+	}
+	return coef, se, true
 }

@@ -106,6 +106,47 @@ func TestSelectorWorkedExamples(t *testing.T) {
 	assert.Equal(t, "rhd", ch.Algo, "HD beats Ring for Broadcast when m is a power of two ≥ 4")
 }
 
+// TestSelectorOtherProducts: 910A and A3 use GetDefaultAlgoLevel1V1, whatever the op
+// and size (costmodel.md §1.3).
+func TestSelectorOtherProducts(t *testing.T) {
+	for _, tc := range []struct {
+		product string
+		servers int
+		want    string
+	}{
+		{"910A", 1, "none"}, {"910A", 2, "rhd"}, {"910A", 3, "ring"}, {"910A", 4, "rhd"}, {"910A", 6, "ring"},
+		{"910A", 8, "rhd"}, {"910A", 12, "rhd"},
+		{"A3", 3, "ring"}, {"A3", 4, "nhr"}, {"A3", 9, "nhr"}, {"a3", 5, "ring"},
+		{"A2", 2, "ring"}, {"A2", 3, "ring"}, {"A2", 4, "nhr"}, // m = 3: Ring and NHR both take 4 steps, a tie goes to Ring
+	} {
+		ch, err := SelectLevel1(tc.product, "allreduce", 1, tc.servers, 1<<20, 200<<20, false, true)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, ch.Algo, "%s on %d servers: %s", tc.product, tc.servers, ch.Reason)
+	}
+	_, err := SelectLevel1("950", "allreduce", 8, 2, 1<<20, 0, false, true)
+	assert.Error(t, err)
+}
+
+// TestOpCostTwoLevel: the two-level ReduceScatter and AllGather are the sums of
+// their phases (§3.6), on the profile's per-rank count.
+func TestOpCostTwoLevel(t *testing.T) {
+	intra, inter := Link{AlphaUs: 10, BWGBps: 20}, Link{AlphaUs: 50, BWGBps: 10}
+	topo := Topology{RanksPerServer: 4, Servers: 2, Level1: "ring", Intra: intra, Inter: inter}
+	const perRank = 1 << 20
+	total := float64(8 * perRank)
+	c, err := topo.OpCost("allgather", perRank, 0)
+	require.NoError(t, err)
+	// Inside: mesh AG of total/m over 4 ranks: α + (total/2)/4·β; between: ring AG of
+	// the total over 2 servers: α_r + ½·total·β_r.
+	want := 10 + total/2/4/20e3 + 50 + total/2/10e3
+	assert.InDelta(t, want, c.TimeUs, 1e-6)
+	c, err = topo.OpCost("reducescatter", perRank, 0)
+	require.NoError(t, err)
+	assert.InDelta(t, want, c.TimeUs, 1e-6, "no γ: the same as AllGather")
+	_, err = topo.OpCost("alltoall", perRank, 0)
+	assert.Error(t, err, "no two-level AlltoAll")
+}
+
 func TestTwoLevel(t *testing.T) {
 	intra := Link{AlphaUs: 10, BWGBps: 18.3}
 	inter := Link{AlphaUs: 20, BWGBps: 20}

@@ -163,6 +163,31 @@ func SelectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic
 	return Choice{Algo: best, Reason: "α-β model, δ = 60 µs, BW = 20 GiB/s; ties: Ring, then NHR, then HD", CostUs: cost}, nil
 }
 
+// SelectLevel1 is HCCL's default level-1 algorithm for an op on a product with
+// HCCL_ALGO unset (costmodel.md §1.3). A2 chooses per op (SelectA2Level1). 910A and
+// A3 use the fixed rule of GetDefaultAlgoLevel1V1: H-D_R from 8 servers or on a power
+// of two above 1, else Ring; A3 then rewrites H-D_R to NHR.
+func SelectLevel1(product, op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite bool) (Choice, error) {
+	switch strings.ToUpper(product) {
+	case "A2", "910B", "":
+		return SelectA2Level1(op, pl, m, size, bufferBytes, deterministic, rdmaLite)
+	case "910A", "A3":
+	default:
+		return Choice{}, fmt.Errorf("no level-1 selector for product %q: want 910A, A2 or A3", product)
+	}
+	if m < 2 {
+		return Choice{Algo: "none", Reason: "a single server has no level 1"}, nil
+	}
+	c := Choice{Algo: "ring", Reason: fmt.Sprintf("GetDefaultAlgoLevel1V1: %d servers, neither ≥ 8 nor a power of two → Ring", m)}
+	if m >= 8 || isPow2(m) {
+		c = Choice{Algo: "rhd", Reason: fmt.Sprintf("GetDefaultAlgoLevel1V1: %d servers (≥ 8 or a power of two) → H-D_R", m)}
+		if strings.ToUpper(product) == "A3" {
+			c = Choice{Algo: "nhr", Reason: c.Reason + ", which A3 (910_93) rewrites to NHR"}
+		}
+	}
+	return c, nil
+}
+
 // ParseSize reads a size: bytes, or with KiB/MiB/GiB (binary) or KB/MB/GB (decimal).
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)

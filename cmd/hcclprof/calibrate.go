@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/report"
 )
@@ -17,8 +18,11 @@ func newCalibrateCmd() *cobra.Command {
 		Short: "Fit each link's latency and bandwidth on the run's own transfers",
 		Long: `Calibrate fits α (latency per transfer) and bandwidth per transport from the HCCL
 task rows of a run: per transfer size, the median time over ranks, then least squares of
-time against size. It reports the uncertainty and the back-test error, and says when the
-data cannot support a fit (one size, a narrow range).
+time against size, with γ (the reduction's cost) where Reduce_Inline transfers show
+beside copies. It reports the uncertainty and the back-test error per link, then prices
+every op with the fitted links and HCCL's algorithm for its group (HCCL_BUFFSIZE from the
+run's environment) and reports the error per op type against the op's time once every
+rank arrived. It says when the data cannot support a fit (one size, a narrow range).
 
 Exit codes: 0 done; 2 usage or input error.`,
 		Example: "  hcclprof calibrate ./cluster_dir --format json",
@@ -31,9 +35,11 @@ Exit codes: 0 done; 2 usage or input error.`,
 			if err != nil {
 				return err
 			}
-			fits := costmodel.Calibrate(run.result.Communication.TransferSamples)
-			return write(cmd, format, func(w io.Writer) error { return report.WriteCalibrationText(w, fits) },
-				func(w io.Writer) error { return report.WriteCalibrationJSON(w, fits) })
+			buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "").BuffsizeBytes
+			doc := report.CalibrationDoc{Links: costmodel.Calibrate(run.result.Communication.TransferSamples),
+				BackTest: costmodel.BackTest(run.result, buffer)}
+			return write(cmd, format, func(w io.Writer) error { return report.WriteCalibrationText(w, doc) },
+				func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) })
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")

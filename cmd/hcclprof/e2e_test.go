@@ -369,11 +369,21 @@ func TestCalibrate(t *testing.T) {
 			Transport     string
 			BandwidthGBps float64 `json:"bandwidth_gbps"`
 			Confidence    string
-			Sizes         int
+			Points        int
 		}
+		BackTest []struct {
+			Op          string
+			Ops         int
+			MAPE        float64
+			MedianRatio float64 `json:"median_measured_over_predicted"`
+		} `json:"op_backtest"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Len(t, rep.Links, 2)
+	require.Len(t, rep.BackTest, 1)
+	assert.Equal(t, "allreduce", rep.BackTest[0].Op)
+	assert.Equal(t, 8, rep.BackTest[0].Ops, "4 buckets × 2 steps")
+	assert.Greater(t, rep.BackTest[0].MedianRatio, 1.3, "the slow RoCE link 1→5 holds every AllReduce back")
 	assert.Equal(t, "HCCS", rep.Links[0].Transport)
 	assert.InDelta(t, 18.3, rep.Links[0].BandwidthGBps, 0.2)
 	assert.InDelta(t, 20, rep.Links[1].BandwidthGBps, 0.2)

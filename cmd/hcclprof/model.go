@@ -25,8 +25,9 @@ func newModelCmd() *cobra.Command {
 		Use:   "model",
 		Short: "Price a collective with the α-β-γ cost model, or ask which algorithm HCCL would pick",
 		Long: `Model prices one collective: T = a·α + b·n·β + c·n·γ for the algorithm, with
-HCCL_BUFFSIZE rounds. With --product and --servers it gives HCCL's own (legacy A2)
-level-1 choice and the cost of the two-level execution with the product's figures.
+HCCL_BUFFSIZE rounds. With --product and --servers it gives HCCL's own level-1 choice
+(A2: per op by its α-β model and pipeline rules; 910A and A3: the fixed server-count
+rule) and the cost of the two-level execution with the product's figures.
 
 Sizes accept KiB/MiB/GiB (binary) and KB/MB/GB (decimal); bandwidths are decimal GB/s.`,
 		Example: `  hcclprof model --op allreduce --algo ring --ranks 8 --size 256MiB --alpha-us 20 --bw-gbps 18.3
@@ -103,37 +104,27 @@ func (f modelFlags) run() (report.ModelDoc, error) {
 	inter := costmodel.Link{AlphaUs: hw.Level1LatencyUs, BWGBps: hw.PeakGBps["RDMA"], GammaBWGBps: f.gammaGBps}
 	doc := report.ModelDoc{Product: hw.Name, Servers: f.servers}
 	op := costmodel.NormaliseOp(f.op)
-	if hw.Name != "A2" {
-		doc.Notes = append(doc.Notes, "the automatic level-1 choice modelled is A2's (910B); "+hw.Name+" uses other rules (costmodel.md §1.3)")
-	}
 	// HCCL counts the per-rank piece for AllGather and ReduceScatter.
 	curSize := n
 	if op == "allgather" || op == "reducescatter" {
 		curSize = n / int64(pl*f.servers)
 	}
-	ch, err := costmodel.SelectA2Level1(op, pl, f.servers, curSize, buffer, f.deterministic, !f.noRDMALite)
+	ch, err := costmodel.SelectLevel1(hw.Name, op, pl, f.servers, curSize, buffer, f.deterministic, !f.noRDMALite)
 	if err != nil {
 		return doc, err
 	}
 	doc.Choice = &ch
-	switch {
-	case op == "allreduce" && ch.Algo == "pipeline":
-		doc.Cost, err = costmodel.PipelineAllReduce(pl, f.servers, n, intra, inter)
-	case op == "allreduce":
-		level1 := ch.Algo
-		if level1 == "none" {
-			level1 = "ring"
-		}
-		doc.Cost, err = costmodel.HierarchicalAllReduce(pl, f.servers, n, intra, inter, level1, buffer)
-	default:
-		algo := ch.Algo
-		if algo == "pipeline" || algo == "none" {
-			algo = "ring"
-			doc.Notes = append(doc.Notes, "priced as a flat "+algo+" over all ranks on the inter-server link: the two-level "+op+" is modelled for AllReduce only")
-		} else {
-			doc.Notes = append(doc.Notes, "priced as a flat "+algo+" over all ranks on the inter-server link")
-		}
-		doc.Cost, err = costmodel.Model(op, algo, pl*f.servers, n, inter, buffer)
+	level1 := ch.Algo
+	if level1 == "none" {
+		level1 = "ring"
+	}
+	topo := costmodel.Topology{RanksPerServer: pl, Servers: f.servers, Level1: level1, Intra: intra, Inter: inter, Product: hw.Name}
+	doc.Cost, err = topo.OpCost(op, curSize, buffer)
+	if err != nil {
+		return doc, err
+	}
+	if op != "allreduce" && level1 == "pipeline" {
+		doc.Notes = append(doc.Notes, "the pipeline's inter-server half is priced as a ring (the two-level Pipeline formula is AllReduce's)")
 	}
 	doc.Notes = append(doc.Notes, fmt.Sprintf("%s figures: intra α %.0f µs, HCCS %.1f GB/s; inter α %.0f µs, RoCE %.1f GB/s (priors; hcclprof calibrate fits them on a run)",
 		hw.Name, intra.AlphaUs, intra.BWGBps, inter.AlphaUs, inter.BWGBps))

@@ -1,0 +1,165 @@
+package costmodel
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// OpBackTest is the calibrated model's error on one op type: each op instance's
+// predicted time (HCCL's two-level algorithm for its group's shape, priced with the
+// calibrated links, nothing fitted on the op itself) against its measured time once
+// every rank has arrived (the fastest rank's elapse: costmodel.md §5.2's T_pure).
+type OpBackTest struct {
+	Op     string
+	Ops    int // op instances compared
+	Groups int
+	Sizes  int // distinct sizes
+	// MAPE is the mean |predicted − measured| / measured; P90 the 90th percentile
+	// of that error; MedianRatio the median measured / predicted (above 1: the model
+	// is optimistic, e.g. per-op overheads it does not price).
+	MAPE, P90, MedianRatio float64
+	// Skipped counts instances the model does not price (no formula for the op or
+	// its group's shape); Note says why.
+	Skipped int
+	Note    string
+}
+
+// BackTest compares every op type's measured time with the calibrated model's.
+// bufferBytes is the run's HCCL_BUFFSIZE (rounds).
+func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
+	byGroup := map[string][]analysis.OpStat{}
+	for _, o := range res.Communication.Ops {
+		byGroup[o.Group] = append(byGroup[o.Group], o)
+	}
+	type acc struct {
+		errs, ratios []float64
+		groups       map[string]bool
+		sizes        map[int64]bool
+		skipped      int
+		why          string
+	}
+	by := map[string]*acc{}
+	groups := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		ops := byGroup[g]
+		topo := groupTopology(res, g, ops)
+		seen := map[string]bool{} // one fastest rank per op instance
+		for _, o := range ops {
+			if o.CrossWaitNs != 0 || o.ElapseNs <= 0 || o.Bytes <= 0 || seen[o.Name] {
+				continue
+			}
+			seen[o.Name] = true
+			a := by[o.Type]
+			if a == nil {
+				a = &acc{groups: map[string]bool{}, sizes: map[int64]bool{}}
+				by[o.Type] = a
+			}
+			c, err := topo.OpCost(o.Type, o.Bytes, bufferBytes)
+			if err != nil || c.TimeUs <= 0 {
+				a.skipped++
+				if err != nil {
+					a.why = err.Error()
+				}
+				continue
+			}
+			measured := float64(o.ElapseNs) / 1e3
+			a.errs = append(a.errs, math.Abs(c.TimeUs-measured)/measured)
+			a.ratios = append(a.ratios, measured/c.TimeUs)
+			a.groups[g] = true
+			a.sizes[o.Bytes] = true
+		}
+	}
+	types := make([]string, 0, len(by))
+	for t := range by {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	out := make([]OpBackTest, 0, len(types))
+	for _, t := range types {
+		a := by[t]
+		bt := OpBackTest{Op: t, Ops: len(a.errs), Groups: len(a.groups), Sizes: len(a.sizes), Skipped: a.skipped}
+		if len(a.errs) > 0 {
+			sort.Float64s(a.errs)
+			sort.Float64s(a.ratios)
+			bt.MAPE = sumOf(a.errs) / float64(len(a.errs))
+			bt.P90 = a.errs[int(math.Ceil(0.9*float64(len(a.errs))))-1]
+			bt.MedianRatio = a.ratios[len(a.ratios)/2]
+		}
+		switch {
+		case len(a.errs) == 0:
+			bt.Note = "not priced: " + a.why
+		case bt.MAPE > 0.2:
+			bt.Note = fmt.Sprintf("%.0f%% error: the model does not explain these ops (per-op overheads, waits inside the op, or a different algorithm); do not use it for them quantitatively", 100*bt.MAPE)
+		case bt.Sizes < 3:
+			bt.Note = "fewer than 3 sizes: the error says little about other sizes"
+		}
+		out = append(out, bt)
+	}
+	return out
+}
+
+// OpCost prices one op of the profile's bytes on the topology. HCCL counts the
+// AllGather and ReduceScatter per rank, so their total is bytes × ranks; the
+// two-level forms follow costmodel.md §3.6: ReduceScatter inter-server first, then
+// inside; AllGather inside first, then between servers.
+func (t Topology) OpCost(op string, bytes, bufferBytes int64) (Cost, error) {
+	pl, m := t.RanksPerServer, t.Servers
+	p := pl * m
+	o := NormaliseOp(op)
+	if p < 2 {
+		return Cost{}, fmt.Errorf("a group of one rank")
+	}
+	switch o {
+	case "allreduce":
+		return t.allReduceCost(bytes, t.Level1, bufferBytes)
+	case "allgather", "reducescatter":
+		total := bytes * int64(p)
+		level1 := t.Level1
+		if level1 == "pipeline" {
+			level1 = "ring" // the pipeline's inter-server half moves what the ring does
+		}
+		var out Cost
+		add := func(c Cost, err error) error {
+			if err != nil {
+				return err
+			}
+			out.LatencyUs += c.LatencyUs
+			out.BandwidthUs += c.BandwidthUs
+			out.ReduceUs += c.ReduceUs
+			out.Rounds = max(out.Rounds, c.Rounds)
+			return nil
+		}
+		var err error
+		if m > 1 {
+			err = add(Model(o, level1, m, total, t.Inter, bufferBytes))
+		}
+		if err == nil && pl > 1 {
+			err = add(Model(o, "mesh", pl, total/int64(m), t.Intra, bufferBytes))
+		}
+		if err != nil {
+			return Cost{}, err
+		}
+		out.Op, out.Algo, out.Ranks, out.Bytes = o, "hierarchical-"+level1, p, total
+		out.finish()
+		return out, nil
+	case "broadcast", "reduce", "alltoall":
+		if m == 1 {
+			return Model(o, "mesh", p, bytes, t.Intra, bufferBytes)
+		}
+		if pl == 1 {
+			algo := t.Level1
+			if o == "alltoall" {
+				algo = "pairwise"
+			}
+			return Model(o, algo, p, bytes, t.Inter, bufferBytes)
+		}
+	}
+	return Cost{}, fmt.Errorf("no two-level form for %s", op)
+}
