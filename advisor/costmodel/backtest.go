@@ -122,8 +122,15 @@ func (t Topology) OpCost(op string, bytes, bufferBytes int64) (Cost, error) {
 	case "allgather", "reducescatter":
 		total := bytes * int64(p)
 		level1 := t.Level1
-		if level1 == "pipeline" {
-			level1 = "ring" // the pipeline's inter-server half moves what the ring does
+		if level1 == "pipeline" && pl > 1 && m > 1 {
+			// §3.2: one half of the Pipeline AllReduce, on the total.
+			c, err := PipelineAllReduce(pl, m, total, t.Intra, t.Inter)
+			if err != nil {
+				return Cost{}, err
+			}
+			c.Op, c.LatencyUs, c.BandwidthUs = o, c.LatencyUs/2, c.BandwidthUs/2
+			c.finish()
+			return c, nil
 		}
 		var out Cost
 		add := func(c Cost, err error) error {

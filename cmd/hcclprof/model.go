@@ -123,9 +123,6 @@ func (f modelFlags) run() (report.ModelDoc, error) {
 	if err != nil {
 		return doc, err
 	}
-	if op != "allreduce" && level1 == "pipeline" {
-		doc.Notes = append(doc.Notes, "the pipeline's inter-server half is priced as a ring (the two-level Pipeline formula is AllReduce's)")
-	}
 	doc.Notes = append(doc.Notes, fmt.Sprintf("%s figures: intra α %.0f µs, HCCS %.1f GB/s; inter α %.0f µs, RoCE %.1f GB/s (priors; hcclprof calibrate fits them on a run)",
 		hw.Name, intra.AlphaUs, intra.BWGBps, inter.AlphaUs, inter.BWGBps))
 	return doc, err
