@@ -24,6 +24,8 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	if framework == "" {
 		framework = FrameworkDDP
 	}
-	a.Recommendations, a.Notes = recommend(res, FactsOf(env, framework), opts)
+	facts := FactsOf(env, framework)
+	facts.Accumulation = max(opts.Accumulation, 1)
+	a.Recommendations, a.Notes = recommend(res, facts, opts)
 	return a
 }

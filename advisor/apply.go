@@ -3,6 +3,7 @@ package advisor
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -14,6 +15,21 @@ const (
 	FrameworkDeepSpeed = "deepspeed"
 	FrameworkMindSpore = "mindspore"
 )
+
+// ParseFramework accepts a framework's name as users write it.
+func ParseFramework(name string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "ddp", "pytorch", "pytorch-ddp", "torch", "torch_npu":
+		return FrameworkDDP, nil
+	case "megatron", "megatron-lm", "megatron-core", "mindspeed":
+		return FrameworkMegatron, nil
+	case "deepspeed":
+		return FrameworkDeepSpeed, nil
+	case "mindspore":
+		return FrameworkMindSpore, nil
+	}
+	return "", fmt.Errorf("unknown framework %q: want ddp, megatron, deepspeed or mindspore", name)
+}
 
 // DetectFramework guesses the training framework from the profile: MindSpore's
 // profiler output, Megatron's distributed_args (tensor/pipeline parallel above 1), else
@@ -89,7 +105,7 @@ func Apply(s Setting, framework string) (knob, how string) {
 		case FrameworkDeepSpeed:
 			return "overlap_comm", `"zero_optimization": {"overlap_comm": true}`
 		default:
-			return "bucket_cap_mb", "DistributedDataParallel overlaps by itself: make the gradient buckets smaller so the first ones are ready early in the backward pass"
+			return "find_unused_parameters", "DistributedDataParallel(model, find_unused_parameters=False, static_graph=True)   # nothing should hold a bucket back once its gradients are ready"
 		}
 	case "buffsize":
 		return "HCCL_BUFFSIZE", fmt.Sprintf("export HCCL_BUFFSIZE=%d   # MB per communicator; each communicator reserves 2 × this of device memory", s.BuffsizeMB)

@@ -59,8 +59,11 @@ type Options struct {
 	// bottleneck (the field's 30% rule).
 	CommBudget float64
 	// Framework selects how recommendations are applied: pytorch-ddp, deepspeed,
-	// megatron, mindspore, tensorflow; "" infers it from the data.
+	// megatron, mindspore; "" infers it from the data.
 	Framework string
+	// Accumulation is the profiled run's micro-batches per optimizer step (0 or 1:
+	// none).
+	Accumulation int
 }
 
 // DefaultOptions are the advisor's defaults.
@@ -97,6 +100,7 @@ func findings(res *analysis.Result, env Env, opts Options) []Finding {
 	out = append(out, checkFindings(res.Communication)...)
 	out = append(out, linkUseFindings(res.Communication)...)
 	out = append(out, latencyBoundFindings(res.Communication)...)
+	out = append(out, algorithmFindings(res, env)...)
 	out = append(out, pipelineFindings(res.Communication)...)
 	out = append(out, envFindings(env)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })

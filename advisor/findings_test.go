@@ -19,6 +19,12 @@ import (
 // adviseBuiltin generates a built-in scenario (optionally changed) and advises on it.
 func adviseBuiltin(t *testing.T, name string, change func(*scenario.Scenario)) advisor.Advice {
 	t.Helper()
+	return adviseBuiltinWith(t, name, change, advisor.DefaultOptions)
+}
+
+// adviseBuiltinWith is adviseBuiltin with advisor options (a framework, say).
+func adviseBuiltinWith(t *testing.T, name string, change func(*scenario.Scenario), opts advisor.Options) advisor.Advice {
+	t.Helper()
 	sc, err := scenario.Builtin(name)
 	require.NoError(t, err)
 	if change != nil {
@@ -32,7 +38,7 @@ func adviseBuiltin(t *testing.T, name string, change func(*scenario.Scenario)) a
 	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 	require.NoError(t, err)
 	res := analysis.Analyze(c, analysis.Options{})
-	return advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	return advisor.Advise(res, advisor.EnvOf(c), opts)
 }
 
 func byID(a advisor.Advice, id string) []advisor.Finding {

@@ -32,11 +32,13 @@ type RunFacts struct {
 	Framework     string
 	Accumulation  int   // micro-batches per optimizer step (1 when unknown)
 	BuffsizeBytes int64 // HCCL_BUFFSIZE in effect
+	Deterministic bool  // HCCL_DETERMINISTIC true or strict (no A2 pipeline)
+	HCCLAlgo      string
 }
 
 // FactsOf reads the framework and HCCL_BUFFSIZE of a run from its environment.
 func FactsOf(env Env, framework string) RunFacts {
-	f := RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: 200 << 20}
+	f := RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: 200 << 20, Deterministic: isDeterministic(env), HCCLAlgo: env["HCCL_ALGO"]}
 	if v, err := strconv.Atoi(strings.TrimSpace(env["HCCL_BUFFSIZE"])); err == nil && v > 0 {
 		f.BuffsizeBytes = int64(v) << 20
 	}
@@ -67,6 +69,9 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		}
 		r := Recommendation{ID: id, Predicted: p, GainUs: gain(p, acc), Confidence: p.Confidence, Assumptions: p.Assumptions,
 			Risks: risks, Settings: plan}
+		if r.GainUs <= 0 {
+			return nil // the model predicts no gain: nothing to recommend
+		}
 		var knobs, applies, values []string
 		for _, s := range plan {
 			k, how := Apply(settingOf(s), facts.Framework)
@@ -110,6 +115,58 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
 			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
 	}
+	// Overlap: buckets launched over little of the backward pass.
+	// MindSpore overlaps its fused AllReduces by itself and has no switch for it.
+	if f := bk.OverlapFraction(); !bk.WindowBound && f < 0.5 && bk.GroupExposedUs > 0.05*bk.StepUs && facts.Framework != FrameworkMindSpore {
+		risks := []string{"overlapped communication can slow the backward kernels it runs beside (shared HBM and SDMA bandwidth): the gain may be smaller"}
+		switch facts.Framework {
+		case FrameworkMegatron:
+			risks = append(risks, "--overlap-param-gather also needs --use-distributed-optimizer")
+		case FrameworkDeepSpeed:
+			risks = append(risks, "overlap_comm keeps extra gradient buffers: more device memory (reduce_bucket_size × 4.5 bytes by DeepSpeed's estimate)")
+		case FrameworkDDP:
+			risks = append(risks, "static_graph=True requires the same graph every step (no data-dependent branches)")
+		}
+		if r := add("overlap_grad_reduce", []costmodel.Setting{{Knob: "overlap", Value: 0.9}}, facts.Accumulation, risks...); r != nil {
+			if facts.Framework == FrameworkDDP {
+				r.Value = "False (static_graph=True)"
+			}
+			r.Assumptions = append(r.Assumptions, fmt.Sprintf("the run launches its gradient buckets over %.0f%% of the backward pass; with overlap on, over about 90%% of it", 100*f))
+			if facts.Framework == FrameworkDDP {
+				// No switch turns it on: DDP already launches each bucket when ready.
+				r.Hypothesis = true
+				r.Assumptions = append(r.Assumptions, "DDP launches a bucket as soon as its gradients are ready: a low overlap means something delays them (find_unused_parameters=True, a large first bucket, gradient hooks, or a model whose last layers hold most parameters)")
+			}
+		}
+	}
+	// The level-1 algorithm: a last resort (costmodel.md §7), only when the model's
+	// gain clears its own uncertainty and 3% of the step.
+	if t := bk.Topology; t.Servers > 1 {
+		var best *costmodel.Prediction
+		bestAlgo := ""
+		for _, a := range costmodel.Level1Choices(t.Product) {
+			if a == t.Level1 || (a == "pipeline" && facts.Deterministic) {
+				continue
+			}
+			p, err := bk.WhatIf(costmodel.Setting{Knob: "algo", Algo: a})
+			if err == nil && (best == nil || p.StepTimeUs < best.StepTimeUs) {
+				best, bestAlgo = &p, a
+			}
+		}
+		if best != nil && bk.StepUs-best.StepTimeUs > math.Max(0.03*bk.StepUs, 2*(best.High-best.Low)) {
+			risks := []string{"HCCL_ALGO turns off HCCL's automatic choice for AllReduce at every size: re-check small and large messages",
+				"set it per op (allreduce=...) so the other collectives keep HCCL's choice"}
+			if bestAlgo == "pipeline" {
+				risks = append(risks, "A2's pipeline does not work with HCCL_DETERMINISTIC=true")
+			}
+			if r := add("hccl_algo", []costmodel.Setting{{Knob: "algo", Algo: bestAlgo}}, facts.Accumulation, risks...); r != nil {
+				r.Assumptions = append(r.Assumptions, fmt.Sprintf("the gradient AllReduces now run level-1 %s (%s)", costmodel.HCCLAlgoName(t.Level1), t.Level1Source))
+				if facts.HCCLAlgo != "" {
+					r.Assumptions = append(r.Assumptions, "HCCL_ALGO="+facts.HCCLAlgo+" is set in the run: replace it")
+				}
+			}
+		}
+	}
 	// Accumulation, when exposed communication stays above the budget.
 	share := bk.ExposedUs / bk.StepUs
 	if len(plan) > 0 {
@@ -152,6 +209,8 @@ func settingOf(s costmodel.Setting) Setting {
 		return Setting{Knob: "buffsize", BuffsizeMB: int(int64(s.Value) >> 20)}
 	case "accumulation":
 		return Setting{Knob: "accumulation", Accumulation: int(s.Value)}
+	case "algo":
+		return Setting{Knob: "algorithm", Op: "allreduce", Algorithm: costmodel.HCCLAlgoName(s.Algo)}
 	}
 	return Setting{Knob: s.Knob}
 }
@@ -162,6 +221,10 @@ func valueOf(s costmodel.Setting) string {
 		return costmodel.FormatBytes(int64(s.Value))
 	case "buffsize":
 		return fmt.Sprintf("%d MB", int64(s.Value)>>20)
+	case "algo":
+		return "level1 " + costmodel.HCCLAlgoName(s.Algo)
+	case "overlap":
+		return fmt.Sprintf("on (buckets over ~%.0f%% of backward)", 100*s.Value)
 	}
 	return strconv.FormatFloat(s.Value, 'g', -1, 64)
 }

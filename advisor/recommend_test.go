@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
@@ -94,4 +95,83 @@ func TestSeedPlanConfirmedByTheGenerator(t *testing.T) {
 	assert.Less(t, got.CommShare, 0.30)
 	assert.InDelta(t, got.CommShare, plan.Predicted.CommShare, 0.1*got.CommShare)
 	assert.InDelta(t, float64(got.StepTimeNs)/1e3, plan.Predicted.StepTimeUs, 0.1*float64(got.StepTimeNs)/1e3)
+}
+
+// generatedSummary runs a built-in scenario with a recommendation's settings applied
+// and returns the analysis summary of the result.
+func generatedSummary(t *testing.T, name string, edit func(*scenario.Scenario), settings []costmodel.Setting) analysis.Summary {
+	t.Helper()
+	sc, err := scenario.Builtin(name)
+	require.NoError(t, err)
+	edit(sc)
+	for _, s := range settings {
+		require.NoError(t, sc.SetKnob(s.Knob, s.Value, s.Algo))
+	}
+	run, err := sim.Simulate(sc)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
+	require.NoError(t, err)
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	return analysis.Analyze(c, analysis.Options{}).Summary
+}
+
+func recommendationByID(a advisor.Advice, id string) *advisor.Recommendation {
+	for i := range a.Recommendations {
+		if a.Recommendations[i].ID == id {
+			return &a.Recommendations[i]
+		}
+	}
+	return nil
+}
+
+// TestOverlapAndAlgorithmRecommendations: a Megatron job whose buckets overlap little
+// of the backward pass gets --overlap-grad-reduce; a job whose level-1 algorithm the
+// calibrated model prices well above another gets a per-op HCCL_ALGO; the generator
+// run with each confirms the predicted step time within 10%.
+func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
+	edit := func(sc *scenario.Scenario) { sc.Steps = 3 }
+	t.Run("overlap", func(t *testing.T) {
+		opts := advisor.DefaultOptions
+		opts.Framework = advisor.FrameworkMegatron
+		a := adviseBuiltinWith(t, "seed-8card-bert", edit, opts)
+		r := recommendationByID(a, "overlap_grad_reduce")
+		require.NotNil(t, r, "%+v", a.Recommendations)
+		assert.Equal(t, "--overlap-grad-reduce", r.Knob)
+		assert.False(t, r.Hypothesis)
+		assertRealKnobs(t, a)
+		got := generatedSummary(t, "seed-8card-bert", edit, r.Settings)
+		t.Logf("predicted %.0f µs share %.3f; generated %.0f µs share %.3f", r.Predicted.StepTimeUs, r.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare)
+		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
+		assert.InDelta(t, got.CommShare, r.Predicted.CommShare, 0.1*got.CommShare)
+
+		// Plain DDP has no switch for it: the same prediction is only a hypothesis.
+		ddp := recommendationByID(adviseBuiltin(t, "seed-8card-bert", edit), "overlap_grad_reduce")
+		require.NotNil(t, ddp)
+		assert.True(t, ddp.Hypothesis)
+		assert.Contains(t, ddp.Apply, "static_graph=True")
+	})
+	t.Run("algorithm", func(t *testing.T) {
+		a := adviseBuiltin(t, "small-buffsize-16rank", edit)
+		r := recommendationByID(a, "hccl_algo")
+		require.NotNil(t, r, "%+v", a.Recommendations)
+		assert.Equal(t, "HCCL_ALGO", r.Knob)
+		assert.Equal(t, `export HCCL_ALGO="allreduce=level0:NA;level1:pipeline"`, r.Apply)
+		assertRealKnobs(t, a)
+		f := byID(a, "algorithm_not_best")
+		require.Len(t, f, 1)
+		assert.Equal(t, advisor.Medium, f[0].Severity)
+		assert.Contains(t, f[0].Title, "pipeline would save")
+		got := generatedSummary(t, "small-buffsize-16rank", edit, r.Settings)
+		t.Logf("predicted %.0f µs share %.3f; generated %.0f µs share %.3f", r.Predicted.StepTimeUs, r.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare)
+		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
+	})
+	t.Run("hidden communication: no algorithm alarm", func(t *testing.T) {
+		a := adviseBuiltin(t, "healthy-2node-16rank", edit)
+		assert.Nil(t, recommendationByID(a, "hccl_algo"))
+		for _, f := range byID(a, "algorithm_not_best") {
+			assert.Equal(t, advisor.Info, f.Severity)
+		}
+	})
 }

@@ -24,6 +24,17 @@ type Topology struct {
 	Product                  string
 }
 
+// TopologyOf is the group's topology as the run shows it (see groupTopology).
+func TopologyOf(res *analysis.Result, group string) Topology {
+	var ops []analysis.OpStat
+	for _, o := range res.Communication.Ops {
+		if o.Group == group {
+			ops = append(ops, o)
+		}
+	}
+	return groupTopology(res, group, ops)
+}
+
 // groupTopology finds the group's servers from the links the analysis saw (ranks
 // joined by an on-server transport share a server), else from the hardware
 // profile's NPUs per server; and its links from the calibration, else the priors.

@@ -29,6 +29,8 @@ type analysisFlags struct {
 	peaks        []string
 	quiet        bool
 	keepRank     int // a rank whose timeline to keep (-1: none), for the HTML report
+	framework    string
+	accumulation int
 }
 
 func (f *analysisFlags) register(fl *pflag.FlagSet) {
@@ -40,6 +42,8 @@ func (f *analysisFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.hardware, "hardware", "", "the product for link peaks: "+strings.Join(hardware.Names(), ", ")+" (default: detected, else A2)")
 	fl.StringArrayVar(&f.peaks, "peak", nil, "override a link peak, TRANSPORT=GBPS (e.g. RDMA=12.5); repeatable")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (it shows only when stderr is a terminal)")
+	fl.StringVar(&f.framework, "framework", "", "how the advice is applied: ddp, megatron, deepspeed or mindspore (default: detected; DeepSpeed cannot be told from a profile)")
+	fl.IntVar(&f.accumulation, "grad-accumulation", 1, "micro-batches per optimizer step in the profiled run (for the advice's predictions)")
 }
 
 // options builds the analysis and advisor options: defaults, then the config file,
@@ -60,6 +64,17 @@ func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
 		}
 	}
 	ao.Workers, ao.SkipSteps, ao.Microbatches = f.workers, f.skipSteps, f.microbatches
+	if f.framework != "" {
+		fw, err := advisor.ParseFramework(f.framework)
+		if err != nil {
+			return ao, adv, fmt.Errorf("--framework: %w", err)
+		}
+		adv.Framework = fw
+	}
+	if f.accumulation < 1 {
+		return ao, adv, fmt.Errorf("--grad-accumulation %d: want ≥ 1", f.accumulation)
+	}
+	adv.Accumulation = f.accumulation
 	if keep := f.keepRank; keep >= 0 {
 		ao.KeepTimeline = func(rank int) bool { return rank == keep }
 	}

@@ -13,7 +13,7 @@ import (
 func newWhatIfCmd() *cobra.Command {
 	var format string
 	var sets []string
-	var accumulation, buffsizeMB int
+	var buffsizeMB int
 	var backwardShare float64
 	var af analysisFlags
 	cmd := &cobra.Command{
@@ -29,7 +29,7 @@ buffsize=SIZE (HCCL_BUFFSIZE, e.g. 400MB), overlap=F (the share of the backward 
 gradient buckets are launched over, 0 to 1), algo=ALG (the level-1 algorithm: ring, nhr,
 rhd or H-D_R, nb, pipeline) and dp=N (data-parallel ranks, weak scaling). The algorithm
 and scale what-ifs price HCCL's two-level AllReduce with the calibrated links, scaled to
-the run's own fit. --accumulation and --buffsize-mb say what the measured run used when
+the run's own fit. --grad-accumulation and --buffsize-mb say what the measured run used when
 it was not 1 and 200.
 
 Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
@@ -55,7 +55,7 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 			if err != nil {
 				return err
 			}
-			bk, err := costmodel.FitBucketing(run.result, accumulation, int64(buffsizeMB)<<20)
+			bk, err := costmodel.FitBucketing(run.result, af.accumulation, int64(buffsizeMB)<<20)
 			if err != nil {
 				return usage(err)
 			}
@@ -75,7 +75,6 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr, dp=64; repeatable (applied together)")
 	fl.Float64Var(&backwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
-	fl.IntVar(&accumulation, "accumulation", 1, "micro-batches per optimizer step in the measured run")
 	fl.IntVar(&buffsizeMB, "buffsize-mb", 200, "HCCL_BUFFSIZE of the measured run, MB")
 	fl.StringVar(&format, "format", "text", "text or json")
 	af.register(fl)

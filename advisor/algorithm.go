@@ -1,0 +1,145 @@
+package advisor
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// algorithmFindings flags a group whose level-1 algorithm (the ops' alg_type) the
+// cost model, with the run's calibrated links, prices clearly above another that
+// HCCL_ALGO may name on the product: typically HCCL_ALGO forcing one, or an
+// automatic choice made with HCCL's fixed 60 µs / 20 GiB/s figures rather than the
+// links the run shows. One rank's ops of each step are priced per algorithm.
+func algorithmFindings(res *analysis.Result, env Env) []Finding {
+	c := res.Communication
+	type key struct {
+		group string
+		step  int
+	}
+	firstRank := map[string]int{}
+	for _, o := range c.Ops {
+		if r, ok := firstRank[o.Group]; !ok || o.Rank < r {
+			firstRank[o.Group] = o.Rank
+		}
+	}
+	opsBy := map[key][]analysis.OpStat{}
+	for _, o := range c.Ops {
+		switch o.Type {
+		case "allreduce", "allgather", "reducescatter":
+		default:
+			continue
+		}
+		if o.Rank == firstRank[o.Group] && o.Bytes > 0 {
+			opsBy[key{o.Group, o.Step}] = append(opsBy[key{o.Group, o.Step}], o)
+		}
+	}
+	groups := map[string][]key{}
+	for k := range opsBy {
+		groups[k.group] = append(groups[k.group], k)
+	}
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	stepUs := float64(res.Summary.StepTimeNs) / 1e3
+	deterministic := isDeterministic(env)
+	buffer := FactsOf(env, "").BuffsizeBytes
+	var out []Finding
+	for _, g := range names {
+		topo := costmodel.TopologyOf(res, g)
+		if topo.Servers < 2 || topo.Level1Source != "profile" {
+			continue
+		}
+		candidates := costmodel.Level1Choices(topo.Product)
+		if !slices.Contains(candidates, topo.Level1) {
+			candidates = append(candidates, topo.Level1)
+		}
+		cost := map[string]float64{}
+		var nOps int
+		var biggest analysis.OpStat
+		for _, k := range groups[g] {
+			for _, o := range opsBy[k] {
+				nOps++
+				if o.Bytes > biggest.Bytes {
+					biggest = o
+				}
+				for _, a := range candidates {
+					t := topo
+					t.Level1 = a
+					if cst, err := t.OpCost(o.Type, o.Bytes, buffer); err == nil {
+						cost[a] += cst.TimeUs
+					} else {
+						cost[a] = -1e18 // not priced for some op: out of the comparison
+					}
+				}
+			}
+		}
+		cur, ok := cost[topo.Level1]
+		if !ok || cur <= 0 {
+			continue
+		}
+		best := topo.Level1
+		for _, a := range costmodel.Level1Choices(topo.Product) {
+			if (a == "pipeline" && deterministic) || cost[a] <= 0 {
+				continue
+			}
+			if cost[a] < cost[best] {
+				best = a
+			}
+		}
+		steps := float64(len(groups[g]))
+		savedPerStepUs := (cur - cost[best]) / steps
+		if best == topo.Level1 || cur-cost[best] < 0.05*cur || savedPerStepUs < 0.01*stepUs {
+			continue
+		}
+		sev := Medium
+		hidden := ""
+		switch {
+		case res.Summary.CommShare < 0.05:
+			sev, hidden = Info, " Communication is almost all hidden behind computation here, so the step would not get shorter."
+		case len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0:
+			sev, hidden = Low, " A slow rank, link or node is found: fix it first, it costs more than the algorithm."
+		case strings.HasPrefix(topo.InterSource, "hardware") || strings.HasPrefix(topo.IntraSource, "hardware"):
+			sev = Low
+		}
+		forced := ""
+		if v, ok := env["HCCL_ALGO"]; ok {
+			forced = fmt.Sprintf("; HCCL_ALGO=%s forces it", v)
+		}
+		var alts []string
+		for _, a := range costmodel.Level1Choices(topo.Product) {
+			if cost[a] > 0 {
+				alts = append(alts, fmt.Sprintf("%s %.2f ms", costmodel.HCCLAlgoName(a), cost[a]/steps/1e3))
+			}
+		}
+		out = append(out, Finding{ID: "algorithm_not_best", Severity: sev,
+			Title: fmt.Sprintf("Level-1 %s is not the model's best for group %s: %s would save %.2f ms per step (%.0f%% of its collectives' time)",
+				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, 100*(cur-cost[best])/cur),
+			Evidence: fmt.Sprintf("%d servers × %d NPUs; the ops' alg_type says level 1 is %s%s. %d ops in %.0f steps priced per step with the links %s and %s: %s. The model's gap is a prediction: measure after changing (hcclprof diff).%s",
+				topo.Servers, topo.RanksPerServer, costmodel.HCCLAlgoName(topo.Level1), forced, nOps, steps,
+				topo.IntraSource, topo.InterSource, strings.Join(alts, ", "), hidden),
+			Refs: []Ref{{Rank: biggest.Rank, Step: biggest.Step, Op: biggest.Name, StartUs: float64(biggest.StartNs) / 1e3, DurUs: float64(biggest.ElapseNs) / 1e3}}})
+	}
+	return out
+}
+
+// isDeterministic reports HCCL_DETERMINISTIC=true or strict, under which A2's
+// pipeline is not available.
+func isDeterministic(env Env) bool {
+	v := strings.ToLower(strings.TrimSpace(env["HCCL_DETERMINISTIC"]))
+	return v == "true" || v == "strict"
+}
+
+// shortGroup is a group key cut for a title.
+func shortGroup(g string) string {
+	if len(g) > 12 {
+		return "…" + g[len(g)-6:]
+	}
+	return g
+}
