@@ -279,6 +279,33 @@ func TestAdvise(t *testing.T) {
 	assert.Equal(t, 2, code)
 }
 
+// TestAdviseFramework: --framework writes the same plan the framework's way; an
+// unknown framework is a usage error.
+func TestAdviseFramework(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := runBin(t, "gen", "seed-8card-bert", "-o", dir)
+	require.Equal(t, 0, code, stderr)
+	for framework, want := range map[string][]string{
+		"":          {"DistributedDataParallel(model, bucket_cap_mb=128)", "model.no_sync()"},
+		"deepspeed": {`"reduce_bucket_size": 67108864`, `"overlap_comm": true`},
+		"megatron":  {"--ddp-bucket-size 67108864", "--overlap-grad-reduce"},
+		"mindspore": {"comm_fusion"},
+	} {
+		args := []string{"advise", dir}
+		if framework != "" {
+			args = append(args, "--framework", framework)
+		}
+		out, stderr, code := runBin(t, args...)
+		require.Equal(t, 0, code, stderr)
+		for _, w := range want {
+			assert.Contains(t, out, w, "framework %q", framework)
+		}
+	}
+	_, stderr, code = runBin(t, "advise", dir, "--framework", "tensorflow2")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `unknown framework "tensorflow2"`)
+}
+
 // TestHardwareConfigFlags: --hardware and --peak change the peaks the links are held
 // against; a bad --peak or config file is a usage error naming the problem.
 func TestHardwareConfigFlags(t *testing.T) {
