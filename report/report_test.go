@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/report"
 )
@@ -63,4 +64,23 @@ func TestVerdict(t *testing.T) {
 	assert.Contains(t, report.Verdict(analysis.Summary{Ranks: 1, CommShare: 0.31, CommTotalShare: 0.5}), "bottleneck")
 	assert.Contains(t, report.Verdict(analysis.Summary{Ranks: 1, CommShare: 0.2, CommTotalShare: 0.5}), "within the 30% budget")
 	assert.Equal(t, "communication is a minor cost", report.Verdict(analysis.Summary{Ranks: 1, CommShare: 0.05, CommTotalShare: 0.5}))
+}
+
+// TestRealDataAdviceGolden is the advice on imagenet-2rank-level1, a golden file
+// reviewed by hand (the note of the advisor issue quotes it): over budget, the
+// AllReduces mostly wait for the six unprofiled ranks of their group, eight unaligned
+// copies, and no tuning because the model cannot price ops that do not move data.
+func TestRealDataAdviceGolden(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level1")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	advice := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	doc := &report.Document{Result: res, Advice: &advice, CommBudget: 0.30, Command: "hcclprof advise imagenet-2rank-level1", Version: "test"}
+	var b bytes.Buffer
+	require.NoError(t, report.WriteAdviceText(&b, doc))
+	golden(t, "imagenet-2rank-level1.advice.txt", b.Bytes())
+	b.Reset()
+	require.NoError(t, report.WriteAdviceJSON(&b, doc))
+	golden(t, "imagenet-2rank-level1.advice.json", b.Bytes())
 }
