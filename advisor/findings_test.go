@@ -14,6 +14,7 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // adviseBuiltin generates a built-in scenario (optionally changed) and advises on it.
@@ -30,6 +31,13 @@ func adviseBuiltinWith(t *testing.T, name string, change func(*scenario.Scenario
 	if change != nil {
 		change(sc)
 	}
+	res, c := generate(t, sc)
+	return advisor.Advise(res, advisor.EnvOf(c), opts)
+}
+
+// generate simulates a scenario, writes it as text and analyses it.
+func generate(t *testing.T, sc *scenario.Scenario) (*analysis.Result, *profile.Cluster) {
+	t.Helper()
 	run, err := sim.Simulate(sc)
 	require.NoError(t, err)
 	dir := t.TempDir()
@@ -37,8 +45,7 @@ func adviseBuiltinWith(t *testing.T, name string, change func(*scenario.Scenario
 	require.NoError(t, err)
 	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 	require.NoError(t, err)
-	res := analysis.Analyze(c, analysis.Options{})
-	return advisor.Advise(res, advisor.EnvOf(c), opts)
+	return analysis.Analyze(c, analysis.Options{}), c
 }
 
 func byID(a advisor.Advice, id string) []advisor.Finding {

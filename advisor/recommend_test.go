@@ -107,14 +107,8 @@ func generatedSummary(t *testing.T, name string, edit func(*scenario.Scenario), 
 	for _, s := range settings {
 		require.NoError(t, sc.SetKnob(s.Knob, s.Value, s.Algo))
 	}
-	run, err := sim.Simulate(sc)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
-	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
-	require.NoError(t, err)
-	return analysis.Analyze(c, analysis.Options{}).Summary
+	res, _ := generate(t, sc)
+	return res.Summary
 }
 
 func recommendationByID(a advisor.Advice, id string) *advisor.Recommendation {

@@ -2,7 +2,9 @@ package costmodel
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/hcclprof/hcclprof/analysis"
@@ -42,12 +44,7 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 		why          string
 	}
 	by := map[string]*acc{}
-	groups := make([]string, 0, len(byGroup))
-	for g := range byGroup {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	for _, g := range groups {
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		ops := byGroup[g]
 		topo := groupTopology(res, g, ops)
 		seen := map[string]bool{} // one fastest rank per op instance
@@ -76,13 +73,8 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 			a.sizes[o.Bytes] = true
 		}
 	}
-	types := make([]string, 0, len(by))
-	for t := range by {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	out := make([]OpBackTest, 0, len(types))
-	for _, t := range types {
+	out := make([]OpBackTest, 0, len(by))
+	for _, t := range slices.Sorted(maps.Keys(by)) {
 		a := by[t]
 		bt := OpBackTest{Op: t, Ops: len(a.errs), Groups: len(a.groups), Sizes: len(a.sizes), Skipped: a.skipped}
 		if len(a.errs) > 0 {

@@ -2,8 +2,9 @@ package costmodel
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -56,13 +57,8 @@ func Calibrate(samples []analysis.TransferSample) []LinkFit {
 			by[s.Transport] = append(by[s.Transport], s)
 		}
 	}
-	names := make([]string, 0, len(by))
-	for n := range by {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]LinkFit, 0, len(names))
-	for _, n := range names {
+	out := make([]LinkFit, 0, len(by))
+	for _, n := range slices.Sorted(maps.Keys(by)) {
 		out = append(out, fitLink(n, by[n]))
 	}
 	return out

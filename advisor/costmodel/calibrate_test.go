@@ -130,6 +130,30 @@ func BenchmarkCalibrate(b *testing.B) {
 	}
 }
 
+// BenchmarkWhatIfAndBackTest prices a plan of every structural knob and back-tests
+// every op of the bundled sample.
+func BenchmarkWhatIfAndBackTest(b *testing.B) {
+	c, err := parser.LoadCluster([]string{"../../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	if err != nil {
+		b.Skip("bundled sample absent")
+	}
+	res := analysis.Analyze(c, analysis.Options{})
+	bk, err := costmodel.FitBucketing(res, 1, 200<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan := []costmodel.Setting{{Knob: "bucket", Value: 64 << 20}, {Knob: "overlap", Value: 0.9}, {Knob: "algo", Algo: "pipeline"}, {Knob: "dp", Value: 16}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := bk.WhatIfPlan(plan); err != nil {
+			b.Fatal(err)
+		}
+		if len(costmodel.BackTest(res, 200<<20)) == 0 {
+			b.Fatal("no back-test")
+		}
+	}
+}
+
 // TestBackTestPerOpType prices every op with the calibrated links and HCCL's
 // two-level AllReduce and compares it with the op's time once all ranks arrived.
 func TestBackTestPerOpType(t *testing.T) {
