@@ -90,7 +90,7 @@ func Apply(s Setting, framework string) (knob, how string) {
 	case "accumulation":
 		switch framework {
 		case FrameworkMegatron:
-			return "--overlap-grad-reduce", fmt.Sprintf("raise --global-batch-size so that global / (micro × dp) = %d (Megatron accumulates the micro-batches and reduces once)", s.Accumulation)
+			return "--global-batch-size", fmt.Sprintf("raise --global-batch-size so that global / (micro × dp) = %d (Megatron accumulates the micro-batches and reduces once)", s.Accumulation)
 		case FrameworkDeepSpeed:
 			return "gradient_accumulation_steps", fmt.Sprintf(`"gradient_accumulation_steps": %d`, s.Accumulation)
 		case FrameworkMindSpore:

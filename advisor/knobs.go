@@ -66,6 +66,8 @@ var Knobs = []Knob{
 	{Name: "overlap_comm", Kind: "framework", Framework: "deepspeed", Values: "true, false", Default: "false (stage 3: true)", Tuning: true, Source: "costmodel.md §6.4"},
 	{Name: "--ddp-bucket-size", Kind: "framework", Framework: "megatron", Values: "parameters", Default: "max(40e6, 1e6 × dp)", Tuning: true, Source: "costmodel.md §6.5"},
 	{Name: "--overlap-grad-reduce", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "costmodel.md §6.5"},
+	{Name: "--global-batch-size", Kind: "framework", Framework: "megatron", Values: "samples", Default: "micro-batch × dp (no accumulation)", Tuning: true,
+		Source: "costmodel.md §6.5 (accumulation = global_batch / (micro_batch × dp))"},
 	{Name: "--overlap-param-gather", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "costmodel.md §6.5"},
 	{Name: "comm_fusion", Kind: "framework", Framework: "mindspore", Values: `{"allreduce": {"mode": "size", "config": MB}}`, Default: "auto (64 MB)", Tuning: true,
 		Source: "costmodel.md §6.6 (mindspore.set_auto_parallel_context)"},

@@ -3,6 +3,7 @@ package advisor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,13 +63,25 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		return bk.StepUs - p.StepTimeUs*float64(facts.Accumulation)/float64(acc)
 	}
 	var out []Recommendation
+	risksOf := map[string][]string{}
 	add := func(id string, plan []costmodel.Setting, acc int, risks ...string) *Recommendation {
 		p, err := bk.WhatIfPlan(plan)
 		if err != nil {
 			return nil
 		}
+		// A plan carries the risks of the changes it builds on.
+		var all []string
+		for _, s := range plan[:len(plan)-1] {
+			all = append(all, risksOf[s.Knob]...)
+		}
+		risksOf[plan[len(plan)-1].Knob] = risks
+		for _, rk := range risks {
+			if !slices.Contains(all, rk) {
+				all = append(all, rk)
+			}
+		}
 		r := Recommendation{ID: id, Predicted: p, GainUs: gain(p, acc), Confidence: p.Confidence, Assumptions: p.Assumptions,
-			Risks: risks, Settings: plan}
+			Risks: all, Settings: append([]costmodel.Setting(nil), plan...)}
 		if r.GainUs <= 0 {
 			return nil // the model predicts no gain: nothing to recommend
 		}
@@ -85,36 +98,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		out = append(out, r)
 		return &out[len(out)-1]
 	}
-	// Bucket size: the best of a ladder of sizes.
-	var best *costmodel.Prediction
-	var bestSize int64
-	current := bk.Buckets[0]
-	for _, mib := range []int64{1, 2, 4, 8, 16, 25, 32, 64, 128, 256, 512} {
-		size := mib << 20
-		if size == current || size > bk.GradientBytes*2 {
-			continue
-		}
-		p, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: float64(size)})
-		if err == nil && (best == nil || p.StepTimeUs < best.StepTimeUs) {
-			best, bestSize = &p, size
-		}
-	}
 	plan := []costmodel.Setting{}
-	if best != nil && best.StepTimeUs < bk.StepUs-0.01*bk.StepUs {
-		plan = append(plan, costmodel.Setting{Knob: "bucket", Value: float64(bestSize)})
-		add("bucket_size", plan, facts.Accumulation,
-			"larger buckets start communication later in the backward pass; smaller ones add ops")
-	}
-	// HCCL_BUFFSIZE: enough for the largest bucket in one round.
-	maxBucket := int64(0)
-	for _, b := range bk.Buckets {
-		maxBucket = max(maxBucket, b)
-	}
-	if costmodel.Rounds(maxBucket, facts.BuffsizeBytes) > 1 {
-		mb := (maxBucket + (1 << 20) - 1) >> 20
-		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
-			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
-	}
 	// Overlap: buckets launched over little of the backward pass.
 	// MindSpore overlaps its fused AllReduces by itself and has no switch for it.
 	if f := bk.OverlapFraction(); !bk.WindowBound && f < 0.5 && bk.GroupExposedUs > 0.05*bk.StepUs && facts.Framework != FrameworkMindSpore {
@@ -131,7 +115,10 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 			if facts.Framework == FrameworkDDP {
 				r.Value = "False (static_graph=True)"
 			}
-			r.Assumptions = append(r.Assumptions, fmt.Sprintf("the run launches its gradient buckets over %.0f%% of the backward pass; with overlap on, over about 90%% of it", 100*f))
+			if facts.Framework != FrameworkDDP && !r.Hypothesis {
+				// A switch the framework has: later plans build on it.
+				plan = append(plan, r.Settings...)
+			}
 			if facts.Framework == FrameworkDDP {
 				// No switch turns it on: DDP already launches each bucket when ready.
 				r.Hypothesis = true
@@ -139,6 +126,43 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 			}
 		}
 	}
+	// Bucket size: the best of a ladder of sizes, on top of the overlap when that is
+	// switched on (smaller buckets pay off once they overlap).
+	base := bk.StepUs
+	if len(plan) > 0 {
+		if p, err := bk.WhatIfPlan(plan); err == nil {
+			base = p.StepTimeUs
+		}
+	}
+	var best *costmodel.Prediction
+	var bestSize int64
+	current := bk.Buckets[0]
+	for _, mib := range []int64{1, 2, 4, 8, 16, 25, 32, 64, 128, 256, 512} {
+		size := mib << 20
+		if size == current || size > bk.GradientBytes*2 {
+			continue
+		}
+		p, err := bk.WhatIfPlan(append(append([]costmodel.Setting{}, plan...), costmodel.Setting{Knob: "bucket", Value: float64(size)}))
+		if err == nil && (best == nil || p.StepTimeUs < best.StepTimeUs) {
+			best, bestSize = &p, size
+		}
+	}
+	if best != nil && best.StepTimeUs < base-0.01*bk.StepUs {
+		plan = append(plan, costmodel.Setting{Knob: "bucket", Value: float64(bestSize)})
+		add("bucket_size", plan, facts.Accumulation,
+			"larger buckets start communication later in the backward pass; smaller ones add ops")
+	}
+	// HCCL_BUFFSIZE: enough for the largest bucket in one round.
+	maxBucket := int64(0)
+	for _, b := range bk.Buckets {
+		maxBucket = max(maxBucket, b)
+	}
+	if costmodel.Rounds(maxBucket, facts.BuffsizeBytes) > 1 {
+		mb := (maxBucket + (1 << 20) - 1) >> 20
+		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
+			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
+	}
+	// Overlap: buckets launched over little of the backward pass.
 	// The level-1 algorithm: a last resort (costmodel.md §7), only when the model's
 	// gain clears its own uncertainty and 3% of the step.
 	if t := bk.Topology; t.Servers > 1 {

@@ -140,6 +140,17 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
 		assert.InDelta(t, got.CommShare, r.Predicted.CommShare, 0.1*got.CommShare)
 
+		// The top plan adds a bucket size to the overlap: confirmed too.
+		top := a.Recommendations[0]
+		require.Len(t, top.Settings, 2, "%+v", top)
+		assert.Equal(t, "overlap", top.Settings[0].Knob)
+		assert.Equal(t, "bucket", top.Settings[1].Knob)
+		assert.Contains(t, top.Risks, r.Risks[0], "a plan carries the risks of what it builds on")
+		got = generatedSummary(t, "seed-8card-bert", edit, top.Settings)
+		t.Logf("plan %s: predicted %.0f µs share %.3f; generated %.0f µs share %.3f", top.Value, top.Predicted.StepTimeUs, top.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare)
+		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, top.Predicted.StepTimeUs, 0.1)
+		assert.InDelta(t, got.CommShare, top.Predicted.CommShare, 0.1*got.CommShare)
+
 		// Plain DDP has no switch for it: the same prediction is only a hypothesis.
 		ddp := recommendationByID(adviseBuiltin(t, "seed-8card-bert", edit), "overlap_grad_reduce")
 		require.NotNil(t, ddp)
