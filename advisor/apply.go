@@ -62,6 +62,9 @@ type Setting struct {
 	Value string // as shown to the user
 	// BucketBytes, Accumulation, BuffsizeMB, Op and Algorithm hold the value by kind.
 	BucketBytes  int64
+	// ElementBytes is the gradients' element size, for frameworks that count
+	// elements (Megatron, DeepSpeed); 0 assumes 2 (bf16).
+	ElementBytes int
 	Accumulation int
 	BuffsizeMB   int
 	Op           string // for algorithm: allreduce, allgather, ...
@@ -74,14 +77,17 @@ func Apply(s Setting, framework string) (knob, how string) {
 	switch s.Knob {
 	case "bucket":
 		mib := float64(s.BucketBytes) / (1 << 20)
+		elem, dtype := s.ElementBytes, fmt.Sprintf("%d-byte", s.ElementBytes)
+		if elem <= 0 {
+			elem, dtype = 2, "bf16 (assumed)"
+		}
+		elems := int64(math.Round(float64(s.BucketBytes) / float64(elem)))
 		switch framework {
 		case FrameworkMegatron:
-			// Megatron counts parameters; 2-byte (bf16) gradients assumed.
-			params := int64(math.Round(float64(s.BucketBytes) / 2))
-			return "--ddp-bucket-size", fmt.Sprintf("--ddp-bucket-size %d   # parameters: %.0f MiB of bf16 gradients", params, mib)
+			// Megatron counts parameters.
+			return "--ddp-bucket-size", fmt.Sprintf("--ddp-bucket-size %d   # parameters: %.0f MiB of %s gradients", elems, mib, dtype)
 		case FrameworkDeepSpeed:
-			elems := int64(math.Round(float64(s.BucketBytes) / 2))
-			return "reduce_bucket_size", fmt.Sprintf(`"zero_optimization": {"reduce_bucket_size": %d}   # elements: %.0f MiB of bf16 gradients`, elems, mib)
+			return "reduce_bucket_size", fmt.Sprintf(`"zero_optimization": {"reduce_bucket_size": %d}   # elements: %.0f MiB of %s gradients`, elems, mib, dtype)
 		case FrameworkMindSpore:
 			return "comm_fusion", fmt.Sprintf(`mindspore.set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "size", "config": %.0f}})`, math.Ceil(float64(s.BucketBytes)/1e6))
 		default:

@@ -22,6 +22,18 @@ func TestApply(t *testing.T) {
 		_, ok := LookupKnob(knob)
 		assert.True(t, ok, "%s is in the allowlist", knob)
 	}
+	// FP32 gradients: half the elements of bf16 for the same bytes.
+	_, how := Apply(Setting{Knob: "bucket", BucketBytes: 100 << 20, ElementBytes: 4}, FrameworkMegatron)
+	assert.Contains(t, how, "--ddp-bucket-size 26214400   # parameters: 100 MiB of 4-byte gradients")
+	_, how = Apply(bucket, FrameworkDeepSpeed)
+	assert.Contains(t, how, "bf16 (assumed)")
+	for in, want := range map[string]string{"DDP": FrameworkDDP, "torch_npu": FrameworkDDP, "MindSpeed": FrameworkMegatron, "deepspeed": FrameworkDeepSpeed, " MindSpore ": FrameworkMindSpore} {
+		got, err := ParseFramework(in)
+		assert.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	_, err := ParseFramework("jax")
+	assert.Error(t, err)
 	knob, how := Apply(Setting{Knob: "buffsize", BuffsizeMB: 400}, FrameworkDDP)
 	assert.Equal(t, "HCCL_BUFFSIZE", knob)
 	assert.Contains(t, how, "export HCCL_BUFFSIZE=400")

@@ -87,7 +87,9 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		}
 		var knobs, applies, values []string
 		for _, s := range plan {
-			k, how := Apply(settingOf(s), facts.Framework)
+			st := settingOf(s)
+			st.ElementBytes = bk.ElementBytes
+			k, how := Apply(st, facts.Framework)
 			knobs, applies, values = append(knobs, k), append(applies, how), append(values, valueOf(s))
 		}
 		r.Knob, r.Apply, r.Value = strings.Join(knobs, " + "), strings.Join(applies, "\n"), strings.Join(values, " + ")

@@ -17,6 +17,7 @@ type OpStat struct {
 	Rank, Step        int
 	Group, Name, Type string
 	AlgType           string // HCCL's algorithm per level as the profile says: MESH-RING, ... ("" when absent)
+	DataType          string // FP32, BFP16, ... as the profile says
 	StartNs, ElapseNs int64
 	TransitNs, WaitNs int64
 	SyncNs, IdleNs    int64
@@ -205,7 +206,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 			continue
 		}
 		st := OpStat{Rank: r.Rank, Step: steps[i], Group: op.Group, Name: op.Name, Type: op.Type,
-			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none", AlgType: op.AlgType}
+			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none", AlgType: op.AlgType, DataType: op.DataType}
 		opTasks := tasksOf(tasks, op)
 		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
 			st.Source = "profiler"

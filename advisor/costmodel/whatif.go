@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Bucketing is the run's data-parallel gradient synchronisation as the what-if sees
@@ -21,6 +22,7 @@ type Bucketing struct {
 	Group                 string
 	Buckets               []int64 // the sizes of one step, in launch order
 	GradientBytes         int64
+	ElementBytes          int // of the gradients' data type (0 when the profile does not say)
 	AlphaUs, BetaUsPerB   float64
 	AlphaSEUs, BetaSEUsPB float64
 	BufferBytes           int64
@@ -105,6 +107,9 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		if o.Rank == rank0 {
 			bk.Buckets = append(bk.Buckets, o.Bytes)
 			bk.GradientBytes += o.Bytes
+			if n := profile.DataTypeSize(o.DataType); n > 0 {
+				bk.ElementBytes = n
+			}
 		}
 	}
 	// The fit: per op instance, the fastest rank's elapse against its bytes. The

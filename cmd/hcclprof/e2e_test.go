@@ -287,8 +287,8 @@ func TestAdviseFramework(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	for framework, want := range map[string][]string{
 		"":          {"DistributedDataParallel(model, bucket_cap_mb=128)", "model.no_sync()"},
-		"deepspeed": {`"reduce_bucket_size": 67108864`, `"overlap_comm": true`},
-		"megatron":  {"--ddp-bucket-size 67108864", "--overlap-grad-reduce"},
+		"deepspeed": {`"reduce_bucket_size": 16777216}   # elements: 64 MiB of 4-byte gradients`, `"overlap_comm": true`},
+		"megatron":  {"--ddp-bucket-size 16777216", "--overlap-grad-reduce"},
 		"mindspore": {"comm_fusion"},
 	} {
 		args := []string{"advise", dir}
