@@ -61,7 +61,7 @@ type Setting struct {
 	Knob  string // bucket, accumulation, overlap, buffsize, algorithm
 	Value string // as shown to the user
 	// BucketBytes, Accumulation, BuffsizeMB, Op and Algorithm hold the value by kind.
-	BucketBytes  int64
+	BucketBytes int64
 	// ElementBytes is the gradients' element size, for frameworks that count
 	// elements (Megatron, DeepSpeed); 0 assumes 2 (bf16).
 	ElementBytes int
