@@ -3,6 +3,7 @@ package costmodel
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +26,10 @@ type Bucketing struct {
 	ElementBytes          int // of the gradients' data type (0 when the profile does not say)
 	AlphaUs, BetaUsPerB   float64
 	AlphaSEUs, BetaSEUsPB float64
-	BufferBytes           int64
+	// FitMinBytes and FitMaxBytes are the range of per-round sizes the line was
+	// fitted on: a plan far outside it is an extrapolation.
+	FitMinBytes, FitMaxBytes int64
+	BufferBytes              int64
 	WindowUs              float64 // T
 	WindowBound           bool    // T is only a lower bound (the run is compute-bound)
 	// SpreadUs and SpreadLastUs are how much later than the mean rank the last rank
@@ -176,6 +180,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		return nil, fmt.Errorf("the AllReduces' time does not grow with their size (they mostly wait, not move data): the model cannot price them")
 	}
 	bk.AlphaUs, bk.BetaUsPerB, bk.AlphaSEUs, bk.BetaSEUsPB = a, b, sa, sb
+	bk.FitMinBytes, bk.FitMaxBytes = int64(slices.Min(xs)), int64(slices.Max(xs))
 	if spreadN > 0 {
 		bk.SpreadUs = spread / spreadN
 	}
@@ -342,6 +347,10 @@ func (bk *Bucketing) OverlapFraction() float64 {
 	return 0
 }
 
+// extrapolation is how far beyond the fitted sizes a prediction still counts as
+// backed by the fit.
+const extrapolation = 8
+
 // split cuts the gradient into buckets of at most size bytes, DDP's way.
 func split(total, size int64) []int64 {
 	var out []int64
@@ -506,6 +515,16 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 		if topo.Servers > 1 && strings.HasPrefix(t.InterSource, "hardware") {
 			p.Confidence = "low"
 			p.Assumptions = append(p.Assumptions, "the run has no inter-server transfers to calibrate on: the inter link is the hardware prior")
+		}
+	}
+	// Sizes more than 8× outside the fitted ones are an extrapolation of the line.
+	for _, n := range sc.buckets {
+		round := n / int64(Rounds(n, sc.buffer))
+		if round > extrapolation*bk.FitMaxBytes || round*extrapolation < bk.FitMinBytes {
+			p.Confidence = "low"
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("%s per round is outside the sizes the run was fitted on (%s–%s): an extrapolation",
+				FormatBytes(round), FormatBytes(bk.FitMinBytes), FormatBytes(bk.FitMaxBytes)))
+			break
 		}
 	}
 	pred := func(a, b float64) (step, exposed float64, err error) {

@@ -1,6 +1,7 @@
 package costmodel_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -128,4 +129,20 @@ func TestParseSetting(t *testing.T) {
 		_, err := costmodel.ParseSetting(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// TestWhatIfExtrapolation: a bucket far beyond the fitted sizes is predicted but
+// marked low confidence; one inside them keeps the fit's.
+func TestWhatIfExtrapolation(t *testing.T) {
+	res, _ := baseRun(t, "seed-8card-bert", func(sc *scenario.Scenario) { sc.Steps = min(sc.Steps, 3) })
+	bk, err := costmodel.FitBucketing(res, 1, 200<<20)
+	require.NoError(t, err)
+	assert.Equal(t, int64(16<<20), bk.FitMaxBytes)
+	inside, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 64 << 20})
+	require.NoError(t, err)
+	assert.Equal(t, bk.Confidence, inside.Confidence)
+	far, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 1 << 30})
+	require.NoError(t, err)
+	assert.Equal(t, "low", far.Confidence)
+	assert.Contains(t, strings.Join(far.Assumptions, " "), "an extrapolation")
 }
