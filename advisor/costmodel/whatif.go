@@ -30,8 +30,8 @@ type Bucketing struct {
 	// fitted on: a plan far outside it is an extrapolation.
 	FitMinBytes, FitMaxBytes int64
 	BufferBytes              int64
-	WindowUs              float64 // T
-	WindowBound           bool    // T is only a lower bound (the run is compute-bound)
+	WindowUs                 float64 // T
+	WindowBound              bool    // T is only a lower bound (the run is compute-bound)
 	// SpreadUs and SpreadLastUs are how much later than the mean rank the last rank
 	// reaches the first and the last bucket: a bucket can only start when every rank
 	// has it, and the ranks drift apart over the backward pass. The first is the
