@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unique"
 
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/profile"
@@ -205,8 +206,10 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 		if skipSteps[steps[i]] {
 			continue
 		}
-		st := OpStat{Rank: r.Rank, Step: steps[i], Group: op.Group, Name: op.Name, Type: op.Type,
-			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none", AlgType: op.AlgType, DataType: op.DataType}
+		// The strings every op repeats are shared across ranks: a rank's ops outlive
+		// its parse, and thousands of ranks would each keep a copy.
+		st := OpStat{Rank: r.Rank, Step: steps[i], Group: intern(op.Group), Name: op.Name, Type: intern(op.Type),
+			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none", AlgType: intern(op.AlgType), DataType: intern(op.DataType)}
 		opTasks := tasksOf(tasks, op)
 		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
 			st.Source = "profiler"
@@ -679,6 +682,9 @@ func transferSamples(ranks []rankComm) []TransferSample {
 	})
 	return out
 }
+
+// intern returns the canonical copy of s.
+func intern(s string) string { return unique.Make(s).Value() }
 
 // medianOf is the median of sorted values (the mean of the middle two for an even count).
 func medianOf(sorted []float64) float64 {
