@@ -63,6 +63,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		return bk.StepUs - p.StepTimeUs*float64(facts.Accumulation)/float64(acc)
 	}
 	var out []Recommendation
+	var notes []string
 	risksOf := map[string][]string{}
 	add := func(id string, plan []costmodel.Setting, acc int, risks ...string) *Recommendation {
 		p, err := bk.WhatIfPlan(plan)
@@ -200,7 +201,9 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 			share = p.CommShare
 		}
 	}
-	if share > opts.CommBudget {
+	if share > opts.CommBudget && len(res.Communication.Pipelines) > 0 {
+		notes = append(notes, "no accumulation advice for a pipeline-parallel run: its micro-batches are the pipeline's schedule (more of them shrink the bubble, (p−1)/(m+p−1), at the cost of activation memory)")
+	} else if share > opts.CommBudget {
 		for _, a := range []int{2, 4, 8, 16} {
 			if a <= facts.Accumulation {
 				continue
@@ -224,7 +227,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		}
 		return out[i].GainUs > out[j].GainUs
 	})
-	return out, bk.Notes
+	return out, append(notes, bk.Notes...)
 }
 
 func settingOf(s costmodel.Setting) Setting {

@@ -249,3 +249,25 @@ func FuzzCommunicationJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestAttachGroupHashesCollision: two groups of a rank whose hashes end in the same
+// three digits give their ops the same name; each op takes the group of the
+// communication.json entry that started nearest to it, and a bare id shared by two
+// groups is left unresolved rather than guessed.
+func TestAttachGroupHashesCollision(t *testing.T) {
+	r := &profile.Rank{
+		CommStats: []profile.CommOpStats{
+			{Name: "hcom_allReduce__206_0_1", Group: "111206", StartNs: 1_000_000},
+			{Name: "hcom_allReduce__206_0_1", Group: "999206", StartNs: 5_000_000},
+		},
+		CommOps: []profile.CommOp{
+			{Name: "hcom_allReduce__206_0_1", Group: "206", Interval: profile.Interval{StartNs: 5_000_100, EndNs: 5_100_000}},
+			{Name: "hcom_allReduce__206_0_1", Group: "206", Interval: profile.Interval{StartNs: 1_000_050, EndNs: 1_200_000}},
+			{Name: "hcom_allReduce__206_1_1", Group: "206", Interval: profile.Interval{StartNs: 7_000_000, EndNs: 7_100_000}},
+		},
+	}
+	attachGroupHashes(r)
+	assert.Equal(t, "999206", r.CommOps[0].Group)
+	assert.Equal(t, "111206", r.CommOps[1].Group)
+	assert.Equal(t, "206", r.CommOps[2].Group, "the id 206 names two groups: not guessed")
+}

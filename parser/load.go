@@ -286,30 +286,53 @@ func loadAnalysisDB(r *profile.Rank, path string, rel func(string) string, probl
 }
 
 // attachGroupHashes replaces the 3-digit group id of ops with the full group hash
-// that communication.json gives, so ops match across files and ranks.
+// that communication.json gives, so ops match across files and ranks. Two groups of
+// a rank can share the 3-digit id (it is the hash's last digits), and then an op name
+// too: the op takes the group of the entry that started nearest to it.
 func attachGroupHashes(r *profile.Rank) {
 	if len(r.CommStats) == 0 {
 		return
 	}
-	byName := map[string]string{}
+	type entry struct {
+		group   string
+		startNs int64
+	}
+	byName := map[string][]entry{}
 	byID := map[string]string{}
+	ambiguousID := map[string]bool{}
 	for _, s := range r.CommStats {
-		byName[s.Name] = s.Group
+		byName[s.Name] = append(byName[s.Name], entry{s.Group, s.StartNs})
 		if id := profile.GroupIDFromName(s.Name); id != "" {
+			if g, ok := byID[id]; ok && g != s.Group {
+				ambiguousID[id] = true
+			}
 			byID[id] = s.Group
 		}
 	}
 	fix := func(ops []profile.CommOp) {
 		for i := range ops {
-			if g, ok := byName[ops[i].Name]; ok {
-				ops[i].Group = g
-			} else if g, ok := byID[ops[i].Group]; ok {
+			if es := byName[ops[i].Name]; len(es) > 0 {
+				best := es[0]
+				for _, e := range es[1:] {
+					if absNs(e.startNs-ops[i].StartNs) < absNs(best.startNs-ops[i].StartNs) {
+						best = e
+					}
+				}
+				ops[i].Group = best.group
+			} else if g, ok := byID[ops[i].Group]; ok && !ambiguousID[ops[i].Group] {
 				ops[i].Group = g
 			}
 		}
 	}
 	fix(r.CommOps)
 	fix(r.KernelCommOps)
+}
+
+func absNs(d int64) int64 {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // ignoredNote summarises, over all ranks, the files present that hcclprof does not read.

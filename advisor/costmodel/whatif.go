@@ -71,8 +71,8 @@ type Prediction struct {
 	Confidence  string
 }
 
-// FitBucketing reads the run's DP AllReduces: the group with the most AllReduce
-// bytes per step is taken as the gradient synchronisation. accumulation is the
+// FitBucketing reads the run's DP AllReduces: a group the metadata calls dp, else
+// the group with the most AllReduce bytes, is taken as the gradient synchronisation. accumulation is the
 // run's micro-batches per step (1 when unknown); bufferBytes its HCCL_BUFFSIZE.
 func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*Bucketing, error) {
 	type key struct {
@@ -88,9 +88,21 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		bytesBy[o.Group] += o.Bytes
 		steps[key{o.Group, o.Step}] = append(steps[key{o.Group, o.Step}], o)
 	}
+	// The data-parallel group when the metadata names one (a TP group can move more
+	// AllReduce bytes), else the group with the most AllReduce bytes.
+	isDP := map[string]bool{}
+	for _, g := range res.Communication.Groups {
+		isDP[g.Key] = g.Kind == "dp" || g.Kind == "dp?"
+	}
 	group := ""
-	for g, b := range bytesBy {
-		if group == "" || b > bytesBy[group] || (b == bytesBy[group] && g < group) {
+	better := func(g string) bool {
+		if group == "" || isDP[g] != isDP[group] {
+			return group == "" || isDP[g]
+		}
+		return bytesBy[g] > bytesBy[group] || (bytesBy[g] == bytesBy[group] && g < group)
+	}
+	for g := range bytesBy {
+		if better(g) {
 			group = g
 		}
 	}
@@ -172,10 +184,22 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	if len(windows) > 0 {
 		bk.measuredWindowUs = sumOf(windows) / float64(len(windows))
 	}
+	bk.Topology = groupTopology(res, group, groupOps)
 	a, b, sa, sb, n := fitLine(xs, ys)
+	oneSize := false
 	switch {
+	case len(xs) == 0:
+		return nil, fmt.Errorf("no AllReduce instance with its fastest rank: nothing to fit")
 	case n < 2:
-		return nil, fmt.Errorf("the AllReduces have one size: latency and bandwidth cannot be separated")
+		// One size cannot separate α from β: α comes from the calibrated links through
+		// HCCL's two-level formula, β from the ops' measured time at that size.
+		var err error
+		if a, b, err = bk.structuralLine(xs[0], sumOf(ys)/float64(len(ys))); err != nil {
+			return nil, fmt.Errorf("the AllReduces have one size and the links cannot price them: %w", err)
+		}
+		oneSize = true
+		bk.Notes = append(bk.Notes, fmt.Sprintf("the AllReduces have one size (%s): α %.1f µs is the calibrated links' through HCCL's two-level formula (%s, %s), β from the ops' time at that size; predictions are hypotheses",
+			FormatBytes(int64(xs[0])), a, bk.Topology.IntraSource, bk.Topology.InterSource))
 	case b <= 0:
 		return nil, fmt.Errorf("the AllReduces' time does not grow with their size (they mostly wait, not move data): the model cannot price them")
 	}
@@ -210,13 +234,35 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	if gN > 0 {
 		bk.GroupExposedUs = math.Min(gExposed/gN, bk.ExposedUs)
 	}
-	bk.Topology = groupTopology(res, group, groupOps)
 	bk.solveWindow()
 	bk.Confidence = "medium"
-	if n < 4 || len(uniq(xs)) < 2 {
+	if n < 4 || len(uniq(xs)) < 2 || oneSize {
 		bk.Confidence = "low"
 	}
+	if len(res.Communication.Pipelines) > 0 {
+		bk.Confidence = "low"
+		bk.Notes = append(bk.Notes, "the run is pipeline-parallel: its gradient synchronisation follows the pipeline schedule, which the bucket model does not represent; predictions are hypotheses")
+	}
 	return bk, nil
+}
+
+// structuralLine is the per-round line t = α + n·β when the ops have one size:
+// α from the two-level cost of the group with its links, β so that the line passes
+// through the measured time at that size (the structural β when that is not positive).
+func (bk *Bucketing) structuralLine(sizeBytes, measuredUs float64) (alphaUs, betaUsPerB float64, err error) {
+	c, err := bk.Topology.allReduceCost(int64(sizeBytes), bk.Topology.Level1, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	alphaUs = c.LatencyUs
+	betaUsPerB = (measuredUs - alphaUs) / sizeBytes
+	if betaUsPerB <= 0 {
+		betaUsPerB = (c.BandwidthUs + c.ReduceUs) / sizeBytes
+	}
+	if betaUsPerB <= 0 {
+		return 0, 0, fmt.Errorf("no bandwidth for the group's links")
+	}
+	return alphaUs, betaUsPerB, nil
 }
 
 // solveWindow finds the overlap window T whose queue exposes what the run measured.
