@@ -146,3 +146,26 @@ func TestWhatIfExtrapolation(t *testing.T) {
 	assert.Equal(t, "low", far.Confidence)
 	assert.Contains(t, strings.Join(far.Assumptions, " "), "an extrapolation")
 }
+
+// TestWhatIfPipelineParallel: on TP8 × PP4 × DP8 the gradient group is a dp group
+// (a TP group moves more AllReduce bytes), it spans 8 servers of one NPU, and every
+// prediction is low confidence because the pipeline schedule is not modelled.
+func TestWhatIfPipelineParallel(t *testing.T) {
+	res, _ := baseRun(t, "pp4-dp8-256rank", func(*scenario.Scenario) {})
+	bk, err := costmodel.FitBucketing(res, 1, 200<<20)
+	require.NoError(t, err)
+	kind := ""
+	for _, g := range res.Communication.Groups {
+		if g.Key == bk.Group {
+			kind = g.Kind
+		}
+	}
+	assert.Equal(t, "dp", kind)
+	assert.Equal(t, 8, bk.Topology.Servers)
+	assert.Equal(t, 1, bk.Topology.RanksPerServer)
+	assert.Equal(t, "low", bk.Confidence)
+	assert.Contains(t, strings.Join(bk.Notes, " "), "pipeline-parallel")
+	p, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 64 << 20})
+	require.NoError(t, err)
+	assert.Equal(t, "low", p.Confidence)
+}
