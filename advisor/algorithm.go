@@ -42,6 +42,9 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 	for k := range opsBy {
 		groups[k.group] = append(groups[k.group], k)
 	}
+	for _, ks := range groups { // steps in order: sums and the evidence's op stay the same run to run
+		sort.Slice(ks, func(i, j int) bool { return ks[i].step < ks[j].step })
+	}
 	names := make([]string, 0, len(groups))
 	for g := range groups {
 		names = append(names, g)

@@ -2,6 +2,7 @@ package costmodel
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -72,8 +73,9 @@ type Prediction struct {
 }
 
 // FitBucketing reads the run's DP AllReduces: a group the metadata calls dp, else
-// the group with the most AllReduce bytes, is taken as the gradient synchronisation. accumulation is the
-// run's micro-batches per step (1 when unknown); bufferBytes its HCCL_BUFFSIZE.
+// the group with the most AllReduce bytes, is taken as the gradient
+// synchronisation. accumulation is the run's micro-batches per step (1 when
+// unknown); bufferBytes its HCCL_BUFFSIZE.
 func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*Bucketing, error) {
 	type key struct {
 		group string
@@ -110,13 +112,17 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		return nil, fmt.Errorf("no AllReduce with a known size in marked steps: nothing to model")
 	}
 	bk := &Bucketing{Group: group, Accumulation: max(accumulation, 1), BufferBytes: bufferBytes, BackwardShare: 2.0 / 3}
-	// One rank's buckets of one step, in launch order (every rank has the same).
-	var firstKey key
+	// The group's steps in order, so that every sum below runs in one order and the
+	// output does not change from run to run.
+	var groupSteps []int
 	for k := range steps {
-		if k.group == group && (firstKey.group == "" || k.step < firstKey.step) {
-			firstKey = k
+		if k.group == group {
+			groupSteps = append(groupSteps, k.step)
 		}
 	}
+	sort.Ints(groupSteps)
+	// One rank's buckets of one step, in launch order (every rank has the same).
+	firstKey := key{group, groupSteps[0]}
 	rank0 := steps[firstKey][0].Rank
 	var groupOps []analysis.OpStat
 	for _, o := range steps[firstKey] {
@@ -132,10 +138,8 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	// spread: the mean cross-rank wait of each step's first bucket.
 	var xs, ys []float64
 	var spread, spreadN float64
-	for k, ops := range steps {
-		if k.group != group {
-			continue
-		}
+	for _, step := range groupSteps {
+		ops := steps[key{group, step}]
 		groupOps = append(groupOps, ops...)
 		firstStart := map[int]int64{}
 		for _, o := range ops {
@@ -159,15 +163,13 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	// step's last bucket last, when that bucket did not queue behind the one before,
 	// the buckets' launches span (k−1)/k of the window.
 	var windows []float64
-	for k, ops := range steps {
-		if k.group != group {
-			continue
-		}
+	for _, step := range groupSteps {
 		byRank := map[int][]analysis.OpStat{}
-		for _, o := range ops {
+		for _, o := range steps[key{group, step}] {
 			byRank[o.Rank] = append(byRank[o.Rank], o)
 		}
-		for _, mine := range byRank {
+		for _, rank := range slices.Sorted(maps.Keys(byRank)) {
+			mine := byRank[rank]
 			sort.Slice(mine, func(i, j int) bool { return mine[i].StartNs < mine[j].StartNs })
 			nb := len(mine)
 			if nb < 2 || mine[nb-1].CrossWaitNs != 0 {
@@ -339,7 +341,8 @@ func computeDrift(res *analysis.Result) float64 {
 		}
 	}
 	var drift, n float64
-	for _, a := range by {
+	for _, step := range slices.Sorted(maps.Keys(by)) {
+		a := by[step]
 		if a.n > 1 {
 			drift += a.maxUs - a.sum/a.n
 			n++
