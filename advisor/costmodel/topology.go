@@ -69,19 +69,13 @@ func groupTopology(res *analysis.Result, group string, ops []analysis.OpStat) To
 		parent[x] = x
 		return x
 	}
-	sawLink := false
 	for _, l := range c.Links {
 		if l.Transport != "RDMA" {
 			parent[find(l.Src)] = find(l.Dst)
-			sawLink = true
-		} else {
-			find(l.Src)
-			find(l.Dst)
-			sawLink = true
 		}
 	}
 	p := max(len(members), 1)
-	if sawLink {
+	if len(c.Links) > 0 {
 		servers := map[int]int{}
 		for _, r := range members {
 			servers[find(r)]++
