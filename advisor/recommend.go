@@ -116,16 +116,12 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		}
 		if r := add("overlap_grad_reduce", []costmodel.Setting{{Knob: "overlap", Value: 0.9}}, facts.Accumulation, risks...); r != nil {
 			if facts.Framework == FrameworkDDP {
-				r.Value = "False (static_graph=True)"
-			}
-			if facts.Framework != FrameworkDDP && !r.Hypothesis {
+				// No switch turns it on: DDP already launches each bucket when ready.
+				r.Value, r.Hypothesis = "False (static_graph=True)", true
+				r.Assumptions = append(r.Assumptions, "DDP launches a bucket as soon as its gradients are ready: a low overlap means something delays them (find_unused_parameters=True, a large first bucket, gradient hooks, or a model whose last layers hold most parameters)")
+			} else if !r.Hypothesis {
 				// A switch the framework has: later plans build on it.
 				plan = append(plan, r.Settings...)
-			}
-			if facts.Framework == FrameworkDDP {
-				// No switch turns it on: DDP already launches each bucket when ready.
-				r.Hypothesis = true
-				r.Assumptions = append(r.Assumptions, "DDP launches a bucket as soon as its gradients are ready: a low overlap means something delays them (find_unused_parameters=True, a large first bucket, gradient hooks, or a model whose last layers hold most parameters)")
 			}
 		}
 	}
@@ -165,7 +161,6 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
 			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
 	}
-	// Overlap: buckets launched over little of the backward pass.
 	// The level-1 algorithm: a last resort (costmodel.md §7), only when the model's
 	// gain clears its own uncertainty and 3% of the step.
 	if t := bk.Topology; t.Servers > 1 {
