@@ -109,6 +109,11 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		}
 	}
 	if group == "" {
+		for _, o := range res.Communication.Ops {
+			if o.Type == "reducescatter" {
+				return nil, fmt.Errorf("the gradients are synchronised by ReduceScatter and AllGather (ZeRO or a distributed optimizer), which the what-if does not model: it models AllReduce buckets")
+			}
+		}
 		return nil, fmt.Errorf("no AllReduce with a known size in marked steps: nothing to model")
 	}
 	bk := &Bucketing{Group: group, Accumulation: max(accumulation, 1), BufferBytes: bufferBytes, BackwardShare: 2.0 / 3}
