@@ -56,7 +56,7 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 	var out []Finding
 	for _, g := range names {
 		topo := costmodel.TopologyOf(res, g)
-		if topo.Servers < 2 || topo.Level1Source != "profile" {
+		if topo.Servers < 2 || topo.Level1Source != "profile" || topo.NCCL {
 			continue
 		}
 		candidates := costmodel.Level1Choices(topo.Product)

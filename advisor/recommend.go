@@ -163,7 +163,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 	}
 	// The level-1 algorithm: a last resort (costmodel.md §7), only when the model's
 	// gain clears its own uncertainty and 3% of the step.
-	if t := bk.Topology; t.Servers > 1 {
+	if t := bk.Topology; t.Servers > 1 && !t.NCCL {
 		var best *costmodel.Prediction
 		bestAlgo := ""
 		for _, a := range costmodel.Level1Choices(t.Product) {

@@ -212,8 +212,12 @@ func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
 		b.StepUs/1e3, b.ExposedUs/1e3, 100*b.ExposedUs/b.StepUs, len(b.Buckets), costmodel.FormatBytes(b.GradientBytes),
 		b.AlphaUs, 1e-3/b.BetaUsPerB, b.WindowUs/1e3)
 	t := b.Topology
-	p.printf("Gradient group: %d server(s) × %d NPUs, level 1 %s (%s); links: intra %s (%s), inter %s (%s); buckets launched over %.0f%% of the backward pass (estimated %.1f ms); optimizer %.3f ms\n",
-		t.Servers, t.RanksPerServer, costmodel.HCCLAlgoName(t.Level1), t.Level1Source,
+	level1 := costmodel.HCCLAlgoName(t.Level1) + " (" + t.Level1Source + ")"
+	if t.NCCL {
+		level1 = "n/a (an NCCL run)"
+	}
+	p.printf("Gradient group: %d server(s) × %d devices, level 1 %s; links: intra %s (%s), inter %s (%s); buckets launched over %.0f%% of the backward pass (estimated %.1f ms); optimizer %.3f ms\n",
+		t.Servers, t.RanksPerServer, level1,
 		linkText(t.Intra), t.IntraSource, linkText(t.Inter), t.InterSource, 100*b.OverlapFraction(), b.BackwardUs()/1e3, b.TailUs/1e3)
 	p.printf("With %s = %s: step %.3f ms (%.3f–%.3f), exposed %.3f ms, comm_share %.1f%% (confidence %s)\n",
 		pr.Knob, pr.Value, pr.StepTimeUs/1e3, pr.Low/1e3, pr.High/1e3, pr.ExposedUs/1e3, 100*pr.CommShare, pr.Confidence)

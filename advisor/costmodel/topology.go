@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Topology is the gradient group's shape and links as the structural what-ifs (the
@@ -22,6 +23,9 @@ type Topology struct {
 	// run's calibrated transfers or the hardware profile's priors.
 	IntraSource, InterSource string
 	Product                  string
+	// NCCL is set for an NVIDIA (Kineto) run: HCCL's algorithms and the Ascend link
+	// priors do not apply to it.
+	NCCL bool
 }
 
 // TopologyOf is the group's topology as the run shows it (see groupTopology).
@@ -42,6 +46,11 @@ func groupTopology(res *analysis.Result, group string, ops []analysis.OpStat) To
 	c := res.Communication
 	hw := c.Hardware
 	t := Topology{Product: hw.Name}
+	for _, r := range res.Ranks {
+		if r.Format == profile.FormatKineto {
+			t.Product, t.NCCL = "NVIDIA", true
+		}
+	}
 	var members []int
 	for _, g := range c.Groups {
 		if g.Key == group {
@@ -96,8 +105,12 @@ func groupTopology(res *analysis.Result, group string, ops []analysis.OpStat) To
 		t.RanksPerServer = min(per, p)
 		t.Servers = max((p+t.RanksPerServer-1)/t.RanksPerServer, 1)
 	}
-	// The level-1 algorithm: the profile's alg_type ("MESH-RING": level0-level1).
+	// The level-1 algorithm: the profile's alg_type ("MESH-RING": level0-level1;
+	// NCCL's "RING_LL" names no HCCL level).
 	for _, o := range ops {
+		if t.NCCL {
+			break
+		}
 		if _, l1, ok := strings.Cut(o.AlgType, "-"); ok && l1 != "" {
 			t.Level1, t.Level1Source = NormaliseAlgo(l1), "profile"
 			break

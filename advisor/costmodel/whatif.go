@@ -530,6 +530,9 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 				p.Confidence = "low"
 			}
 		case "algo":
+			if t.NCCL {
+				return Prediction{}, fmt.Errorf("an NVIDIA (NCCL) run: HCCL's level-1 algorithms do not apply (NCCL chooses its algorithm itself)")
+			}
 			if t.Servers < 2 {
 				return Prediction{}, fmt.Errorf("the gradient group is on one server: the level-1 algorithm is not used")
 			}
@@ -543,6 +546,10 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			}
 			sc.dp, sc.structural = n, true
 			value = fmt.Sprint(n)
+			if t.NCCL {
+				p.Confidence = "low"
+				p.Assumptions = append(p.Assumptions, "an NVIDIA (NCCL) run priced with HCCL's two-level AllReduce and Ascend link priors where the run has no transfers: a rough guide only")
+			}
 			p.Assumptions = append(p.Assumptions, "weak scaling: the per-rank batch and computation stay the same (the global batch changes with the ranks)")
 		default:
 			return Prediction{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo and dp are", s.Knob)

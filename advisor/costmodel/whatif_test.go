@@ -13,6 +13,7 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
+	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/parser"
 )
 
@@ -168,4 +169,21 @@ func TestWhatIfPipelineParallel(t *testing.T) {
 	p, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 64 << 20})
 	require.NoError(t, err)
 	assert.Equal(t, "low", p.Confidence)
+}
+
+// TestWhatIfNCCLRun: on the NVIDIA (Kineto) sample the bucket what-ifs work, HCCL's
+// algorithms are refused, and a scale what-if is a rough guide only.
+func TestWhatIfNCCLRun(t *testing.T) {
+	c, err := parser.LoadCluster([]string{realdata.Path(t, "kineto-nccl-a100-2gpu")}, parser.LoadOptions{})
+	require.NoError(t, err)
+	bk, err := costmodel.FitBucketing(analysis.Analyze(c, analysis.Options{}), 1, 200<<20)
+	require.NoError(t, err)
+	assert.True(t, bk.Topology.NCCL)
+	_, err = bk.WhatIf(costmodel.Setting{Knob: "algo", Algo: "nhr"})
+	assert.ErrorContains(t, err, "NCCL")
+	p, err := bk.WhatIf(costmodel.Setting{Knob: "dp", Value: 16})
+	require.NoError(t, err)
+	assert.Equal(t, "low", p.Confidence)
+	_, err = bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 64 << 20})
+	assert.NoError(t, err)
 }
