@@ -267,7 +267,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 	out.samples = make(map[sampleKey]rankSample, len(times))
 	for k, v := range times {
 		sort.Float64s(v)
-		out.samples[k] = rankSample{medianNs: medianOf(v), count: len(v)}
+		out.samples[k] = rankSample{medianNs: Median(v), count: len(v)}
 	}
 	return out
 }
@@ -669,7 +669,7 @@ func transferSamples(ranks []rankComm) []TransferSample {
 	out := make([]TransferSample, 0, len(medians))
 	for k, v := range medians {
 		sort.Float64s(v)
-		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, Reduce: k.reduce, MedianNs: medianOf(v), Count: counts[k], Ranks: len(v)})
+		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, Reduce: k.reduce, MedianNs: Median(v), Count: counts[k], Ranks: len(v)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Transport != out[j].Transport {
@@ -686,8 +686,8 @@ func transferSamples(ranks []rankComm) []TransferSample {
 // intern returns the canonical copy of s.
 func intern(s string) string { return unique.Make(s).Value() }
 
-// medianOf is the median of sorted values (the mean of the middle two for an even count).
-func medianOf(sorted []float64) float64 {
+// Median is the median of sorted values (the mean of the middle two for an even count).
+func Median(sorted []float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0

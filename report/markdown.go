@@ -142,8 +142,8 @@ func mdSteps(p *printer, r *analysis.Result) {
 			}
 			sort.Float64s(stage)
 			sort.Float64s(share)
-			p.printf("| %s | %d | %s | %s | %s | %s |\n", analysis.StepLabel(step), len(stage), msf(median(stage)), msf(stage[len(stage)-1]),
-				pct(median(share)), pct(share[len(share)-1]))
+			p.printf("| %s | %d | %s | %s | %s | %s |\n", analysis.StepLabel(step), len(stage), msf(analysis.Median(stage)), msf(stage[len(stage)-1]),
+				pct(analysis.Median(share)), pct(share[len(share)-1]))
 		}
 		return
 	}

@@ -205,8 +205,8 @@ func writeStepDistribution(p *printer, r *analysis.Result) {
 		for _, xs := range [][]float64{stage, comp, exposed, share} {
 			sort.Float64s(xs)
 		}
-		_ = t.Append(analysis.StepLabel(step), strconv.Itoa(len(stage)), msf(stage[0]), msf(median(stage)), msf(stage[len(stage)-1]),
-			msf(median(comp)), msf(median(exposed)), pct(share[0]), pct(median(share)), pct(share[len(share)-1]))
+		_ = t.Append(analysis.StepLabel(step), strconv.Itoa(len(stage)), msf(stage[0]), msf(analysis.Median(stage)), msf(stage[len(stage)-1]),
+			msf(analysis.Median(comp)), msf(analysis.Median(exposed)), pct(share[0]), pct(analysis.Median(share)), pct(share[len(share)-1]))
 	}
 	p.err(t.Render())
 	type rankStep struct {
@@ -232,17 +232,6 @@ func writeStepDistribution(p *printer, r *analysis.Result) {
 			ms(x.st.CommNotOverlappedNs), ms(x.st.FreeNs), ms(x.st.PreparingNs), pct(x.st.CommShare()))
 	}
 	p.err(tt.Render())
-}
-
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // writeGroupsAndPipelines prints the exposed communication per step of each kind of
@@ -319,7 +308,7 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 		theory = fmt.Sprintf("%.1f%% for p=%d, m=%d (%s)", 100*worst.TheoryBubble, worst.Stages, worst.Microbatches, worst.MicrobatchesSource)
 	}
 	p.printf("\nPipelines: %d of %d stages; bubble %.1f%% of the step (median; %.1f%%–%.1f%%); theory %s\n",
-		len(c.Pipelines), worst.Stages, 100*median(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
+		len(c.Pipelines), worst.Stages, 100*analysis.Median(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
 	p.printf("  largest: ranks %v, bubble %.1f%%, stage imbalance %.1f%%\n", worst.Ranks, 100*worst.MeasuredBubble, 100*worst.Imbalance)
 	if worst.Note != "" {
 		p.printf("  %s\n", worst.Note)
