@@ -222,7 +222,22 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		}
 		return out[i].GainUs > out[j].GainUs
 	})
+	lastResort(out)
 	return out, append(notes, bk.Notes...)
+}
+
+// lastResort moves an HCCL_ALGO recommendation below the ones after it that gain
+// nearly as much (80% or more) at the same footing: forcing an algorithm turns off
+// HCCL's own choice at every size, so it is the last resort (costmodel.md §7).
+func lastResort(out []Recommendation) {
+	for i := len(out) - 2; i >= 0; i-- {
+		if out[i].ID != "hccl_algo" {
+			continue
+		}
+		for j := i; j+1 < len(out) && out[j+1].Hypothesis == out[j].Hypothesis && out[j+1].GainUs >= 0.8*out[j].GainUs; j++ {
+			out[j], out[j+1] = out[j+1], out[j]
+		}
+	}
 }
 
 func settingOf(s costmodel.Setting) Setting {

@@ -49,6 +49,16 @@ func TestRecommendations(t *testing.T) {
 		}
 		assert.True(t, found, "%+v", a.Recommendations)
 		assertRealKnobs(t, a)
+		// HCCL_ALGO pipeline gains about as much here; forcing an algorithm is the
+		// last resort, so the buffer comes first.
+		for _, r := range a.Recommendations {
+			if r.Knob == "HCCL_ALGO" {
+				assert.Fail(t, "HCCL_ALGO ranked above HCCL_BUFFSIZE", "%+v", a.Recommendations)
+			}
+			if r.Knob == "HCCL_BUFFSIZE" {
+				break
+			}
+		}
 	})
 	for _, broken := range []string{"straggler-64rank", "slow-link-2node"} {
 		t.Run(broken+": no knob pretends to fix a broken node", func(t *testing.T) {
