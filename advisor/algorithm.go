@@ -53,9 +53,10 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
 	deterministic := isDeterministic(env)
 	buffer := FactsOf(env, "").BuffsizeBytes
+	topologies := costmodel.Topologies(res)
 	var out []Finding
 	for _, g := range names {
-		topo := costmodel.TopologyOf(res, g)
+		topo := topologies[g]
 		if topo.Servers < 2 || topo.Level1Source != "profile" || topo.NCCL {
 			continue
 		}

@@ -44,9 +44,10 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 		why          string
 	}
 	by := map[string]*acc{}
+	shape := newClusterShape(res)
 	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		ops := byGroup[g]
-		topo := groupTopology(res, g, ops)
+		topo := shape.topology(res, g, ops)
 		seen := map[string]bool{} // one fastest rank per op instance
 		for _, o := range ops {
 			if o.CrossWaitNs != 0 || o.ElapseNs <= 0 || o.Bytes <= 0 || seen[o.Name] {

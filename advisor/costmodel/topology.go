@@ -28,31 +28,76 @@ type Topology struct {
 	NCCL bool
 }
 
-// TopologyOf is the group's topology as the run shows it (see groupTopology).
-func TopologyOf(res *analysis.Result, group string) Topology {
-	var ops []analysis.OpStat
+// Topologies are every group's topologies, keyed by group; the cluster-wide work
+// (servers, link calibration) is done once.
+func Topologies(res *analysis.Result) map[string]Topology {
+	byGroup := map[string][]analysis.OpStat{}
 	for _, o := range res.Communication.Ops {
-		if o.Group == group {
-			ops = append(ops, o)
-		}
+		byGroup[o.Group] = append(byGroup[o.Group], o)
 	}
-	return groupTopology(res, group, ops)
+	shape := newClusterShape(res)
+	out := make(map[string]Topology, len(byGroup))
+	for g, ops := range byGroup {
+		out[g] = shape.topology(res, g, ops)
+	}
+	return out
 }
 
-// groupTopology finds the group's servers from the links the analysis saw (ranks
-// joined by an on-server transport share a server), else from the hardware
-// profile's NPUs per server; and its links from the calibration, else the priors.
-func groupTopology(res *analysis.Result, group string, ops []analysis.OpStat) Topology {
+// clusterShape is what every group's topology shares: which server each rank is on
+// (ranks joined by an on-server link share one; nil when the analysis saw no links),
+// the links calibrated on the run, and whether it is an NVIDIA run.
+type clusterShape struct {
+	serverOf map[int]int
+	fits     map[string]LinkFit
+	nccl     bool
+}
+
+func newClusterShape(res *analysis.Result) clusterShape {
 	c := res.Communication
-	hw := c.Hardware
-	t := Topology{Product: hw.Name}
+	var s clusterShape
 	for _, r := range res.Ranks {
-		if r.Format == profile.FormatKineto {
-			t.Product, t.NCCL = "NVIDIA", true
+		s.nccl = s.nccl || r.Format == profile.FormatKineto
+	}
+	if len(c.Links) > 0 {
+		parent := map[int]int{}
+		var find func(int) int
+		find = func(x int) int {
+			if p, ok := parent[x]; ok && p != x {
+				parent[x] = find(p)
+				return parent[x]
+			}
+			parent[x] = x
+			return x
+		}
+		for _, l := range c.Links {
+			if l.Transport != "RDMA" {
+				parent[find(l.Src)] = find(l.Dst)
+			}
+		}
+		s.serverOf = map[int]int{}
+		for r := range parent {
+			s.serverOf[r] = find(r)
 		}
 	}
+	s.fits = map[string]LinkFit{}
+	for _, f := range Calibrate(c.TransferSamples) {
+		s.fits[f.Transport] = f
+	}
+	return s
+}
+
+// topology finds the group's servers from the cluster's links, else from the
+// hardware profile's NPUs per server; its level-1 algorithm from the ops'
+// alg_type, else HCCL's default; and its links from the calibration, else the
+// priors.
+func (s clusterShape) topology(res *analysis.Result, group string, ops []analysis.OpStat) Topology {
+	hw := res.Communication.Hardware
+	t := Topology{Product: hw.Name}
+	if s.nccl {
+		t.Product, t.NCCL = "NVIDIA", true
+	}
 	var members []int
-	for _, g := range c.Groups {
+	for _, g := range res.Communication.Groups {
 		if g.Key == group {
 			members = g.Ranks
 		}
@@ -67,27 +112,15 @@ func groupTopology(res *analysis.Result, group string, ops []analysis.OpStat) To
 		}
 		sort.Ints(members)
 	}
-	// Union-find over on-server links.
-	parent := map[int]int{}
-	var find func(int) int
-	find = func(x int) int {
-		if p, ok := parent[x]; ok && p != x {
-			parent[x] = find(p)
-			return parent[x]
-		}
-		parent[x] = x
-		return x
-	}
-	for _, l := range c.Links {
-		if l.Transport != "RDMA" {
-			parent[find(l.Src)] = find(l.Dst)
-		}
-	}
 	p := max(len(members), 1)
-	if len(c.Links) > 0 {
-		servers := map[int]int{}
+	if s.serverOf != nil {
+		servers := map[int]bool{}
 		for _, r := range members {
-			servers[find(r)]++
+			if srv, ok := s.serverOf[r]; ok {
+				servers[srv] = true
+			} else {
+				servers[-1-r] = true // a rank no link reached is a server of its own
+			}
 		}
 		t.Servers = len(servers)
 		t.RanksPerServer = p / max(t.Servers, 1)
@@ -120,12 +153,8 @@ func groupTopology(res *analysis.Result, group string, ops []analysis.OpStat) To
 		t.Level1, t.Level1Source = defaultLevel1(t.Servers), "HCCL default"
 	}
 	// Links: calibrated where the run moved data over them, else the priors.
-	fits := map[string]LinkFit{}
-	for _, f := range Calibrate(c.TransferSamples) {
-		fits[f.Transport] = f
-	}
-	t.Intra, t.IntraSource = linkOf(fits, hw.Level0LatencyUs, hw.PeakGBps, "HCCS", "SIO", "PCIE")
-	t.Inter, t.InterSource = linkOf(fits, hw.Level1LatencyUs, hw.PeakGBps, "RDMA")
+	t.Intra, t.IntraSource = linkOf(s.fits, hw.Level0LatencyUs, hw.PeakGBps, "HCCS", "SIO", "PCIE")
+	t.Inter, t.InterSource = linkOf(s.fits, hw.Level1LatencyUs, hw.PeakGBps, "RDMA")
 	return t
 }
 

@@ -191,7 +191,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	if len(windows) > 0 {
 		bk.measuredWindowUs = sumOf(windows) / float64(len(windows))
 	}
-	bk.Topology = groupTopology(res, group, groupOps)
+	bk.Topology = newClusterShape(res).topology(res, group, groupOps)
 	a, b, sa, sb, n := fitLine(xs, ys)
 	oneSize := false
 	switch {
