@@ -90,39 +90,25 @@ func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 		f.Note = fmt.Sprintf("one transfer size (%s): α and β cannot be separated; %.2f GB/s includes the latency", FormatBytes(f.MinBytes), f.BWGBps)
 		return f
 	}
-	// Columns: 1 (α), n (β), n if reduce (γ); y in µs; weights: transfers.
-	free := []bool{true, true, reduces > 0 && copies > 0}
-	col := func(j int, p analysis.TransferSample) float64 {
-		switch j {
-		case 0:
-			return 1
-		case 1:
-			return float64(p.SizeBytes)
-		}
+	// Columns: 1 (α), n (β), n if reduce (γ); y in µs; weights: transfers,
+	// normalised to the number of points so that the residual variance is per point.
+	x := make([][]float64, len(pts))
+	y := make([]float64, len(pts))
+	w := make([]float64, len(pts))
+	for i, p := range pts {
+		n, reduce := float64(p.SizeBytes), 0.0
 		if p.Reduce {
-			return float64(p.SizeBytes)
+			reduce = n
 		}
-		return 0
+		x[i] = []float64{1, n, reduce}
+		y[i] = p.MedianNs / 1e3
+		w[i] = float64(p.Count) / float64(f.Transfers) * float64(len(pts))
 	}
-	var coef, se []float64
-	for {
-		var ok bool
-		coef, se, ok = wls(pts, free, col)
-		if !ok {
-			f.Confidence = "none"
-			f.Note = "the sizes cannot separate latency from bandwidth"
-			return f
-		}
-		neg := -1
-		for j := range coef {
-			if free[j] && coef[j] < 0 && (neg < 0 || j != 1) {
-				neg = j
-			}
-		}
-		if neg < 0 || neg == 1 || (!free[0] && !free[2]) {
-			break
-		}
-		free[neg] = false // hold at 0, refit the rest
+	coef, se, ok := nonNegativeLS(x, y, w, []bool{true, true, reduces > 0 && copies > 0}, 1)
+	if !ok {
+		f.Confidence = "none"
+		f.Note = "the sizes cannot separate latency from bandwidth"
+		return f
 	}
 	alpha, beta, gamma := coef[0], coef[1], coef[2]
 	if beta <= 0 {
@@ -172,31 +158,48 @@ func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 	return f
 }
 
-// wls is weighted least squares over the free columns (the others are held at 0):
-// the coefficients, their standard errors (0 without residual degrees of freedom)
-// and false when the free columns are not independent. Weights are the transfers,
-// normalised to the number of points so that the residual variance is per point.
-func wls(pts []analysis.TransferSample, free []bool, col func(int, analysis.TransferSample) float64) (coef, se []float64, ok bool) {
+// nonNegativeLS is wls with every parameter but column slope held non-negative: a
+// parameter the fit makes negative is held at 0 and the rest refitted (non-negative
+// least squares by elimination). The slope's sign is the caller's to judge.
+func nonNegativeLS(x [][]float64, y, w []float64, free []bool, slope int) (coef, se []float64, ok bool) {
+	free = append([]bool(nil), free...)
+	for {
+		if coef, se, ok = wls(x, y, w, free); !ok {
+			return coef, se, false
+		}
+		neg := -1
+		for j, c := range coef {
+			if free[j] && c < 0 && j != slope {
+				neg = j // the last: γ is held before α
+			}
+		}
+		if neg < 0 {
+			return coef, se, true
+		}
+		free[neg] = false
+	}
+}
+
+// wls is weighted least squares of y on the free columns of x (the others held at
+// 0): the coefficients, their standard errors (0 without residual degrees of
+// freedom) and false when the free columns are not independent.
+func wls(x [][]float64, y, w []float64, free []bool) (coef, se []float64, ok bool) {
 	var idx []int
 	for j, f := range free {
 		if f {
 			idx = append(idx, j)
 		}
 	}
-	n, k := len(pts), len(idx)
+	n, k := len(x), len(idx)
 	coef, se = make([]float64, len(free)), make([]float64, len(free))
 	if n < k || k == 0 {
 		return coef, se, false
 	}
-	var sw float64
-	for _, p := range pts {
-		sw += float64(p.Count)
-	}
 	// Scale the columns to order 1 so the normal equations stay well conditioned.
 	scale := make([]float64, k)
 	for c, j := range idx {
-		for _, p := range pts {
-			scale[c] = math.Max(scale[c], math.Abs(col(j, p)))
+		for _, row := range x {
+			scale[c] = math.Max(scale[c], math.Abs(row[j]))
 		}
 		if scale[c] == 0 {
 			return coef, se, false
@@ -204,14 +207,12 @@ func wls(pts []analysis.TransferSample, free []bool, col func(int, analysis.Tran
 	}
 	xtx := mat.NewSymDense(k, nil)
 	xty := mat.NewVecDense(k, nil)
-	for _, p := range pts {
-		w := float64(p.Count) / sw * float64(n)
-		y := p.MedianNs / 1e3
+	for i, row := range x {
 		for a := 0; a < k; a++ {
-			xa := col(idx[a], p) / scale[a]
-			xty.SetVec(a, xty.AtVec(a)+w*xa*y)
+			xa := row[idx[a]] / scale[a]
+			xty.SetVec(a, xty.AtVec(a)+w[i]*xa*y[i])
 			for b := a; b < k; b++ {
-				xtx.SetSym(a, b, xtx.At(a, b)+w*xa*col(idx[b], p)/scale[b])
+				xtx.SetSym(a, b, xtx.At(a, b)+w[i]*xa*row[idx[b]]/scale[b])
 			}
 		}
 	}
@@ -224,13 +225,12 @@ func wls(pts []analysis.TransferSample, free []bool, col func(int, analysis.Tran
 		return coef, se, false
 	}
 	var rss float64
-	for _, p := range pts {
-		w := float64(p.Count) / sw * float64(n)
-		r := p.MedianNs / 1e3
+	for i, row := range x {
+		r := y[i]
 		for a := 0; a < k; a++ {
-			r -= sol.AtVec(a) * col(idx[a], p) / scale[a]
+			r -= sol.AtVec(a) * row[idx[a]] / scale[a]
 		}
-		rss += w * r * r
+		rss += w[i] * r * r
 	}
 	var inv mat.SymDense
 	invOK := chol.InverseTo(&inv) == nil

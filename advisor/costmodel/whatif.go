@@ -662,46 +662,23 @@ func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo T
 	return out, nil
 }
 
-// fitLine is least squares y = a + b·x with standard errors; a is held at 0 if the
-// free fit makes it negative.
+// fitLine is least squares y = a + b·x with standard errors, a held at 0 if the
+// free fit makes it negative; n is the number of points fitted, or of distinct x
+// when there are too few (under 2) to fit.
 func fitLine(xs, ys []float64) (a, b, sa, sb float64, n int) {
-	n = len(xs)
-	if n < 2 || len(uniq(xs)) < 2 {
-		return 0, 0, 0, 0, len(uniq(xs))
+	if d := len(uniq(xs)); d < 2 {
+		return 0, 0, 0, 0, d
 	}
-	var mx, my float64
-	for i := range xs {
-		mx += xs[i]
-		my += ys[i]
+	x := make([][]float64, len(xs))
+	w := make([]float64, len(xs))
+	for i, v := range xs {
+		x[i], w[i] = []float64{1, v}, 1
 	}
-	mx /= float64(n)
-	my /= float64(n)
-	var sxx, sxy float64
-	for i := range xs {
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-		sxy += (xs[i] - mx) * (ys[i] - my)
+	coef, se, ok := nonNegativeLS(x, ys, w, []bool{true, true}, 1)
+	if !ok {
+		return 0, 0, 0, 0, 0
 	}
-	b = sxy / sxx
-	a = my - b*mx
-	if a < 0 {
-		var s2, sxy0 float64
-		for i := range xs {
-			s2 += xs[i] * xs[i]
-			sxy0 += xs[i] * ys[i]
-		}
-		a, b = 0, sxy0/s2
-	}
-	var rss float64
-	for i := range xs {
-		r := ys[i] - a - b*xs[i]
-		rss += r * r
-	}
-	if n > 2 {
-		s2 := rss / float64(n-2)
-		sb = math.Sqrt(s2 / sxx)
-		sa = math.Sqrt(s2 * (1/float64(n) + mx*mx/sxx))
-	}
-	return a, b, sa, sb, n
+	return coef[0], coef[1], se[0], se[1], len(xs)
 }
 
 func uniq(xs []float64) []float64 {
