@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -147,14 +146,19 @@ func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 		f.Note = fmt.Sprintf("%d sizes from %s to %s, back-test error %.1f%%: treat the fit as a hypothesis",
 			len(sizes), FormatBytes(f.MinBytes), FormatBytes(f.MaxBytes), 100*f.MAPE)
 	}
+	gammaNote := ""
 	switch {
 	case reduces > 0 && copies == 0:
-		f.Note = strings.TrimPrefix(f.Note+"; ", "; ") + "only reducing transfers: β includes the reduction (γ cannot be told apart)"
+		gammaNote = "only reducing transfers: β includes the reduction (γ cannot be told apart)"
 	case f.GammaFitted && f.GammaGBps == 0:
-		f.Note = strings.TrimPrefix(f.Note+"; ", "; ") + "reducing transfers cost no more than copies: γ = 0"
+		gammaNote = "reducing transfers cost no more than copies: γ = 0"
 	case f.GammaFitted && f.GammaSEGBps > 0.3*f.GammaGBps:
-		f.Note = strings.TrimPrefix(f.Note+"; ", "; ") + fmt.Sprintf("γ (%.1f ± %.1f GB/s) is poorly determined", f.GammaGBps, f.GammaSEGBps)
+		gammaNote = fmt.Sprintf("γ (%.1f ± %.1f GB/s) is poorly determined", f.GammaGBps, f.GammaSEGBps)
 	}
+	if gammaNote != "" && f.Note != "" {
+		f.Note += "; "
+	}
+	f.Note += gammaNote
 	return f
 }
 

@@ -475,14 +475,13 @@ func (bk *Bucketing) WhatIf(s Setting) (Prediction, error) {
 
 // scenarioOf is the changed run a plan describes.
 type scenarioOf struct {
-	buckets       []int64
-	buffer        int64
-	acc           int
-	windowUs      float64
-	level1        string
-	servers, dp   int
-	structural    bool // the algorithm or the scale changes: reprice with the topology
-	structuralErr error
+	buckets    []int64
+	buffer     int64
+	acc        int
+	windowUs   float64
+	level1     string
+	dp         int
+	structural bool // the algorithm or the scale changes: reprice with the topology
 }
 
 // WhatIfPlan predicts the step time and exposed share when the settings change
@@ -490,7 +489,7 @@ type scenarioOf struct {
 func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 	t := bk.Topology
 	sc := scenarioOf{buckets: bk.Buckets, buffer: bk.BufferBytes, acc: bk.Accumulation, windowUs: bk.WindowUs,
-		level1: t.Level1, servers: t.Servers}
+		level1: t.Level1}
 	p := Prediction{Confidence: bk.Confidence, Assumptions: []string{
 		"gradient buckets run one after another on one stream and become ready evenly over the backward window solved from the measured exposure",
 		"everything but the exposed gradient communication is unchanged",
@@ -569,7 +568,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 		}
 	}
 	if sc.structural {
-		if topo.Servers > 1 && sc.level1 != t.Level1 || topo.Servers != t.Servers {
+		if (topo.Servers > 1 && sc.level1 != t.Level1) || topo.Servers != t.Servers {
 			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the AllReduce is HCCL's two-level one (%d servers × %d NPUs, level 1 %s) priced with the intra link (%s) and the inter link (%s), scaled to the run's own fit",
 				topo.Servers, topo.RanksPerServer, HCCLAlgoName(sc.level1), t.IntraSource, t.InterSource))
 		}
