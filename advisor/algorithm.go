@@ -65,6 +65,7 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 			candidates = append(candidates, topo.Level1)
 		}
 		cost := map[string]float64{}
+		unpriced := map[string]bool{} // an algorithm the model cannot price for some op is left out
 		var nOps int
 		var biggest analysis.OpStat
 		for _, k := range groups[g] {
@@ -79,10 +80,13 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 					if cst, err := t.OpCost(o.Type, o.Bytes, buffer); err == nil {
 						cost[a] += cst.TimeUs
 					} else {
-						cost[a] = -1e18 // not priced for some op: out of the comparison
+						unpriced[a] = true
 					}
 				}
 			}
+		}
+		for a := range unpriced {
+			delete(cost, a)
 		}
 		cur, ok := cost[topo.Level1]
 		if !ok || cur <= 0 {
@@ -90,7 +94,7 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 		}
 		best := topo.Level1
 		for _, a := range costmodel.Level1Choices(topo.Product) {
-			if (a == "pipeline" && deterministic) || cost[a] <= 0 {
+			if _, ok := cost[a]; !ok || (a == "pipeline" && deterministic) {
 				continue
 			}
 			if cost[a] < cost[best] {
