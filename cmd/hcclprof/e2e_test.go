@@ -279,6 +279,31 @@ func TestAdvise(t *testing.T) {
 	assert.Equal(t, 2, code)
 }
 
+// TestWhatIfReadsTheRunsBuffsize: HCCL_BUFFSIZE comes from the run's environment
+// (16 MB on small-buffsize-16rank), so raising it to 200 MiB predicts a shorter step.
+func TestWhatIfReadsTheRunsBuffsize(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := runBin(t, "gen", "small-buffsize-16rank", "-o", dir)
+	require.Equal(t, 0, code, stderr)
+	out, stderr, code := runBin(t, "whatif", dir, "--set", "buffsize=200MiB", "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Measured struct {
+			StepTimeUs float64 `json:"step_time_us"`
+		}
+		Predicted struct {
+			StepTimeUs float64 `json:"step_time_us"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Less(t, rep.Predicted.StepTimeUs, 0.95*rep.Measured.StepTimeUs, "7 rounds of 16 MiB become one")
+	// Saying the run already had 200 MB makes the change a no-op.
+	out, _, code = runBin(t, "whatif", dir, "--set", "buffsize=200MiB", "--buffsize-mb", "200", "--format", "json")
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.InEpsilon(t, rep.Measured.StepTimeUs, rep.Predicted.StepTimeUs, 0.01)
+}
+
 // TestAdviseFramework: --framework writes the same plan the framework's way; an
 // unknown framework is a usage error.
 func TestAdviseFramework(t *testing.T) {

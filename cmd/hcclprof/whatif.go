@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/report"
 )
@@ -29,8 +30,8 @@ buffsize=SIZE (HCCL_BUFFSIZE, e.g. 400MB), overlap=F (the share of the backward 
 gradient buckets are launched over, 0 to 1), algo=ALG (the level-1 algorithm: ring, nhr,
 rhd or H-D_R, nb, pipeline) and dp=N (data-parallel ranks, weak scaling). The algorithm
 and scale what-ifs price HCCL's two-level AllReduce with the calibrated links, scaled to
-the run's own fit. --grad-accumulation and --buffsize-mb say what the measured run used when
-it was not 1 and 200.
+the run's own fit. --grad-accumulation says how many micro-batches the measured run
+accumulated; HCCL_BUFFSIZE comes from the run's environment unless --buffsize-mb is given.
 
 Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 		Example: "  hcclprof whatif ./cluster --set bucket=64MiB --set accumulation=4",
@@ -41,7 +42,10 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 				return err
 			}
 			if len(sets) == 0 {
-				return usage(fmt.Errorf("give at least one --set KNOB=VALUE (bucket, accumulation, buffsize)"))
+				return usage(fmt.Errorf("give at least one --set KNOB=VALUE (bucket, accumulation, buffsize, overlap, algo, dp)"))
+			}
+			if backwardShare <= 0 || backwardShare > 1 {
+				return usage(fmt.Errorf("--backward-share %g: want a fraction in (0, 1]", backwardShare))
 			}
 			var plan []costmodel.Setting
 			for _, s := range sets {
@@ -55,12 +59,14 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 			if err != nil {
 				return err
 			}
-			bk, err := costmodel.FitBucketing(run.result, af.accumulation, int64(buffsizeMB)<<20)
+			// HCCL_BUFFSIZE as the run's environment says, unless given.
+			buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "").BuffsizeBytes
+			if cmd.Flags().Changed("buffsize-mb") {
+				buffer = int64(buffsizeMB) << 20
+			}
+			bk, err := costmodel.FitBucketing(run.result, af.accumulation, buffer)
 			if err != nil {
 				return usage(err)
-			}
-			if backwardShare <= 0 || backwardShare > 1 {
-				return usage(fmt.Errorf("--backward-share %g: want a fraction in (0, 1]", backwardShare))
 			}
 			bk.BackwardShare = backwardShare
 			pred, err := bk.WhatIfPlan(plan)
@@ -75,7 +81,7 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr, dp=64; repeatable (applied together)")
 	fl.Float64Var(&backwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
-	fl.IntVar(&buffsizeMB, "buffsize-mb", 200, "HCCL_BUFFSIZE of the measured run, MB")
+	fl.IntVar(&buffsizeMB, "buffsize-mb", 200, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else 200)")
 	fl.StringVar(&format, "format", "text", "text or json")
 	af.register(fl)
 	return cmd
