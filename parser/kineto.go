@@ -82,6 +82,7 @@ type kinetoState struct {
 	params   map[int64]commParams // record_param_comms by External id
 	names    map[string]string    // interned kernel names
 	dist     distInfo
+	chip     string // deviceProperties' first name
 	events   int
 }
 
@@ -216,7 +217,20 @@ func sniffKineto(path string) (rank int, ok bool) {
 
 // member reads the top-level members other than traceEvents.
 func (st *kinetoState) member(name string, v []byte, off int64) error {
-	if name != "distributedInfo" {
+	switch name {
+	case "deviceProperties": // [{"id": 0, "name": "NVIDIA A100-PG509-200", ...}, ...]
+		var devs []struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(v, &devs); err != nil {
+			return errAtOffset(st.file, off, "deviceProperties: %v", err)
+		}
+		if len(devs) > 0 {
+			st.chip = strings.TrimSpace(devs[0].Name)
+		}
+		return nil
+	case "distributedInfo":
+	default:
 		return nil
 	}
 	d, err := parseDistInfo(v)
@@ -476,7 +490,7 @@ func (st *kinetoState) finish() *profile.Rank {
 		Rank:              st.dist.rank,
 		Dir:               st.file,
 		Format:            profile.FormatKineto,
-		Info:              profile.Info{RankID: st.dist.rank},
+		Info:              profile.Info{RankID: st.dist.rank, ChipName: st.chip},
 		HasTimeline:       st.events > 0,
 		ClipToStepWindows: true,
 		Steps:             st.steps,

@@ -420,6 +420,7 @@ func TestKinetoRealSampleMatchesREADME(t *testing.T) {
 	assert.Equal(t, r, opened, "OpenKineto decompresses the same trace")
 
 	assert.Equal(t, 0, r.Rank)
+	assert.Equal(t, "NVIDIA A100-PG509-200", r.Info.ChipName, "deviceProperties[0].name")
 	assert.Len(t, r.Compute, 2679, "2700 kernels, 21 of them NCCL; memcpy/memset excluded")
 	require.Len(t, r.CommOps, 21)
 	assert.Equal(t, []profile.ParallelGroup{{Key: "0", Name: "default_pg", GroupRank: 0, GlobalRanks: []int{0, 1}, Size: 2,

@@ -113,6 +113,16 @@ var profiles = []Profile{
 			"latency": srcLatency,
 		},
 	},
+	{
+		// Kineto traces of NCCL runs. hcclprof has no built-in NVLink or InfiniBand
+		// figures: without --peak nothing is held against a peak and the cost model
+		// prices only what the run calibrates.
+		Name: "NVIDIA", Aliases: []string{"nvidia", "gpu", "cuda"},
+		Description: "NVIDIA GPUs (NCCL): no built-in link figures; give them with --peak",
+		ServerNPUs:  8,
+		PeakGBps:    map[string]float64{},
+		Sources:     map[string]string{},
+	},
 }
 
 // Default is the profile used when neither the user nor the data names one: A2 is
@@ -155,9 +165,13 @@ func Detect(chipNames []string, transports []string) Profile {
 		if p, err := Lookup(strings.TrimSpace(n)); err == nil {
 			return p
 		}
-		// Chip names carry a suffix: Ascend910B3, Ascend910_9392.
+		// Chip names carry a suffix: Ascend910B3, Ascend910_9392; Kineto's
+		// deviceProperties name GPUs "NVIDIA A100-PG509-200".
 		low := normalise(n)
 		switch {
+		case strings.HasPrefix(low, "nvidia"):
+			p, _ := Lookup("NVIDIA")
+			return p
 		case strings.Contains(low, "91093") || strings.Contains(low, "910c"):
 			p, _ := Lookup("A3")
 			return p

@@ -46,6 +46,10 @@ func TestOverrideDoesNotLeak(t *testing.T) {
 func TestDetect(t *testing.T) {
 	assert.Equal(t, "A2", Detect([]string{"Ascend910B3"}, nil).Name)
 	assert.Equal(t, "A3", Detect([]string{"Ascend910_9392"}, nil).Name)
+	nv := Detect([]string{"NVIDIA A100-PG509-200"}, nil)
+	assert.Equal(t, "NVIDIA", nv.Name)
+	assert.False(t, nv.Assumed)
+	assert.Empty(t, nv.PeakGBps, "no built-in NVIDIA link figures")
 	assert.Equal(t, "A3", Detect(nil, []string{"HCCS", "SIO"}).Name)
 	d := Detect(nil, []string{"HCCS"})
 	assert.Equal(t, "A2", d.Name)
