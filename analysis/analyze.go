@@ -75,6 +75,8 @@ type Options struct {
 	// Hardware gives the link peaks for utilisation; nil detects the product from the
 	// data (hardware.Detect), falling back to A2 with Communication.Hardware.Assumed.
 	Hardware *hardware.Profile
+	// PeaksGBps override link peaks by transport, on the named or detected profile.
+	PeaksGBps map[string]float64
 	// KeepTimeline, when set, names the ranks whose timelines the Accumulator keeps
 	// (for a report that draws one rank's step).
 	KeepTimeline func(rank int) bool
@@ -228,7 +230,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 		d := hardware.Detect(chips, transportsSeen(res.Communication.Links))
 		hw = &d
 	}
-	res.Communication.Hardware = *hw
+	res.Communication.Hardware = hw.WithPeaks(opts.PeaksGBps)
 	applyPeaks(&res.Communication, res.Collectives)
 	return res
 }

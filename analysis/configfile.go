@@ -144,23 +144,18 @@ func (c Config) Options() (Options, error) {
 	if c.CommBudget != nil && (*c.CommBudget <= 0 || *c.CommBudget >= 1) {
 		return Options{}, fmt.Errorf("comm_budget = %v: want a share in (0, 1)", *c.CommBudget)
 	}
-	if c.Hardware != "" || len(c.PeaksGBps) > 0 {
-		name := c.Hardware
-		if name == "" {
-			name = hardware.Default
-		}
-		hw, err := hardware.Lookup(name)
+	if c.Hardware != "" {
+		hw, err := hardware.Lookup(c.Hardware)
 		if err != nil {
 			return Options{}, err
 		}
-		for k, v := range c.PeaksGBps {
-			if v <= 0 {
-				return Options{}, fmt.Errorf("peaks_gbps.%s = %v: want a positive bandwidth", k, v)
-			}
-		}
-		hw = hw.WithPeaks(c.PeaksGBps)
-		hw.Assumed = c.Hardware == ""
 		o.Hardware = &hw
 	}
+	for k, v := range c.PeaksGBps {
+		if v <= 0 {
+			return Options{}, fmt.Errorf("peaks_gbps.%s = %v: want a positive bandwidth", k, v)
+		}
+	}
+	o.PeaksGBps = c.PeaksGBps
 	return o, nil
 }

@@ -35,8 +35,9 @@ func TestConfigOverrides(t *testing.T) {
 	assert.Equal(t, int64(2_000_000), o.Checks.SmallRDMABytes)
 	require.NotNil(t, o.Hardware)
 	assert.Equal(t, "A3", o.Hardware.Name)
-	assert.Equal(t, 12.5, o.Hardware.PeakGBps["RDMA"])
-	assert.Equal(t, 204.0, o.Hardware.PeakGBps["SIO"])
+	hw := o.Hardware.WithPeaks(o.PeaksGBps) // as the analysis applies them
+	assert.Equal(t, 12.5, hw.PeakGBps["RDMA"])
+	assert.Equal(t, 204.0, hw.PeakGBps["SIO"])
 }
 
 func TestConfigErrors(t *testing.T) {

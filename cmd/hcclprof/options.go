@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -78,33 +79,25 @@ func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
 	if keep := f.keepRank; keep >= 0 {
 		ao.KeepTimeline = func(rank int) bool { return rank == keep }
 	}
-	if f.hardware != "" || len(f.peaks) > 0 {
-		var hw hardware.Profile
-		switch {
-		case f.hardware != "":
-			p, err := hardware.Lookup(f.hardware)
-			if err != nil {
-				return ao, adv, fmt.Errorf("--hardware: %w", err)
-			}
-			hw = p
-		case ao.Hardware != nil:
-			hw = *ao.Hardware
-		default:
-			p, _ := hardware.Lookup(hardware.Default)
-			p.Assumed = true
-			hw = p
+	if f.hardware != "" {
+		p, err := hardware.Lookup(f.hardware)
+		if err != nil {
+			return ao, adv, fmt.Errorf("--hardware: %w", err)
 		}
-		peaks := map[string]float64{}
-		for _, kv := range f.peaks {
-			k, v, ok := strings.Cut(kv, "=")
-			gbps, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if !ok || err != nil || gbps <= 0 || strings.TrimSpace(k) == "" {
-				return ao, adv, fmt.Errorf("--peak %q: want TRANSPORT=GBPS with a positive bandwidth, e.g. RDMA=12.5", kv)
-			}
-			peaks[strings.TrimSpace(k)] = gbps
+		ao.Hardware = &p
+	}
+	// --peak overrides the config file's peaks, on the named or detected product.
+	for _, kv := range f.peaks {
+		k, v, ok := strings.Cut(kv, "=")
+		gbps, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || err != nil || gbps <= 0 || strings.TrimSpace(k) == "" {
+			return ao, adv, fmt.Errorf("--peak %q: want TRANSPORT=GBPS with a positive bandwidth, e.g. RDMA=12.5", kv)
 		}
-		hw = hw.WithPeaks(peaks)
-		ao.Hardware = &hw
+		ao.PeaksGBps = maps.Clone(ao.PeaksGBps)
+		if ao.PeaksGBps == nil {
+			ao.PeaksGBps = map[string]float64{}
+		}
+		ao.PeaksGBps[strings.TrimSpace(k)] = gbps
 	}
 	return ao, adv, nil
 }
