@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Topology is the gradient group's shape and links as the structural what-ifs (the
@@ -23,8 +22,8 @@ type Topology struct {
 	// run's calibrated transfers or the hardware profile's priors.
 	IntraSource, InterSource string
 	Product                  string
-	// NCCL is set for an NVIDIA (Kineto) run: HCCL's algorithms and the Ascend link
-	// priors do not apply to it.
+	// NCCL is set for an NVIDIA run (hardware profile NVIDIA): HCCL's algorithms do
+	// not apply to it.
 	NCCL bool
 }
 
@@ -44,20 +43,16 @@ func Topologies(res *analysis.Result) map[string]Topology {
 }
 
 // clusterShape is what every group's topology shares: which server each rank is on
-// (ranks joined by an on-server link share one; nil when the analysis saw no links),
-// the links calibrated on the run, and whether it is an NVIDIA run.
+// (ranks joined by an on-server link share one; nil when the analysis saw no links)
+// and the links calibrated on the run.
 type clusterShape struct {
 	serverOf map[int]int
 	fits     map[string]LinkFit
-	nccl     bool
 }
 
 func newClusterShape(res *analysis.Result) clusterShape {
 	c := res.Communication
 	var s clusterShape
-	for _, r := range res.Ranks {
-		s.nccl = s.nccl || r.Format == profile.FormatKineto
-	}
 	if len(c.Links) > 0 {
 		parent := map[int]int{}
 		var find func(int) int
@@ -92,10 +87,7 @@ func newClusterShape(res *analysis.Result) clusterShape {
 // priors.
 func (s clusterShape) topology(res *analysis.Result, group string, ops []analysis.OpStat) Topology {
 	hw := res.Communication.Hardware
-	t := Topology{Product: hw.Name}
-	if s.nccl {
-		t.Product, t.NCCL = "NVIDIA", true
-	}
+	t := Topology{Product: hw.Name, NCCL: hw.Name == "NVIDIA"}
 	var members []int
 	for _, g := range res.Communication.Groups {
 		if g.Key == group {
@@ -159,12 +151,16 @@ func (s clusterShape) topology(res *analysis.Result, group string, ops []analysi
 }
 
 // linkOf is the first calibrated transport among names (one with a fitted slope),
-// else the hardware prior of the first name.
+// else the hardware prior of the first name (a zero bandwidth when the profile has
+// none: the model then cannot price that level).
 func linkOf(fits map[string]LinkFit, priorAlphaUs float64, peaks map[string]float64, names ...string) (Link, string) {
 	for _, n := range names {
 		if f, ok := fits[n]; ok && f.Confidence != "none" && f.BWGBps > 0 {
 			return f.Link(), "calibrated " + n
 		}
+	}
+	if peaks[names[0]] <= 0 {
+		return Link{}, "no figure for " + names[0]
 	}
 	return Link{AlphaUs: priorAlphaUs, BWGBps: peaks[names[0]]}, "hardware prior " + names[0]
 }

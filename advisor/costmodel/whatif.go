@@ -547,7 +547,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			value = fmt.Sprint(n)
 			if t.NCCL {
 				p.Confidence = "low"
-				p.Assumptions = append(p.Assumptions, "an NVIDIA (NCCL) run priced with HCCL's two-level AllReduce and Ascend link priors where the run has no transfers: a rough guide only")
+				p.Assumptions = append(p.Assumptions, "an NVIDIA (NCCL) run priced with HCCL's two-level AllReduce: a rough guide only")
 			}
 			p.Assumptions = append(p.Assumptions, "weak scaling: the per-rank batch and computation stay the same (the global batch changes with the ranks)")
 		default:
@@ -623,6 +623,15 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 // its own figures (calibrated transfers or the hardware prior).
 func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo Topology, level1 string) ([]float64, error) {
 	cur := bk.Topology
+	// A level the run uses but no figure describes is taken from the fit alone: a
+	// unit link, scaled below to the fitted α and β.
+	unit := Link{AlphaUs: 1, BWGBps: 1}
+	if cur.RanksPerServer > 1 && cur.Intra.BWGBps <= 0 {
+		cur.Intra, topo.Intra = unit, unit
+	}
+	if cur.Servers > 1 && cur.Inter.BWGBps <= 0 {
+		cur.Inter, topo.Inter = unit, unit
+	}
 	ref := bk.Buckets[0]
 	refRound := ref / int64(Rounds(ref, bk.BufferBytes))
 	base, err := cur.allReduceCost(refRound, cur.Level1, 0)
@@ -649,6 +658,9 @@ func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo T
 	}
 	if cur.Servers > 1 {
 		topo.Inter = scale(topo.Inter)
+	}
+	if topo.Servers > 1 && topo.Inter.BWGBps <= 0 {
+		return nil, fmt.Errorf("the run has no inter-server transfers and the %s profile no inter-server figure (%s): give one with --peak RDMA=GBPS", topo.Product, topo.InterSource)
 	}
 	out := make([]float64, len(buckets))
 	for i, n := range buckets {

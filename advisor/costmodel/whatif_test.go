@@ -171,19 +171,30 @@ func TestWhatIfPipelineParallel(t *testing.T) {
 	assert.Equal(t, "low", p.Confidence)
 }
 
-// TestWhatIfNCCLRun: on the NVIDIA (Kineto) sample the bucket what-ifs work, HCCL's
-// algorithms are refused, and a scale what-if is a rough guide only.
+// TestWhatIfNCCLRun: on the NVIDIA (Kineto) sample, detected from its GPU name, the
+// bucket what-ifs work, HCCL's algorithms are refused, and a scale what-if needs an
+// inter-server figure the run cannot give (then it is a rough guide only).
 func TestWhatIfNCCLRun(t *testing.T) {
 	c, err := parser.LoadCluster([]string{realdata.Path(t, "kineto-nccl-a100-2gpu")}, parser.LoadOptions{})
 	require.NoError(t, err)
-	bk, err := costmodel.FitBucketing(analysis.Analyze(c, analysis.Options{}), 1, 200<<20)
-	require.NoError(t, err)
+	fit := func(opts analysis.Options) *costmodel.Bucketing {
+		bk, err := costmodel.FitBucketing(analysis.Analyze(c, opts), 1, 200<<20)
+		require.NoError(t, err)
+		return bk
+	}
+	bk := fit(analysis.Options{})
 	assert.True(t, bk.Topology.NCCL)
+	assert.Equal(t, "NVIDIA", bk.Topology.Product)
 	_, err = bk.WhatIf(costmodel.Setting{Knob: "algo", Algo: "nhr"})
 	assert.ErrorContains(t, err, "NCCL")
-	p, err := bk.WhatIf(costmodel.Setting{Knob: "dp", Value: 16})
-	require.NoError(t, err)
-	assert.Equal(t, "low", p.Confidence)
+	_, err = bk.WhatIf(costmodel.Setting{Knob: "dp", Value: 16})
+	assert.ErrorContains(t, err, "--peak RDMA=")
 	_, err = bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 64 << 20})
 	assert.NoError(t, err)
+
+	withPeak := fit(analysis.Options{PeaksGBps: map[string]float64{"RDMA": 25}})
+	assert.True(t, withPeak.Topology.NCCL, "--peak keeps the detected product")
+	p, err := withPeak.WhatIf(costmodel.Setting{Knob: "dp", Value: 16})
+	require.NoError(t, err)
+	assert.Equal(t, "low", p.Confidence)
 }
