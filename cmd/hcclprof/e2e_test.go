@@ -288,14 +288,7 @@ func TestWhatIfReadsTheRunsBuffsize(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	out, stderr, code := runBin(t, "whatif", dir, "--set", "buffsize=200MiB", "--format", "json")
 	require.Equal(t, 0, code, stderr)
-	var rep struct {
-		Measured struct {
-			StepTimeUs float64 `json:"step_time_us"`
-		}
-		Predicted struct {
-			StepTimeUs float64 `json:"step_time_us"`
-		}
-	}
+	var rep whatIfReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Less(t, rep.Predicted.StepTimeUs, 0.95*rep.Measured.StepTimeUs, "7 rounds of 16 MiB become one")
 	// Saying the run already had 200 MB makes the change a no-op.
@@ -446,21 +439,24 @@ func TestCalibrate(t *testing.T) {
 	assert.Contains(t, out, "treat the fit as a hypothesis")
 }
 
+// whatIfReport is the part of whatif --format json the tests read.
+type whatIfReport struct {
+	Measured struct {
+		StepTimeUs float64 `json:"step_time_us"`
+	}
+	Predicted struct {
+		StepTimeUs float64 `json:"step_time_us"`
+		CommShare  float64 `json:"comm_share"`
+		Low, High  float64
+	}
+	Set struct{ Knob, Value string }
+}
+
 // TestWhatIf: the issue's command on the sample, in JSON, and its usage errors.
 func TestWhatIf(t *testing.T) {
 	out, _, code := runBin(t, "whatif", sample, "--set", "bucket=64MiB", "--set", "accumulation=4", "--format", "json")
 	require.Equal(t, 0, code, out)
-	var rep struct {
-		Measured struct {
-			StepTimeUs float64 `json:"step_time_us"`
-		}
-		Predicted struct {
-			StepTimeUs float64 `json:"step_time_us"`
-			CommShare  float64 `json:"comm_share"`
-			Low, High  float64
-		}
-		Set struct{ Knob, Value string }
-	}
+	var rep whatIfReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Equal(t, "bucket+accumulation", rep.Set.Knob)
 	assert.Greater(t, rep.Predicted.StepTimeUs, 2*rep.Measured.StepTimeUs, "four micro-batches per optimizer step, one exposed synchronisation")
