@@ -1,11 +1,14 @@
 package advisor
 
 import (
+	"fmt"
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // Advice is the advisor's output: what is wrong and what to change.
 type Advice struct {
+	// Diagnosis is what holds the step back most (Diagnose).
+	Diagnosis       Diagnosis
 	Findings        []Finding
 	Recommendations []Recommendation
 	// Notes say why a recommendation is missing or what the model could not fit.
@@ -19,7 +22,10 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	if opts.CommBudget == 0 {
 		opts.CommBudget = DefaultOptions.CommBudget
 	}
-	a := Advice{Findings: findings(res, env, opts)}
+	diag := Diagnose(res, opts)
+	a := Advice{Diagnosis: diag, Findings: findings(res, env, opts)}
+	a.Findings = append(causeFindings(res, diag), a.Findings...)
+	sortFindings(a.Findings)
 	framework := opts.Framework
 	if framework == "" {
 		framework = FrameworkDDP
@@ -27,5 +33,12 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	facts := FactsOf(env, framework)
 	facts.Accumulation = max(opts.Accumulation, 1)
 	a.Recommendations, a.Notes = recommend(res, facts, opts)
+	if waitingCause(diag.Cause) && len(a.Recommendations) > 0 {
+		// Faster data movement does not shorten waiting: buckets, algorithms and
+		// buffers are priced on the transfer part only, which is not what leads.
+		a.Notes = append(a.Notes, fmt.Sprintf("%d cost-model change(s) not proposed: the exposed communication is mostly waiting (%s), which moving data faster does not shorten",
+			len(a.Recommendations), diag.Cause))
+		a.Recommendations = nil
+	}
 	return a
 }

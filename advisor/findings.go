@@ -103,8 +103,13 @@ func findings(res *analysis.Result, env Env, opts Options) []Finding {
 	out = append(out, algorithmFindings(res, env)...)
 	out = append(out, pipelineFindings(res.Communication)...)
 	out = append(out, envFindings(env)...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
+	sortFindings(out)
 	return out
+}
+
+// sortFindings orders findings by severity, keeping the order within one.
+func sortFindings(out []Finding) {
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
 }
 
 func budgetFindings(res *analysis.Result, opts Options) []Finding {
@@ -340,8 +345,8 @@ func waitFindings(res *analysis.Result) []Finding {
 			continue
 		}
 		elapse += o.ElapseNs
-		transit += o.TransitNs
-		if o.ElapseNs-o.TransitNs > worst.ElapseNs-worst.TransitNs {
+		transit += o.MovingNs
+		if o.ElapseNs-o.MovingNs > worst.ElapseNs-worst.MovingNs {
 			worst = o
 		}
 	}
@@ -349,7 +354,7 @@ func waitFindings(res *analysis.Result) []Finding {
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
 			stage += st.StageNs
-			exposed += st.CommNotOverlappedNs
+			exposed += st.ExposedCommNs()
 		}
 	}
 	// Waiting hidden behind compute costs nothing: only the exposed part counts.
@@ -373,7 +378,7 @@ func waitFindings(res *analysis.Result) []Finding {
 		Evidence: fmt.Sprintf("%.3f ms of %.3f ms in collectives is Wait or Idle (%.1f%% of all Stage time); worst: %s on rank %d step %s, %.3f ms of which %.3f ms transit. "+
 			"The ranks reach the collectives at different times: look for load imbalance, a slow host, or ranks that were not profiled, before links or algorithms."+unprofiled,
 			float64(elapse-transit)/1e6, float64(elapse)/1e6, 100*float64(elapse-transit)/float64(stage),
-			worst.Name, worst.Rank, analysis.StepLabel(worst.Step), float64(worst.ElapseNs)/1e6, float64(worst.TransitNs)/1e6),
+			worst.Name, worst.Rank, analysis.StepLabel(worst.Step), float64(worst.ElapseNs)/1e6, float64(worst.MovingNs)/1e6),
 		Refs: []Ref{{Rank: worst.Rank, Step: worst.Step, Op: worst.Name, StartUs: float64(worst.StartNs) / 1e3, DurUs: float64(worst.ElapseNs) / 1e3}}}}
 }
 

@@ -141,7 +141,8 @@ func TestOverlapLayerCrossCheck(t *testing.T) {
 }
 
 func TestMetricNamesMatchMetrics(t *testing.T) {
-	m := Summary{}.Metrics()
+	x := 0.0
+	m := Summary{ExposedTransferShare: &x, ExposedWaitShare: &x}.Metrics()
 	assert.Len(t, m, len(MetricNames))
 	for _, n := range MetricNames {
 		assert.Contains(t, m, n)

@@ -21,7 +21,9 @@ type Result struct {
 	Ranks         []RankResult
 	Collectives   []Collective
 	Communication Communication
-	Warnings      []string
+	// Exposure splits the exposed communication by cause (moving data, waiting).
+	Exposure Exposure
+	Warnings []string
 }
 
 // Summary holds the run-level metrics. Shares are time-weighted over ranks and steps:
@@ -30,16 +32,20 @@ type Summary struct {
 	Ranks          int
 	Steps          int // distinct step numbers
 	StepTimeNs     int64
-	CommShare      float64 // Communication(Not Overlapped) / Stage
+	CommShare      float64 // exposed communication / Stage (StepBreakdown.ExposedCommNs)
 	CommTotalShare float64 // Communication / Stage
 	AllReduceShare float64 // union of AllReduce intervals / Stage
 	OverlapRatio   float64 // Overlapped / Communication
-	Incomplete     bool    // some rank could not be read in full
+	// ExposedTransferShare and ExposedWaitShare are the parts of CommShare spent moving
+	// data and waiting for a peer (Exposure); with the rest they sum to CommShare.
+	// Absent (nil) when no rank has per-op records.
+	ExposedTransferShare, ExposedWaitShare *float64
+	Incomplete                             bool // some rank could not be read in full
 }
 
 // Metrics returns the summary metrics by name, as --fail-on names them.
 func (s Summary) Metrics() map[string]float64 {
-	return map[string]float64{
+	m := map[string]float64{
 		"ranks":            float64(s.Ranks),
 		"steps":            float64(s.Steps),
 		"step_time_us":     float64(s.StepTimeNs) / 1000,
@@ -48,10 +54,16 @@ func (s Summary) Metrics() map[string]float64 {
 		"allreduce_share":  s.AllReduceShare,
 		"overlap_ratio":    s.OverlapRatio,
 	}
+	if s.ExposedTransferShare != nil {
+		m["exposed_transfer_share"] = *s.ExposedTransferShare
+		m["exposed_wait_share"] = *s.ExposedWaitShare
+	}
+	return m
 }
 
 // MetricNames lists the summary metrics in a stable order.
-var MetricNames = []string{"ranks", "steps", "step_time_us", "comm_share", "comm_total_share", "allreduce_share", "overlap_ratio"}
+var MetricNames = []string{"ranks", "steps", "step_time_us", "comm_share", "comm_total_share", "allreduce_share", "overlap_ratio",
+	"exposed_transfer_share", "exposed_wait_share"}
 
 // RankResult is one rank's breakdown.
 type RankResult struct {
@@ -232,6 +244,11 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	}
 	res.Communication.Hardware = hw.WithPeaks(opts.PeaksGBps)
 	applyPeaks(&res.Communication, res.Collectives)
+	res.Exposure = exposure(res.Communication.Ops, res.Ranks, res.Communication.Groups, res.Collectives, res.Communication.Pipelines)
+	if res.Exposure.OpsKnown {
+		t, w := res.Exposure.TransferShare, res.Exposure.WaitShare
+		res.Summary.ExposedTransferShare, res.Summary.ExposedWaitShare = &t, &w
+	}
 	return res
 }
 
@@ -287,7 +304,7 @@ func summarize(ranks []RankResult) Summary {
 		for _, st := range r.Steps {
 			stepSet[st.Step] = true
 			stage += st.StageNs
-			notOv += st.CommNotOverlappedNs
+			notOv += st.ExposedCommNs()
 			comm += st.CommunicationNs
 			ar += st.AllReduceNs
 			ov += st.OverlappedNs

@@ -41,13 +41,8 @@ func collectives(c *profile.Cluster, skip func(rank, op int) bool) ([]Collective
 	groupRanks := map[string]map[int]bool{}
 	unknownBytes := map[collKey]bool{}
 	for ri, r := range c.Ranks {
-		ops := r.CommOps
-		timeline := true
-		if !r.HasTimeline || len(ops) == 0 {
-			ops, timeline = r.KernelCommOps, false
-		}
-		for oi, op := range ops {
-			if timeline && skip != nil && skip(ri, oi) {
+		for oi, op := range r.CommOps {
+			if skip != nil && skip(ri, oi) {
 				continue
 			}
 			k := collKey{op.Type, op.Group}

@@ -34,8 +34,15 @@ type OpStat struct {
 	// analysis.db), "tasks" (recomputed from the HCCL plane tasks) or "none".
 	Source string
 	// CrossWaitNs is this rank's elapse minus the fastest rank's for the same op: the
-	// time it waited for the others (the last to arrive waits least).
+	// time it waited for the others (the last to arrive waits least); 0 when no other
+	// profiled rank ran the op.
 	CrossWaitNs int64
+	// MovingNs is the time the op moved data: TransitNs, or, where the profiler's
+	// op-level Transit is 0 while its transports carry transit times (CANN 8.3 at
+	// Level2), the busiest transport's; never above the elapse. MovingSource says
+	// which ("transit", "transports", "" when nothing moved).
+	MovingNs     int64
+	MovingSource string
 }
 
 // WaitRatio is Wait/(Wait+Transit), rounded to 4 places as the profiler does.
@@ -232,6 +239,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 			st.IdleNs = st.ElapseNs - st.TransitNs - st.WaitNs
 			st.Transports = transportUse(opTasks)
 		}
+		st.MovingNs, st.MovingSource = movingTime(st)
 		out.ops = append(out.ops, st)
 		members := groupRanks[op.Group]
 		first := len(out.transfers)
@@ -270,6 +278,31 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 		out.samples[k] = rankSample{medianNs: Median(v), count: len(v)}
 	}
 	return out
+}
+
+// movingTime is the time an op moved data (OpStat.MovingNs) and where it was read.
+// The op-level Transit is one plane's data tasks; the transports' times sum every
+// plane's, so they are used only where the op-level figure is missing (0), and then
+// the busiest transport's (SDMA is already the sum of the SDMA links), capped at the
+// elapse since planes run at once.
+func movingTime(o OpStat) (int64, string) {
+	if o.TransitNs > 0 {
+		return min(o.TransitNs, o.ElapseNs), "transit"
+	}
+	var busiest int64
+	for name, t := range o.Transports {
+		switch name {
+		case "HCCS", "PCIE", "SIO":
+			if _, summed := o.Transports["SDMA"]; summed {
+				continue
+			}
+		}
+		busiest = max(busiest, t.TimeNs)
+	}
+	if busiest <= 0 {
+		return 0, ""
+	}
+	return min(busiest, max(o.ElapseNs, 0)), "transports"
 }
 
 // mergeCommunication joins the ranks' communication into the cluster's: cross-rank
@@ -322,14 +355,17 @@ type linkKey struct {
 	transport string
 }
 
-// opSteps gives each of a rank's ops the step whose device window it starts in (-1
-// when none), with the windows the step breakdown uses.
+// opSteps gives each of a rank's ops its step: the one the profiler assigned it to
+// (ops read from its per-op analysis), else the step whose device window it starts in
+// (-1 when none), with the windows the step breakdown uses.
 func opSteps(r *profile.Rank) []int {
 	out := make([]int, len(r.CommOps))
-	for i := range out {
-		out[i] = -1
+	assigned := false
+	for i, op := range r.CommOps {
+		out[i] = op.Step
+		assigned = assigned || op.Step >= 0
 	}
-	if len(r.Steps) == 0 {
+	if len(r.Steps) == 0 || assigned {
 		return out
 	}
 	flows := r.Flows
@@ -572,17 +608,43 @@ func globalRanksByGroup(r *profile.Rank) map[string][]int {
 }
 
 // crossRankWait sets each op's CrossWaitNs: its elapse minus the fastest rank's for
-// the same op (group, name).
+// the same op, where the same op is the same (group, name with its sequence number,
+// step) on at least two distinct ranks (msprof-analyze's cluster time summary). An op
+// seen on one rank only, or whose name repeats on one rank within a step (the name is
+// then not an identity), waits for nobody measurable: 0.
 func crossRankWait(ops []OpStat) {
-	fastest := map[[2]string]int64{}
+	type opKey struct {
+		group, name string
+		step        int
+	}
+	type match struct {
+		fastestNs int64
+		ranks     int
+		repeated  bool
+		lastRank  int
+	}
+	seen := map[opKey]*match{}
 	for _, o := range ops {
-		k := [2]string{o.Group, o.Name}
-		if f, ok := fastest[k]; !ok || o.ElapseNs < f {
-			fastest[k] = o.ElapseNs
+		k := opKey{o.Group, o.Name, o.Step}
+		m := seen[k]
+		if m == nil {
+			seen[k] = &match{fastestNs: o.ElapseNs, ranks: 1, lastRank: o.Rank}
+			continue
+		}
+		m.fastestNs = min(m.fastestNs, o.ElapseNs)
+		if o.Rank == m.lastRank {
+			m.repeated = true // ops arrive rank by rank: a repeat is on the same rank
+		} else {
+			m.ranks++
+			m.lastRank = o.Rank
 		}
 	}
 	for i := range ops {
-		ops[i].CrossWaitNs = ops[i].ElapseNs - fastest[[2]string{ops[i].Group, ops[i].Name}]
+		m := seen[opKey{ops[i].Group, ops[i].Name, ops[i].Step}]
+		ops[i].CrossWaitNs = 0
+		if m.ranks >= 2 && !m.repeated {
+			ops[i].CrossWaitNs = ops[i].ElapseNs - m.fastestNs
+		}
 	}
 }
 

@@ -22,6 +22,9 @@ type GateResult struct {
 	Gate
 	Value  float64
 	Passed bool
+	// Unmeasured is set when the run has no value for the metric (per-op shares of a
+	// run without per-op records): such a gate fails, since nothing was checked.
+	Unmeasured bool
 }
 
 var gateRe = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(>=|<=|>|<)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$`)
@@ -82,7 +85,11 @@ func (g Gate) Breached(value float64) bool {
 func EvaluateGates(gates []Gate, metrics map[string]float64) []GateResult {
 	out := make([]GateResult, 0, len(gates))
 	for _, g := range gates {
-		v := metrics[g.Metric]
+		v, ok := metrics[g.Metric]
+		if !ok {
+			out = append(out, GateResult{Gate: g, Unmeasured: true})
+			continue
+		}
 		out = append(out, GateResult{Gate: g, Value: v, Passed: !g.Breached(v)})
 	}
 	return out

@@ -43,8 +43,16 @@ type GroupComm struct {
 	CommNotOverlappedNs int64
 }
 
-// CommShare is Communication(Not Overlapped) / Stage: the exposed share.
-func (s StepBreakdown) CommShare() float64 { return ratio(s.CommNotOverlappedNs, s.StageNs) }
+// ExposedCommNs is the step's exposed communication: Communication(Not Overlapped)
+// less the receive time the profiler already counts as Bubble (its "Communication(Not
+// Overlapped and Exclude Receive)"), so that it stays within Stage, which excludes
+// Bubble too.
+func (s StepBreakdown) ExposedCommNs() int64 {
+	return min(max(s.CommNotOverlappedNs-s.BubbleNs, 0), max(s.StageNs, 0))
+}
+
+// CommShare is the exposed communication over Stage (ExposedCommNs / Stage).
+func (s StepBreakdown) CommShare() float64 { return ratio(s.ExposedCommNs(), s.StageNs) }
 
 // CommTotalShare is Communication / Stage.
 func (s StepBreakdown) CommTotalShare() float64 { return ratio(s.CommunicationNs, s.StageNs) }

@@ -103,6 +103,13 @@ func readableFile(name string) bool {
 // LoadRank parses one rank's files: the text export, or the db export when
 // ri.DB is set.
 func LoadRank(ri RankInput) *profile.Rank {
+	r := loadRankFiles(ri)
+	opsFromCommStats(r)
+	return r
+}
+
+// loadRankFiles reads a rank's files into the model, as they are.
+func loadRankFiles(ri RankInput) *profile.Rank {
 	switch {
 	case ri.Kineto != "":
 		r, err := OpenKineto(ri.Kineto)

@@ -9,7 +9,9 @@
 package profile
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -59,9 +61,14 @@ type Rank struct {
 	Steps       []StepMarker // host-side ProfilerStep#N windows, by start time
 	Compute     []Interval   // device compute tasks (Ascend Hardware; Kineto: non-NCCL GPU kernels), by start time
 	CommOps     []CommOp     // HCCL op rows (Kineto: NCCL kernels), by start time
-	CommTasks   []CommTask   // HCCL plane rows, by start time
-	Overlap     OverlapLayer // the profiler's own Overlap Analysis rows
-	Flows       []DeviceFlow // host→device flow ends, by device time (for step mapping)
+	// CommOpsSource says where CommOps came from: "timeline", or, for a rank without
+	// timeline ops, the profiler's per-op analysis ("communication.json",
+	// "analysis.db", "communication_analyzer.db") or "kernel_details.csv"; "" when
+	// the rank has no ops.
+	CommOpsSource string
+	CommTasks     []CommTask   // HCCL plane rows, by start time
+	Overlap       OverlapLayer // the profiler's own Overlap Analysis rows
+	Flows         []DeviceFlow // host→device flow ends, by device time (for step mapping)
 	// ClipToStepWindows says that device and host share a clock (Kineto: CUDA activity
 	// timestamps are converted to the host clock), so a step is its host ProfilerStep#N
 	// window itself: device intervals are clipped to it and Stage is its length, rather
@@ -173,6 +180,17 @@ type CommOp struct {
 	DataType string // FP32, BF16, ... ("" when unknown)
 	Count    int64  // number of elements (0 when unknown)
 	AlgType  string // MESH-RING, ...
+}
+
+// SortOpsByStart sorts ops by start time, then name, so the order does not depend on
+// the source's.
+func SortOpsByStart(ops []CommOp) {
+	slices.SortStableFunc(ops, func(a, b CommOp) int {
+		if a.StartNs != b.StartNs {
+			return cmp.Compare(a.StartNs, b.StartNs)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 }
 
 // Bytes is the op's message size (count × element size), 0 when unknown.

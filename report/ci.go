@@ -38,7 +38,7 @@ func WriteJUnit(w io.Writer, d *Document) error {
 		c := junitCase{Name: g.Expr, ClassName: "hcclprof." + g.Metric}
 		if !g.Passed {
 			s.Failures++
-			msg := fmt.Sprintf("%s = %s breaches %s", g.Metric, formatMetric(g.Metric, g.Value), g.Expr)
+			msg := fmt.Sprintf("%s = %s breaches %s", g.Metric, gateValue(g), g.Expr)
 			c.Failure = &junitFailure{Message: msg, Text: msg + "\n" + d.verdict()}
 		}
 		s.Cases = append(s.Cases, c)
@@ -61,7 +61,7 @@ func WriteGitHubAnnotations(w io.Writer, d *Document) error {
 	p := &printer{w: w}
 	for _, g := range d.FailedGates() {
 		p.printf("::error title=hcclprof gate %s::%s\n", ghEscapeProp(g.Expr),
-			ghEscape(fmt.Sprintf("%s = %s breaches %s (%s)", g.Metric, formatMetric(g.Metric, g.Value), g.Expr, d.verdict())))
+			ghEscape(fmt.Sprintf("%s = %s breaches %s (%s)", g.Metric, gateValue(g), g.Expr, d.verdict())))
 	}
 	if d.Advice != nil {
 		for _, f := range d.Advice.Findings {

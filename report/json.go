@@ -40,8 +40,21 @@ type jsonSummary struct {
 	CommTotalShare float64 `json:"comm_total_share"`
 	AllReduceShare float64 `json:"allreduce_share"`
 	OverlapRatio   float64 `json:"overlap_ratio"`
-	Incomplete     bool    `json:"incomplete"`
-	Verdict        string  `json:"verdict"`
+	// ExposedTransferShare and ExposedWaitShare split comm_share (null when no rank has
+	// per-op records); Diagnosis is the leading cause (null when not computed).
+	ExposedTransferShare *float64       `json:"exposed_transfer_share"`
+	ExposedWaitShare     *float64       `json:"exposed_wait_share"`
+	Diagnosis            *jsonDiagnosis `json:"diagnosis"`
+	RanksProfiled        int            `json:"ranks_profiled"`
+	Incomplete           bool           `json:"incomplete"`
+	Verdict              string         `json:"verdict"`
+}
+
+type jsonDiagnosis struct {
+	Cause    string  `json:"cause"`
+	Share    float64 `json:"share"`
+	Title    string  `json:"title"`
+	Evidence string  `json:"evidence"`
 }
 
 type jsonRank struct {
@@ -292,12 +305,20 @@ func commJSON(c analysis.Communication) jsonComm {
 }
 
 type jsonGate struct {
-	Expr      string  `json:"expr"`
-	Metric    string  `json:"metric"`
-	Op        string  `json:"op"`
-	Value     float64 `json:"value"`
-	Threshold float64 `json:"threshold"`
-	Passed    bool    `json:"passed"`
+	Expr      string   `json:"expr"`
+	Metric    string   `json:"metric"`
+	Op        string   `json:"op"`
+	Value     *float64 `json:"value"` // null when the run has no value for the metric
+	Threshold float64  `json:"threshold"`
+	Passed    bool     `json:"passed"`
+}
+
+func sharePtr(x *float64) *float64 {
+	if x == nil {
+		return nil
+	}
+	v := share(*x)
+	return &v
 }
 
 // us converts ns to µs, exact to the ns.
@@ -322,7 +343,8 @@ func WriteJSON(w io.Writer, d *Document) error {
 		Summary: jsonSummary{Ranks: s.Ranks, Steps: s.Steps, StepTimeUs: us(s.StepTimeNs),
 			CommShare: share(s.CommShare), CommTotalShare: share(s.CommTotalShare),
 			AllReduceShare: share(s.AllReduceShare), OverlapRatio: share(s.OverlapRatio),
-			Incomplete: s.Incomplete, Verdict: d.verdict()},
+			Incomplete: s.Incomplete, Verdict: d.verdict(), RanksProfiled: len(r.Ranks),
+			ExposedTransferShare: sharePtr(s.ExposedTransferShare), ExposedWaitShare: sharePtr(s.ExposedWaitShare)},
 		Ranks:           []jsonRank{},
 		Collectives:     []jsonCollective{},
 		Warnings:        nonNil(r.Warnings),
@@ -331,6 +353,10 @@ func WriteJSON(w io.Writer, d *Document) error {
 		Communication:   commJSON(r.Communication),
 		Findings:        adviceFindings(d.Advice),
 		Recommendations: adviceRecommendations(d.Advice),
+	}
+	if d.Advice != nil {
+		dg := d.Advice.Diagnosis
+		out.Summary.Diagnosis = &jsonDiagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
 	}
 	for _, rr := range r.Ranks {
 		jr := jsonRank{Rank: rr.Rank, Source: string(rr.Source), Format: string(rr.Format), Dir: rr.Dir,
@@ -351,7 +377,12 @@ func WriteJSON(w io.Writer, d *Document) error {
 			AlgBwGBps: round(c.AlgBwGBps, 4), BusBwGBps: round(c.BusBwGBps, 4)})
 	}
 	for _, g := range d.Gates {
-		out.Gates = append(out.Gates, jsonGate{Expr: g.Expr, Metric: g.Metric, Op: g.Op, Value: g.Value, Threshold: g.Threshold, Passed: g.Passed})
+		jg := jsonGate{Expr: g.Expr, Metric: g.Metric, Op: g.Op, Threshold: g.Threshold, Passed: g.Passed}
+		if !g.Unmeasured {
+			v := g.Value
+			jg.Value = &v
+		}
+		out.Gates = append(out.Gates, jg)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

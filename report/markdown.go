@@ -79,7 +79,7 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 			if !g.Passed {
 				status = "**FAIL**"
 			}
-			p.printf("- %s `%s` (%s = %s)\n", status, mdCode(g.Expr), g.Metric, formatMetric(g.Metric, g.Value))
+			p.printf("- %s `%s` (%s = %s)\n", status, mdCode(g.Expr), g.Metric, gateValue(g))
 		}
 		p.printf("\n")
 	}

@@ -65,8 +65,12 @@ func VerdictWithin(s analysis.Summary, budget float64) string {
 	}
 }
 
-// verdict is the document's verdict, against its budget.
+// verdict is the document's verdict: the diagnosis' title when the advice was
+// computed (it names the cause), else the shares against the budget.
 func (d *Document) verdict() string {
+	if d.Advice != nil && d.Advice.Diagnosis.Title != "" {
+		return d.Advice.Diagnosis.Title
+	}
 	b := d.CommBudget
 	if b == 0 {
 		b = DefaultCommBudget

@@ -72,7 +72,7 @@ func WriteText(w io.Writer, d *Document) error {
 			if !g.Passed {
 				status = "FAIL"
 			}
-			p.printf("  %s  %s (%s = %s)\n", status, g.Expr, g.Metric, formatMetric(g.Metric, g.Value))
+			p.printf("  %s  %s (%s = %s)\n", status, g.Expr, g.Metric, gateValue(g))
 		}
 	}
 	if len(r.Warnings) > 0 {
@@ -127,6 +127,14 @@ func newTable(w io.Writer) *tablewriter.Table {
 func ms(ns int64) string    { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
 func msf(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) }
 func pct(x float64) string  { return fmt.Sprintf("%.2f%%", 100*x) }
+
+// gateValue is a gate's measured value, or why there is none.
+func gateValue(g analysis.GateResult) string {
+	if g.Unmeasured {
+		return "not measured in this run"
+	}
+	return formatMetric(g.Metric, g.Value)
+}
 
 func formatMetric(name string, v float64) string {
 	if strings.HasSuffix(name, "share") || strings.HasSuffix(name, "ratio") {

@@ -1,0 +1,294 @@
+package advisor
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// Causes of a diagnosis (Diagnosis.Cause).
+const (
+	CauseTransfer       = "transfer"         // exposed communication that moves data
+	CauseStraggler      = "straggler"        // waiting for a slower profiled rank
+	CauseStageImbalance = "stage_imbalance"  // waiting for the other pipeline stage, which computes more
+	CausePipelineBubble = "pipeline_bubble"  // pipeline waiting with balanced stages: too few micro-batches
+	CauseUnprofiled     = "unprofiled_ranks" // waiting in groups whose other members were not profiled
+	CauseHostBound      = "host_bound"       // the device idles (Free)
+	CauseComputeBound   = "compute_bound"    // communication hidden or within the budget
+	CauseUnknown        = "unknown"
+)
+
+// Diagnosis is what holds the step back most: the cause, the share of Stage it
+// explains, a title that leads the report and the evidence behind it.
+type Diagnosis struct {
+	Cause    string
+	Share    float64
+	Title    string
+	Evidence string
+}
+
+// Thresholds of the diagnosis.
+const (
+	// hostBoundFreeShare: a device idle at least this share of Stage, and idle more than
+	// it communicates exposed, is held back by the host.
+	hostBoundFreeShare = 0.5
+	// stageImbalanceMin: pipeline stages whose compute differs by at least this much
+	// (slowest over fastest, less 1) make the other stages wait; below it the pipeline's
+	// waiting is its bubble.
+	stageImbalanceMin = 0.10
+)
+
+// Diagnose names the leading cause of a run's step time from the analysis' exposure
+// split (analysis.Exposure): the device idling, communication within budget, or the
+// largest of moving data and the kinds of waiting.
+func Diagnose(res *analysis.Result, opts Options) Diagnosis {
+	budget := opts.CommBudget
+	if budget == 0 {
+		budget = DefaultOptions.CommBudget
+	}
+	s := res.Summary
+	if s.Ranks == 0 {
+		return Diagnosis{Cause: CauseUnknown, Title: "no step breakdown could be computed"}
+	}
+	var stage, free, computing, prep int64
+	var steps int64
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			stage += st.StageNs
+			free += st.FreeNs
+			computing += st.ComputingNs
+			prep += st.PreparingNs
+			steps++
+		}
+	}
+	if stage <= 0 {
+		return Diagnosis{Cause: CauseUnknown, Title: "the steps have no length: nothing to diagnose"}
+	}
+	freeShare := float64(free) / float64(stage)
+	exposed := pct(s.CommShare)
+	if freeShare >= hostBoundFreeShare && freeShare > s.CommShare {
+		return Diagnosis{Cause: CauseHostBound, Share: freeShare,
+			Title: fmt.Sprintf("the device idles %s of the step: the host is the bottleneck, not the NPU", pct(freeShare)),
+			Evidence: fmt.Sprintf("Free %.3f ms of a mean Stage of %.3f ms per step (computing %s, exposed communication %s; the host starts each step %.3f ms before its first device task on average): "+
+				"profile the host (Python, data loading, operator launches) before the device", float64(free)/float64(steps)/1e6, float64(stage)/float64(steps)/1e6,
+				pct(float64(computing)/float64(stage)), exposed, float64(prep)/float64(steps)/1e6)}
+	}
+	if s.CommShare <= budget {
+		title := fmt.Sprintf("communication is hidden or within the %s budget (%s of the step exposed)", pct(budget), exposed)
+		if s.CommTotalShare == 0 {
+			title = "no communication in the profiled steps"
+		}
+		return Diagnosis{Cause: CauseComputeBound, Share: float64(computing) / float64(stage), Title: title,
+			Evidence: fmt.Sprintf("computing %s of the step, Free %s", pct(float64(computing)/float64(stage)), pct(freeShare))}
+	}
+	ex := res.Exposure
+	if !ex.OpsKnown {
+		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
+			Title:    fmt.Sprintf("%s of the step is exposed communication; no per-op records say why", exposed),
+			Evidence: "no rank has a timeline, communication.json or analysis.db with per-op times: collect with profiler_level Level1 or keep communication.json"}
+	}
+	parts := []struct {
+		cause string
+		share float64
+	}{
+		{CauseTransfer, ex.TransferShare},
+		{CauseUnprofiled, ex.UnprofiledWaitShare},
+		{CauseStageImbalance, ex.PipelineWaitShare},
+		{CauseStraggler, ex.StragglerWaitShare},
+	}
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].share > parts[j].share })
+	lead := parts[0]
+	if lead.share <= 0 {
+		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
+			Title:    fmt.Sprintf("%s of the step is exposed communication, in neither moving data nor waiting for a peer", exposed),
+			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}
+	}
+	ofExposed := lead.share / s.CommShare
+	d := Diagnosis{Cause: lead.cause, Share: lead.share}
+	head := fmt.Sprintf("%s of the step is exposed communication; %s of it", exposed, pct(ofExposed))
+	split := fmt.Sprintf("exposed communication %s of the step: moving data %s, waiting for a peer %s (a slower rank %s, the other pipeline stage %s, ranks not profiled %s), the rest (synchronisation, idle) %s",
+		exposed, pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.StragglerWaitShare), pct(ex.PipelineWaitShare), pct(ex.UnprofiledWaitShare), pct(ex.OtherShare))
+	switch lead.cause {
+	case CauseTransfer:
+		d.Title = head + " moves data"
+		d.Evidence = split + ": the links, the algorithm and the message sizes decide it"
+	case CauseUnprofiled:
+		d.Title = head + " waits for " + unprofiledPhrase(ex.Unprofiled)
+		d.Evidence = split + ": the profiled ranks wait in groups whose other members left no profile; profile every rank of those groups (torch_npu: run the profiler on all ranks, not only rank 0; msprof: collect on every device) to see who arrives late"
+	case CauseStageImbalance:
+		pl, imb := mostImbalanced(res.Communication.Pipelines)
+		if pl == nil || imb < stageImbalanceMin {
+			d.Cause = CausePipelineBubble
+			d.Title = head + " is pipeline waiting with balanced stages (the bubble)"
+			d.Evidence = split + bubbleEvidence(pl)
+		} else {
+			slow, fast := extremeStages(pl)
+			d.Title = head + fmt.Sprintf(" is one pipeline stage waiting for the other: stage %d computes %.3f ms more per step than stage %d",
+				slow, float64(pl.StageComputingNs[slow]-pl.StageComputingNs[fast])/1e6, fast)
+			d.Evidence = split + fmt.Sprintf("; per-stage computing per step %s ms (pipeline %s, ranks %s)", stageList(pl), shortGroup(pl.Group), intsText(pl.Ranks))
+		}
+	case CauseStraggler:
+		d.Title = head + " waits for a slower rank"
+		if sr := res.Communication.SlowRanks; len(sr) > 0 {
+			d.Title = head + fmt.Sprintf(" waits for rank %d", sr[0].Rank)
+		}
+		d.Evidence = split + ": ranks of the same group arrive at their collectives at different times"
+	}
+	return d
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// unprofiledPhrase names the groups with unprofiled members: "the 6 ranks of group
+// …080586 that were not profiled (2, 3, 4, 5, 6, 7)".
+func unprofiledPhrase(groups []analysis.UnprofiledGroup) string {
+	if len(groups) == 0 {
+		return "ranks that were not profiled"
+	}
+	var parts []string
+	for i, g := range groups {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more groups", len(groups)-3))
+			break
+		}
+		name := "group " + shortGroup(g.Group)
+		if g.Kind != "" {
+			name = g.Kind + " " + name
+		}
+		p := fmt.Sprintf("the %d ranks of %s that were not profiled", g.MissingCount, name)
+		if g.MissingCount == 1 {
+			p = fmt.Sprintf("the rank of %s that was not profiled", name)
+		}
+		if len(g.Missing) > 0 {
+			p += " (" + intsText(g.Missing) + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func intsText(xs []int) string {
+	if len(xs) > 8 {
+		return fmt.Sprintf("%s … %s (%d)", intsText(xs[:4]), intsText(xs[len(xs)-2:]), len(xs))
+	}
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mostImbalanced is the pipeline whose stages' compute differs most.
+func mostImbalanced(pls []analysis.Pipeline) (*analysis.Pipeline, float64) {
+	var best *analysis.Pipeline
+	for i := range pls {
+		if len(pls[i].StageComputingNs) < 2 {
+			continue
+		}
+		if best == nil || pls[i].Imbalance > best.Imbalance {
+			best = &pls[i]
+		}
+	}
+	if best == nil {
+		return nil, 0
+	}
+	return best, best.Imbalance
+}
+
+// extremeStages are the stages that compute most and least per step.
+func extremeStages(pl *analysis.Pipeline) (slow, fast int) {
+	for i, c := range pl.StageComputingNs {
+		if c > pl.StageComputingNs[slow] {
+			slow = i
+		}
+		if c < pl.StageComputingNs[fast] {
+			fast = i
+		}
+	}
+	return slow, fast
+}
+
+func stageList(pl *analysis.Pipeline) string {
+	parts := make([]string, len(pl.StageComputingNs))
+	for i, c := range pl.StageComputingNs {
+		parts[i] = fmt.Sprintf("%.3f", float64(c)/1e6)
+	}
+	return strings.Join(parts, " / ")
+}
+
+func bubbleEvidence(pl *analysis.Pipeline) string {
+	if pl == nil {
+		return ""
+	}
+	if pl.TheoryBubble > 0 {
+		return fmt.Sprintf("; %d stages, %d micro-batches per step (%s): the bubble is %s in theory, %s measured", pl.Stages, pl.Microbatches, pl.MicrobatchesSource,
+			pct(pl.TheoryBubble), pct(pl.MeasuredBubble))
+	}
+	return fmt.Sprintf("; %d stages, micro-batches per step unknown", pl.Stages)
+}
+
+// waitingCause reports whether a cause is a kind of waiting, under which changes that
+// speed up data movement (buckets, algorithms, buffers) would not shorten the step.
+func waitingCause(cause string) bool {
+	switch cause {
+	case CauseStraggler, CauseStageImbalance, CausePipelineBubble, CauseUnprofiled:
+		return true
+	}
+	return false
+}
+
+// causeFindings turns the diagnosis into the finding that says what to do about its
+// cause, with the framework's real knobs. Severity follows the share of the step at
+// stake; a straggler seen in a single profiled step is weak evidence, one level lower.
+func causeFindings(res *analysis.Result, d Diagnosis) []Finding {
+	var cure string
+	id := "cause_" + d.Cause
+	switch d.Cause {
+	case CauseStageImbalance:
+		cure = "Move layers from the slower stage to the others: Megatron --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers " +
+			"(MindSpeed: --num-layer-list), or interleave with --num-layers-per-virtual-pipeline-stage. The first and last stages also carry the embedding and the loss."
+	case CausePipelineBubble:
+		cure = "Run more micro-batches per step (Megatron: raise --global-batch-size or lower --micro-batch-size), or interleave the stages with --num-layers-per-virtual-pipeline-stage."
+	case CauseUnprofiled:
+		cure = "Profile every rank of those groups (torch_npu: start the profiler on all ranks, not only some; msprof: collect on every device), then run hcclprof on all of them to see which rank arrives late."
+	case CauseStraggler:
+		cure = "Find why that rank arrives late (its compute per step, its host: data loading, CPU binding, launches) before changing links or algorithms."
+	case CauseHostBound:
+		cure = "Profile the host side (Python, data loading, operator launches; torch_npu: TASK_QUEUE_ENABLE, larger batches) before the device."
+	default:
+		return nil
+	}
+	sev := Low
+	switch {
+	case d.Share >= 0.3:
+		sev = High
+	case d.Share >= 0.1:
+		sev = Medium
+	}
+	// A straggler named from one step may be that step's noise.
+	if d.Cause == CauseStraggler && res.Summary.Steps < 2 && sev != Low {
+		sev = lower(sev)
+		cure += " (One profiled step: confirm on more steps.)"
+	}
+	return []Finding{{ID: id, Severity: sev, Title: capitalise(d.Title), Evidence: d.Evidence + ". " + cure}}
+}
+
+func lower(s Severity) Severity {
+	switch s {
+	case High:
+		return Medium
+	case Medium:
+		return Low
+	}
+	return s
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

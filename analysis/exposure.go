@@ -1,0 +1,252 @@
+package analysis
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Exposure splits a run's exposed communication by what the ops spent it on: moving
+// data, waiting for a peer (by whom they waited for), and the rest. It answers why the
+// communication is exposed; advisor.Diagnose reads it for the leading cause.
+//
+// Each op's elapse E splits into
+//   - moving: OpStat.MovingNs (the profiler's Transit, or its transports' time);
+//   - waiting for a profiled peer: OpStat.CrossWaitNs (E less the fastest profiled
+//     rank's E for the same op), capped at E − moving; it is pipeline waiting when the
+//     op is point-to-point or its group joins ranks of different pipeline stages, and
+//     waiting for a straggler otherwise;
+//   - waiting for ranks that were not profiled: in a group some of whose members were
+//     not profiled, the rest of E − moving. The fastest profiled rank may itself have
+//     waited for an unprofiled one, and nothing measured separates that wait from the
+//     op's own synchronisation, so this part is an upper bound;
+//   - the rest: synchronisation, handshakes and idle time within the op (in a group
+//     whose members were all profiled, or of one rank).
+//
+// A rank-step's exposed communication (Communication(Not Overlapped), less the receive
+// time the profiler counts as Bubble) is shared among its ops' parts in proportion to
+// them: the profile says how much of the step's communication was exposed, not which
+// part of each op. Exposed time that no op accounts for (ops missing from the source)
+// is counted in the rest. The parts of each rank-step sum to its exposed time, so the
+// shares sum to comm_share.
+type Exposure struct {
+	// Shares of Σ Stage over ranks and steps (comm_share's weighting).
+	TransferShare       float64
+	WaitShare           float64 // StragglerWaitShare + PipelineWaitShare + UnprofiledWaitShare
+	StragglerWaitShare  float64
+	PipelineWaitShare   float64
+	UnprofiledWaitShare float64
+	OtherShare          float64
+	// OpsKnown is false when no rank had per-op records: the split is then all
+	// OtherShare and says nothing.
+	OpsKnown bool
+	Ranks    []RankExposure
+	// Unprofiled lists the groups some of whose members were not profiled.
+	Unprofiled []UnprofiledGroup
+}
+
+// RankExposure is one rank's split, summed over its steps, in ns.
+type RankExposure struct {
+	Rank                                int
+	StageNs, CommunicationNs, ExposedNs int64
+	TransferNs, StragglerWaitNs         int64
+	PipelineWaitNs, UnprofiledWaitNs    int64
+	OtherNs                             int64
+	OpsNs                               int64 // Σ elapse of the rank's ops in its steps
+	PipelineStage                       int   // its stage in the first pipeline it belongs to; -1 when none
+}
+
+// WaitNs is the rank's exposed waiting, all causes.
+func (r RankExposure) WaitNs() int64 {
+	return r.StragglerWaitNs + r.PipelineWaitNs + r.UnprofiledWaitNs
+}
+
+// UnprofiledGroup is a communicator some of whose members were not profiled.
+type UnprofiledGroup struct {
+	Group   string
+	Kind    string
+	Size    int
+	Missing []int // global ranks not profiled, when the group's members are known
+	// MissingCount is Size − profiled members (len(Missing) when the members are known).
+	MissingCount int
+}
+
+// exposure computes the split from the merged ops.
+func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collective, pls []Pipeline) Exposure {
+	var out Exposure
+	profiled := map[int]bool{}
+	for _, r := range ranks {
+		profiled[r.Rank] = true
+	}
+	unprofiled := unprofiledGroups(ops, groups, colls, profiled)
+	incomplete := map[string]bool{}
+	for _, g := range unprofiled {
+		incomplete[g.Group] = true
+	}
+	out.Unprofiled = unprofiled
+	crossStage := crossStageGroups(groups, pls)
+	stageOf := map[int]int{}
+	for _, pl := range pls {
+		for i, r := range pl.Ranks {
+			if _, ok := stageOf[r]; !ok {
+				stageOf[r] = i
+			}
+		}
+	}
+
+	type rankStep struct{ rank, step int }
+	type parts struct{ ops, moving, straggler, pipeline, unprofiled, other float64 }
+	byStep := map[rankStep]*parts{}
+	for _, o := range ops {
+		if o.ElapseNs <= 0 {
+			continue
+		}
+		out.OpsKnown = true
+		p := byStep[rankStep{o.Rank, o.Step}]
+		if p == nil {
+			p = &parts{}
+			byStep[rankStep{o.Rank, o.Step}] = p
+		}
+		e := float64(o.ElapseNs)
+		moving := float64(min(max(o.MovingNs, 0), o.ElapseNs))
+		rest := e - moving
+		cw := min(float64(max(o.CrossWaitNs, 0)), rest)
+		rest -= cw
+		p.ops += e
+		p.moving += moving
+		if crossStage[o.Group] || profile.IsP2P(o.Name) {
+			p.pipeline += cw
+		} else {
+			p.straggler += cw
+		}
+		if incomplete[o.Group] {
+			p.unprofiled += rest
+		} else {
+			p.other += rest
+		}
+	}
+
+	var stage float64
+	var sums parts
+	for _, r := range ranks {
+		re := RankExposure{Rank: r.Rank, PipelineStage: -1}
+		if s, ok := stageOf[r.Rank]; ok {
+			re.PipelineStage = s
+		}
+		for _, st := range r.Steps {
+			exposed := st.ExposedCommNs()
+			re.StageNs += st.StageNs
+			re.CommunicationNs += st.CommunicationNs
+			re.ExposedNs += exposed
+			stage += float64(st.StageNs)
+			p := byStep[rankStep{r.Rank, st.Step}]
+			if p == nil {
+				p = &parts{}
+			}
+			scale := 1.0
+			if p.ops > float64(exposed) {
+				scale = float64(exposed) / p.ops
+			}
+			moving, straggler := p.moving*scale, p.straggler*scale
+			pipeline, unprof := p.pipeline*scale, p.unprofiled*scale
+			other := float64(exposed) - moving - straggler - pipeline - unprof
+			re.OpsNs += int64(p.ops)
+			re.TransferNs += int64(moving)
+			re.StragglerWaitNs += int64(straggler)
+			re.PipelineWaitNs += int64(pipeline)
+			re.UnprofiledWaitNs += int64(unprof)
+			re.OtherNs += int64(max(other, 0))
+			sums.moving += moving
+			sums.straggler += straggler
+			sums.pipeline += pipeline
+			sums.unprofiled += unprof
+			sums.other += max(other, 0)
+		}
+		out.Ranks = append(out.Ranks, re)
+	}
+	if stage > 0 {
+		out.TransferShare = sums.moving / stage
+		out.StragglerWaitShare = sums.straggler / stage
+		out.PipelineWaitShare = sums.pipeline / stage
+		out.UnprofiledWaitShare = sums.unprofiled / stage
+		out.WaitShare = out.StragglerWaitShare + out.PipelineWaitShare + out.UnprofiledWaitShare
+		out.OtherShare = sums.other / stage
+	}
+	return out
+}
+
+// unprofiledGroups lists the groups with members that were not profiled: from the
+// members parallel_group_info names, else from the group's size (the collectives
+// table's, which reads communication_matrix.json too) against the ranks seen in it.
+func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled map[int]bool) []UnprofiledGroup {
+	size := map[string]int{}
+	for _, c := range colls {
+		if c.GroupSizeSource != "profiled ranks" {
+			size[c.Group] = max(size[c.Group], c.GroupSize)
+		}
+	}
+	seen := map[string]map[int]bool{}
+	for _, o := range ops {
+		if seen[o.Group] == nil {
+			seen[o.Group] = map[int]bool{}
+		}
+		seen[o.Group][o.Rank] = true
+	}
+	var out []UnprofiledGroup
+	for _, g := range groups {
+		if len(seen[g.Key]) == 0 {
+			continue // no op of this rank set ran in it: nothing waited on it
+		}
+		ug := UnprofiledGroup{Group: g.Key, Kind: g.Kind}
+		if !g.Inferred {
+			ug.Size = len(g.Ranks)
+			for _, r := range g.Ranks {
+				if !profiled[r] {
+					ug.Missing = append(ug.Missing, r)
+				}
+			}
+			ug.MissingCount = len(ug.Missing)
+		} else {
+			ug.Size = size[g.Key]
+			ug.MissingCount = max(0, ug.Size-len(seen[g.Key]))
+		}
+		if ug.MissingCount > 0 {
+			out = append(out, ug)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
+}
+
+// crossStageGroups are the pipeline groups and the groups all of whose members are in
+// one pipeline group (two or more of its stages: Megatron's embedding group of the
+// first and last stage, for instance): their collectives wait for the slower stage.
+func crossStageGroups(groups []Group, pls []Pipeline) map[string]bool {
+	out := map[string]bool{}
+	for _, pl := range pls {
+		out[pl.Group] = true
+		in := map[int]bool{}
+		for _, r := range pl.Ranks {
+			in[r] = true
+		}
+		for _, g := range groups {
+			if len(g.Ranks) < 2 || g.Inferred {
+				continue
+			}
+			all := true
+			for _, r := range g.Ranks {
+				all = all && in[r]
+			}
+			if all {
+				out[g.Key] = true
+			}
+		}
+	}
+	for _, g := range groups {
+		if strings.EqualFold(g.Kind, "pp") {
+			out[g.Key] = true
+		}
+	}
+	return out
+}
