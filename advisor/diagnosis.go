@@ -107,6 +107,12 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}
 	}
 	ofExposed := lead.share / s.CommShare
+	if !ex.SplitKnown && ofExposed < 0.5 {
+		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
+			Title: fmt.Sprintf("%s of the step is exposed communication; the ops' records do not say how much of it moves data", exposed),
+			Evidence: fmt.Sprintf("the ops come from %s, which has their elapses but not their transit and wait times: waiting for a profiled peer explains %s of the step; "+
+				"collect with profiler_level Level1, or keep communication.json, to split the rest", "kernel_details.csv", pct(ex.WaitShare))}
+	}
 	d := Diagnosis{Cause: lead.cause, Share: lead.share}
 	head := fmt.Sprintf("%s of the step is exposed communication; %s of it", exposed, pct(ofExposed))
 	split := fmt.Sprintf("exposed communication %s of the step: moving data %s, waiting for a peer %s (a slower rank %s, the other pipeline stage %s, ranks not profiled %s), the rest (synchronisation, idle) %s",

@@ -40,7 +40,11 @@ type Summary struct {
 	// data and waiting for a peer (Exposure); with the rest they sum to CommShare.
 	// Absent (nil) when no rank has per-op records.
 	ExposedTransferShare, ExposedWaitShare *float64
-	Incomplete                             bool // some rank could not be read in full
+	// RanksExpected is the job's world size as the profiles state it
+	// (distributed_args.world_size, else the largest parallel_group_info group); 0
+	// when unknown.
+	RanksExpected int
+	Incomplete    bool // some rank could not be read in full
 }
 
 // Metrics returns the summary metrics by name, as --fail-on names them.
@@ -224,6 +228,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 		}
 	}
 	res.Summary = summarize(res.Ranks)
+	res.Summary.RanksExpected = worldSize(c)
 	var collWarnings []string
 	res.Collectives, collWarnings = collectives(c, func(rank, op int) bool {
 		sk := sums[rank].skipOps
@@ -272,6 +277,7 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		rr.Source = SourceStepTrace
 		rr.Steps = stepTraceSteps(r.StepTrace)
 		addKernelAllReduce(rr.Steps, r.KernelCommOps)
+		addGroupsFromOps(rr.Steps, r.CommOps)
 		warnings = append(warnings, fmt.Sprintf("rank %d: no device timeline (profiler level %s); step figures taken from step_trace_time.csv",
 			r.Rank, orUnknown(r.Info.ProfilerLevel)))
 	default:
@@ -344,4 +350,55 @@ func StepLabel(step int) string {
 		return "-"
 	}
 	return strconv.Itoa(step)
+}
+
+// worldSize is the job's world size as the ranks' metadata state it: the
+// distributed_args' world_size, else the largest communicator of
+// parallel_group_info; 0 when no rank says.
+func worldSize(c *profile.Cluster) int {
+	n := 0
+	for _, r := range c.Ranks {
+		if v, ok := r.Metadata.DistributedArgs["world_size"].(float64); ok && v > 0 && v < 1<<31 {
+			n = max(n, int(v))
+		}
+	}
+	if n > 0 {
+		return n
+	}
+	for _, r := range c.Ranks {
+		for _, g := range r.Metadata.ParallelGroups {
+			if g.Key == "" { // Ascend's parallel_group_info lists every member
+				n = max(n, len(g.GlobalRanks))
+			}
+		}
+	}
+	return n
+}
+
+// addGroupsFromOps splits the steps of a rank without a timeline by communicator from
+// its ops (the profiler's per-op records): each group's communication is the union of
+// its ops' intervals in the step, and its exposed part takes the step's exposed
+// fraction, since without compute intervals the profile does not say which op was
+// overlapped.
+func addGroupsFromOps(steps []StepBreakdown, ops []profile.CommOp) {
+	for i := range steps {
+		st := &steps[i]
+		byGroup := map[string][]profile.Interval{}
+		var order []string
+		for _, op := range ops {
+			if op.Step != st.Step || op.Step < 0 {
+				continue
+			}
+			if _, ok := byGroup[op.Group]; !ok {
+				order = append(order, op.Group)
+			}
+			byGroup[op.Group] = append(byGroup[op.Group], op.Interval)
+		}
+		sort.Strings(order)
+		frac := ratio(st.CommNotOverlappedNs, st.CommunicationNs)
+		for _, g := range order {
+			comm := totalNs(union(byGroup[g]))
+			st.Groups = append(st.Groups, GroupComm{Group: g, CommunicationNs: comm, CommNotOverlappedNs: int64(float64(comm) * frac)})
+		}
+	}
 }

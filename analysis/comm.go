@@ -272,12 +272,48 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 			out.transfers = append(out.transfers, transfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1})
 		})
 	}
+	if len(r.CommTasks) == 0 {
+		matrixTransfers(&out, r, groupRanks, skipSteps)
+	}
 	out.samples = make(map[sampleKey]rankSample, len(times))
 	for k, v := range times {
 		sort.Float64s(v)
 		out.samples[k] = rankSample{medianNs: Median(v), count: len(v)}
 	}
 	return out
+}
+
+// matrixTransfers adds the links of a rank without HCCL tasks from the profiler's
+// communication matrix (communication_matrix.json, analysis.db's CommAnalyzerMatrix):
+// its per-link totals of each op type and group (the "-total" entries, or the raw op
+// entries of the older layout, as msprof-analyze sums them), less the on-chip LOCAL
+// copies, with group-local ranks mapped to global ones through parallel_group_info.
+func matrixTransfers(out *rankComm, r *profile.Rank, groupRanks map[string][]int, skipSteps map[int]bool) {
+	for _, l := range r.CommMatrix {
+		if skipSteps[l.Step] || strings.EqualFold(l.Transport, "LOCAL") || l.SrcLocal == l.DstLocal || !matrixTotal(l.OpKey) {
+			continue
+		}
+		members := groupRanks[l.Group]
+		if l.SrcLocal < 0 || l.DstLocal < 0 || l.SrcLocal >= len(members) || l.DstLocal >= len(members) {
+			out.unmappedBytes += l.Bytes
+			continue
+		}
+		transport := strings.ToUpper(l.Transport)
+		out.transfers = append(out.transfers, transfer{
+			link:  linkKey{members[l.SrcLocal], members[l.DstLocal], transport},
+			peer:  peerKey{l.Group, l.OpKey, transport, 0},
+			bytes: l.Bytes, timeNs: l.TimeNs, count: 1})
+	}
+}
+
+// matrixTotal reports whether a matrix entry is one to sum: an aggregated "-total"
+// entry, or a raw op entry of the older layout (no top/middle/bottom statistic).
+func matrixTotal(opKey string) bool {
+	k := strings.ToLower(opKey)
+	if strings.Contains(k, "total") {
+		return true
+	}
+	return !strings.Contains(k, "top") && !strings.Contains(k, "middle") && !strings.Contains(k, "bottom")
 }
 
 // movingTime is the time an op moved data (OpStat.MovingNs) and where it was read.

@@ -41,7 +41,11 @@ type Exposure struct {
 	// OpsKnown is false when no rank had per-op records: the split is then all
 	// OtherShare and says nothing.
 	OpsKnown bool
-	Ranks    []RankExposure
+	// SplitKnown is set when some op has the profiler's time split (transit, wait):
+	// kernel_details.csv rows have only elapses, so moving data cannot be told from
+	// the op's own waiting.
+	SplitKnown bool
+	Ranks      []RankExposure
 	// Unprofiled lists the groups some of whose members were not profiled.
 	Unprofiled []UnprofiledGroup
 }
@@ -103,6 +107,7 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 			continue
 		}
 		out.OpsKnown = true
+		out.SplitKnown = out.SplitKnown || o.Source != "none"
 		p := byStep[rankStep{o.Rank, o.Step}]
 		if p == nil {
 			p = &parts{}

@@ -46,6 +46,7 @@ type jsonSummary struct {
 	ExposedWaitShare     *float64       `json:"exposed_wait_share"`
 	Diagnosis            *jsonDiagnosis `json:"diagnosis"`
 	RanksProfiled        int            `json:"ranks_profiled"`
+	RanksExpected        *int           `json:"ranks_expected"` // the world size the profiles state; null when unknown
 	Incomplete           bool           `json:"incomplete"`
 	Verdict              string         `json:"verdict"`
 }
@@ -313,6 +314,13 @@ type jsonGate struct {
 	Passed    bool     `json:"passed"`
 }
 
+func positive(n int) *int {
+	if n <= 0 {
+		return nil
+	}
+	return &n
+}
+
 func sharePtr(x *float64) *float64 {
 	if x == nil {
 		return nil
@@ -343,7 +351,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 		Summary: jsonSummary{Ranks: s.Ranks, Steps: s.Steps, StepTimeUs: us(s.StepTimeNs),
 			CommShare: share(s.CommShare), CommTotalShare: share(s.CommTotalShare),
 			AllReduceShare: share(s.AllReduceShare), OverlapRatio: share(s.OverlapRatio),
-			Incomplete: s.Incomplete, Verdict: d.verdict(), RanksProfiled: len(r.Ranks),
+			Incomplete: s.Incomplete, Verdict: d.verdict(), RanksProfiled: len(r.Ranks), RanksExpected: positive(s.RanksExpected),
 			ExposedTransferShare: sharePtr(s.ExposedTransferShare), ExposedWaitShare: sharePtr(s.ExposedWaitShare)},
 		Ranks:           []jsonRank{},
 		Collectives:     []jsonCollective{},

@@ -1,0 +1,179 @@
+package advisor_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+func analyseDir(t *testing.T, dir string) (*profile.Cluster, *analysis.Result, advisor.Advice) {
+	t.Helper()
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	return c, res, advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+}
+
+// commJSONOps reads a communication.json's ops as the profiler wrote them, with a
+// plain decoder (not hcclprof's parser): name@group → time info in ms.
+func commJSONOps(t *testing.T, path string) map[string]map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var doc map[string]map[string]map[string]struct {
+		Time map[string]float64 `json:"Communication Time Info"`
+	}
+	require.NoError(t, json.Unmarshal(b, &doc))
+	out := map[string]map[string]float64{}
+	for _, step := range doc {
+		for _, kind := range step {
+			for key, op := range kind {
+				if !strings.HasPrefix(key, "Total") {
+					out[key] = op.Time
+				}
+			}
+		}
+	}
+	return out
+}
+
+// assertOpsEqualCommJSON checks that every op of every rank equals its
+// communication.json entry, and that no entry is missing.
+func assertOpsEqualCommJSON(t *testing.T, res *analysis.Result, dirOf map[int]string) {
+	t.Helper()
+	byRank := map[int]map[string]analysis.OpStat{}
+	for _, o := range res.Communication.Ops {
+		if byRank[o.Rank] == nil {
+			byRank[o.Rank] = map[string]analysis.OpStat{}
+		}
+		byRank[o.Rank][o.Name+"@"+o.Group] = o
+	}
+	for rank, dir := range dirOf {
+		want := commJSONOps(t, filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "communication.json"))
+		require.Len(t, byRank[rank], len(want), "rank %d: one op per communication.json entry", rank)
+		for key, w := range want {
+			o, ok := byRank[rank][key]
+			require.True(t, ok, "rank %d: %s missing", rank, key)
+			assert.Equal(t, "profiler", o.Source, key)
+			assert.InDelta(t, w["Elapse Time(ms)"]*1e6, float64(o.ElapseNs), 1, key)
+			assert.InDelta(t, w["Transit Time(ms)"]*1e6, float64(o.TransitNs), 1, key)
+			assert.InDelta(t, w["Wait Time(ms)"]*1e6, float64(o.WaitNs), 1, key)
+			assert.InDelta(t, w["Synchronization Time(ms)"]*1e6, float64(o.SyncNs), 1, key)
+			assert.InDelta(t, w["Idle Time(ms)"]*1e6, float64(o.IdleNs), 1, key)
+		}
+	}
+}
+
+// The Megatron PP2×DP2 job without trace_view.json: per-op figures from
+// communication.json, links from the matrix, the pipeline found, and the diagnosis is
+// the stage imbalance (stage 1 computes ~169 ms more per step than stage 0).
+func TestMegatronWithoutTraceDiagnosesStageImbalance(t *testing.T) {
+	dir := realdata.Path(t, "megatron-pp2dp2-2of4rank")
+	c, res, adv := analyseDir(t, dir)
+	require.Len(t, c.Ranks, 2)
+	for _, r := range c.Ranks {
+		assert.Equal(t, "communication.json", r.CommOpsSource, "rank %d", r.Rank)
+	}
+	assertOpsEqualCommJSON(t, res, map[int]string{
+		0: filepath.Join(dir, "rank_0_ascend_pt"), 2: filepath.Join(dir, "rank_2_ascend_pt")})
+	var total int64
+	n := 0
+	for _, col := range res.Collectives {
+		total += col.TotalNs
+		n += col.Count
+	}
+	assert.Equal(t, 38, n, "15 ops on rank 0 and 23 on rank 2")
+	assert.InDelta(t, 420.174+277.650, float64(total)/1e6, 0.002, "the collectives table sums communication.json")
+
+	// Op-level Transit is 0 at this level: data movement comes from the transports.
+	for _, o := range res.Communication.Ops {
+		if o.Rank == 0 && o.Name == "hcom_reduceScatter__097_4_1" {
+			assert.Equal(t, "transports", o.MovingSource)
+			assert.InDelta(t, 23.566, float64(o.MovingNs)/1e6, 0.001)
+		}
+		if o.Rank == 0 && o.Name == "hcom_batchSendRecv__128_4_1" {
+			assert.InDelta(t, 158.553-0.804, float64(o.CrossWaitNs)/1e6, 0.002, "rank 0 waits for rank 2 in the same p2p op")
+		}
+	}
+	assert.NotEmpty(t, res.Communication.Links, "links from communication_matrix.json")
+	for _, l := range res.Communication.Links {
+		assert.NotEqual(t, l.Src, l.Dst)
+	}
+	require.Len(t, res.Communication.Pipelines, 1)
+	assert.Equal(t, []int{0, 2}, res.Communication.Pipelines[0].Ranks)
+	assert.NotEmpty(t, res.Communication.GroupSteps)
+	assert.Equal(t, 4, res.Summary.RanksExpected, "distributed_args.world_size")
+	require.Len(t, res.Exposure.Unprofiled, 4, "dp_cp, dp, default_group ... lack ranks 1 and 3")
+	for _, g := range res.Exposure.Unprofiled {
+		assert.Subset(t, []int{1, 3}, g.Missing, g.Kind)
+	}
+
+	d := adv.Diagnosis
+	assert.Equal(t, advisor.CauseStageImbalance, d.Cause, d.Title)
+	assert.Contains(t, d.Title, "stage 1 computes 169.158 ms more per step than stage 0")
+	require.NotNil(t, res.Summary.ExposedWaitShare)
+	// The parts never exceed comm_share, which stays a share.
+	assert.LessOrEqual(t, *res.Summary.ExposedTransferShare+*res.Summary.ExposedWaitShare, res.Summary.CommShare+1e-9)
+	assert.LessOrEqual(t, res.Summary.CommShare, 1.0)
+	// Most of each rank's exposed communication is pipeline waiting.
+	for _, re := range res.Exposure.Ranks {
+		share := float64(re.PipelineWaitNs) / float64(re.ExposedNs)
+		assert.Greater(t, share, 0.5, "rank %d: pipeline waiting %.2f of its exposed communication", re.Rank, share)
+	}
+	assert.Empty(t, adv.Recommendations, "no bucket or algorithm change while waiting leads")
+	var ids []string
+	for _, f := range adv.Findings {
+		ids = append(ids, f.ID)
+	}
+	assert.Contains(t, ids, "cause_stage_imbalance")
+	for _, f := range adv.Findings {
+		assert.Empty(t, advisor.UnknownVariables(f.Title+" "+f.Evidence))
+	}
+}
+
+// imagenet without trace_view.json: the same ops as communication.json, and the same
+// diagnosis as with the trace (waiting for the 6 unprofiled ranks of group …586).
+func TestImagenetWithoutTraceSameDiagnosis(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1")
+	_, withTrace, advWith := analyseDir(t, src)
+
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	for _, r := range []string{"rank0_ascend_pt", "rank1_ascend_pt"} {
+		require.NoError(t, os.Chmod(filepath.Join(dst, r, "ASCEND_PROFILER_OUTPUT"), 0o755))
+		require.NoError(t, os.Remove(filepath.Join(dst, r, "ASCEND_PROFILER_OUTPUT", "trace_view.json")))
+	}
+	c, without, advWithout := analyseDir(t, dst)
+	for _, r := range c.Ranks {
+		assert.False(t, r.HasTimeline)
+		assert.Equal(t, "communication.json", r.CommOpsSource)
+	}
+	assertOpsEqualCommJSON(t, without, map[int]string{
+		0: filepath.Join(dst, "rank0_ascend_pt"), 1: filepath.Join(dst, "rank1_ascend_pt")})
+
+	for _, adv := range []advisor.Advice{advWith, advWithout} {
+		assert.Equal(t, advisor.CauseUnprofiled, adv.Diagnosis.Cause, adv.Diagnosis.Title)
+		// No parallel_group_info: the group's size (8) comes from the matrix, its
+		// members are not named.
+		assert.Contains(t, adv.Diagnosis.Title, "73.9% of the step is exposed communication; 93.6% of it waits for the 6 ranks of world group …080586 that were not profiled")
+	}
+	assert.Equal(t, advWith.Diagnosis.Title, advWithout.Diagnosis.Title)
+	// The step figures come from the trace in one case and step_trace_time.csv in
+	// the other: they agree to the csv's rounding.
+	assert.InDelta(t, *withTrace.Summary.ExposedWaitShare, *without.Summary.ExposedWaitShare, 1e-5)
+	assert.InDelta(t, withTrace.Summary.CommShare, without.Summary.CommShare, 1e-5)
+	require.Len(t, without.Exposure.Unprofiled, 1)
+	assert.Equal(t, 6, without.Exposure.Unprofiled[0].MissingCount)
+	assert.Equal(t, 8, without.Exposure.Unprofiled[0].Size)
+}
