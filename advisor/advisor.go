@@ -3,6 +3,7 @@ package advisor
 import (
 	"fmt"
 	"github.com/hcclprof/hcclprof/analysis"
+	"slices"
 )
 
 // Advice is the advisor's output: what is wrong and what to change.
@@ -24,6 +25,11 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	}
 	diag := Diagnose(res, opts)
 	a := Advice{Diagnosis: diag, Findings: findings(res, env, opts)}
+	if waitingCause(diag.Cause) {
+		// The diagnosis says whom the collectives wait for: the generic "mostly
+		// waiting" finding would only repeat it less precisely.
+		a.Findings = slices.DeleteFunc(a.Findings, func(f Finding) bool { return f.ID == "comm_mostly_waiting" })
+	}
 	a.Findings = append(causeFindings(res, diag), a.Findings...)
 	sortFindings(a.Findings)
 	framework := opts.Framework

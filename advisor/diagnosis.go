@@ -39,6 +39,9 @@ const (
 	// (slowest over fastest, less 1) make the other stages wait; below it the pipeline's
 	// waiting is its bubble.
 	stageImbalanceMin = 0.10
+	// waitWithinBudget: waiting of one kind that costs this share of the step leads
+	// the diagnosis even when the exposed communication is within the budget.
+	waitWithinBudget = 0.10
 )
 
 // Diagnose names the leading cause of a run's step time from the analysis' exposure
@@ -76,15 +79,10 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 				"profile the host (Python, data loading, operator launches) before the device", float64(free)/float64(steps)/1e6, float64(stage)/float64(steps)/1e6,
 				pct(float64(computing)/float64(stage)), exposed, float64(prep)/float64(steps)/1e6)}
 	}
-	if s.CommShare <= budget {
-		title := fmt.Sprintf("communication is hidden or within the %s budget (%s of the step exposed)", pct(budget), exposed)
-		if s.CommTotalShare == 0 {
-			title = "no communication in the profiled steps"
-		}
-		return Diagnosis{Cause: CauseComputeBound, Share: float64(computing) / float64(stage), Title: title,
-			Evidence: fmt.Sprintf("computing %s of the step, Free %s", pct(float64(computing)/float64(stage)), pct(freeShare))}
-	}
 	ex := res.Exposure
+	if !ex.OpsKnown && s.CommShare <= budget {
+		return computeBound(s, budget, computing, stage, freeShare)
+	}
 	if !ex.OpsKnown {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title:    fmt.Sprintf("%s of the step is exposed communication; no per-op records say why", exposed),
@@ -101,6 +99,11 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	}
 	sort.SliceStable(parts, func(i, j int) bool { return parts[i].share > parts[j].share })
 	lead := parts[0]
+	// Within the budget the step is the computation's, unless one kind of waiting
+	// still costs a tenth of it (a straggler whose wait the overlap half hides).
+	if s.CommShare <= budget && !(waitingCause(lead.cause) && lead.share >= waitWithinBudget) {
+		return computeBound(s, budget, computing, stage, freeShare)
+	}
 	if lead.share <= 0 {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title:    fmt.Sprintf("%s of the step is exposed communication, in neither moving data nor waiting for a peer", exposed),
@@ -123,7 +126,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 		d.Evidence = split + ": the links, the algorithm and the message sizes decide it"
 	case CauseUnprofiled:
 		d.Title = head + " waits for " + unprofiledPhrase(ex.Unprofiled)
-		d.Evidence = split + ": the profiled ranks wait in groups whose other members left no profile; profile every rank of those groups (torch_npu: run the profiler on all ranks, not only rank 0; msprof: collect on every device) to see who arrives late"
+		d.Evidence = split + ": the profiled ranks wait in groups whose other members left no profile"
 	case CauseStageImbalance:
 		pl, imb := mostImbalanced(res.Communication.Pipelines)
 		if pl == nil || imb < stageImbalanceMin {
@@ -144,6 +147,15 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 		d.Evidence = split + ": ranks of the same group arrive at their collectives at different times"
 	}
 	return d
+}
+
+func computeBound(s analysis.Summary, budget float64, computing, stage int64, freeShare float64) Diagnosis {
+	title := fmt.Sprintf("communication is hidden or within the %s budget (%s of the step exposed)", pct(budget), pct(s.CommShare))
+	if s.CommTotalShare == 0 {
+		title = "no communication in the profiled steps"
+	}
+	return Diagnosis{Cause: CauseComputeBound, Share: float64(computing) / float64(stage), Title: title,
+		Evidence: fmt.Sprintf("computing %s of the step, Free %s", pct(float64(computing)/float64(stage)), pct(freeShare))}
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
@@ -261,6 +273,9 @@ func causeFindings(res *analysis.Result, d Diagnosis) []Finding {
 	case CauseUnprofiled:
 		cure = "Profile every rank of those groups (torch_npu: start the profiler on all ranks, not only some; msprof: collect on every device), then run hcclprof on all of them to see which rank arrives late."
 	case CauseStraggler:
+		if len(res.Communication.SlowRanks) > 0 {
+			return nil // the slow_rank finding names it, with its cause
+		}
 		cure = "Find why that rank arrives late (its compute per step, its host: data loading, CPU binding, launches) before changing links or algorithms."
 	case CauseHostBound:
 		cure = "Profile the host side (Python, data loading, operator launches; torch_npu: TASK_QUEUE_ENABLE, larger batches) before the device."

@@ -246,9 +246,9 @@ func slowFindings(c analysis.Communication) []Finding {
 		for _, st := range s.Steps {
 			refs = append(refs, Ref{Rank: s.Rank, Step: st})
 		}
-		out = append(out, Finding{ID: "slow_rank", Severity: High,
-			Title:    fmt.Sprintf("Rank %d holds the others back (cause: %s)", s.Rank, s.Cause),
-			Evidence: s.Evidence, Refs: refs})
+		out = append(out, Finding{ID: "slow_rank", Severity: stakeSeverity(s.ShareOfStep, s.StepsSeen),
+			Title:    fmt.Sprintf("Rank %d holds the others back by %.1f%% of the step (cause: %s)", s.Rank, 100*s.ShareOfStep, s.Cause),
+			Evidence: s.Evidence + evidenceStrength(s.StepsSeen), Refs: refs})
 	}
 	for _, n := range c.SlowNodes {
 		out = append(out, Finding{ID: "slow_node", Severity: High,
@@ -269,6 +269,35 @@ func slowFindings(c analysis.Communication) []Finding {
 			Refs: []Ref{{Rank: r.Src, Step: r.Step, Op: r.Op}}})
 	}
 	return out
+}
+
+// Shares of the step at stake that make a finding high or medium.
+const (
+	highStake   = 0.10
+	mediumStake = 0.03
+)
+
+// stakeSeverity grades a finding by the share of the step at stake, one level lower
+// when it rests on a single step (one step is weak evidence).
+func stakeSeverity(share float64, steps int) Severity {
+	sev := Low
+	switch {
+	case share >= highStake:
+		sev = High
+	case share >= mediumStake:
+		sev = Medium
+	}
+	if steps < 2 {
+		sev = lower(sev)
+	}
+	return sev
+}
+
+func evidenceStrength(steps int) string {
+	if steps < 2 {
+		return " (seen in one profiled step only: confirm on more steps)"
+	}
+	return ""
 }
 
 func pipelineFindings(c analysis.Communication) []Finding {

@@ -42,6 +42,10 @@ type SlowRank struct {
 	Steps    []int   // steps in which it was an outlier
 	Cause    string  // compute, host, link or unknown
 	Evidence string
+	// ShareOfStep is the wait it causes per flagged step over its Stage there: what is
+	// at stake. StepsSeen counts the steps in which waits could be compared at all.
+	ShareOfStep float64
+	StepsSeen   int
 }
 
 // SlowLink is a link well below the bandwidth of its peers.
@@ -96,6 +100,7 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 	flagged := map[int][]int{}
 	scores := map[int]float64{}
 	deficits := map[int]float64{}
+	stages := map[int]float64{}
 	for step, byRank := range waits {
 		if len(byRank) < 3 {
 			continue
@@ -131,6 +136,7 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 				flagged[r] = append(flagged[r], step)
 				scores[r] = max(scores[r], score)
 				deficits[r] += deficit
+				stages[r] += float64(stage)
 			}
 		}
 	}
@@ -140,12 +146,13 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 			continue
 		}
 		sort.Ints(steps)
-		cause, evidence := slowRankCause(r, steps, stepTime, links)
+		cause, evidence, excessNs := slowRankCause(r, steps, stepTime, links)
 		score := scores[r]
 		if math.IsInf(score, 1) {
 			score = 999 // every other rank waited the same: the MAD is 0
 		}
 		out = append(out, SlowRank{Rank: r, Score: math.Round(score*100) / 100, Steps: steps, Cause: cause,
+			ShareOfStep: max(deficits[r], excessNs*float64(len(steps))) / stages[r], StepsSeen: len(waits),
 			Evidence: fmt.Sprintf("the other ranks wait %.3f ms per step for it in their collectives (%d of %d steps); %s",
 				deficits[r]/float64(len(steps))/1e6, len(steps), len(waits), evidence)})
 	}
@@ -167,7 +174,11 @@ func hasSteps(ranks []RankResult) bool {
 // slowRankCause compares the slow rank's steps with the other ranks': longer
 // Computing is a compute cause, longer Preparing or Free a host cause, and a slow link
 // of its own (sending or receiving) a link cause.
-func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown, links []SlowLink) (string, string) {
+//
+// excessNs is what the cause costs per step beyond the median rank (its extra
+// Computing or Preparing+Free): the step the others wait out, even where their
+// waiting overlaps their own compute; 0 for a link or unknown cause.
+func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown, links []SlowLink) (cause, evidence string, excessNs float64) {
 	ratio := func(field func(StepBreakdown) int64) (float64, float64) {
 		var mine, others []float64
 		for _, s := range steps {
@@ -187,18 +198,18 @@ func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown
 		return stat.Mean(mine, nil), m
 	}
 	if mine, med := ratio(func(b StepBreakdown) int64 { return b.ComputingNs }); med > 0 && mine > 1.05*med {
-		return "compute", fmt.Sprintf("its Computing is %.1f%% above the median rank's (%.3f vs %.3f ms)", 100*(mine/med-1), mine/1e6, med/1e6)
+		return "compute", fmt.Sprintf("its Computing is %.1f%% above the median rank's (%.3f vs %.3f ms)", 100*(mine/med-1), mine/1e6, med/1e6), mine - med
 	}
 	if mine, med := ratio(func(b StepBreakdown) int64 { return b.PreparingNs + b.FreeNs }); mine > med+1e6 && mine > 1.2*med {
-		return "host", fmt.Sprintf("its Preparing+Free is %.3f ms against the median rank's %.3f ms", mine/1e6, med/1e6)
+		return "host", fmt.Sprintf("its Preparing+Free is %.3f ms against the median rank's %.3f ms", mine/1e6, med/1e6), mine - med
 	}
 	for _, l := range links {
 		if l.Src == rank || l.Dst == rank {
 			return "link", fmt.Sprintf("its link %d→%d %s runs at %.0f%% of its peers' (%.2f vs %.2f GB/s)",
-				l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/l.PeerMedianGBps, l.BandwidthGBps, l.PeerMedianGBps)
+				l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/l.PeerMedianGBps, l.BandwidthGBps, l.PeerMedianGBps), 0
 		}
 	}
-	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow"
+	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow", 0
 }
 
 func medianMAD(vals []float64) (median, mad float64) {
