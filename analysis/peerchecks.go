@@ -45,6 +45,10 @@ type Check struct {
 	Where     CheckRef
 }
 
+// Evaluated reports whether the check had anything to examine: a check over no op or
+// transfer did not pass, it was not evaluated.
+func (c Check) Evaluated() bool { return c.Total > 0 }
+
 // CheckRef locates a check's worst case.
 type CheckRef struct {
 	Rank, Step int

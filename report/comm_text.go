@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
 )
@@ -87,10 +88,19 @@ func writeCommunication(p *printer, c analysis.Communication) {
 		p.err(t.Render())
 	}
 	var fired []analysis.Check
+	var unevaluated []string
 	for _, ch := range c.Checks {
 		if ch.Fired {
 			fired = append(fired, ch)
 		}
+		if !ch.Evaluated() {
+			unevaluated = append(unevaluated, ch.Title)
+		}
+	}
+	if len(unevaluated) > 0 && len(unevaluated) < len(c.Checks) {
+		p.printf("\nChecks not evaluated (nothing to examine): %s\n", strings.Join(unevaluated, ", "))
+	} else if len(unevaluated) > 0 {
+		p.printf("\nChecks not evaluated: no HCCL task rows to examine\n")
 	}
 	if len(fired) > 0 {
 		p.printf("\nChecks that fired\n")

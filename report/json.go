@@ -116,7 +116,8 @@ type jsonComm struct {
 type jsonCheck struct {
 	ID        string `json:"id"`
 	Title     string `json:"title"`
-	Fired     bool   `json:"fired"`
+	Fired     *bool  `json:"fired"`  // null when the check had nothing to examine
+	Status    string `json:"status"` // fired, not fired, not evaluated
 	Count     int    `json:"count"`
 	Total     int    `json:"total"`
 	Threshold string `json:"threshold"`
@@ -250,7 +251,16 @@ func commJSON(c analysis.Communication) jsonComm {
 		Checks: []jsonCheck{}, GroupSteps: []jsonGroupStep{}, Pipelines: []jsonPipeline{},
 		Hardware: jsonHardware{Name: c.Hardware.Name, Assumed: c.Hardware.Assumed, PeaksGBps: c.Hardware.PeakGBps}}
 	for _, ch := range c.Checks {
-		out.Checks = append(out.Checks, jsonCheck{ID: ch.ID, Title: ch.Title, Fired: ch.Fired, Count: ch.Count, Total: ch.Total,
+		var fired *bool
+		status := "not evaluated"
+		if ch.Evaluated() {
+			f := ch.Fired
+			fired, status = &f, "not fired"
+			if f {
+				status = "fired"
+			}
+		}
+		out.Checks = append(out.Checks, jsonCheck{ID: ch.ID, Title: ch.Title, Fired: fired, Status: status, Count: ch.Count, Total: ch.Total,
 			Threshold: ch.Threshold, Evidence: ch.Evidence, Rank: ch.Where.Rank, Step: ch.Where.Step, Op: ch.Where.Op})
 	}
 	for _, g := range c.GroupSteps {
