@@ -73,7 +73,7 @@ func TestExitCodes(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"ok", []string{"analyze", sample}, 0, "Verdict: communication is the bottleneck", ""},
+		{"ok", []string{"analyze", sample}, 0, "Verdict: 48.3% of the step is exposed communication; 31.6% of it moves data.", ""},
 		{"gate holds", []string{"analyze", sample, "--fail-on", "comm_share>60%"}, 0, "PASS  comm_share>60%", ""},
 		{"gate fails", []string{"analyze", sample, "--fail-on", "comm_share>30%", "--fail-on", "steps<1"}, 1, "FAIL  comm_share>30%", "gate failed: comm_share>30%"},
 		{"bad gate", []string{"analyze", sample, "--fail-on", "comm_share=3"}, 2, "", "want METRIC OP VALUE"},
@@ -135,6 +135,56 @@ func TestJSONReport(t *testing.T) {
 	require.Len(t, rep.Gates, 1)
 	assert.Equal(t, false, rep.Gates[0]["passed"])
 	assert.Equal(t, 0.3, rep.Gates[0]["threshold"])
+}
+
+// The diagnosis' metrics gate CI like the others, and a gate on a metric the run
+// could not measure fails rather than passing on nothing.
+func TestDiagnosisGates(t *testing.T) {
+	dir := realdata.Path(t, "megatron-pp2dp2-2of4rank")
+	out, errOut, code := runBin(t, "analyze", dir, "--format", "json", "--fail-on", "exposed_wait_share>20%")
+	assert.Equal(t, 1, code, errOut)
+	var rep struct {
+		Summary struct {
+			CommShare            float64  `json:"comm_share"`
+			ExposedTransferShare *float64 `json:"exposed_transfer_share"`
+			ExposedWaitShare     *float64 `json:"exposed_wait_share"`
+			RanksProfiled        int      `json:"ranks_profiled"`
+			RanksExpected        *int     `json:"ranks_expected"`
+			Verdict              string   `json:"verdict"`
+			Diagnosis            struct {
+				Cause string  `json:"cause"`
+				Share float64 `json:"share"`
+			} `json:"diagnosis"`
+		} `json:"summary"`
+		Gates []struct {
+			Value  *float64 `json:"value"`
+			Passed bool     `json:"passed"`
+		} `json:"gates"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	s := rep.Summary
+	assert.Equal(t, "stage_imbalance", s.Diagnosis.Cause)
+	assert.Contains(t, s.Verdict, "one pipeline stage waiting for the other")
+	require.NotNil(t, s.ExposedWaitShare)
+	require.NotNil(t, s.RanksExpected)
+	assert.Equal(t, 4, *s.RanksExpected)
+	assert.Equal(t, 2, s.RanksProfiled)
+	assert.LessOrEqual(t, *s.ExposedTransferShare+*s.ExposedWaitShare, s.CommShare+1e-6)
+	require.Len(t, rep.Gates, 1)
+	require.NotNil(t, rep.Gates[0].Value)
+	assert.InDelta(t, *s.ExposedWaitShare, *rep.Gates[0].Value, 1e-6)
+
+	single := realdata.Path(t, "torchnpu-1rank-nohccl")
+	out, _, code = runBin(t, "analyze", single, "--fail-on", "exposed_wait_share<100%")
+	assert.Equal(t, 1, code, "no op: the metric is not measured and the gate fails")
+	assert.Contains(t, out, "FAIL  exposed_wait_share<100% (exposed_wait_share = not measured in this run)")
+	out, _, _ = runBin(t, "analyze", single, "--format", "json", "--fail-on", "exposed_wait_share<100%")
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Nil(t, rep.Summary.ExposedWaitShare)
+	assert.Nil(t, rep.Summary.RanksExpected)
+	require.Len(t, rep.Gates, 1)
+	assert.Nil(t, rep.Gates[0].Value)
+	assert.False(t, rep.Gates[0].Passed)
 }
 
 func TestRealDataThroughBinary(t *testing.T) {
