@@ -31,6 +31,7 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 		a.Findings = slices.DeleteFunc(a.Findings, func(f Finding) bool { return f.ID == "comm_mostly_waiting" })
 	}
 	a.Findings = append(causeFindings(res, diag), a.Findings...)
+	a.Findings = append(a.Findings, distributedOptimizerFindings(res)...)
 	sortFindings(a.Findings)
 	framework := opts.Framework
 	if framework == "" {

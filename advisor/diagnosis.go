@@ -313,3 +313,45 @@ func capitalise(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// distributedOptimizerFindings: gradients synchronised by ReduceScatter and AllGather in
+// the data-parallel group (ZeRO, Megatron's distributed optimizer) whose data movement
+// is exposed. Those ops are the optimizer's, so the framework's overlap switches hide
+// them; the cost model does not price this (it models AllReduce buckets), so the
+// finding gives the switches with the exposed time they act on, not a prediction.
+func distributedOptimizerFindings(res *analysis.Result) []Finding {
+	dp := map[string]bool{}
+	for _, g := range res.Communication.Groups {
+		if k := strings.ToLower(strings.TrimSuffix(g.Kind, "?")); strings.HasPrefix(k, "dp") {
+			dp[g.Key] = true
+		}
+	}
+	var stage, comm, exposed int64
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			stage += st.StageNs
+			comm += st.CommunicationNs
+			exposed += st.ExposedCommNs()
+		}
+	}
+	if stage <= 0 || comm <= 0 {
+		return nil
+	}
+	var moving int64
+	var ops int
+	for _, o := range res.Communication.Ops {
+		if dp[o.Group] && (o.Type == "reducescatter" || o.Type == "allgather") {
+			moving += o.MovingNs
+			ops++
+		}
+	}
+	share := float64(moving) * float64(exposed) / float64(comm) / float64(stage)
+	if ops == 0 || share < mediumStake {
+		return nil
+	}
+	return []Finding{{ID: "distributed_optimizer_exposed", Severity: stakeSeverity(share, res.Summary.Steps),
+		Title: fmt.Sprintf("The data-parallel ReduceScatter/AllGather move data in the open: about %s of the step", pct(share)),
+		Evidence: fmt.Sprintf("%d ReduceScatter/AllGather ops in data-parallel groups move data for %.3f ms, and %s of the run's communication is not overlapped with compute. "+
+			"Overlap them with the backward and forward passes: Megatron --overlap-grad-reduce and --overlap-param-gather (with the distributed optimizer); DeepSpeed \"overlap_comm\": true. "+
+			"Not priced by the cost model (it models AllReduce buckets).", ops, float64(moving)/1e6, pct(float64(exposed)/float64(comm)))}}
+}
