@@ -163,6 +163,10 @@ type jsonSlowRank struct {
 	Steps    []int   `json:"steps"`
 	Cause    string  `json:"cause"`
 	Evidence string  `json:"evidence"`
+	// ShareOfStep is what the rank costs the others per flagged step, over Stage;
+	// StepsSeen the steps whose waits could be compared.
+	ShareOfStep float64 `json:"share_of_step"`
+	StepsSeen   int     `json:"steps_seen"`
 }
 
 type jsonSlowLink struct {
@@ -278,7 +282,8 @@ func commJSON(c analysis.Communication) jsonComm {
 			StageComputingUs: comp, Imbalance: share(p.Imbalance), Note: p.Note})
 	}
 	for _, r := range c.SlowRanks {
-		out.SlowRanks = append(out.SlowRanks, jsonSlowRank{Rank: r.Rank, Score: r.Score, Steps: r.Steps, Cause: r.Cause, Evidence: r.Evidence})
+		out.SlowRanks = append(out.SlowRanks, jsonSlowRank{Rank: r.Rank, Score: r.Score, Steps: r.Steps, Cause: r.Cause, Evidence: r.Evidence,
+			ShareOfStep: share(r.ShareOfStep), StepsSeen: r.StepsSeen})
 	}
 	for _, l := range c.SlowLinks {
 		out.SlowLinks = append(out.SlowLinks, jsonSlowLink{Src: l.Src, Dst: l.Dst, Transport: l.Transport,
