@@ -187,6 +187,32 @@ func TestDiagnosisGates(t *testing.T) {
 	assert.False(t, rep.Gates[0].Passed)
 }
 
+// "Top waits" needs the same op on two ranks: a single rank, or Kineto's unnumbered
+// NCCL kernels, must not wait for themselves or be matched across steps.
+func TestNoWaitsWithoutAPeer(t *testing.T) {
+	for _, dir := range []string{
+		realdata.Path(t, "kineto-nccl-a100-2gpu"),
+		filepath.Join(realdata.Path(t, "imagenet-2rank-level1"), "rank0_ascend_pt"),
+	} {
+		out, errOut, code := runBin(t, "analyze", dir, "--format", "json")
+		require.Equal(t, 0, code, errOut)
+		var rep struct {
+			Communication struct {
+				Ops []struct {
+					CrossWaitUs float64 `json:"cross_rank_wait_us"`
+				} `json:"ops"`
+			} `json:"communication"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.NotEmpty(t, rep.Communication.Ops, dir)
+		for _, o := range rep.Communication.Ops {
+			assert.Zero(t, o.CrossWaitUs, dir)
+		}
+		out, _, _ = runBin(t, "analyze", dir)
+		assert.NotContains(t, out, "Top waits", dir)
+	}
+}
+
 func TestRealDataThroughBinary(t *testing.T) {
 	dir := realdata.Path(t, "imagenet-2rank-level1")
 	out, _, code := runBin(t, "analyze", filepath.Join(dir, "rank0_ascend_pt"), filepath.Join(dir, "rank1_ascend_pt"), "--format", "json", "--fail-on", "comm_share>=0.7")
