@@ -104,6 +104,7 @@ func readableFile(name string) bool {
 // ri.DB is set.
 func LoadRank(ri RankInput) *profile.Rank {
 	r := loadRankFiles(ri)
+	validate(r)
 	opsFromCommStats(r)
 	return r
 }

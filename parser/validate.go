@@ -1,0 +1,209 @@
+package parser
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// maxPlausibleNs bounds any duration a profile may hold: a day. A larger one is a
+// damaged value (1e300 µs wraps int64), not a measurement.
+const maxPlausibleNs = int64(24 * 3600 * 1e9)
+
+// validate checks every value of a parsed rank against what it can be, as pprof's
+// CheckValid does after a parse: an interval that ends before it starts, a duration
+// that is negative or beyond a day, a step row whose parts exceed the step or that
+// repeats a step, an op whose transit and wait exceed its elapse. A value outside is
+// never passed on: the item is dropped, and the rank gets a problem naming the file,
+// the item, the field and the value, which makes it incomplete (exit 3 unless
+// --allow-partial).
+func validate(r *profile.Rank) {
+	problem := func(format string, args ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, args...)) }
+	timeline := timelineFile(r)
+
+	r.CommOps = keepValid(r.CommOps, func(op profile.CommOp) bool {
+		if badInterval(op.Interval) {
+			problem("%s: op %s at %d ns: end %d ns before its start, or longer than a day: dropped", opsFile(r), op.Name, op.StartNs, op.EndNs)
+			return false
+		}
+		return true
+	})
+	r.KernelCommOps = keepValid(r.KernelCommOps, func(op profile.CommOp) bool {
+		if badInterval(op.Interval) {
+			problem("kernel_details.csv: op %s at %d ns: duration %d ns out of range: dropped", op.Name, op.StartNs, op.DurNs())
+			return false
+		}
+		return true
+	})
+	bad := 0
+	r.Compute = keepValid(r.Compute, func(iv profile.Interval) bool {
+		if badInterval(iv) {
+			if bad++; bad == 1 {
+				problem("%s: a compute task at %d ns ends at %d ns, before its start or over a day later: dropped", timeline, iv.StartNs, iv.EndNs)
+			}
+			return false
+		}
+		return true
+	})
+	bad = 0
+	r.CommTasks = keepValid(r.CommTasks, func(t profile.CommTask) bool {
+		if badInterval(t.Interval) || t.SizeBytes < 0 {
+			if bad++; bad == 1 {
+				problem("%s: HCCL task %s at %d ns: end %d ns or size %d bytes out of range: dropped", timeline, t.Name, t.StartNs, t.EndNs, t.SizeBytes)
+			}
+			return false
+		}
+		return true
+	})
+	r.Steps = keepValid(r.Steps, func(s profile.StepMarker) bool {
+		if badInterval(s.Interval) {
+			problem("%s: ProfilerStep#%d ends at %d ns, before its start %d ns or over a day later: dropped", timeline, s.Step, s.EndNs, s.StartNs)
+			return false
+		}
+		return true
+	})
+
+	stepFile := stepTraceFile(r)
+	seen := map[int]bool{}
+	r.StepTrace = keepValid(r.StepTrace, func(row profile.StepTraceRow) bool {
+		if why := badStepRow(row); why != "" {
+			problem("%s: step %s: %s: row dropped", stepFile, stepText(row), why)
+			return false
+		}
+		if seen[row.Step] {
+			problem("%s: step %s appears twice: the second row dropped", stepFile, stepText(row))
+			return false
+		}
+		seen[row.Step] = true
+		return true
+	})
+
+	statsFile := usedFile(r, "communication.json", "communication.json", analysisDBName, "communication_analyzer.db")
+	r.CommStats = keepValid(r.CommStats, func(s profile.CommOpStats) bool {
+		if why := badOpStats(s); why != "" {
+			problem("%s: op %s@%s step %d: %s: dropped", statsFile, s.Name, s.Group, s.Step, why)
+			return false
+		}
+		return true
+	})
+}
+
+func keepValid[T any](items []T, ok func(T) bool) []T {
+	out := items[:0]
+	for _, it := range items {
+		if ok(it) {
+			out = append(out, it)
+		}
+	}
+	if len(out) == 0 && items == nil {
+		return nil
+	}
+	return out
+}
+
+func badInterval(iv profile.Interval) bool {
+	return iv.EndNs < iv.StartNs || iv.DurNs() > maxPlausibleNs
+}
+
+// badStepRow says what is impossible in a step_trace_time.csv row, "" when nothing.
+// Times are µs; Bubble lies outside Stage (Stage = span − Bubble), so the parts of the
+// device span are bounded by Stage + Bubble.
+func badStepRow(row profile.StepTraceRow) string {
+	fields := []struct {
+		name string
+		v    float64
+	}{
+		{"Computing", row.ComputingUs}, {"Communication(Not Overlapped)", row.CommNotOverlappedUs},
+		{"Overlapped", row.OverlappedUs}, {"Communication", row.CommunicationUs}, {"Free", row.FreeUs},
+		{"Stage", row.StageUs}, {"Bubble", row.BubbleUs}, {"Preparing", row.PreparingUs},
+	}
+	maxUs := float64(maxPlausibleNs) / 1e3
+	for _, f := range fields {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > maxUs {
+			return fmt.Sprintf("%s = %g us is out of range", f.name, f.v)
+		}
+	}
+	if row.StageUs <= 0 {
+		return fmt.Sprintf("Stage = %g us: a step has a length", row.StageUs)
+	}
+	span := row.StageUs + row.BubbleUs
+	// The profiler rounds each figure to the ns: allow that, and no more.
+	const slackUs = 0.01
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Computing", row.ComputingUs}, {"Communication", row.CommunicationUs}, {"Free", row.FreeUs}} {
+		if f.v > span+slackUs {
+			return fmt.Sprintf("%s = %g us exceeds the step (Stage %g + Bubble %g us)", f.name, f.v, row.StageUs, row.BubbleUs)
+		}
+	}
+	if row.CommNotOverlappedUs > row.CommunicationUs+slackUs {
+		return fmt.Sprintf("Communication(Not Overlapped) = %g us exceeds Communication = %g us", row.CommNotOverlappedUs, row.CommunicationUs)
+	}
+	return ""
+}
+
+// badOpStats says what is impossible in an op of communication.json, "" when
+// nothing. Transit and Wait are measured on one plane within the op, so each is at most
+// its elapse, and so is their sum (Idle = Elapse − Transit − Wait ≥ 0); Synchronization
+// is the part of Wait before the first transfer.
+func badOpStats(s profile.CommOpStats) string {
+	const slackNs = 1000 // the file's ms floats carry ~ns rounding
+	switch {
+	case s.ElapseNs < 0 || s.ElapseNs > maxPlausibleNs:
+		return fmt.Sprintf("Elapse Time %g ms is out of range", float64(s.ElapseNs)/1e6)
+	case s.TransitNs < 0, s.WaitNs < 0, s.SyncNs < 0:
+		return fmt.Sprintf("a negative time (Transit %g, Wait %g, Synchronization %g ms)", float64(s.TransitNs)/1e6, float64(s.WaitNs)/1e6, float64(s.SyncNs)/1e6)
+	case s.TransitNs+s.WaitNs > s.ElapseNs+slackNs:
+		return fmt.Sprintf("Transit %g ms + Wait %g ms exceed the Elapse Time %g ms", float64(s.TransitNs)/1e6, float64(s.WaitNs)/1e6, float64(s.ElapseNs)/1e6)
+	case s.SyncNs > s.WaitNs+slackNs:
+		return fmt.Sprintf("Synchronization %g ms exceeds Wait %g ms", float64(s.SyncNs)/1e6, float64(s.WaitNs)/1e6)
+	}
+	for name, t := range s.Transports {
+		if t.Bytes < 0 || t.TimeNs < 0 || t.TimeNs > maxPlausibleNs {
+			return fmt.Sprintf("transport %s: %d bytes in %g ms is out of range", name, t.Bytes, float64(t.TimeNs)/1e6)
+		}
+	}
+	return ""
+}
+
+func stepText(row profile.StepTraceRow) string {
+	if !row.HasStep {
+		return "(none)"
+	}
+	return fmt.Sprint(row.Step)
+}
+
+// usedFile is the first of names among the files the rank used, else def.
+func usedFile(r *profile.Rank, def string, names ...string) string {
+	for _, want := range names {
+		for _, f := range r.FilesUsed {
+			if filepath.Base(f) == want {
+				return f
+			}
+		}
+	}
+	return def
+}
+
+func timelineFile(r *profile.Rank) string {
+	for _, f := range r.FilesUsed {
+		if b := filepath.Base(f); b == "trace_view.json" || filepath.Ext(b) == ".db" && b != analysisDBName {
+			return f
+		}
+	}
+	return "the timeline"
+}
+
+func stepTraceFile(r *profile.Rank) string {
+	return usedFile(r, "step_trace_time.csv", "step_trace_time.csv", analysisDBName)
+}
+
+func opsFile(r *profile.Rank) string {
+	if r.CommOpsSource != "" && r.CommOpsSource != OpsFromTimeline {
+		return r.CommOpsSource
+	}
+	return timelineFile(r)
+}
