@@ -19,7 +19,7 @@ func newAdviseCmd() *cobra.Command {
 		Short: "Only the advice: what is wrong (with evidence) and what to change",
 		Long: `Advise analyses a run like analyze and prints only the advisor's output.
 
-Exit codes: 0 done; 2 usage or input error.`,
+Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-partial.`,
 		Example: `  hcclprof advise ./cluster_dir
   hcclprof advise ./cluster_dir --format json`,
 		Args: cobra.MinimumNArgs(1),
@@ -34,8 +34,11 @@ Exit codes: 0 done; 2 usage or input error.`,
 			advice := advisor.Advise(run.result, advisor.EnvOf(run.cluster), run.advisor)
 			doc := &report.Document{Result: run.result, Advice: &advice, CommBudget: run.advisor.CommBudget, Notes: run.cluster.Notes,
 				Command: "hcclprof " + strings.Join(os.Args[1:], " "), Version: toolVersion()}
-			return write(cmd, format, func(w io.Writer) error { return report.WriteAdviceText(w, doc) },
-				func(w io.Writer) error { return report.WriteAdviceJSON(w, doc) })
+			if err := write(cmd, format, func(w io.Writer) error { return report.WriteAdviceText(w, doc) },
+				func(w io.Writer) error { return report.WriteAdviceJSON(w, doc) }); err != nil {
+				return err
+			}
+			return partial(run.cluster, af.allowPartial)
 		},
 	}
 	fl := cmd.Flags()

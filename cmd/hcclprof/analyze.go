@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +19,6 @@ type analyzeFlags struct {
 	format       string
 	output       string
 	failOn       []string
-	allowPartial bool
 	junit        string
 	timelineRank int
 	github       bool
@@ -48,7 +46,6 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html (one self-contained file: -o report.html)")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
-	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
 	fl.IntVar(&f.timelineRank, "timeline-rank", 0, "with --format html: the rank whose longest step is drawn with its compute lanes")
 	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
 	fl.BoolVar(&f.github, "github", false, "after the report, print GitHub Actions annotations: an error per failed gate, a warning per high finding")
@@ -131,8 +128,8 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 			return usage(err)
 		}
 	}
-	if res.Summary.Incomplete && !f.allowPartial {
-		return &exitError{code: exitIncomplete, err: errors.New("input incomplete (see the warnings); use --allow-partial to accept a partial result")}
+	if err := partial(cluster, f.analysis.allowPartial); err != nil {
+		return err
 	}
 	if failed := doc.FailedGates(); len(failed) > 0 {
 		names := make([]string, len(failed))

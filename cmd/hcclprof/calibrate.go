@@ -24,7 +24,7 @@ every op with the fitted links and HCCL's algorithm for its group (HCCL_BUFFSIZE
 run's environment) and reports the error per op type against the op's time once every
 rank arrived. It says when the data cannot support a fit (one size, a narrow range).
 
-Exit codes: 0 done; 2 usage or input error.`,
+Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-partial.`,
 		Example: "  hcclprof calibrate ./cluster_dir --format json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,8 +38,11 @@ Exit codes: 0 done; 2 usage or input error.`,
 			buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "").BuffsizeBytes
 			doc := report.CalibrationDoc{Links: costmodel.Calibrate(run.result.Communication.TransferSamples),
 				BackTest: costmodel.BackTest(run.result, buffer)}
-			return write(cmd, format, func(w io.Writer) error { return report.WriteCalibrationText(w, doc) },
-				func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) })
+			if err := write(cmd, format, func(w io.Writer) error { return report.WriteCalibrationText(w, doc) },
+				func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) }); err != nil {
+				return err
+			}
+			return partial(run.cluster, af.allowPartial)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")

@@ -29,7 +29,7 @@ func newExportCmd() *cobra.Command {
               findings, on the profile's own clock (open it in Perfetto or MindStudio
               Insight beside the profiler's trace).
 
-Exit codes: 0 done; 2 usage or input error.`,
+Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-partial.`,
 		Example: "  hcclprof export ./cluster --to csv -o out/\n  hcclprof export ./cluster --to trace -o analysis.json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,12 +56,12 @@ Exit codes: 0 done; 2 usage or input error.`,
 				if err := export.WriteCSV(out, tables); err != nil {
 					return usageError(err)
 				}
-				return nil
+				return partial(cluster, af.allowPartial)
 			case "parquet":
 				if err := export.WriteParquet(out, tables); err != nil {
 					return usageError(err)
 				}
-				return nil
+				return partial(cluster, af.allowPartial)
 			}
 			f, err := os.Create(out)
 			if err != nil {
@@ -74,7 +74,7 @@ Exit codes: 0 done; 2 usage or input error.`,
 			if err != nil {
 				return usageError(err)
 			}
-			return nil
+			return partial(cluster, af.allowPartial)
 		},
 	}
 	fl := cmd.Flags()

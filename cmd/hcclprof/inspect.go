@@ -15,13 +15,16 @@ import (
 func newInspectCmd() *cobra.Command {
 	var format string
 	var workers int
+	var allowPartial bool
 	cmd := &cobra.Command{
 		Use:   "inspect PATH...",
 		Short: "Say what was found per rank and which analyses the data supports",
 		Long: `Inspect the same arguments as analyze: per rank, the format, profiler level and
 versions, the steps, the files used and ignored, which analyses the data supports, and
 for each missing one the collection setting that would enable it (for example: Level0 has
-no HCCL task rows, so no link bandwidth; collect with profiler_level Level1).`,
+no HCCL task rows, so no link bandwidth; collect with profiler_level Level1).
+
+Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-partial.`,
 		Example: `  hcclprof inspect ./cluster_dir
   hcclprof inspect ./cluster_dir --format json`,
 		Args: cobra.MinimumNArgs(1),
@@ -36,12 +39,18 @@ no HCCL task rows, so no link bandwidth; collect with profiler_level Level1).`,
 			doc := &report.InspectDocument{Ranks: analysis.Inspect(cluster), Notes: cluster.Notes,
 				Command: "hcclprof " + strings.Join(os.Args[1:], " "), Version: toolVersion()}
 			if format == "json" {
-				return report.WriteInspectJSON(cmd.OutOrStdout(), doc)
+				err = report.WriteInspectJSON(cmd.OutOrStdout(), doc)
+			} else {
+				err = report.WriteInspectText(cmd.OutOrStdout(), doc)
 			}
-			return report.WriteInspectText(cmd.OutOrStdout(), doc)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			return partial(cluster, allowPartial)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().IntVar(&workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
+	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some input could not be read in full")
 	return cmd
 }

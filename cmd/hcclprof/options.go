@@ -32,6 +32,7 @@ type analysisFlags struct {
 	keepRank     int // a rank whose timeline to keep (-1: none), for the HTML report
 	framework    string
 	accumulation int
+	allowPartial bool
 }
 
 func (f *analysisFlags) register(fl *pflag.FlagSet) {
@@ -45,6 +46,23 @@ func (f *analysisFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (it shows only when stderr is a terminal)")
 	fl.StringVar(&f.framework, "framework", "", "how the advice is applied: ddp, megatron, deepspeed or mindspore (default: detected; DeepSpeed cannot be told from a profile)")
 	fl.IntVar(&f.accumulation, "grad-accumulation", 1, "micro-batches per optimizer step in the profiled run (for the advice's predictions)")
+	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
+}
+
+// partial is the exit-3 error of every command whose input is incomplete (a rank
+// could not be read in full, or held values it cannot hold), after its output was
+// written: the output says what is missing, and the exit code makes sure no script
+// takes it for a whole run. --allow-partial accepts it.
+func partial(c *profile.Cluster, allow bool) error {
+	if allow || c == nil {
+		return nil
+	}
+	for _, r := range c.Ranks {
+		if r.Incomplete() {
+			return &exitError{code: exitIncomplete, err: fmt.Errorf("input incomplete (rank %d: %s); use --allow-partial to accept a partial result", r.Rank, r.Problems[0])}
+		}
+	}
+	return nil
 }
 
 // options builds the analysis and advisor options: defaults, then the config file,

@@ -33,7 +33,8 @@ and scale what-ifs price HCCL's two-level AllReduce with the calibrated links, s
 the run's own fit. --grad-accumulation says how many micro-batches the measured run
 accumulated; HCCL_BUFFSIZE comes from the run's environment unless --buffsize-mb is given.
 
-Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
+Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit; 3 input
+incomplete unless --allow-partial.`,
 		Example: "  hcclprof whatif ./cluster --set bucket=64MiB --set accumulation=4",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,8 +75,11 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit.`,
 				return usage(err)
 			}
 			doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred}
-			return write(cmd, format, func(w io.Writer) error { return report.WriteWhatIfText(w, doc) },
-				func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) })
+			if err := write(cmd, format, func(w io.Writer) error { return report.WriteWhatIfText(w, doc) },
+				func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) }); err != nil {
+				return err
+			}
+			return partial(run.cluster, af.allowPartial)
 		},
 	}
 	fl := cmd.Flags()
