@@ -157,7 +157,7 @@ type archiveMember struct {
 // OpenArchive opens an archive, checking it against limits (zero fields default).
 func OpenArchive(p string, limits ArchiveLimits) (*Archive, error) {
 	limits = limits.orDefaults()
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if err != nil {
 		return nil, err
 	}

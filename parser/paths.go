@@ -1,11 +1,13 @@
 package parser
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // The parser names files by path. A path of the form ARCHIVE!/MEMBER names a member
@@ -121,7 +123,47 @@ func openPath(p string) (fs.File, error) {
 	if a, m, ok := resolveArchive(p); ok {
 		return a.Open(m)
 	}
-	return os.Open(p)
+	return openRegular(p)
+}
+
+// openRegular opens a regular file and refuses anything else: a FIFO would block the
+// open until a writer came, a device could be read forever, and a directory in a
+// file's place is a damaged export. The file is checked again once open, so a swap
+// between the two looks is caught too.
+func openRegular(p string) (*os.File, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", p, fileKind(st.Mode()))
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err = f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s: not a regular file (%s)", p, fileKind(st.Mode()))
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }
 
 // walkPath is filepath.WalkDir over a directory or an archive's directory; the
