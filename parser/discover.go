@@ -33,6 +33,9 @@ type RankInput struct {
 	Kineto string
 	// Msprof is a device of an msprof PROF_* directory (Dir is the PROF directory).
 	Msprof *MsprofDevice
+	// Summary is msprof-analyze's cluster output this rank is read from (Dir is its
+	// directory).
+	Summary *ClusterSummary
 
 	notes []string // discovery remarks about this rank, moved to Inputs.Notes
 	// loadErr is why the rank directory could not be read (permissions); LoadRank
@@ -101,6 +104,14 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 	}
 	seen := map[string]bool{}
 	var found []RankInput
+	var summaries []summaryInput
+	addSummary := func(s summaryInput) {
+		key := "summary\x00" + strings.Join(s.files, "\x00")
+		if !seen[key] {
+			seen[key] = true
+			summaries = append(summaries, s)
+		}
+	}
 	var msprofDevs []MsprofDevice
 	add := func(ri RankInput) {
 		key := ri.Dir + "\x00" + strings.Join(ri.Files, "\x00")
@@ -124,6 +135,9 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 				in.Release()
 				return nil, err
 			}
+		} else if !st.IsDir() && isClusterSummaryFile(filepath.Base(arg)) {
+			addSummary(summaryInput{dir: filepath.Dir(arg), files: []string{arg}})
+			continue
 		} else if !st.IsDir() {
 			ri, ok := fileInput(arg)
 			if !ok {
@@ -133,13 +147,13 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 			add(ri)
 			continue
 		}
-		n, nDevs := len(found), len(msprofDevs)
+		n, nDevs, nSums := len(found), len(msprofDevs), len(summaries)
 		addDevs := func(devs []MsprofDevice) { msprofDevs = append(msprofDevs, devs...) }
-		if err := walkRanks(root, add, addDevs, openArchive, &in.Notes); err != nil {
+		if err := walkRanks(root, add, addDevs, addSummary, openArchive, &in.Notes); err != nil {
 			in.Release()
 			return nil, err
 		}
-		if len(found) == n && len(msprofDevs) == nDevs {
+		if len(found) == n && len(msprofDevs) == nDevs && len(summaries) == nSums {
 			in.Notes = append(in.Notes, fmt.Sprintf("%s: no rank directory (one with %s/ or a profiler db, PROF_*) or Kineto trace found", arg, ascendOutput))
 		}
 	}
@@ -151,12 +165,13 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 			add(RankInput{Rank: d.Rank, Dir: d.ProfDir, Msprof: &d})
 		}
 	}
-	if len(found) == 0 {
+	in.Ranks = assignRanks(found, &in.Notes)
+	in.Ranks = addSummaryRanks(in.Ranks, summaries, &in.Notes)
+	if len(in.Ranks) == 0 {
 		in.Release()
-		return in, fmt.Errorf("%w in %s: expected rank directories (*_ascend_pt, *_ascend_ms or any name) with profiler_info_<rank>.json and %s/, msprof PROF_* directories, a trace_view.json, an ascend_pytorch_profiler_<rank>.db or a PyTorch (Kineto) trace",
+		return in, fmt.Errorf("%w in %s: expected rank directories (*_ascend_pt, *_ascend_ms or any name) with profiler_info_<rank>.json and %s/, msprof PROF_* directories, a trace_view.json, an ascend_pytorch_profiler_<rank>.db, a PyTorch (Kineto) trace or msprof-analyze's cluster_analysis_output",
 			ErrNothingFound, strings.Join(args, " "), ascendOutput)
 	}
-	in.Ranks = assignRanks(found, &in.Notes)
 	return in, nil
 }
 
@@ -210,7 +225,7 @@ func fileInput(path string) (RankInput, bool) {
 // devices go to addDevs, to be numbered together) and Kineto traces. Archives found
 // on the way are opened with openArchive (which returns the path of their root) and
 // walked in turn.
-func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), openArchive func(string) (string, error), notes *[]string) error {
+func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), addSummary func(summaryInput), openArchive func(string) (string, error), notes *[]string) error {
 	root = filepath.Clean(root)
 	rootDepth := strings.Count(root, string(os.PathSeparator))
 	return walkPath(root, func(path string, d fs.DirEntry, err error) error {
@@ -228,7 +243,7 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), o
 					*notes = append(*notes, fmt.Sprintf("skipped %v", err))
 					return nil
 				}
-				return walkRanks(aroot, add, addDevs, openArchive, notes)
+				return walkRanks(aroot, add, addDevs, addSummary, openArchive, notes)
 			}
 			return nil
 		}
@@ -249,6 +264,13 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), o
 				*notes = append(*notes, fmt.Sprintf("skipped %s: cannot read it: %v", path, err))
 			}
 			return fs.SkipDir
+		}
+		if files := clusterSummaryFilesIn(path); len(files) > 0 {
+			// msprof-analyze's output; walked on, as it may sit beside rank directories
+			// in the cluster directory it analysed.
+			addSummary(summaryInput{dir: path, files: files})
+		} else if name == clusterOutputDir {
+			*notes = append(*notes, fmt.Sprintf("skipped %s: none of msprof-analyze's files hcclprof reads (%s)", path, strings.Join(clusterSummaryFiles, ", ")))
 		}
 		if name == ascendOutput {
 			// Reached directly (the user named it, or loose layout): its parent is the rank.

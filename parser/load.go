@@ -114,6 +114,12 @@ func LoadRank(ri RankInput) *profile.Rank {
 		}
 		r.Rank, r.Dir = ri.Rank, ri.Dir
 		return r
+	case ri.Summary != nil:
+		if r := ri.Summary.Ranks[ri.Rank]; r != nil {
+			return r
+		}
+		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatMsprofAnalyze, Info: profile.Info{RankID: ri.Rank},
+			Problems: []string{"msprof-analyze's cluster output has no data for this rank"}}
 	case ri.Msprof != nil:
 		r := LoadMsprofDevice(*ri.Msprof)
 		r.Rank = ri.Rank
