@@ -946,7 +946,7 @@ func addSummaryRanks(ranks []RankInput, summaries []summaryInput, notes *[]strin
 			*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's summaries in %s for ranks %s: already read from another msprof-analyze output", where, rankRanges(dup)))
 		}
 		if len(used) > 0 {
-			*notes = append(*notes, fmt.Sprintf("ranks %s read from msprof-analyze's output %s (%s): msprof-analyze's summaries of the profiler's per-rank files (step times, per-op communication statistics, link matrix, groups), not the profiler's raw output; no timeline",
+			*notes = append(*notes, fmt.Sprintf("ranks %s read from msprof-analyze's output %s (%s): msprof-analyze's summaries of the profiler's per-rank files, not the profiler's raw output; no timeline",
 				rankRanges(used), where, strings.Join(cs.FilesUsed, ", ")))
 		}
 	}

@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,4 +57,42 @@ func FuzzMsprofAnalyzeOutputs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestClusterCommTotalsOnly: a rank whose step of a group has only msprof-analyze's
+// per-group total keeps that total (named "Total Op Info"), with a problem saying
+// so; a rank that has its ops keeps only the ops. Rank sets parse as Python writes
+// them, and a legacy top-level "p2p" key makes its ops p2p.
+func TestClusterCommTotalsOnly(t *testing.T) {
+	const file = "cluster_communication.json"
+	data := `{"(0, 1)": {"step3": {
+		"hcom_allReduce__1_0_1@77": {"0": {"Communication Time Info": {"Start Timestamp(us)": 10.5, "Elapse Time(ms)": 2}}},
+		"Total Op Info@77": {"0": {"Communication Time Info": {"Elapse Time(ms)": 2}}, "1": {"Communication Time Info": {"Elapse Time(ms)": 5}}}}},
+		"p2p": {"step3": {"hcom_batchSendRecv__2_0@88": {"1": {"Communication Time Info": {"Elapse Time(ms)": 1}}}}}}`
+	var p summaryParts
+	if err := parseClusterCommJSON(strings.NewReader(data), file, &p); err != nil {
+		t.Fatal(err)
+	}
+	cs := &ClusterSummary{Ranks: map[int]*profile.Rank{}}
+	cs.assemble(&p)
+	r0, r1 := cs.Ranks[0], cs.Ranks[1]
+	if len(r0.CommStats) != 1 || r0.CommStats[0].Name != "hcom_allReduce__1_0_1" || r0.CommStats[0].StartNs != 10_500 || len(r0.Problems) != 0 {
+		t.Fatalf("rank 0: %+v, problems %v", r0.CommStats, r0.Problems)
+	}
+	if len(r1.CommStats) != 2 || r1.CommStats[0].Name != "Total Op Info" || r1.CommStats[0].ElapseNs != 5_000_000 || !r1.CommStats[1].P2P || len(r1.Problems) != 1 {
+		t.Fatalf("rank 1: %+v, problems %v", r1.CommStats, r1.Problems)
+	}
+	if len(r0.Metadata.ParallelGroups) != 1 || r0.Metadata.ParallelGroups[0].Key != "77" || r1.Metadata.ParallelGroups[0].GroupRank != 1 {
+		t.Fatalf("groups: %+v %+v", r0.Metadata.ParallelGroups, r1.Metadata.ParallelGroups)
+	}
+	for in, want := range map[string]string{"(0, 1, 2)": "[0 1 2]", "(5,)": "[5]", "(0,1,2,3)": "[0 1 2 3]", "[3, 1]": "[1 3]", "p2p": "[] false", "(a)": "[] false"} {
+		got, ok := parseRankSet(in)
+		s := fmt.Sprint(got)
+		if !ok {
+			s = "[] false"
+		}
+		if s != want {
+			t.Errorf("parseRankSet(%q) = %s, want %s", in, s, want)
+		}
+	}
 }
