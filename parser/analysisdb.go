@@ -217,43 +217,54 @@ func readStepTraceTime(d *sqliteDB, out *AnalysisDB) error {
 		if err != nil || !ok {
 			return err
 		}
-		var row profile.StepTraceRow
-		if row.Step, row.HasStep, err = t.stepOf(sttStep); err != nil {
+		row, err := stepTraceRowOf(t)
+		if err != nil {
 			return err
-		}
-		for _, c := range []struct {
-			col string
-			dst *float64
-		}{
-			{sttComputing, &row.ComputingUs}, {sttCommNotOvl, &row.CommNotOverlappedUs},
-			{sttCommunication, &row.CommunicationUs}, {sttFree, &row.FreeUs}, {sttStage, &row.StageUs},
-		} {
-			if *c.dst, err = t.mustFloat(c.col); err != nil {
-				return err
-			}
-		}
-		var has bool
-		if row.OverlappedUs, has, err = t.float(sttOverlapped); err != nil {
-			return err
-		} else if !has {
-			row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
-		}
-		if row.BubbleUs, _, err = t.float(sttBubble); err != nil {
-			return err
-		}
-		if row.CommNotOverlappedExclRecvUs, has, err = t.float(sttExclReceive); err != nil {
-			return err
-		} else if !has {
-			row.CommNotOverlappedExclRecvUs = row.CommNotOverlappedUs - row.BubbleUs
-		}
-		if row.PreparingUs, row.HasPreparing, err = t.float(sttPreparing); err != nil {
-			return err
-		}
-		if row.PreparingUs > maxPreparingUs {
-			row.PreparingUs, row.HasPreparing = 0, false
 		}
 		out.StepTrace = append(out.StepTrace, row)
 	}
+}
+
+// stepTraceRowOf reads the current row of a step trace table (StepTraceTime, or
+// msprof-analyze's ClusterStepTraceTime), with step_trace_time.csv's rules.
+func stepTraceRowOf(t *dbTable) (profile.StepTraceRow, error) {
+	var err error
+	var row profile.StepTraceRow
+	if row.Step, row.HasStep, err = t.stepOf(sttStep); err != nil {
+		return row, err
+	}
+	for _, c := range []struct {
+		col string
+		dst *float64
+	}{
+		{sttComputing, &row.ComputingUs}, {sttCommNotOvl, &row.CommNotOverlappedUs},
+		{sttCommunication, &row.CommunicationUs}, {sttFree, &row.FreeUs}, {sttStage, &row.StageUs},
+	} {
+		if *c.dst, err = t.mustFloat(c.col); err != nil {
+			return row, err
+		}
+	}
+	var has bool
+	if row.OverlappedUs, has, err = t.float(sttOverlapped); err != nil {
+		return row, err
+	} else if !has {
+		row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
+	}
+	if row.BubbleUs, _, err = t.float(sttBubble); err != nil {
+		return row, err
+	}
+	if row.CommNotOverlappedExclRecvUs, has, err = t.float(sttExclReceive); err != nil {
+		return row, err
+	} else if !has {
+		row.CommNotOverlappedExclRecvUs = row.CommNotOverlappedUs - row.BubbleUs
+	}
+	if row.PreparingUs, row.HasPreparing, err = t.float(sttPreparing); err != nil {
+		return row, err
+	}
+	if row.PreparingUs > maxPreparingUs {
+		row.PreparingUs, row.HasPreparing = 0, false
+	}
+	return row, nil
 }
 
 // commKey identifies one op of the communication analysis.

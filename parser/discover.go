@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ErrNothingFound is returned when the arguments hold no profile hcclprof can read.
@@ -32,8 +33,14 @@ type RankInput struct {
 	Kineto string
 	// Msprof is a device of an msprof PROF_* directory (Dir is the PROF directory).
 	Msprof *MsprofDevice
+	// Summary is msprof-analyze's cluster output this rank is read from (Dir is its
+	// directory).
+	Summary *ClusterSummary
 
 	notes []string // discovery remarks about this rank, moved to Inputs.Notes
+	// loadErr is why the rank directory could not be read (permissions); LoadRank
+	// reports it as the rank's problem.
+	loadErr error
 }
 
 // Inputs is what discovery found.
@@ -67,6 +74,11 @@ const maxWalkDepth = 10
 
 const ascendOutput = "ASCEND_PROFILER_OUTPUT"
 
+// listDir lists a directory that discovery or loading must read in full; a variable
+// so that tests can make it fail as a permission error does (tests run as root, which
+// permissions do not stop).
+var listDir = readDirPath
+
 // Discover finds every torch_npu rank under the arguments: cluster roots, rank
 // directories (*_ascend_pt), ASCEND_PROFILER_OUTPUT directories, folders of loose
 // exported files, or single files. Ranks come from profiler_info_<rank>.json (or its
@@ -92,6 +104,14 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 	}
 	seen := map[string]bool{}
 	var found []RankInput
+	var summaries []summaryInput
+	addSummary := func(s summaryInput) {
+		key := "summary\x00" + strings.Join(s.files, "\x00")
+		if !seen[key] {
+			seen[key] = true
+			summaries = append(summaries, s)
+		}
+	}
 	var msprofDevs []MsprofDevice
 	add := func(ri RankInput) {
 		key := ri.Dir + "\x00" + strings.Join(ri.Files, "\x00")
@@ -115,6 +135,9 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 				in.Release()
 				return nil, err
 			}
+		} else if !st.IsDir() && isClusterSummaryFile(filepath.Base(arg)) {
+			addSummary(summaryInput{dir: filepath.Dir(arg), files: []string{arg}})
+			continue
 		} else if !st.IsDir() {
 			ri, ok := fileInput(arg)
 			if !ok {
@@ -124,14 +147,14 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 			add(ri)
 			continue
 		}
-		n, nDevs := len(found), len(msprofDevs)
+		n, nDevs, nSums := len(found), len(msprofDevs), len(summaries)
 		addDevs := func(devs []MsprofDevice) { msprofDevs = append(msprofDevs, devs...) }
-		if err := walkRanks(root, add, addDevs, openArchive, &in.Notes); err != nil {
+		if err := walkRanks(root, add, addDevs, addSummary, openArchive, &in.Notes); err != nil {
 			in.Release()
 			return nil, err
 		}
-		if len(found) == n && len(msprofDevs) == nDevs {
-			in.Notes = append(in.Notes, fmt.Sprintf("%s: no rank directory (*_ascend_pt or *_ascend_ms with %s/, PROF_*) or Kineto trace found", arg, ascendOutput))
+		if len(found) == n && len(msprofDevs) == nDevs && len(summaries) == nSums {
+			in.Notes = append(in.Notes, fmt.Sprintf("%s: no rank directory (one with %s/ or a profiler db, PROF_*) or Kineto trace found", arg, ascendOutput))
 		}
 	}
 	if len(msprofDevs) > 0 {
@@ -142,12 +165,13 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 			add(RankInput{Rank: d.Rank, Dir: d.ProfDir, Msprof: &d})
 		}
 	}
-	if len(found) == 0 {
+	in.Ranks = assignRanks(found, &in.Notes)
+	in.Ranks = addSummaryRanks(in.Ranks, summaries, &in.Notes)
+	if len(in.Ranks) == 0 {
 		in.Release()
-		return in, fmt.Errorf("%w in %s: expected *_ascend_pt or *_ascend_ms rank directories with profiler_info_<rank>.json and %s/, msprof PROF_* directories, a trace_view.json, an ascend_pytorch_profiler_<rank>.db or a PyTorch (Kineto) trace",
+		return in, fmt.Errorf("%w in %s: expected rank directories (*_ascend_pt, *_ascend_ms or any name) with profiler_info_<rank>.json and %s/, msprof PROF_* directories, a trace_view.json, an ascend_pytorch_profiler_<rank>.db, a PyTorch (Kineto) trace or msprof-analyze's cluster_analysis_output",
 			ErrNothingFound, strings.Join(args, " "), ascendOutput)
 	}
-	in.Ranks = assignRanks(found, &in.Notes)
 	return in, nil
 }
 
@@ -201,7 +225,7 @@ func fileInput(path string) (RankInput, bool) {
 // devices go to addDevs, to be numbered together) and Kineto traces. Archives found
 // on the way are opened with openArchive (which returns the path of their root) and
 // walked in turn.
-func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), openArchive func(string) (string, error), notes *[]string) error {
+func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), addSummary func(summaryInput), openArchive func(string) (string, error), notes *[]string) error {
 	root = filepath.Clean(root)
 	rootDepth := strings.Count(root, string(os.PathSeparator))
 	return walkPath(root, func(path string, d fs.DirEntry, err error) error {
@@ -219,14 +243,35 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), o
 					*notes = append(*notes, fmt.Sprintf("skipped %v", err))
 					return nil
 				}
-				return walkRanks(aroot, add, addDevs, openArchive, notes)
+				return walkRanks(aroot, add, addDevs, addSummary, openArchive, notes)
 			}
 			return nil
 		}
 		if strings.Count(path, string(os.PathSeparator))-rootDepth > maxWalkDepth {
+			if isRankCandidate(path) {
+				*notes = append(*notes, fmt.Sprintf("skipped %s: more than %d levels below %s (msprof-analyze's limit too)", path, maxWalkDepth, root))
+			}
 			return fs.SkipDir
 		}
 		name := d.Name()
+		if _, err := listDir(path); err != nil {
+			// A directory that cannot be listed (permissions): when it looks like a
+			// rank it becomes a rank whose loading reports the error, so the rank is
+			// counted as unreadable rather than silently missing.
+			if rankLikeName(name) {
+				add(RankInput{Rank: -1, Dir: path, OutputDir: filepath.Join(path, ascendOutput), loadErr: err})
+			} else {
+				*notes = append(*notes, fmt.Sprintf("skipped %s: cannot read it: %v", path, err))
+			}
+			return fs.SkipDir
+		}
+		if files := clusterSummaryFilesIn(path); len(files) > 0 {
+			// msprof-analyze's output; walked on, as it may sit beside rank directories
+			// in the cluster directory it analysed.
+			addSummary(summaryInput{dir: path, files: files})
+		} else if name == clusterOutputDir {
+			*notes = append(*notes, fmt.Sprintf("skipped %s: none of msprof-analyze's files hcclprof reads (%s)", path, strings.Join(clusterSummaryFiles, ", ")))
+		}
 		if name == ascendOutput {
 			// Reached directly (the user named it, or loose layout): its parent is the rank.
 			if ri, ok := rankDir(filepath.Dir(path)); ok {
@@ -240,8 +285,8 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), o
 			add(ri)
 			return fs.SkipDir
 		}
-		if strings.HasSuffix(name, "ascend_pt") || strings.HasSuffix(name, "ascend_ms") {
-			*notes = append(*notes, fmt.Sprintf("skipped %s: no %s/ inside", path, ascendOutput))
+		if reason := notRankReason(path); reason != "" {
+			*notes = append(*notes, fmt.Sprintf("skipped %s: %s", path, reason))
 			return fs.SkipDir
 		}
 		// PROF_* directories inside *_ascend_pt/_ascend_ms are raw data of that rank;
@@ -279,28 +324,84 @@ func addKinetoTraces(dir string, add func(RankInput)) {
 	}
 }
 
-// rankDir recognises a torch_npu rank directory: ASCEND_PROFILER_OUTPUT inside, and
-// normally a profiler_info_<rank>.json. When ASCEND_PROFILER_OUTPUT holds an
+// rankLikeName reports whether a directory's name is that of a torch_npu or
+// MindSpore rank directory ({worker}_{ts}_ascend_pt, ..._ascend_ms).
+func rankLikeName(name string) bool {
+	return strings.HasSuffix(name, "ascend_pt") || strings.HasSuffix(name, "ascend_ms")
+}
+
+// isProfilerInfoName reports whether a file is profiler_info_<rank>.json or the
+// non-distributed profiler_info.json.
+func isProfilerInfoName(n string) bool {
+	return strings.HasPrefix(n, "profiler_info") && strings.HasSuffix(n, ".json")
+}
+
+// isRankCandidate reports whether a directory looks like a rank, whatever its name:
+// it holds ASCEND_PROFILER_OUTPUT or a profiler_info file.
+func isRankCandidate(dir string) bool {
+	if st, err := statPath(filepath.Join(dir, ascendOutput)); err == nil && st.IsDir() {
+		return true
+	}
+	return profilerInfoIn(dir) != ""
+}
+
+// profilerInfoIn returns the first profiler_info*.json in dir (by name), "" if none.
+func profilerInfoIn(dir string) string {
+	entries, _ := readDirPath(dir)
+	for _, e := range entries {
+		if !e.IsDir() && isProfilerInfoName(e.Name()) {
+			return e.Name()
+		}
+	}
+	return ""
+}
+
+// notRankReason says why a directory that looks like a rank (a rank directory's name,
+// or a profiler_info file inside) is not read as one; "" when it does not look like
+// a rank. It is called for directories rankDir refused.
+func notRankReason(dir string) string {
+	info := profilerInfoIn(dir)
+	if info == "" && !rankLikeName(filepath.Base(dir)) {
+		return ""
+	}
+	if db, _ := findProfilerDB(dir); db != "" || fileExists(filepath.Join(dir, "trace_view.json")) || fileExists(filepath.Join(dir, "step_trace_time.csv")) {
+		return "" // read as a folder of loose exported files
+	}
+	var has string
+	if info != "" {
+		has = "has " + info + " but "
+	}
+	reason := has + "no " + ascendOutput + "/ and no profiler db inside"
+	entries, _ := readDirPath(dir)
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "PROF_") {
+			return reason + " (only the raw " + e.Name() + "/: the profile was not exported; torch_npu's offline analyse exports it)"
+		}
+	}
+	return reason
+}
+
+// rankDir recognises a torch_npu rank directory, whatever its name: ASCEND_PROFILER_OUTPUT
+// inside, and normally a profiler_info_<rank>.json. When ASCEND_PROFILER_OUTPUT holds an
 // ascend_pytorch_profiler*.db the rank is read from the db export (DB), whose file
 // name gives the rank as msprof-analyze takes it for db data; a text export beside it
-// is then skipped, with a note.
+// is then skipped, with a note. An ASCEND_PROFILER_OUTPUT that cannot be looked at
+// (permissions) still makes a rank, whose loading reports the error.
 func rankDir(dir string) (RankInput, bool) {
 	out := filepath.Join(dir, ascendOutput)
-	if st, err := statPath(out); err != nil || !st.IsDir() {
+	st, err := statPath(out)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return RankInput{Rank: -1, Dir: dir, OutputDir: out, loadErr: err}, true
+	}
+	if err != nil || !st.IsDir() {
 		return RankInput{}, false
 	}
 	ri := RankInput{Rank: -1, Dir: dir, OutputDir: out}
-	entries, _ := readDirPath(dir)
-	for _, e := range entries {
-		n := e.Name()
-		if !strings.HasPrefix(n, "profiler_info") || !strings.HasSuffix(n, ".json") {
-			continue
-		}
+	if n := profilerInfoIn(dir); n != "" {
 		ri.InfoFile = filepath.Join(dir, n)
 		if r, ok := RankFromInfoFileName(n); ok {
 			ri.Rank = r
 		}
-		break
 	}
 	db, dbRank := findProfilerDB(out)
 	if db == "" {
@@ -382,11 +483,15 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 			continue
 		}
 		keep, drop := prev, ri
-		if dirTimestamp(ri.Dir) > dirTimestamp(prev.Dir) {
+		why := "older, by the timestamp in its name"
+		switch tk, td := dirTimestamp(prev.Dir), dirTimestamp(ri.Dir); {
+		case td > tk:
 			keep, drop = ri, prev
+		case td == tk:
+			why = "not newer by the timestamp in its name; the first found is kept"
 		}
 		byRank[ri.Rank] = keep
-		*notes = append(*notes, fmt.Sprintf("duplicate rank %d: using %s, ignoring %s", ri.Rank, keep.Dir, drop.Dir))
+		*notes = append(*notes, fmt.Sprintf("skipped %s: duplicate of rank %d (%s), %s", drop.Dir, ri.Rank, keep.Dir, why))
 	}
 	out := make([]RankInput, 0, len(byRank)+len(unranked))
 	for _, ri := range byRank {

@@ -43,8 +43,8 @@ func TestDiscoverClusterRoot(t *testing.T) {
 		assert.Equal(t, i, r.Rank)
 	}
 	assert.Equal(t, newer, in.Ranks[1].Dir, "the latest directory of a duplicated rank wins")
-	assert.Contains(t, in.Notes, "duplicate rank 1: using "+newer+", ignoring "+old)
-	assert.Contains(t, in.Notes, "skipped "+filepath.Join(root, "empty_ascend_pt")+": no ASCEND_PROFILER_OUTPUT/ inside")
+	assert.Contains(t, in.Notes, "skipped "+old+": duplicate of rank 1 ("+newer+"), older, by the timestamp in its name")
+	assert.Contains(t, in.Notes, "skipped "+filepath.Join(root, "empty_ascend_pt")+": no ASCEND_PROFILER_OUTPUT/ and no profiler db inside")
 
 	r := LoadRank(in.Ranks[1])
 	assert.Equal(t, []string{filepath.Join(ascendOutput, "memory_record.csv")}, r.FilesIgnored)
@@ -104,7 +104,7 @@ func TestDiscoverEveryFormat(t *testing.T) {
 	assert.Equal(t, 1, got[profile.FormatTorchNPUText])
 	assert.Equal(t, 1, got[profile.FormatMsprof]+got[profile.FormatKineto])
 	joined := strings.Join(c.Notes, "\n")
-	assert.Regexp(t, `duplicate rank 0: using .*(PROF_|pt\.trace\.json\.gz).*, ignoring .*(PROF_|pt\.trace\.json\.gz)`, joined)
+	assert.Regexp(t, `skipped .*(PROF_|pt\.trace\.json\.gz).*: duplicate of rank 0 \(.*(PROF_|pt\.trace\.json\.gz).*\)`, joined)
 	assert.Contains(t, joined, "mixed cluster")
 }
 
@@ -115,4 +115,102 @@ func TestDiscoverSingleKinetoFile(t *testing.T) {
 	require.Len(t, in.Ranks, 1)
 	assert.Equal(t, kineto, in.Ranks[0].Kineto)
 	assert.Equal(t, 0, in.Ranks[0].Rank, "the rank comes from distributedInfo")
+}
+
+// TestDiscoverSaysWhatItSkips: a directory is a candidate rank whatever its name when
+// it holds ASCEND_PROFILER_OUTPUT or a profiler_info file; every candidate not read
+// is named in a note with the reason, and a rank that cannot be read is a rank with a
+// problem, not a silent gap.
+func TestDiscoverSaysWhatItSkips(t *testing.T) {
+	root := t.TempDir()
+	plain := mkRank(t, root, "rank3", 3) // no *_ascend_pt name
+	newer := mkRank(t, root, "host_20250101000000001_ascend_pt", 3)
+	mkRank(t, root, "worker4", 4)
+	infoOnly := filepath.Join(root, "worker7")
+	require.NoError(t, os.MkdirAll(infoOnly, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(infoOnly, "profiler_info_7.json"), []byte(`{"rank_id": 7}`), 0o644))
+	rawOnly := filepath.Join(root, "host_20250101000000002_ascend_pt")
+	require.NoError(t, os.MkdirAll(filepath.Join(rawOnly, "PROF_000001_20250101000000002_ABC"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(rawOnly, "profiler_info_8.json"), []byte(`{"rank_id": 8}`), 0o644))
+	empty := filepath.Join(root, "rank5")
+	require.NoError(t, os.MkdirAll(filepath.Join(empty, ascendOutput), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "profiler_info_5.json"), []byte(`{"rank_id": 5}`), 0o644))
+	deep := root
+	for i := 0; i < maxWalkDepth; i++ {
+		deep = filepath.Join(deep, "d")
+	}
+	tooDeep := mkRank(t, deep, "rank9", 9)
+	unrelated := filepath.Join(root, "logs")
+	require.NoError(t, os.MkdirAll(unrelated, 0o755))
+
+	c, err := LoadCluster([]string{root}, LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	got := map[int]*profile.Rank{}
+	for _, r := range c.Ranks {
+		got[r.Rank] = r
+	}
+	require.Len(t, got, 3, "ranks 3, 4 and 5")
+	assert.Equal(t, newer, got[3].Dir)
+	assert.Empty(t, got[4].Problems, "a rank directory named worker4 is read as any other")
+	require.Len(t, got[4].StepTrace, 1)
+	assert.Equal(t, []string{"ASCEND_PROFILER_OUTPUT holds none of the files hcclprof reads (trace_view.json, step_trace_time.csv, communication.json, communication_matrix.json, kernel_details.csv, or a profiler db)"},
+		got[5].Problems)
+	for _, want := range []string{
+		"skipped " + plain + ": duplicate of rank 3 (" + newer + "), older, by the timestamp in its name",
+		"skipped " + infoOnly + ": has profiler_info_7.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside",
+		"skipped " + rawOnly + ": has profiler_info_8.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside (only the raw PROF_000001_20250101000000002_ABC/: the profile was not exported; torch_npu's offline analyse exports it)",
+		"skipped " + tooDeep + ": more than 10 levels below " + root + " (msprof-analyze's limit too)",
+	} {
+		assert.Contains(t, c.Notes, want)
+	}
+	for _, n := range c.Notes {
+		assert.NotContains(t, n, unrelated, "a directory that does not look like a rank is not a skipped candidate")
+	}
+}
+
+// TestDiscoverUnreadableRank: a rank directory, or its ASCEND_PROFILER_OUTPUT, that
+// cannot be listed gives a rank whose problem says so; an unreadable directory that
+// does not look like a rank is noted. Permissions do not stop root, so the listing is
+// made to fail as a permission error does; the chmod case runs when not root.
+func TestDiscoverUnreadableRank(t *testing.T) {
+	root := t.TempDir()
+	locked := mkRank(t, root, "host_20250101000000001_ascend_pt", -1)
+	lockedOut := mkRank(t, root, "rank2", 2)
+	other := filepath.Join(root, "private")
+	require.NoError(t, os.MkdirAll(other, 0o755))
+	mkRank(t, root, "rank0", 0)
+
+	denied := map[string]bool{locked: true, filepath.Join(lockedOut, ascendOutput): true, other: true}
+	if os.Geteuid() == 0 {
+		orig := listDir
+		listDir = func(p string) ([]os.DirEntry, error) {
+			if denied[p] {
+				return nil, &os.PathError{Op: "open", Path: p, Err: os.ErrPermission}
+			}
+			return orig(p)
+		}
+		t.Cleanup(func() { listDir = orig })
+	} else {
+		for p := range denied {
+			require.NoError(t, os.Chmod(p, 0))
+			t.Cleanup(func() { _ = os.Chmod(p, 0o755) })
+		}
+	}
+
+	c, err := LoadCluster([]string{root}, LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 3)
+	byDir := map[string]*profile.Rank{}
+	for _, r := range c.Ranks {
+		byDir[r.Dir] = r
+	}
+	require.Contains(t, byDir, locked)
+	assert.Equal(t, 3, byDir[locked].Rank, "numbered after the known ranks")
+	require.Len(t, byDir[locked].Problems, 1)
+	assert.Contains(t, byDir[locked].Problems[0], "cannot read the rank directory: open "+locked+": permission denied")
+	require.Contains(t, byDir, lockedOut)
+	require.Len(t, byDir[lockedOut].Problems, 1)
+	assert.Contains(t, byDir[lockedOut].Problems[0], "permission denied")
+	assert.Contains(t, c.Notes, "skipped "+other+": cannot read it: open "+other+": permission denied")
+	assert.Contains(t, c.Notes, locked+": no profiler_info_<rank>.json; numbered rank 3")
 }

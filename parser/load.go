@@ -122,9 +122,20 @@ func loadRankFiles(ri RankInput) *profile.Rank {
 		}
 		r.Rank, r.Dir = ri.Rank, ri.Dir
 		return r
+	case ri.Summary != nil:
+		if r := ri.Summary.Ranks[ri.Rank]; r != nil {
+			return r
+		}
+		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatMsprofAnalyze, Info: profile.Info{RankID: ri.Rank},
+			Problems: []string{"msprof-analyze's cluster output has no data for this rank"}}
 	case ri.Msprof != nil:
 		r := LoadMsprofDevice(*ri.Msprof)
 		r.Rank = ri.Rank
+		return r
+	}
+	if ri.loadErr != nil {
+		r := &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatTorchNPUText, Info: profile.Info{RankID: -1}}
+		r.Problems = append(r.Problems, fmt.Sprintf("cannot read the rank directory: %v", ri.loadErr))
 		return r
 	}
 	r := loadTorchRank(ri)
@@ -181,10 +192,17 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 			files[filepath.Base(f)] = f
 		}
 	} else {
-		entries, err := readDirPath(ri.OutputDir)
+		entries, err := listDir(ri.OutputDir)
 		if err != nil {
 			problem("%v", err)
 		}
+		defer func() {
+			// A rank directory whose output holds nothing hcclprof reads is a rank
+			// without data: say so rather than leave it silently empty.
+			if err == nil && len(files) == 0 {
+				problem("%s holds none of the files hcclprof reads (trace_view.json, step_trace_time.csv, communication.json, communication_matrix.json, kernel_details.csv, or a profiler db)", rel(ri.OutputDir))
+			}
+		}()
 		for _, e := range entries {
 			if e.IsDir() {
 				continue

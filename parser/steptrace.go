@@ -48,10 +48,8 @@ func ParseStepTraceCSV(r io.Reader, file string) ([]profile.StepTraceRow, error)
 		return nil, err
 	}
 	iStep, iComp, iCNO, iComm, iFree, iStage := req[0], req[1], req[2], req[3], req[4], req[5]
-	iOvl := t.col(stColOverlapped)
-	iBubble := t.col(stColBubble)
-	iExcl := t.col(stColExclReceive)
-	iPrep := t.col(stColPreparing)
+	cols := stepTraceCols{iStep, iComp, iCNO, iComm, iFree, iStage,
+		t.col(stColOverlapped), t.col(stColBubble), t.col(stColExclReceive), t.col(stColPreparing)}
 
 	var rows []profile.StepTraceRow
 	for {
@@ -62,53 +60,71 @@ func ParseStepTraceCSV(r io.Reader, file string) ([]profile.StepTraceRow, error)
 		if !ok {
 			return rows, nil
 		}
-		var row profile.StepTraceRow
-		if row.Step, row.HasStep, err = t.stepField(iStep, stColStep); err != nil {
+		row, err := t.stepTraceRow(cols)
+		if err != nil {
 			return nil, err
-		}
-		for _, c := range []struct {
-			i    int
-			name string
-			dst  *float64
-		}{
-			{iComp, stColComputing, &row.ComputingUs},
-			{iCNO, stColCommNotOvl, &row.CommNotOverlappedUs},
-			{iComm, stColCommunication, &row.CommunicationUs},
-			{iFree, stColFree, &row.FreeUs},
-			{iStage, stColStage, &row.StageUs},
-		} {
-			if *c.dst, err = t.floatField(c.i, c.name); err != nil {
-				return nil, err
-			}
-		}
-		// Optional columns: absent, empty or N/A means "not written".
-		opt := func(i int, name string) (float64, bool, error) {
-			if i < 0 || csvNull(t.field(i)) {
-				return 0, false, nil
-			}
-			v, err := t.floatField(i, name)
-			return v, err == nil, err
-		}
-		var has bool
-		if row.OverlappedUs, has, err = opt(iOvl, stColOverlapped); err != nil {
-			return nil, err
-		} else if !has {
-			row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
-		}
-		if row.BubbleUs, _, err = opt(iBubble, stColBubble); err != nil {
-			return nil, err
-		}
-		if row.CommNotOverlappedExclRecvUs, has, err = opt(iExcl, stColExclReceive); err != nil {
-			return nil, err
-		} else if !has {
-			row.CommNotOverlappedExclRecvUs = row.CommNotOverlappedUs - row.BubbleUs
-		}
-		if row.PreparingUs, row.HasPreparing, err = opt(iPrep, stColPreparing); err != nil {
-			return nil, err
-		}
-		if row.PreparingUs > maxPreparingUs {
-			row.PreparingUs, row.HasPreparing = 0, false
 		}
 		rows = append(rows, row)
 	}
+}
+
+// stepTraceCols are the column indexes of a step trace table (-1 for an absent
+// optional column).
+type stepTraceCols struct {
+	step, comp, cno, comm, free, stage int
+	ovl, bubble, excl, prep            int
+}
+
+// stepTraceRow reads the current record as a step trace row, with
+// ParseStepTraceCSV's rules for optional columns.
+func (t *csvTable) stepTraceRow(c stepTraceCols) (profile.StepTraceRow, error) {
+	var row profile.StepTraceRow
+	var err error
+	if row.Step, row.HasStep, err = t.stepField(c.step, stColStep); err != nil {
+		return row, err
+	}
+	for _, f := range []struct {
+		i    int
+		name string
+		dst  *float64
+	}{
+		{c.comp, stColComputing, &row.ComputingUs},
+		{c.cno, stColCommNotOvl, &row.CommNotOverlappedUs},
+		{c.comm, stColCommunication, &row.CommunicationUs},
+		{c.free, stColFree, &row.FreeUs},
+		{c.stage, stColStage, &row.StageUs},
+	} {
+		if *f.dst, err = t.floatField(f.i, f.name); err != nil {
+			return row, err
+		}
+	}
+	// Optional columns: absent, empty or N/A means "not written".
+	opt := func(i int, name string) (float64, bool, error) {
+		if i < 0 || csvNull(t.field(i)) {
+			return 0, false, nil
+		}
+		v, err := t.floatField(i, name)
+		return v, err == nil, err
+	}
+	var has bool
+	if row.OverlappedUs, has, err = opt(c.ovl, stColOverlapped); err != nil {
+		return row, err
+	} else if !has {
+		row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
+	}
+	if row.BubbleUs, _, err = opt(c.bubble, stColBubble); err != nil {
+		return row, err
+	}
+	if row.CommNotOverlappedExclRecvUs, has, err = opt(c.excl, stColExclReceive); err != nil {
+		return row, err
+	} else if !has {
+		row.CommNotOverlappedExclRecvUs = row.CommNotOverlappedUs - row.BubbleUs
+	}
+	if row.PreparingUs, row.HasPreparing, err = opt(c.prep, stColPreparing); err != nil {
+		return row, err
+	}
+	if row.PreparingUs > maxPreparingUs {
+		row.PreparingUs, row.HasPreparing = 0, false
+	}
+	return row, nil
 }

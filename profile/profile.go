@@ -44,6 +44,11 @@ const (
 	// directories, which follow torch_npu's layout (formats.md §1.2).
 	FormatMindSporeText Format = "mindspore-text"
 	FormatMindSporeDB   Format = "mindspore-db"
+	// FormatMsprofAnalyze is a rank known only from msprof-analyze's cluster output
+	// (cluster_analysis_output/: cluster_step_trace_time.csv, cluster_communication*.json,
+	// communication_group.json or cluster_analysis.db): the profiler's per-rank
+	// summaries as msprof-analyze gathered them, with no timeline.
+	FormatMsprofAnalyze Format = "msprof-analyze"
 )
 
 // Rank holds what was kept of one rank's profile.

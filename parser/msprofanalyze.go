@@ -1,0 +1,973 @@
+package parser
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// msprof-analyze's cluster output (`msprof-analyze -m all -d <cluster>` writes it to
+// <out>/cluster_analysis_output/). Teams often keep only this of a big cluster, so
+// its per-rank summaries are read as ranks of their own (profile.FormatMsprofAnalyze).
+//
+// Checked against msprof-analyze's source (profiler/msprof_analyze/cluster_analyse in
+// the Ascend mstt repository): the file names; cluster_step_trace_time.csv's header
+// (Step, Type, Index, then the per-rank step_trace_time.csv header without Step and
+// Device_id, plus DP/PP/TP Index with distributed_args) and its "rank" rows, whose
+// Index is the global rank, beside "stage" rows holding the element-wise max over a
+// pipeline stage; cluster_communication.json's nesting {rank set: {step key:
+// {"op@group": {global rank: the rank's own communication.json entry}}}} with p2p
+// and collective ops of a step merged and a recomputed "Total Op Info@group" per
+// rank; cluster_communication_matrix.json's {rank set: {step key: {"op@group":
+// {"src-dst": link}}}} whose links are summed over ranks and renamed from group-local
+// to global ranks; communication_group.json's comm_group_parallel_info records (type,
+// rank_set, group_name = the @hash, group_id = the raw HCCL name or "", pg_name);
+// cluster_analysis.db's table and column names (ClusterStepTraceTime,
+// ClusterCommAnalyzerTime/Bandwidth/Matrix with rank_set and elapsed_time, and the
+// newer ClusterCommunicationTime/Bandwidth/Matrix and CommunicationGroupMapping).
+//
+// Unverified (no real file at hand): the 2023 variant whose top level has a "p2p" key
+// beside the rank sets (read as a group set of unknown ranks whose ops are p2p); the
+// legacy CommunicationGroup table (read when it has group_name); that a group's local
+// rank is its member's position in the sorted global ranks, which converting the
+// matrix back to per-rank local links assumes (msprof-analyze itself maps local to
+// global through each rank's self link "k-k", which the merged file no longer shows).
+
+// Files of msprof-analyze's cluster output that hcclprof reads.
+const (
+	clusterOutputDir        = "cluster_analysis_output"
+	clusterStepTraceCSV     = "cluster_step_trace_time.csv"
+	clusterCommJSON         = "cluster_communication.json"
+	clusterCommMatrixJSON   = "cluster_communication_matrix.json"
+	clusterCommGroupJSON    = "communication_group.json"
+	clusterAnalysisDBName   = "cluster_analysis.db"
+	clusterStepTraceRankRow = "rank"
+)
+
+// clusterSummaryFiles are the files of a cluster_analysis_output, in reading order.
+var clusterSummaryFiles = []string{clusterStepTraceCSV, clusterCommJSON, clusterCommMatrixJSON, clusterCommGroupJSON, clusterAnalysisDBName}
+
+func isClusterSummaryFile(name string) bool { return slices.Contains(clusterSummaryFiles, name) }
+
+// clusterSummaryFilesIn lists the summary files present in dir.
+func clusterSummaryFilesIn(dir string) []string {
+	var out []string
+	for _, n := range clusterSummaryFiles {
+		if fileExists(filepath.Join(dir, n)) {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	return out
+}
+
+// ClusterSummary is what was read of one msprof-analyze cluster output: a rank per
+// global rank it covers.
+type ClusterSummary struct {
+	Dir       string
+	FilesUsed []string // base names
+	Ranks     map[int]*profile.Rank
+	// Problems are errors met reading the files; every rank carries them too.
+	Problems []string
+}
+
+// SortedRanks lists the ranks covered, ascending.
+func (cs *ClusterSummary) SortedRanks() []int {
+	out := make([]int, 0, len(cs.Ranks))
+	for r := range cs.Ranks {
+		out = append(out, r)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// summaryStepRow is a rank row of cluster_step_trace_time.csv.
+type summaryStepRow struct {
+	Rank int
+	Row  profile.StepTraceRow
+}
+
+// summaryOp is one op (or one per-group total) of one rank in
+// cluster_communication.json.
+type summaryOp struct {
+	Rank  int
+	Total bool // a "Total Op Info" entry: the rank's sums over the group in the step
+	Op    profile.CommOpStats
+}
+
+// summaryLink is one link of cluster_communication_matrix.json, between global ranks.
+type summaryLink struct {
+	SrcRank, DstRank int
+	Link             profile.MatrixLink // SrcLocal/DstLocal unset
+}
+
+// summaryGroup is one communicator: its @hash and global ranks.
+type summaryGroup struct {
+	Hash    string
+	RawName string // the HCCL group name, "" when unknown
+	PGName  string // dp, tp, pp, ... ("" when unknown)
+	Ranks   []int  // sorted
+	Source  string // the file it was read from
+}
+
+// summaryParts gathers what the files gave.
+type summaryParts struct {
+	steps  []summaryStepRow
+	ops    []summaryOp
+	links  []summaryLink
+	groups map[string]summaryGroup // by hash
+	// setGroups are groups known only from the rank sets of the cluster JSON files
+	// (no name); communication_group.json's win.
+	setGroups map[string]summaryGroup
+}
+
+// parseRankSet reads a rank set as msprof-analyze writes it: a Python tuple repr
+// "(0, 1, 2)", "(0,)" or "(0,1,2)" (db), or a JSON-style list "[0, 1]". ok is false
+// for anything else (the legacy "p2p" key).
+func parseRankSet(s string) (ranks []int, ok bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || !((s[0] == '(' && s[len(s)-1] == ')') || (s[0] == '[' && s[len(s)-1] == ']')) {
+		return nil, false
+	}
+	inner := strings.TrimSpace(s[1 : len(s)-1])
+	if inner == "" {
+		return []int{}, true
+	}
+	for _, f := range strings.Split(inner, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue // the trailing comma of "(0,)"
+		}
+		v, ok := parseLocalRank(f)
+		if !ok {
+			return nil, false
+		}
+		ranks = append(ranks, v)
+	}
+	slices.Sort(ranks)
+	return slices.Compact(ranks), true
+}
+
+// parseClusterStepTraceCSV reads cluster_step_trace_time.csv: the rank rows (Type
+// "rank", Index the global rank) with step_trace_time.csv's rules per row. Stage rows
+// are maxima over a pipeline stage, not a rank's figures, and are skipped.
+func parseClusterStepTraceCSV(r io.Reader, file string) ([]summaryStepRow, error) {
+	t, err := openCSVTable(r, file)
+	if err != nil {
+		return nil, err
+	}
+	req, err := t.requireCols("Type", "Index", stColStep, stColComputing, stColCommNotOvl, stColCommunication, stColFree, stColStage)
+	if err != nil {
+		return nil, err
+	}
+	iType, iIndex := req[0], req[1]
+	cols := stepTraceCols{req[2], req[3], req[4], req[5], req[6], req[7],
+		t.col(stColOverlapped), t.col(stColBubble), t.col(stColExclReceive), t.col(stColPreparing)}
+	var rows []summaryStepRow
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return rows, err
+		}
+		if !ok {
+			return rows, nil
+		}
+		if !strings.EqualFold(t.field(iType), clusterStepTraceRankRow) {
+			continue
+		}
+		rank, ok := parseLocalRank(t.field(iIndex))
+		if !ok {
+			return rows, errAtLine(file, t.lineOf(iIndex), "column \"Index\": %q is not a global rank", t.field(iIndex))
+		}
+		row, err := t.stepTraceRow(cols)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, summaryStepRow{rank, row})
+	}
+}
+
+// forEachClusterEntry walks the {rank set: {step key: {"op@group": {key: value}}}}
+// nesting the two cluster JSON files share, calling fn for every inner member with
+// the group's ranks (nil when the top key is not a rank set) and the step.
+func (d treeReader) forEachClusterEntry(root *treeNode, what string, fn func(set []int, setKey string, step int, op, entry treeMember) error) error {
+	if err := d.object(root, what); err != nil {
+		return err
+	}
+	for _, sm := range root.members {
+		set, _ := parseRankSet(sm.key)
+		if err := d.object(sm.val, strconv.Quote(sm.key)); err != nil {
+			return err
+		}
+		for _, stm := range sm.val.members {
+			step, err := d.stepKey(stm)
+			if err != nil {
+				return err
+			}
+			if err := d.object(stm.val, strconv.Quote(sm.key)+"."+strconv.Quote(stm.key)); err != nil {
+				return err
+			}
+			for _, om := range stm.val.members {
+				if err := d.object(om.val, strconv.Quote(om.key)); err != nil {
+					return err
+				}
+				for _, em := range om.val.members {
+					if err := fn(set, sm.key, step, om, em); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// addSetGroup records a group known from a rank-set key.
+func (p *summaryParts) addSetGroup(hash string, set []int, source string) {
+	if set == nil || hash == "" {
+		return
+	}
+	if p.setGroups == nil {
+		p.setGroups = map[string]summaryGroup{}
+	}
+	if g, ok := p.setGroups[hash]; !ok || len(set) > len(g.Ranks) {
+		p.setGroups[hash] = summaryGroup{Hash: hash, Ranks: set, Source: source}
+	}
+}
+
+// parseClusterCommJSON reads cluster_communication.json: each rank's entry of each op
+// is that rank's communication.json entry, read as ParseCommunicationJSON reads it.
+// P2P comes from the op name, as msprof-analyze merges a step's p2p and collective
+// ops (ops under a legacy top-level "p2p" key are p2p too). "Total Op Info@group"
+// entries are the rank's sums over the group in the step, kept apart (Total).
+func parseClusterCommJSON(r io.Reader, file string, p *summaryParts) error {
+	root, err := readJSONTree(r, file)
+	if err != nil {
+		return err
+	}
+	d := treeReader{file}
+	return d.forEachClusterEntry(root, clusterCommJSON, func(set []int, setKey string, step int, om, em treeMember) error {
+		rank, ok := parseLocalRank(strings.TrimSpace(em.key))
+		if !ok {
+			return errAtOffset(file, em.keyOff, "%q: key %q is not a global rank", om.key, em.key)
+		}
+		name, group := splitOpKey(om.key)
+		p2p := profile.IsP2P(name) || setKey == cjP2P
+		op, err := d.commOp(treeMember{key: om.key, keyOff: om.keyOff, val: em.val}, step, p2p)
+		if err != nil {
+			return err
+		}
+		total := isTotalKey(name)
+		if !total {
+			p.addSetGroup(group, set, clusterCommJSON)
+		}
+		p.ops = append(p.ops, summaryOp{Rank: rank, Total: total, Op: op})
+		return nil
+	})
+}
+
+// parseClusterMatrixJSON reads cluster_communication_matrix.json: links between
+// global ranks, summed over the ranks that reported them. "Total Op Info@group"
+// (msprof-analyze's sum of the "-total" entries) is skipped.
+func parseClusterMatrixJSON(r io.Reader, file string, p *summaryParts) error {
+	root, err := readJSONTree(r, file)
+	if err != nil {
+		return err
+	}
+	d := treeReader{file}
+	return d.forEachClusterEntry(root, clusterCommMatrixJSON, func(set []int, setKey string, step int, om, em treeMember) error {
+		opKey, group := splitOpKey(om.key)
+		if isTotalKey(opKey) {
+			return nil
+		}
+		p2p := profile.IsP2P(opKey) || setKey == cjP2P
+		links, err := d.matrixOp(nil, treeMember{key: om.key, keyOff: om.keyOff, val: &treeNode{kind: treeObject, members: []treeMember{em}}}, step, p2p)
+		if err != nil {
+			return err
+		}
+		p.addSetGroup(group, set, clusterCommMatrixJSON)
+		for _, l := range links {
+			src, dst := l.SrcLocal, l.DstLocal
+			l.SrcLocal, l.DstLocal = 0, 0
+			p.links = append(p.links, summaryLink{SrcRank: src, DstRank: dst, Link: l})
+		}
+		return nil
+	})
+}
+
+// parseCommGroupJSON reads communication_group.json's comm_group_parallel_info: per
+// group its hash, raw HCCL name, framework name and ranks. The plain "collective"
+// and "p2p" rank lists name no group and are not used.
+func parseCommGroupJSON(r io.Reader, file string, p *summaryParts) error {
+	root, err := readJSONTree(r, file)
+	if err != nil {
+		return err
+	}
+	d := treeReader{file}
+	if err := d.object(root, clusterCommGroupJSON); err != nil {
+		return err
+	}
+	info := root.get("comm_group_parallel_info")
+	if info.isNull() {
+		return nil
+	}
+	if info.kind != treeArray {
+		return d.errAt(info, "comm_group_parallel_info: expected an array, found %s", info.kind)
+	}
+	for _, e := range info.elems {
+		if err := d.object(e, "comm_group_parallel_info entry"); err != nil {
+			return err
+		}
+		g := summaryGroup{Source: clusterCommGroupJSON}
+		var err error
+		if g.Hash, err = d.text(e.get("group_name"), "group_name"); err != nil {
+			return err
+		}
+		if g.RawName, err = d.text(e.get("group_id"), "group_id"); err != nil {
+			return err
+		}
+		if g.PGName, err = d.text(e.get("pg_name"), "pg_name"); err != nil {
+			return err
+		}
+		if g.Ranks, err = d.rankList(e.get("rank_set")); err != nil {
+			return err
+		}
+		if g.Hash == "" {
+			continue
+		}
+		if p.groups == nil {
+			p.groups = map[string]summaryGroup{}
+		}
+		p.groups[g.Hash] = g
+	}
+	return nil
+}
+
+// rankList reads a rank_set: a JSON array of ranks, or a rank-set string.
+func (d treeReader) rankList(n *treeNode) ([]int, error) {
+	switch {
+	case n.isNull():
+		return nil, nil
+	case n.kind == treeString:
+		if set, ok := parseRankSet(n.text); ok {
+			return set, nil
+		}
+		return nil, d.errAt(n, "rank_set: %q is not a rank set", n.text)
+	case n.kind != treeArray:
+		return nil, d.errAt(n, "rank_set: expected an array, found %s", n.kind)
+	}
+	out := make([]int, 0, len(n.elems))
+	for _, e := range n.elems {
+		v, err := d.intVal(e, -1, "rank_set")
+		if err != nil {
+			return nil, err
+		}
+		if v < 0 || v > maxLocalRank {
+			return nil, d.errAt(e, "rank_set: %d is not a rank", v)
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// ReadClusterSummary reads the msprof-analyze output files named (any of
+// cluster_step_trace_time.csv, cluster_communication.json,
+// cluster_communication_matrix.json, communication_group.json, cluster_analysis.db,
+// all in dir). The text files are read first; cluster_analysis.db fills only what
+// they did not give (msprof-analyze writes one or the other, by its input's type).
+// What cannot be read is recorded in Problems; what was read is kept.
+func ReadClusterSummary(dir string, files []string) *ClusterSummary {
+	cs := &ClusterSummary{Dir: dir, Ranks: map[int]*profile.Rank{}}
+	var p summaryParts
+	open := func(path string, parse func(io.Reader, string) error) {
+		f, err := openPath(path)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				cs.Problems = append(cs.Problems, err.Error())
+			}
+			return
+		}
+		defer f.Close()
+		cs.FilesUsed = append(cs.FilesUsed, filepath.Base(path))
+		if err := parse(f, path); err != nil {
+			cs.Problems = append(cs.Problems, err.Error())
+		}
+	}
+	var dbPath string
+	for _, path := range files {
+		switch filepath.Base(path) {
+		case clusterStepTraceCSV:
+			open(path, func(r io.Reader, name string) (err error) {
+				p.steps, err = parseClusterStepTraceCSV(r, name)
+				return err
+			})
+		case clusterCommJSON:
+			open(path, func(r io.Reader, name string) error { return parseClusterCommJSON(r, name, &p) })
+		case clusterCommMatrixJSON:
+			open(path, func(r io.Reader, name string) error { return parseClusterMatrixJSON(r, name, &p) })
+		case clusterCommGroupJSON:
+			open(path, func(r io.Reader, name string) error { return parseCommGroupJSON(r, name, &p) })
+		case clusterAnalysisDBName:
+			dbPath = path
+		}
+	}
+	if dbPath != "" {
+		cs.FilesUsed = append(cs.FilesUsed, filepath.Base(dbPath))
+		if err := readClusterAnalysisDB(dbPath, &p); err != nil {
+			cs.Problems = append(cs.Problems, err.Error())
+		}
+	}
+	cs.assemble(&p)
+	return cs
+}
+
+// assemble builds one rank per global rank the steps, ops or links cover.
+func (cs *ClusterSummary) assemble(p *summaryParts) {
+	groups := map[string]summaryGroup{}
+	for h, g := range p.setGroups {
+		groups[h] = g
+	}
+	for h, g := range p.groups { // communication_group.json names the groups
+		if len(g.Ranks) == 0 {
+			g.Ranks = groups[h].Ranks
+		}
+		groups[h] = g
+	}
+	rank := func(r int) *profile.Rank {
+		if pr, ok := cs.Ranks[r]; ok {
+			return pr
+		}
+		pr := &profile.Rank{Rank: r, Dir: cs.Dir, Format: profile.FormatMsprofAnalyze, Info: profile.Info{RankID: r},
+			FilesUsed: cs.FilesUsed, Problems: slices.Clone(cs.Problems)}
+		cs.Ranks[r] = pr
+		return pr
+	}
+	for _, s := range p.steps {
+		pr := rank(s.Rank)
+		pr.StepTrace = append(pr.StepTrace, s.Row)
+	}
+	// Per-op entries when the rank has them for a (step, group); its per-group total
+	// otherwise, as an entry named "Total Op Info".
+	type opKey struct {
+		rank, step int
+		group      string
+	}
+	hasOps := map[opKey]bool{}
+	for _, o := range p.ops {
+		if !o.Total {
+			hasOps[opKey{o.Rank, o.Op.Step, o.Op.Group}] = true
+		}
+	}
+	totalsUsed := map[int]bool{}
+	for _, o := range p.ops {
+		if o.Total {
+			if hasOps[opKey{o.Rank, o.Op.Step, o.Op.Group}] {
+				continue
+			}
+			totalsUsed[o.Rank] = true
+		}
+		pr := rank(o.Rank)
+		pr.CommStats = append(pr.CommStats, o.Op)
+	}
+	for r := range totalsUsed {
+		pr := rank(r)
+		pr.Problems = append(pr.Problems, "msprof-analyze's communication summary gives only per-group totals (\"Total Op Info\") for some steps of this rank, not its ops")
+	}
+	unmapped := map[int]int{}
+	for _, l := range p.links {
+		g, ok := groups[l.Link.Group]
+		src, okS := slices.BinarySearch(g.Ranks, l.SrcRank)
+		dst, okD := slices.BinarySearch(g.Ranks, l.DstRank)
+		if !ok || !okS || !okD {
+			unmapped[l.SrcRank]++
+			continue
+		}
+		link := l.Link
+		link.SrcLocal, link.DstLocal = src, dst
+		pr := rank(l.SrcRank)
+		pr.CommMatrix = append(pr.CommMatrix, link)
+	}
+	for r, n := range unmapped {
+		if pr, ok := cs.Ranks[r]; ok {
+			pr.Problems = append(pr.Problems, fmt.Sprintf("%d links of msprof-analyze's communication matrix from this rank dropped: their group's members are unknown", n))
+		}
+	}
+	hashes := make([]string, 0, len(groups))
+	for h := range groups {
+		hashes = append(hashes, h)
+	}
+	sort.Strings(hashes)
+	for _, h := range hashes {
+		g := groups[h]
+		for i, r := range g.Ranks {
+			pr, ok := cs.Ranks[r]
+			if !ok {
+				continue
+			}
+			pr.Metadata.ParallelGroups = append(pr.Metadata.ParallelGroups, profile.ParallelGroup{
+				HCCLName: g.RawName, Name: g.PGName, GroupRank: i, GlobalRanks: g.Ranks, Key: g.Hash, Source: g.Source,
+			})
+		}
+	}
+	for _, pr := range cs.Ranks {
+		sortCommStats(pr.CommStats)
+		sortMatrixLinks(pr.CommMatrix)
+	}
+}
+
+// sortCommStats orders ops as ParseCommunicationJSON does.
+func sortCommStats(ops []profile.CommOpStats) {
+	slices.SortFunc(ops, func(a, b profile.CommOpStats) int {
+		return cmp.Or(
+			cmp.Compare(a.Step, b.Step),
+			cmp.Compare(a.StartNs, b.StartNs),
+			strings.Compare(a.Name, b.Name),
+			strings.Compare(a.Group, b.Group),
+			boolCompare(a.P2P, b.P2P),
+		)
+	})
+}
+
+// sortMatrixLinks orders links as ParseCommMatrixJSON does.
+func sortMatrixLinks(links []profile.MatrixLink) {
+	slices.SortFunc(links, func(a, b profile.MatrixLink) int {
+		return cmp.Or(
+			cmp.Compare(a.Step, b.Step),
+			boolCompare(a.P2P, b.P2P),
+			strings.Compare(a.OpKey, b.OpKey),
+			strings.Compare(a.Group, b.Group),
+			cmp.Compare(a.SrcLocal, b.SrcLocal),
+			cmp.Compare(a.DstLocal, b.DstLocal),
+		)
+	})
+}
+
+// Table names of cluster_analysis.db: msprof-analyze's current ("simplified") names
+// first, then the older ones, whose tables also carry rank_set.
+var (
+	clusterDBStepTables      = []string{"ClusterStepTraceTime"}
+	clusterDBTimeTables      = []string{"ClusterCommunicationTime", "ClusterCommAnalyzerTime"}
+	clusterDBBandwidthTables = []string{"ClusterCommunicationBandwidth", "ClusterCommAnalyzerBandwidth"}
+	clusterDBMatrixTables    = []string{"ClusterCommunicationMatrix", "ClusterCommAnalyzerMatrix"}
+	clusterDBGroupTables     = []string{"CommunicationGroupMapping", "CommunicationGroup"}
+)
+
+// firstTable returns the first of names the db has, "" if none.
+func (d *sqliteDB) firstTable(names []string) string {
+	for _, n := range names {
+		if d.has(n) {
+			return n
+		}
+	}
+	return ""
+}
+
+// readClusterAnalysisDB reads cluster_analysis.db's tables into p, each only when the
+// text files did not give its part. Units are those of the JSON files (µs start, ms
+// times, MB sizes); step is "step40" in the communication tables and "40" in
+// ClusterStepTraceTime; rank_id is the global rank; matrix ranks are global.
+func readClusterAnalysisDB(path string, p *summaryParts) error {
+	d, err := openSQLite(path)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	if len(p.steps) == 0 {
+		if err := readClusterDBSteps(d, p); err != nil {
+			return err
+		}
+	}
+	if len(p.ops) == 0 {
+		if err := readClusterDBComm(d, p); err != nil {
+			return err
+		}
+	}
+	if len(p.groups) == 0 {
+		if err := readClusterDBGroups(d, p); err != nil {
+			return err
+		}
+	}
+	if len(p.links) == 0 {
+		if err := readClusterDBMatrix(d, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readClusterDBSteps(d *sqliteDB, p *summaryParts) error {
+	name := d.firstTable(clusterDBStepTables)
+	if name == "" {
+		return nil
+	}
+	t, err := d.selectAll(name, "type", "index", sttStep, sttComputing, sttCommNotOvl, sttCommunication, sttFree, sttStage)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	for {
+		ok, err := t.next()
+		if err != nil || !ok {
+			return err
+		}
+		if !strings.EqualFold(strings.TrimSpace(t.text("type")), clusterStepTraceRankRow) {
+			continue
+		}
+		rank, ok := parseLocalRank(strings.TrimSpace(t.text("index")))
+		if !ok {
+			return t.errf("index %q is not a global rank", t.text("index"))
+		}
+		row, err := stepTraceRowOf(t)
+		if err != nil {
+			return err
+		}
+		p.steps = append(p.steps, summaryStepRow{rank, row})
+	}
+}
+
+// clusterDBRank reads a row's rank_id.
+func clusterDBRank(t *dbTable) (int, error) {
+	n, err := t.int("rank_id")
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || n > maxLocalRank {
+		return 0, t.errf("rank_id %d is not a global rank", n)
+	}
+	return int(n), nil
+}
+
+func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
+	name := d.firstTable(clusterDBTimeTables)
+	if name == "" {
+		return nil
+	}
+	t, err := d.selectAll(name, "rank_id", "hccl_op_name", "group_name")
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	type key struct {
+		rank, step  int
+		name, group string
+	}
+	index := map[key]int{}
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		rank, err := clusterDBRank(t)
+		if err != nil {
+			return err
+		}
+		op, err := commOpOf(t)
+		if err != nil {
+			return err
+		}
+		if f, has, err := t.float("start_timestamp"); err != nil {
+			return err
+		} else if has && f != 0 {
+			if op.StartNs, err = microsNsOf(f); err != nil {
+				return t.errf("start_timestamp: %v", err)
+			}
+		}
+		for _, f := range []struct {
+			col string
+			dst *int64
+		}{
+			{"elapsed_time", &op.ElapseNs}, {"transit_time", &op.TransitNs}, {"wait_time", &op.WaitNs},
+			{"synchronization_time", &op.SyncNs}, {"idle_time", &op.IdleNs},
+		} {
+			if *f.dst, err = t.scaled(f.col); err != nil {
+				return err
+			}
+		}
+		if set, ok := parseRankSet(t.text("rank_set")); ok && !isTotalKey(op.Name) {
+			p.addSetGroup(op.Group, set, clusterAnalysisDBName)
+		}
+		index[key{rank, op.Step, op.Name, op.Group}] = len(p.ops)
+		p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(op.Name), Op: op})
+	}
+	name = d.firstTable(clusterDBBandwidthTables)
+	if name == "" {
+		return nil
+	}
+	b, err := d.selectAll(name, "rank_id", "hccl_op_name", "group_name", "band_type")
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	for {
+		ok, err := b.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		rank, err := clusterDBRank(b)
+		if err != nil {
+			return err
+		}
+		k, err := commOpOf(b)
+		if err != nil {
+			return err
+		}
+		i, found := index[key{rank, k.Step, k.Name, k.Group}]
+		if !found {
+			i = len(p.ops)
+			index[key{rank, k.Step, k.Name, k.Group}] = i
+			p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(k.Name), Op: k})
+		}
+		op := &p.ops[i].Op
+		if op.Transports == nil {
+			op.Transports = map[string]profile.TransportStats{}
+		}
+		transport := b.text("band_type")
+		ts := op.Transports[transport]
+		if ts.Bytes, err = b.scaled("transit_size"); err != nil {
+			return err
+		}
+		if ts.TimeNs, err = b.scaled("transit_time"); err != nil {
+			return err
+		}
+		if ts.BandwidthGBps, _, err = b.float("bandwidth"); err != nil {
+			return err
+		}
+		if ts.LargePacketRatio, _, err = b.float("large_packet_ratio"); err != nil {
+			return err
+		}
+		var bin profile.PacketBin
+		if bin.SizeBytes, err = b.scaled("package_size"); err != nil {
+			return err
+		}
+		if bin.Count, err = b.int("count"); err != nil {
+			return err
+		}
+		if bin.TimeNs, err = b.scaled("total_duration"); err != nil {
+			return err
+		}
+		if bin.SizeBytes != 0 || bin.Count != 0 {
+			ts.SizeDistribution = append(ts.SizeDistribution, bin)
+		}
+		op.Transports[transport] = ts
+	}
+	for i := range p.ops {
+		for _, ts := range p.ops[i].Op.Transports {
+			slices.SortStableFunc(ts.SizeDistribution, func(a, b profile.PacketBin) int {
+				return cmp.Compare(a.SizeBytes, b.SizeBytes)
+			})
+		}
+	}
+	return nil
+}
+
+func readClusterDBGroups(d *sqliteDB, p *summaryParts) error {
+	name := d.firstTable(clusterDBGroupTables)
+	if name == "" {
+		return nil
+	}
+	t, err := d.selectAll(name, "rank_set")
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	if !t.has("group_name") { // the 2023 table: rank sets without their group
+		return nil
+	}
+	for {
+		ok, err := t.next()
+		if err != nil || !ok {
+			return err
+		}
+		set, ok := parseRankSet(t.text("rank_set"))
+		if !ok {
+			return t.errf("rank_set %q is not a rank set", t.text("rank_set"))
+		}
+		g := summaryGroup{Hash: strings.TrimSpace(t.text("group_name")), RawName: t.text("group_id"), PGName: t.text("pg_name"),
+			Ranks: set, Source: clusterAnalysisDBName}
+		if g.Hash == "" {
+			continue
+		}
+		if p.groups == nil {
+			p.groups = map[string]summaryGroup{}
+		}
+		p.groups[g.Hash] = g
+	}
+}
+
+func readClusterDBMatrix(d *sqliteDB, p *summaryParts) error {
+	name := d.firstTable(clusterDBMatrixTables)
+	if name == "" {
+		return nil
+	}
+	t, err := d.selectAll(name, "hccl_op_name", "group_name", "src_rank", "dst_rank")
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	for {
+		ok, err := t.next()
+		if err != nil || !ok {
+			return err
+		}
+		k, err := commOpOf(t)
+		if err != nil {
+			return err
+		}
+		if isTotalKey(k.Name) {
+			continue
+		}
+		src, okS := parseLocalRank(strings.TrimSpace(t.text("src_rank")))
+		dst, okD := parseLocalRank(strings.TrimSpace(t.text("dst_rank")))
+		if !okS || !okD {
+			return t.errf("link %q-%q is not a pair of global ranks", t.text("src_rank"), t.text("dst_rank"))
+		}
+		l := profile.MatrixLink{Step: k.Step, P2P: k.P2P, OpKey: k.Name, Group: k.Group,
+			Transport: t.text("transport_type"), OpName: t.text("op_name")}
+		if l.Bytes, err = t.scaled("transit_size"); err != nil {
+			return err
+		}
+		if l.TimeNs, err = t.scaled("transit_time"); err != nil {
+			return err
+		}
+		if l.BandwidthGBps, _, err = t.float("bandwidth"); err != nil {
+			return err
+		}
+		if set, ok := parseRankSet(t.text("rank_set")); ok {
+			p.addSetGroup(k.Group, set, clusterAnalysisDBName)
+		}
+		p.links = append(p.links, summaryLink{SrcRank: src, DstRank: dst, Link: l})
+	}
+}
+
+// summaryInput is an msprof-analyze output found by discovery: its directory and the
+// files of it to read.
+type summaryInput struct {
+	dir   string
+	files []string
+}
+
+// probeSummaryRanks returns the ranks a summary covers when a small file says so
+// (cluster_step_trace_time.csv's rank rows), without reading the large ones; ok is
+// false when it cannot tell.
+func probeSummaryRanks(s summaryInput) (ranks []int, ok bool) {
+	for _, f := range s.files {
+		if filepath.Base(f) != clusterStepTraceCSV {
+			continue
+		}
+		fh, err := openPath(f)
+		if err != nil {
+			return nil, false
+		}
+		rows, err := parseClusterStepTraceCSV(fh, f)
+		fh.Close()
+		if err != nil || len(rows) == 0 {
+			return nil, false
+		}
+		for _, r := range rows {
+			ranks = append(ranks, r.Rank)
+		}
+		slices.Sort(ranks)
+		return slices.Compact(ranks), true
+	}
+	return nil, false
+}
+
+// addSummaryRanks adds the ranks of msprof-analyze's outputs that no raw rank
+// directory gave: raw data win over summaries of them, and the summary's ranks left
+// out are named in a note with the reason. A summary whose ranks all have raw
+// directories (told from its step trace file) is not read further.
+func addSummaryRanks(ranks []RankInput, summaries []summaryInput, notes *[]string) []RankInput {
+	if len(summaries) == 0 {
+		return ranks
+	}
+	have := map[int]string{} // rank → what gave it
+	for _, ri := range ranks {
+		have[ri.Rank] = "raw"
+	}
+	for _, s := range summaries {
+		where := s.dir
+		if len(s.files) == 1 {
+			where = s.files[0]
+		}
+		if probe, ok := probeSummaryRanks(s); ok && len(ranks) > 0 {
+			covered := true
+			for _, r := range probe {
+				if have[r] != "raw" {
+					covered = false
+					break
+				}
+			}
+			if covered {
+				*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's output %s (ranks %s): every rank it summarises was read from its raw rank directory, which wins over the summary", where, rankRanges(probe)))
+				continue
+			}
+		}
+		cs := ReadClusterSummary(s.dir, s.files)
+		if len(cs.Ranks) == 0 {
+			reason := "no rank rows, ops or links in it"
+			if len(cs.Problems) > 0 {
+				reason = strings.Join(cs.Problems, "; ")
+			}
+			*notes = append(*notes, fmt.Sprintf("skipped msprof-analyze's output %s: %s", where, reason))
+			continue
+		}
+		var used, raw, dup []int
+		for _, r := range cs.SortedRanks() {
+			switch have[r] {
+			case "":
+				have[r] = where
+				used = append(used, r)
+				ranks = append(ranks, RankInput{Rank: r, Dir: s.dir, Summary: cs})
+			case "raw":
+				raw = append(raw, r)
+			default:
+				dup = append(dup, r)
+			}
+		}
+		if len(raw) > 0 {
+			*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's summaries in %s for ranks %s: read from their raw rank directories, which win over the summary", where, rankRanges(raw)))
+		}
+		if len(dup) > 0 {
+			*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's summaries in %s for ranks %s: already read from another msprof-analyze output", where, rankRanges(dup)))
+		}
+		if len(used) > 0 {
+			*notes = append(*notes, fmt.Sprintf("ranks %s read from msprof-analyze's output %s (%s): msprof-analyze's summaries of the profiler's per-rank files, not the profiler's raw output; no timeline",
+				rankRanges(used), where, strings.Join(cs.FilesUsed, ", ")))
+		}
+	}
+	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].Rank < ranks[j].Rank })
+	return ranks
+}
+
+// rankRanges writes sorted ranks compactly: "0-7, 9".
+func rankRanges(ranks []int) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,486 @@
+package parser_test
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/fixtures/render"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// genRank is what the msprof-analyze output generator reads of one generated rank.
+type genRank struct {
+	rank      int
+	dir       string
+	stepCSV   [][]string
+	comm      map[string]map[string]map[string]json.RawMessage // step → p2p/collective → op → info
+	matrix    map[string]map[string]map[string]map[string]map[string]any
+	groupInfo map[string]struct {
+		GroupName   string `json:"group_name"`
+		GlobalRanks []int  `json:"global_ranks"`
+	}
+}
+
+// writeTextCluster generates the demo cluster in the torch_npu text export.
+func writeTextCluster(t *testing.T) string {
+	t.Helper()
+	run := runScenario(t, "demo-2node-8rank", nil)
+	dir := t.TempDir()
+	_, _, err := render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
+	require.NoError(t, err)
+	return dir
+}
+
+func readGenRanks(t *testing.T, cluster string) []genRank {
+	t.Helper()
+	infos, err := filepath.Glob(filepath.Join(cluster, "*", "profiler_info_*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, infos)
+	var out []genRank
+	for _, info := range infos {
+		n, ok := parser.RankFromInfoFileName(info)
+		require.True(t, ok)
+		g := genRank{rank: n, dir: filepath.Dir(info)}
+		apo := filepath.Join(g.dir, "ASCEND_PROFILER_OUTPUT")
+		f, err := os.Open(filepath.Join(apo, "step_trace_time.csv"))
+		require.NoError(t, err)
+		g.stepCSV, err = csv.NewReader(f).ReadAll()
+		f.Close()
+		require.NoError(t, err)
+		readJSON(t, filepath.Join(apo, "communication.json"), &g.comm)
+		readJSON(t, filepath.Join(apo, "communication_matrix.json"), &g.matrix)
+		var md struct {
+			PGI map[string]struct {
+				GroupName   string `json:"group_name"`
+				GlobalRanks []int  `json:"global_ranks"`
+			} `json:"parallel_group_info"`
+		}
+		readJSON(t, filepath.Join(g.dir, "profiler_metadata.json"), &md)
+		g.groupInfo = md.PGI
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rank < out[j].rank })
+	return out
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber() // keep the numbers' text as written
+	require.NoError(t, d.Decode(v))
+}
+
+// pyTuple writes a rank set as Python's str(tuple(...)): "(0, 1)", "(0,)".
+func pyTuple(ranks []int) string {
+	parts := make([]string, len(ranks))
+	for i, r := range ranks {
+		parts[i] = strconv.Itoa(r)
+	}
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func groupOf(key string) string { return key[strings.LastIndexByte(key, '@')+1:] }
+
+// clusterGroups maps each group hash to the sorted ranks whose files name it, as
+// msprof-analyze builds its rank sets.
+func clusterGroups(ranks []genRank) map[string][]int {
+	sets := map[string]map[int]bool{}
+	for _, g := range ranks {
+		for _, kinds := range g.comm {
+			for _, ops := range kinds {
+				for op := range ops {
+					if strings.HasPrefix(op, "Total") {
+						continue
+					}
+					if sets[groupOf(op)] == nil {
+						sets[groupOf(op)] = map[int]bool{}
+					}
+					sets[groupOf(op)][g.rank] = true
+				}
+			}
+		}
+	}
+	out := map[string][]int{}
+	for h, s := range sets {
+		for r := range s {
+			out[h] = append(out[h], r)
+		}
+		sort.Ints(out[h])
+	}
+	return out
+}
+
+// writeMsprofAnalyzeText writes what `msprof-analyze -m all` makes of a text cluster
+// into out, following its documented format: cluster_step_trace_time.csv (a rank row
+// per rank and step, and a stage row that must be ignored), cluster_communication.json
+// ({rank set: {step: {op@group: {rank: the rank's entry}}}} with a Total per rank),
+// cluster_communication_matrix.json (links renamed to global ranks, bandwidth
+// recomputed) and communication_group.json.
+func writeMsprofAnalyzeText(t *testing.T, ranks []genRank, out string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	groups := clusterGroups(ranks)
+
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	hdr := ranks[0].stepCSV[0]
+	require.Equal(t, "Step", hdr[0])
+	require.NoError(t, w.Write(append([]string{"Step", "Type", "Index"}, hdr[1:]...)))
+	for _, g := range ranks {
+		for _, rec := range g.stepCSV[1:] {
+			require.NoError(t, w.Write(append([]string{rec[0], "rank", strconv.Itoa(g.rank)}, rec[1:]...)))
+		}
+	}
+	stage := append([]string{ranks[0].stepCSV[1][0], "stage", "(0, 1, 2, 3)"}, ranks[0].stepCSV[1][1:]...)
+	stage[len(stage)-1] = "999999" // a stage row is a max over ranks, never a rank's figures
+	require.NoError(t, w.Write(stage))
+	w.Flush()
+	require.NoError(t, os.WriteFile(filepath.Join(out, "cluster_step_trace_time.csv"), buf.Bytes(), 0o644))
+
+	comm := map[string]map[string]map[string]map[string]json.RawMessage{}
+	put := func(set, step, op, rank string, v json.RawMessage) {
+		if comm[set] == nil {
+			comm[set] = map[string]map[string]map[string]json.RawMessage{}
+		}
+		if comm[set][step] == nil {
+			comm[set][step] = map[string]map[string]json.RawMessage{}
+		}
+		if comm[set][step][op] == nil {
+			comm[set][step][op] = map[string]json.RawMessage{}
+		}
+		comm[set][step][op][rank] = v
+	}
+	for _, g := range ranks {
+		for step, kinds := range g.comm {
+			for _, ops := range kinds {
+				for op, info := range ops {
+					if strings.HasPrefix(op, "Total") {
+						continue
+					}
+					set := pyTuple(groups[groupOf(op)])
+					put(set, step, op, strconv.Itoa(g.rank), info)
+					put(set, step, "Total Op Info@"+groupOf(op), strconv.Itoa(g.rank), ops["Total Op Info"])
+				}
+			}
+		}
+	}
+	writeJSONFile(t, filepath.Join(out, "cluster_communication.json"), comm)
+
+	matrix := map[string]map[string]map[string]map[string]any{}
+	for _, g := range ranks {
+		for step, kinds := range g.matrix {
+			for _, ops := range kinds {
+				for op, links := range ops {
+					members := groups[groupOf(op)]
+					set := pyTuple(members)
+					if matrix[set] == nil {
+						matrix[set] = map[string]map[string]map[string]any{}
+					}
+					if matrix[set][step] == nil {
+						matrix[set][step] = map[string]map[string]any{}
+					}
+					if matrix[set][step][op] == nil {
+						matrix[set][step][op] = map[string]any{}
+					}
+					for key, link := range links {
+						src, dst, _ := strings.Cut(key, "-")
+						s, _ := strconv.Atoi(src)
+						d, _ := strconv.Atoi(dst)
+						l := link
+						size, _ := l["Transit Size(MB)"].(json.Number).Float64()
+						tm, _ := l["Transit Time(ms)"].(json.Number).Float64()
+						bw := 0.0
+						if tm != 0 {
+							bw = math.Round(size/tm*1e4) / 1e4
+						}
+						l["Bandwidth(GB/s)"] = bw
+						matrix[set][step][op][fmt.Sprintf("%d-%d", members[s], members[d])] = l
+					}
+				}
+			}
+		}
+	}
+	writeJSONFile(t, filepath.Join(out, "cluster_communication_matrix.json"), matrix)
+
+	cg := map[string]any{"collective": [][]int{}, "p2p": [][]int{}}
+	var info []map[string]any
+	hashes := make([]string, 0, len(groups))
+	for h := range groups {
+		hashes = append(hashes, h)
+	}
+	sort.Strings(hashes)
+	for _, h := range hashes {
+		cg["collective"] = append(cg["collective"].([][]int), groups[h])
+		raw, pg := "", ""
+		for name, gi := range ranks[0].groupInfo {
+			if strconv.FormatUint(profile.DoubleHash(name), 10) == h {
+				raw, pg = name, gi.GroupName
+			}
+		}
+		info = append(info, map[string]any{"type": "collective", "rank_set": groups[h], "group_name": h, "group_id": raw, "pg_name": pg})
+	}
+	cg["comm_group_parallel_info"] = info
+	writeJSONFile(t, filepath.Join(out, "communication_group.json"), cg)
+}
+
+func writeJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// writeMsprofAnalyzeDB writes cluster_analysis.db as msprof-analyze's db path does
+// (the current table names; units as in the JSON files), from the same ranks.
+func writeMsprofAnalyzeDB(t *testing.T, ranks []genRank, out string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	path := filepath.Join(out, "cluster_analysis.db")
+	execDB(t, path,
+		`CREATE TABLE ClusterStepTraceTime (step TEXT, type TEXT, "index" TEXT, computing NUMERIC, communication_not_overlapped NUMERIC, overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC, bubble NUMERIC, communication_not_overlapped_and_exclude_receive NUMERIC, preparing NUMERIC, dp_index INTEGER, pp_index INTEGER, tp_index INTEGER)`,
+		`CREATE TABLE ClusterCommunicationTime (step TEXT, rank_id INTEGER, hccl_op_name TEXT, group_name TEXT, start_timestamp NUMERIC, elapsed_time NUMERIC, transit_time NUMERIC, wait_time NUMERIC, synchronization_time NUMERIC, idle_time NUMERIC, synchronization_time_ratio NUMERIC, wait_time_ratio NUMERIC)`,
+		`CREATE TABLE ClusterCommunicationBandwidth (step TEXT, rank_id INTEGER, hccl_op_name TEXT, group_name TEXT, band_type TEXT, transit_size NUMERIC, transit_time NUMERIC, bandwidth NUMERIC, large_packet_ratio NUMERIC, package_size NUMERIC, count NUMERIC, total_duration NUMERIC)`,
+		`CREATE TABLE ClusterCommunicationMatrix (step TEXT, hccl_op_name TEXT, group_name TEXT, src_rank TEXT, dst_rank TEXT, transit_size NUMERIC, transit_time NUMERIC, bandwidth NUMERIC, transport_type TEXT, op_name TEXT)`,
+		`CREATE TABLE CommunicationGroupMapping (type TEXT, rank_set TEXT, group_name TEXT, group_id TEXT, pg_name TEXT)`,
+	)
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	exec := func(q string, args ...any) {
+		_, err := db.Exec(q, args...)
+		require.NoError(t, err, q)
+	}
+	num := func(v any) any {
+		if n, ok := v.(json.Number); ok {
+			f, err := n.Float64()
+			require.NoError(t, err)
+			return f
+		}
+		return v
+	}
+	groups := clusterGroups(ranks)
+	for h, members := range groups {
+		exec(`INSERT INTO CommunicationGroupMapping VALUES ('collective', ?, ?, '', 'dp')`, strings.ReplaceAll(pyTuple(members), " ", ""), h)
+	}
+	for _, g := range ranks {
+		for _, rec := range g.stepCSV[1:] {
+			args := []any{rec[0], "rank", strconv.Itoa(g.rank)}
+			for _, f := range rec[1:] {
+				v, err := strconv.ParseFloat(f, 64)
+				require.NoError(t, err)
+				args = append(args, v)
+			}
+			exec(`INSERT INTO ClusterStepTraceTime VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,0,0)`, args...)
+		}
+		for step, kinds := range g.comm {
+			for _, ops := range kinds {
+				for op, raw := range ops {
+					if strings.HasPrefix(op, "Total") {
+						continue
+					}
+					var info map[string]map[string]any
+					d := json.NewDecoder(bytes.NewReader(raw))
+					d.UseNumber()
+					require.NoError(t, d.Decode(&info))
+					name, group := op[:strings.LastIndexByte(op, '@')], groupOf(op)
+					ti := info["Communication Time Info"]
+					exec(`INSERT INTO ClusterCommunicationTime VALUES (?,?,?,?,?,?,?,?,?,?,0,0)`, step, g.rank, name, group,
+						num(ti["Start Timestamp(us)"]), num(ti["Elapse Time(ms)"]), num(ti["Transit Time(ms)"]),
+						num(ti["Wait Time(ms)"]), num(ti["Synchronization Time(ms)"]), num(ti["Idle Time(ms)"]))
+					for transport, bwAny := range info["Communication Bandwidth Info"] {
+						bw := bwAny.(map[string]any)
+						row := func(size, count, dur any) {
+							exec(`INSERT INTO ClusterCommunicationBandwidth VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`, step, g.rank, name, group, transport,
+								num(bw["Transit Size(MB)"]), num(bw["Transit Time(ms)"]), num(bw["Bandwidth(GB/s)"]), num(bw["Large Packet Ratio"]), size, count, dur)
+						}
+						dist, _ := bw["Size Distribution"].(map[string]any)
+						if len(dist) == 0 {
+							row(0, 0, 0)
+						}
+						for size, bin := range dist {
+							s, err := strconv.ParseFloat(size, 64)
+							require.NoError(t, err)
+							b := bin.([]any)
+							row(s, num(b[0]), num(b[1]))
+						}
+					}
+				}
+			}
+		}
+		for step, kinds := range g.matrix {
+			for _, ops := range kinds {
+				for op, links := range ops {
+					members := groups[groupOf(op)]
+					for key, link := range links {
+						src, dst, _ := strings.Cut(key, "-")
+						s, _ := strconv.Atoi(src)
+						d, _ := strconv.Atoi(dst)
+						l := link
+						exec(`INSERT INTO ClusterCommunicationMatrix VALUES (?,?,?,?,?,?,?,?,?,?)`, step, op[:strings.LastIndexByte(op, '@')], groupOf(op),
+							strconv.Itoa(members[s]), strconv.Itoa(members[d]), num(l["Transit Size(MB)"]), num(l["Transit Time(ms)"]),
+							num(l["Bandwidth(GB/s)"]), l["Transport Type"], l["Op Name"])
+					}
+				}
+			}
+		}
+	}
+}
+
+// rawRank loads one generated rank from its own files.
+func rawRank(t *testing.T, dir string) *profile.Rank {
+	t.Helper()
+	in, err := parser.Discover([]string{dir})
+	require.NoError(t, err)
+	require.Len(t, in.Ranks, 1)
+	return parser.LoadRank(in.Ranks[0])
+}
+
+// requireSameSummaries checks that a rank read from msprof-analyze's output carries
+// the figures its own files give: step rows, per-op statistics, and the matrix (the
+// bandwidth, which msprof-analyze recomputes, to 1e-4 GB/s).
+func requireSameSummaries(t *testing.T, want, got *profile.Rank, stepsOnly bool) {
+	t.Helper()
+	assert.Equal(t, profile.FormatMsprofAnalyze, got.Format)
+	assert.False(t, got.HasTimeline)
+	assert.Empty(t, got.Problems)
+	require.NotEmpty(t, want.StepTrace)
+	assert.Equal(t, want.StepTrace, got.StepTrace, "rank %d step trace", want.Rank)
+	if stepsOnly {
+		return
+	}
+	require.NotEmpty(t, want.CommStats)
+	require.Equal(t, len(want.CommStats), len(got.CommStats), "rank %d ops", want.Rank)
+	for i := range want.CommStats {
+		assert.Equal(t, want.CommStats[i], got.CommStats[i], "rank %d op %d", want.Rank, i)
+	}
+	require.NotEmpty(t, want.CommMatrix)
+	require.Equal(t, len(want.CommMatrix), len(got.CommMatrix), "rank %d links", want.Rank)
+	for i := range want.CommMatrix {
+		w, g := want.CommMatrix[i], got.CommMatrix[i]
+		assert.InDelta(t, w.BandwidthGBps, g.BandwidthGBps, 1e-4, "rank %d link %d", want.Rank, i)
+		w.BandwidthGBps, g.BandwidthGBps = 0, 0
+		assert.Equal(t, w, g, "rank %d link %d", want.Rank, i)
+	}
+}
+
+// TestMsprofAnalyzeOutputEqualsRanks: msprof-analyze's cluster output of a generated
+// cluster, in text and in db form, gives back each rank's step rows, per-op
+// statistics and matrix links as the rank's own files give them, and the groups.
+func TestMsprofAnalyzeOutputEqualsRanks(t *testing.T) {
+	cluster := writeTextCluster(t)
+	ranks := readGenRanks(t, cluster)
+	require.Len(t, ranks, 8)
+
+	for _, form := range []string{"text", "db"} {
+		t.Run(form, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "cluster_analysis_output")
+			if form == "text" {
+				writeMsprofAnalyzeText(t, ranks, out)
+			} else {
+				writeMsprofAnalyzeDB(t, ranks, out)
+			}
+			c, err := parser.LoadCluster([]string{filepath.Dir(out)}, parser.LoadOptions{Workers: 1})
+			require.NoError(t, err)
+			require.Len(t, c.Ranks, len(ranks))
+			for i, g := range ranks {
+				got := c.Ranks[i]
+				require.Equal(t, g.rank, got.Rank)
+				requireSameSummaries(t, rawRank(t, g.dir), got, false)
+				require.Len(t, got.Metadata.ParallelGroups, 1)
+				pg := got.Metadata.ParallelGroups[0]
+				assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, pg.GlobalRanks)
+				assert.Equal(t, g.rank, pg.GroupRank)
+				assert.Equal(t, "dp", pg.Name)
+				assert.Equal(t, got.CommStats[0].Group, pg.Key, "the group is keyed by the ops' @hash")
+				if form == "text" {
+					assert.Equal(t, profile.DoubleHash(pg.HCCLName), mustUint(t, pg.Key), "the raw HCCL name hashes to the key")
+				}
+			}
+			joined := strings.Join(c.Notes, "\n")
+			assert.Contains(t, joined, "ranks 0-7 read from msprof-analyze's output "+out)
+			assert.Contains(t, joined, "not the profiler's raw output")
+		})
+	}
+}
+
+func mustUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err)
+	return v
+}
+
+// TestMsprofAnalyzeOutputBesideRawRanks: msprof-analyze writes its output inside the
+// cluster it analysed. The raw rank directories win over the summaries of the same
+// ranks, which are named as ignored; ranks only the summary covers are read from it.
+func TestMsprofAnalyzeOutputBesideRawRanks(t *testing.T) {
+	cluster := writeTextCluster(t)
+	ranks := readGenRanks(t, cluster)
+	out := filepath.Join(cluster, "cluster_analysis_output")
+	writeMsprofAnalyzeText(t, ranks, out)
+
+	c, err := parser.LoadCluster([]string{cluster}, parser.LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 8)
+	for _, r := range c.Ranks {
+		assert.Equal(t, profile.FormatTorchNPUText, r.Format)
+		assert.True(t, r.HasTimeline)
+	}
+	assert.Contains(t, c.Notes, "ignored msprof-analyze's output "+out+" (ranks 0-7): every rank it summarises was read from its raw rank directory, which wins over the summary")
+
+	// Ranks 4-7 only in the summary.
+	for _, g := range ranks[4:] {
+		require.NoError(t, os.RemoveAll(g.dir))
+	}
+	c, err = parser.LoadCluster([]string{cluster}, parser.LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 8)
+	for i, r := range c.Ranks {
+		if i < 4 {
+			assert.Equal(t, profile.FormatTorchNPUText, r.Format)
+			continue
+		}
+		assert.Equal(t, profile.FormatMsprofAnalyze, r.Format, "rank %d", r.Rank)
+		assert.NotEmpty(t, r.StepTrace)
+		assert.NotEmpty(t, r.CommStats)
+	}
+	assert.Contains(t, c.Notes, "ignored msprof-analyze's summaries in "+out+" for ranks 0-3: read from their raw rank directories, which win over the summary")
+	assert.Contains(t, strings.Join(c.Notes, "\n"), "ranks 4-7 read from msprof-analyze's output "+out)
+	assert.Contains(t, strings.Join(c.Notes, "\n"), "mixed cluster")
+}
+
+// TestMsprofAnalyzeSingleFile: a cluster_step_trace_time.csv named alone gives the
+// ranks' step rows, and only them.
+func TestMsprofAnalyzeSingleFile(t *testing.T) {
+	cluster := writeTextCluster(t)
+	ranks := readGenRanks(t, cluster)
+	out := filepath.Join(t.TempDir(), "kept")
+	writeMsprofAnalyzeText(t, ranks, out)
+	c, err := parser.LoadCluster([]string{filepath.Join(out, "cluster_step_trace_time.csv")}, parser.LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 8)
+	for i, g := range ranks {
+		requireSameSummaries(t, rawRank(t, g.dir), c.Ranks[i], true)
+		assert.Empty(t, c.Ranks[i].CommStats)
+		assert.Equal(t, []string{"cluster_step_trace_time.csv"}, c.Ranks[i].FilesUsed)
+	}
+}
