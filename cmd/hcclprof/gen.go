@@ -23,6 +23,7 @@ type genFlags struct {
 	ranks   int
 	workers int
 	force   bool
+	omit    []string
 }
 
 func newGenCmd() *cobra.Command {
@@ -39,6 +40,7 @@ The same scenario and seed always give the same files.`,
 		Example: `  hcclprof gen --list
   hcclprof gen straggler-64rank -o ./cluster
   hcclprof gen ./my-scenario.yaml -o ./cluster --format db --seed 7
+  hcclprof gen straggler-64rank -o ./summaries --omit trace
   hcclprof gen seed-8card-bert --show > my-scenario.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if f.list {
@@ -58,6 +60,7 @@ The same scenario and seed always give the same files.`,
 	fl.IntVar(&f.ranks, "ranks", 0, "override the number of ranks (a multiple of ranks_per_node)")
 	fl.IntVar(&f.workers, "workers", 0, "ranks written in parallel (0: one per CPU)")
 	fl.BoolVar(&f.force, "force", false, "write into a non-empty output directory")
+	fl.StringSliceVar(&f.omit, "omit", nil, "parts not to write, overriding the scenario's omit: trace (every device timeline; the summaries stay), or none")
 	return cmd
 }
 
@@ -101,6 +104,14 @@ func runGen(cmd *cobra.Command, args []string, f genFlags) error {
 	}
 	if f.ranks > 0 {
 		sc.Ranks = f.ranks
+	}
+	if cmd.Flags().Changed("omit") {
+		sc.Omit = nil
+		for _, o := range f.omit {
+			if o != "none" {
+				sc.Omit = append(sc.Omit, o)
+			}
+		}
 	}
 	if entries, err := os.ReadDir(f.output); err == nil && len(entries) > 0 && !f.force {
 		return usage(fmt.Errorf("%s is not empty (use --force to write into it)", f.output))
