@@ -88,23 +88,28 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 			Title:    fmt.Sprintf("%s of the step is exposed communication; no per-op records say why", exposed),
 			Evidence: "no rank has a timeline, communication.json or analysis.db with per-op times: collect with profiler_level Level1 or keep communication.json"}
 	}
+	// The parts are compared in time: the pipeline's waiting includes the receive
+	// time counted as Bubble, which lies outside Stage; its share is over the stages'
+	// whole span (Exposure.PipelineShare), the others' over Stage.
+	stageF := float64(stage)
 	parts := []struct {
 		cause string
+		ns    float64
 		share float64
 	}{
-		{CauseTransfer, ex.TransferShare},
-		{CauseUnprofiled, ex.UnprofiledWaitShare},
-		{CauseStageImbalance, ex.PipelineWaitShare},
-		{CauseStraggler, ex.StragglerWaitShare},
+		{CauseTransfer, ex.TransferShare * stageF, ex.TransferShare},
+		{CauseUnprofiled, ex.UnprofiledWaitShare * stageF, ex.UnprofiledWaitShare},
+		{CauseStageImbalance, float64(ex.PipelineWaitNs()), ex.PipelineShare()},
+		{CauseStraggler, ex.StragglerWaitShare * stageF, ex.StragglerWaitShare},
 	}
-	sort.SliceStable(parts, func(i, j int) bool { return parts[i].share > parts[j].share })
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].ns > parts[j].ns })
 	lead := parts[0]
 	// Within the budget the step is the computation's, unless one kind of waiting
 	// still costs a tenth of it (a straggler whose wait the overlap half hides).
 	if s.CommShare <= budget && !(waitingCause(lead.cause) && lead.share >= waitWithinBudget) {
 		return computeBound(s, budget, computing, stage, freeShare)
 	}
-	if lead.share <= 0 {
+	if lead.ns <= 0 {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title:    fmt.Sprintf("%s of the step is exposed communication, in neither moving data nor waiting for a peer", exposed),
 			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}
@@ -128,6 +133,10 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 		d.Title = head + " waits for " + unprofiledPhrase(ex.Unprofiled)
 		d.Evidence = split + ": the profiled ranks wait in groups whose other members left no profile"
 	case CauseStageImbalance:
+		// The pipeline's waiting is partly Bubble, outside the exposed communication:
+		// the title gives it over the stages' span.
+		head := fmt.Sprintf("%s of the pipeline's time", pct(lead.share))
+		split += fmt.Sprintf("; receive time counted as Bubble %.3f ms", float64(ex.PipelineWaitNs()-int64(ex.PipelineWaitShare*stageF))/1e6)
 		pl, imb := mostImbalanced(res.Communication.Pipelines)
 		if pl == nil || imb < stageImbalanceMin {
 			d.Cause = CausePipelineBubble

@@ -643,6 +643,19 @@ func globalRanksByGroup(r *profile.Rank) map[string][]int {
 	return out
 }
 
+// matchName is the name under which an op meets its peers: the name itself, except
+// that a send and a receive of one communicator pair by their sequence number
+// (hcom_send__503_4_1 on one rank is hcom_receive__503_4_1 on the other: HCCL numbers
+// a communicator's ops in the order both ranks issue them).
+func matchName(name string) string {
+	for _, prefix := range []string{"hcom_send_", "hcom_receive_"} {
+		if rest, ok := strings.CutPrefix(name, prefix); ok {
+			return "hcom_p2p_" + rest
+		}
+	}
+	return name
+}
+
 // crossRankWait sets each op's CrossWaitNs: its elapse minus the fastest rank's for
 // the same op, where the same op is the same (group, name with its sequence number,
 // step) on at least two distinct ranks (msprof-analyze's cluster time summary). An op
@@ -661,7 +674,7 @@ func crossRankWait(ops []OpStat) {
 	}
 	seen := map[opKey]*match{}
 	for _, o := range ops {
-		k := opKey{o.Group, o.Name, o.Step}
+		k := opKey{o.Group, matchName(o.Name), o.Step}
 		m := seen[k]
 		if m == nil {
 			seen[k] = &match{fastestNs: o.ElapseNs, ranks: 1, lastRank: o.Rank}
@@ -676,7 +689,7 @@ func crossRankWait(ops []OpStat) {
 		}
 	}
 	for i := range ops {
-		m := seen[opKey{ops[i].Group, ops[i].Name, ops[i].Step}]
+		m := seen[opKey{ops[i].Group, matchName(ops[i].Name), ops[i].Step}]
 		ops[i].CrossWaitNs = 0
 		if m.ranks >= 2 && !m.repeated {
 			ops[i].CrossWaitNs = ops[i].ElapseNs - m.fastestNs

@@ -48,12 +48,31 @@ type Exposure struct {
 	Ranks      []RankExposure
 	// Unprofiled lists the groups some of whose members were not profiled.
 	Unprofiled []UnprofiledGroup
+
+	stageNs, bubbleNs, pipelineWaitNs int64
 }
+
+// PipelineShare is the pipeline's waiting over its stages' whole span: the exposed
+// pipeline waits and the receive time the profiler counts as Bubble, over Σ (Stage +
+// Bubble), since Stage excludes Bubble. 0 when the run has no pipeline waiting.
+func (e Exposure) PipelineShare() float64 {
+	if d := e.stageNs + e.bubbleNs; d > 0 {
+		return float64(e.pipelineWaitNs+e.bubbleNs) / float64(d)
+	}
+	return 0
+}
+
+// PipelineWaitNs is the pipeline's waiting in ns: its exposed waits and its Bubble.
+func (e Exposure) PipelineWaitNs() int64 { return e.pipelineWaitNs + e.bubbleNs }
+
+// StageNs is Σ Stage over the ranks and steps.
+func (e Exposure) StageNs() int64 { return e.stageNs }
 
 // RankExposure is one rank's split, summed over its steps, in ns.
 type RankExposure struct {
 	Rank                                int
 	StageNs, CommunicationNs, ExposedNs int64
+	BubbleNs                            int64 // receive time the profiler counts outside Stage
 	TransferNs, StragglerWaitNs         int64
 	PipelineWaitNs, UnprofiledWaitNs    int64
 	OtherNs                             int64
@@ -102,8 +121,21 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 	type rankStep struct{ rank, step int }
 	type parts struct{ ops, moving, straggler, pipeline, unprofiled, other float64 }
 	byStep := map[rankStep]*parts{}
+	withBubble := map[rankStep]bool{}
+	for _, r := range ranks {
+		for _, st := range r.Steps {
+			if st.BubbleNs > 0 {
+				withBubble[rankStep{r.Rank, st.Step}] = true
+			}
+		}
+	}
 	for _, o := range ops {
 		if o.ElapseNs <= 0 {
+			continue
+		}
+		if profile.IsReceive(o.Name) && withBubble[rankStep{o.Rank, o.Step}] {
+			// Its time is the step's Bubble, outside the exposed communication.
+			out.OpsKnown = true
 			continue
 		}
 		out.OpsKnown = true
@@ -142,6 +174,9 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		for _, st := range r.Steps {
 			exposed := st.ExposedCommNs()
 			re.StageNs += st.StageNs
+			re.BubbleNs += st.BubbleNs
+			out.stageNs += st.StageNs
+			out.bubbleNs += st.BubbleNs
 			re.CommunicationNs += st.CommunicationNs
 			re.ExposedNs += exposed
 			stage += float64(st.StageNs)
@@ -175,6 +210,7 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		out.StragglerWaitShare = sums.straggler / stage
 		out.PipelineWaitShare = sums.pipeline / stage
 		out.UnprofiledWaitShare = sums.unprofiled / stage
+		out.pipelineWaitNs = int64(sums.pipeline)
 		out.WaitShare = out.StragglerWaitShare + out.PipelineWaitShare + out.UnprofiledWaitShare
 		out.OtherShare = sums.other / stage
 	}

@@ -68,7 +68,9 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 	var out []Pipeline
 	for _, grp := range groups {
 		g := seen[grp.Key]
-		isPP := strings.EqualFold(grp.Kind, "pp") || (grp.Kind == "" && g != nil && g.p2p > 0 && g.other == 0)
+		// Named pp, guessed pp ("pp?": an inferred group with only point-to-point
+		// ops), or unnamed with only point-to-point ops.
+		isPP := strings.EqualFold(strings.TrimSuffix(grp.Kind, "?"), "pp") || (grp.Kind == "" && g != nil && g.p2p > 0 && g.other == 0)
 		if !isPP || len(grp.Ranks) < 2 || g == nil {
 			continue
 		}
