@@ -120,8 +120,8 @@ type RankSummary struct {
 	warnings []string
 	comm     rankComm
 	checks   rankChecks
-	skipOps  []bool // by CommOps index: ops of skipped steps
-	chip     string // the NPU's name, when the profile says
+	skipOps  []bool            // by CommOps index: ops of skipped steps
+	hw       hardware.Evidence // what the profile says of its hardware
 }
 
 // SummarizeRank computes a rank's summary. It only reads the rank.
@@ -144,7 +144,7 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	idx := indexRank(r)
 	s.comm = rankCommunication(r, idx, opts.thresholds(), skip)
 	s.checks = rankCheckSamples(r, idx, s.comm.ops, opts.checkThresholds())
-	s.chip = r.Info.ChipName
+	s.hw = hardware.EvidenceOf(r)
 	if len(skip) > 0 {
 		s.skipOps = make([]bool, len(r.CommOps))
 		for i, st := range idx.steps {
@@ -217,15 +217,13 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res := &Result{Ranks: make([]RankResult, len(sums))}
 	comms := make([]rankComm, len(sums))
 	checks := make([]rankChecks, len(sums))
-	var chips []string
+	evidence := make([]hardware.Evidence, 0, len(sums))
 	for i, s := range sums {
 		res.Ranks[i] = s.result
 		res.Warnings = append(res.Warnings, s.warnings...)
 		comms[i] = s.comm
 		checks[i] = s.checks
-		if s.chip != "" {
-			chips = append(chips, s.chip)
-		}
+		evidence = append(evidence, s.hw)
 	}
 	res.Summary = summarize(res.Ranks)
 	res.Summary.RanksExpected = worldSize(c)
@@ -244,7 +242,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Communication.Checks = evaluateChecks(checks, res.Communication.Retransmissions, opts.checkThresholds())
 	hw := opts.Hardware
 	if hw == nil {
-		d := hardware.Detect(chips, transportsSeen(res.Communication.Links))
+		d := hardware.Detect(evidence, transportsSeen(res.Communication.Links))
 		hw = &d
 	}
 	res.Communication.Hardware = hw.WithPeaks(opts.PeaksGBps)

@@ -149,6 +149,7 @@ func (c Config) Options() (Options, error) {
 		if err != nil {
 			return Options{}, err
 		}
+		hw.Source = "config file hardware: " + c.Hardware
 		o.Hardware = &hw
 	}
 	for k, v := range c.PeaksGBps {

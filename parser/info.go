@@ -206,3 +206,109 @@ func RankFromInfoFileName(name string) (int, bool) {
 	}
 	return rank, true
 }
+
+// deviceInfo reads the chip description of a parsed CANN info.json.N (msprof's
+// device_N/info.json.N, also kept by torch_npu in its rank directory's PROF_*):
+// DeviceInfo[].ai_core_num and aiv_num of the entry whose id is device (the first
+// entry when none is), and platform_version. It returns nil when the file says none of
+// them (the real 2023 file holds all three: a 910A with ai_core_num 32, aiv_num 0,
+// platform_version "1").
+func (d treeReader) deviceInfo(root *treeNode, device int) (*profile.DeviceInfo, error) {
+	out := &profile.DeviceInfo{AICoreNum: -1, AIVNum: -1}
+	var err error
+	if out.PlatformVersion, err = d.text(root.get("platform_version"), "platform_version"); err != nil {
+		return nil, err
+	}
+	out.PlatformVersion = strings.TrimSpace(out.PlatformVersion)
+	if devs := root.get("DeviceInfo"); !devs.isNull() {
+		if devs.kind != treeArray {
+			return nil, d.errAt(devs, "DeviceInfo: expected an array, found %s", devs.kind)
+		}
+		var entry *treeNode
+		for _, e := range devs.elems {
+			if err := d.object(e, "DeviceInfo[]"); err != nil {
+				return nil, err
+			}
+			id, err := d.intVal(e.get("id"), -1, "DeviceInfo[].id")
+			if err != nil {
+				return nil, err
+			}
+			if entry == nil || id == device {
+				entry = e
+			}
+			if id == device {
+				break
+			}
+		}
+		if entry != nil {
+			if out.AICoreNum, err = d.intVal(entry.get("ai_core_num"), -1, "DeviceInfo[].ai_core_num"); err != nil {
+				return nil, err
+			}
+			if out.AIVNum, err = d.intVal(entry.get("aiv_num"), -1, "DeviceInfo[].aiv_num"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if out.AICoreNum < 0 && out.AIVNum < 0 && out.PlatformVersion == "" {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// ParseDeviceInfoJSON reads the chip description of a CANN info.json.N (see
+// treeReader.deviceInfo); nil, nil when it has none. file names it in errors; device is
+// N, the device the file describes.
+func ParseDeviceInfoJSON(r io.Reader, file string, device int) (*profile.DeviceInfo, error) {
+	root, err := readJSONTree(r, file)
+	if err != nil {
+		return nil, err
+	}
+	d := treeReader{file}
+	if err := d.object(root, "info.json"); err != nil {
+		return nil, err
+	}
+	return d.deviceInfo(root, device)
+}
+
+// rawDeviceInfo reads the chip description torch_npu and MindSpore keep in their rank
+// directory: the raw CANN data PROF_*/device_N/info.json.N (msprof's layout) under
+// rankDir. The first PROF_* directory (by name) with a device whose info.json.N names
+// its chip is used. It returns the description with File relative to rankDir (nil when
+// there is none) and the problems met.
+func rawDeviceInfo(rankDir string) (*profile.DeviceInfo, []string) {
+	entries, err := readDirPath(rankDir)
+	if err != nil {
+		return nil, nil
+	}
+	var problems []string
+	for _, e := range entries {
+		if !e.IsDir() || !profDirRe.MatchString(e.Name()) {
+			continue
+		}
+		for _, d := range msprofDeviceDirs(filepath.Join(rankDir, e.Name())) {
+			if d.info == "" {
+				continue
+			}
+			f, err := openPath(d.info)
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			chip, err := ParseDeviceInfoJSON(f, d.info, d.n)
+			f.Close()
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			if chip != nil {
+				if rel, err := filepath.Rel(rankDir, d.info); err == nil {
+					chip.File = rel
+				} else {
+					chip.File = d.info
+				}
+				return chip, problems
+			}
+		}
+	}
+	return nil, problems
+}

@@ -185,6 +185,12 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 		r.Metadata, err = ParseProfilerMetadata(rd, name)
 		return err
 	})
+	chip, chipProblems := rawDeviceInfo(ri.Dir)
+	if chip != nil {
+		r.Info.Device = chip
+		r.FilesUsed = append(r.FilesUsed, chip.File)
+	}
+	r.Problems = append(r.Problems, chipProblems...)
 
 	files := map[string]string{}
 	if len(ri.Files) > 0 {

@@ -102,6 +102,9 @@ type MsprofDevice struct {
 	// AssignMsprofRanks gave a device whose RankID is -1 (-1 until then).
 	Rank    int
 	HostUID string // info.json.N's hostUid ("" in data before CANN 8)
+	// Chip is info.json.N's chip description (core counts, platform_version); nil
+	// when it has none or could not be read.
+	Chip *profile.DeviceInfo
 	// Timestamp is the collection time in the PROF directory's name
 	// (PROF_000001_{this}_XXXX, msprof-analyze's split('_')[-2]); 0 when the name has none.
 	Timestamp int64
@@ -205,8 +208,8 @@ func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
 	return devs, nil
 }
 
-// readMsprofInfo reads rank_id (an int, -1 when unset) and hostUid (a decimal
-// string) from device_N/info.json.N.
+// readMsprofInfo reads rank_id (an int, -1 when unset), hostUid (a decimal string)
+// and the chip description from device_N/info.json.N.
 func readMsprofInfo(dev *MsprofDevice) error {
 	f, err := openPath(dev.InfoFile)
 	if err != nil {
@@ -232,7 +235,11 @@ func readMsprofInfo(dev *MsprofDevice) error {
 	if err != nil {
 		return err
 	}
-	dev.RankID, dev.HostUID = rank, uid
+	chip, err := d.deviceInfo(root, dev.Device)
+	if err != nil {
+		return err
+	}
+	dev.RankID, dev.HostUID, dev.Chip = rank, uid, chip
 	return nil
 }
 
@@ -379,6 +386,11 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 	l := &msprofLoader{r: r, dir: dev.ProfDir}
 	if dev.InfoFile != "" {
 		r.FilesUsed = append(r.FilesUsed, l.rel(dev.InfoFile))
+	}
+	if dev.Chip != nil {
+		chip := *dev.Chip
+		chip.File = l.rel(dev.InfoFile)
+		r.Info.Device = &chip
 	}
 	if dev.Problem != "" {
 		l.problem("%s", dev.Problem)

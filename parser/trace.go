@@ -112,6 +112,7 @@ type traceState struct {
 	file        string
 	procName    map[int64]string
 	threadName  map[pidTid]string
+	threadSort  map[pidTid]int64 // thread_sort_index
 	strPids     map[string]int64
 	hw          []hwRec
 	ops         []opRec
@@ -146,6 +147,7 @@ func newTraceState(file string) *traceState {
 		file:       file,
 		procName:   map[int64]string{},
 		threadName: map[pidTid]string{},
+		threadSort: map[pidTid]int64{},
 		strPids:    map[string]int64{},
 		flowStarts: map[string]int64{},
 		taskTypes:  map[string]uint16{},
@@ -357,7 +359,7 @@ func (st *traceState) ids(e *rawEvent) (pid, tid int64, err error) {
 
 func (st *traceState) meta(e *rawEvent) error {
 	name, _ := jsonString(e.name)
-	if name != "process_name" && name != "thread_name" {
+	if name != "process_name" && name != "thread_name" && name != "thread_sort_index" {
 		return nil
 	}
 	pid, tid, err := st.ids(e)
@@ -365,19 +367,30 @@ func (st *traceState) meta(e *rawEvent) error {
 		return err
 	}
 	var label string
+	sortIndex, hasSort := int64(0), false
 	it := newObjIter(e.args)
 	for {
 		k, v, ok := it.next()
 		if !ok {
 			break
 		}
-		if string(k) == "name" {
+		switch string(k) {
+		case "name":
 			label, _ = jsonString(v)
+		case "sort_index":
+			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
+				sortIndex, hasSort = n, true
+			}
 		}
 	}
-	if name == "process_name" {
+	switch {
+	case name == "thread_sort_index":
+		if hasSort {
+			st.threadSort[pidTid{pid, tid}] = sortIndex
+		}
+	case name == "process_name":
 		st.procName[pid] = label
-	} else {
+	default:
 		st.threadName[pidTid{pid, tid}] = label
 	}
 	return nil
@@ -677,8 +690,12 @@ func (st *traceState) finish() *Timeline {
 
 // planeGroupRows assigns each plane row to its op row: a "Communication" row starts a
 // group and the rows after it belong to it until the next one, as msprof-analyze's
-// compare tool reads them (formats.md §2.5). Rows are ordered by tid, which equals
-// their sort index in real traces.
+// compare tool reads them (formats.md §2.5). Rows are ordered by thread_sort_index
+// when every row of the process has one, else by tid. The order differs in old msprof
+// timelines: the "Communication Kernel" row is tid 70000 with sort index 0 and its
+// planes tids 0..3 with sort indexes 70000..70003 (the real MindSpore AlexNet
+// msprof_0_2_N.json and hccl_0_2_N.json), so by tid no plane would follow it.
+// In a process with a single op row every plane belongs to it, whatever the order.
 func (st *traceState) planeGroupRows(isOpRow func(pid, tid int64) (string, bool)) map[pidTid]string {
 	byPid := map[int64][]int64{}
 	for k := range st.threadName {
@@ -688,8 +705,31 @@ func (st *traceState) planeGroupRows(isOpRow func(pid, tid int64) (string, bool)
 	}
 	out := map[pidTid]string{}
 	for pid, tids := range byPid {
-		sort.Slice(tids, func(i, j int) bool { return tids[i] < tids[j] })
+		bySort := true
+		for _, tid := range tids {
+			_, ok := st.threadSort[pidTid{pid, tid}]
+			bySort = bySort && ok
+		}
+		key := func(tid int64) int64 {
+			if bySort {
+				return st.threadSort[pidTid{pid, tid}]
+			}
+			return tid
+		}
+		sort.Slice(tids, func(i, j int) bool {
+			ki, kj := key(tids[i]), key(tids[j])
+			return ki < kj || ki == kj && tids[i] < tids[j]
+		})
+		var opRows []string
+		for _, tid := range tids {
+			if name, ok := isOpRow(pid, tid); ok {
+				opRows = append(opRows, name)
+			}
+		}
 		row := ""
+		if len(opRows) == 1 {
+			row = opRows[0]
+		}
 		for _, tid := range tids {
 			if name, ok := isOpRow(pid, tid); ok {
 				row = name

@@ -115,6 +115,21 @@ type Info struct {
 	// ChipName is the NPU as the profile names it (NPU_INFO: "Ascend910B"), "" when
 	// it does not say; it selects the hardware profile.
 	ChipName string
+	// Device is what CANN's device_N/info.json.N says of the NPU (msprof's PROF_*
+	// directory, or the one torch_npu keeps in its rank directory); nil when none was read.
+	Device *DeviceInfo
+}
+
+// DeviceInfo is the chip description of CANN's info.json.N: its DeviceInfo entry and
+// platform_version.
+type DeviceInfo struct {
+	File string // the info.json.N it was read from, relative to the rank's directory
+	// AICoreNum and AIVNum are the device's AI Cores and AI Vector cores (ai_core_num,
+	// aiv_num); -1 when absent. The first-generation Ascend 910 has no separate vector
+	// cores (aiv_num 0); 910B and later have two per AI Core.
+	AICoreNum, AIVNum int
+	// PlatformVersion is msprof's chip id ("1" Ascend910A, "5" Ascend910B); "" when absent.
+	PlatformVersion string
 }
 
 // Metadata is profiler_metadata.json.

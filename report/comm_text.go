@@ -25,8 +25,11 @@ func writeCommunication(p *printer, c analysis.Communication) {
 	if len(byTransport) > 0 {
 		hw := c.Hardware
 		assumed := ""
-		if hw.Assumed {
+		switch {
+		case hw.Assumed:
 			assumed = ", assumed: set --hardware"
+		case hw.Source != "":
+			assumed = ", from " + hw.Source
 		}
 		p.printf("\nLinks per transport (bandwidth of each src→dst link, GB/s; peak per link of %s%s)\n", hw.Name, assumed)
 		t := newTable(p)

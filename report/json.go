@@ -152,8 +152,11 @@ type jsonPipeline struct {
 }
 
 type jsonHardware struct {
-	Name      string             `json:"name"`
-	Assumed   bool               `json:"assumed"`
+	Name    string `json:"name"`
+	Assumed bool   `json:"assumed"`
+	// Source says what the product was taken from (a profile fact, an option, or
+	// "assumed: ...").
+	Source    string             `json:"source"`
 	PeaksGBps map[string]float64 `json:"peaks_gbps"`
 }
 
@@ -253,7 +256,8 @@ func commJSON(c analysis.Communication) jsonComm {
 	out := jsonComm{Ops: []jsonOp{}, Groups: []jsonGroup{}, Links: []jsonLink{}, SlowRanks: []jsonSlowRank{},
 		SlowLinks: []jsonSlowLink{}, SlowNodes: []jsonSlowNode{}, Retransmissions: []jsonRetransmission{},
 		Checks: []jsonCheck{}, GroupSteps: []jsonGroupStep{}, Pipelines: []jsonPipeline{},
-		Hardware: jsonHardware{Name: c.Hardware.Name, Assumed: c.Hardware.Assumed, PeaksGBps: c.Hardware.PeakGBps}}
+		Hardware: jsonHardware{Name: c.Hardware.Name, Assumed: c.Hardware.Assumed, Source: c.Hardware.Source,
+			PeaksGBps: c.Hardware.PeakGBps}}
 	for _, ch := range c.Checks {
 		var fired *bool
 		status := "not evaluated"

@@ -6,8 +6,11 @@ package hardware
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Profile is one product's link figures. Bandwidths are effective per link, decimal
@@ -30,6 +33,10 @@ type Profile struct {
 	// Assumed is set when the profile was not named by the user or the data but
 	// chosen as the default; reports say so.
 	Assumed bool
+	// Source says what the product was taken from: the option or file that named it,
+	// or the profile's fact ("info.json ai_core_num 32, aiv_num 0", "Kineto trace",
+	// "NPU_INFO Ascend910B"); "" for a bare Lookup.
+	Source string
 }
 
 // Peak returns the transport's effective peak bandwidth in GB/s.
@@ -157,40 +164,136 @@ func Lookup(name string) (Profile, error) {
 	return Profile{}, fmt.Errorf("unknown hardware %q: want one of %s", name, strings.Join(names, ", "))
 }
 
-// Detect picks the profile from what the data says: the chip name of the db's
-// NPU_INFO ("Ascend910B"), then the transports seen (SIO exists only on A3). With no
-// evidence it returns Default with Assumed set.
-func Detect(chipNames []string, transports []string) Profile {
-	for _, n := range chipNames {
-		if p, err := Lookup(strings.TrimSpace(n)); err == nil {
-			return p
+// Evidence is what one rank's profile says of its hardware.
+type Evidence struct {
+	// Kineto is set for a PyTorch (Kineto) trace: NCCL on NVIDIA GPUs whatever its
+	// deviceProperties say.
+	Kineto bool
+	// ChipName is the chip as the profile names it: the db's NPU_INFO ("Ascend910B",
+	// "Ascend910A", as msprof names platform_version 5 and 1) or Kineto's
+	// deviceProperties GPU name; ChipFrom says which.
+	ChipName, ChipFrom string
+	// Device is CANN's info.json.N chip description; nil when none was read.
+	Device *profile.DeviceInfo
+}
+
+// EvidenceOf collects what a rank says of its hardware.
+func EvidenceOf(r *profile.Rank) Evidence {
+	ev := Evidence{Kineto: r.Format == profile.FormatKineto, ChipName: r.Info.ChipName, Device: r.Info.Device}
+	switch {
+	case ev.ChipName == "":
+	case ev.Kineto:
+		ev.ChipFrom = "deviceProperties"
+	default:
+		ev.ChipFrom = "NPU_INFO"
+	}
+	return ev
+}
+
+// finding is what one piece of evidence tells: a product, or family910B for a chip
+// that is A2 or A3 (msprof names both Ascend910B, platform_version 5), and the fact.
+type finding struct {
+	name, source string
+}
+
+const family910B = "910B"
+
+// fromChipName reads a chip name. Chip names carry a suffix: Ascend910B3,
+// Ascend910_9392; Kineto's deviceProperties name GPUs "NVIDIA A100-PG509-200".
+func fromChipName(name string) (string, bool) {
+	low := normalise(name)
+	switch {
+	case low == "":
+		return "", false
+	case strings.HasPrefix(low, "nvidia"):
+		return "NVIDIA", true
+	case strings.Contains(low, "91093") || strings.Contains(low, "910c"):
+		return "A3", true
+	case low == "a2" || low == "a3" || low == "910a":
+		return strings.ToUpper(low), true
+	case strings.Contains(low, "910b"):
+		return family910B, true
+	case strings.Contains(low, "910"):
+		return "910A", true
+	}
+	return "", false
+}
+
+// fromDevice reads CANN's info.json chip description: the first-generation Ascend 910
+// has AI Cores and no separate vector cores (aiv_num 0, as the real 910A file says:
+// ai_core_num 32, aiv_num 0); 910B and A3 chips have two vector cores per AI Core.
+// platform_version is msprof's chip id: 1 Ascend910A, 5 Ascend910B (msprof's own
+// table; A3 chips are not told apart from 910B by it).
+func fromDevice(d *profile.DeviceInfo) (finding, bool) {
+	if d == nil {
+		return finding{}, false
+	}
+	var facts []string
+	if d.AICoreNum >= 0 {
+		facts = append(facts, fmt.Sprintf("ai_core_num %d", d.AICoreNum))
+	}
+	if d.AIVNum >= 0 {
+		facts = append(facts, fmt.Sprintf("aiv_num %d", d.AIVNum))
+	}
+	if d.PlatformVersion != "" {
+		facts = append(facts, "platform_version "+d.PlatformVersion)
+	}
+	source := "info.json " + strings.Join(facts, ", ")
+	switch {
+	case d.AICoreNum > 0 && d.AIVNum == 0:
+		return finding{"910A", source}, true
+	case d.AICoreNum > 0 && d.AIVNum > 0:
+		return finding{family910B, source}, true
+	case d.PlatformVersion == "1":
+		return finding{"910A", source}, true
+	case d.PlatformVersion == "5":
+		return finding{family910B, source}, true
+	}
+	return finding{}, false
+}
+
+// Detect picks the profile from what the ranks say, the first rank that says
+// something deciding: a Kineto trace is NVIDIA; else a chip name (NPU_INFO), else
+// CANN's info.json (core counts, platform_version). A 910B-family chip is A3 when
+// SIO links were seen (only A3 has them), else A2; with no chip fact at all, SIO alone
+// gives A3. With no evidence it returns Default with Assumed set. Source says what
+// the product was taken from.
+func Detect(evidence []Evidence, transports []string) Profile {
+	sio := slices.ContainsFunc(transports, func(t string) bool { return strings.EqualFold(t, "SIO") })
+	pick := func(f finding) Profile {
+		if f.name == family910B {
+			f.name = "A2"
+			if sio {
+				f.name, f.source = "A3", f.source+", SIO links"
+			}
 		}
-		// Chip names carry a suffix: Ascend910B3, Ascend910_9392; Kineto's
-		// deviceProperties name GPUs "NVIDIA A100-PG509-200".
-		low := normalise(n)
-		switch {
-		case strings.HasPrefix(low, "nvidia"):
-			p, _ := Lookup("NVIDIA")
-			return p
-		case strings.Contains(low, "91093") || strings.Contains(low, "910c"):
-			p, _ := Lookup("A3")
-			return p
-		case strings.Contains(low, "910b"):
-			p, _ := Lookup("A2")
-			return p
-		case strings.Contains(low, "910"):
-			p, _ := Lookup("910A")
-			return p
+		p, _ := Lookup(f.name)
+		p.Source = f.source
+		return p
+	}
+	for _, ev := range evidence {
+		if ev.Kineto {
+			src := "Kineto trace"
+			if ev.ChipName != "" {
+				src += " (" + ev.ChipFrom + " " + ev.ChipName + ")"
+			}
+			return pick(finding{"NVIDIA", src})
+		}
+		if name, ok := fromChipName(ev.ChipName); ok {
+			return pick(finding{name, strings.TrimSpace(ev.ChipFrom + " " + ev.ChipName)})
+		}
+		if f, ok := fromDevice(ev.Device); ok {
+			return pick(f)
 		}
 	}
-	for _, t := range transports {
-		if strings.EqualFold(t, "SIO") {
-			p, _ := Lookup("A3")
-			return p
-		}
+	if sio {
+		p, _ := Lookup("A3")
+		p.Source = "SIO links (only A3 has them)"
+		return p
 	}
 	p, _ := Lookup(Default)
 	p.Assumed = true
+	p.Source = "assumed: the profile names no chip"
 	return p
 }
 

@@ -3,6 +3,8 @@ package hardware
 import (
 	"testing"
 
+	"github.com/hcclprof/hcclprof/profile"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,14 +46,62 @@ func TestOverrideDoesNotLeak(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	assert.Equal(t, "A2", Detect([]string{"Ascend910B3"}, nil).Name)
-	assert.Equal(t, "A3", Detect([]string{"Ascend910_9392"}, nil).Name)
-	nv := Detect([]string{"NVIDIA A100-PG509-200"}, nil)
-	assert.Equal(t, "NVIDIA", nv.Name)
-	assert.False(t, nv.Assumed)
+	dev := func(aic, aiv int, platform string) *profile.DeviceInfo {
+		return &profile.DeviceInfo{AICoreNum: aic, AIVNum: aiv, PlatformVersion: platform}
+	}
+	npuInfo := func(name string) Evidence { return Evidence{ChipName: name, ChipFrom: "NPU_INFO"} }
+	for _, tc := range []struct {
+		name       string
+		evidence   []Evidence
+		transports []string
+		want       string
+		source     string
+		assumed    bool
+	}{
+		{"NPU_INFO 910B", []Evidence{npuInfo("Ascend910B")}, []string{"HCCS"}, "A2", "NPU_INFO Ascend910B", false},
+		{"NPU_INFO 910B3", []Evidence{npuInfo("Ascend910B3")}, nil, "A2", "NPU_INFO Ascend910B3", false},
+		{"NPU_INFO 910B with SIO links is A3", []Evidence{npuInfo("Ascend910B")}, []string{"HCCS", "SIO"}, "A3", "NPU_INFO Ascend910B, SIO links", false},
+		{"NPU_INFO 910_93", []Evidence{npuInfo("Ascend910_9392")}, nil, "A3", "NPU_INFO Ascend910_9392", false},
+		{"NPU_INFO 910A", []Evidence{npuInfo("Ascend910A")}, []string{"HCCS", "PCIE"}, "910A", "NPU_INFO Ascend910A", false},
+		{"NPU_INFO old 910ProB", []Evidence{npuInfo("Ascend910ProB")}, nil, "910A", "NPU_INFO Ascend910ProB", false},
+		{"info.json of the real 910A", []Evidence{{Device: dev(32, 0, "1")}}, []string{"HCCS", "PCIE"}, "910A",
+			"info.json ai_core_num 32, aiv_num 0, platform_version 1", false},
+		{"info.json 910A cores without platform", []Evidence{{Device: dev(32, 0, "")}}, nil, "910A", "info.json ai_core_num 32, aiv_num 0", false},
+		{"info.json 910B cores", []Evidence{{Device: dev(24, 48, "5")}}, nil, "A2", "info.json ai_core_num 24, aiv_num 48, platform_version 5", false},
+		{"info.json 910B cores and SIO", []Evidence{{Device: dev(24, 48, "5")}}, []string{"SIO"}, "A3",
+			"info.json ai_core_num 24, aiv_num 48, platform_version 5, SIO links", false},
+		{"info.json platform only", []Evidence{{Device: dev(-1, -1, "1")}}, nil, "910A", "info.json platform_version 1", false},
+		{"info.json saying nothing known", []Evidence{{Device: dev(-1, -1, "9")}}, nil, "A2", "assumed: the profile names no chip", true},
+		{"NPU_INFO wins over info.json", []Evidence{{ChipName: "Ascend910A", ChipFrom: "NPU_INFO", Device: dev(24, 48, "5")}}, nil, "910A", "NPU_INFO Ascend910A", false},
+		{"first rank with a fact decides", []Evidence{{}, {Device: dev(32, 0, "1")}}, nil, "910A", "info.json ai_core_num 32, aiv_num 0, platform_version 1", false},
+		{"Kineto with deviceProperties", []Evidence{{Kineto: true, ChipName: "NVIDIA A100-PG509-200", ChipFrom: "deviceProperties"}}, nil, "NVIDIA",
+			"Kineto trace (deviceProperties NVIDIA A100-PG509-200)", false},
+		{"Kineto without deviceProperties", []Evidence{{Kineto: true}}, nil, "NVIDIA", "Kineto trace", false},
+		{"Kineto whatever deviceProperties says", []Evidence{{Kineto: true, ChipName: "Ascend910B", ChipFrom: "deviceProperties"}}, nil, "NVIDIA",
+			"Kineto trace (deviceProperties Ascend910B)", false},
+		{"SIO alone", []Evidence{{}}, []string{"HCCS", "SIO"}, "A3", "SIO links (only A3 has them)", false},
+		{"nothing", []Evidence{{}}, []string{"HCCS"}, "A2", "assumed: the profile names no chip", true},
+		{"no ranks", nil, nil, "A2", "assumed: the profile names no chip", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Detect(tc.evidence, tc.transports)
+			assert.Equal(t, tc.want, p.Name)
+			assert.Equal(t, tc.source, p.Source)
+			assert.Equal(t, tc.assumed, p.Assumed)
+		})
+	}
+	nv := Detect([]Evidence{{Kineto: true}}, nil)
 	assert.Empty(t, nv.PeakGBps, "no built-in NVIDIA link figures")
-	assert.Equal(t, "A3", Detect(nil, []string{"HCCS", "SIO"}).Name)
-	d := Detect(nil, []string{"HCCS"})
-	assert.Equal(t, "A2", d.Name)
-	assert.True(t, d.Assumed)
+}
+
+func TestEvidenceOf(t *testing.T) {
+	d := &profile.DeviceInfo{AICoreNum: 32, AIVNum: 0, PlatformVersion: "1"}
+	ev := EvidenceOf(&profile.Rank{Format: profile.FormatMsprof, Info: profile.Info{Device: d}})
+	assert.Equal(t, Evidence{Device: d}, ev)
+	ev = EvidenceOf(&profile.Rank{Format: profile.FormatTorchNPUDB, Info: profile.Info{ChipName: "Ascend910B"}})
+	assert.Equal(t, Evidence{ChipName: "Ascend910B", ChipFrom: "NPU_INFO"}, ev)
+	ev = EvidenceOf(&profile.Rank{Format: profile.FormatKineto})
+	assert.Equal(t, Evidence{Kineto: true}, ev)
+	ev = EvidenceOf(&profile.Rank{Format: profile.FormatKineto, Info: profile.Info{ChipName: "NVIDIA A100"}})
+	assert.Equal(t, Evidence{Kineto: true, ChipName: "NVIDIA A100", ChipFrom: "deviceProperties"}, ev)
 }

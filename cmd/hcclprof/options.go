@@ -102,6 +102,7 @@ func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
 		if err != nil {
 			return ao, adv, fmt.Errorf("--hardware: %w", err)
 		}
+		p.Source = "--hardware " + f.hardware
 		ao.Hardware = &p
 	}
 	// --peak overrides the config file's peaks, on the named or detected product.
