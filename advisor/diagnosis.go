@@ -42,6 +42,9 @@ const (
 	// waitWithinBudget: waiting of one kind that costs this share of the step leads
 	// the diagnosis even when the exposed communication is within the budget.
 	waitWithinBudget = 0.10
+	// minExplained: a cause that is less than this part of the exposed communication
+	// does not explain it.
+	minExplained = 0.25
 )
 
 // Diagnose names the leading cause of a run's step time from the analysis' exposure
@@ -115,6 +118,14 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}
 	}
 	ofExposed := lead.share / s.CommShare
+	// (The pipeline's waiting is measured over the stages' span, Bubble included, and
+	// is not held to this.)
+	if lead.cause != CauseStageImbalance && ofExposed < minExplained {
+		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
+			Title: fmt.Sprintf("%s of the step is exposed communication, mostly in neither moving data nor waiting for a peer", exposed),
+			Evidence: fmt.Sprintf("moving data (as the profiler times it, on one plane) %s, waiting for a peer %s, the rest (synchronisation, idle, transfers on other planes, retransmissions) %s of the step: look at the findings on links and retransmissions",
+				pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare))}
+	}
 	if !ex.SplitKnown && ofExposed < 0.5 {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication; the ops' records do not say how much of it moves data", exposed),
