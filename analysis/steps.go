@@ -150,11 +150,17 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 		return clippedSteps(r, steps), nil
 	}
 	windows := deviceWindows(steps, r.Flows)
+	all := make([]breakdownWithStart, len(windows))
+	for i, w := range windows {
+		all[i] = breakdown(inWindow(r.Compute, w.startNs, w.endNs), opsInWindow(r.CommOps, w.startNs, w.endNs))
+	}
+	if !noMarkers {
+		addTrailingIdle(all, steps, r.Overlap.Free)
+	}
 	out := make([]StepBreakdown, 0, len(windows))
 	var overlapRows []profile.StepTraceRow
-	for _, w := range windows {
-		ops := opsInWindow(r.CommOps, w.startNs, w.endNs)
-		b := breakdown(inWindow(r.Compute, w.startNs, w.endNs), ops)
+	for i, w := range windows {
+		b := all[i]
 		b.Step, b.HasStep = w.step.Step, !noMarkers
 		if !noMarkers && b.StageNs > 0 {
 			b.PreparingNs = max(0, b.firstNs-w.step.StartNs)
@@ -171,6 +177,42 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 		}
 	}
 	return out, overlapRows
+}
+
+// addTrailingIdle gives a step the idle device time between its last task and the next
+// step's first when torch_npu's step_trace_time.csv counts it there. torch_npu ends a
+// step's device window at the later of its last launched task's end and the end of
+// the host's ProfilerStep#N, and gives a step every Overlap Analysis row that starts in
+// its window; Stage is the span of those rows. So when the host step outlasts its
+// device work (a host-bound run, or a synchronisation at the end of the step), the
+// Free row covering the wait for the next step starts inside the window: it is Free
+// of this step, and Stage reaches to the next step's first task (torch_npu 2.7.1 with
+// CANN 9.1, torchnpu-910b3-cann9-5step: Stage of steps 3-6 is 31-36% longer than the
+// span of their own tasks). Whether that idle time is a Free row at all is the CANN
+// timeline's choice: CANN 9.1 draws one over every gap between device tasks, a layer
+// drawn step by step has none between steps. The gap is therefore counted only when
+// the trace's Overlap Analysis layer (freeRows) has a Free row starting in it; without
+// the layer it is left out, as before.
+func addTrailingIdle(bs []breakdownWithStart, steps []profile.StepMarker, freeRows []profile.Interval) {
+	if len(freeRows) == 0 {
+		return
+	}
+	for i := range bs {
+		if !bs[i].hasWork || bs[i].lastNs >= steps[i].EndNs {
+			continue // no device work, or the host step ended first: the window closes at the last task
+		}
+		next, found := int64(0), false
+		for j := i + 1; j < len(bs) && !found; j++ {
+			next, found = bs[j].firstNs, bs[j].hasWork
+		}
+		if !found || next <= bs[i].lastNs || len(inWindow(freeRows, bs[i].lastNs, next)) == 0 {
+			continue
+		}
+		gap := next - bs[i].lastNs
+		bs[i].StageNs += gap
+		bs[i].FreeNs += gap
+		bs[i].lastNs = next
+	}
 }
 
 // clippedSteps is the breakdown of a rank whose device and host share a clock
@@ -245,7 +287,8 @@ func clipOps(ops []profile.CommOp, lo, hi, maxDurNs int64) []profile.CommOp {
 
 type breakdownWithStart struct {
 	StepBreakdown
-	firstNs int64
+	hasWork         bool  // the step has device work
+	firstNs, lastNs int64 // where the step's first device work starts and its last ends
 }
 
 // breakdown computes the step fields from a step's compute tasks and comm ops.
@@ -270,7 +313,9 @@ func breakdown(compute []profile.Interval, ops []profile.CommOp) breakdownWithSt
 		return b
 	}
 	spanNs := busy[len(busy)-1].EndNs - busy[0].StartNs
+	b.hasWork = true
 	b.firstNs = busy[0].StartNs
+	b.lastNs = busy[len(busy)-1].EndNs
 	b.ComputingNs = totalNs(comp)
 	b.CommunicationNs = totalNs(comm)
 	b.OverlappedNs = intersectNs(comm, comp)
