@@ -196,3 +196,39 @@ func TestOldExportCommTasksAreNotCompute(t *testing.T) {
 		assert.NotContains(t, w, "recomputed", "the recomputation agrees with the profiler")
 	}
 }
+
+// When hcclprof cannot tell the communication tasks from computation (here: on a
+// stream no HCCL task names, under names it does not know), its recomputation is far
+// from step_trace_time.csv. The profiler's figures are reported for the rank, the
+// disagreement is a problem of the rank, and the run is incomplete: exit 3, or the
+// gate's verdict on the profiler's figures with --allow-partial.
+func TestOldExportDisagreementReportsProfilerFigures(t *testing.T) {
+	dir := oldExportCopy(t, func(stream any, name string) (any, string) { return 90, "Task_" + name })
+	_, errOut, code := runBin(t, "analyze", dir, "--fail-on", "comm_share>30%")
+	assert.Equal(t, 3, code, "incomplete: %s", errOut)
+	assert.Contains(t, errOut, "input incomplete")
+
+	out, errOut, code := runBin(t, "analyze", dir, "--format", "json", "--fail-on", "comm_share>30%", "--allow-partial")
+	assert.Equal(t, 1, code, "the gate fails on the profiler's figures: %s", errOut)
+	var rep jsonAnalyze
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.True(t, rep.Summary.Incomplete)
+	require.Len(t, rep.Ranks, 2)
+	share := map[int]float64{0: 0.7465, 1: 0.7305}
+	for _, rr := range rep.Ranks {
+		assert.Equal(t, "step_trace_time.csv", rr.Source)
+		assert.True(t, rr.Incomplete)
+		require.Len(t, rr.Steps, 1)
+		assert.InDelta(t, share[rr.Rank], rr.Steps[0]["comm_share"], 0.00005, "rank %d", rr.Rank)
+	}
+	assert.InDelta(t, (101963.203+96359.047)/(136581.0+131912.5), rep.Summary.CommShare, 1e-5)
+	var problem string
+	for _, w := range rep.Warnings {
+		if strings.HasPrefix(w, "rank 0: ") && strings.Contains(w, "Communication(Not Overlapped) recomputed") {
+			problem = w
+		}
+	}
+	require.NotEmpty(t, problem, "%v", rep.Warnings)
+	assert.Contains(t, problem, filepath.Join("rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv")+", step 50:")
+	assert.Contains(t, problem, "the profiler's is 101963.203 us")
+}
