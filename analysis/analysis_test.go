@@ -80,9 +80,9 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 	assert.Empty(t, overlapRows, "no Overlap Analysis layer in this trace")
 	require.Len(t, steps, 2)
 	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 50, ComputingNs: 30, CommunicationNs: 30,
-		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, AllReduceNs: 30,
+		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, HasPreparing: true, AllReduceNs: 30,
 		Groups: []GroupComm{{Group: "", CommunicationNs: 30, CommNotOverlappedNs: 20}}}, steps[0])
-	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10}, steps[1])
+	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10, HasPreparing: true}, steps[1])
 }
 
 // Within 0.5% nothing is said; from 0.5% to 1% a warning; above 1% a problem.
@@ -196,7 +196,8 @@ func TestOverlapLayerCrossCheck(t *testing.T) {
 	assert.True(t, rr.Incomplete)
 	require.Len(t, rr.Steps, 1)
 	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 900_000, ComputingNs: 600_000, CommunicationNs: 500_000,
-		CommNotOverlappedNs: 400_000, OverlappedNs: 100_000, PreparingNs: 0, AllReduceNs: 500_000}, rr.Steps[0])
+		CommNotOverlappedNs: 400_000, OverlappedNs: 100_000, PreparingNs: 0, HasPreparing: true, AllReduceNs: 500_000}, rr.Steps[0],
+		"Preparing from the rows: the first Computing row starts with the host step, a known 0")
 }
 
 func TestMetricNamesMatchMetrics(t *testing.T) {
@@ -205,4 +206,22 @@ func TestMetricNamesMatchMetrics(t *testing.T) {
 	for _, n := range MetricNames {
 		assert.Contains(t, m, n)
 	}
+}
+
+// Preparing is known from a step_trace_time.csv with the column and from the
+// timeline; a csv without the column leaves it unknown, not 0.
+func TestPreparingKnownOrAbsent(t *testing.T) {
+	steps := stepTraceSteps([]profile.StepTraceRow{
+		{Step: 1, HasStep: true, StageUs: 10, PreparingUs: 0, HasPreparing: true},
+		{Step: 2, HasStep: true, StageUs: 10},
+	})
+	require.Len(t, steps, 2)
+	assert.True(t, steps[0].HasPreparing)
+	assert.Equal(t, int64(0), steps[0].PreparingNs)
+	assert.False(t, steps[1].HasPreparing)
+	// A run without step markers has no host step to prepare.
+	r := &profile.Rank{HasTimeline: true, Compute: []profile.Interval{iv(10, 40)}}
+	tl, _ := timelineSteps(r)
+	require.Len(t, tl, 1)
+	assert.False(t, tl[0].HasPreparing)
 }

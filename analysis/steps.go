@@ -30,7 +30,11 @@ type StepBreakdown struct {
 	HasStep bool // false when the run has no step markers
 	StageNs, ComputingNs, CommunicationNs, CommNotOverlappedNs, OverlappedNs,
 	FreeNs, BubbleNs, PreparingNs int64
-	AllReduceNs int64 // union of AllReduce op intervals
+	// HasPreparing is false when the step's Preparing is not known (a
+	// step_trace_time.csv without the column, a step without device work or markers):
+	// PreparingNs is then 0 and not a figure.
+	HasPreparing bool
+	AllReduceNs  int64 // union of AllReduce op intervals
 	// TailComputeNs is the computation after the step's last collective ends: the
 	// optimizer, which waits for the gradients (timeline input only; 0 otherwise).
 	// The what-if needs it apart because accumulation does not repeat it.
@@ -167,8 +171,8 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 	for i, w := range windows {
 		b := all[i]
 		b.Step, b.HasStep = w.step.Step, !noMarkers
-		if !noMarkers && b.StageNs > 0 {
-			b.PreparingNs = max(0, b.firstNs-w.step.StartNs)
+		if !noMarkers && b.hasWork {
+			b.PreparingNs, b.HasPreparing = max(0, b.firstNs-w.step.StartNs), true
 		}
 		out = append(out, b.StepBreakdown)
 		if r.Overlap.Present() && b.hasWork {
@@ -285,7 +289,7 @@ func clippedSteps(r *profile.Rank, steps []profile.StepMarker) []StepBreakdown {
 		b.FreeNs = max(0, hi-lo-busyNs)
 		b.PreparingNs = 0
 		if busyNs > 0 {
-			b.PreparingNs = b.firstNs - lo
+			b.PreparingNs, b.HasPreparing = b.firstNs-lo, true
 		}
 		out = append(out, b.StepBreakdown)
 	}
@@ -393,7 +397,7 @@ func stepTraceSteps(rows []profile.StepTraceRow) []StepBreakdown {
 			OverlappedNs: usNs(row.OverlappedUs), FreeNs: usNs(row.FreeUs), BubbleNs: usNs(row.BubbleUs),
 		}
 		if row.HasPreparing {
-			b.PreparingNs = usNs(row.PreparingUs)
+			b.PreparingNs, b.HasPreparing = usNs(row.PreparingUs), true
 		}
 		if !row.HasStep {
 			b.Step = -1
