@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,17 +80,70 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 	assert.Empty(t, overlapRows, "no Overlap Analysis layer in this trace")
 	require.Len(t, steps, 2)
 	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 50, ComputingNs: 30, CommunicationNs: 30,
-		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, AllReduceNs: 30,
+		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, HasPreparing: true, AllReduceNs: 30,
 		Groups: []GroupComm{{Group: "", CommunicationNs: 30, CommNotOverlappedNs: 20}}}, steps[0])
-	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10}, steps[1])
+	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10, HasPreparing: true}, steps[1])
 }
 
-func TestCompareWithStepTraceWarns(t *testing.T) {
-	got := []StepBreakdown{{Step: 3, StageNs: 100_000_000, ComputingNs: 10_000_000, CommunicationNs: 50_000_000}}
-	rows := []profile.StepTraceRow{{Step: 3, HasStep: true, StageUs: 100_000, ComputingUs: 10_000, CommunicationUs: 52_000}}
-	w := compareWithStepTrace(4, got, rows, "step_trace_time.csv")
-	require.Len(t, w, 1, "only Communication differs (by 3.8%%): %v", w)
-	assert.Contains(t, w[0], "rank 4 step 3: Communication recomputed from the timeline is 50000.000 us, step_trace_time.csv says 52000.000 us")
+// Within 0.5% nothing is said; from 0.5% to 1% a warning; above 1% a problem.
+func TestCompareWithStepTraceBands(t *testing.T) {
+	tests := []struct {
+		name               string
+		communicationUs    float64
+		warnings, problems int
+		want               string
+	}{
+		{"agrees within 0.5%", 50_200, 0, 0, ""},
+		{"0.8% off: a warning", 50_400, 1, 0, "rank 4 step 3: Communication recomputed from the timeline is 50000.000 us, step_trace_time.csv says 50400.000 us (-0.79%)"},
+		{"3.8% off: a problem", 52_000, 0, 1, "step_trace_time.csv, step 3: Communication recomputed from the timeline is 50000.000 us, the profiler's is 52000.000 us (-3.85%): the profiler's step figures are reported for this rank"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := []StepBreakdown{{Step: 3, StageNs: 100_000_000, ComputingNs: 10_000_000, CommunicationNs: 50_000_000}}
+			rows := []profile.StepTraceRow{{Step: 3, HasStep: true, StageUs: 100_000, ComputingUs: 10_000, CommunicationUs: tc.communicationUs}}
+			c := compareWithStepTrace(4, got, rows, "step_trace_time.csv")
+			require.Len(t, c.warnings, tc.warnings, "%v", c.warnings)
+			require.Len(t, c.problems, tc.problems, "%v", c.problems)
+			for _, m := range append(c.warnings, c.problems...) {
+				assert.Equal(t, tc.want, m)
+			}
+		})
+	}
+}
+
+// A recomputation more than 1% off step_trace_time.csv is not reported: the profiler's
+// figures are, the rank says so and is incomplete.
+func TestStepTraceDisagreementIsAProblem(t *testing.T) {
+	r := &profile.Rank{
+		Rank: 2, Dir: "run/rank2", HasTimeline: true,
+		Steps:     []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
+		Compute:   []profile.Interval{iv(100_000, 600_000)},
+		CommOps:   []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(500_000, 900_000)}},
+		FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/step_trace_time.csv", "ASCEND_PROFILER_OUTPUT/trace_view.json"},
+		// The profiler: 200 us of computing, 700 us of communication, 600 us exposed.
+		StepTrace: []profile.StepTraceRow{{Step: 1, HasStep: true, ComputingUs: 200, CommNotOverlappedUs: 600, OverlappedUs: 100,
+			CommunicationUs: 700, FreeUs: 0, StageUs: 800, PreparingUs: 100, HasPreparing: true}},
+	}
+	rr, warnings := analyzeRank(r)
+	assert.Equal(t, SourceStepTrace, rr.Source)
+	assert.True(t, rr.Incomplete)
+	require.Len(t, rr.Steps, 1)
+	s := rr.Steps[0]
+	assert.Equal(t, int64(600_000), s.CommNotOverlappedNs)
+	assert.Equal(t, int64(800_000), s.StageNs)
+	assert.InDelta(t, 0.75, s.CommShare(), 1e-12, "the profiler's share")
+	assert.Equal(t, int64(400_000), s.AllReduceNs, "the op union, from the timeline")
+	assert.Nil(t, s.Groups)
+	file := filepath.Join("run/rank2", "ASCEND_PROFILER_OUTPUT/step_trace_time.csv")
+	assert.Equal(t, []string{
+		file + ", step 1: Computing recomputed from the timeline is 500.000 us, the profiler's is 200.000 us (+150.00%): the profiler's step figures are reported for this rank",
+		file + ", step 1: Communication recomputed from the timeline is 400.000 us, the profiler's is 700.000 us (-42.86%): the profiler's step figures are reported for this rank",
+		file + ", step 1: Communication(Not Overlapped) recomputed from the timeline is 300.000 us, the profiler's is 600.000 us (-50.00%): the profiler's step figures are reported for this rank",
+	}, rr.Problems)
+	require.Len(t, warnings, 3)
+	assert.Equal(t, "rank 2: "+rr.Problems[0], warnings[0])
+	res := analyzeSummaries(&profile.Cluster{Ranks: []*profile.Rank{r}}, []*RankSummary{{result: rr}}, Options{})
+	assert.True(t, res.Summary.Incomplete)
 }
 
 func TestParseGate(t *testing.T) {
@@ -135,9 +189,15 @@ func TestOverlapLayerCrossCheck(t *testing.T) {
 		Overlap: profile.OverlapLayer{Computing: []profile.Interval{iv(0, 600_000)},
 			Communication: []profile.Interval{iv(400_000, 900_000)}, CommNotOverlapped: []profile.Interval{iv(500_000, 900_000)}},
 	}
-	_, warnings := analyzeRank(r)
+	rr, warnings := analyzeRank(r)
 	require.Len(t, warnings, 1, "%v", warnings)
-	assert.Equal(t, "rank 0 step 1: Computing recomputed from the timeline is 500.000 us, the trace's Overlap Analysis layer says 600.000 us (-16.67%)", warnings[0])
+	assert.Equal(t, "rank 0: the trace, step 1: Computing recomputed from the timeline is 500.000 us, the profiler's is 600.000 us (-16.67%): the profiler's step figures are reported for this rank", warnings[0])
+	assert.Equal(t, SourceOverlapRows, rr.Source)
+	assert.True(t, rr.Incomplete)
+	require.Len(t, rr.Steps, 1)
+	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 900_000, ComputingNs: 600_000, CommunicationNs: 500_000,
+		CommNotOverlappedNs: 400_000, OverlappedNs: 100_000, PreparingNs: 0, HasPreparing: true, AllReduceNs: 500_000}, rr.Steps[0],
+		"Preparing from the rows: the first Computing row starts with the host step, a known 0")
 }
 
 func TestMetricNamesMatchMetrics(t *testing.T) {
@@ -147,4 +207,22 @@ func TestMetricNamesMatchMetrics(t *testing.T) {
 	for _, n := range MetricNames {
 		assert.Contains(t, m, n)
 	}
+}
+
+// Preparing is known from a step_trace_time.csv with the column and from the
+// timeline; a csv without the column leaves it unknown, not 0.
+func TestPreparingKnownOrAbsent(t *testing.T) {
+	steps := stepTraceSteps([]profile.StepTraceRow{
+		{Step: 1, HasStep: true, StageUs: 10, PreparingUs: 0, HasPreparing: true},
+		{Step: 2, HasStep: true, StageUs: 10},
+	})
+	require.Len(t, steps, 2)
+	assert.True(t, steps[0].HasPreparing)
+	assert.Equal(t, int64(0), steps[0].PreparingNs)
+	assert.False(t, steps[1].HasPreparing)
+	// A run without step markers has no host step to prepare.
+	r := &profile.Rank{HasTimeline: true, Compute: []profile.Interval{iv(10, 40)}}
+	tl, _ := timelineSteps(r)
+	require.Len(t, tl, 1)
+	assert.False(t, tl[0].HasPreparing)
 }

@@ -76,7 +76,11 @@ type RankResult struct {
 	Format     profile.Format
 	Source     Source
 	Incomplete bool
-	Steps      []StepBreakdown
+	// Problems say why the rank's figures are not what hcclprof computed (its
+	// recomputation disagreed with the profiler's own figures); they make it
+	// incomplete.
+	Problems []string
+	Steps    []StepBreakdown
 }
 
 // Options tune an analysis.
@@ -266,11 +270,7 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		rr.Source = SourceTimeline
 		var overlapRows []profile.StepTraceRow
 		rr.Steps, overlapRows = timelineSteps(r)
-		if len(r.StepTrace) > 0 {
-			warnings = append(warnings, compareWithStepTrace(r.Rank, rr.Steps, r.StepTrace, "step_trace_time.csv")...)
-		} else if len(overlapRows) > 0 {
-			warnings = append(warnings, compareWithStepTrace(r.Rank, rr.Steps, overlapRows, "the trace's Overlap Analysis layer")...)
-		}
+		warnings = append(warnings, checkWithProfiler(r, &rr, overlapRows)...)
 	case len(r.StepTrace) > 0:
 		rr.Source = SourceStepTrace
 		rr.Steps = stepTraceSteps(r.StepTrace)

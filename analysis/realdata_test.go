@@ -106,3 +106,45 @@ func TestNoHCCLGivesZeroShare(t *testing.T) {
 	assertWithin(t, 9481.667, float64(s.FreeNs), 0.001, "Free")
 	assert.Empty(t, res.Warnings, "no step_trace_time.csv here: checked against the Overlap Analysis rows, which agree")
 }
+
+// torch_npu 2.7.1 / CANN 9.1, a host-bound run: every host step outlasts its device
+// work, so the profiler counts the idle time up to the next step's first task as Free
+// of the step and Stage reaches to that task (steps 3-6); the last step ends at its
+// last task. All five steps' figures of step_trace_time.csv are reproduced within 0.1%.
+func TestCANN9HostBoundStepsMatchProfiler(t *testing.T) {
+	dir := realdata.Path(t, "torchnpu-910b3-cann9-5step")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	// Computing, Communication, Free, Stage, Preparing (../shared/realdata/README.md).
+	want := map[int][5]float64{
+		3: {35.64, 0, 2214.72, 2250.25, 527.0},
+		4: {34.36, 0, 2208.18, 2242.50, 399.5},
+		5: {34.40, 0, 2113.74, 2148.25, 453.0},
+		6: {34.40, 0, 2265.66, 2300.25, 397.75},
+		7: {35.52, 0, 1384.98, 1420.25, 391.5},
+	}
+	require.Len(t, res.Ranks, 1)
+	rr := res.Ranks[0]
+	assert.Equal(t, analysis.SourceTimeline, rr.Source)
+	require.Len(t, rr.Steps, 5)
+	// Within 0.1% of each figure, with no absolute floor: the profiler's Stage and
+	// Preparing are differences of float64 µs epoch timestamps (0.25 µs apart), well
+	// inside 0.1% of these steps.
+	within := func(want float64, gotNs int64, step int, field string) {
+		got := float64(gotNs) / 1000
+		assert.InDelta(t, want, got, 0.001*want+1e-9, "step %d %s: want %.3f us, got %.3f us", step, field, want, got)
+	}
+	for _, s := range rr.Steps {
+		w, ok := want[s.Step]
+		require.True(t, ok, "step %d", s.Step)
+		within(w[0], s.ComputingNs, s.Step, "Computing")
+		within(w[1], s.CommunicationNs, s.Step, "Communication")
+		within(w[1], s.CommNotOverlappedNs, s.Step, "Communication(Not Overlapped)")
+		within(w[2], s.FreeNs, s.Step, "Free")
+		within(w[3], s.StageNs, s.Step, "Stage")
+		within(w[4], s.PreparingNs, s.Step, "Preparing")
+	}
+	assert.Empty(t, res.Warnings, "recomputation agrees with step_trace_time.csv")
+	assert.False(t, rr.Incomplete)
+}

@@ -3,7 +3,9 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -14,8 +16,11 @@ type Source string
 // Sources of a step breakdown.
 const (
 	SourceTimeline  Source = "timeline"            // recomputed from trace_view.json
-	SourceStepTrace Source = "step_trace_time.csv" // the profiler's own figures (no timeline)
-	SourceNone      Source = "none"
+	SourceStepTrace Source = "step_trace_time.csv" // the profiler's own figures (no timeline, or the recomputation disagreed)
+	// SourceOverlapRows: the sums of the trace's Overlap Analysis rows, the profiler's
+	// own figures, taken because the recomputation disagreed with them.
+	SourceOverlapRows Source = "Overlap Analysis rows"
+	SourceNone        Source = "none"
 )
 
 // StepBreakdown is one step of one rank, with torch_npu's step_trace_time.csv
@@ -25,7 +30,11 @@ type StepBreakdown struct {
 	HasStep bool // false when the run has no step markers
 	StageNs, ComputingNs, CommunicationNs, CommNotOverlappedNs, OverlappedNs,
 	FreeNs, BubbleNs, PreparingNs int64
-	AllReduceNs int64 // union of AllReduce op intervals
+	// HasPreparing is false when the step's Preparing is not known (a
+	// step_trace_time.csv without the column, a step without device work or markers):
+	// PreparingNs is then 0 and not a figure.
+	HasPreparing bool
+	AllReduceNs  int64 // union of AllReduce op intervals
 	// TailComputeNs is the computation after the step's last collective ends: the
 	// optimizer, which waits for the gradients (timeline input only; 0 otherwise).
 	// The what-if needs it apart because accumulation does not repeat it.
@@ -158,27 +167,106 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 		return clippedSteps(r, steps), nil
 	}
 	windows := deviceWindows(steps, r.Flows)
+	all := make([]breakdownWithStart, len(windows))
+	for i, w := range windows {
+		all[i] = breakdown(inWindow(r.Compute, w.startNs, w.endNs), opsInWindow(r.CommOps, w.startNs, w.endNs))
+	}
+	if !noMarkers {
+		addTrailingIdle(all, steps, r.Overlap.Free)
+	}
 	out := make([]StepBreakdown, 0, len(windows))
 	var overlapRows []profile.StepTraceRow
-	for _, w := range windows {
-		ops := opsInWindow(r.CommOps, w.startNs, w.endNs)
-		b := breakdown(inWindow(r.Compute, w.startNs, w.endNs), ops)
+	for i, w := range windows {
+		b := all[i]
 		b.Step, b.HasStep = w.step.Step, !noMarkers
-		if !noMarkers && b.StageNs > 0 {
-			b.PreparingNs = max(0, b.firstNs-w.step.StartNs)
+		if !noMarkers && b.hasWork {
+			b.PreparingNs, b.HasPreparing = max(0, b.firstNs-w.step.StartNs), true
 		}
 		out = append(out, b.StepBreakdown)
-		if r.Overlap.Present() {
-			sum := func(ivs []profile.Interval) float64 {
-				return float64(totalNs(inWindow(ivs, w.startNs, w.endNs))) / 1000
-			}
-			overlapRows = append(overlapRows, profile.StepTraceRow{Step: b.Step, HasStep: b.HasStep,
-				ComputingUs: sum(r.Overlap.Computing), CommunicationUs: sum(r.Overlap.Communication),
-				CommNotOverlappedUs: sum(r.Overlap.CommNotOverlapped), FreeUs: sum(r.Overlap.Free),
-				StageUs: float64(b.StageNs) / 1000}) // the rows carry no Bubble: Stage is not compared
+		if r.Overlap.Present() && b.hasWork {
+			overlapRows = append(overlapRows, overlapStepRow(r.Overlap, w, b, noMarkers))
 		}
 	}
 	return out, overlapRows
+}
+
+// overlapStepRow sums the profiler's Overlap Analysis rows of one step as torch_npu
+// does for step_trace_time.csv: the rows starting in the step's window, which closes
+// at the later of the step's last device work and the host step's end (and at the
+// next step's window); Stage is their span less Bubble, Preparing the first
+// Computing or Communication row's start less the host step's start. The rows have
+// no receive ops, so Bubble is the recomputed one.
+func overlapStepRow(ov profile.OverlapLayer, w stepWindow, b breakdownWithStart, noMarkers bool) profile.StepTraceRow {
+	hi := w.endNs
+	if !noMarkers {
+		hi = min(hi, max(b.lastNs, w.step.EndNs))
+	}
+	row := profile.StepTraceRow{Step: b.Step, HasStep: b.HasStep, BubbleUs: float64(b.BubbleNs) / 1000}
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	firstTask := int64(math.MaxInt64)
+	for _, c := range []struct {
+		ivs  []profile.Interval
+		dst  *float64
+		task bool
+	}{
+		{ov.Computing, &row.ComputingUs, true},
+		{ov.Communication, &row.CommunicationUs, true},
+		{ov.CommNotOverlapped, &row.CommNotOverlappedUs, false},
+		{ov.Free, &row.FreeUs, false},
+	} {
+		in := inWindow(c.ivs, w.startNs, hi)
+		*c.dst = float64(totalNs(in)) / 1000
+		for _, iv := range in {
+			first, last = min(first, iv.StartNs), max(last, iv.EndNs)
+			if c.task {
+				firstTask = min(firstTask, iv.StartNs)
+			}
+		}
+	}
+	row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
+	if last > first {
+		row.StageUs = float64(last-first-b.BubbleNs) / 1000
+	}
+	if !noMarkers && firstTask != math.MaxInt64 {
+		row.PreparingUs, row.HasPreparing = float64(firstTask-w.step.StartNs)/1000, true
+	}
+	return row
+}
+
+// addTrailingIdle gives a step the idle device time between its last task and the next
+// step's first when torch_npu's step_trace_time.csv counts it there. torch_npu ends a
+// step's device window at the later of its last launched task's end and the end of
+// the host's ProfilerStep#N, and gives a step every Overlap Analysis row that starts in
+// its window; Stage is the span of those rows. So when the host step outlasts its
+// device work (a host-bound run, or a synchronisation at the end of the step), the
+// Free row covering the wait for the next step starts inside the window: it is Free
+// of this step, and Stage reaches to the next step's first task (torch_npu 2.7.1 with
+// CANN 9.1, torchnpu-910b3-cann9-5step: Stage of steps 3-6 is 31-36% longer than the
+// span of their own tasks). Whether that idle time is a Free row at all is the CANN
+// timeline's choice: CANN 9.1 draws one over every gap between device tasks, a layer
+// drawn step by step has none between steps. The gap is therefore counted only when
+// the trace's Overlap Analysis layer (freeRows) has a Free row starting in it; without
+// the layer it is left out, as before.
+func addTrailingIdle(bs []breakdownWithStart, steps []profile.StepMarker, freeRows []profile.Interval) {
+	if len(freeRows) == 0 {
+		return
+	}
+	for i := range bs {
+		if !bs[i].hasWork || bs[i].lastNs >= steps[i].EndNs {
+			continue // no device work, or the host step ended first: the window closes at the last task
+		}
+		next, found := int64(0), false
+		for j := i + 1; j < len(bs) && !found; j++ {
+			next, found = bs[j].firstNs, bs[j].hasWork
+		}
+		if !found || next <= bs[i].lastNs || len(inWindow(freeRows, bs[i].lastNs, next)) == 0 {
+			continue
+		}
+		gap := next - bs[i].lastNs
+		bs[i].StageNs += gap
+		bs[i].FreeNs += gap
+		bs[i].lastNs = next
+	}
 }
 
 // clippedSteps is the breakdown of a rank whose device and host share a clock
@@ -209,7 +297,7 @@ func clippedSteps(r *profile.Rank, steps []profile.StepMarker) []StepBreakdown {
 		b.FreeNs = max(0, hi-lo-busyNs)
 		b.PreparingNs = 0
 		if busyNs > 0 {
-			b.PreparingNs = b.firstNs - lo
+			b.PreparingNs, b.HasPreparing = b.firstNs-lo, true
 		}
 		out = append(out, b.StepBreakdown)
 	}
@@ -253,7 +341,8 @@ func clipOps(ops []profile.CommOp, lo, hi, maxDurNs int64) []profile.CommOp {
 
 type breakdownWithStart struct {
 	StepBreakdown
-	firstNs int64
+	hasWork         bool  // the step has device work
+	firstNs, lastNs int64 // where the step's first device work starts and its last ends
 }
 
 // breakdown computes the step fields from a step's compute tasks and comm ops.
@@ -278,7 +367,9 @@ func breakdown(compute []profile.Interval, ops []profile.CommOp) breakdownWithSt
 		return b
 	}
 	spanNs := busy[len(busy)-1].EndNs - busy[0].StartNs
+	b.hasWork = true
 	b.firstNs = busy[0].StartNs
+	b.lastNs = busy[len(busy)-1].EndNs
 	b.ComputingNs = totalNs(comp)
 	b.CommunicationNs = totalNs(comm)
 	b.OverlappedNs = intersectNs(comm, comp)
@@ -314,7 +405,7 @@ func stepTraceSteps(rows []profile.StepTraceRow) []StepBreakdown {
 			OverlappedNs: usNs(row.OverlappedUs), FreeNs: usNs(row.FreeUs), BubbleNs: usNs(row.BubbleUs),
 		}
 		if row.HasPreparing {
-			b.PreparingNs = usNs(row.PreparingUs)
+			b.PreparingNs, b.HasPreparing = usNs(row.PreparingUs), true
 		}
 		if !row.HasStep {
 			b.Step = -1
@@ -326,18 +417,28 @@ func stepTraceSteps(rows []profile.StepTraceRow) []StepBreakdown {
 
 func usNs(us float64) int64 { return int64(math.Round(us * 1000)) }
 
-// mismatchTolerance is the relative difference between hcclprof's recomputation and
-// the profiler's own step_trace_time.csv above which a warning is raised.
-const mismatchTolerance = 0.005
+// Differences between hcclprof's recomputation and the profiler's own step figures,
+// relative to the profiler's figure (or to 1% of the step for small fields): above
+// mismatchWarn a warning; above mismatchProblem the recomputation is not trusted.
+const (
+	mismatchWarn    = 0.005
+	mismatchProblem = 0.01
+)
 
-// compareWithStepTrace checks recomputed steps against the profiler's figures (from
-// source) and returns one warning per field that differs by more than the tolerance.
-func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTraceRow, source string) []string {
+// stepCheck is what comparing a rank's recomputed steps with the profiler's says.
+type stepCheck struct {
+	problems []string // fields off by more than mismatchProblem
+	warnings []string // fields off by more than mismatchWarn, up to mismatchProblem
+}
+
+// compareWithStepTrace checks recomputed steps against the profiler's figures (rows,
+// read from source, a file named for the user) field by field.
+func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTraceRow, source string) stepCheck {
 	want := map[int]StepBreakdown{}
 	for _, s := range stepTraceSteps(rows) {
 		want[s.Step] = s
 	}
-	var warnings []string
+	var c stepCheck
 	for _, g := range got {
 		w, ok := want[g.Step]
 		if !ok {
@@ -354,15 +455,69 @@ func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTrac
 			{"Stage", g.StageNs, w.StageNs},
 		}
 		for _, f := range fields {
-			scale := max(abs64(f.want), w.StageNs/100, 1000) // small fields: relative to 1% of the step
-			if d := abs64(f.got - f.want); float64(d) > mismatchTolerance*float64(scale) {
-				warnings = append(warnings, fmt.Sprintf(
+			scale := float64(max(abs64(f.want), w.StageNs/100, 1000)) // small fields: relative to 1% of the step
+			d := float64(abs64(f.got - f.want))
+			pct := 100 * float64(f.got-f.want) / float64(max(abs64(f.want), 1))
+			switch {
+			case d > mismatchProblem*scale:
+				c.problems = append(c.problems, fmt.Sprintf(
+					"%s, step %s: %s recomputed from the timeline is %.3f us, the profiler's is %.3f us (%+.2f%%): the profiler's step figures are reported for this rank",
+					source, StepLabel(g.Step), f.name, float64(f.got)/1000, float64(f.want)/1000, pct))
+			case d > mismatchWarn*scale:
+				c.warnings = append(c.warnings, fmt.Sprintf(
 					"rank %d step %s: %s recomputed from the timeline is %.3f us, %s says %.3f us (%+.2f%%)",
-					rank, StepLabel(g.Step), f.name, float64(f.got)/1000, source, float64(f.want)/1000, 100*float64(f.got-f.want)/float64(max(abs64(f.want), 1))))
+					rank, StepLabel(g.Step), f.name, float64(f.got)/1000, source, float64(f.want)/1000, pct))
 			}
 		}
 	}
-	return warnings
+	return c
+}
+
+// profilerSteps replaces a rank's recomputed steps by the profiler's own figures
+// (rows), for a rank whose recomputation disagrees with them. A step the profiler has
+// no row for keeps its recomputed figures. The AllReduce union, computed from the op
+// intervals alone, is kept (within Stage); the per-group split and the compute after
+// the last collective depend on the compute the recomputation got wrong, so they are
+// dropped, as for a rank without a timeline.
+func profilerSteps(got []StepBreakdown, rows []profile.StepTraceRow) []StepBreakdown {
+	want := map[int]StepBreakdown{}
+	for _, s := range stepTraceSteps(rows) {
+		want[s.Step] = s
+	}
+	out := make([]StepBreakdown, len(got))
+	for i, g := range got {
+		w, ok := want[g.Step]
+		if !ok {
+			out[i] = g
+			continue
+		}
+		w.AllReduceNs = min(g.AllReduceNs, w.StageNs)
+		out[i] = w
+	}
+	return out
+}
+
+// stepFiguresSource names, for the user, where the profiler's step figures of a rank
+// were read: its step_trace_time.csv (or analysis.db), else its trace.
+func stepFiguresSource(r *profile.Rank, fromTrace bool) string {
+	want := []string{"step_trace_time.csv", "analysis.db"}
+	label := "step_trace_time.csv"
+	if fromTrace {
+		want = []string{"trace_view.json", ".db", ".json", ".json.gz"}
+		label = "the trace"
+	}
+	for _, suffix := range want {
+		for _, f := range r.FilesUsed {
+			if strings.HasSuffix(f, suffix) {
+				label = filepath.Join(r.Dir, f)
+				if fromTrace {
+					label += " (Overlap Analysis rows)"
+				}
+				return label
+			}
+		}
+	}
+	return label
 }
 
 func abs64(x int64) int64 {
@@ -406,4 +561,32 @@ func groupComm(ops []profile.CommOp, comp []profile.Interval) []GroupComm {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
 	return out
+}
+
+// checkWithProfiler compares a rank's recomputed steps with the profiler's own figures
+// (step_trace_time.csv, else the trace's Overlap Analysis rows) and returns the
+// warnings. Where a field of a step differs by more than mismatchProblem, the
+// profiler's figures are the ones reported for the rank (its Source says which), and
+// each such field is a problem of the rank, which makes it incomplete: a
+// classification the recomputation got wrong must not pass a gate silently.
+func checkWithProfiler(r *profile.Rank, rr *RankResult, overlapRows []profile.StepTraceRow) []string {
+	rows, source, fromTrace := r.StepTrace, SourceStepTrace, false
+	if len(rows) == 0 {
+		rows, source, fromTrace = overlapRows, SourceOverlapRows, true
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	c := compareWithStepTrace(r.Rank, rr.Steps, rows, stepFiguresSource(r, fromTrace))
+	warnings := c.warnings
+	if len(c.problems) > 0 {
+		rr.Steps = profilerSteps(rr.Steps, rows)
+		rr.Source = source
+		rr.Incomplete = true
+		rr.Problems = append(rr.Problems, c.problems...)
+		for _, p := range c.problems {
+			warnings = append(warnings, fmt.Sprintf("rank %d: %s", r.Rank, p))
+		}
+	}
+	return warnings
 }

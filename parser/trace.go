@@ -60,12 +60,53 @@ var nonComputeTaskTypes = map[string]bool{
 	// Computing; AI_CORE + AI_CPU alone reproduce that trace's Overlap Analysis.
 	"NOTIFY_RECORD": true, "NOTIFY_WAIT": true, "EVENT_RECORD": true, "EVENT_WAIT": true,
 	"EVENT_RESET": true, "MEMCPY_ASYNC": true, "REDUCE_ASYNC": true, "REDUCE_ASYNC_V2": true,
+	// The profiler's own switch tasks (torchnpu-910b3-cann9-5step).
+	"PROFILING_ENABLE": true, "PROFILING_DISABLE": true,
 }
 
-// isComputeTask decides whether a hardware task is computation. Older traces label
-// most kernels "Other" (torchnpu-1rank-nohccl); there the Overlap Analysis counts
-// every kernel except memory copies.
-func isComputeTask(taskType, name string) bool {
+// nonComputeTaskNames are the names, upper-cased without spaces and underscores, of
+// hardware tasks that are never computation whatever their Task Type says: HCCL's own
+// tasks as its layer and the hardware layer name them (Notify_Wait and "Notify Wait",
+// Memcpy, Reduce_Inline, RDMASend, "Write Value", SDMA, ...), stream events and the
+// runtime's copies. A 2024 torch_npu export typed every hardware task "Other" and put
+// HCCL's tasks in the hardware layer; read by type alone they were computation.
+var nonComputeTaskNames = map[string]bool{
+	"NOTIFYWAIT": true, "NOTIFYRECORD": true, "MEMCPY": true, "MEMCPYASYNC": true,
+	"REDUCEINLINE": true, "REDUCETBE": true, "INLINEREDUCE": true, "REDUCEASYNC": true,
+	"REDUCEASYNCV2": true, "RDMASEND": true, "RDMA": true, "RDMASQE": true, "WRITEVALUE": true,
+	"SDMA": true, "SDMASQE": true, "LOCALCOPY": true, "EVENTRECORD": true, "EVENTWAIT": true,
+	"EVENTRESET": true, "PROFILINGENABLE": true, "PROFILINGDISABLE": true,
+}
+
+func normalTaskName(name string) string {
+	return strings.ToUpper(strings.NewReplacer(" ", "", "_", "").Replace(name))
+}
+
+// isCommTaskName reports whether a hardware task's name says it is HCCL's (or another
+// non-compute runtime task) rather than a kernel.
+func isCommTaskName(name string) bool {
+	if strings.HasPrefix(name, "hcom_") || strings.HasPrefix(name, "HCCL") {
+		return true
+	}
+	return nonComputeTaskNames[normalTaskName(name)]
+}
+
+// hwTaskClass is what the hardware layer around a task says of it: whether it runs on
+// a stream that carries HCCL tasks, or belongs to the launch of an HCCL op.
+type hwTaskClass struct {
+	onCommStream bool
+	tiedToCommOp bool
+}
+
+// isComputeTask decides whether a hardware task is computation, first by what it is
+// (on a communication stream, launched for an HCCL op, named as an HCCL or runtime
+// task: not computation, whatever its Task Type), then by its Task Type. Older traces
+// label most kernels "Other" (torchnpu-1rank-nohccl); there the Overlap Analysis
+// counts every kernel except memory copies.
+func isComputeTask(taskType, name string, c hwTaskClass) bool {
+	if c.onCommStream || c.tiedToCommOp || isCommTaskName(name) {
+		return false
+	}
 	if computeTaskTypes[taskType] {
 		return true
 	}
@@ -73,7 +114,7 @@ func isComputeTask(taskType, name string) bool {
 		return false
 	}
 	u := strings.ToUpper(name)
-	return !strings.Contains(u, "MEMCPY") && !strings.Contains(u, "MEMSET_ASYNC") && !strings.HasPrefix(name, "hcom_")
+	return !strings.Contains(u, "MEMCPY") && !strings.Contains(u, "MEMSET_ASYNC")
 }
 
 type pidTid struct{ pid, tid int64 }
@@ -81,17 +122,24 @@ type pidTid struct{ pid, tid int64 }
 type hwRec struct {
 	pid      int64
 	iv       profile.Interval
+	stream   int64 // the stream id argument, else the row's tid (rows are "Stream N")
+	conn     int64 // connection_id; noConn when absent
 	taskType uint16
 	name     uint32
 }
 
+// noConn marks an event without a connection_id.
+const noConn = math.MinInt64
+
 type opRec struct {
 	pid, tid int64
+	conn     int64 // connection_id, shared with the hardware tasks of its launch; noConn when absent
 	op       profile.CommOp
 }
 
 type taskRec struct {
 	pid, tid int64
+	stream   int64 // the "stream id" argument; noConn when absent
 	task     profile.CommTask
 }
 
@@ -479,6 +527,7 @@ func (st *traceState) complete(e *rawEvent) error {
 	var taskType, hcclTaskType []byte
 	var dataType, algType []byte
 	var count, src, dst, size, transport, link []byte
+	var stream, hcclStream, conn []byte
 	isOp := false
 	if len(e.args) > 0 {
 		it := newObjIter(e.args)
@@ -508,6 +557,12 @@ func (st *traceState) complete(e *rawEvent) error {
 				transport = v
 			case "link type":
 				link = v
+			case "Physic Stream Id", "Stream Id":
+				stream = v
+			case "stream id":
+				hcclStream = v
+			case "connection_id":
+				conn = v
 			}
 		}
 		if it.err != nil {
@@ -517,7 +572,11 @@ func (st *traceState) complete(e *rawEvent) error {
 	switch {
 	case taskType != nil:
 		tt, _ := jsonString(taskType)
-		st.hw = append(st.hw, hwRec{pid: pid, iv: iv, taskType: st.internTaskType(tt), name: st.intern(rawStringBody(e.name))})
+		hs := tid
+		if n, ok := optIntArg(stream); ok {
+			hs = n
+		}
+		st.hw = append(st.hw, hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.internTaskType(tt), name: st.intern(rawStringBody(e.name))})
 	case hcclTaskType != nil:
 		name, _ := jsonString(e.name)
 		ttype, _ := jsonString(hcclTaskType)
@@ -528,13 +587,13 @@ func (st *traceState) complete(e *rawEvent) error {
 		t.TransportType, _ = jsonString(transport)
 		t.LinkType, _ = jsonString(link)
 		t.SizeBytes = intArg(size)
-		st.tasks = append(st.tasks, taskRec{pid: pid, tid: tid, task: t})
+		st.tasks = append(st.tasks, taskRec{pid: pid, tid: tid, stream: connArg(hcclStream), task: t})
 	case isOp:
 		name, _ := jsonString(e.name)
 		op := profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: intArg(count)}
 		op.DataType, _ = jsonString(dataType)
 		op.AlgType, _ = jsonString(algType)
-		st.ops = append(st.ops, opRec{pid: pid, tid: tid, op: op})
+		st.ops = append(st.ops, opRec{pid: pid, tid: tid, conn: connArg(conn), op: op})
 	default:
 		name, _ := jsonString(e.name)
 		rec := genRec{pid: pid, tid: tid, name: name, iv: iv}
@@ -581,6 +640,24 @@ func intArg(v []byte) int64 {
 	return n
 }
 
+// optIntArg parses an integer argument written as a number or a string; ok is false
+// when it is absent or not an integer.
+func optIntArg(v []byte) (int64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64)
+	return n, err == nil
+}
+
+// connArg parses a connection_id or stream id; noConn when absent.
+func connArg(v []byte) int64 {
+	if n, ok := optIntArg(v); ok {
+		return n
+	}
+	return noConn
+}
+
 // rankArg parses a src/dst rank; 4294967295 (and anything absent) means none: -1.
 func rankArg(v []byte) int {
 	if len(v) == 0 {
@@ -614,11 +691,13 @@ func (st *traceState) flow(e *rawEvent) error {
 // finish classifies the candidates now that every process and thread name is known.
 func (st *traceState) finish() *Timeline {
 	tl := &Timeline{Events: st.events, Steps: st.steps}
+	commStreams, commConns := st.commStreams()
 	for _, h := range st.hw {
 		if st.procName[h.pid] != procAscendHardware {
 			continue
 		}
-		if isComputeTask(st.taskTypeStr[h.taskType], st.nameStr[h.name]) {
+		class := hwTaskClass{onCommStream: commStreams[h.stream], tiedToCommOp: h.conn != noConn && commConns[h.conn]}
+		if isComputeTask(st.taskTypeStr[h.taskType], st.nameStr[h.name], class) {
 			tl.Compute = append(tl.Compute, h.iv)
 		}
 	}
@@ -686,6 +765,46 @@ func (st *traceState) finish() *Timeline {
 	}
 	sort.Slice(tl.Flows, func(i, j int) bool { return tl.Flows[i].DeviceNs < tl.Flows[j].DeviceNs })
 	return tl
+}
+
+// commStreams finds the hardware streams that carry communication and the
+// connection ids of HCCL ops' launches. A stream carries communication when HCCL's
+// layer puts one of its tasks on it ("stream id"), or when most of its hardware tasks
+// share an HCCL op's connection_id (the op's launch). HCCL runs on streams of its own,
+// so every task on them is communication, whatever its Task Type says.
+func (st *traceState) commStreams() (streams, conns map[int64]bool) {
+	streams, conns = map[int64]bool{}, map[int64]bool{}
+	for _, t := range st.tasks {
+		if t.stream != noConn && isHCCLProcess(st.procName[t.pid]) {
+			streams[t.stream] = true
+		}
+	}
+	for _, o := range st.ops {
+		if o.conn != noConn && isHCCLProcess(st.procName[o.pid]) {
+			conns[o.conn] = true
+		}
+	}
+	if len(conns) > 0 {
+		// An op's launch may also touch another stream (an event on the compute
+		// stream it waits for), so a stream is the op's only when most of its tasks
+		// are launches of HCCL ops.
+		tied, all := map[int64]int{}, map[int64]int{}
+		for _, h := range st.hw {
+			if st.procName[h.pid] != procAscendHardware {
+				continue
+			}
+			all[h.stream]++
+			if h.conn != noConn && conns[h.conn] {
+				tied[h.stream]++
+			}
+		}
+		for s, n := range tied {
+			if 2*n > all[s] {
+				streams[s] = true
+			}
+		}
+	}
+	return streams, conns
 }
 
 // planeGroupRows assigns each plane row to its op row: a "Communication" row starts a

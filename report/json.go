@@ -68,18 +68,18 @@ type jsonRank struct {
 }
 
 type jsonStep struct {
-	Step                         int     `json:"step"`
-	StageUs                      float64 `json:"stage_us"`
-	ComputingUs                  float64 `json:"computing_us"`
-	CommunicationUs              float64 `json:"communication_us"`
-	CommunicationNotOverlappedUs float64 `json:"communication_not_overlapped_us"`
-	OverlappedUs                 float64 `json:"overlapped_us"`
-	FreeUs                       float64 `json:"free_us"`
-	BubbleUs                     float64 `json:"bubble_us"`
-	PreparingUs                  float64 `json:"preparing_us"`
-	CommShare                    float64 `json:"comm_share"`
-	CommTotalShare               float64 `json:"comm_total_share"`
-	AllReduceShare               float64 `json:"allreduce_share"`
+	Step                         int      `json:"step"`
+	StageUs                      float64  `json:"stage_us"`
+	ComputingUs                  float64  `json:"computing_us"`
+	CommunicationUs              float64  `json:"communication_us"`
+	CommunicationNotOverlappedUs float64  `json:"communication_not_overlapped_us"`
+	OverlappedUs                 float64  `json:"overlapped_us"`
+	FreeUs                       float64  `json:"free_us"`
+	BubbleUs                     float64  `json:"bubble_us"`
+	PreparingUs                  *float64 `json:"preparing_us"` // null when the profile does not say
+	CommShare                    float64  `json:"comm_share"`
+	CommTotalShare               float64  `json:"comm_total_share"`
+	AllReduceShare               float64  `json:"allreduce_share"`
 }
 
 type jsonCollective struct {
@@ -392,7 +392,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 			jr.Steps = append(jr.Steps, jsonStep{Step: st.Step, StageUs: us(st.StageNs), ComputingUs: us(st.ComputingNs),
 				CommunicationUs: us(st.CommunicationNs), CommunicationNotOverlappedUs: us(st.CommNotOverlappedNs),
 				OverlappedUs: us(st.OverlappedNs), FreeUs: us(st.FreeNs), BubbleUs: us(st.BubbleNs),
-				PreparingUs: us(st.PreparingNs), CommShare: share(st.CommShare()),
+				PreparingUs: preparingUs(st), CommShare: share(st.CommShare()),
 				CommTotalShare: share(st.CommTotalShare()), AllReduceShare: share(st.AllReduceShare())})
 		}
 		out.Ranks = append(out.Ranks, jr)
@@ -421,4 +421,13 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// preparingUs is a step's Preparing in µs, nil when it is not known: absent is not 0.
+func preparingUs(st analysis.StepBreakdown) *float64 {
+	if !st.HasPreparing {
+		return nil
+	}
+	v := us(st.PreparingNs)
+	return &v
 }

@@ -151,7 +151,7 @@ func mdSteps(p *printer, r *analysis.Result) {
 	for _, rr := range r.Ranks {
 		for _, st := range rr.Steps {
 			p.printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rr.Rank, analysis.StepLabel(st.Step), ms(st.StageNs), ms(st.ComputingNs),
-				ms(st.CommunicationNs), ms(st.CommNotOverlappedNs), ms(st.OverlappedNs), ms(st.FreeNs), ms(st.BubbleNs), ms(st.PreparingNs), pct(st.CommShare()))
+				ms(st.CommunicationNs), ms(st.CommNotOverlappedNs), ms(st.OverlappedNs), ms(st.FreeNs), ms(st.BubbleNs), preparingMs(st), pct(st.CommShare()))
 		}
 	}
 }

@@ -186,7 +186,7 @@ func writeRankSteps(p *printer, ranks []analysis.RankResult) {
 		for _, st := range rr.Steps {
 			_ = t.Append(strconv.Itoa(rr.Rank), analysis.StepLabel(st.Step), ms(st.StageNs), ms(st.ComputingNs),
 				ms(st.CommunicationNs), ms(st.CommNotOverlappedNs), ms(st.OverlappedNs), ms(st.FreeNs),
-				ms(st.BubbleNs), ms(st.PreparingNs), pct(st.CommShare()), string(rr.Source))
+				ms(st.BubbleNs), preparingMs(st), pct(st.CommShare()), string(rr.Source))
 		}
 	}
 	p.err(t.Render())
@@ -237,7 +237,7 @@ func writeStepDistribution(p *printer, r *analysis.Result) {
 	tt.Header("Rank", "Step", "Stage", "Computing", "Comm not overlapped", "Free", "Preparing", "comm_share")
 	for _, x := range all {
 		_ = tt.Append(strconv.Itoa(x.rank), analysis.StepLabel(x.st.Step), ms(x.st.StageNs), ms(x.st.ComputingNs),
-			ms(x.st.CommNotOverlappedNs), ms(x.st.FreeNs), ms(x.st.PreparingNs), pct(x.st.CommShare()))
+			ms(x.st.CommNotOverlappedNs), ms(x.st.FreeNs), preparingMs(x.st), pct(x.st.CommShare()))
 	}
 	p.err(tt.Render())
 }
@@ -321,4 +321,12 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 	if worst.Note != "" {
 		p.printf("  %s\n", worst.Note)
 	}
+}
+
+// preparingMs is a step's Preparing cell: "-" when the profile does not say.
+func preparingMs(st analysis.StepBreakdown) string {
+	if !st.HasPreparing {
+		return "-"
+	}
+	return ms(st.PreparingNs)
 }

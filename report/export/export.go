@@ -68,7 +68,7 @@ func Tables(res *analysis.Result, adv *advisor.Advice) []Table {
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
 			steps.Rows = append(steps.Rows, []string{i(r.Rank), i(st.Step), string(r.Source), string(r.Format), us(st.StageNs), us(st.ComputingNs),
-				us(st.CommunicationNs), us(st.CommNotOverlappedNs), us(st.OverlappedNs), us(st.FreeNs), us(st.BubbleNs), us(st.PreparingNs), f(st.CommShare())})
+				us(st.CommunicationNs), us(st.CommNotOverlappedNs), us(st.OverlappedNs), us(st.FreeNs), us(st.BubbleNs), preparingUs(st), f(st.CommShare())})
 		}
 	}
 	ops := Table{Name: "ops", Columns: []string{"rank", "step", "group", "name", "type", "start_ns", "elapse_us", "transit_us", "wait_us",
@@ -258,4 +258,12 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 		return err
 	}
 	return bw.Flush()
+}
+
+// preparingUs is a step's Preparing cell: empty when the profile does not say.
+func preparingUs(st analysis.StepBreakdown) string {
+	if !st.HasPreparing {
+		return ""
+	}
+	return us(st.PreparingNs)
 }
