@@ -38,7 +38,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 				func(w io.Writer) error { return report.WriteAdviceJSON(w, doc) }); err != nil {
 				return err
 			}
-			return partial(run.cluster, af.allowPartial)
+			return partial(run.cluster, run.result, af.allowPartial)
 		},
 	}
 	fl := cmd.Flags()

@@ -128,7 +128,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 			return usage(err)
 		}
 	}
-	if err := partial(cluster, f.analysis.allowPartial); err != nil {
+	if err := partial(cluster, res, f.analysis.allowPartial); err != nil {
 		return err
 	}
 	if failed := doc.FailedGates(); len(failed) > 0 {

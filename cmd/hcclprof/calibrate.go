@@ -42,7 +42,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 				func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) }); err != nil {
 				return err
 			}
-			return partial(run.cluster, af.allowPartial)
+			return partial(run.cluster, run.result, af.allowPartial)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")

@@ -56,12 +56,12 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 				if err := export.WriteCSV(out, tables); err != nil {
 					return usageError(err)
 				}
-				return partial(cluster, af.allowPartial)
+				return partial(cluster, res, af.allowPartial)
 			case "parquet":
 				if err := export.WriteParquet(out, tables); err != nil {
 					return usageError(err)
 				}
-				return partial(cluster, af.allowPartial)
+				return partial(cluster, res, af.allowPartial)
 			}
 			f, err := os.Create(out)
 			if err != nil {
@@ -74,7 +74,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 			if err != nil {
 				return usageError(err)
 			}
-			return partial(cluster, af.allowPartial)
+			return partial(cluster, res, af.allowPartial)
 		},
 	}
 	fl := cmd.Flags()

@@ -46,7 +46,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			return partial(cluster, allowPartial)
+			return partial(cluster, nil, allowPartial)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")

@@ -53,13 +53,29 @@ func (f *analysisFlags) register(fl *pflag.FlagSet) {
 // could not be read in full, or held values it cannot hold), after its output was
 // written: the output says what is missing, and the exit code makes sure no script
 // takes it for a whole run. --allow-partial accepts it.
-func partial(c *profile.Cluster, allow bool) error {
-	if allow || c == nil {
+func partial(c *profile.Cluster, res *analysis.Result, allow bool) error {
+	if allow {
 		return nil
 	}
-	for _, r := range c.Ranks {
-		if r.Incomplete() {
-			return &exitError{code: exitIncomplete, err: fmt.Errorf("input incomplete (rank %d: %s); use --allow-partial to accept a partial result", r.Rank, r.Problems[0])}
+	fail := func(rank int, problem string) error {
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("input incomplete (rank %d: %s); use --allow-partial to accept a partial result", rank, problem)}
+	}
+	if c != nil {
+		for _, r := range c.Ranks {
+			if r.Incomplete() {
+				return fail(r.Rank, r.Problems[0])
+			}
+		}
+	}
+	if res != nil {
+		// The analysis' own problems: a recomputation the profiler's figures contradict.
+		for _, rr := range res.Ranks {
+			if len(rr.Problems) > 0 {
+				return fail(rr.Rank, rr.Problems[0])
+			}
+		}
+		if res.Summary.Incomplete {
+			return &exitError{code: exitIncomplete, err: fmt.Errorf("input incomplete (see the warnings); use --allow-partial to accept a partial result")}
 		}
 	}
 	return nil

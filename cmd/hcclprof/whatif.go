@@ -79,7 +79,7 @@ incomplete unless --allow-partial.`,
 				func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) }); err != nil {
 				return err
 			}
-			return partial(run.cluster, af.allowPartial)
+			return partial(run.cluster, run.result, af.allowPartial)
 		},
 	}
 	fl := cmd.Flags()
