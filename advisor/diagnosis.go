@@ -118,6 +118,12 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}
 	}
 	ofExposed := lead.share / s.CommShare
+	if !ex.SplitKnown && ofExposed < 0.5 {
+		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
+			Title: fmt.Sprintf("%s of the step is exposed communication; the ops' records do not say how much of it moves data", exposed),
+			Evidence: fmt.Sprintf("the ops come from %s, which has their elapses but not their transit and wait times: waiting for a profiled peer explains %s of the step; "+
+				"collect with profiler_level Level1, or keep communication.json, to split the rest", "kernel_details.csv", pct(ex.WaitShare))}
+	}
 	// (The pipeline's waiting is measured over the stages' span, Bubble included, and
 	// is not held to this.)
 	if lead.cause != CauseStageImbalance && ofExposed < minExplained {
@@ -125,12 +131,6 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 			Title: fmt.Sprintf("%s of the step is exposed communication, mostly in neither moving data nor waiting for a peer", exposed),
 			Evidence: fmt.Sprintf("moving data (as the profiler times it, on one plane) %s, waiting for a peer %s, the rest (synchronisation, idle, transfers on other planes, retransmissions) %s of the step: look at the findings on links and retransmissions",
 				pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare))}
-	}
-	if !ex.SplitKnown && ofExposed < 0.5 {
-		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
-			Title: fmt.Sprintf("%s of the step is exposed communication; the ops' records do not say how much of it moves data", exposed),
-			Evidence: fmt.Sprintf("the ops come from %s, which has their elapses but not their transit and wait times: waiting for a profiled peer explains %s of the step; "+
-				"collect with profiler_level Level1, or keep communication.json, to split the rest", "kernel_details.csv", pct(ex.WaitShare))}
 	}
 	d := Diagnosis{Cause: lead.cause, Share: lead.share}
 	head := fmt.Sprintf("%s of the step is exposed communication; %s of it", exposed, pct(ofExposed))
