@@ -16,6 +16,7 @@ func diagnosisRun(stage, computing, notOv, free int64, ex analysis.Exposure, pls
 	steps := []analysis.StepBreakdown{st, st}
 	steps[1].Step = 1
 	share := float64(notOv) / float64(stage)
+	ex.StageNs = 2 * stage
 	res := &analysis.Result{
 		Ranks:    []analysis.RankResult{{Rank: 0, Steps: steps}},
 		Summary:  analysis.Summary{Ranks: 1, Steps: 2, StepTimeNs: stage, CommShare: share, CommTotalShare: share},

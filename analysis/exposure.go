@@ -48,25 +48,24 @@ type Exposure struct {
 	Ranks      []RankExposure
 	// Unprofiled lists the groups some of whose members were not profiled.
 	Unprofiled []UnprofiledGroup
-
-	stageNs, bubbleNs, pipelineWaitNs int64
+	// StageNs and BubbleNs are Σ Stage and Σ Bubble over the ranks and steps.
+	StageNs, BubbleNs int64
 }
 
 // PipelineShare is the pipeline's waiting over its stages' whole span: the exposed
 // pipeline waits and the receive time the profiler counts as Bubble, over Σ (Stage +
 // Bubble), since Stage excludes Bubble. 0 when the run has no pipeline waiting.
 func (e Exposure) PipelineShare() float64 {
-	if d := e.stageNs + e.bubbleNs; d > 0 {
-		return float64(e.pipelineWaitNs+e.bubbleNs) / float64(d)
+	if d := e.StageNs + e.BubbleNs; d > 0 {
+		return float64(e.PipelineWaitNs()) / float64(d)
 	}
 	return 0
 }
 
 // PipelineWaitNs is the pipeline's waiting in ns: its exposed waits and its Bubble.
-func (e Exposure) PipelineWaitNs() int64 { return e.pipelineWaitNs + e.bubbleNs }
-
-// StageNs is Σ Stage over the ranks and steps.
-func (e Exposure) StageNs() int64 { return e.stageNs }
+func (e Exposure) PipelineWaitNs() int64 {
+	return int64(e.PipelineWaitShare*float64(e.StageNs)) + e.BubbleNs
+}
 
 // RankExposure is one rank's split, summed over its steps, in ns.
 type RankExposure struct {
@@ -175,8 +174,8 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 			exposed := st.ExposedCommNs()
 			re.StageNs += st.StageNs
 			re.BubbleNs += st.BubbleNs
-			out.stageNs += st.StageNs
-			out.bubbleNs += st.BubbleNs
+			out.StageNs += st.StageNs
+			out.BubbleNs += st.BubbleNs
 			re.CommunicationNs += st.CommunicationNs
 			re.ExposedNs += exposed
 			stage += float64(st.StageNs)
@@ -210,7 +209,6 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		out.StragglerWaitShare = sums.straggler / stage
 		out.PipelineWaitShare = sums.pipeline / stage
 		out.UnprofiledWaitShare = sums.unprofiled / stage
-		out.pipelineWaitNs = int64(sums.pipeline)
 		out.WaitShare = out.StragglerWaitShare + out.PipelineWaitShare + out.UnprofiledWaitShare
 		out.OtherShare = sums.other / stage
 	}
