@@ -369,47 +369,61 @@ func readCommBandwidth(d *sqliteDB, out *AnalysisDB, index map[commKey]int) erro
 			index[commKey{key.Step, key.P2P, key.Name, key.Group}] = i
 			out.CommStats = append(out.CommStats, key)
 		}
-		op := &out.CommStats[i]
-		if op.Transports == nil {
-			op.Transports = map[string]profile.TransportStats{}
-		}
-		transport := t.text("transport_type")
-		ts := op.Transports[transport]
-		if ts.Bytes, err = t.scaled("transit_size"); err != nil {
+		if err := addBandwidthRow(&out.CommStats[i], t.text("transport_type"), t); err != nil {
 			return err
 		}
-		if ts.TimeNs, err = t.scaled("transit_time"); err != nil {
-			return err
-		}
-		if ts.BandwidthGBps, _, err = t.float("bandwidth"); err != nil {
-			return err
-		}
-		if ts.LargePacketRatio, _, err = t.float("large_packet_ratio"); err != nil {
-			return err
-		}
-		var bin profile.PacketBin
-		if bin.SizeBytes, err = t.scaled("package_size"); err != nil {
-			return err
-		}
-		if bin.Count, err = t.int("count"); err != nil {
-			return err
-		}
-		if bin.TimeNs, err = t.scaled("total_duration"); err != nil {
-			return err
-		}
-		if bin.SizeBytes != 0 || bin.Count != 0 {
-			ts.SizeDistribution = append(ts.SizeDistribution, bin)
-		}
-		op.Transports[transport] = ts
 	}
 	for i := range out.CommStats {
-		for _, ts := range out.CommStats[i].Transports {
-			slices.SortStableFunc(ts.SizeDistribution, func(a, b profile.PacketBin) int {
-				return cmp.Compare(a.SizeBytes, b.SizeBytes)
-			})
-		}
+		sortSizeDistributions(&out.CommStats[i])
 	}
 	return nil
+}
+
+// addBandwidthRow adds one row of a bandwidth table (analysis.db's
+// CommAnalyzerBandwidth, msprof-analyze's cluster tables: one row per op, transport
+// and packet size) to the op's transport statistics and size distribution.
+func addBandwidthRow(op *profile.CommOpStats, transport string, t *dbTable) error {
+	if op.Transports == nil {
+		op.Transports = map[string]profile.TransportStats{}
+	}
+	ts := op.Transports[transport]
+	var err error
+	if ts.Bytes, err = t.scaled("transit_size"); err != nil {
+		return err
+	}
+	if ts.TimeNs, err = t.scaled("transit_time"); err != nil {
+		return err
+	}
+	if ts.BandwidthGBps, _, err = t.float("bandwidth"); err != nil {
+		return err
+	}
+	if ts.LargePacketRatio, _, err = t.float("large_packet_ratio"); err != nil {
+		return err
+	}
+	var bin profile.PacketBin
+	if bin.SizeBytes, err = t.scaled("package_size"); err != nil {
+		return err
+	}
+	if bin.Count, err = t.int("count"); err != nil {
+		return err
+	}
+	if bin.TimeNs, err = t.scaled("total_duration"); err != nil {
+		return err
+	}
+	if bin.SizeBytes != 0 || bin.Count != 0 {
+		ts.SizeDistribution = append(ts.SizeDistribution, bin)
+	}
+	op.Transports[transport] = ts
+	return nil
+}
+
+// sortSizeDistributions orders an op's packet bins by size, as the JSON files do.
+func sortSizeDistributions(op *profile.CommOpStats) {
+	for _, ts := range op.Transports {
+		slices.SortStableFunc(ts.SizeDistribution, func(a, b profile.PacketBin) int {
+			return cmp.Compare(a.SizeBytes, b.SizeBytes)
+		})
+	}
 }
 
 func readCommMatrix(d *sqliteDB, out *AnalysisDB) error {

@@ -732,45 +732,12 @@ func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
 			index[key{rank, k.Step, k.Name, k.Group}] = i
 			p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(k.Name), Op: k})
 		}
-		op := &p.ops[i].Op
-		if op.Transports == nil {
-			op.Transports = map[string]profile.TransportStats{}
-		}
-		transport := b.text("band_type")
-		ts := op.Transports[transport]
-		if ts.Bytes, err = b.scaled("transit_size"); err != nil {
+		if err := addBandwidthRow(&p.ops[i].Op, b.text("band_type"), b); err != nil {
 			return err
 		}
-		if ts.TimeNs, err = b.scaled("transit_time"); err != nil {
-			return err
-		}
-		if ts.BandwidthGBps, _, err = b.float("bandwidth"); err != nil {
-			return err
-		}
-		if ts.LargePacketRatio, _, err = b.float("large_packet_ratio"); err != nil {
-			return err
-		}
-		var bin profile.PacketBin
-		if bin.SizeBytes, err = b.scaled("package_size"); err != nil {
-			return err
-		}
-		if bin.Count, err = b.int("count"); err != nil {
-			return err
-		}
-		if bin.TimeNs, err = b.scaled("total_duration"); err != nil {
-			return err
-		}
-		if bin.SizeBytes != 0 || bin.Count != 0 {
-			ts.SizeDistribution = append(ts.SizeDistribution, bin)
-		}
-		op.Transports[transport] = ts
 	}
 	for i := range p.ops {
-		for _, ts := range p.ops[i].Op.Transports {
-			slices.SortStableFunc(ts.SizeDistribution, func(a, b profile.PacketBin) int {
-				return cmp.Compare(a.SizeBytes, b.SizeBytes)
-			})
-		}
+		sortSizeDistributions(&p.ops[i].Op)
 	}
 	return nil
 }
