@@ -9,8 +9,10 @@ BENCH_DIR ?= $(or $(TMPDIR),/tmp)/hcclprof-bench
 build:
 	$(GO) build -o $(BIN) ./cmd/hcclprof
 
+# The generator-against-analyzer matrices take minutes on a loaded 2-core machine:
+# the per-package limit is raised from go test's 10 minutes.
 test:
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -timeout 30m $(PKGS)
 
 # Go benchmarks of the hot paths; the big-trace ones need ../shared/realdata and make a
 # ~120 MB trace under $(BENCH_DIR) on first use. Then one whole analyze of that rank on
