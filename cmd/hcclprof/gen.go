@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,16 +16,17 @@ import (
 )
 
 type genFlags struct {
-	list    bool
-	show    bool
-	output  string
-	format  string
-	seed    int64
-	steps   int
-	ranks   int
-	workers int
-	force   bool
-	omit    []string
+	list     bool
+	show     bool
+	output   string
+	format   string
+	seed     int64
+	steps    int
+	ranks    int
+	workers  int
+	force    bool
+	omit     []string
+	maxBytes string
 }
 
 func newGenCmd() *cobra.Command {
@@ -36,7 +39,16 @@ func newGenCmd() *cobra.Command {
 (text: torch_npu's text export; db: torch_npu's db export; msprof: PROF_* directories)
 beside DIR/ground_truth.json, which holds the scenario, the injected problems and the
 exact step breakdown of every rank in the field names of 'hcclprof analyze --format json'.
-The same scenario and seed always give the same files.`,
+The same scenario and seed always give the same files.
+
+Scenarios beyond the generator's limits are refused before anything is simulated
+(exit 2): at most 65536 ranks, 10000 steps, 1048576 ranks × steps, about 1000000
+kernels per rank and step (compute time over model.kernel_us), 4000000 kernels and
+communication tasks per rank, and an estimated output of 64 GiB (--max-bytes). The
+run also stops if its files pass --max-bytes. Every number of a scenario is checked
+(NaN, infinities, negatives, fractions outside [0, 1], an explicit 0 that would
+become a default) and a bad one is named with its line. When writing fails, what
+this run wrote is removed; with --force, what the directory held before stays.`,
 		Example: `  hcclprof gen --list
   hcclprof gen straggler-64rank -o ./cluster
   hcclprof gen ./my-scenario.yaml -o ./cluster --format db --seed 7
@@ -60,6 +72,7 @@ The same scenario and seed always give the same files.`,
 	fl.IntVar(&f.ranks, "ranks", 0, "override the number of ranks (a multiple of ranks_per_node)")
 	fl.IntVar(&f.workers, "workers", 0, "ranks written in parallel (0: one per CPU)")
 	fl.BoolVar(&f.force, "force", false, "write into a non-empty output directory")
+	fl.StringVar(&f.maxBytes, "max-bytes", "64GiB", "refuse a scenario estimated above this size, and stop a run whose files pass it (bytes, or with KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0: no limit)")
 	fl.StringSliceVar(&f.omit, "omit", nil, "parts not to write, overriding the scenario's omit: trace (every device timeline; the summaries stay), or none")
 	return cmd
 }
@@ -96,14 +109,25 @@ func runGen(cmd *cobra.Command, args []string, f genFlags) error {
 	if err != nil {
 		return usage(err)
 	}
+	maxBytes, err := parseByteSize(f.maxBytes)
+	if err != nil {
+		return usage(fmt.Errorf("--max-bytes: %w", err))
+	}
 	if f.seed != 0 {
 		sc.Seed = f.seed
 	}
-	if f.steps > 0 {
-		sc.Steps = f.steps
-	}
-	if f.ranks > 0 {
-		sc.Ranks = f.ranks
+	for _, o := range []struct {
+		flag  string
+		value int
+		field *int
+	}{{"steps", f.steps, &sc.Steps}, {"ranks", f.ranks, &sc.Ranks}} {
+		if cmd.Flags().Changed(o.flag) {
+			if o.value < 1 {
+				return usage(fmt.Errorf("--%s %d: must be at least 1", o.flag, o.value))
+			}
+			*o.field = o.value
+			sc.Overridden(o.flag)
+		}
 	}
 	if cmd.Flags().Changed("omit") {
 		sc.Omit = nil
@@ -116,11 +140,23 @@ func runGen(cmd *cobra.Command, args []string, f genFlags) error {
 	if entries, err := os.ReadDir(f.output); err == nil && len(entries) > 0 && !f.force {
 		return usage(fmt.Errorf("%s is not empty (use --force to write into it)", f.output))
 	}
+	// The limits again, after the flags changed the scenario, and its size: all
+	// before simulating, which holds every rank's schedule in memory.
+	if err := sc.Normalize(); err != nil {
+		return usage(err)
+	}
+	if est := render.EstimateBytes(sc, format); maxBytes > 0 && est > float64(maxBytes) {
+		return usage(fmt.Errorf("%s would write about %s in the %s format, above the limit of %s (--max-bytes raises it)",
+			sc.Name, fmtBytes(est), format, fmtBytes(float64(maxBytes))))
+	}
+	if maxBytes == 0 {
+		maxBytes = -1 // render's "no limit"
+	}
 	run, err := sim.Simulate(sc)
 	if err != nil {
 		return usage(err)
 	}
-	truth, st, err := render.WriteCluster(run, f.output, render.Options{Format: format, Workers: f.workers, Version: toolVersion()})
+	truth, st, err := render.WriteCluster(run, f.output, render.Options{Format: format, Workers: f.workers, Version: toolVersion(), MaxBytes: maxBytes})
 	if err != nil {
 		return err
 	}
@@ -141,4 +177,40 @@ func loadScenario(arg string) (*scenario.Scenario, error) {
 		return scenario.Load(arg)
 	}
 	return scenario.Builtin(arg)
+}
+
+// parseByteSize reads a size: a number of bytes, with an optional decimal (KB, MB,
+// GB, TB) or binary (KiB, MiB, GiB, TiB) unit.
+func parseByteSize(text string) (int64, error) {
+	t := strings.TrimSpace(text)
+	units := []struct {
+		suffix string
+		scale  float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	scale := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(t), strings.ToUpper(u.suffix)) {
+			t, scale = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.scale
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || v < 0 || v*scale >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is not a size (bytes, or a number with KB, MB, GB, TB, KiB, MiB, GiB or TiB)", text)
+	}
+	return int64(v * scale), nil
+}
+
+// fmtBytes writes a size in binary units.
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1<<40:
+		return fmt.Sprintf("%.1f TiB", b/(1<<40))
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.0f bytes", b)
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,4 +50,62 @@ func TestGenOmit(t *testing.T) {
 	_, errOut, code = runBin(t, "gen", "demo-2node-8rank", "-o", t.TempDir(), "--omit", "kernels")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `omit "kernels"`)
+}
+
+// TestGenRefusesHugeScenarios: scenarios that used to run out of memory or hang are
+// refused at once (exit 2), naming the field and its limit, and write nothing.
+func TestGenRefusesHugeScenarios(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		args       []string
+		want       string
+	}{
+		{"100M ranks", "ranks: 100000000\n", nil, "ranks (line 1): 100000000 is above the limit of 65536"},
+		{"1G ranks", "ranks: 1000000000\n", nil, "ranks (line 1): 1000000000 is above the limit of 65536"},
+		{"1G steps", "ranks: 8\nsteps: 1000000000\n", nil, "steps (line 2): 1000000000 is above the limit of 10000"},
+		{"ranks flag", "ranks: 8\n", []string{"--ranks", "100000000"}, "ranks: 100000000 is above the limit of 65536"},
+		{"ranks × steps", "ranks: 65536\nsteps: 100\n", nil, "ranks × steps = 65536 × 100 = 6553600 is above the generator's limit of 1048576"},
+		{"kernels", "ranks: 8\nmodel: {forward_ms: 100000, kernel_us: 1}\n", nil, "kernels per step on one rank"},
+		{"bytes", "ranks: 4096\nsteps: 200\nmodel: {forward_ms: 60, kernel_us: 100}\n", nil, "above the limit of 64.0 GiB (--max-bytes raises it)"},
+		{"bytes flag", "ranks: 8\nmodel: {forward_ms: 60}\n", []string{"--max-bytes", "1MB"}, "about 7.6 MiB in the text format, above the limit of 1000000 bytes"},
+		{"bad flag", "ranks: 8\nmodel: {forward_ms: 60}\n", []string{"--max-bytes", "lots"}, `--max-bytes: "lots" is not a size`},
+		{"negative steps flag", "ranks: 8\nmodel: {forward_ms: 60}\n", []string{"--steps", "-3"}, "--steps -3: must be at least 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := filepath.Join(t.TempDir(), "s.yaml")
+			y := tc.yaml
+			if !strings.Contains(y, "model") {
+				y += "model: {forward_ms: 1}\n"
+			}
+			require.NoError(t, os.WriteFile(sc, []byte(y), 0o644))
+			dir := filepath.Join(t.TempDir(), "c")
+			start := time.Now()
+			_, errOut, code := runBin(t, append([]string{"gen", sc, "-o", dir}, tc.args...)...)
+			elapsed := time.Since(start)
+			assert.Equal(t, 2, code, errOut)
+			assert.Contains(t, errOut, tc.want)
+			assert.Less(t, elapsed, time.Second, "refused up front")
+			assert.NoDirExists(t, dir)
+		})
+	}
+}
+
+// TestGenCleansUpAfterFailure: a write that fails midway (a file stands where a
+// rank's directory must go) leaves the --force directory as it was.
+func TestGenCleansUpAfterFailure(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
+	// The fifth rank's directory name, taken by a file.
+	blocker := "node1_3001000_20250109074733000_ascend_pt"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, blocker), []byte("in the way"), 0o644))
+	_, errOut, code := runBin(t, "gen", "demo-2node-8rank", "-o", dir, "--force", "--workers", "1")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, blocker)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{blocker, "notes.txt"}, names, "only what was there before")
 }
