@@ -40,6 +40,9 @@ func WriteAdviceText(w io.Writer, d *Document) error {
 	p := &printer{w: w}
 	s := d.Result.Summary
 	p.printf("hcclprof advise: %d rank(s), %d step(s); comm_share %.2f%%, step %.3f ms\n", s.Ranks, s.Steps, 100*s.CommShare, float64(s.StepTimeNs)/1e6)
+	if d.Advice != nil && d.Advice.Diagnosis.Title != "" {
+		p.printf("Diagnosis (%s): %s.\n", d.Advice.Diagnosis.Cause, d.Advice.Diagnosis.Title)
+	}
 	writeAdvice(p, d.Advice, true)
 	return p.firstErr
 }
@@ -80,11 +83,17 @@ func adviceFindings(a *advisor.Advice) []jsonFinding {
 func WriteAdviceJSON(w io.Writer, d *Document) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	var diag *jsonDiagnosis
+	if d.Advice != nil {
+		dg := d.Advice.Diagnosis
+		diag = &jsonDiagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
+	}
 	return enc.Encode(struct {
 		SchemaVersion   int                  `json:"schema_version"`
+		Diagnosis       *jsonDiagnosis       `json:"diagnosis"`
 		Findings        []jsonFinding        `json:"findings"`
 		Recommendations []jsonRecommendation `json:"recommendations"`
-	}{SchemaVersion, adviceFindings(d.Advice), adviceRecommendations(d.Advice)})
+	}{SchemaVersion, diag, adviceFindings(d.Advice), adviceRecommendations(d.Advice)})
 }
 
 // writeRecommendations prints the "what to do" block: each change with how to apply it

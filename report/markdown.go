@@ -23,6 +23,10 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	}
 	p.printf("| metric | value |\n|---|---:|\n")
 	p.printf("| exposed communication (`comm_share`) | **%.2f%%** |\n", 100*s.CommShare)
+	if s.ExposedTransferShare != nil {
+		p.printf("| of it, moving data (`exposed_transfer_share`) | %.2f%% |\n", 100**s.ExposedTransferShare)
+		p.printf("| of it, waiting for a peer (`exposed_wait_share`) | %.2f%% |\n", 100**s.ExposedWaitShare)
+	}
 	p.printf("| all communication (`comm_total_share`) | %.2f%% |\n", 100*s.CommTotalShare)
 	p.printf("| overlapped with compute (`overlap_ratio`) | %.2f%% |\n", 100*s.OverlapRatio)
 	p.printf("| mean step time (Stage) | %.3f ms |\n", float64(s.StepTimeNs)/1e6)

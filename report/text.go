@@ -24,6 +24,10 @@ func WriteText(w io.Writer, d *Document) error {
 	p.printf("Verdict: %s.\n", d.verdict())
 	if s.Ranks > 0 {
 		p.printf("  exposed communication (comm_share)   %6.2f%% of step time\n", 100*s.CommShare)
+		if s.ExposedTransferShare != nil {
+			p.printf("    of it moving data (exposed_transfer_share) %6.2f%%, waiting for a peer (exposed_wait_share) %.2f%%\n",
+				100**s.ExposedTransferShare, 100**s.ExposedWaitShare)
+		}
 		p.printf("  all communication (comm_total_share) %6.2f%%\n", 100*s.CommTotalShare)
 		p.printf("  AllReduce (allreduce_share)          %6.2f%%\n", 100*s.AllReduceShare)
 		p.printf("  overlapped with compute (overlap_ratio) %.2f%% of communication\n", 100*s.OverlapRatio)
