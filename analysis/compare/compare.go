@@ -26,6 +26,12 @@ type StepSample struct {
 	OverlappedNs, FreeNs, BubbleNs                             int64
 }
 
+// exposedNs is the step's exposed communication as analyze's comm_share counts it
+// (analysis.StepBreakdown.ExposedCommNs): without the receive time counted as Bubble.
+func (s StepSample) exposedNs() int64 {
+	return analysis.StepBreakdown{StageNs: s.StageNs, CommNotOverlappedNs: s.CommNotOverlappedNs, BubbleNs: s.BubbleNs}.ExposedCommNs()
+}
+
 // OpSample is one collective op of one rank.
 type OpSample struct {
 	Rank, Step         int
@@ -114,7 +120,7 @@ var metricDefs = []metricDef{
 	{name: "overlapped_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.OverlappedNs) }},
 	{name: "free_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.FreeNs) }},
 	{name: "bubble_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.BubbleNs) }},
-	{name: "comm_share", unit: "share", num: func(s StepSample) int64 { return s.CommNotOverlappedNs }},
+	{name: "comm_share", unit: "share", num: func(s StepSample) int64 { return s.exposedNs() }},
 	{name: "comm_total_share", unit: "share", num: func(s StepSample) int64 { return s.CommunicationNs }},
 }
 
