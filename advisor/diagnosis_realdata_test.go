@@ -177,3 +177,24 @@ func TestImagenetWithoutTraceSameDiagnosis(t *testing.T) {
 	assert.Equal(t, 6, without.Exposure.Unprofiled[0].MissingCount)
 	assert.Equal(t, 8, without.Exposure.Unprofiled[0].Size)
 }
+
+// The CANN 9.1 single-device run idles ~98% of every step: the diagnosis is the host,
+// not communication (there is none).
+func TestCANN9RunIsHostBound(t *testing.T) {
+	dir := realdata.Path(t, "torchnpu-910b3-cann9-5step")
+	_, res, adv := analyseDir(t, dir)
+	require.Len(t, res.Ranks, 1)
+	require.Len(t, res.Ranks[0].Steps, 5)
+	assert.Equal(t, advisor.CauseHostBound, adv.Diagnosis.Cause, adv.Diagnosis.Title)
+	// Σ Free / Σ Stage of the profiler's own five rows (realdata README).
+	free := 2214.72 + 2208.18 + 2113.74 + 2265.66 + 1384.98
+	stage := 2250.25 + 2242.50 + 2148.25 + 2300.25 + 1420.25
+	assert.InDelta(t, free/stage, adv.Diagnosis.Share, 0.001)
+	assert.Contains(t, adv.Diagnosis.Title, "the host is the bottleneck")
+	assert.Zero(t, res.Summary.CommShare)
+	var ids []string
+	for _, f := range adv.Findings {
+		ids = append(ids, f.ID)
+	}
+	assert.Contains(t, ids, "cause_host_bound")
+}
