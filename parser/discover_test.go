@@ -149,7 +149,9 @@ func TestDiscoverSaysWhatItSkips(t *testing.T) {
 	for _, r := range c.Ranks {
 		got[r.Rank] = r
 	}
-	require.Len(t, got, 3, "ranks 3, 4 and 5")
+	require.Len(t, got, 5, "ranks 3, 4 and 5, and 7 and 8 without data")
+	assert.Equal(t, []string{infoOnly + " has profiler_info_7.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside"}, got[7].Problems)
+	assert.Equal(t, []string{rawOnly + " has profiler_info_8.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside (only the raw PROF_000001_20250101000000002_ABC/: the profile was not exported; torch_npu's offline analyse exports it)"}, got[8].Problems)
 	assert.Equal(t, newer, got[3].Dir)
 	assert.Empty(t, got[4].Problems, "a rank directory named worker4 is read as any other")
 	require.Len(t, got[4].StepTrace, 1)
@@ -157,8 +159,6 @@ func TestDiscoverSaysWhatItSkips(t *testing.T) {
 		got[5].Problems)
 	for _, want := range []string{
 		"skipped " + plain + ": duplicate of rank 3 (" + newer + "), older, by the timestamp in its name",
-		"skipped " + infoOnly + ": has profiler_info_7.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside",
-		"skipped " + rawOnly + ": has profiler_info_8.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside (only the raw PROF_000001_20250101000000002_ABC/: the profile was not exported; torch_npu's offline analyse exports it)",
 		"skipped " + tooDeep + ": more than 10 levels below " + root + " (msprof-analyze's limit too)",
 	} {
 		assert.Contains(t, c.Notes, want)
