@@ -214,3 +214,16 @@ func TestDiscoverUnreadableRank(t *testing.T) {
 	assert.Contains(t, c.Notes, "skipped "+other+": cannot read it: open "+other+": permission denied")
 	assert.Contains(t, c.Notes, locked+": no profiler_info_<rank>.json; numbered rank 3")
 }
+
+// TestLoadRankDirectoryInPlaceOfFile: a directory named as a file hcclprof reads is that
+// file missing, a problem of the rank, not a silent gap.
+func TestLoadRankDirectoryInPlaceOfFile(t *testing.T) {
+	root := t.TempDir()
+	dir := mkRank(t, root, "host_1_20250101000000001_ascend_pt", 0)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ascendOutput, "trace_view.json"), 0o755))
+	c, err := LoadCluster([]string{root}, LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 1)
+	assert.Equal(t, []string{filepath.Join(ascendOutput, "trace_view.json") + " is a directory, not a file: not read"}, c.Ranks[0].Problems)
+	require.Len(t, c.Ranks[0].StepTrace, 1, "the other files are read")
+}
