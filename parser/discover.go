@@ -41,6 +41,9 @@ type RankInput struct {
 	// loadErr is why the rank directory could not be read (permissions); LoadRank
 	// reports it as the rank's problem.
 	loadErr error
+	// missing says why a directory that states its rank (a profiler_info file) holds no
+	// profile; LoadRank reports it as the rank's problem.
+	missing string
 }
 
 // Inputs is what discovery found.
@@ -286,7 +289,16 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), a
 			return fs.SkipDir
 		}
 		if reason := notRankReason(path); reason != "" {
-			*notes = append(*notes, fmt.Sprintf("skipped %s: %s", path, reason))
+			if info := profilerInfoIn(path); info != "" {
+				// It states its rank: a rank whose data is missing, not a gap to note.
+				ri := RankInput{Rank: -1, Dir: path, OutputDir: filepath.Join(path, ascendOutput), InfoFile: filepath.Join(path, info), missing: reason}
+				if r, ok := RankFromInfoFileName(info); ok {
+					ri.Rank = r
+				}
+				add(ri)
+			} else {
+				*notes = append(*notes, fmt.Sprintf("skipped %s: %s", path, reason))
+			}
 			return fs.SkipDir
 		}
 		// PROF_* directories inside *_ascend_pt/_ascend_ms are raw data of that rank;

@@ -149,7 +149,9 @@ func TestDiscoverSaysWhatItSkips(t *testing.T) {
 	for _, r := range c.Ranks {
 		got[r.Rank] = r
 	}
-	require.Len(t, got, 3, "ranks 3, 4 and 5")
+	require.Len(t, got, 5, "ranks 3, 4 and 5, and 7 and 8 without data")
+	assert.Equal(t, []string{infoOnly + " has profiler_info_7.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside"}, got[7].Problems)
+	assert.Equal(t, []string{rawOnly + " has profiler_info_8.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside (only the raw PROF_000001_20250101000000002_ABC/: the profile was not exported; torch_npu's offline analyse exports it)"}, got[8].Problems)
 	assert.Equal(t, newer, got[3].Dir)
 	assert.Empty(t, got[4].Problems, "a rank directory named worker4 is read as any other")
 	require.Len(t, got[4].StepTrace, 1)
@@ -157,8 +159,6 @@ func TestDiscoverSaysWhatItSkips(t *testing.T) {
 		got[5].Problems)
 	for _, want := range []string{
 		"skipped " + plain + ": duplicate of rank 3 (" + newer + "), older, by the timestamp in its name",
-		"skipped " + infoOnly + ": has profiler_info_7.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside",
-		"skipped " + rawOnly + ": has profiler_info_8.json but no ASCEND_PROFILER_OUTPUT/ and no profiler db inside (only the raw PROF_000001_20250101000000002_ABC/: the profile was not exported; torch_npu's offline analyse exports it)",
 		"skipped " + tooDeep + ": more than 10 levels below " + root + " (msprof-analyze's limit too)",
 	} {
 		assert.Contains(t, c.Notes, want)
@@ -213,4 +213,17 @@ func TestDiscoverUnreadableRank(t *testing.T) {
 	assert.Contains(t, byDir[lockedOut].Problems[0], "permission denied")
 	assert.Contains(t, c.Notes, "skipped "+other+": cannot read it: open "+other+": permission denied")
 	assert.Contains(t, c.Notes, locked+": no profiler_info_<rank>.json; numbered rank 3")
+}
+
+// TestLoadRankDirectoryInPlaceOfFile: a directory named as a file hcclprof reads is that
+// file missing, a problem of the rank, not a silent gap.
+func TestLoadRankDirectoryInPlaceOfFile(t *testing.T) {
+	root := t.TempDir()
+	dir := mkRank(t, root, "host_1_20250101000000001_ascend_pt", 0)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ascendOutput, "trace_view.json"), 0o755))
+	c, err := LoadCluster([]string{root}, LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 1)
+	assert.Equal(t, []string{filepath.Join(ascendOutput, "trace_view.json") + " is a directory, not a file: not read"}, c.Ranks[0].Problems)
+	require.Len(t, c.Ranks[0].StepTrace, 1, "the other files are read")
 }

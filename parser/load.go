@@ -133,6 +133,11 @@ func loadRankFiles(ri RankInput) *profile.Rank {
 		r.Rank = ri.Rank
 		return r
 	}
+	if ri.missing != "" {
+		r := &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatTorchNPUText, Info: profile.Info{RankID: -1}}
+		r.Problems = append(r.Problems, fmt.Sprintf("%s %s", ri.Dir, ri.missing))
+		return r
+	}
 	if ri.loadErr != nil {
 		r := &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatTorchNPUText, Info: profile.Info{RankID: -1}}
 		r.Problems = append(r.Problems, fmt.Sprintf("cannot read the rank directory: %v", ri.loadErr))
@@ -210,10 +215,14 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 			}
 		}()
 		for _, e := range entries {
+			p := filepath.Join(ri.OutputDir, e.Name())
 			if e.IsDir() {
+				// A directory where a file hcclprof reads belongs: that file is missing.
+				if _, isDB := isProfilerDB(e.Name()); exportedFiles[e.Name()] || isDB || e.Name() == analysisDBName {
+					problem("%s is a directory, not a file: not read", rel(p))
+				}
 				continue
 			}
-			p := filepath.Join(ri.OutputDir, e.Name())
 			switch {
 			case ri.DB != "" && (e.Name() == analysisDBName || p == ri.DB):
 				files[e.Name()] = p
@@ -236,6 +245,9 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 	if p, ok := files["trace_view.json"]; ok {
 		open(p, func(rd io.Reader, name string) error {
 			tl, err := ParseTraceView(rd, name)
+			if tl != nil {
+				r.Problems = append(r.Problems, tl.Problems...)
+			}
 			if tl != nil && tl.Events > 0 {
 				r.HasTimeline = true
 				r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks

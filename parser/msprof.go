@@ -689,11 +689,16 @@ func (l *msprofLoader) readTimeline(files []string) {
 			err := st.read(newJSONStream(rd))
 			if n := st.events - before; err != nil && n > 0 {
 				return fmt.Errorf("%v (the timeline is partial: %d events of this file read before this point)", err, n)
+			} else if err == nil && n == 0 {
+				// msprof writes the device's tasks into every timeline it exports: one
+				// without an event lost them.
+				return fmt.Errorf("%s: a timeline without any event", name)
 			}
 			return err
 		})
 	}
 	tl := st.finish()
+	l.r.Problems = append(l.r.Problems, tl.Problems...)
 	if tl.Events == 0 {
 		return
 	}

@@ -24,6 +24,9 @@ type Timeline struct {
 	Overlap   profile.OverlapLayer
 	Flows     []profile.DeviceFlow
 	Events    int // events read
+	// Problems name the events dropped as damaged (a complete event without the dur or
+	// the pid it must carry), by file and event number.
+	Problems []string
 }
 
 // Process and thread names of the layers, as written by torch_npu and msprof
@@ -175,6 +178,9 @@ type traceState struct {
 	names       map[string]uint32
 	nameStr     []string
 	events      int
+	// Complete events dropped for lacking dur or pid: how many, and the first.
+	noDur, noPid           int
+	firstNoDur, firstNoPid string
 }
 
 // ParseTraceView reads a Chrome-trace timeline: a bare JSON array of events or an
@@ -500,10 +506,24 @@ var profilerStepPrefix = []byte(`"ProfilerStep#`)
 
 func (st *traceState) complete(e *rawEvent) error {
 	// Host events (they carry a cat) matter only as step markers.
-	if len(e.cat) > 0 {
-		if !bytes.HasPrefix(e.name, profilerStepPrefix) {
-			return nil
+	if len(e.cat) > 0 && !bytes.HasPrefix(e.name, profilerStepPrefix) {
+		return nil
+	}
+	// A complete event has a length and a process: one without is damaged, and is
+	// dropped and counted rather than read as 0 µs long or as process 0.
+	if len(e.dur) == 0 {
+		if st.noDur++; st.noDur == 1 {
+			st.firstNoDur = st.eventLabel(e)
 		}
+		return nil
+	}
+	if len(e.cat) == 0 && len(e.pid) == 0 {
+		if st.noPid++; st.noPid == 1 {
+			st.firstNoPid = st.eventLabel(e)
+		}
+		return nil
+	}
+	if len(e.cat) > 0 {
 		name, _ := jsonString(e.name)
 		n, err := strconv.Atoi(strings.TrimPrefix(name, "ProfilerStep#"))
 		if err != nil {
@@ -689,8 +709,20 @@ func (st *traceState) flow(e *rawEvent) error {
 }
 
 // finish classifies the candidates now that every process and thread name is known.
+// eventLabel names the event being read: its name and its number in the file.
+func (st *traceState) eventLabel(e *rawEvent) string {
+	name, _ := jsonString(e.name)
+	return fmt.Sprintf("event %d (%q)", st.events, name)
+}
+
 func (st *traceState) finish() *Timeline {
 	tl := &Timeline{Events: st.events, Steps: st.steps}
+	if st.noDur > 0 {
+		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d complete events without dur, the first %s: dropped", st.file, st.noDur, st.firstNoDur))
+	}
+	if st.noPid > 0 {
+		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d device events without pid, the first %s: dropped", st.file, st.noPid, st.firstNoPid))
+	}
 	commStreams, commConns := st.commStreams()
 	for _, h := range st.hw {
 		if st.procName[h.pid] != procAscendHardware {

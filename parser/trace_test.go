@@ -280,3 +280,27 @@ func BenchmarkTraceViewEncodingJSON(b *testing.B) {
 		}
 	}
 }
+
+// TestParseTraceViewDropsEventsWithoutDurOrPid: a complete event without dur is not 0
+// µs long, and a device event without pid is not process 0: each is dropped and the
+// timeline names the first, by file and event number.
+func TestParseTraceViewDropsEventsWithoutDurOrPid(t *testing.T) {
+	whole, err := ParseTraceView(strings.NewReader(miniTrace), "t.json")
+	require.NoError(t, err)
+	require.Empty(t, whole.Problems)
+	require.NotEmpty(t, whole.Compute)
+
+	noDur := strings.Replace(miniTrace, `"ts": "1736408883000100.000", "dur": 50.25,`, `"ts": "1736408883000100.000",`, 1)
+	require.NotEqual(t, miniTrace, noDur)
+	tl, err := ParseTraceView(strings.NewReader(noDur), "t.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{`t.json: 1 complete events without dur, the first event 6 ("Add_AiCore"): dropped`}, tl.Problems)
+	assert.Len(t, tl.Compute, len(whole.Compute)-1)
+
+	noPid := strings.Replace(miniTrace, `"name": "Add_AiCore", "pid": 3170820512,`, `"name": "Add_AiCore",`, 1)
+	require.NotEqual(t, miniTrace, noPid)
+	tl, err = ParseTraceView(strings.NewReader(noPid), "t.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{`t.json: 1 device events without pid, the first event 6 ("Add_AiCore"): dropped`}, tl.Problems)
+	assert.Len(t, tl.Compute, len(whole.Compute)-1)
+}

@@ -30,7 +30,8 @@ free time and bubble.
 Gates name a metric with .delta, .delta_pct, .base or .p: --fail-on 'comm_share.delta>+0.05'.
 The steps of one run are not independent samples, so p-values are a guide.
 
-Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error.`,
+Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error (a damaged or
+newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 		Example: "  hcclprof diff ./before ./after --fail-on 'step_time_us.delta_pct>5'",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,6 +73,13 @@ Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error.`,
 			if err := write(cmd, format, text, func(w io.Writer) error { return report.WriteDiffJSON(w, doc) }); err != nil {
 				return err
 			}
+			// An incomplete side (a report saved from an incomplete run, or a run read
+			// now) is exit 3, as in analyze.
+			for _, r := range runs {
+				if r.Incomplete && !af.allowPartial {
+					return &exitError{code: exitIncomplete, err: fmt.Errorf("input incomplete: %s was not read in full (see its warnings); use --allow-partial to accept a partial result", r.Label)}
+				}
+			}
 			if len(failed) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "hcclprof: gate failed: %s\n", strings.Join(failed, "; "))
 				return &exitError{code: exitGateFailed}
@@ -97,14 +105,31 @@ func (f *analysisFlags) loadRun(path string) (*compare.Run, error) {
 			}
 			defer file.Close()
 			// A Kineto trace is .json too: try the report first, then the profile.
-			if run, err := report.ReadReportRun(file, path); err == nil {
+			run, reportErr := report.ReadReportRun(file, path)
+			if reportErr == nil {
 				return run, nil
 			}
+			loaded, err := f.load([]string{path})
+			if err != nil {
+				// Neither: a damaged or newer report is refused with its own reason.
+				return nil, usageError(fmt.Errorf("%v; as a profile: %v", reportErr, err))
+			}
+			return f.fromLoaded(path, loaded), nil
 		}
 	}
 	run, err := f.load([]string{path})
 	if err != nil {
 		return nil, err
 	}
-	return compare.FromResult(path, run.result), nil
+	return f.fromLoaded(path, run), nil
+}
+
+// fromLoaded is the diff's side of a run read now; a rank incomplete for any reason
+// partial() names makes the side incomplete.
+func (f *analysisFlags) fromLoaded(path string, run *loaded) *compare.Run {
+	r := compare.FromResult(path, run.result)
+	if partial(run.cluster, run.result, false) != nil {
+		r.Incomplete = true
+	}
+	return r
 }

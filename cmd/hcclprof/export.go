@@ -49,6 +49,9 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 				return usageError(err)
 			}
 			res := analysis.Analyze(cluster, opts)
+			if err := nothingToAnalyse(cluster, res, opts.SkipSteps); err != nil {
+				return err
+			}
 			advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
 			tables := append(export.Tables(res, &advice), export.TasksTable(cluster))
 			switch to {

@@ -46,7 +46,13 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			return partial(cluster, nil, allowPartial)
+			// The same verdict as the other commands: a run without a step to measure
+			// is refused, a rank without one is incomplete.
+			res := analysis.Analyze(cluster, analysis.Options{Workers: workers})
+			if err := nothingToAnalyse(cluster, res, nil); err != nil {
+				return err
+			}
+			return partial(cluster, res, allowPartial)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")

@@ -74,11 +74,38 @@ func partial(c *profile.Cluster, res *analysis.Result, allow bool) error {
 				return fail(rr.Rank, rr.Problems[0])
 			}
 		}
+		// A rank read without error but with no step to measure, beside ranks that
+		// have steps: its figures are missing from every average.
+		for _, rr := range res.Ranks {
+			if len(rr.Steps) == 0 {
+				return fail(rr.Rank, fmt.Sprintf("%s: no step could be measured from its files", rr.Dir))
+			}
+		}
 		if res.Summary.Incomplete {
 			return &exitError{code: exitIncomplete, err: fmt.Errorf("input incomplete (see the warnings); use --allow-partial to accept a partial result")}
 		}
 	}
 	return nil
+}
+
+// nothingToAnalyse is the exit-2 error of a run with no step to measure: no rank
+// holds one, or --skip-steps left every one out. Such a run has no figure, so it
+// passes no gate.
+func nothingToAnalyse(c *profile.Cluster, res *analysis.Result, skipped []int) error {
+	if res.Summary.Steps > 0 {
+		return nil
+	}
+	if len(skipped) > 0 {
+		return usageError(fmt.Errorf("nothing to analyse: --skip-steps left out every step of the run"))
+	}
+	why := ""
+	for _, r := range c.Ranks {
+		if len(r.Problems) > 0 {
+			why = fmt.Sprintf(" (rank %d: %s)", r.Rank, r.Problems[0])
+			break
+		}
+	}
+	return usageError(fmt.Errorf("nothing to analyse: no step found in the %d rank(s) read%s", len(c.Ranks), why))
 }
 
 // options builds the analysis and advisor options: defaults, then the config file,
@@ -178,7 +205,11 @@ func (f *analysisFlags) load(args []string) (*loaded, error) {
 		return nil, usageError(err)
 	}
 	prog.Phase("analysing")
-	return &loaded{cluster: cluster, result: acc.Result(cluster), advisor: withFramework(advOpts, cluster)}, nil
+	res := acc.Result(cluster)
+	if err := nothingToAnalyse(cluster, res, opts.SkipSteps); err != nil {
+		return nil, err
+	}
+	return &loaded{cluster: cluster, result: res, advisor: withFramework(advOpts, cluster)}, nil
 }
 
 // write renders with the text or the JSON writer; a failed write is exit 2.

@@ -67,6 +67,10 @@ incomplete unless --allow-partial.`,
 			}
 			bk, err := costmodel.FitBucketing(run.result, af.accumulation, buffer)
 			if err != nil {
+				// The fit may fail because the input is damaged: say so too.
+				if perr := partial(run.cluster, run.result, af.allowPartial); perr != nil {
+					return usage(fmt.Errorf("%v; %v", err, perr))
+				}
 				return usage(err)
 			}
 			bk.BackwardShare = backwardShare

@@ -1,0 +1,552 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/realdata"
+)
+
+// The corruption corpus: damaged inputs derived at test time from the bundled samples
+// (and the real profiler output when present), one case per class of damage, each run
+// through every command of the binary. The contract under test: every figure is
+// measured from the input, or the rank is flagged incomplete with a reason naming the
+// file (exit 3), or the input is refused (exit 2); never a panic, a hang, or a figure
+// out of its range with exit 0.
+
+// corruptRunTimeout bounds one run: a FIFO or a damaged file must not hang a command.
+const corruptRunTimeout = 20 * time.Second
+
+// runBinTimeout is runBin bounded by a timeout; a run that times out fails the test.
+func runBinTimeout(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), corruptRunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: no answer in %s (hung)", args, corruptRunTimeout)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return o.String(), e.String(), ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return o.String(), e.String(), 0
+}
+
+// copyRun copies a sample (or real-data) run into a fresh temp directory, writable.
+func copyRun(t *testing.T, src string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if d.IsDir() {
+			mode = 0o755
+		}
+		return os.Chmod(p, mode)
+	}))
+	return dir
+}
+
+// rankFile is the path of rel inside the first rank directory of run.
+func rankFile(t *testing.T, run, rel string) string {
+	t.Helper()
+	ranks, err := filepath.Glob(filepath.Join(run, "*_ascend_pt"))
+	require.NoError(t, err)
+	require.NotEmpty(t, ranks, run)
+	return filepath.Join(ranks[0], rel)
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return b
+}
+
+func writeFile(t *testing.T, p string, b []byte) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+}
+
+// cutInsideLastRow cuts a CSV in the middle of its last data row, after a comma and a
+// digit, as a writer killed mid-row leaves it.
+func cutInsideLastRow(t *testing.T, p string) {
+	t.Helper()
+	b := bytes.TrimRight(readFile(t, p), "\r\n")
+	start := bytes.LastIndexByte(b, '\n') + 1
+	row := b[start:]
+	i := bytes.IndexByte(row, ',')
+	require.Positive(t, i)
+	j := bytes.IndexByte(row[i+1:], ',') // the second field, cut after its first digit
+	require.Positive(t, j)
+	writeFile(t, p, b[:start+i+1+j+2])
+}
+
+// editCSV rewrites one column of the data rows of a CSV (row 0 is the first data row).
+func editCSV(t *testing.T, p string, edit func(header []string, rows [][]string) [][]string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(string(readFile(t, p)), "\r\n"), "\n")
+	header := strings.Split(strings.TrimRight(lines[0], "\r"), ",")
+	var rows [][]string
+	for _, l := range lines[1:] {
+		rows = append(rows, strings.Split(strings.TrimRight(l, "\r"), ","))
+	}
+	rows = edit(header, rows)
+	var out strings.Builder
+	out.WriteString(strings.Join(header, ",") + "\n")
+	for _, r := range rows {
+		out.WriteString(strings.Join(r, ",") + "\n")
+	}
+	writeFile(t, p, []byte(out.String()))
+}
+
+func col(t *testing.T, header []string, name string) int {
+	t.Helper()
+	for i, h := range header {
+		if h == name {
+			return i
+		}
+	}
+	t.Fatalf("no column %q in %v", name, header)
+	return -1
+}
+
+func setStage(v string) func(t *testing.T, run string) {
+	return func(t *testing.T, run string) {
+		editCSV(t, rankFile(t, run, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv"), func(h []string, rows [][]string) [][]string {
+			rows[0][col(t, h, "Stage")] = v
+			return rows
+		})
+	}
+}
+
+// editTrace rewrites the events of a rank's trace_view.json.
+func editTrace(t *testing.T, p string, edit func(ev map[string]any) bool) {
+	t.Helper()
+	var events []map[string]any
+	require.NoError(t, json.Unmarshal(readFile(t, p), &events))
+	n := 0
+	for _, ev := range events {
+		if edit(ev) {
+			n++
+		}
+	}
+	require.Positive(t, n, "no event edited in %s", p)
+	b, err := json.Marshal(events)
+	require.NoError(t, err)
+	writeFile(t, p, b)
+}
+
+// hardwarePids are the pids of the "Ascend Hardware" processes of a trace.
+func hardwarePids(t *testing.T, p string) map[float64]bool {
+	var events []map[string]any
+	require.NoError(t, json.Unmarshal(readFile(t, p), &events))
+	pids := map[float64]bool{}
+	for _, ev := range events {
+		if ev["name"] == "process_name" {
+			if args, _ := ev["args"].(map[string]any); args != nil && args["name"] == "Ascend Hardware" {
+				pids[ev["pid"].(float64)] = true
+			}
+		}
+	}
+	require.NotEmpty(t, pids)
+	return pids
+}
+
+func execDB(t *testing.T, db, stmt string) {
+	t.Helper()
+	conn, err := sql.Open("sqlite", db)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Exec(stmt)
+	require.NoError(t, err)
+}
+
+const (
+	traceRel = "ASCEND_PROFILER_OUTPUT/trace_view.json"
+	stepRel  = "ASCEND_PROFILER_OUTPUT/step_trace_time.csv"
+	commRel  = "ASCEND_PROFILER_OUTPUT/communication.json"
+	dbRel    = "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+)
+
+// The commands a case runs, by name; each gets the run directory and a scratch dir.
+var corpusCommands = map[string]func(run, scratch string) []string{
+	"analyze":   func(run, _ string) []string { return []string{"analyze", run, "--format", "json"} },
+	"advise":    func(run, _ string) []string { return []string{"advise", run, "--format", "json"} },
+	"calibrate": func(run, _ string) []string { return []string{"calibrate", run, "--format", "json"} },
+	"whatif": func(run, _ string) []string {
+		return []string{"whatif", run, "--set", "overlap=0.9", "--format", "json"}
+	},
+	"export": func(run, scratch string) []string {
+		return []string{"export", run, "--to", "csv", "-o", filepath.Join(scratch, "csv")}
+	},
+	"inspect": func(run, _ string) []string { return []string{"inspect", run, "--format", "json"} },
+}
+
+var allCommands = []string{"analyze", "advise", "calibrate", "whatif", "export", "inspect"}
+
+type corruptCase struct {
+	name string
+	// base is the run the case damages: a sample path, or a real-data folder ("realdata:...").
+	base   string
+	mutate func(t *testing.T, run string)
+	// target is what the commands are given (default: the run directory).
+	target func(run string) string
+	extra  []string // flags added to every command
+	cmds   []string // default: every command
+	code   int      // the exit code expected of every command
+	// codes overrides code per command (whatif refuses a run it cannot fit: exit 2).
+	codes  map[string]int
+	reason string // a substring of stderr when the code is 2 or 3
+	check  func(t *testing.T, cmd, stdout string)
+}
+
+func corruptCases() []corruptCase {
+	text, db := sample, sample+"-db"
+	cutHalf := func(rel string) func(t *testing.T, run string) {
+		return func(t *testing.T, run string) {
+			p := rankFile(t, run, rel)
+			b := readFile(t, p)
+			writeFile(t, p, b[:len(b)/2])
+		}
+	}
+	empty := func(rel string) func(t *testing.T, run string) {
+		return func(t *testing.T, run string) { writeFile(t, rankFile(t, run, rel), nil) }
+	}
+	return []corruptCase{
+		{name: "trace_view.json truncated", base: text, mutate: cutHalf(traceRel), code: 3, reason: "trace_view.json"},
+		{name: "step_trace_time.csv cut inside a row", base: text, code: 3, reason: "step_trace_time.csv",
+			mutate: func(t *testing.T, run string) { cutInsideLastRow(t, rankFile(t, run, stepRel)) }},
+		{name: "Level0 step_trace_time.csv cut inside a row", base: "realdata:imagenet-2rank-level0", code: 3, reason: "step_trace_time.csv",
+			codes:  map[string]int{"whatif": 2}, // no AllReduce with a size to fit, and the damage named
+			mutate: func(t *testing.T, run string) { cutInsideLastRow(t, filepath.Join(run, "rank0_ascend_pt", stepRel)) }},
+		{name: "communication.json truncated", base: text, mutate: cutHalf(commRel), code: 3, reason: "communication.json"},
+		{name: "trace_view.json empty", base: text, mutate: empty(traceRel), code: 3, reason: "trace_view.json"},
+		{name: "step_trace_time.csv empty", base: text, mutate: empty(stepRel), code: 3, reason: "step_trace_time.csv"},
+		// Without step rows the breakdown is measured from the timeline alone.
+		{name: "step_trace_time.csv header only", base: text, code: 0,
+			mutate: func(t *testing.T, run string) {
+				p := rankFile(t, run, stepRel)
+				b := readFile(t, p)
+				writeFile(t, p, b[:bytes.IndexByte(b, '\n')+1])
+			}},
+		{name: "communication.json empty file", base: text, mutate: empty(commRel), code: 3, reason: "communication.json"},
+		// The profiler writes {} for a rank without communication analysis; the ops come
+		// from the timeline.
+		{name: "communication.json {}", base: text, code: 0,
+			mutate: func(t *testing.T, run string) { writeFile(t, rankFile(t, run, commRel), []byte("{}")) }},
+		{name: "header-only CSV cluster", base: text, code: 2, reason: "no step",
+			mutate: func(t *testing.T, run string) {
+				ranks, _ := filepath.Glob(filepath.Join(run, "*_ascend_pt"))
+				for _, r := range ranks {
+					out := filepath.Join(r, "ASCEND_PROFILER_OUTPUT")
+					files, _ := os.ReadDir(out)
+					for _, f := range files {
+						p := filepath.Join(out, f.Name())
+						if strings.HasSuffix(f.Name(), ".csv") {
+							b := readFile(t, p)
+							writeFile(t, p, b[:bytes.IndexByte(b, '\n')+1])
+						} else {
+							require.NoError(t, os.Remove(p))
+						}
+					}
+				}
+			}},
+		{name: "empty Kineto trace", base: "", code: 2, reason: "no step",
+			mutate: func(t *testing.T, run string) {
+				require.NoError(t, os.MkdirAll(run, 0o755))
+				writeFile(t, filepath.Join(run, "host_1234.1700000000000.pt.trace.json"), []byte(`{"schemaVersion": 1, "traceEvents": []}`))
+			}},
+		{name: "--skip-steps of every step", base: text, extra: []string{"--skip-steps", "40,41"}, code: 2, reason: "skip",
+			cmds: []string{"analyze", "advise", "calibrate", "whatif", "export"}},
+		{name: "--skip-steps of every step with a gate", base: text, extra: []string{"--skip-steps", "40,41", "--fail-on", "comm_share<0.99"},
+			code: 2, reason: "skip", cmds: []string{"analyze"}},
+		{name: "Stage negative", base: text, mutate: setStage("-73755.453"), code: 3, reason: "Stage"},
+		{name: "Stage 0", base: text, mutate: setStage("0"), code: 3, reason: "Stage"},
+		{name: "Stage 1e300", base: text, mutate: setStage("1e300"), code: 3, reason: "Stage"},
+		{name: "Communication above Stage", base: text, code: 3, reason: "exceeds the step",
+			mutate: func(t *testing.T, run string) {
+				editCSV(t, rankFile(t, run, stepRel), func(h []string, rows [][]string) [][]string {
+					rows[0][col(t, h, "Communication")] = "99999999"
+					return rows
+				})
+			}},
+		{name: "duplicated step row", base: text, code: 3, reason: "appears twice",
+			mutate: func(t *testing.T, run string) {
+				editCSV(t, rankFile(t, run, stepRel), func(_ []string, rows [][]string) [][]string { return append(rows, rows[0]) })
+			}},
+		// Without a timeline Preparing is known only from its column: absent, not 0.
+		{name: "Preparing column missing", base: "gen:text:trace", code: 0, cmds: []string{"analyze"},
+			mutate: func(t *testing.T, run string) {
+				ranks, _ := filepath.Glob(filepath.Join(run, "*_ascend_pt"))
+				for _, r := range ranks {
+					// Preparing is the last column: drop the last field of every line.
+					p := filepath.Join(r, stepRel)
+					lines := strings.Split(strings.TrimRight(string(readFile(t, p)), "\n"), "\n")
+					require.True(t, strings.HasSuffix(strings.TrimRight(lines[0], "\r"), ",Preparing"), lines[0])
+					for i, l := range lines {
+						l = strings.TrimRight(l, "\r")
+						lines[i] = l[:strings.LastIndexByte(l, ',')]
+					}
+					writeFile(t, p, []byte(strings.Join(lines, "\n")+"\n"))
+				}
+			},
+			check: func(t *testing.T, _, stdout string) {
+				var rep struct {
+					Ranks []struct{ Steps []map[string]any }
+				}
+				require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+				require.NotEmpty(t, rep.Ranks)
+				for _, r := range rep.Ranks {
+					for _, s := range r.Steps {
+						v, ok := s["preparing_us"]
+						assert.True(t, !ok || v == nil, "preparing_us = %v without a Preparing column", v)
+					}
+				}
+			}},
+		{name: "HCCL op rows without dur", base: text, code: 3, reason: "trace_view.json",
+			mutate: func(t *testing.T, run string) {
+				editTrace(t, rankFile(t, run, traceRel), func(ev map[string]any) bool {
+					if name, _ := ev["name"].(string); ev["ph"] == "X" && strings.HasPrefix(name, "hcom_") {
+						delete(ev, "dur")
+						return true
+					}
+					return false
+				})
+			}},
+		{name: "Ascend Hardware events without pid", base: text, code: 3, reason: "trace_view.json",
+			mutate: func(t *testing.T, run string) {
+				p := rankFile(t, run, traceRel)
+				pids := hardwarePids(t, p)
+				editTrace(t, p, func(ev map[string]any) bool {
+					if pid, _ := ev["pid"].(float64); pids[pid] && ev["ph"] == "X" {
+						delete(ev, "pid")
+						return true
+					}
+					return false
+				})
+			}},
+		{name: "ASCEND_PROFILER_OUTPUT empty", base: text, code: 3, reason: "ASCEND_PROFILER_OUTPUT",
+			mutate: func(t *testing.T, run string) {
+				out := rankFile(t, run, "ASCEND_PROFILER_OUTPUT")
+				require.NoError(t, os.RemoveAll(out))
+				require.NoError(t, os.Mkdir(out, 0o755))
+			}},
+		{name: "ASCEND_PROFILER_OUTPUT missing", base: text, code: 3, reason: "ASCEND_PROFILER_OUTPUT",
+			mutate: func(t *testing.T, run string) {
+				require.NoError(t, os.RemoveAll(rankFile(t, run, "ASCEND_PROFILER_OUTPUT")))
+			}},
+		// The ops are rebuilt from the HCCL tasks of the TASK table: measured.
+		{name: "db COMMUNICATION_OP dropped", base: db, code: 0,
+			mutate: func(t *testing.T, run string) { execDB(t, rankFile(t, run, dbRel), "DROP TABLE COMMUNICATION_OP") }},
+		{name: "db op with negative duration", base: db, code: 3, reason: "before its start",
+			mutate: func(t *testing.T, run string) {
+				execDB(t, rankFile(t, run, dbRel), "UPDATE COMMUNICATION_OP SET endNs = startNs - 5000 WHERE rowid = (SELECT max(rowid) FROM COMMUNICATION_OP)")
+			}},
+		{name: "db file replaced by a directory", base: db, code: 3, reason: "ascend_pytorch_profiler_0.db",
+			mutate: func(t *testing.T, run string) {
+				p := rankFile(t, run, dbRel)
+				require.NoError(t, os.Remove(p))
+				require.NoError(t, os.Mkdir(p, 0o755))
+			}},
+		{name: "trace_view.json replaced by a directory", base: text, code: 3, reason: "trace_view.json",
+			mutate: func(t *testing.T, run string) {
+				p := rankFile(t, run, traceRel)
+				require.NoError(t, os.Remove(p))
+				require.NoError(t, os.Mkdir(p, 0o755))
+			}},
+		{name: "trace_view.json replaced by a FIFO", base: text, code: 3, reason: "trace_view.json",
+			cmds: []string{"analyze", "inspect"},
+			mutate: func(t *testing.T, run string) {
+				p := rankFile(t, run, traceRel)
+				require.NoError(t, os.Remove(p))
+				require.NoError(t, syscall.Mkfifo(p, 0o644))
+			}},
+		{name: "msprof timelines []", base: "gen:msprof", code: 3, reason: "msprof_", codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				files, _ := filepath.Glob(filepath.Join(run, "PROF_*", "mindstudio_profiler_output", "msprof_*.json"))
+				require.NotEmpty(t, files)
+				for _, f := range files[:1] {
+					writeFile(t, f, []byte("[]"))
+				}
+			}},
+	}
+}
+
+// realdataRun is the real-data folder of a "realdata:NAME" base, or skips.
+func baseRun(t *testing.T, base string) string {
+	t.Helper()
+	switch {
+	case base == "":
+		return filepath.Join(t.TempDir(), "run")
+	case strings.HasPrefix(base, "realdata:"):
+		return copyRun(t, realdata.Path(t, strings.TrimPrefix(base, "realdata:")))
+	case strings.HasPrefix(base, "gen:"): // gen:FORMAT[:OMIT]
+		dir := filepath.Join(t.TempDir(), "run")
+		format, omit, _ := strings.Cut(strings.TrimPrefix(base, "gen:"), ":")
+		args := []string{"gen", "demo-2node-8rank", "-o", dir, "--format", format}
+		if omit != "" {
+			args = append(args, "--omit", omit)
+		}
+		_, errOut, code := runBinTimeout(t, args...)
+		require.Equal(t, 0, code, errOut)
+		return dir
+	}
+	return copyRun(t, base)
+}
+
+func TestCorruptionCorpus(t *testing.T) {
+	for _, tc := range corruptCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			run := baseRun(t, tc.base)
+			if tc.mutate != nil {
+				tc.mutate(t, run)
+			}
+			target := run
+			if tc.target != nil {
+				target = tc.target(run)
+			}
+			cmds := tc.cmds
+			if cmds == nil {
+				cmds = allCommands
+			}
+			for _, name := range cmds {
+				args := append(corpusCommands[name](target, t.TempDir()), tc.extra...)
+				stdout, stderr, code := runBinTimeout(t, args...)
+				t.Logf("CODE %s | %s | %d | %.160s", tc.name, name, code, strings.TrimSpace(stderr))
+				assertNoPanic(t, args, stderr)
+				want := tc.code
+				if c, ok := tc.codes[name]; ok {
+					want = c
+				}
+				if !assert.Equal(t, want, code, "%v\nstderr: %s", args, stderr) {
+					continue
+				}
+				if code >= 2 {
+					assert.Contains(t, stderr, tc.reason, "%v: the reason names the damage", args)
+				}
+				if code <= 1 && strings.Contains(strings.Join(args, " "), "--format json") {
+					assertFiguresInRange(t, args, stdout)
+				}
+				if tc.check != nil && code <= 1 {
+					tc.check(t, name, stdout)
+				}
+			}
+		})
+	}
+}
+
+func assertNoPanic(t *testing.T, args []string, stderr string) {
+	t.Helper()
+	assert.NotContains(t, stderr, "panic:", args)
+	assert.NotContains(t, stderr, "goroutine ", args)
+}
+
+// assertFiguresInRange walks a JSON output: every share or ratio lies in [0, 1], and
+// every duration (a field in µs, ns or ms) is ≥ 0, except changes and residues.
+func assertFiguresInRange(t *testing.T, args []string, stdout string) {
+	t.Helper()
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), "%v", args)
+	var walk func(key string, v any)
+	walk = func(key string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				walk(k, e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(key, e)
+			}
+		case float64:
+			signed := strings.Contains(key, "delta") || strings.Contains(key, "residue") || strings.Contains(key, "error") ||
+				strings.Contains(key, "change") || strings.Contains(key, "saving") || strings.Contains(key, "gain")
+			switch {
+			case signed:
+			case strings.Contains(key, "share") || strings.HasSuffix(key, "ratio") || strings.HasSuffix(key, "fraction"):
+				assert.True(t, x >= 0 && x <= 1, "%v: %s = %g is outside [0, 1]", args, key, x)
+			case strings.HasSuffix(key, "_us") || strings.HasSuffix(key, "_ns") || strings.HasSuffix(key, "_ms"):
+				assert.GreaterOrEqual(t, x, 0.0, "%v: %s = %g is negative", args, key, x)
+			}
+		}
+	}
+	walk("", doc)
+}
+
+// TestDiffCorrupt: diff reads JSON reports saved by analyze as well as runs. A damaged
+// or newer report is refused with its own reason (not read as a profile and refused
+// for having no rank), and a side that is incomplete, read now or saved so, is exit 3.
+func TestDiffCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	good, _, code := runBinTimeout(t, "analyze", sample, "--format", "json")
+	require.Equal(t, 0, code)
+	cut := copyRun(t, sample)
+	p := rankFile(t, cut, traceRel)
+	b := readFile(t, p)
+	writeFile(t, p, b[:len(b)/2])
+	partialReport, _, code := runBinTimeout(t, "analyze", cut, "--format", "json", "--allow-partial")
+	require.Equal(t, 0, code)
+
+	save := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		writeFile(t, f, []byte(text))
+		return f
+	}
+	truncated := save("truncated.json", good[:len(good)/2])
+	future := save("future.json", strings.Replace(good, `"schema_version": 1`, `"schema_version": 99`, 1))
+	empty := save("empty.json", "")
+	incomplete := save("incomplete.json", partialReport)
+	base := save("base.json", good)
+
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		reason string
+	}{
+		{"report truncated", []string{truncated, sample}, 2, "not an hcclprof JSON report"},
+		{"report of a future schema", []string{future, sample}, 2, "schema_version 99"},
+		{"report empty", []string{empty, sample}, 2, "not an hcclprof JSON report"},
+		{"against an incomplete run", []string{base, cut}, 3, "input incomplete"},
+		{"an incomplete run as base", []string{cut, sample}, 3, "input incomplete"},
+		{"a report of an incomplete run", []string{incomplete, base}, 3, "input incomplete"},
+		{"an incomplete run allowed", []string{base, cut, "--allow-partial"}, 0, ""},
+		{"every step skipped", []string{base, sample, "--skip-steps", "40,41"}, 2, "skip"},
+		{"whole reports", []string{base, base}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"diff"}, tc.args...)
+			args = append(args, "--format", "json")
+			stdout, stderr, code := runBinTimeout(t, args...)
+			assertNoPanic(t, args, stderr)
+			require.Equal(t, tc.code, code, "%v\nstderr: %s", args, stderr)
+			assert.Contains(t, stderr, tc.reason)
+			if code <= 1 {
+				var doc map[string]any
+				require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+			}
+		})
+	}
+}
