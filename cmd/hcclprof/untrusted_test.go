@@ -26,7 +26,8 @@ import (
 const injection = "\xff\xfe\x80\\n::warning::INJECTED"
 
 // hostileCluster copies the sample into a temporary directory with every HCCL op name
-// in trace_view.json and communication.json rewritten to carry the injection.
+// in trace_view.json and communication.json rewritten to carry the injection, and one
+// rank directory renamed to carry it raw (a file name is not decoded as JSON is).
 func hostileCluster(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "cluster")
@@ -47,6 +48,8 @@ func hostileCluster(t *testing.T) string {
 		}
 	}
 	require.Equal(t, 16, changed)
+	rank0 := filepath.Join(dir, "node0_3000000_20250109074733000_ascend_pt")
+	require.NoError(t, os.Rename(rank0, filepath.Join(dir, "node0\xff\xfe\x80\n::warning::INJECTED_3000000_20250109074733000_ascend_pt")))
 	return dir
 }
 
