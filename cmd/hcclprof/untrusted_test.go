@@ -169,4 +169,3 @@ func parquetStrings(t *testing.T, path string) map[string][]string {
 	}
 	return out
 }
-
