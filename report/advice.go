@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // maxFindingsShown bounds the "what is wrong" block of the terminal report; the JSON
@@ -37,6 +38,7 @@ func writeAdvice(p *printer, a *advisor.Advice, all bool) {
 
 // WriteAdviceText writes the advice alone (hcclprof advise): every finding.
 func WriteAdviceText(w io.Writer, d *Document) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	p := &printer{w: w}
 	s := d.Result.Summary
 	p.printf("hcclprof advise: %d rank(s), %d step(s); comm_share %.2f%%, step %.3f ms\n", s.Ranks, s.Steps, 100*s.CommShare, float64(s.StepTimeNs)/1e6)
@@ -81,6 +83,7 @@ func adviceFindings(a *advisor.Advice) []jsonFinding {
 
 // WriteAdviceJSON writes the advice alone as JSON: {"schema_version", "findings"}.
 func WriteAdviceJSON(w io.Writer, d *Document) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	var diag *jsonDiagnosis

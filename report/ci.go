@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 type junitSuites struct {
@@ -33,6 +35,7 @@ type junitFailure struct {
 // WriteJUnit writes the gates as JUnit XML: one test suite "hcclprof gates", one test
 // case per --fail-on gate, failed gates with their measured value.
 func WriteJUnit(w io.Writer, d *Document) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	s := junitSuite{Name: "hcclprof gates", Tests: len(d.Gates)}
 	for _, g := range d.Gates {
 		c := junitCase{Name: g.Expr, ClassName: "hcclprof." + g.Metric}
@@ -58,6 +61,7 @@ func WriteJUnit(w io.Writer, d *Document) error {
 // WriteGitHubAnnotations writes GitHub Actions workflow commands: an error per failed
 // gate, a warning per high-severity finding and per analysis warning.
 func WriteGitHubAnnotations(w io.Writer, d *Document) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	p := &printer{w: w}
 	for _, g := range d.FailedGates() {
 		p.printf("::error title=hcclprof gate %s::%s\n", ghEscapeProp(g.Expr),

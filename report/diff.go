@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hcclprof/hcclprof/analysis/compare"
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // ReadReportRun reads a saved JSON report (hcclprof analyze --format json) as one side
@@ -112,6 +113,7 @@ func diffChange(m compare.MetricDiff) string {
 
 // WriteDiffText writes a diff as benchstat does: base, new, the change or "~", p and n.
 func WriteDiffText(w io.Writer, d DiffDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	p := &printer{w: w}
 	df := d.Diff
 	p.printf("hcclprof diff: %s (%d samples) → %s (%d samples); α = %.2g\n", df.Base.Label, df.Base.Samples, df.New.Label, df.New.Samples, df.Alpha)
@@ -156,6 +158,7 @@ func WriteDiffText(w io.Writer, d DiffDoc) error {
 
 // WriteDiffJSON writes a diff as JSON.
 func WriteDiffJSON(w io.Writer, d DiffDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	type metric struct {
 		Name        string     `json:"name"`
 		Unit        string     `json:"unit"`
@@ -209,6 +212,7 @@ func WriteDiffJSON(w io.Writer, d DiffDoc) error {
 // WriteDiffMarkdown writes a diff for a ticket: the metrics table with "~" for no
 // significant change, the step-time attribution, and the gates.
 func WriteDiffMarkdown(w io.Writer, d DiffDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	p := &printer{w: w}
 	df := d.Diff
 	p.printf("## hcclprof diff: %s → %s\n\n", mdText(df.Base.Label), mdText(df.New.Label))

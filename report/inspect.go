@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // InspectDocument is what `hcclprof inspect` shows.
@@ -20,6 +21,7 @@ type InspectDocument struct {
 // WriteInspectText writes, per rank, what was found and which analyses it supports,
 // with the collection setting that would enable each missing one.
 func WriteInspectText(w io.Writer, d *InspectDocument) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	p := &printer{w: w}
 	p.printf("hcclprof inspect: %d rank(s)\n", len(d.Ranks))
 	t := newTable(p)
@@ -149,6 +151,7 @@ type jsonCapability struct {
 
 // WriteInspectJSON writes the inspection as JSON (same schema_version rules as the report).
 func WriteInspectJSON(w io.Writer, d *InspectDocument) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	out := jsonInspect{SchemaVersion: SchemaVersion, Tool: jsonTool{Name: "hcclprof", Version: d.Version, Command: d.Command},
 		Ranks: []jsonInspectRank{}, Notes: nonNil(d.Notes)}
 	for _, in := range d.Ranks {

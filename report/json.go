@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // The JSON report: a contract for scripts and CI (README "JSON report"). Times are µs,
@@ -362,6 +363,7 @@ func share(x float64) float64 { return round(x, 6) }
 
 // WriteJSON writes the JSON report.
 func WriteJSON(w io.Writer, d *Document) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	r := d.Result
 	s := r.Summary
 	out := jsonReport{

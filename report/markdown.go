@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // WriteMarkdown writes the ticket-ready report (GitHub and GitLab Markdown): the
@@ -14,6 +15,7 @@ import (
 // <details> blocks; the command and version last. Every string from the input is
 // escaped: op and group names are untrusted.
 func WriteMarkdown(w io.Writer, d *Document) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	p := &printer{w: w}
 	r := d.Result
 	s := r.Summary

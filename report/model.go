@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // ModelDoc is the output of hcclprof model: a modelled op and, for a product, HCCL's
@@ -41,6 +42,7 @@ type jsonModel struct {
 
 // WriteModelJSON writes a modelled op as JSON.
 func WriteModelJSON(w io.Writer, d ModelDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	c := d.Cost
 	out := jsonModel{Op: c.Op, Algo: c.Algo, Ranks: c.Ranks, Bytes: c.Bytes, TimeUs: round(c.TimeUs, 3),
 		LatencyUs: round(c.LatencyUs, 3), BandwidthUs: round(c.BandwidthUs, 3), ReduceUs: round(c.ReduceUs, 3),
@@ -62,6 +64,7 @@ func WriteModelJSON(w io.Writer, d ModelDoc) error {
 
 // WriteModelText writes a modelled op for people.
 func WriteModelText(w io.Writer, d ModelDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	p := &printer{w: w}
 	c := d.Cost
 	if d.Choice != nil {
@@ -94,6 +97,7 @@ type CalibrationDoc struct {
 
 // WriteCalibrationText writes the calibrated links and the back-test.
 func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	p := &printer{w: w}
 	fits := d.Links
 	if len(fits) == 0 {
@@ -174,6 +178,7 @@ type jsonOpBackTest struct {
 // WriteCalibrationJSON writes the calibration as JSON: {"links": [...],
 // "op_backtest": [...]}.
 func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	out := struct {
 		SchemaVersion int              `json:"schema_version"`
 		Links         []jsonLinkFit    `json:"links"`
@@ -206,6 +211,7 @@ type WhatIfDoc struct {
 
 // WriteWhatIfText writes a what-if for people.
 func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	p := &printer{w: w}
 	b, pr := d.Bucketing, d.Prediction
 	p.printf("Measured: step %.3f ms, exposed communication %.3f ms (%.1f%%); %d gradient buckets of %s in all, each round α %.1f µs + n/%.2f GB/s (fitted), overlap window %.3f ms\n",
@@ -232,6 +238,7 @@ func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
 
 // WriteWhatIfJSON writes a what-if as JSON.
 func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
 	b, pr := d.Bucketing, d.Prediction
 	out := map[string]any{
 		"schema_version": SchemaVersion,

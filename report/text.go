@@ -11,11 +11,13 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // WriteText writes the terminal report: the verdict, the per-rank step table, the
 // per-collective table, gates, warnings and notes.
 func WriteText(w io.Writer, d *Document) error {
+	sanitize.Value(d) // names come from untrusted profiles
 	r := d.Result
 	s := r.Summary
 	p := &printer{w: w}

@@ -76,6 +76,9 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		return err
 	}
 	cluster, res, advOpts := run.cluster, run.result, run.advisor
+	if err := checkOutputs(args, cluster, output{"-o", f.output}, output{"--junit", f.junit}); err != nil {
+		return err
+	}
 	opts := analysis.Options{SkipSteps: f.analysis.skipSteps}
 	advice := advisor.Advise(res, advisor.EnvOf(cluster), advOpts)
 	doc := &report.Document{

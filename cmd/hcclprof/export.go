@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +55,18 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 			}
 			advice := advisor.Advise(res, advisor.EnvOf(cluster), withFramework(advOpts, cluster))
 			tables := append(export.Tables(res, &advice), export.TasksTable(cluster))
+			// Nothing is written over a file the run read: the trace's file, or each
+			// table's file in the directory.
+			outputs := []output{{"-o", out}}
+			if to != "trace" {
+				outputs = nil
+				for _, t := range tables {
+					outputs = append(outputs, output{"-o", filepath.Join(out, t.Name+"."+to)})
+				}
+			}
+			if err := checkOutputs(args, cluster, outputs...); err != nil {
+				return err
+			}
 			switch to {
 			case "csv":
 				if err := export.WriteCSV(out, tables); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/profile"
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // Table is one exported table: column names (with units), their types, and rows of
@@ -122,6 +123,7 @@ func TasksTable(c *profile.Cluster) Table {
 
 // WriteCSV writes each table to DIR/NAME.csv.
 func WriteCSV(dir string, tables []Table) error {
+	sanitize.Value(&tables) // names come from untrusted profiles
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -205,6 +207,7 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 			}
 		}
 		first = false
+		sanitize.Value(&e) // names come from untrusted profiles
 		return enc.Encode(e)
 	}
 	meta := func(pid, tid int, kind, name string) error {

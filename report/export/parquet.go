@@ -12,11 +12,14 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // WriteParquet writes each table to DIR/NAME.parquet (Snappy), with int64, double and
 // utf8 columns: readable by DuckDB, pandas and Spark.
 func WriteParquet(dir string, tables []Table) error {
+	sanitize.Value(&tables) // names come from untrusted profiles
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
