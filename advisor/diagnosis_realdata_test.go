@@ -198,3 +198,36 @@ func TestCANN9RunIsHostBound(t *testing.T) {
 	}
 	assert.Contains(t, ids, "cause_host_bound")
 }
+
+// msprof-cann85-matmul: msprof 25.5.0's capture of one AscendC matmul kernel, only its
+// mindstudio_profiler_output/. One step-less range, the collection, from the kernel's
+// start to the device's last task: Computing is the kernel (7.840 us, task_time_*.csv),
+// Free the 1164.540 us after it that msprof's own Free row covers, Stage 1172.380 us,
+// no communication; the recomputation agrees with the profiler's Overlap Analysis
+// rows, and the diagnosis is what those figures say: the device idles 99.3% of it,
+// host-bound.
+func TestMsprofCann85MatmulDiagnosis(t *testing.T) {
+	dir := realdata.Path(t, "msprof-cann85-matmul")
+	_, res, adv := analyseDir(t, dir)
+	assert.Empty(t, res.Warnings)
+	require.Len(t, res.Ranks, 1)
+	rr := res.Ranks[0]
+	assert.Equal(t, 0, rr.Rank)
+	assert.Equal(t, profile.FormatMsprof, rr.Format)
+	assert.Equal(t, analysis.SourceTimeline, rr.Source, "the recomputation agrees with the Overlap Analysis rows")
+	assert.False(t, rr.Incomplete)
+	assert.Empty(t, rr.Problems)
+	require.Len(t, rr.Steps, 1)
+	s := rr.Steps[0]
+	assert.False(t, s.HasStep)
+	assert.Equal(t, int64(7_840), s.ComputingNs)
+	assert.Equal(t, int64(1_164_540), s.FreeNs)
+	assert.Equal(t, int64(1_172_380), s.StageNs)
+	assert.Zero(t, s.CommunicationNs)
+	assert.Zero(t, s.CommNotOverlappedNs)
+	assert.Equal(t, 1, res.Summary.Ranks)
+	assert.Equal(t, 1, res.Summary.Steps)
+	assert.Zero(t, res.Summary.CommShare)
+	assert.Equal(t, advisor.CauseHostBound, adv.Diagnosis.Cause, adv.Diagnosis.Title)
+	assert.Contains(t, adv.Diagnosis.Title, "99.3%")
+}

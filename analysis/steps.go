@@ -173,6 +173,8 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 	}
 	if !noMarkers {
 		addTrailingIdle(all, steps, r.Overlap.Free)
+	} else {
+		addClosingIdle(&all[0], r.Overlap.Free)
 	}
 	out := make([]StepBreakdown, 0, len(windows))
 	var overlapRows []profile.StepTraceRow
@@ -267,6 +269,26 @@ func addTrailingIdle(bs []breakdownWithStart, steps []profile.StepMarker, freeRo
 		bs[i].FreeNs += gap
 		bs[i].lastNs = next
 	}
+}
+
+// addClosingIdle extends the step-less range of a run without step markers to the
+// end of the profiler's Free rows that start in it: the range is the collection, and
+// msprof 25.5 draws Free from the last kernel to the device's last task of the
+// collection (PLACE_HOLDER_SQE, after PROFILING_DISABLE), which is no computation
+// (msprof-cann85-matmul: Computing 7.840 us, Free 1164.540 us, Stage 1172.380 us).
+// Without the layer the range ends at the last computation or communication.
+func addClosingIdle(b *breakdownWithStart, freeRows []profile.Interval) {
+	if !b.hasWork {
+		return
+	}
+	end := b.lastNs
+	for _, iv := range inWindow(freeRows, b.firstNs, b.lastNs+1) {
+		end = max(end, iv.EndNs)
+	}
+	gap := end - b.lastNs
+	b.StageNs += gap
+	b.FreeNs += gap
+	b.lastNs = end
 }
 
 // clippedSteps is the breakdown of a rank whose device and host share a clock

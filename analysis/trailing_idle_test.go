@@ -49,3 +49,46 @@ func TestTrailingIdleFollowsHostStepEnd(t *testing.T) {
 		})
 	}
 }
+
+// A run without step markers is one range, the collection: when the profiler draws a
+// Free row from the last task onwards (msprof 25.5 draws it to the device's last task
+// of the collection, which is no computation), the range reaches that row's end, and
+// the recomputation agrees with the profiler's own rows. Free rows starting after the
+// last task's end, or before the first task, are not the range's.
+func TestClosingIdleWithoutStepMarkers(t *testing.T) {
+	compute := []profile.Interval{iv(1000, 1100), iv(1200, 1300)}
+	tests := []struct {
+		name        string
+		freeRows    []profile.Interval
+		stage, free int64
+		rowsAgree   bool // the profiler's rows in the range sum to the same Stage and Free
+	}{
+		{"Free row from the last task to the end of the collection", []profile.Interval{iv(1100, 1200), iv(1300, 5000)}, 4000, 3800, true},
+		{"Free rows between tasks only", []profile.Interval{iv(1100, 1200)}, 300, 100, true},
+		{"a Free row after a gap is not the range's", []profile.Interval{iv(1100, 1200), iv(1400, 5000)}, 300, 100, true},
+		{"a leading Free row is not the range's", []profile.Interval{iv(0, 1000), iv(1100, 1200)}, 300, 100, true},
+		{"no Overlap Analysis layer", nil, 300, 100, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ov := profile.OverlapLayer{Free: tc.freeRows}
+			if tc.freeRows != nil {
+				ov.Computing = compute
+			}
+			r := &profile.Rank{HasTimeline: true, Compute: compute, Overlap: ov}
+			steps, rows := timelineSteps(r)
+			require.Len(t, steps, 1)
+			assert.False(t, steps[0].HasStep)
+			assert.Equal(t, tc.stage, steps[0].StageNs)
+			assert.Equal(t, tc.free, steps[0].FreeNs)
+			assert.Equal(t, int64(200), steps[0].ComputingNs)
+			if !tc.rowsAgree {
+				assert.Empty(t, rows)
+				return
+			}
+			require.Len(t, rows, 1)
+			assert.InDelta(t, float64(tc.stage)/1000, rows[0].StageUs, 1e-9, "the profiler's rows agree")
+			assert.InDelta(t, float64(tc.free)/1000, rows[0].FreeUs, 1e-9)
+		})
+	}
+}

@@ -84,7 +84,8 @@ var listDir = readDirPath
 
 // Discover finds every torch_npu rank under the arguments: cluster roots, rank
 // directories (*_ascend_pt), ASCEND_PROFILER_OUTPUT directories, folders of loose
-// exported files, or single files. Ranks come from profiler_info_<rank>.json (or its
+// exported files, or single files; and msprof's PROF_* directories, or their
+// mindstudio_profiler_output/ copied alone (one msprof device each). Ranks come from profiler_info_<rank>.json (or its
 // rank_id); ranks without one are numbered after the known ones. When a rank appears
 // twice the latest directory (by its timestamp) is kept and the others are noted.
 //
@@ -172,7 +173,7 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 	in.Ranks = addSummaryRanks(in.Ranks, summaries, &in.Notes)
 	if len(in.Ranks) == 0 {
 		in.Release()
-		return in, fmt.Errorf("%w in %s: expected rank directories (*_ascend_pt, *_ascend_ms or any name) with profiler_info_<rank>.json and %s/, msprof PROF_* directories, a trace_view.json, an ascend_pytorch_profiler_<rank>.db, a PyTorch (Kineto) trace or msprof-analyze's cluster_analysis_output",
+		return in, fmt.Errorf("%w in %s: expected rank directories (*_ascend_pt, *_ascend_ms or any name) with profiler_info_<rank>.json and %s/, msprof PROF_* directories or their mindstudio_profiler_output, a trace_view.json, an ascend_pytorch_profiler_<rank>.db, a PyTorch (Kineto) trace or msprof-analyze's cluster_analysis_output",
 			ErrNothingFound, strings.Join(args, " "), ascendOutput)
 	}
 	return in, nil
@@ -304,11 +305,21 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), a
 		// PROF_* directories inside *_ascend_pt/_ascend_ms are raw data of that rank;
 		// the rank directory was matched above and skipped, so these are msprof's own.
 		if IsMsprofDir(path) {
-			devs, err := ScanMsprofDir(path)
-			if err != nil {
-				*notes = append(*notes, fmt.Sprintf("skipped %s: %v", path, err))
+			addMsprofDir(path, addDevs, notes)
+			return fs.SkipDir
+		}
+		if name == msprofExportDir && IsMsprofDir(filepath.Dir(path)) {
+			// A PROF directory's export named directly: its PROF directory is the rank.
+			addMsprofDir(filepath.Dir(path), addDevs, notes)
+			return fs.SkipDir
+		}
+		if dev, from, ok := ScanMsprofExport(path); ok {
+			device := "its files name no device"
+			if from != "" {
+				device = fmt.Sprintf("device %d from %s", dev.Device, from)
 			}
-			addDevs(devs)
+			*notes = append(*notes, fmt.Sprintf("%s: an msprof export without its PROF_* directory (no info.json.N: no rank_id or chip; no analyze/: no communication.json); %s", path, device))
+			addDevs([]MsprofDevice{dev})
 			return fs.SkipDir
 		}
 		addKinetoTraces(path, add)
@@ -321,6 +332,15 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), a
 		}
 		return nil
 	})
+}
+
+// addMsprofDir adds the devices of a PROF directory.
+func addMsprofDir(profDir string, addDevs func([]MsprofDevice), notes *[]string) {
+	devs, err := ScanMsprofDir(profDir)
+	if err != nil {
+		*notes = append(*notes, fmt.Sprintf("skipped %s: %v", profDir, err))
+	}
+	addDevs(devs)
 }
 
 // addKinetoTraces adds the Kineto traces directly inside dir.

@@ -114,6 +114,11 @@ type MsprofDevice struct {
 	Others []int
 	// Problem is set when info.json.N could not be read.
 	Problem string
+	// ExportOnly marks an export copied without its PROF directory: ProfDir is then
+	// the export directory itself (mindstudio_profiler_output/), with no info.json.N
+	// (RankID -1, no chip), device_N/ or analyze/ around it. Device is the one its
+	// files name, -1 when they name none.
+	ExportOnly bool
 }
 
 type msprofDeviceDir struct {
@@ -174,6 +179,121 @@ func msprofDirTimestamp(dir string) int64 {
 		return 0
 	}
 	return ts
+}
+
+var (
+	// npuLabelRe is the process label msprof 25 gives a device's timeline processes
+	// (process_labels "NPU 0"); the host's are "CPU".
+	npuLabelRe = regexp.MustCompile(`^NPU (\d{1,2})$`)
+	taskTimeRe = regexp.MustCompile(`^task_time((?:_\d+)+)\.csv$`)
+)
+
+// ScanMsprofExport recognises an msprof export directory without its PROF directory
+// (someone kept only mindstudio_profiler_output/): a directory holding a CANN 8 export
+// timeline (msprof_{ts}.json or its slices), or one named mindstudio_profiler_output
+// holding an op_summary_{ts}.csv. It returns the device it stands for, and where its
+// device number came from: the Device_id column of op_summary (else task_time), which
+// the 8.x exports write first, else the timeline's process_labels "NPU N". Its rank is
+// -1: msprof writes the rank_id only in device_N/info.json.N, which such a copy lacks.
+func ScanMsprofExport(dir string) (dev MsprofDevice, deviceFrom string, ok bool) {
+	entries, err := readDirPath(dir)
+	if err != nil {
+		return MsprofDevice{}, "", false
+	}
+	var timeline string
+	for _, e := range entries {
+		if !e.IsDir() && (exportTimelineRe.MatchString(e.Name()) || exportSliceRe.MatchString(e.Name())) {
+			timeline = filepath.Join(dir, e.Name())
+			break
+		}
+	}
+	summary := newestMatch(dir, opSummaryRe)
+	if timeline == "" && (summary == "" || filepath.Base(dir) != msprofExportDir) {
+		return MsprofDevice{}, "", false
+	}
+	dev = MsprofDevice{ProfDir: dir, Device: -1, RankID: -1, Rank: -1, ExportOnly: true}
+	for _, csvFile := range []string{summary, newestMatch(dir, taskTimeRe)} {
+		if csvFile == "" {
+			continue
+		}
+		if n, ok := firstDeviceID(csvFile); ok {
+			dev.Device = n
+			return dev, filepath.Base(csvFile) + "'s Device_id", true
+		}
+	}
+	if timeline != "" {
+		if n, ok := timelineNPULabel(timeline); ok {
+			dev.Device = n
+			return dev, filepath.Base(timeline) + "'s process label \"NPU " + strconv.Itoa(n) + "\"", true
+		}
+	}
+	return dev, "", true
+}
+
+// firstDeviceID reads the Device_id of a CSV export's first row; false when the
+// file has no such column or its first row holds no device number (the host rows
+// of api_statistic say "host").
+func firstDeviceID(file string) (int, bool) {
+	f, err := openPath(file)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	t, err := openCSVTable(f, file)
+	if err != nil {
+		return 0, false
+	}
+	i := t.col("Device_id", "Device ID")
+	if i < 0 {
+		return 0, false
+	}
+	if ok, err := t.next(); !ok || err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(t.field(i)))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// errFoundLabel stops timelineNPULabel's scan at the first device label.
+var errFoundLabel = errors.New("found")
+
+// timelineNPULabel returns the device number of the first process_labels "NPU N"
+// metadata event of a timeline; false when it has none (the labels may be plain "NPU").
+func timelineNPULabel(file string) (int, bool) {
+	f, err := openPath(file)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	device := -1
+	_ = readChromeTrace(newJSONStream(f), file, func(ev []byte) error {
+		e, err := parseRawEvent(ev)
+		if err != nil || string(e.ph) != `"M"` {
+			return nil
+		}
+		if name, _ := jsonString(e.name); name != "process_labels" || len(e.args) == 0 {
+			return nil
+		}
+		it := newObjIter(e.args)
+		for {
+			k, v, ok := it.next()
+			if !ok {
+				return nil
+			}
+			if string(k) != "labels" {
+				continue
+			}
+			label, _ := jsonString(v)
+			if m := npuLabelRe.FindStringSubmatch(label); m != nil {
+				device, _ = strconv.Atoi(m[1])
+				return errFoundLabel
+			}
+		}
+	}, nil)
+	return device, device >= 0
 }
 
 // ScanMsprofDir lists the devices of a PROF directory, reading only their
@@ -258,7 +378,12 @@ func readMsprofInfo(dev *MsprofDevice) error {
 // assignment.
 func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 	var notes []string
-	label := func(d MsprofDevice) string { return fmt.Sprintf("%s device_%d", d.ProfDir, d.Device) }
+	label := func(d MsprofDevice) string {
+		if d.ExportOnly {
+			return fmt.Sprintf("%s (device %d)", d.ProfDir, d.Device)
+		}
+		return fmt.Sprintf("%s device_%d", d.ProfDir, d.Device)
+	}
 	byRank := map[int]int{} // rank → index into kept
 	var kept, unknown []MsprofDevice
 	for _, d := range devs {
@@ -282,11 +407,17 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 	type key struct {
 		host string
 		dev  int
+		// export is the directory of an export without its PROF directory: having no
+		// hostUid, two such copies of one device number are different devices.
+		export string
 	}
 	byKey := map[key]int{}
 	var keyed []MsprofDevice
 	for _, d := range unknown {
-		k := key{d.HostUID, d.Device}
+		k := key{host: d.HostUID, dev: d.Device}
+		if d.ExportOnly {
+			k.export = d.ProfDir
+		}
 		i, dup := byKey[k]
 		if !dup {
 			byKey[k] = len(keyed)
@@ -300,7 +431,7 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 		notes = append(notes, fmt.Sprintf("host %q device %d: %s ignored, %s is the earliest", d.HostUID, d.Device, label(old), label(keyed[i])))
 	}
 	slices.SortFunc(keyed, func(a, b MsprofDevice) int {
-		return cmp.Or(strings.Compare(a.HostUID, b.HostUID), cmp.Compare(a.Device, b.Device))
+		return cmp.Or(strings.Compare(a.HostUID, b.HostUID), cmp.Compare(a.Device, b.Device), strings.Compare(a.ProfDir, b.ProfDir))
 	})
 	next := 0
 	for i := range keyed {
@@ -316,7 +447,7 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 		kept = append(kept, *d)
 	}
 	if len(keyed) > 0 {
-		notes = append(notes, fmt.Sprintf("%d msprof device(s) without a rank_id (-1 in info.json.N): numbered in (hostUid, device) order from %s (rank %d), as msprof-analyze does",
+		notes = append(notes, fmt.Sprintf("%d msprof device(s) without a rank_id (-1 in info.json.N, or no info.json.N in an export without its PROF directory): numbered in (hostUid, device) order from %s (rank %d), as msprof-analyze does",
 			len(keyed), label(keyed[0]), keyed[0].Rank))
 	}
 	slices.SortStableFunc(kept, func(a, b MsprofDevice) int { return cmp.Compare(a.Rank, b.Rank) })
@@ -380,7 +511,9 @@ func (l *msprofLoader) ignore(paths ...string) {
 	}
 }
 
-// LoadMsprofDevice reads one device of a PROF directory as rank dev.Rank.
+// LoadMsprofDevice reads one device of a PROF directory as rank dev.Rank; for an
+// export without its PROF directory (ExportOnly) only the export's timeline is read,
+// as it is inside a PROF directory.
 func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 	r := &profile.Rank{Rank: dev.Rank, Dir: dev.ProfDir, Format: profile.FormatMsprof, Info: profile.Info{RankID: dev.RankID}}
 	l := &msprofLoader{r: r, dir: dev.ProfDir}
@@ -402,13 +535,16 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 
 	// A unified db at the PROF root is what msprof-analyze reads first (data type db):
 	// it holds the device's timeline in the torch_npu db schema.
-	if db := newestMatch(dev.ProfDir, msprofDBRe); owner && db != "" {
+	if db := newestMatch(dev.ProfDir, msprofDBRe); owner && !dev.ExportOnly && db != "" {
 		l.readUnifiedDB(db)
 		return l.finish()
 	}
 
 	var timelines, stepTraces []string
 	exportDir := filepath.Join(dev.ProfDir, msprofExportDir)
+	if dev.ExportOnly {
+		exportDir = dev.ProfDir
+	}
 	if msprofIsDir(exportDir) {
 		if owner {
 			timelines, stepTraces = l.pickExport(exportDir)
@@ -417,7 +553,7 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 				msprofExportDir, len(dev.Others)+1, slices.Min(dev.Others), dev.Device)
 		}
 	}
-	if len(timelines) == 0 {
+	if len(timelines) == 0 && !dev.ExportOnly {
 		if dir := filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), msprofTimelineIn); msprofIsDir(dir) {
 			timelines, stepTraces = l.pickOldTimeline(dir)
 		}
@@ -428,7 +564,7 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 	} else if owner {
 		// Without a timeline, op_summary's HCCL rows are the only record of the ops.
 		summary := newestMatch(exportDir, opSummaryRe)
-		if summary == "" {
+		if summary == "" && !dev.ExportOnly {
 			summary = newestMatch(filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), "summary"), opSummaryRe)
 		}
 		if summary != "" {
@@ -438,11 +574,16 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 				return err
 			})
 		}
-		l.problem("%s: no timeline (%s/msprof_*.json, or device_%d/timeline/msprof_*.json): export it with msprof --export=on --output=%s",
-			dev.ProfDir, msprofExportDir, dev.Device, dev.ProfDir)
+		if dev.ExportOnly {
+			l.problem("%s: no timeline (msprof_*.json) in this export, and no PROF directory beside it to export one from: only op_summary's communication rows are read",
+				dev.ProfDir)
+		} else {
+			l.problem("%s: no timeline (%s/msprof_*.json, or device_%d/timeline/msprof_*.json): export it with msprof --export=on --output=%s",
+				dev.ProfDir, msprofExportDir, dev.Device, dev.ProfDir)
+		}
 	}
 
-	if analyze := filepath.Join(dev.ProfDir, msprofAnalyzeDir); owner && msprofIsDir(analyze) {
+	if analyze := filepath.Join(dev.ProfDir, msprofAnalyzeDir); owner && !dev.ExportOnly && msprofIsDir(analyze) {
 		l.readAnalyze(analyze)
 	}
 	return l.finish()
