@@ -94,7 +94,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		CommBudget:   advOpts.CommBudget,
 		Gates:        analysis.EvaluateGates(gates, res.Summary.Metrics()),
 		Notes:        append(cluster.Notes, skippedNote(opts.SkipSteps)...),
-		Command:      "hcclprof " + strings.Join(os.Args[1:], " "),
+		Command:      recordedCommand(),
 		Version:      toolVersion(),
 	}
 	var w io.Writer = cmd.OutOrStdout()
