@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -32,19 +31,6 @@ func (e *exitError) Error() string {
 		return fmt.Sprintf("exit status %d", e.code)
 	}
 	return e.err.Error()
-}
-
-// version is set at build time (-ldflags "-X main.version=..."), else from the module.
-var version = ""
-
-func toolVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 func newRootCmd() *cobra.Command {
