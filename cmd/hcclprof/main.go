@@ -44,6 +44,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd())
 	root.AddCommand(newAdviseCmd(), newModelCmd(), newCalibrateCmd(), newWhatIfCmd(), newExportCmd(), newDiffCmd())
+	registerCompletions(root)
 	return root
 }
 
