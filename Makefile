@@ -4,10 +4,27 @@ BIN     ?= bin/hcclprof
 PKGS    := ./...
 BENCH_DIR ?= $(or $(TMPDIR),/tmp)/hcclprof-bench
 
-.PHONY: build test bench scale lint demo fuzz clean
+.PHONY: build install dist test bench scale lint demo fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/hcclprof
+
+install:
+	$(GO) install ./cmd/hcclprof
+
+# Static release binaries (no cgo: the SQLite driver is pure Go) under dist/, named
+# hcclprof-OS-ARCH, with the version and commit stamped (hcclprof --version).
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c-dirty; })
+DIST_PLATFORMS ?= linux/amd64 linux/arm64
+dist:
+	@mkdir -p dist
+	@for p in $(DIST_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; echo "dist/hcclprof-$$os-$$arch ($(VERSION), commit $(COMMIT))"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath \
+	    -ldflags "-s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)" \
+	    -o dist/hcclprof-$$os-$$arch ./cmd/hcclprof || exit 1; \
+	done
 
 # The generator-against-analyzer matrices take minutes on a loaded 2-core machine:
 # the per-package limit is raised from go test's 10 minutes.
@@ -71,4 +88,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

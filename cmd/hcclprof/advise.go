@@ -2,8 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +31,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 			}
 			advice := advisor.Advise(run.result, advisor.EnvOf(run.cluster), run.advisor)
 			doc := &report.Document{Result: run.result, Advice: &advice, CommBudget: run.advisor.CommBudget, Notes: run.cluster.Notes,
-				Command: "hcclprof " + strings.Join(os.Args[1:], " "), Version: toolVersion()}
+				Command: recordedCommand(), Version: toolVersion()}
 			if err := write(cmd, format, func(w io.Writer) error { return report.WriteAdviceText(w, doc) },
 				func(w io.Writer) error { return report.WriteAdviceJSON(w, doc) }); err != nil {
 				return err

@@ -48,7 +48,7 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.IntVar(&f.timelineRank, "timeline-rank", 0, "with --format html: the rank whose longest step is drawn with its compute lanes")
 	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
-	fl.BoolVar(&f.github, "github", false, "after the report, print GitHub Actions annotations: an error per failed gate, a warning per high finding")
+	fl.BoolVar(&f.github, "github", false, "print GitHub Actions annotations to stderr (an error per failed gate, a warning per high finding) and append the Markdown report to $GITHUB_STEP_SUMMARY when it is set")
 	f.analysis.register(fl)
 	return cmd
 }
@@ -76,7 +76,13 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		return err
 	}
 	cluster, res, advOpts := run.cluster, run.result, run.advisor
-	if err := checkOutputs(args, cluster, output{"-o", f.output}, output{"--junit", f.junit}); err != nil {
+	// The job summary is only written with --github, so a local run with the variable
+	// left over in its environment does not touch the file.
+	var stepSummary string
+	if f.github {
+		stepSummary = os.Getenv("GITHUB_STEP_SUMMARY")
+	}
+	if err := checkOutputs(args, cluster, output{"-o", f.output}, output{"--junit", f.junit}, output{"$GITHUB_STEP_SUMMARY", stepSummary}); err != nil {
 		return err
 	}
 	opts := analysis.Options{SkipSteps: f.analysis.skipSteps}
@@ -88,7 +94,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		CommBudget:   advOpts.CommBudget,
 		Gates:        analysis.EvaluateGates(gates, res.Summary.Metrics()),
 		Notes:        append(cluster.Notes, skippedNote(opts.SkipSteps)...),
-		Command:      "hcclprof " + strings.Join(os.Args[1:], " "),
+		Command:      recordedCommand(),
 		Version:      toolVersion(),
 	}
 	var w io.Writer = cmd.OutOrStdout()
@@ -114,8 +120,15 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	if f.github {
-		if err := report.WriteGitHubAnnotations(cmd.OutOrStdout(), doc); err != nil {
+		// stderr, so that stdout stays the report alone (valid JSON with --format json);
+		// the Actions runner reads workflow commands from both streams.
+		if err := report.WriteGitHubAnnotations(cmd.ErrOrStderr(), doc); err != nil {
 			return &exitError{code: exitUsage, err: err}
+		}
+		if stepSummary != "" {
+			if err := appendStepSummary(stepSummary, doc); err != nil {
+				return usage(fmt.Errorf("$GITHUB_STEP_SUMMARY: %w", err))
+			}
 		}
 	}
 	if f.junit != "" {
@@ -143,6 +156,20 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		return &exitError{code: exitGateFailed}
 	}
 	return nil
+}
+
+// appendStepSummary appends the Markdown report to the job summary file: Actions
+// shows that file's Markdown on the run's summary page, and other steps append too.
+func appendStepSummary(path string, doc *report.Document) error {
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	err = report.WriteMarkdown(file, doc)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // skippedNote says which steps --skip-steps left out, so a report never hides it.

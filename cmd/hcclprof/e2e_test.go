@@ -42,7 +42,21 @@ const sample = "../../fixtures/samples/demo-2node-8rank"
 
 func runBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runBinEnv(t, nil, args...)
+}
+
+// runBinEnv runs the binary with the test's environment plus env ("NAME=value").
+// GITHUB_STEP_SUMMARY is dropped unless env sets it, so that tests run inside
+// GitHub Actions do not append their reports to the real job summary.
+func runBinEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(binPath, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GITHUB_STEP_SUMMARY=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -601,11 +615,13 @@ func TestMarkdownReport(t *testing.T) {
 }
 
 // TestJUnitAndGitHub: --junit writes the gates as valid JUnit XML with the failure,
-// --github prints the workflow commands.
+// --github prints the workflow commands on stderr.
 func TestJUnitAndGitHub(t *testing.T) {
 	junit := filepath.Join(t.TempDir(), "gates.xml")
-	out, _, code := runBin(t, "analyze", sample, "--fail-on", "comm_share>30%", "--fail-on", "step_time_us>1e9", "--junit", junit, "--github")
+	out, errOut, code := runBin(t, "analyze", sample, "--fail-on", "comm_share>30%", "--fail-on", "step_time_us>1e9", "--junit", junit, "--github")
 	assert.Equal(t, 1, code)
+	assert.NotContains(t, out, "::", "the annotations are not mixed into the report")
+	out = errOut
 	// '%' is escaped as %25 (and ',' in properties as %2C), as the Actions toolkit does.
 	assert.Contains(t, out, "::error title=hcclprof gate comm_share>30%25::comm_share = 0.4833 (48.33%25) breaches comm_share>30%25")
 	assert.Contains(t, out, "::warning title=Link 1→5 (RDMA) runs at 41%25 of its peers' bandwidth::")
@@ -632,6 +648,52 @@ func TestJUnitAndGitHub(t *testing.T) {
 	require.NotNil(t, s.Cases[0].Failure)
 	assert.Contains(t, s.Cases[0].Failure.Message, "0.4833")
 	assert.Nil(t, s.Cases[1].Failure)
+}
+
+// TestGitHubJSON: with --github, stdout is still the JSON report alone, the workflow
+// commands go to stderr, and the Markdown report is appended to $GITHUB_STEP_SUMMARY
+// (after what earlier steps wrote there); without --github the file is not touched.
+func TestGitHubJSON(t *testing.T) {
+	summary := filepath.Join(t.TempDir(), "step_summary.md")
+	require.NoError(t, os.WriteFile(summary, []byte("earlier step\n"), 0o644))
+	env := []string{"GITHUB_STEP_SUMMARY=" + summary}
+
+	out, errOut, code := runBinEnv(t, env, "analyze", sample, "--format", "json", "--github", "--fail-on", "comm_share>30%")
+	assert.Equal(t, 1, code)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), "stdout is one JSON document")
+	assert.NotContains(t, out, "::error")
+	assert.Contains(t, errOut, "::error title=hcclprof gate comm_share>30%25::comm_share = 0.4833 (48.33%25)")
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		assert.Regexp(t, `^(::(error|warning) title=|hcclprof: gate failed: )`, line)
+	}
+	b, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "earlier step\n## hcclprof: 48.3% of the step is exposed communication"), "%.200s", b)
+	assert.Contains(t, string(b), "- **FAIL** `comm_share>30%`")
+
+	// Markdown on stdout has no stray workflow-command lines either.
+	md, _, code := runBinEnv(t, env, "analyze", sample, "--format", "markdown", "--github")
+	assert.Equal(t, 0, code)
+	assert.NotContains(t, md, "::warning")
+	assert.True(t, strings.HasPrefix(md, "## hcclprof:"))
+
+	// Without --github the variable is ignored.
+	before, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	_, _, code = runBinEnv(t, env, "analyze", sample, "--format", "json")
+	assert.Equal(t, 0, code)
+	after, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.Equal(t, len(before), len(after))
+
+	// The summary file may not be an input of the run.
+	traces, err := filepath.Glob(filepath.Join(sample, "*_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, traces)
+	_, stderr, code := runBinEnv(t, []string{"GITHUB_STEP_SUMMARY=" + traces[0]}, "analyze", sample, "--github")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "is an input of this run")
 }
 
 // TestExport: CSV tables recompute comm_share; the trace is valid JSON with a

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +35,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 				return &exitError{code: exitUsage, err: err}
 			}
 			doc := &report.InspectDocument{Ranks: analysis.Inspect(cluster), Notes: cluster.Notes,
-				Command: "hcclprof " + strings.Join(os.Args[1:], " "), Version: toolVersion()}
+				Command: recordedCommand(), Version: toolVersion()}
 			if format == "json" {
 				err = report.WriteInspectJSON(cmd.OutOrStdout(), doc)
 			} else {

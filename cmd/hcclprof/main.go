@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -34,19 +33,6 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
-// version is set at build time (-ldflags "-X main.version=..."), else from the module.
-var version = ""
-
-func toolVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "hcclprof",
@@ -58,6 +44,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd())
 	root.AddCommand(newAdviseCmd(), newModelCmd(), newCalibrateCmd(), newWhatIfCmd(), newExportCmd(), newDiffCmd())
+	registerCompletions(root)
 	return root
 }
 

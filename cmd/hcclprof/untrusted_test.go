@@ -83,7 +83,8 @@ func TestUntrustedNames(t *testing.T) {
 	// The names reach the outputs: the test would pass vacuously otherwise.
 	text := run("analyze text", []int{0, 1, 3}, "analyze", in, "--allow-partial", "--github", "--fail-on", "comm_share>1%",
 		"--junit", filepath.Join(out, "gates.xml"))
-	assert.Contains(t, text, "::error title=hcclprof gate", "the --github annotations follow the report")
+	assert.NotContains(t, text, "::error", "the --github annotations are not in the report")
+	assert.Contains(t, outputs["analyze text stderr"], "::error title=hcclprof gate", "the --github annotations go to stderr")
 	for _, f := range []string{"json", "markdown", "html"} {
 		run("analyze "+f, []int{0}, "analyze", in, "--allow-partial", "--format", f, "-o", filepath.Join(out, "report."+f))
 		b, err := os.ReadFile(filepath.Join(out, "report."+f))

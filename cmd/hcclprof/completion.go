@@ -1,0 +1,93 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/fixtures/scenario"
+)
+
+// formatsOf is each command's --format values, as its RunE accepts them.
+var formatsOf = map[string][]string{
+	"analyze": {"text", "json", "markdown", "html"},
+	"diff":    {"text", "json", "markdown"},
+	"gen":     {"text", "db", "msprof"},
+}
+
+// setKnobs are whatif's --set knobs, algoNames the values of algo=.
+var (
+	setKnobs  = []string{"bucket=", "accumulation=", "buffsize=", "overlap=", "algo=", "dp="}
+	algoNames = []string{"ring", "nhr", "rhd", "nb", "pipeline"}
+)
+
+// registerCompletions gives shell completion (hcclprof completion bash|zsh|fish|powershell)
+// the values of the flags that take a fixed set, gen's built-in scenarios and
+// whatif's knobs; paths keep the shell's file completion.
+func registerCompletions(root *cobra.Command) {
+	fixed := func(values ...string) cobra.CompletionFunc {
+		return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
+	}
+	for _, c := range root.Commands() {
+		fl := c.Flags()
+		if fl.Lookup("format") != nil {
+			formats, ok := formatsOf[c.Name()]
+			if !ok {
+				formats = []string{"text", "json"}
+			}
+			_ = c.RegisterFlagCompletionFunc("format", fixed(formats...))
+		}
+		for _, name := range []string{"hardware", "product"} {
+			if fl.Lookup(name) != nil {
+				_ = c.RegisterFlagCompletionFunc(name, fixed(hardware.Names()...))
+			}
+		}
+		if fl.Lookup("framework") != nil {
+			_ = c.RegisterFlagCompletionFunc("framework", fixed("ddp", "megatron", "deepspeed", "mindspore"))
+		}
+		if fl.Lookup("to") != nil {
+			_ = c.RegisterFlagCompletionFunc("to", fixed("parquet", "csv", "trace"))
+		}
+		if fl.Lookup("set") != nil {
+			_ = c.RegisterFlagCompletionFunc("set", completeSet)
+		}
+		if c.Name() == "gen" {
+			c.ValidArgsFunction = completeScenario
+		}
+	}
+}
+
+// completeSet offers the knobs with their '=' (no space after), then algo's values.
+func completeSet(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if strings.HasPrefix(toComplete, "algo=") || strings.HasPrefix(toComplete, "algorithm=") {
+		key := toComplete[:strings.IndexByte(toComplete, '=')+1]
+		out := make([]string, len(algoNames))
+		for i, a := range algoNames {
+			out[i] = key + a
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+	return withPrefix(setKnobs, toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// completeScenario offers the built-in scenarios; a scenario file completes as a path.
+func completeScenario(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	if list, _ := cmd.Flags().GetBool("list"); list {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return withPrefix(scenario.BuiltinNames(), toComplete), cobra.ShellCompDirectiveDefault
+}
+
+func withPrefix(values []string, prefix string) []string {
+	var out []string
+	for _, v := range values {
+		if strings.HasPrefix(v, prefix) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
