@@ -7,7 +7,7 @@ BENCH_DIR ?= $(or $(TMPDIR),/tmp)/hcclprof-bench
 .PHONY: build install dist test bench scale lint demo fuzz clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/hcclprof
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/hcclprof
 
 install:
 	$(GO) install ./cmd/hcclprof
