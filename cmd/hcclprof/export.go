@@ -18,7 +18,7 @@ func newExportCmd() *cobra.Command {
 	var af analysisFlags
 	cmd := &cobra.Command{
 		Use:   "export PATH... --to parquet|csv|trace -o OUT",
-		Short: "Write the analysis for other tools: CSV tables or a Chrome trace",
+		Short: "Write the analysis for other tools: Parquet or CSV tables, or a Chrome trace",
 		Long: `Export writes the analysis of a run for other tools.
 
   --to parquet  OUT is a directory: steps, ops, tasks, links and findings .parquet (Snappy;

@@ -37,7 +37,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "hcclprof",
 		Short:         "Communication analysis of Ascend NPU training profiles",
-		Long:          "hcclprof reads the output of the Ascend profilers (torch_npu, msprof) for one rank or a whole cluster and reports how much of each training step is communication, how much of it is exposed, and which collectives cost the most.",
+		Long:          "hcclprof reads the output of the Ascend profilers (torch_npu, MindSpore, msprof, msprof-analyze's cluster output) and of PyTorch's profiler on NVIDIA GPUs (Kineto), for one rank or a whole cluster, and reports how much of each training step is communication, how much of it is exposed, why (moving data, or waiting: for a slower rank, the other pipeline stage, ranks that were not profiled, the host) and what to change.",
 		Version:       toolVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
