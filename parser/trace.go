@@ -81,8 +81,12 @@ var nonComputeTaskNames = map[string]bool{
 	"EVENTRESET": true, "PROFILINGENABLE": true, "PROFILINGDISABLE": true,
 }
 
+// taskNameFolder drops the spaces and underscores task names are spelled with; built
+// once, since every hardware task's name passes through it.
+var taskNameFolder = strings.NewReplacer(" ", "", "_", "")
+
 func normalTaskName(name string) string {
-	return strings.ToUpper(strings.NewReplacer(" ", "", "_", "").Replace(name))
+	return strings.ToUpper(taskNameFolder.Replace(name))
 }
 
 // isCommTaskName reports whether a hardware task's name says it is HCCL's (or another
