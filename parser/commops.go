@@ -46,14 +46,11 @@ func opsFromCommStats(r *profile.Rank) {
 	r.CommOpsSource = commStatsFile(r)
 }
 
+// commStatsFiles are the files a rank's per-op statistics may come from, in the
+// order they are preferred.
+var commStatsFiles = []string{"communication.json", analysisDBName, "communication_analyzer.db"}
+
 // commStatsFile names the file the rank's per-op statistics were read from.
 func commStatsFile(r *profile.Rank) string {
-	for _, want := range []string{"communication.json", analysisDBName, "communication_analyzer.db"} {
-		for _, f := range r.FilesUsed {
-			if filepath.Base(f) == want {
-				return want
-			}
-		}
-	}
-	return "communication.json"
+	return filepath.Base(usedFile(r, "communication.json", commStatsFiles...))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -23,14 +24,14 @@ func validate(r *profile.Rank) {
 	problem := func(format string, args ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, args...)) }
 	timeline := timelineFile(r)
 
-	r.CommOps = keepValid(r.CommOps, func(op profile.CommOp) bool {
+	r.CommOps = keepValidItems(r.CommOps, func(op profile.CommOp) bool {
 		if badInterval(op.Interval) {
 			problem("%s: op %s at %d ns: end %d ns before its start, or longer than a day: dropped", opsFile(r), op.Name, op.StartNs, op.EndNs)
 			return false
 		}
 		return true
 	})
-	r.KernelCommOps = keepValid(r.KernelCommOps, func(op profile.CommOp) bool {
+	r.KernelCommOps = keepValidItems(r.KernelCommOps, func(op profile.CommOp) bool {
 		if badInterval(op.Interval) {
 			problem("kernel_details.csv: op %s at %d ns: duration %d ns out of range: dropped", op.Name, op.StartNs, op.DurNs())
 			return false
@@ -38,7 +39,7 @@ func validate(r *profile.Rank) {
 		return true
 	})
 	bad := 0
-	r.Compute = keepValid(r.Compute, func(iv profile.Interval) bool {
+	r.Compute = keepValidItems(r.Compute, func(iv profile.Interval) bool {
 		if badInterval(iv) {
 			if bad++; bad == 1 {
 				problem("%s: a compute task at %d ns ends at %d ns, before its start or over a day later: dropped", timeline, iv.StartNs, iv.EndNs)
@@ -48,7 +49,7 @@ func validate(r *profile.Rank) {
 		return true
 	})
 	bad = 0
-	r.CommTasks = keepValid(r.CommTasks, func(t profile.CommTask) bool {
+	r.CommTasks = keepValidItems(r.CommTasks, func(t profile.CommTask) bool {
 		if badInterval(t.Interval) || t.SizeBytes < 0 {
 			if bad++; bad == 1 {
 				problem("%s: HCCL task %s at %d ns: end %d ns or size %d bytes out of range: dropped", timeline, t.Name, t.StartNs, t.EndNs, t.SizeBytes)
@@ -57,7 +58,7 @@ func validate(r *profile.Rank) {
 		}
 		return true
 	})
-	r.Steps = keepValid(r.Steps, func(s profile.StepMarker) bool {
+	r.Steps = keepValidItems(r.Steps, func(s profile.StepMarker) bool {
 		if badInterval(s.Interval) {
 			problem("%s: ProfilerStep#%d ends at %d ns, before its start %d ns or over a day later: dropped", timeline, s.Step, s.EndNs, s.StartNs)
 			return false
@@ -67,7 +68,7 @@ func validate(r *profile.Rank) {
 
 	stepFile := stepTraceFile(r)
 	seen := map[int]bool{}
-	r.StepTrace = keepValid(r.StepTrace, func(row profile.StepTraceRow) bool {
+	r.StepTrace = keepValidItems(r.StepTrace, func(row profile.StepTraceRow) bool {
 		if why := badStepRow(row); why != "" {
 			problem("%s: step %s: %s: row dropped", stepFile, stepText(row), why)
 			return false
@@ -80,8 +81,8 @@ func validate(r *profile.Rank) {
 		return true
 	})
 
-	statsFile := usedFile(r, "communication.json", "communication.json", analysisDBName, "communication_analyzer.db")
-	r.CommStats = keepValid(r.CommStats, func(s profile.CommOpStats) bool {
+	statsFile := usedFile(r, "communication.json", commStatsFiles...)
+	r.CommStats = keepValidItems(r.CommStats, func(s profile.CommOpStats) bool {
 		if why := badOpStats(s); why != "" {
 			problem("%s: op %s@%s step %d: %s: dropped", statsFile, s.Name, s.Group, s.Step, why)
 			return false
@@ -90,17 +91,9 @@ func validate(r *profile.Rank) {
 	})
 }
 
-func keepValid[T any](items []T, ok func(T) bool) []T {
-	out := items[:0]
-	for _, it := range items {
-		if ok(it) {
-			out = append(out, it)
-		}
-	}
-	if len(out) == 0 && items == nil {
-		return nil
-	}
-	return out
+// keepValidItems keeps the items ok accepts, in place.
+func keepValidItems[T any](items []T, ok func(T) bool) []T {
+	return slices.DeleteFunc(items, func(it T) bool { return !ok(it) })
 }
 
 func badInterval(iv profile.Interval) bool {
