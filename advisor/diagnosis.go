@@ -63,7 +63,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	var steps int64
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
-			stage += st.StageNs
+			stage += st.StageNs // = res.Exposure.StageNs, which a hand-made result may lack
 			free += st.FreeNs
 			computing += st.ComputingNs
 			prep += st.PreparingNs
@@ -121,8 +121,8 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	if !ex.SplitKnown && ofExposed < 0.5 {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication; the ops' records do not say how much of it moves data", exposed),
-			Evidence: fmt.Sprintf("the ops come from %s, which has their elapses but not their transit and wait times: waiting for a profiled peer explains %s of the step; "+
-				"collect with profiler_level Level1, or keep communication.json, to split the rest", "kernel_details.csv", pct(ex.WaitShare))}
+			Evidence: fmt.Sprintf("the ops come from kernel_details.csv, which has their elapses but not their transit and wait times: waiting for a profiled peer explains %s of the step; "+
+				"collect with profiler_level Level1, or keep communication.json, to split the rest", pct(ex.WaitShare))}
 	}
 	// (The pipeline's waiting is measured over the stages' span, Bubble included, and
 	// is not held to this.)
@@ -147,7 +147,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 		// The pipeline's waiting is partly Bubble, outside the exposed communication:
 		// the title gives it over the stages' span.
 		head := fmt.Sprintf("%s of the pipeline's time", pct(lead.share))
-		split += fmt.Sprintf("; receive time counted as Bubble %.3f ms", float64(ex.PipelineWaitNs()-int64(ex.PipelineWaitShare*stageF))/1e6)
+		split += fmt.Sprintf("; receive time counted as Bubble %.3f ms", float64(ex.BubbleNs)/1e6)
 		pl, imb := mostImbalanced(res.Communication.Pipelines)
 		if pl == nil || imb < stageImbalanceMin {
 			d.Cause = CausePipelineBubble
