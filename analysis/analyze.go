@@ -71,10 +71,13 @@ var MetricNames = []string{"ranks", "steps", "step_time_us", "comm_share", "comm
 
 // RankResult is one rank's breakdown.
 type RankResult struct {
-	Rank       int
-	Dir        string
-	Format     profile.Format
-	Source     Source
+	Rank   int
+	Dir    string
+	Format profile.Format
+	Source Source
+	// OpsSource is where the rank's per-op records came from (profile.Rank.CommOpsSource:
+	// timeline, communication.json, analysis.db, ..., kernel_details.csv), "" when none.
+	OpsSource  string
 	Incomplete bool
 	// Problems say why the rank's figures are not what hcclprof computed (its
 	// recomputation disagreed with the profiler's own figures); they make it
@@ -260,7 +263,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 }
 
 func analyzeRank(r *profile.Rank) (RankResult, []string) {
-	rr := RankResult{Rank: r.Rank, Dir: r.Dir, Format: r.Format, Incomplete: r.Incomplete()}
+	rr := RankResult{Rank: r.Rank, Dir: r.Dir, Format: r.Format, OpsSource: r.CommOpsSource, Incomplete: r.Incomplete()}
 	var warnings []string
 	for _, p := range r.Problems {
 		warnings = append(warnings, fmt.Sprintf("rank %d: %s", r.Rank, p))

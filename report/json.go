@@ -62,6 +62,7 @@ type jsonDiagnosis struct {
 type jsonRank struct {
 	Rank       int        `json:"rank"`
 	Source     string     `json:"source"`
+	OpsSource  *string    `json:"ops_source"` // where the per-op records came from; null when the rank has none
 	Format     string     `json:"format"`
 	Dir        string     `json:"dir"`
 	Incomplete bool       `json:"incomplete"`
@@ -334,6 +335,13 @@ type jsonGate struct {
 	Passed    bool     `json:"passed"`
 }
 
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 func positive(n int) *int {
 	if n <= 0 {
 		return nil
@@ -388,7 +396,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 		out.Summary.Diagnosis = &jsonDiagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
 	}
 	for _, rr := range r.Ranks {
-		jr := jsonRank{Rank: rr.Rank, Source: string(rr.Source), Format: string(rr.Format), Dir: rr.Dir,
+		jr := jsonRank{Rank: rr.Rank, Source: string(rr.Source), OpsSource: nonEmpty(rr.OpsSource), Format: string(rr.Format), Dir: rr.Dir,
 			Incomplete: rr.Incomplete, Steps: []jsonStep{}}
 		for _, st := range rr.Steps {
 			jr.Steps = append(jr.Steps, jsonStep{Step: st.Step, StageUs: us(st.StageNs), ComputingUs: us(st.ComputingNs),

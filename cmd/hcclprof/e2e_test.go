@@ -175,8 +175,16 @@ func TestDiagnosisGates(t *testing.T) {
 			Value  *float64 `json:"value"`
 			Passed bool     `json:"passed"`
 		} `json:"gates"`
+		Ranks []struct {
+			OpsSource *string `json:"ops_source"`
+		} `json:"ranks"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 2)
+	for _, r := range rep.Ranks {
+		require.NotNil(t, r.OpsSource)
+		assert.Equal(t, "communication.json", *r.OpsSource, "no trace: the ops are the profiler's per-op records")
+	}
 	s := rep.Summary
 	assert.Equal(t, "stage_imbalance", s.Diagnosis.Cause)
 	assert.Contains(t, s.Verdict, "one pipeline stage waiting for the other")
