@@ -99,7 +99,9 @@ func ParseKineto(r io.Reader, file string) (*profile.Rank, error) {
 		names:    map[string]string{},
 		dist:     distInfo{rank: -1, worldSize: -1},
 	}
-	err := readChromeTrace(newJSONStream(r), file, st.event, st.member)
+	s := newJSONStream(r)
+	err := readChromeTrace(s, file, st.event, st.member)
+	s.release()
 	rank := st.finish()
 	if err != nil && st.events > 0 {
 		var se *SyntaxError
@@ -176,6 +178,7 @@ func sniffKineto(path string) (rank int, ok bool) {
 	}
 	defer closeFn()
 	s := newJSONStream(io.LimitReader(rd, kinetoSniffLimit))
+	defer s.release()
 	if c, ok := s.peek(); !ok || c != '{' {
 		return rank, false
 	}

@@ -269,7 +269,9 @@ func timelineNPULabel(file string) (int, bool) {
 	}
 	defer f.Close()
 	device := -1
-	_ = readChromeTrace(newJSONStream(f), file, func(ev []byte) error {
+	s := newJSONStream(f)
+	defer s.release()
+	_ = readChromeTrace(s, file, func(ev []byte) error {
 		e, err := parseRawEvent(ev)
 		if err != nil || string(e.ph) != `"M"` {
 			return nil
@@ -827,7 +829,9 @@ func (l *msprofLoader) readTimeline(files []string) {
 		l.open(p, func(rd io.Reader, name string) error {
 			st.file = name
 			before := st.events
-			err := st.read(newJSONStream(rd))
+			s := newJSONStream(rd)
+			err := st.read(s)
+			s.release()
 			if n := st.events - before; err != nil && n > 0 {
 				return fmt.Errorf("%v (the timeline is partial: %d events of this file read before this point)", err, n)
 			} else if err == nil && n == 0 {
@@ -896,7 +900,9 @@ var iterationNameRe = regexp.MustCompile(`^Iteration (\d+)$`)
 // Other events (FP_BP Time, Iteration Refresh, Reduce, Data_aug Bound) are skipped.
 func parseIterationMarkers(r io.Reader, file string) ([]profile.StepMarker, error) {
 	var out []profile.StepMarker
-	err := readChromeTrace(newJSONStream(r), file, func(ev []byte) error {
+	s := newJSONStream(r)
+	defer s.release()
+	err := readChromeTrace(s, file, func(ev []byte) error {
 		e, err := parseRawEvent(ev)
 		if err != nil {
 			return err

@@ -193,7 +193,9 @@ type traceState struct {
 // report a partial result.
 func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 	st := newTraceState(file)
-	err := st.read(newJSONStream(r))
+	s := newJSONStream(r)
+	err := st.read(s)
+	s.release()
 	return st.finish(), err
 }
 
