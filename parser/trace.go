@@ -180,6 +180,7 @@ type traceState struct {
 	taskTypes   map[string]uint16
 	taskTypeStr []string
 	names       map[string]uint32
+	strs        map[string]string // see str
 	nameStr     []string
 	events      int
 	// Complete events dropped for lacking dur or pid: how many, and the first.
@@ -212,6 +213,7 @@ func newTraceState(file string) *traceState {
 		flowStarts: map[string]int64{},
 		taskTypes:  map[string]uint16{},
 		names:      map[string]uint32{},
+		strs:       map[string]string{},
 	}
 }
 
@@ -498,6 +500,23 @@ func (st *traceState) intern(s []byte) uint32 {
 	return id
 }
 
+// str decodes a JSON string, sharing one copy of each distinct value: task names,
+// transports and link types repeat on every one of a rank's hundreds of thousands of
+// events, and allocating each anew was most of the objects a cluster's parse made.
+func (st *traceState) str(v []byte) string {
+	inner := rawStringBody(v)
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(inner, '\\') >= 0 {
+		out, _ := jsonString(v)
+		return out
+	}
+	if out, ok := st.strs[string(inner)]; ok {
+		return out
+	}
+	out := string(inner)
+	st.strs[out] = out
+	return out
+}
+
 func (st *traceState) internTaskType(s string) uint16 {
 	if id, ok := st.taskTypes[s]; ok {
 		return id
@@ -597,31 +616,30 @@ func (st *traceState) complete(e *rawEvent) error {
 	}
 	switch {
 	case taskType != nil:
-		tt, _ := jsonString(taskType)
+		tt := st.str(taskType)
 		hs := tid
 		if n, ok := optIntArg(stream); ok {
 			hs = n
 		}
 		st.hw = append(st.hw, hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.internTaskType(tt), name: st.intern(rawStringBody(e.name))})
 	case hcclTaskType != nil:
-		name, _ := jsonString(e.name)
-		ttype, _ := jsonString(hcclTaskType)
-		if ttype != "" {
-			name = ttype
+		name := st.str(hcclTaskType)
+		if name == "" {
+			name = st.str(e.name)
 		}
 		t := profile.CommTask{Name: name, Interval: iv, SrcRank: rankArg(src), DstRank: rankArg(dst)}
-		t.TransportType, _ = jsonString(transport)
-		t.LinkType, _ = jsonString(link)
+		t.TransportType = st.str(transport)
+		t.LinkType = st.str(link)
 		t.SizeBytes = intArg(size)
 		st.tasks = append(st.tasks, taskRec{pid: pid, tid: tid, stream: connArg(hcclStream), task: t})
 	case isOp:
 		name, _ := jsonString(e.name)
 		op := profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: intArg(count)}
-		op.DataType, _ = jsonString(dataType)
-		op.AlgType, _ = jsonString(algType)
+		op.DataType = st.str(dataType)
+		op.AlgType = st.str(algType)
 		st.ops = append(st.ops, opRec{pid: pid, tid: tid, conn: connArg(conn), op: op})
 	default:
-		name, _ := jsonString(e.name)
+		name := st.str(e.name)
 		rec := genRec{pid: pid, tid: tid, name: name, iv: iv}
 		switch name {
 		case "Computing", "Compute", "Communication", "Communication(Not Overlapped)", "Free":
@@ -729,7 +747,17 @@ func (st *traceState) finish() *Timeline {
 	if st.noPid > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d device events without pid, the first %s: dropped", st.file, st.noPid, st.firstNoPid))
 	}
+	// Sized up front: grown by append, these copies were most of what finish allocated.
+	tl.CommOps = make([]profile.CommOp, 0, len(st.ops)+len(st.generic))
+	tl.CommTasks = make([]profile.CommTask, 0, len(st.tasks)+len(st.generic))
 	commStreams, commConns := st.commStreams()
+	nCompute := 0
+	for _, h := range st.hw {
+		if st.procName[h.pid] == procAscendHardware {
+			nCompute++
+		}
+	}
+	tl.Compute = make([]profile.Interval, 0, nCompute)
 	for _, h := range st.hw {
 		if st.procName[h.pid] != procAscendHardware {
 			continue
