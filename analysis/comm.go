@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -419,12 +421,23 @@ func opSteps(r *profile.Rank) []int {
 
 // tasksByRow groups a rank's tasks by their op row, each list sorted by start.
 func tasksByRow(tasks []profile.CommTask) map[string][]profile.CommTask {
+	// One copy sorted by row, then start, cut into rows: appending each task to its
+	// row's slice was the largest allocation analysis made on a cluster.
+	sorted := slices.Clone(tasks)
+	slices.SortStableFunc(sorted, func(a, b profile.CommTask) int {
+		if c := strings.Compare(a.GroupRow, b.GroupRow); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.StartNs, b.StartNs)
+	})
 	out := map[string][]profile.CommTask{}
-	for _, t := range tasks {
-		out[t.GroupRow] = append(out[t.GroupRow], t)
-	}
-	for _, ts := range out {
-		sort.SliceStable(ts, func(i, j int) bool { return ts[i].StartNs < ts[j].StartNs })
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j].GroupRow == sorted[i].GroupRow {
+			j++
+		}
+		out[sorted[i].GroupRow] = sorted[i:j:j]
+		i = j
 	}
 	return out
 }
@@ -486,30 +499,31 @@ func classifyPlane(tasks []profile.CommTask, fn func(t *profile.CommTask, transf
 }
 
 // byPlane splits an op's tasks by plane, planes in order.
-func byPlane(tasks []profile.CommTask) ([]int, map[int][]profile.CommTask) {
-	planes := map[int][]profile.CommTask{}
-	var ids []int
-	for _, t := range tasks {
-		if _, ok := planes[t.Plane]; !ok {
-			ids = append(ids, t.Plane)
+func byPlane(tasks []profile.CommTask) [][]profile.CommTask {
+	sorted := slices.Clone(tasks)
+	slices.SortStableFunc(sorted, func(a, b profile.CommTask) int { return cmp.Compare(a.Plane, b.Plane) })
+	var planes [][]profile.CommTask
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j].Plane == sorted[i].Plane {
+			j++
 		}
-		planes[t.Plane] = append(planes[t.Plane], t)
+		planes = append(planes, sorted[i:j:j])
+		i = j
 	}
-	sort.Ints(ids)
-	return ids, planes
+	return planes
 }
 
 // timeSplit computes Transit, Wait and Synchronization from the first plane that
 // talks to another rank (Plane 1 in the profiler's own figures on
 // imagenet-2rank-level1; CANN uses the master plane).
 func timeSplit(tasks []profile.CommTask) (transitNs, waitNs, syncNs int64) {
-	ids, planes := byPlane(tasks)
-	for _, p := range ids {
-		if p == 0 {
+	for _, plane := range byPlane(tasks) {
+		if plane[0].Plane == 0 {
 			continue
 		}
 		seenData := false
-		classifyPlane(planes[p], func(t *profile.CommTask, transfer, wait bool) {
+		classifyPlane(plane, func(t *profile.CommTask, transfer, wait bool) {
 			switch {
 			case transfer:
 				transitNs += t.DurNs()
@@ -530,10 +544,9 @@ func timeSplit(tasks []profile.CommTask) (transitNs, waitNs, syncNs int64) {
 // copies excluded), over all planes: SDMA copies by link type, and RDMA sends timed
 // from the post to the end of the wait that completes them.
 func eachTransfer(tasks []profile.CommTask, fn func(src, dst int, transport string, bytes, ns int64, reduce bool)) {
-	ids, planes := byPlane(tasks)
-	for _, p := range ids {
+	for _, plane := range byPlane(tasks) {
 		var pending *profile.CommTask
-		classifyPlane(planes[p], func(t *profile.CommTask, transfer, wait bool) {
+		classifyPlane(plane, func(t *profile.CommTask, transfer, wait bool) {
 			if !transfer {
 				return
 			}
