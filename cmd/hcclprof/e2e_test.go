@@ -856,5 +856,6 @@ func TestHTMLReport(t *testing.T) {
 	assert.NotContains(t, string(b), "http")
 	assert.Contains(t, string(b), `<svg id="matrix"`)
 	assert.Contains(t, string(b), "rank 3, step")
-	assert.Contains(t, string(b), `>compute</text><rect class="comp"`, "the chosen rank's compute lane")
+	assert.Regexp(t, `>compute</text>\s*<rect class="comp"`, string(b), "the chosen rank's compute lane")
+	assert.Contains(t, string(b), `text-anchor="middle">ms since the step&#39;s first collective started</text>`, "the timeline's time axis")
 }
