@@ -84,7 +84,7 @@ func (s span) empty() bool { return s.hi <= s.lo }
 // input gives the same bytes.
 func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advisor.Advice) error {
 	bw := bufio.NewWriter(w)
-	if _, err := bw.WriteString("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"); err != nil {
+	if _, err := bw.WriteString("{\"traceEvents\":[\n"); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(bw)
@@ -158,20 +158,36 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 		}
 		return span{}, false
 	}, whole)
+	// Lanes are named only where they hold events: an empty named lane is an empty row.
+	used := map[[2]int]bool{}
 	global := false
 	for _, p := range placed {
 		addRank(p.rank)
 		global = global || p.rank < 0
+		used[[2]int{p.event.Pid, laneFindings}] = true
+	}
+	for _, o := range res.Communication.Ops {
+		used[[2]int{rankPid(o.Rank), laneOps}] = true
+		if o.CrossWaitNs > 0 {
+			used[[2]int{rankPid(o.Rank), laneWait}] = true
+		}
+	}
+	if c != nil {
+		for i, r := range c.Ranks {
+			if len(exposed[i]) > 0 {
+				used[[2]int{rankPid(r.Rank), laneExposed}] = true
+			}
+		}
 	}
 	slices.Sort(ranks)
 
 	if global {
-		if err := processMeta(meta, findingsPid, "findings (all ranks)", -1, laneNames[:1]); err != nil {
+		if err := processMeta(meta, findingsPid, "findings (all ranks)", -1, used); err != nil {
 			return err
 		}
 	}
 	for _, r := range ranks {
-		if err := processMeta(meta, rankPid(r), fmt.Sprintf("rank %d", r), r, laneNames); err != nil {
+		if err := processMeta(meta, rankPid(r), fmt.Sprintf("rank %d", r), r, used); err != nil {
 			return err
 		}
 	}
@@ -207,16 +223,19 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 	return bw.Flush()
 }
 
-// processMeta names a process and its lanes and gives each a sort index, so viewers
+// processMeta names a process and its used lanes and gives each a sort index, so viewers
 // list the ranks in order (without it they order them by first event or at random).
-func processMeta(meta func(pid, tid int, kind string, args map[string]any) error, pid int, name string, sortIndex int, lanes []lane) error {
+func processMeta(meta func(pid, tid int, kind string, args map[string]any) error, pid int, name string, sortIndex int, used map[[2]int]bool) error {
 	if err := meta(pid, 0, "process_name", map[string]any{"name": name}); err != nil {
 		return err
 	}
 	if err := meta(pid, 0, "process_sort_index", map[string]any{"sort_index": sortIndex}); err != nil {
 		return err
 	}
-	for _, l := range lanes {
+	for _, l := range laneNames {
+		if !used[[2]int{pid, l.tid}] {
+			continue
+		}
 		if err := meta(pid, l.tid, "thread_name", map[string]any{"name": l.name}); err != nil {
 			return err
 		}

@@ -90,6 +90,9 @@ func TestTraceEventFormat(t *testing.T) {
 			t.Errorf("phase %q of %s", e.Ph, e.Name)
 		}
 	}
+	for key := range threadName {
+		assert.True(t, used[key], "lane %v is named and empty", key)
+	}
 	for key := range used {
 		assert.NotEmpty(t, procName[key[0]], "process_name of pid %d", key[0])
 		assert.Contains(t, procSort, key[0], "process_sort_index of pid %d", key[0])
