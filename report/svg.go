@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -156,5 +155,3 @@ func (c *svgChart) legend(x, y float64, items [][2]string) float64 {
 	}
 	return x
 }
-
-func f2(x float64) string { return fmt.Sprintf("%.2f", x) }
