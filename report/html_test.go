@@ -2,9 +2,15 @@ package report_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,67 +19,351 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/report"
 )
 
+// htmlDoc is the sample with rank 3's timeline kept (the timeline's compute lanes) and
+// a recommendation whose "apply" holds `code`, the way the DDP advice writes it.
+func htmlDoc(t *testing.T) *report.Document {
+	t.Helper()
+	d := sampleDoc(t)
+	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	require.NoError(t, err)
+	for _, r := range c.Ranks {
+		if r.Rank == 3 {
+			d.TimelineRank = r
+		}
+	}
+	require.NotNil(t, d.TimelineRank)
+	require.NotEmpty(t, d.TimelineRank.Compute)
+	_, how := advisor.Apply(advisor.Setting{Knob: "accumulation", Accumulation: 4}, advisor.FrameworkDDP)
+	require.Contains(t, how, "`")
+	_, buf := advisor.Apply(advisor.Setting{Knob: "buffsize", BuffsizeMB: 400}, advisor.FrameworkDDP)
+	d.Advice.Recommendations = append(d.Advice.Recommendations,
+		advisor.Recommendation{ID: "accumulation", Knob: "no_sync", Value: "4", Apply: how, Confidence: "medium"},
+		advisor.Recommendation{ID: "buffsize", Knob: "HCCL_BUFFSIZE", Value: "400", Apply: buf + "\n" + buf, Confidence: "low"})
+	return d
+}
+
+// wideDoc is a synthetic cluster that stresses the layout: 48 ranks with links all
+// ways, a transport with no known peak (the longest link label), long lane labels.
+func wideDoc() *report.Document {
+	res := &analysis.Result{Summary: analysis.Summary{Ranks: 48, Steps: 1}}
+	res.Communication.Hardware = hardware.Profile{Name: "A2", PeakGBps: map[string]float64{"HCCS": 18.3}}
+	for r := range 48 {
+		res.Ranks = append(res.Ranks, analysis.RankResult{Rank: 100 + r, Steps: []analysis.StepBreakdown{{Step: 1, HasStep: true,
+			StageNs: 1_234_567_891, ComputingNs: 900_000_000, OverlappedNs: 100_000_000, CommNotOverlappedNs: 300_000_000, FreeNs: 34_567_891}}})
+		res.Communication.Ops = append(res.Communication.Ops, analysis.OpStat{Rank: 100 + r, Step: 1, Name: "hcom_allReduce__1", StartNs: 5_000_000_000 + int64(r)*1000, ElapseNs: 987_654_321})
+		for d := range 48 {
+			if d != r {
+				tr := "HCCS"
+				if (r+d)%3 == 0 {
+					tr = "SOME_VENDOR_TRANSPORT"
+				}
+				res.Communication.Links = append(res.Communication.Links, analysis.Link{Src: 100 + r, Dst: 100 + d, Transport: tr,
+					Bytes: int64(10_000_000 + 1000*r*d), TimeNs: 1_000_000})
+			}
+		}
+	}
+	return &report.Document{Result: res, Command: "hcclprof analyze x --format html", Version: "t"}
+}
+
+func writeHTML(t *testing.T, d *report.Document) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, report.WriteHTML(&b, d))
+	return b.String()
+}
+
 // TestHTMLSelfContained: no external URL of any kind, no script, the four charts.
 func TestHTMLSelfContained(t *testing.T) {
-	var b bytes.Buffer
-	require.NoError(t, report.WriteHTML(&b, sampleDoc(t)))
-	out := b.String()
-	for _, bad := range []string{"http://", "https://", "//cdn", "<script", "@import", "src="} {
+	out := writeHTML(t, htmlDoc(t))
+	for _, bad := range []string{"http://", "https://", "//cdn", "<script", "@import", "src=", "@font-face", "<link", "<img"} {
 		assert.NotContains(t, out, bad)
 	}
 	for _, id := range []string{`id="breakdown"`, `id="matrix"`, `id="links"`, `id="timeline"`} {
 		assert.Contains(t, out, id)
 	}
-	assert.Contains(t, out, "rank 7")
-	assert.Equal(t, 8, strings.Count(out, "<text x=\"0\" y=")-strings.Count(out, ">HCCS<")-strings.Count(out, ">RDMA<")-2, "a bar per rank (and the link and lane labels)")
+	// The only url() is the matrix key's own gradient, in the file.
+	assert.Equal(t, []string{"url(#matrix-key)"}, regexp.MustCompile(`url\([^)]*\)`).FindAllString(out, -1))
+	assert.Contains(t, out, `<linearGradient id="matrix-key">`)
+}
+
+// svgNode is an element of an SVG chart, read back with encoding/xml.
+type svgNode struct {
+	XMLName xml.Name
+	Attrs   []xml.Attr `xml:",any,attr"`
+	Text    string     `xml:",chardata"`
+	Nodes   []svgNode  `xml:",any"`
+}
+
+func (n svgNode) attr(name string) string {
+	for _, a := range n.Attrs {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func (n svgNode) num(t *testing.T, name string) float64 {
+	v, err := strconv.ParseFloat(n.attr(name), 64)
+	require.NoError(t, err, "%s=%q", name, n.attr(name))
+	return v
+}
+
+// walk lists the elements of a tag under n.
+func (n svgNode) walk(tag string) []svgNode {
+	var out []svgNode
+	for _, c := range n.Nodes {
+		if c.XMLName.Local == tag {
+			out = append(out, c)
+		}
+		out = append(out, c.walk(tag)...)
+	}
+	return out
+}
+
+// texts of a class (any class when class is "").
+func (n svgNode) texts(class string) []string {
+	var out []string
+	for _, e := range n.walk("text") {
+		if class == "" || e.attr("class") == class {
+			out = append(out, e.Text)
+		}
+	}
+	return out
+}
+
+// charts parses each inline SVG of a page by its id.
+func charts(t *testing.T, page string) map[string]svgNode {
+	t.Helper()
+	out := map[string]svgNode{}
+	for _, m := range regexp.MustCompile(`(?s)<svg id="[^"]+".*?</svg>`).FindAllString(page, -1) {
+		var n svgNode
+		require.NoError(t, xml.Unmarshal([]byte(m), &n), m[:min(200, len(m))])
+		out[n.attr("id")] = n
+	}
+	return out
+}
+
+// TestHTMLChartStructure: each chart has its axis (line, ticks with values, a title
+// with the unit), its labels and its legend; the viewBox is the chart's size; every
+// text's anchor lies inside it.
+func TestHTMLChartStructure(t *testing.T) {
+	cs := charts(t, writeHTML(t, htmlDoc(t)))
+	require.Len(t, cs, 4)
+	for id, c := range cs {
+		w, h := c.num(t, "width"), c.num(t, "height")
+		assert.Equal(t, fmt.Sprintf("0 0 %.1f %.1f", w, h), c.attr("viewBox"), id)
+		for _, e := range c.walk("text") {
+			x, y := e.num(t, "x"), e.num(t, "y")
+			assert.True(t, x >= 0 && x <= w && y >= 0 && y <= h, "%s: %q at %v,%v outside %vx%v", id, e.Text, x, y, w, h)
+			assert.Contains(t, []string{"start", "middle", "end"}, e.attr("text-anchor"), "%s: %q", id, e.Text)
+		}
+	}
+
+	b := cs["breakdown"]
+	assert.Equal(t, []string{"rank 0", "rank 1", "rank 2", "rank 3", "rank 4", "rank 5", "rank 6", "rank 7"}, b.texts("label"))
+	assert.Equal(t, []string{"0", "10", "20", "30", "40", "50", "60", "70", "80"}, b.texts("tick"), "ms ticks up to the next tick above 73.6 ms")
+	assert.Equal(t, []string{"computing only", "overlapped", "exposed communication", "free"}, b.texts("legend"))
+	assert.Contains(t, b.texts("axis-title")[0], "(ms)")
+	assert.Contains(t, b.texts("value"), "73.571 ms")
+	assert.Len(t, lines(b, "axis"), 1)
+	assert.Len(t, lines(b, "tick"), 9)
+
+	m := cs["matrix"]
+	var ranks []string
+	for r := range 8 {
+		ranks = append(ranks, strconv.Itoa(r), strconv.Itoa(r))
+	}
+	key := m.texts("tick")[len(ranks):]
+	assert.Equal(t, ranks, m.texts("tick")[:len(ranks)], "each rank along the top and down the side")
+	assert.Equal(t, []string{"0", "5", "10", "15"}, key[:4], "the colour key's GB/s")
+	assert.ElementsMatch(t, []string{"destination rank", "source rank"}, m.texts("axis-title"))
+	assert.Equal(t, []string{"bandwidth of the link (GB/s, all transports)", "no traffic"}, m.texts("legend"))
+	assert.Len(t, m.walk("stop"), 11)
+	var cells int
+	for _, r := range m.walk("rect") {
+		if strings.HasPrefix(r.attr("fill"), "hsl(") {
+			cells++
+		}
+	}
+	assert.Equal(t, len(htmlDoc(t).Result.Communication.Links), cells)
+
+	l := cs["links"]
+	assert.Equal(t, []string{"HCCS", "RDMA"}, l.texts("label"))
+	assert.Equal(t, []string{"median 18.19 of 18.3 GB/s", "median 19.47 of 20.0 GB/s"}, l.texts("value"), "whole, not cut at the edge")
+	assert.Equal(t, []string{"0%", "25%", "50%", "75%", "100%"}, l.texts("tick"))
+	assert.Equal(t, []string{"median link bandwidth", "up to the peak"}, l.texts("legend"))
+
+	tl := cs["timeline"]
+	assert.Equal(t, []string{"collectives", "waiting", "compute", "exposed comm"}, tl.texts("label"))
+	assert.Equal(t, []string{"0", "10", "20", "30", "40"}, tl.texts("tick"), "44.388 ms shown")
+	assert.Contains(t, tl.texts("axis-title")[0], "ms since")
+}
+
+func lines(n svgNode, class string) []svgNode {
+	var out []svgNode
+	for _, l := range n.walk("line") {
+		if l.attr("class") == class {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestHTMLWideCluster: 48 ranks label every fourth rank in the matrix (8-px cells: the
+// labels would touch), and a transport without a peak says so.
+func TestHTMLWideCluster(t *testing.T) {
+	cs := charts(t, writeHTML(t, wideDoc()))
+	m := cs["matrix"]
+	ticks := m.texts("tick")
+	assert.Equal(t, []string{"100", "100", "104", "104"}, ticks[:4])
+	assert.Contains(t, ticks, "144")
+	assert.NotContains(t, ticks, "146")
+	l := cs["links"]
+	assert.Equal(t, []string{"median 10.41 of 18.3 GB/s", "median 10.41 of 12.16 GB/s (fastest link; no peak known)"}, l.texts("value"))
+	// A transport's name longer than the label column is cut, whole in its tooltip.
+	labels := l.walk("text")
+	var cut svgNode
+	for _, e := range labels {
+		if e.attr("class") == "label" && strings.HasPrefix(e.Text, "SOME") {
+			cut = e
+		}
+	}
+	assert.Equal(t, "SOME_VENDOR_TRAN…", cut.Text)
+	require.Len(t, cut.Nodes, 1)
+	assert.Equal(t, "SOME_VENDOR_TRANSPORT", cut.Nodes[0].Text)
+}
+
+// TestHTMLApplyCode: backticks in "apply" become <code>, a command is code whole, a
+// recommendation of several lines keeps its lines.
+func TestHTMLApplyCode(t *testing.T) {
+	out := writeHTML(t, htmlDoc(t))
+	start := strings.Index(out, "<h2>What to do</h2>")
+	require.Positive(t, start)
+	table := out[start : start+strings.Index(out[start:], "</table>")]
+	assert.NotContains(t, table, "`")
+	assert.Contains(t, table, "run the first 3 under <code>with model.no_sync():</code>, step the optimizer after the last")
+	assert.Contains(t, table, "<code>export HCCL_BUFFSIZE=400   # MB per communicator; each communicator reserves 2 × this of device memory</code><br><code>export HCCL_BUFFSIZE=400")
 }
 
 // TestHTMLEscapesInput: hostile op names stay text.
 func TestHTMLEscapesInput(t *testing.T) {
-	hostile := `"><img src=x onerror=alert(1)><script>alert(2)</script>`
+	hostile := "\"><img src=x onerror=alert(1)><script>alert(2)</script>`<b>x</b>`"
 	res := &analysis.Result{Summary: analysis.Summary{Ranks: 1, Steps: 1},
 		Collectives: []analysis.Collective{{Op: hostile, Group: hostile, Count: 1}}}
-	adv := &advisor.Advice{Findings: []advisor.Finding{{ID: "x", Severity: advisor.High, Title: hostile, Evidence: hostile}}}
-	var b bytes.Buffer
-	require.NoError(t, report.WriteHTML(&b, &report.Document{Result: res, Advice: adv, Command: hostile, Version: "t"}))
-	out := b.String()
+	res.Communication.Links = []analysis.Link{{Src: 0, Dst: 1, Transport: hostile, Bytes: 1 << 20, TimeNs: 1000}}
+	adv := &advisor.Advice{Findings: []advisor.Finding{{ID: "x", Severity: advisor.High, Title: hostile, Evidence: hostile}},
+		Recommendations: []advisor.Recommendation{{Knob: hostile, Apply: hostile}}}
+	out := writeHTML(t, &report.Document{Result: res, Advice: adv, Command: hostile, Version: "t"})
 	assert.NotContains(t, out, "<script>alert")
 	assert.NotContains(t, out, "<img")
+	assert.NotContains(t, out, "<b>x")
 	assert.Contains(t, out, "&lt;script&gt;")
+	assert.Contains(t, out, "<code>&lt;b&gt;x&lt;/b&gt;</code>")
 }
 
-// TestHTMLInBrowser loads the sample's page in headless Chromium when it exists: it
-// must render (a screenshot of some size, the SVGs in the DOM) without console errors.
+// bboxProbe is injected by the browser test only (the report has no script): it
+// writes, for every text of every chart, whether its rendered box lies inside its
+// SVG and which texts of a chart overlap, into a <pre> that --dump-dom shows.
+const bboxProbe = `<script>
+window.addEventListener('load', () => {
+  const out = {texts: 0, outside: [], overlaps: [], classes: {}};
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    const s = svg.getBoundingClientRect();
+    const boxes = [];
+    for (const t of svg.querySelectorAll('text')) {
+      const r = t.getBoundingClientRect();
+      out.texts++;
+      const k = svg.id + '.' + t.getAttribute('class');
+      out.classes[k] = (out.classes[k] || 0) + 1;
+      if (r.left < s.left - 0.5 || r.right > s.right + 0.5 || r.top < s.top - 0.5 || r.bottom > s.bottom + 0.5)
+        out.outside.push(svg.id + ': ' + t.textContent + ' ' + [r.left - s.left, r.right - s.right, r.top - s.top, r.bottom - s.bottom].map(v => v.toFixed(1)).join(','));
+      boxes.push([t.textContent, r]);
+    }
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i][1], b = boxes[j][1];
+      if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5)
+        out.overlaps.push(svg.id + ': ' + boxes[i][0] + ' / ' + boxes[j][0]);
+    }
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'bbox-report';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>`
+
+type bboxReport struct {
+	Texts    int
+	Outside  []string
+	Overlaps []string
+	Classes  map[string]int
+}
+
+// TestHTMLInBrowser renders the report in headless Chromium when it is installed: a
+// screenshot of some size without console errors, and in the rendered DOM the axes,
+// ticks, labels and legends, every text's box inside its SVG and no two texts of a
+// chart overlapping (measured by a probe script added to a test copy of the page).
 func TestHTMLInBrowser(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("no chromium on this machine")
 	}
 	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	var b bytes.Buffer
-	require.NoError(t, report.WriteHTML(&b, sampleDoc(t)))
-	require.NoError(t, os.WriteFile(page, b.Bytes(), 0o644))
 	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--user-data-dir=" + filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0"}
-	shot := filepath.Join(dir, "shot.png")
-	cmd := exec.Command(chromium, append(flags, "--screenshot="+shot, "--window-size=1200,2000", "file://"+page)...)
-	logs, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(logs))
-	st, err := os.Stat(shot)
-	require.NoError(t, err)
-	assert.Greater(t, st.Size(), int64(20_000), "a rendered page, not a blank one")
-	for _, line := range strings.Split(string(logs), "\n") {
-		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Uncaught") {
-			t.Errorf("console: %s", line)
-		}
+	for _, tc := range []struct {
+		name      string
+		doc       *report.Document
+		wantTexts map[string]int // chart.class → at least this many texts
+	}{
+		{"sample", htmlDoc(t), map[string]int{"breakdown.label": 8, "breakdown.tick": 5, "breakdown.legend": 4, "breakdown.axis-title": 1,
+			"matrix.tick": 16 + 3, "matrix.axis-title": 2, "matrix.legend": 2, "links.label": 2, "links.value": 2, "links.tick": 5,
+			"links.legend": 2, "timeline.label": 4, "timeline.tick": 4, "timeline.axis-title": 1}},
+		{"wide", wideDoc(), map[string]int{"breakdown.label": 48, "matrix.tick": 12 * 2, "links.value": 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			page := writeHTML(t, tc.doc)
+			plain := filepath.Join(dir, tc.name+".html")
+			require.NoError(t, os.WriteFile(plain, []byte(page), 0o644))
+			shot := filepath.Join(dir, tc.name+".png")
+			logs, err := exec.Command(chromium, append(flags, "--screenshot="+shot, "--window-size=1200,3000", "file://"+plain)...).CombinedOutput()
+			require.NoError(t, err, string(logs))
+			st, err := os.Stat(shot)
+			require.NoError(t, err)
+			assert.Greater(t, st.Size(), int64(20_000), "a rendered page, not a blank one")
+			for _, line := range strings.Split(string(logs), "\n") {
+				if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Uncaught") {
+					t.Errorf("console: %s", line)
+				}
+			}
+			if keep := os.Getenv("HCCLPROF_KEEP_SCREENSHOT"); keep != "" {
+				b, _ := os.ReadFile(shot)
+				require.NoError(t, os.WriteFile(filepath.Join(keep, tc.name+".png"), b, 0o644))
+			}
+
+			probed := filepath.Join(dir, tc.name+"-probe.html")
+			require.NoError(t, os.WriteFile(probed, []byte(strings.Replace(page, "</body>", bboxProbe+"</body>", 1)), 0o644))
+			dom, err := exec.Command(chromium, append(flags, "--dump-dom", "file://"+probed)...).Output()
+			require.NoError(t, err)
+			for _, id := range []string{"breakdown", "matrix", "links", "timeline"} {
+				assert.Contains(t, string(dom), `<svg id="`+id+`"`)
+			}
+			m := regexp.MustCompile(`<pre id="bbox-report">(.*?)</pre>`).FindSubmatch(dom)
+			require.NotNil(t, m, "the probe ran")
+			var rep bboxReport
+			require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &rep))
+			assert.Empty(t, rep.Outside, "texts cut at their SVG's edge")
+			assert.Empty(t, rep.Overlaps, "texts drawn over each other")
+			for k, n := range tc.wantTexts {
+				assert.GreaterOrEqual(t, rep.Classes[k], n, k)
+			}
+			t.Logf("%s: %d texts measured; screenshot %s (%d bytes)", tc.name, rep.Texts, shot, st.Size())
+		})
 	}
-	dom, err := exec.Command(chromium, append(flags, "--dump-dom", "file://"+page)...).Output()
-	require.NoError(t, err)
-	assert.Contains(t, string(dom), `<svg id="breakdown"`)
-	assert.GreaterOrEqual(t, strings.Count(string(dom), "<rect"), 30)
-	t.Logf("screenshot: %s (%d bytes)", shot, st.Size())
 }

@@ -748,6 +748,7 @@ func TestExport(t *testing.T) {
 	procs := map[int]bool{}
 	var exposedNs int64
 	for _, e := range doc.TraceEvents {
+		assert.Positive(t, e.Pid, "pid 0 is no process to Perfetto")
 		if e.Ph == "M" && e.Name == "process_name" {
 			procs[e.Pid] = true
 		}
@@ -760,7 +761,7 @@ func TestExport(t *testing.T) {
 			assert.Regexp(t, `^\d+\.\d{3}$`, string(e.Ts), "µs with the ns kept")
 		}
 	}
-	assert.Len(t, procs, 8)
+	assert.Len(t, procs, 9, "8 ranks and the findings of no rank")
 	assert.InDelta(t, exposed*1e3, float64(exposedNs), 0.001*exposed*1e3, "the exposed lanes sum to the steps' Comm not overlapped")
 	_, _, code = runBin(t, "export", sample, "--to", "parquet", "-o", filepath.Join(dir, "pq"))
 	assert.Equal(t, 0, code)
@@ -855,5 +856,6 @@ func TestHTMLReport(t *testing.T) {
 	assert.NotContains(t, string(b), "http")
 	assert.Contains(t, string(b), `<svg id="matrix"`)
 	assert.Contains(t, string(b), "rank 3, step")
-	assert.Contains(t, string(b), `>compute</text><rect class="comp"`, "the chosen rank's compute lane")
+	assert.Regexp(t, `>compute</text>\s*<rect class="comp"`, string(b), "the chosen rank's compute lane")
+	assert.Contains(t, string(b), `text-anchor="middle">ms since the step&#39;s first collective started</text>`, "the timeline's time axis")
 }

@@ -25,10 +25,11 @@ func newExportCmd() *cobra.Command {
                 int64, double and utf8 columns, units in the column names: _us, _ns,
                 bytes, _gbps), readable by DuckDB, pandas and Spark.
   --to csv      the same tables as CSV.
-  --to trace  OUT is a Chrome-trace JSON file: a process per rank with its collectives,
-              the time it waited for the others, its exposed communication and the
-              findings, on the profile's own clock (open it in Perfetto or MindStudio
-              Insight beside the profiler's trace).
+  --to trace  OUT is a Chrome-trace JSON file: a process per rank ("rank N", in rank
+              order) with its findings, its collectives, the time it waited for the
+              others and its exposed communication, on the profile's own clock (open it
+              in Perfetto or MindStudio Insight beside the profiler's trace); findings
+              of no rank on a "findings" process. The same input gives the same file.
 
 Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-partial.`,
 		Example: "  hcclprof export ./cluster --to csv -o out/\n  hcclprof export ./cluster --to trace -o analysis.json",
