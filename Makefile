@@ -36,9 +36,13 @@ test:
 # one core, with its peak RSS, and Python's json.load of the same file for comparison.
 bench: build
 	HCCLPROF_BENCH_DIR=$(BENCH_DIR) $(GO) test -run '^$$' -bench . -benchmem -cpu 1 $(PKGS)
+	@echo "--- the big trace from its file on two cores (read in parts):"
+	HCCLPROF_BENCH_DIR=$(BENCH_DIR) $(GO) test -run '^$$' -bench 'TraceViewFile' -benchmem -cpu 2 -count 5 ./parser
 	@if [ -f $(BENCH_DIR)/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json ]; then \
 	  echo "--- hcclprof analyze of the big trace (GOMAXPROCS=1):"; \
 	  GOMAXPROCS=1 /usr/bin/env time -f 'wall %e s, peak RSS %M KB' $(BIN) analyze $(BENCH_DIR) --format json >/dev/null || true; \
+	  echo "--- the same on all cores:"; \
+	  /usr/bin/env time -f 'wall %e s, peak RSS %M KB' $(BIN) analyze $(BENCH_DIR) --format json >/dev/null || true; \
 	  if command -v python3 >/dev/null; then \
 	    echo "--- python3 json.load of the same file:"; \
 	    python3 -c "import json,time,sys; t=time.time(); json.load(open(sys.argv[1])); print('wall %.2f s' % (time.time()-t))" \
@@ -75,7 +79,7 @@ demo: build
 	$(BIN) analyze fixtures/samples/demo-2node-8rank
 
 # package:target pairs.
-FUZZ_TARGETS := parser:FuzzTraceView parser:FuzzStepTraceCSV parser:FuzzKernelDetails parser:FuzzCommunicationJSON \
+FUZZ_TARGETS := parser:FuzzTraceView parser:FuzzTraceViewInParts parser:FuzzStepTraceCSV parser:FuzzKernelDetails parser:FuzzCommunicationJSON \
 	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo parser:FuzzKineto parser:FuzzOpSummaryCSV parser:FuzzMsprofIterationMarkers parser:FuzzArchive parser:FuzzMsprofAnalyzeOutputs advisor:FuzzRankDir \
 	fixtures/scenario:FuzzScenarioParse
 FUZZTIME ?= 20s

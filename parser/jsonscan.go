@@ -26,7 +26,19 @@ type jsonStream struct {
 	base int64 // file offset of buf[0]
 	eof  bool
 	rerr error // a read error other than io.EOF
+	// chunkEnd, when set, is asked before each event of a trace's event array whether
+	// the stream's chunk ends there (a trace read in parallel, traceparallel.go).
+	chunkEnd func(s *jsonStream) (chunkNext, error)
 }
+
+// chunkNext is what a stream of one chunk of a trace does at an event.
+type chunkNext int
+
+const (
+	chunkRead  chunkNext = iota // read the event
+	chunkStop                   // the chunk ends here: return
+	chunkMoved                  // the stream was moved past the other chunks: go on from there
+)
 
 const streamChunk = 1 << 20
 

@@ -193,6 +193,9 @@ type traceState struct {
 // up to that point together with a *SyntaxError naming the byte offset, so callers can
 // report a partial result.
 func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
+	if tl, ok := parseTraceParallel(r, file); ok {
+		return tl, nil
+	}
 	st := newTraceState(file)
 	s := newJSONStream(r)
 	err := st.read(s)
@@ -296,7 +299,14 @@ func readTraceEvents(s *jsonStream, file string, event func([]byte) error) error
 	if err := s.consume('['); err != nil {
 		return wrapSyntax(file, err)
 	}
-	for n := 0; ; n++ {
+	return readEventList(s, file, event, 0)
+}
+
+// readEventList reads the events of an array whose '[' is consumed, from its event n
+// (0 at the start: no comma before it), to the closing ']'. A stream of one chunk of a
+// trace read in parallel stops earlier, at its chunk's end (see chunkEnd).
+func readEventList(s *jsonStream, file string, event func([]byte) error, n int) error {
+	for ; ; n++ {
 		c, ok := s.peek()
 		if !ok {
 			return wrapSyntax(file, s.eofErr("expected an event or ']'"))
@@ -313,6 +323,16 @@ func readTraceEvents(s *jsonStream, file string, event func([]byte) error) error
 			if c, ok := s.peek(); ok && c == ']' { // tolerate a trailing comma
 				s.pos++
 				return nil
+			}
+		}
+		if s.chunkEnd != nil {
+			switch next, err := s.chunkEnd(s); {
+			case err != nil:
+				return err
+			case next == chunkStop:
+				return nil
+			case next == chunkMoved:
+				continue // the stream now stands at the array's ']'
 			}
 		}
 		ev, off, err := s.readValue()

@@ -1,0 +1,243 @@
+package parser
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"runtime"
+	"sync"
+)
+
+// A large trace on disk is read by several goroutines, each from its own part of the
+// event array, then merged in file order: one rank of a real job is a 0.1–2 GB trace,
+// and parsing it is CPU-bound. Where a part begins is guessed (an event boundary
+// found by its bytes, "},{"), and proven when the part before it reaches exactly that
+// offset as the start of an event; anything unexpected (a guess inside a string, a
+// syntax error, string pids, damaged events whose messages number the events) makes
+// the caller read the file again from the start, alone, so the result and every
+// message are those of the one-goroutine reader.
+
+// parallelTraceMinBytes is the smallest trace split into parts; parallelPartBytes the
+// least size of a part.
+var (
+	parallelTraceMinBytes int64 = 32 << 20
+	parallelPartBytes     int64 = 16 << 20
+)
+
+// errSplitFailed makes the caller read the trace alone.
+var errSplitFailed = errors.New("the trace's parts did not join")
+
+type statFile interface {
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}
+
+// parseTraceParallel reads a trace file in parts when it is large, positioned at its
+// start and more than one CPU can run; ok is false when it did not (then nothing of r
+// was consumed).
+func parseTraceParallel(r io.Reader, file string) (tl *Timeline, ok bool) {
+	f, isFile := r.(statFile)
+	if !isFile {
+		return nil, false
+	}
+	if sk, isSeeker := r.(io.Seeker); !isSeeker {
+		return nil, false
+	} else if pos, err := sk.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
+		return nil, false
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < parallelTraceMinBytes {
+		return nil, false
+	}
+	size := fi.Size()
+	parts := int(min(int64(runtime.GOMAXPROCS(0)), size/parallelPartBytes, 16))
+	if parts < 2 {
+		return nil, false
+	}
+	var starts []int64 // starts[k]: the offset of the first event of part k+1
+	for k := 1; k < parts; k++ {
+		from := int64(k) * size / int64(parts)
+		if len(starts) > 0 && from <= starts[len(starts)-1] {
+			continue
+		}
+		if off, found := findEventStart(f, from, size); found {
+			starts = append(starts, off)
+		}
+	}
+	if len(starts) == 0 {
+		return nil, false
+	}
+	tl, err = readTraceParts(f, size, file, starts)
+	if err != nil {
+		return nil, false
+	}
+	return tl, true
+}
+
+// findEventStart finds, at or after from, the '{' of an event that follows another:
+// '}' ',' '{' with white space between. It looks at a few MB only.
+func findEventStart(f io.ReaderAt, from, size int64) (int64, bool) {
+	const window = 4 << 20
+	buf := make([]byte, min(window, size-from))
+	n, err := f.ReadAt(buf, from)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, false
+	}
+	buf = buf[:n]
+	for i := 0; i < len(buf); {
+		j := bytes.IndexByte(buf[i:], ',')
+		if j < 0 {
+			return 0, false
+		}
+		c := i + j
+		i = c + 1
+		before := bytes.TrimRight(buf[:c], " \t\r\n")
+		if len(before) == 0 || before[len(before)-1] != '}' {
+			continue
+		}
+		after := c + 1
+		for after < len(buf) && isJSONSpace(buf[after]) {
+			after++
+		}
+		if after < len(buf) && buf[after] == '{' {
+			return from + int64(after), true
+		}
+	}
+	return 0, false
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// partResult is one part's events, or why it failed.
+type partResult struct {
+	st    *traceState
+	endAt int64 // the last part: the offset of the array's closing ']'
+	err   error
+}
+
+// readTraceParts reads part 0 (the file's start, through readChromeTrace) in this
+// goroutine and the parts beginning at starts in others; part 0, on reaching starts[0],
+// waits for the others, takes in their events and jumps to the last part's ']' to read
+// the rest of the file. Any failure is errSplitFailed or a parse error: the caller reads
+// the file alone then.
+func readTraceParts(f io.ReaderAt, size int64, file string, starts []int64) (*Timeline, error) {
+	results := make([]partResult, len(starts))
+	var wg sync.WaitGroup
+	for k, start := range starts {
+		stopAt := int64(-1)
+		if k+1 < len(starts) {
+			stopAt = starts[k+1]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[k] = readPart(f, size, file, start, stopAt)
+		}()
+	}
+	st := newTraceState(file)
+	s := newJSONStream(io.NewSectionReader(f, 0, size))
+	defer s.release()
+	joined := false
+	s.chunkEnd = func(s *jsonStream) (chunkNext, error) {
+		switch off := s.offset(); {
+		case joined || off < starts[0]:
+			return chunkRead, nil
+		case off > starts[0]:
+			return 0, errSplitFailed
+		}
+		wg.Wait()
+		for _, res := range results {
+			if res.err != nil {
+				return 0, errSplitFailed
+			}
+			if !st.absorb(res.st) {
+				return 0, errSplitFailed
+			}
+		}
+		joined = true
+		s.moveTo(io.NewSectionReader(f, 0, size), results[len(results)-1].endAt)
+		return chunkMoved, nil
+	}
+	err := st.read(s)
+	if !joined {
+		wg.Wait() // the array ended before the first part's start: the guess was wrong
+		return nil, errSplitFailed
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st.finish(), nil
+}
+
+// readPart reads the events from start (an event's '{') to stopAt (the next part's
+// first event), or to the array's end when stopAt is -1.
+func readPart(f io.ReaderAt, size int64, file string, start, stopAt int64) partResult {
+	st := newTraceState(file)
+	s := newJSONStream(io.NewSectionReader(f, start, size-start))
+	defer s.release()
+	s.base = start
+	s.chunkEnd = func(s *jsonStream) (chunkNext, error) {
+		switch off := s.offset(); {
+		case stopAt < 0 || off < stopAt:
+			return chunkRead, nil
+		case off == stopAt:
+			return chunkStop, nil
+		}
+		return 0, errSplitFailed
+	}
+	if err := readEventList(s, file, st.event, 0); err != nil {
+		return partResult{err: err}
+	}
+	if stopAt >= 0 {
+		if s.offset() != stopAt {
+			return partResult{err: errSplitFailed} // the array ended before the next part
+		}
+		return partResult{st: st}
+	}
+	// readEventList consumed the closing ']'.
+	return partResult{st: st, endAt: s.offset() - 1}
+}
+
+// moveTo makes the stream read r from the file offset off.
+func (s *jsonStream) moveTo(r io.ReadSeeker, off int64) {
+	if _, err := r.Seek(off, io.SeekStart); err != nil {
+		s.rerr, s.eof = err, true
+		return
+	}
+	s.r, s.base, s.pos, s.end, s.eof, s.rerr = r, off, 0, 0, false, nil
+}
+
+// absorb appends the events of o, read from the part of the file after st's, as if
+// st had read them itself. It refuses (false) what cannot be joined exactly: string
+// pids (numbered in the order first seen) and dropped events (named by their number).
+func (st *traceState) absorb(o *traceState) bool {
+	if len(o.strPids) > 0 || len(st.strPids) > 0 || o.noDur > 0 || o.noPid > 0 {
+		return false
+	}
+	st.events += o.events
+	for k, v := range o.procName {
+		st.procName[k] = v
+	}
+	for k, v := range o.threadName {
+		st.threadName[k] = v
+	}
+	for k, v := range o.threadSort {
+		st.threadSort[k] = v
+	}
+	for k, v := range o.flowStarts {
+		st.flowStarts[k] = v
+	}
+	for _, h := range o.hw {
+		h.taskType = st.internTaskType(o.taskTypeStr[h.taskType])
+		h.name = st.intern([]byte(o.nameStr[h.name]))
+		st.hw = append(st.hw, h)
+	}
+	st.ops = append(st.ops, o.ops...)
+	st.tasks = append(st.tasks, o.tasks...)
+	st.generic = append(st.generic, o.generic...)
+	st.overlap = append(st.overlap, o.overlap...)
+	st.steps = append(st.steps, o.steps...)
+	st.flowEnds = append(st.flowEnds, o.flowEnds...)
+	return true
+}
