@@ -428,6 +428,25 @@ func TestWhatIfReadsTheRunsBuffsize(t *testing.T) {
 	assert.InEpsilon(t, rep.Measured.StepTimeUs, rep.Predicted.StepTimeUs, 0.01)
 }
 
+// TestWhatIfBuffsizeDefault: the help states one default for --buffsize-mb (the
+// run's environment, else HCCL's 200), not a second "(default 200)" from the flag;
+// a size of 0 or less is refused before the run is read.
+func TestWhatIfBuffsizeDefault(t *testing.T) {
+	out, _, code := runBin(t, "whatif", "--help")
+	require.Equal(t, 0, code)
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "--buffsize-mb") {
+			line = l
+		}
+	}
+	assert.Contains(t, line, "(default: the run's environment, else HCCL's 200)")
+	assert.Equal(t, 1, strings.Count(line, "default"), line)
+	_, stderr, code := runBin(t, "whatif", sample, "--set", "bucket=64MiB", "--buffsize-mb", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--buffsize-mb 0: want a positive size")
+}
+
 // TestAdviseFramework: --framework writes the same plan the framework's way; an
 // unknown framework is a usage error.
 func TestAdviseFramework(t *testing.T) {

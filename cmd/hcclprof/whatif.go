@@ -48,6 +48,9 @@ incomplete unless --allow-partial.`,
 			if backwardShare <= 0 || backwardShare > 1 {
 				return usage(fmt.Errorf("--backward-share %g: want a fraction in (0, 1]", backwardShare))
 			}
+			if cmd.Flags().Changed("buffsize-mb") && buffsizeMB <= 0 {
+				return usage(fmt.Errorf("--buffsize-mb %d: want a positive size in MB", buffsizeMB))
+			}
 			var plan []costmodel.Setting
 			for _, s := range sets {
 				st, err := costmodel.ParseSetting(s)
@@ -89,7 +92,9 @@ incomplete unless --allow-partial.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr, dp=64; repeatable (applied together)")
 	fl.Float64Var(&backwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
-	fl.IntVar(&buffsizeMB, "buffsize-mb", 200, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else 200)")
+	// The flag's own default is 0 so that the help states one default, the run's
+	// environment (HCCL's 200 MB when it is not set), not a second one of 200.
+	fl.IntVar(&buffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else HCCL's 200)")
 	fl.StringVar(&format, "format", "text", "text or json")
 	af.register(fl)
 	return cmd
