@@ -126,21 +126,13 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 		if stepSummary != "" {
-			if err := appendStepSummary(stepSummary, doc); err != nil {
+			if err := appendFile(stepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, doc) }); err != nil {
 				return usage(fmt.Errorf("$GITHUB_STEP_SUMMARY: %w", err))
 			}
 		}
 	}
 	if f.junit != "" {
-		jf, err := os.Create(f.junit)
-		if err != nil {
-			return usage(err)
-		}
-		err = report.WriteJUnit(jf, doc)
-		if cerr := jf.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := createFile(f.junit, func(w io.Writer) error { return report.WriteJUnit(w, doc) }); err != nil {
 			return usage(err)
 		}
 	}
@@ -158,14 +150,28 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	return nil
 }
 
-// appendStepSummary appends the Markdown report to the job summary file: Actions
-// shows that file's Markdown on the run's summary page, and other steps append too.
-func appendStepSummary(path string, doc *report.Document) error {
+// appendFile appends what write writes to the file at path, creating it: the job
+// summary file of GitHub Actions, which shows its Markdown on the run's summary page
+// and to which other steps append too.
+func appendFile(path string, write func(io.Writer) error) error {
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	err = report.WriteMarkdown(file, doc)
+	err = write(file)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// createFile writes what write writes to a new file at path (a JUnit report).
+func createFile(path string, write func(io.Writer) error) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = write(file)
 	if cerr := file.Close(); err == nil {
 		err = cerr
 	}

@@ -723,6 +723,77 @@ func TestGitHubJSON(t *testing.T) {
 	assert.Contains(t, stderr, "is an input of this run")
 }
 
+// TestDiffCIOutputs: diff writes to -o, its gates to --junit and, with --github, its
+// annotations to stderr and the Markdown diff to $GITHUB_STEP_SUMMARY, as analyze
+// does; no output may overwrite an input (a saved report, a profile's file) or another
+// output.
+func TestDiffCIOutputs(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	_, stderr, code := runBin(t, "analyze", sample, "--format", "json", "-o", base)
+	require.Equal(t, 0, code, stderr)
+	summary := filepath.Join(dir, "summary.md")
+	junit := filepath.Join(dir, "diff.xml")
+	outFile := filepath.Join(dir, "diff.txt")
+	out, errOut, code := runBinEnv(t, []string{"GITHUB_STEP_SUMMARY=" + summary}, "diff", base, sample,
+		"--fail-on", "comm_share.delta>-1", "--fail-on", "step_time_us.delta_pct>50", "-o", outFile, "--junit", junit, "--github")
+	assert.Equal(t, 1, code, errOut)
+	assert.Empty(t, out, "the diff went to -o")
+	txt, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(txt), "hcclprof diff: "+base), "%.100s", txt)
+	assert.Contains(t, errOut, "::error title=hcclprof diff gate comm_share.delta>-1::comm_share.delta = 0 breaches comm_share.delta>-1")
+	assert.NotContains(t, errOut, "step_time_us.delta_pct>50::")
+	md, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(md), "## hcclprof diff: "), "%.100s", md)
+	b, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var suites struct {
+		Suites []struct {
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
+			Errors   int    `xml:"errors,attr"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &suites))
+	require.Len(t, suites.Suites, 1)
+	assert.Equal(t, "hcclprof diff gates", suites.Suites[0].Name)
+	assert.Equal(t, [3]int{2, 1, 0}, [3]int{suites.Suites[0].Tests, suites.Suites[0].Failures, suites.Suites[0].Errors})
+
+	// JSON to -o is one JSON document, even with --github.
+	jsonOut := filepath.Join(dir, "diff.json")
+	out, _, code = runBin(t, "diff", base, sample, "--format", "json", "-o", jsonOut, "--github")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+	b, err = os.ReadFile(jsonOut)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(b, &doc))
+	assert.Equal(t, base, doc["base"])
+
+	traces, err := filepath.Glob(filepath.Join(sample, "*_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, traces)
+	before, err := os.ReadFile(base)
+	require.NoError(t, err)
+	for name, args := range map[string][]string{
+		"-o is the saved report":  {"-o", base},
+		"--junit is a trace":      {"--junit", traces[0]},
+		"-o and --junit the same": {"-o", junit, "--junit", junit},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, stderr, code := runBin(t, append([]string{"diff", base, sample}, args...)...)
+			assert.Equal(t, 2, code)
+			assert.Regexp(t, "is an input of this run|name the same file", stderr)
+		})
+	}
+	after, err := os.ReadFile(base)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the saved report is untouched")
+}
+
 // TestExport: CSV tables recompute comm_share; the trace is valid JSON with a
 // process per rank, exposed totals equal to the analysis, and ns-exact timestamps.
 func TestExport(t *testing.T) {
