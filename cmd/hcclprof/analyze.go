@@ -22,6 +22,7 @@ type analyzeFlags struct {
 	junit        string
 	timelineRank int
 	github       bool
+	width        int
 	analysis     analysisFlags
 }
 
@@ -49,6 +50,7 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.IntVar(&f.timelineRank, "timeline-rank", 0, "with --format html: the rank whose longest step is drawn with its compute lanes")
 	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
 	fl.BoolVar(&f.github, "github", false, "print GitHub Actions annotations to stderr (an error per failed gate, a warning per high finding) and append the Markdown report to $GITHUB_STEP_SUMMARY when it is set")
+	registerWidth(fl, &f.width)
 	f.analysis.register(fl)
 	return cmd
 }
@@ -57,6 +59,10 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	usage := func(err error) error { return &exitError{code: exitUsage, err: err} }
 	if f.format != "text" && f.format != "json" && f.format != "markdown" && f.format != "html" {
 		return usage(fmt.Errorf("unknown --format %q: want text, json, markdown or html", f.format))
+	}
+	width, err := textWidth(cmd, f.width, f.output != "")
+	if err != nil {
+		return err
 	}
 	gates := make([]analysis.Gate, 0, len(f.failOn))
 	for _, expr := range f.failOn {
@@ -96,6 +102,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		Notes:        append(cluster.Notes, skippedNote(opts.SkipSteps)...),
 		Command:      recordedCommand(),
 		Version:      toolVersion(),
+		Width:        width,
 	}
 	var w io.Writer = cmd.OutOrStdout()
 	if f.output != "" {

@@ -21,6 +21,7 @@ func newDiffCmd() *cobra.Command {
 	var af analysisFlags
 	var outPath, junit string
 	var github bool
+	var widthN int
 	cmd := &cobra.Command{
 		Use:   "diff BASE NEW",
 		Short: "Compare two runs: per metric, the change and whether it is significant",
@@ -42,6 +43,10 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 				if err := checkFormat(format); err != nil {
 					return err
 				}
+			}
+			width, err := textWidth(cmd, widthN, outPath != "")
+			if err != nil {
+				return err
 			}
 			var gates []analysis.Gate
 			for _, expr := range failOn {
@@ -71,7 +76,7 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 				return err
 			}
 			d := compare.Compare(runs[0], runs[1], compare.Options{Seed: seed})
-			doc := report.DiffDoc{Diff: d}
+			doc := report.DiffDoc{Diff: d, Width: width}
 			results := analysis.EvaluateGates(gates, d.GateValues())
 			var failed []string
 			for _, g := range results {
@@ -89,7 +94,6 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 				defer file.Close()
 				w = file
 			}
-			var err error
 			switch format {
 			case "json":
 				err = report.WriteDiffJSON(w, doc)
@@ -138,6 +142,7 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 	fl.StringVarP(&outPath, "output", "o", "", "write the diff to this file instead of stdout")
 	fl.StringVar(&junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
 	fl.BoolVar(&github, "github", false, "print GitHub Actions annotations to stderr (an error per failed gate, a warning per warning) and append the Markdown diff to $GITHUB_STEP_SUMMARY when it is set")
+	registerWidth(fl, &widthN)
 	af.register(fl)
 	return cmd
 }

@@ -47,12 +47,13 @@ func runBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 // runBinEnv runs the binary with the test's environment plus env ("NAME=value").
 // GITHUB_STEP_SUMMARY is dropped unless env sets it, so that tests run inside
-// GitHub Actions do not append their reports to the real job summary.
+// GitHub Actions do not append their reports to the real job summary, and COLUMNS,
+// so that the text output is the full layout whatever the test's terminal.
 func runBinEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(binPath, args...)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GITHUB_STEP_SUMMARY=") {
+		if !strings.HasPrefix(kv, "GITHUB_STEP_SUMMARY=") && !strings.HasPrefix(kv, "COLUMNS=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}

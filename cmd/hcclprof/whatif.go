@@ -17,6 +17,7 @@ func newWhatIfCmd() *cobra.Command {
 	var buffsizeMB int
 	var backwardShare float64
 	var af analysisFlags
+	var widthN int
 	cmd := &cobra.Command{
 		Use:   "whatif PATH... --set KNOB=VALUE",
 		Short: "Predict the step time and comm_share if a knob changes",
@@ -40,6 +41,10 @@ incomplete unless --allow-partial.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			usage := usageError
 			if err := checkFormat(format); err != nil {
+				return err
+			}
+			width, err := textWidth(cmd, widthN, false)
+			if err != nil {
 				return err
 			}
 			if len(sets) == 0 {
@@ -81,7 +86,7 @@ incomplete unless --allow-partial.`,
 			if err != nil {
 				return usage(err)
 			}
-			doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred}
+			doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred, Width: width}
 			if err := write(cmd, format, func(w io.Writer) error { return report.WriteWhatIfText(w, doc) },
 				func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) }); err != nil {
 				return err
@@ -96,6 +101,7 @@ incomplete unless --allow-partial.`,
 	// environment (HCCL's 200 MB when it is not set), not a second one of 200.
 	fl.IntVar(&buffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else HCCL's 200)")
 	fl.StringVar(&format, "format", "text", "text or json")
+	registerWidth(fl, &widthN)
 	af.register(fl)
 	return cmd
 }
