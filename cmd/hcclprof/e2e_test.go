@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -793,6 +794,67 @@ func TestDiffCIOutputs(t *testing.T) {
 	after, err := os.ReadFile(base)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the saved report is untouched")
+}
+
+// TestTextFitsTheTerminal: at COLUMNS=80 every text output keeps within 80 columns
+// (the bundled sample, a run with many problems over more ranks than the per-rank
+// table shows, a pipeline run; analyze, advise, inspect, calibrate, whatif, diff,
+// model); --width overrides $COLUMNS, --width 0 and a file (-o) get the full layout.
+func TestTextFitsTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	faults, pp := filepath.Join(dir, "faults"), filepath.Join(dir, "pp")
+	_, stderr, code := runBin(t, "gen", "faults-32rank", "-o", faults, "--omit", "trace")
+	require.Equal(t, 0, code, stderr)
+	_, stderr, code = runBin(t, "gen", "pp2-imbalance-8rank", "-o", pp)
+	require.Equal(t, 0, code, stderr)
+	cols80 := []string{"COLUMNS=80"}
+	commands := [][]string{
+		{"model", "--op", "allreduce", "--product", "a2", "--servers", "4", "--size", "64MiB"},
+		{"model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "256MiB", "--alpha-us", "20", "--bw-gbps", "18.3"},
+		{"whatif", sample, "--set", "bucket=64MiB", "--set", "algo=nhr"},
+		{"diff", sample, pp, "--fail-on", "comm_share.delta>0.5"},
+	}
+	for _, run := range []string{sample, faults, pp} {
+		for _, c := range []string{"analyze", "advise", "inspect", "calibrate"} {
+			commands = append(commands, []string{c, run, "--allow-partial"})
+		}
+	}
+	for _, args := range commands {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			out, stderr, code := runBinEnv(t, cols80, args...)
+			require.Contains(t, []int{0, 1}, code, stderr)
+			require.NotEmpty(t, out)
+			for _, l := range strings.Split(out, "\n") {
+				assert.LessOrEqual(t, utf8.RuneCountInString(l), 80, "%s: %q", args[0], l)
+			}
+		})
+	}
+
+	full, _, code := runBin(t, "analyze", sample)
+	require.Equal(t, 0, code)
+	require.Greater(t, maxLine(full), 130, "without a width, the full tables")
+	out, _, _ := runBinEnv(t, cols80, "analyze", sample, "--width", "0")
+	assert.Equal(t, full, out, "--width 0 is no limit, whatever $COLUMNS says")
+	out, _, _ = runBinEnv(t, cols80, "analyze", sample, "--width", "100")
+	assert.LessOrEqual(t, maxLine(out), 100, "--width overrides $COLUMNS")
+	assert.Greater(t, maxLine(out), 80, "--width overrides $COLUMNS")
+	file := filepath.Join(dir, "report.txt")
+	_, _, code = runBinEnv(t, cols80, "analyze", sample, "-o", file)
+	require.Equal(t, 0, code)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, full, string(b), "a file gets the full layout")
+	_, stderr, code = runBin(t, "analyze", sample, "--width", "-1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--width -1")
+}
+
+func maxLine(s string) int {
+	m := 0
+	for _, l := range strings.Split(s, "\n") {
+		m = max(m, utf8.RuneCountInString(l))
+	}
+	return m
 }
 
 // TestExport: CSV tables recompute comm_share; the trace is valid JSON with a
