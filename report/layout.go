@@ -193,8 +193,8 @@ func (p *printer) raw(s string) {
 }
 
 // listMarker is the start of a list item, under whose text a wrapped line continues:
-// "- ", "[HIGH] ", "1. ".
-var listMarker = regexp.MustCompile(`^(- |\[[A-Za-z]+\] +|\d+\. )`)
+// "- ", "[HIGH] ", "1. ", and the labels of the advice's and the models' lines.
+var listMarker = regexp.MustCompile(`^(- |\[[A-Za-z]+\] +|\d+\. |(risk|note|assumes|problem): )`)
 
 // wrap breaks a line at spaces into lines of at most width display columns; a word
 // longer than a line is broken where it must be. A continued line is indented under

@@ -27,6 +27,8 @@ func TestWrap(t *testing.T) {
 			[]string{"         mean Stage", "         73.603 ms of", "         which"}},
 		{"numbered item", "  1. bucket_cap_mb = 128 MiB: step 84.188 ms", 24,
 			[]string{"  1. bucket_cap_mb = 128", "     MiB: step 84.188 ms"}},
+		{"labelled line", "       risk: larger buckets start communication later", 32,
+			[]string{"       risk: larger buckets", "             start communication", "             later"}},
 		{"a word wider than the line is broken", "  path /a/very/long/directory/name/rank0", 16,
 			[]string{"  path", "    /a/very/long", "    /directory/n", "    ame/rank0"}},
 	}
