@@ -48,7 +48,7 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.IntVar(&f.timelineRank, "timeline-rank", 0, "with --format html: the rank whose longest step is drawn with its compute lanes")
-	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
+	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports; with no --fail-on, one skipped case that says so)")
 	fl.BoolVar(&f.github, "github", false, "print GitHub Actions annotations to stderr (an error per failed gate, a warning per high finding) and append the Markdown report to $GITHUB_STEP_SUMMARY when it is set")
 	registerWidth(fl, &f.width)
 	f.analysis.register(fl)

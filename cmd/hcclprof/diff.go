@@ -36,7 +36,8 @@ The steps of one run are not independent samples, so p-values are a guide.
 
 Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error (a damaged or
 newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
-		Example: "  hcclprof diff ./before ./after --fail-on 'step_time_us.delta_pct>5'",
+		Example: `  hcclprof diff ./before ./after --fail-on 'step_time_us.delta_pct>5'
+  hcclprof diff base.json new.json --fail-on 'comm_share.delta>+0.05' --junit diff.xml --github -o diff.txt`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "markdown" {
@@ -140,7 +141,7 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 	fl.StringArrayVar(&failOn, "fail-on", nil, "fail (exit 1) when METRIC[.delta|.delta_pct|.base|.p] OP VALUE holds; repeatable")
 	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed (the same seed gives the same intervals)")
 	fl.StringVarP(&outPath, "output", "o", "", "write the diff to this file instead of stdout")
-	fl.StringVar(&junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
+	fl.StringVar(&junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports; with no --fail-on, one skipped case that says so)")
 	fl.BoolVar(&github, "github", false, "print GitHub Actions annotations to stderr (an error per failed gate, a warning per warning) and append the Markdown diff to $GITHUB_STEP_SUMMARY when it is set")
 	registerWidth(fl, &widthN)
 	af.register(fl)

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const widthHelp = "lay the text output out for N columns (0: no limit); default: $COLUMNS, else the terminal's width when stdout is a terminal, else no limit"
+const widthHelp = "lay the text output out for N columns (0: no limit; at least 40); default: $COLUMNS, else the terminal's width when stdout is a terminal, else no limit"
 
 // registerWidth adds --width to a command with a text output.
 func registerWidth(fl *pflag.FlagSet, w *int) {
