@@ -15,7 +15,7 @@ import (
 // below the table, then its least needed columns, named below it, then long names cut
 // with "…"), and, when even that does not fit, is printed as one wrapped line per row.
 // A table row is never wrapped; free text wraps at word boundaries. Width 0 is no
-// limit: the full tables, byte for byte as before.
+// limit: the full tables and lines, as the golden files hold them.
 
 // MinWidth is the narrowest layout the text writers make; a narrower width is taken
 // as this one.
