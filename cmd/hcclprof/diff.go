@@ -38,7 +38,7 @@ Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error (a damaged or
 newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 		Example: `  hcclprof diff ./before ./after --fail-on 'step_time_us.delta_pct>5'
   hcclprof diff base.json new.json --fail-on 'comm_share.delta>+0.05' --junit diff.xml --github -o diff.txt`,
-		Args:    cobra.ExactArgs(2),
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "markdown" {
 				if err := checkFormat(format); err != nil {
