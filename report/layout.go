@@ -168,7 +168,11 @@ func (p *printer) table(t *textTable) {
 		p.printf("  (in every row: %s)\n", strings.Join(constant, ", "))
 	}
 	if len(dropped) > 0 {
-		p.printf("  (left out at this width: %s; --width %d shows them)\n", strings.Join(dropped, ", "), maxWidth(full))
+		them := "them"
+		if len(dropped) == 1 {
+			them = "it"
+		}
+		p.printf("  (left out at this width: %s; --width %d shows %s)\n", strings.Join(dropped, ", "), maxWidth(full), them)
 	}
 }
 

@@ -67,7 +67,7 @@ func TestTableGivesWay(t *testing.T) {
 
 	narrow := render(52)
 	assert.Contains(t, narrow, "(in every row: Source = timeline)")
-	assert.Contains(t, narrow, "(left out at this width: Free; --width 75 shows\n    them)")
+	assert.Contains(t, narrow, "(left out at this width: Free; --width 75 shows\n    it)")
 	assert.Contains(t, narrow, "│ Rank │  Comm not  │ Overlapped │ comm_share │")
 	for _, l := range strings.Split(strings.TrimSpace(narrow), "\n") {
 		assert.LessOrEqual(t, utf8.RuneCountInString(l), 52, l)
