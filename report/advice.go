@@ -39,14 +39,14 @@ func writeAdvice(p *printer, a *advisor.Advice, all bool) {
 // WriteAdviceText writes the advice alone (hcclprof advise): every finding.
 func WriteAdviceText(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
-	p := &printer{w: w}
+	p := newPrinter(w, d.Width)
 	s := d.Result.Summary
 	p.printf("hcclprof advise: %d rank(s), %d step(s); comm_share %.2f%%, step %.3f ms\n", s.Ranks, s.Steps, 100*s.CommShare, float64(s.StepTimeNs)/1e6)
 	if d.Advice != nil && d.Advice.Diagnosis.Title != "" {
 		p.printf("Diagnosis (%s): %s.\n", d.Advice.Diagnosis.Cause, d.Advice.Diagnosis.Title)
 	}
 	writeAdvice(p, d.Advice, true)
-	return p.firstErr
+	return p.done()
 }
 
 // jsonFinding is a finding in the JSON contract.
@@ -118,6 +118,12 @@ func writeRecommendations(p *printer, a *advisor.Advice) {
 			i+1, r.Knob, r.Value, r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3,
 			100*r.Predicted.CommShare, r.GainUs/1e3, label, r.Confidence)
 		for _, line := range strings.Split(r.Apply, "\n") {
+			// A code line too long for the terminal would wrap its trailing comment
+			// into code: the comment goes on its own line above it.
+			if code, comment, ok := strings.Cut(line, "   # "); ok && p.width > 0 && 7+len(line) > p.width {
+				p.printf("       # %s\n", comment)
+				line = strings.TrimRight(code, " ")
+			}
 			p.printf("       %s\n", line)
 		}
 		for _, risk := range r.Risks {

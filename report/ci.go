@@ -10,52 +10,111 @@ import (
 )
 
 type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	ClassName string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
+	Time      string        `xml:"time,attr"`
+	Skipped   *junitOutcome `xml:"skipped,omitempty"`
+	Failure   *junitOutcome `xml:"failure,omitempty"`
 }
 
-type junitFailure struct {
-	Message string `xml:"message,attr"`
+type junitOutcome struct {
+	Message string `xml:"message,attr,omitempty"`
+	Type    string `xml:"type,attr,omitempty"`
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes the gates as JUnit XML: one test suite "hcclprof gates", one test
-// case per --fail-on gate, failed gates with their measured value.
-func WriteJUnit(w io.Writer, d *Document) error {
-	sanitize.Value(d) // names come from untrusted profiles
-	s := junitSuite{Name: "hcclprof gates", Tests: len(d.Gates)}
-	for _, g := range d.Gates {
-		c := junitCase{Name: g.Expr, ClassName: "hcclprof." + g.Metric}
-		if !g.Passed {
+// junitGate is a gate as a JUnit test case: its expression, its metric, and, when it
+// failed, what breached it.
+type junitGate struct {
+	expr, metric, failure string
+}
+
+// noGateCase is the case of a run with no gate. An empty suite would make Jenkins'
+// junit step fail the build ("no test results"), and a passing case would claim a check
+// that was not made: the case is skipped, saying why.
+func noGateCase() junitCase {
+	return junitCase{Name: "no --fail-on gate set", ClassName: "hcclprof.gates", Time: "0",
+		Skipped: &junitOutcome{Message: "no --fail-on gate was given, so nothing was checked; add one, e.g. --fail-on 'comm_share>30%'"}}
+}
+
+// writeJUnit writes one suite, one case per gate (gates take no measurable time:
+// time is 0), failed gates with their message and the detail as text.
+func writeJUnit(w io.Writer, name string, gates []junitGate, detail string) error {
+	s := junitSuite{Name: name, Tests: len(gates), Time: "0"}
+	for _, g := range gates {
+		c := junitCase{Name: g.expr, ClassName: "hcclprof." + g.metric, Time: "0"}
+		if g.failure != "" {
 			s.Failures++
-			msg := fmt.Sprintf("%s = %s breaches %s", g.Metric, gateValue(g), g.Expr)
-			c.Failure = &junitFailure{Message: msg, Text: msg + "\n" + d.verdict()}
+			c.Failure = &junitOutcome{Message: g.failure, Type: "gate", Text: g.failure + "\n" + detail}
 		}
 		s.Cases = append(s.Cases, c)
 	}
+	if len(gates) == 0 {
+		s.Cases, s.Tests, s.Skipped = []junitCase{noGateCase()}, 1, 1
+	}
+	doc := junitSuites{Name: "hcclprof", Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Time: s.Time, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// WriteJUnit writes the gates as JUnit XML: one test suite "hcclprof gates", one test
+// case per --fail-on gate, failed gates with their measured value; with no gate, one
+// skipped case that says so.
+func WriteJUnit(w io.Writer, d *Document) error {
+	sanitize.Value(d) // names come from untrusted profiles
+	gates := make([]junitGate, 0, len(d.Gates))
+	for _, g := range d.Gates {
+		jg := junitGate{expr: g.Expr, metric: g.Metric}
+		if !g.Passed {
+			jg.failure = fmt.Sprintf("%s = %s breaches %s", g.Metric, gateValue(g), g.Expr)
+		}
+		gates = append(gates, jg)
+	}
+	return writeJUnit(w, "hcclprof gates", gates, d.verdict())
+}
+
+// WriteDiffJUnit writes a diff's gates as JUnit XML, as WriteJUnit does: one suite
+// "hcclprof diff gates", named after the two runs in each failure's text.
+func WriteDiffJUnit(w io.Writer, d DiffDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
+	gates := make([]junitGate, 0, len(d.Gates))
+	for _, g := range d.Gates {
+		jg := junitGate{expr: g.Expr, metric: g.Metric}
+		if !g.Passed {
+			jg.failure = fmt.Sprintf("%s = %.6g breaches %s", g.Metric, g.Value, g.Expr)
+		}
+		gates = append(gates, jg)
+	}
+	return writeJUnit(w, "hcclprof diff gates", gates, fmt.Sprintf("%s → %s", d.Diff.Base.Label, d.Diff.New.Label))
 }
 
 // WriteGitHubAnnotations writes GitHub Actions workflow commands: an error per failed
@@ -76,6 +135,24 @@ func WriteGitHubAnnotations(w io.Writer, d *Document) error {
 	}
 	for _, x := range d.Result.Warnings {
 		p.printf("::warning title=hcclprof::%s\n", ghEscape(x))
+	}
+	return p.firstErr
+}
+
+// WriteDiffGitHubAnnotations writes a diff's GitHub Actions workflow commands: an
+// error per failed gate, a warning per warning of the comparison.
+func WriteDiffGitHubAnnotations(w io.Writer, d DiffDoc) error {
+	sanitize.Value(&d) // names come from untrusted profiles
+	p := &printer{w: w}
+	runs := fmt.Sprintf("%s → %s", d.Diff.Base.Label, d.Diff.New.Label)
+	for _, g := range d.Gates {
+		if !g.Passed {
+			p.printf("::error title=hcclprof diff gate %s::%s\n", ghEscapeProp(g.Expr),
+				ghEscape(fmt.Sprintf("%s = %.6g breaches %s (%s)", g.Metric, g.Value, g.Expr, runs)))
+		}
+	}
+	for _, x := range d.Diff.Warnings {
+		p.printf("::warning title=hcclprof diff::%s\n", ghEscape(x))
 	}
 	return p.firstErr
 }

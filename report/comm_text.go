@@ -32,8 +32,8 @@ func writeCommunication(p *printer, c analysis.Communication) {
 			assumed = ", from " + hw.Source
 		}
 		p.printf("\nLinks per transport (bandwidth of each src→dst link, GB/s; peak per link of %s%s)\n", hw.Name, assumed)
-		t := newTable(p)
-		t.Header("Transport", "Links", "GB moved", "Min", "Median", "Max", "Peak", "Median use")
+		t := newTextTable(col("Transport"), column{name: "Links", drop: 1}, column{name: "GB moved", short: "GB\nmoved", drop: 2},
+			column{name: "Min", drop: 3}, col("Median"), column{name: "Max", drop: 4}, column{name: "Peak", drop: 5}, column{name: "Median use", short: "Median\nuse"})
 		names := make([]string, 0, len(byTransport))
 		for n := range byTransport {
 			names = append(names, n)
@@ -46,10 +46,10 @@ func writeCommunication(p *printer, c analysis.Communication) {
 			if pk, ok := hw.Peak(n); ok {
 				peak, use = fmt.Sprintf("%.1f", pk), pct(v[len(v)/2]/pk)
 			}
-			_ = t.Append(n, strconv.Itoa(len(v)), fmt.Sprintf("%.2f", float64(bytes[n])/1e9),
+			t.Append(n, strconv.Itoa(len(v)), fmt.Sprintf("%.2f", float64(bytes[n])/1e9),
 				fmt.Sprintf("%.2f", v[0]), fmt.Sprintf("%.2f", v[len(v)/2]), fmt.Sprintf("%.2f", v[len(v)-1]), peak, use)
 		}
-		p.err(t.Render())
+		p.table(t)
 	}
 	// Top waits: the ops whose ranks waited longest for the others.
 	type waitRow struct {
@@ -83,12 +83,12 @@ func writeCommunication(p *printer, c analysis.Communication) {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].waitNs > rows[j].waitNs })
 	if len(rows) > 0 {
 		p.printf("\nTop waits (ranks waiting in a collective for the last to arrive; ms summed over the waiting ranks)\n")
-		t := newTable(p)
-		t.Header("Op", "Step", "Waited", "Ranks waiting", "Last to arrive")
+		t := newTextTable(column{name: "Op", cut: true}, col("Step"), col("Waited"), column{name: "Ranks waiting", short: "Ranks\nwaiting"},
+			column{name: "Last to arrive", short: "Last to\narrive"})
 		for _, w := range rows[:min(5, len(rows))] {
-			_ = t.Append(w.name, analysis.StepLabel(w.step), ms(w.waitNs), strconv.Itoa(w.waiting), strconv.Itoa(w.last))
+			t.Append(w.name, analysis.StepLabel(w.step), ms(w.waitNs), strconv.Itoa(w.waiting), strconv.Itoa(w.last))
 		}
-		p.err(t.Render())
+		p.table(t)
 	}
 	var fired []analysis.Check
 	var unevaluated []string

@@ -81,6 +81,9 @@ func ReadReportRun(r io.Reader, label string) (*compare.Run, error) {
 type DiffDoc struct {
 	Diff  *compare.Diff
 	Gates []GateView
+	// Width is the text output's width in display columns (the terminal's); 0 is no
+	// limit. Other formats ignore it.
+	Width int `json:"-"`
 }
 
 // GateView is a gate's outcome for rendering.
@@ -114,16 +117,15 @@ func diffChange(m compare.MetricDiff) string {
 // WriteDiffText writes a diff as benchstat does: base, new, the change or "~", p and n.
 func WriteDiffText(w io.Writer, d DiffDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
-	p := &printer{w: w}
+	p := newPrinter(w, d.Width)
 	df := d.Diff
 	p.printf("hcclprof diff: %s (%d samples) → %s (%d samples); α = %.2g\n", df.Base.Label, df.Base.Samples, df.New.Label, df.New.Samples, df.Alpha)
-	t := newTable(p)
-	t.Header("Metric", "Base", "New", "Change", "p", "n")
+	t := newTextTable(column{name: "Metric", cut: true}, col("Base"), col("New"), col("Change"), column{name: "p", drop: 2}, column{name: "n", drop: 1})
 	for _, m := range df.Metrics {
-		_ = t.Append(m.Name, diffValue(m, m.BaseValue), diffValue(m, m.NewValue), diffChange(m),
+		t.Append(m.Name, diffValue(m, m.BaseValue), diffValue(m, m.NewValue), diffChange(m),
 			fmt.Sprintf("%.3g", m.Test.P), fmt.Sprintf("%d+%d", m.Base.N, m.New.N))
 	}
-	p.err(t.Render())
+	p.table(t)
 	a := df.Attribution
 	p.printf("\nStep time %+.3f ms = ", a.StepTimeDeltaUs/1e3)
 	for i, part := range a.Parts {
@@ -135,13 +137,14 @@ func WriteDiffText(w io.Writer, d DiffDoc) error {
 	p.printf(" (residue %+.3f) ms\n", a.ResidueUs/1e3)
 	if len(df.Collectives) > 0 {
 		p.printf("\nCollectives (mean per op)\n")
-		ct := newTable(p)
-		ct.Header("Op", "Group", "Base", "New", "Change", "busbw base", "busbw new", "Change")
+		ct := newTextTable(column{name: "Op", cut: true}, column{name: "Group", cut: true, drop: 1}, col("Base"), col("New"), col("Change"),
+			column{name: "busbw base", short: "busbw\nbase", drop: 2}, column{name: "busbw new", short: "busbw\nnew", drop: 3},
+			column{name: "Change", short: "busbw\nchange", drop: 4})
 		for _, c := range df.Collectives {
-			_ = ct.Append(c.Op, c.Group, diffValue(c.MeanUs, c.MeanUs.BaseValue), diffValue(c.MeanUs, c.MeanUs.NewValue), diffChange(c.MeanUs),
+			ct.Append(c.Op, c.Group, diffValue(c.MeanUs, c.MeanUs.BaseValue), diffValue(c.MeanUs, c.MeanUs.NewValue), diffChange(c.MeanUs),
 				fmt.Sprintf("%.2f", c.BusBwGBps.BaseValue), fmt.Sprintf("%.2f", c.BusBwGBps.NewValue), diffChange(c.BusBwGBps))
 		}
-		p.err(ct.Render())
+		p.table(ct)
 	}
 	for _, x := range df.Warnings {
 		p.printf("warning: %s\n", x)
@@ -153,7 +156,7 @@ func WriteDiffText(w io.Writer, d DiffDoc) error {
 		}
 		p.printf("%s  %s (%s = %.6g)\n", status, g.Expr, g.Metric, g.Value)
 	}
-	return p.firstErr
+	return p.done()
 }
 
 // WriteDiffJSON writes a diff as JSON.

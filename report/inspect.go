@@ -16,22 +16,26 @@ type InspectDocument struct {
 	Notes   []string
 	Command string
 	Version string
+	// Width is the text output's width in display columns (the terminal's); 0 is no
+	// limit. Other formats ignore it.
+	Width int
 }
 
 // WriteInspectText writes, per rank, what was found and which analyses it supports,
 // with the collection setting that would enable each missing one.
 func WriteInspectText(w io.Writer, d *InspectDocument) error {
 	sanitize.Value(d) // names come from untrusted profiles
-	p := &printer{w: w}
+	p := newPrinter(w, d.Width)
 	p.printf("hcclprof inspect: %d rank(s)\n", len(d.Ranks))
-	t := newTable(p)
-	t.Header("Rank", "Format", "Level", "Export", "Versions", "Steps", "Ops", "Tasks", "Files used", "Ignored", "Problems")
+	t := newTextTable(col("Rank"), col("Format"), column{name: "Level", drop: 4}, column{name: "Export", drop: 5},
+		column{name: "Versions", drop: 1, cut: true}, column{name: "Steps", cut: true}, column{name: "Ops", drop: 6}, column{name: "Tasks", drop: 7},
+		column{name: "Files used", short: "Files\nused", drop: 2}, column{name: "Ignored", drop: 3}, col("Problems"))
 	for _, in := range d.Ranks {
-		_ = t.Append(strconv.Itoa(in.Rank), string(in.Format), dash(in.ProfilerLevel), dash(in.ExportType), dash(in.Versions),
+		t.Append(strconv.Itoa(in.Rank), string(in.Format), dash(in.ProfilerLevel), dash(in.ExportType), dash(in.Versions),
 			stepRange(in.Steps), strconv.Itoa(in.Ops), strconv.Itoa(in.Tasks), strconv.Itoa(len(in.FilesUsed)),
 			strconv.Itoa(len(in.FilesIgnored)), strconv.Itoa(len(in.Problems)))
 	}
-	p.err(t.Render())
+	p.table(t)
 	// Capabilities are usually the same on every rank: print each distinct set once.
 	groups := map[string][]int{}
 	var order []string
@@ -47,7 +51,7 @@ func WriteInspectText(w io.Writer, d *InspectDocument) error {
 		groups[key] = append(groups[key], in.Rank)
 	}
 	for _, key := range order {
-		p.printf("\nWhat the data supports (ranks %s):\n%s\n", rankList(groups[key]), key)
+		p.printf("\nWhat the data supports (ranks %s):\n%s\n", rankRanges(groups[key]), key)
 	}
 	for _, in := range d.Ranks {
 		if len(in.Problems) > 0 || len(in.FilesIgnored) > 0 || len(in.FilesUsed) > 0 {
@@ -69,7 +73,7 @@ func WriteInspectText(w io.Writer, d *InspectDocument) error {
 			p.printf("  - %s\n", n)
 		}
 	}
-	return p.firstErr
+	return p.done()
 }
 
 func capabilityLine(c analysis.Capability) string {

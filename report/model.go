@@ -18,6 +18,9 @@ type ModelDoc struct {
 	Product string
 	Servers int
 	Notes   []string
+	// Width is the text output's width in display columns (the terminal's); 0 is no
+	// limit. Other formats ignore it.
+	Width int
 }
 
 type jsonModel struct {
@@ -65,7 +68,7 @@ func WriteModelJSON(w io.Writer, d ModelDoc) error {
 // WriteModelText writes a modelled op for people.
 func WriteModelText(w io.Writer, d ModelDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
-	p := &printer{w: w}
+	p := newPrinter(w, d.Width)
 	c := d.Cost
 	if d.Choice != nil {
 		p.printf("HCCL's choice on %s, %d servers: %s (%s)\n", d.Product, d.Servers, d.Choice.Algo, d.Choice.Reason)
@@ -85,7 +88,7 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 	for _, n := range d.Notes {
 		p.printf("  note: %s\n", n)
 	}
-	return p.firstErr
+	return p.done()
 }
 
 // CalibrationDoc is the output of hcclprof calibrate: the links and the per-op-type
@@ -93,20 +96,25 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 type CalibrationDoc struct {
 	Links    []costmodel.LinkFit
 	BackTest []costmodel.OpBackTest
+	// Width is the text output's width in display columns (the terminal's); 0 is no
+	// limit. Other formats ignore it.
+	Width int
 }
 
 // WriteCalibrationText writes the calibrated links and the back-test.
 func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
-	p := &printer{w: w}
+	p := newPrinter(w, d.Width)
 	fits := d.Links
 	if len(fits) == 0 {
 		p.printf("No HCCL transfers to calibrate on (the profile has no task rows: collect at profiler Level1).\n")
-		return p.firstErr
+		return p.done()
 	}
 	p.printf("Calibrated links (a transfer of n bytes takes α + n/BW, and n/Γ more when it reduces; fitted on the run's own transfers)\n")
-	t := newTable(p)
-	t.Header("Transport", "α µs", "± µs", "BW GB/s", "± GB/s", "Γ GB/s", "± GB/s", "Points", "Range", "Transfers (reduce)", "Back-test error", "Confidence")
+	t := newTextTable(col("Transport"), col("α µs"), column{name: "± µs", label: "α ± µs", drop: 3}, col("BW GB/s"),
+		column{name: "± GB/s", label: "BW ± GB/s", drop: 4}, column{name: "Γ GB/s", drop: 6}, column{name: "± GB/s", label: "Γ ± GB/s", drop: 5}, column{name: "Points", drop: 1}, column{name: "Range", drop: 7},
+		column{name: "Transfers (reduce)", short: "Transfers\n(reduce)", drop: 2}, column{name: "Back-test error", short: "Back-test\nerror"},
+		column{name: "Confidence", short: "Confi-\ndence"})
 	for _, f := range fits {
 		gamma, gammaSE := "–", "–"
 		if f.GammaFitted {
@@ -115,11 +123,11 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 				gamma, gammaSE = fmt.Sprintf("%.2f", f.GammaGBps), fmt.Sprintf("%.2f", f.GammaSEGBps)
 			}
 		}
-		_ = t.Append(f.Transport, fmt.Sprintf("%.2f", f.AlphaUs), fmt.Sprintf("%.2f", f.AlphaSEUs), fmt.Sprintf("%.2f", f.BWGBps),
+		t.Append(f.Transport, fmt.Sprintf("%.2f", f.AlphaUs), fmt.Sprintf("%.2f", f.AlphaSEUs), fmt.Sprintf("%.2f", f.BWGBps),
 			fmt.Sprintf("%.2f", f.BWSEGBps), gamma, gammaSE, fmt.Sprint(f.Points), costmodel.FormatBytes(f.MinBytes)+"–"+costmodel.FormatBytes(f.MaxBytes),
 			fmt.Sprintf("%d (%d)", f.Transfers, f.ReduceTransfers), pct(f.MAPE), f.Confidence)
 	}
-	p.err(t.Render())
+	p.table(t)
 	for _, f := range fits {
 		if f.Note != "" {
 			p.printf("  %s: %s\n", f.Transport, f.Note)
@@ -127,20 +135,21 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 	}
 	if len(d.BackTest) > 0 {
 		p.printf("\nBack-test per op type (each op priced with these links and HCCL's algorithm for its group, against its time once every rank arrived)\n")
-		t := newTable(p)
-		t.Header("Op", "Ops", "Groups", "Sizes", "MAPE", "P90 error", "Measured / predicted", "Not priced")
+		t := newTextTable(column{name: "Op", cut: true}, col("Ops"), column{name: "Groups", drop: 2}, column{name: "Sizes", drop: 3}, col("MAPE"),
+			column{name: "P90 error", short: "P90\nerror", drop: 4}, column{name: "Measured / predicted", short: "Measured /\npredicted"},
+			column{name: "Not priced", short: "Not\npriced", drop: 1})
 		for _, b := range d.BackTest {
-			_ = t.Append(b.Op, fmt.Sprint(b.Ops), fmt.Sprint(b.Groups), fmt.Sprint(b.Sizes), pct(b.MAPE), pct(b.P90),
+			t.Append(b.Op, fmt.Sprint(b.Ops), fmt.Sprint(b.Groups), fmt.Sprint(b.Sizes), pct(b.MAPE), pct(b.P90),
 				fmt.Sprintf("%.2f", b.MedianRatio), fmt.Sprint(b.Skipped))
 		}
-		p.err(t.Render())
+		p.table(t)
 		for _, b := range d.BackTest {
 			if b.Note != "" {
 				p.printf("  %s: %s\n", b.Op, b.Note)
 			}
 		}
 	}
-	return p.firstErr
+	return p.done()
 }
 
 type jsonLinkFit struct {
@@ -207,12 +216,15 @@ func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 type WhatIfDoc struct {
 	Bucketing  *costmodel.Bucketing
 	Prediction costmodel.Prediction
+	// Width is the text output's width in display columns (the terminal's); 0 is no
+	// limit. Other formats ignore it.
+	Width int
 }
 
 // WriteWhatIfText writes a what-if for people.
 func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
-	p := &printer{w: w}
+	p := newPrinter(w, d.Width)
 	b, pr := d.Bucketing, d.Prediction
 	p.printf("Measured: step %.3f ms, exposed communication %.3f ms (%.1f%%); %d gradient buckets of %s in all, each round α %.1f µs + n/%.2f GB/s (fitted), overlap window %.3f ms\n",
 		b.StepUs/1e3, b.ExposedUs/1e3, 100*b.ExposedUs/b.StepUs, len(b.Buckets), costmodel.FormatBytes(b.GradientBytes),
@@ -233,7 +245,7 @@ func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
 	for _, n := range b.Notes {
 		p.printf("  note: %s\n", n)
 	}
-	return p.firstErr
+	return p.done()
 }
 
 // WriteWhatIfJSON writes a what-if as JSON.

@@ -29,6 +29,9 @@ type Document struct {
 	Notes      []string // discovery notes: ignored files, duplicates
 	Command    string   // the command line that produced the report
 	Version    string   // hcclprof's version
+	// Width is the text output's width in display columns (the terminal's); 0 is no
+	// limit. Other formats ignore it.
+	Width int
 }
 
 // FailedGates returns the gates that did not hold.

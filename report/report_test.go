@@ -5,7 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,4 +85,71 @@ func TestRealDataAdviceGolden(t *testing.T) {
 	b.Reset()
 	require.NoError(t, report.WriteAdviceJSON(&b, doc))
 	golden(t, "imagenet-2rank-level1.advice.json", b.Bytes())
+}
+
+// overWidth returns the lines of out wider than width (runes: every character the
+// writers print is one column wide) and checks that each table's lines are as wide as
+// its top border: no row was wrapped.
+func overWidth(t *testing.T, out string, width int) []string {
+	t.Helper()
+	var over []string
+	border := -1
+	for _, l := range strings.Split(out, "\n") {
+		n := utf8.RuneCountInString(l)
+		if n > width {
+			over = append(over, l)
+		}
+		switch {
+		case strings.HasPrefix(l, "┌"):
+			border = n
+		case border >= 0 && (strings.HasPrefix(l, "│") || strings.HasPrefix(l, "├") || strings.HasPrefix(l, "└")):
+			assert.Equal(t, border, n, "a table row is as wide as its table: %q", l)
+		default:
+			border = -1
+		}
+	}
+	return over
+}
+
+// TestTextWidths: at every width from the narrowest layout up, the report and the
+// advice keep within it and keep the headline; the per-rank step table keeps its key
+// columns at 80 and names what it left out.
+func TestTextWidths(t *testing.T) {
+	for _, width := range []int{report.MinWidth, 60, 80, 100, 120} {
+		doc := sampleDoc(t)
+		doc.Width = width
+		var b bytes.Buffer
+		require.NoError(t, report.WriteText(&b, doc))
+		assert.Empty(t, overWidth(t, b.String(), width), "WriteText at %d", width)
+		assert.Contains(t, b.String(), "Verdict: 48.3% of the step is exposed")
+		if width == 80 {
+			assert.Contains(t, b.String(), "│ Rank │ Step │ Stage  │ Computing │  Comm  │  Comm not  │ Free  │ comm_share │")
+			assert.Contains(t, b.String(), "(in every row: Bubble = 0.000, Source = timeline)")
+			assert.Contains(t, b.String(), "(left out at this width: Preparing, Overlapped; --width 133 shows them)")
+		}
+		b.Reset()
+		require.NoError(t, report.WriteAdviceText(&b, doc))
+		assert.Empty(t, overWidth(t, b.String(), width), "WriteAdviceText at %d", width)
+	}
+}
+
+// TestTextWideTablesUnchanged: on a terminal wide enough for the tables, they are the
+// golden file's, line for line; only free text longer than the terminal wraps.
+func TestTextWideTablesUnchanged(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "sample.txt"))
+	require.NoError(t, err)
+	doc := sampleDoc(t)
+	doc.Width = 160
+	var b bytes.Buffer
+	require.NoError(t, report.WriteText(&b, doc))
+	got := b.String()
+	tables := 0
+	for _, l := range strings.Split(string(want), "\n") {
+		if strings.ContainsAny(l, "┌│└") {
+			tables++
+			assert.Contains(t, got, l+"\n")
+		}
+	}
+	assert.Greater(t, tables, 20)
+	assert.Empty(t, overWidth(t, got, 160))
 }

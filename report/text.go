@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -20,7 +21,7 @@ func WriteText(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	r := d.Result
 	s := r.Summary
-	p := &printer{w: w}
+	p := newPrinter(w, d.Width)
 	steps := r.StepNumbers()
 	p.printf("hcclprof: %d rank(s), %d step(s) %s\n", s.Ranks, s.Steps, stepList(steps))
 	p.printf("Verdict: %s.\n", d.verdict())
@@ -49,8 +50,9 @@ func WriteText(w io.Writer, d *Document) error {
 
 	if len(r.Collectives) > 0 {
 		p.printf("\nCollectives (over all ranks and steps; times in ms, bandwidth in GB/s)\n")
-		t := newTable(p)
-		t.Header("Op", "Group", "Size", "Count", "MB/op", "Total", "Mean", "p50", "p95", "Max", "algbw", "busbw")
+		t := newTextTable(column{name: "Op", cut: true}, column{name: "Group", cut: true, drop: 7}, column{name: "Size", drop: 5},
+			column{name: "Count", drop: 6}, col("MB/op"), column{name: "Total", drop: 8}, col("Mean"), column{name: "p50", drop: 1},
+			col("p95"), column{name: "Max", drop: 2}, column{name: "algbw", drop: 3}, col("busbw"))
 		for _, c := range r.Collectives {
 			mbPerOp, algbw, busbw := "-", "-", "-"
 			if c.Bytes > 0 {
@@ -62,10 +64,10 @@ func WriteText(w io.Writer, d *Document) error {
 			if c.GroupSize > 0 {
 				size = strconv.Itoa(c.GroupSize)
 			}
-			_ = t.Append(c.Op, groupLabel(c), size, strconv.Itoa(c.Count), mbPerOp, ms(c.TotalNs),
+			t.Append(c.Op, groupLabel(c), size, strconv.Itoa(c.Count), mbPerOp, ms(c.TotalNs),
 				msf(c.MeanNs), msf(c.P50Ns), msf(c.P95Ns), ms(c.MaxNs), algbw, busbw)
 		}
-		p.err(t.Render())
+		p.table(t)
 	}
 
 	writeCommunication(p, r.Communication)
@@ -93,33 +95,74 @@ func WriteText(w io.Writer, d *Document) error {
 			p.printf("  - %s\n", n)
 		}
 	}
-	return p.firstErr
+	return p.done()
 }
 
+// printer writes a text output, keeping the first error. With a width, it holds
+// each line until it is complete and wraps it (see layout.go); tables go through
+// table(), which lays them out for the width instead.
 type printer struct {
 	w        io.Writer
+	width    int // 0: no limit
 	firstErr error
+	pending  []byte // with a width: the line not yet complete
+}
+
+func newPrinter(w io.Writer, width int) *printer {
+	if width > 0 {
+		width = max(width, MinWidth)
+	}
+	return &printer{w: w, width: width}
 }
 
 func (p *printer) printf(format string, args ...any) {
-	if p.firstErr == nil {
-		_, p.firstErr = fmt.Fprintf(p.w, format, args...)
-	}
-}
-
-func (p *printer) err(err error) {
-	if p.firstErr == nil {
-		p.firstErr = err
-	}
-}
-
-func (p *printer) Write(b []byte) (int, error) {
 	if p.firstErr != nil {
-		return 0, p.firstErr
+		return
 	}
-	n, err := p.w.Write(b)
-	p.firstErr = err
-	return n, err
+	if p.width <= 0 {
+		_, p.firstErr = fmt.Fprintf(p.w, format, args...)
+		return
+	}
+	p.pending = fmt.Appendf(p.pending, format, args...)
+	for {
+		i := bytes.IndexByte(p.pending, '\n')
+		if i < 0 {
+			return
+		}
+		p.writeWrapped(string(p.pending[:i]))
+		p.pending = p.pending[i+1:]
+	}
+}
+
+func (p *printer) writeWrapped(line string) {
+	for _, l := range wrap(line, p.width) {
+		if p.firstErr == nil {
+			_, p.firstErr = io.WriteString(p.w, l+"\n")
+		}
+	}
+}
+
+// flush writes a line left incomplete.
+func (p *printer) flush() {
+	if len(p.pending) > 0 {
+		line := string(p.pending)
+		p.pending = nil
+		ls := wrap(line, p.width)
+		for i, l := range ls {
+			if i < len(ls)-1 {
+				l += "\n"
+			}
+			if p.firstErr == nil {
+				_, p.firstErr = io.WriteString(p.w, l)
+			}
+		}
+	}
+}
+
+// done flushes and returns the first error.
+func (p *printer) done() error {
+	p.flush()
+	return p.firstErr
 }
 
 func newTable(w io.Writer) *tablewriter.Table {
@@ -183,27 +226,31 @@ func stepList(steps []int) string {
 const maxRankRows = 16
 
 func writeRankSteps(p *printer, ranks []analysis.RankResult) {
-	t := newTable(p)
-	t.Header("Rank", "Step", "Stage", "Computing", "Comm", "Comm not overlapped", "Overlapped", "Free", "Bubble", "Preparing", "comm_share", "Source")
+	t := newTextTable(col("Rank"), col("Step"), col("Stage"), column{name: "Computing", drop: 7}, column{name: "Comm", drop: 6},
+		column{name: "Comm not overlapped", short: "Comm not\noverlapped"}, column{name: "Overlapped", drop: 3}, column{name: "Free", drop: 4},
+		column{name: "Bubble", drop: 5}, column{name: "Preparing", drop: 2}, col("comm_share"), column{name: "Source", drop: 1})
 	for _, rr := range ranks {
 		if len(rr.Steps) == 0 {
-			_ = t.Append(strconv.Itoa(rr.Rank), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", string(rr.Source))
+			t.Append(strconv.Itoa(rr.Rank), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", string(rr.Source))
 		}
 		for _, st := range rr.Steps {
-			_ = t.Append(strconv.Itoa(rr.Rank), analysis.StepLabel(st.Step), ms(st.StageNs), ms(st.ComputingNs),
+			t.Append(strconv.Itoa(rr.Rank), analysis.StepLabel(st.Step), ms(st.StageNs), ms(st.ComputingNs),
 				ms(st.CommunicationNs), ms(st.CommNotOverlappedNs), ms(st.OverlappedNs), ms(st.FreeNs),
 				ms(st.BubbleNs), preparingMs(st), pct(st.CommShare()), string(rr.Source))
 		}
 	}
-	p.err(t.Render())
+	p.table(t)
 }
 
 // writeStepDistribution summarises many ranks: per step, the spread of Stage and
 // comm_share over the ranks, then the ranks whose steps were longest.
 func writeStepDistribution(p *printer, r *analysis.Result) {
 	p.printf("\nSteps over %d ranks (times in ms; min / median / max over the ranks)\n", len(r.Ranks))
-	t := newTable(p)
-	t.Header("Step", "Ranks", "Stage min", "Stage p50", "Stage max", "Computing p50", "Comm not overlapped p50", "comm_share min", "comm_share p50", "comm_share max")
+	t := newTextTable(col("Step"), column{name: "Ranks", drop: 5}, column{name: "Stage min", short: "Stage\nmin", drop: 1},
+		column{name: "Stage p50", short: "Stage\np50"}, column{name: "Stage max", short: "Stage\nmax", drop: 4},
+		column{name: "Computing p50", short: "Computing\np50", drop: 3}, column{name: "Comm not overlapped p50", short: "Comm not\noverlapped\np50"},
+		column{name: "comm_share min", short: "comm_share\nmin", drop: 2}, column{name: "comm_share p50", short: "comm_share\np50"},
+		column{name: "comm_share max", short: "comm_share\nmax", drop: 6})
 	for _, step := range r.StepNumbers() {
 		var stage, comp, exposed, share []float64
 		for _, rr := range r.Ranks {
@@ -219,10 +266,10 @@ func writeStepDistribution(p *printer, r *analysis.Result) {
 		for _, xs := range [][]float64{stage, comp, exposed, share} {
 			sort.Float64s(xs)
 		}
-		_ = t.Append(analysis.StepLabel(step), strconv.Itoa(len(stage)), msf(stage[0]), msf(analysis.Median(stage)), msf(stage[len(stage)-1]),
+		t.Append(analysis.StepLabel(step), strconv.Itoa(len(stage)), msf(stage[0]), msf(analysis.Median(stage)), msf(stage[len(stage)-1]),
 			msf(analysis.Median(comp)), msf(analysis.Median(exposed)), pct(share[0]), pct(analysis.Median(share)), pct(share[len(share)-1]))
 	}
-	p.err(t.Render())
+	p.table(t)
 	type rankStep struct {
 		rank int
 		st   analysis.StepBreakdown
@@ -239,13 +286,13 @@ func writeStepDistribution(p *printer, r *analysis.Result) {
 		all = all[:8]
 	}
 	p.printf("\nLongest rank steps (all %d ranks are in --format json)\n", len(r.Ranks))
-	tt := newTable(p)
-	tt.Header("Rank", "Step", "Stage", "Computing", "Comm not overlapped", "Free", "Preparing", "comm_share")
+	tt := newTextTable(col("Rank"), col("Step"), col("Stage"), column{name: "Computing", drop: 3},
+		column{name: "Comm not overlapped", short: "Comm not\noverlapped"}, column{name: "Free", drop: 2}, column{name: "Preparing", drop: 1}, col("comm_share"))
 	for _, x := range all {
-		_ = tt.Append(strconv.Itoa(x.rank), analysis.StepLabel(x.st.Step), ms(x.st.StageNs), ms(x.st.ComputingNs),
+		tt.Append(strconv.Itoa(x.rank), analysis.StepLabel(x.st.Step), ms(x.st.StageNs), ms(x.st.ComputingNs),
 			ms(x.st.CommNotOverlappedNs), ms(x.st.FreeNs), preparingMs(x.st), pct(x.st.CommShare()))
 	}
-	p.err(tt.Render())
+	p.table(tt)
 }
 
 // writeGroupsAndPipelines prints the exposed communication per step of each kind of
@@ -295,15 +342,15 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 			return order[i].step < order[j].step
 		})
 		p.printf("\nCommunication per kind of group (mean per rank; ms per step)\n")
-		t := newTable(p)
-		t.Header("Group", "Step", "Groups", "Comm", "Comm not overlapped", "share of Stage")
+		t := newTextTable(column{name: "Group", cut: true}, col("Step"), column{name: "Groups", drop: 1}, column{name: "Comm", drop: 2},
+			column{name: "Comm not overlapped", short: "Comm not\noverlapped"}, column{name: "share of Stage", short: "share of\nStage"})
 		for _, k := range order {
 			a := byKey[k]
 			n := int64(max(a.ranks, 1))
-			_ = t.Append(k.label, analysis.StepLabel(k.step), strconv.Itoa(len(a.groups)), ms(a.comm/n),
+			t.Append(k.label, analysis.StepLabel(k.step), strconv.Itoa(len(a.groups)), ms(a.comm/n),
 				ms(a.exp/n), pct(float64(a.exp)/float64(max(a.stageNs, 1))))
 		}
-		p.err(t.Render())
+		p.table(t)
 	}
 	if len(c.Pipelines) == 0 {
 		return
@@ -323,7 +370,7 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 	}
 	p.printf("\nPipelines: %d of %d stages; bubble %.1f%% of the step (median; %.1f%%–%.1f%%); theory %s\n",
 		len(c.Pipelines), worst.Stages, 100*analysis.Median(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
-	p.printf("  largest: ranks %v, bubble %.1f%%, stage imbalance %.1f%%\n", worst.Ranks, 100*worst.MeasuredBubble, 100*worst.Imbalance)
+	p.printf("  largest: ranks %s, bubble %.1f%%, stage imbalance %.1f%%\n", rankList(worst.Ranks), 100*worst.MeasuredBubble, 100*worst.Imbalance)
 	if worst.Note != "" {
 		p.printf("  %s\n", worst.Note)
 	}

@@ -12,6 +12,7 @@ import (
 func newAdviseCmd() *cobra.Command {
 	var format string
 	var af analysisFlags
+	var widthN int
 	cmd := &cobra.Command{
 		Use:   "advise PATH...",
 		Short: "Only the advice: what is wrong (with evidence) and what to change",
@@ -25,13 +26,17 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 			if err := checkFormat(format); err != nil {
 				return err
 			}
+			width, err := textWidth(cmd, widthN, false)
+			if err != nil {
+				return err
+			}
 			run, err := af.load(args)
 			if err != nil {
 				return err
 			}
 			advice := advisor.Advise(run.result, advisor.EnvOf(run.cluster), run.advisor)
 			doc := &report.Document{Result: run.result, Advice: &advice, CommBudget: run.advisor.CommBudget, Notes: run.cluster.Notes,
-				Command: recordedCommand(), Version: toolVersion()}
+				Command: recordedCommand(), Version: toolVersion(), Width: width}
 			if err := write(cmd, format, func(w io.Writer) error { return report.WriteAdviceText(w, doc) },
 				func(w io.Writer) error { return report.WriteAdviceJSON(w, doc) }); err != nil {
 				return err
@@ -41,6 +46,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "text", "text or json")
+	registerWidth(fl, &widthN)
 	af.register(fl)
 	return cmd
 }

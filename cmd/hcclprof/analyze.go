@@ -22,6 +22,7 @@ type analyzeFlags struct {
 	junit        string
 	timelineRank int
 	github       bool
+	width        int
 	analysis     analysisFlags
 }
 
@@ -47,8 +48,9 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.IntVar(&f.timelineRank, "timeline-rank", 0, "with --format html: the rank whose longest step is drawn with its compute lanes")
-	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports)")
+	fl.StringVar(&f.junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports; with no --fail-on, one skipped case that says so)")
 	fl.BoolVar(&f.github, "github", false, "print GitHub Actions annotations to stderr (an error per failed gate, a warning per high finding) and append the Markdown report to $GITHUB_STEP_SUMMARY when it is set")
+	registerWidth(fl, &f.width)
 	f.analysis.register(fl)
 	return cmd
 }
@@ -57,6 +59,10 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	usage := func(err error) error { return &exitError{code: exitUsage, err: err} }
 	if f.format != "text" && f.format != "json" && f.format != "markdown" && f.format != "html" {
 		return usage(fmt.Errorf("unknown --format %q: want text, json, markdown or html", f.format))
+	}
+	width, err := textWidth(cmd, f.width, f.output != "")
+	if err != nil {
+		return err
 	}
 	gates := make([]analysis.Gate, 0, len(f.failOn))
 	for _, expr := range f.failOn {
@@ -96,6 +102,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 		Notes:        append(cluster.Notes, skippedNote(opts.SkipSteps)...),
 		Command:      recordedCommand(),
 		Version:      toolVersion(),
+		Width:        width,
 	}
 	var w io.Writer = cmd.OutOrStdout()
 	if f.output != "" {
@@ -126,21 +133,13 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 		if stepSummary != "" {
-			if err := appendStepSummary(stepSummary, doc); err != nil {
+			if err := appendFile(stepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, doc) }); err != nil {
 				return usage(fmt.Errorf("$GITHUB_STEP_SUMMARY: %w", err))
 			}
 		}
 	}
 	if f.junit != "" {
-		jf, err := os.Create(f.junit)
-		if err != nil {
-			return usage(err)
-		}
-		err = report.WriteJUnit(jf, doc)
-		if cerr := jf.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := createFile(f.junit, func(w io.Writer) error { return report.WriteJUnit(w, doc) }); err != nil {
 			return usage(err)
 		}
 	}
@@ -158,14 +157,28 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 	return nil
 }
 
-// appendStepSummary appends the Markdown report to the job summary file: Actions
-// shows that file's Markdown on the run's summary page, and other steps append too.
-func appendStepSummary(path string, doc *report.Document) error {
+// appendFile appends what write writes to the file at path, creating it: the job
+// summary file of GitHub Actions, which shows its Markdown on the run's summary page
+// and to which other steps append too.
+func appendFile(path string, write func(io.Writer) error) error {
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	err = report.WriteMarkdown(file, doc)
+	err = write(file)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// createFile writes what write writes to a new file at path (a JUnit report).
+func createFile(path string, write func(io.Writer) error) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = write(file)
 	if cerr := file.Close(); err == nil {
 		err = cerr
 	}

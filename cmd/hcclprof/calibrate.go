@@ -13,6 +13,7 @@ import (
 func newCalibrateCmd() *cobra.Command {
 	var format string
 	var af analysisFlags
+	var widthN int
 	cmd := &cobra.Command{
 		Use:   "calibrate PATH...",
 		Short: "Fit each link's latency and bandwidth on the run's own transfers",
@@ -31,13 +32,17 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 			if err := checkFormat(format); err != nil {
 				return err
 			}
+			width, err := textWidth(cmd, widthN, false)
+			if err != nil {
+				return err
+			}
 			run, err := af.load(args)
 			if err != nil {
 				return err
 			}
 			buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "").BuffsizeBytes
 			doc := report.CalibrationDoc{Links: costmodel.Calibrate(run.result.Communication.TransferSamples),
-				BackTest: costmodel.BackTest(run.result, buffer)}
+				BackTest: costmodel.BackTest(run.result, buffer), Width: width}
 			if err := write(cmd, format, func(w io.Writer) error { return report.WriteCalibrationText(w, doc) },
 				func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) }); err != nil {
 				return err
@@ -46,6 +51,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	registerWidth(cmd.Flags(), &widthN)
 	af.register(cmd.Flags())
 	return cmd
 }

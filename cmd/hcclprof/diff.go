@@ -10,6 +10,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/compare"
+	"github.com/hcclprof/hcclprof/profile"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -18,6 +19,9 @@ func newDiffCmd() *cobra.Command {
 	var failOn []string
 	var seed uint64
 	var af analysisFlags
+	var outPath, junit string
+	var github bool
+	var widthN int
 	cmd := &cobra.Command{
 		Use:   "diff BASE NEW",
 		Short: "Compare two runs: per metric, the change and whether it is significant",
@@ -32,13 +36,18 @@ The steps of one run are not independent samples, so p-values are a guide.
 
 Exit codes: 0 gates hold; 1 a gate failed; 2 usage or input error (a damaged or
 newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
-		Example: "  hcclprof diff ./before ./after --fail-on 'step_time_us.delta_pct>5'",
-		Args:    cobra.ExactArgs(2),
+		Example: `  hcclprof diff ./before ./after --fail-on 'step_time_us.delta_pct>5'
+  hcclprof diff base.json new.json --fail-on 'comm_share.delta>+0.05' --junit diff.xml --github -o diff.txt`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "markdown" {
 				if err := checkFormat(format); err != nil {
 					return err
 				}
+			}
+			width, err := textWidth(cmd, widthN, outPath != "")
+			if err != nil {
+				return err
 			}
 			var gates []analysis.Gate
 			for _, expr := range failOn {
@@ -49,15 +58,26 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 				gates = append(gates, g)
 			}
 			runs := make([]*compare.Run, 2)
+			read := &profile.Cluster{} // the ranks read from profiles, whose files are inputs
 			for i, arg := range args {
-				run, err := af.loadRun(arg)
+				run, cluster, err := af.loadRun(arg)
 				if err != nil {
 					return err
 				}
 				runs[i] = run
+				if cluster != nil {
+					read.Ranks = append(read.Ranks, cluster.Ranks...)
+				}
+			}
+			var stepSummary string
+			if github {
+				stepSummary = os.Getenv("GITHUB_STEP_SUMMARY")
+			}
+			if err := checkOutputs(args, read, output{"-o", outPath}, output{"--junit", junit}, output{"$GITHUB_STEP_SUMMARY", stepSummary}); err != nil {
+				return err
 			}
 			d := compare.Compare(runs[0], runs[1], compare.Options{Seed: seed})
-			doc := report.DiffDoc{Diff: d}
+			doc := report.DiffDoc{Diff: d, Width: width}
 			results := analysis.EvaluateGates(gates, d.GateValues())
 			var failed []string
 			for _, g := range results {
@@ -66,12 +86,41 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 					failed = append(failed, g.Expr)
 				}
 			}
-			text := func(w io.Writer) error { return report.WriteDiffText(w, doc) }
-			if format == "markdown" {
-				text = func(w io.Writer) error { return report.WriteDiffMarkdown(w, doc) }
+			var w io.Writer = cmd.OutOrStdout()
+			if outPath != "" {
+				file, err := os.Create(outPath)
+				if err != nil {
+					return usageError(err)
+				}
+				defer file.Close()
+				w = file
 			}
-			if err := write(cmd, format, text, func(w io.Writer) error { return report.WriteDiffJSON(w, doc) }); err != nil {
-				return err
+			switch format {
+			case "json":
+				err = report.WriteDiffJSON(w, doc)
+			case "markdown":
+				err = report.WriteDiffMarkdown(w, doc)
+			default:
+				err = report.WriteDiffText(w, doc)
+			}
+			if err != nil {
+				return usageError(err)
+			}
+			if github {
+				// stderr, as in analyze: stdout stays the report alone.
+				if err := report.WriteDiffGitHubAnnotations(cmd.ErrOrStderr(), doc); err != nil {
+					return usageError(err)
+				}
+				if stepSummary != "" {
+					if err := appendFile(stepSummary, func(w io.Writer) error { return report.WriteDiffMarkdown(w, doc) }); err != nil {
+						return usageError(fmt.Errorf("$GITHUB_STEP_SUMMARY: %w", err))
+					}
+				}
+			}
+			if junit != "" {
+				if err := createFile(junit, func(w io.Writer) error { return report.WriteDiffJUnit(w, doc) }); err != nil {
+					return usageError(err)
+				}
 			}
 			// An incomplete side (a report saved from an incomplete run, or a run read
 			// now) is exit 3, as in analyze.
@@ -91,37 +140,42 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 	fl.StringVar(&format, "format", "text", "text, json or markdown")
 	fl.StringArrayVar(&failOn, "fail-on", nil, "fail (exit 1) when METRIC[.delta|.delta_pct|.base|.p] OP VALUE holds; repeatable")
 	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed (the same seed gives the same intervals)")
+	fl.StringVarP(&outPath, "output", "o", "", "write the diff to this file instead of stdout")
+	fl.StringVar(&junit, "junit", "", "also write the gates as JUnit XML to this file (for CI test reports; with no --fail-on, one skipped case that says so)")
+	fl.BoolVar(&github, "github", false, "print GitHub Actions annotations to stderr (an error per failed gate, a warning per warning) and append the Markdown diff to $GITHUB_STEP_SUMMARY when it is set")
+	registerWidth(fl, &widthN)
 	af.register(fl)
 	return cmd
 }
 
-// loadRun reads one side of a diff: a saved JSON report, or profiles to analyse.
-func (f *analysisFlags) loadRun(path string) (*compare.Run, error) {
+// loadRun reads one side of a diff: a saved JSON report, or profiles to analyse (then
+// their cluster too, whose files are inputs no output may overwrite).
+func (f *analysisFlags) loadRun(path string) (*compare.Run, *profile.Cluster, error) {
 	if strings.HasSuffix(strings.ToLower(path), ".json") {
 		if st, err := os.Stat(path); err == nil && !st.IsDir() {
 			file, err := os.Open(path)
 			if err != nil {
-				return nil, usageError(err)
+				return nil, nil, usageError(err)
 			}
 			defer file.Close()
 			// A Kineto trace is .json too: try the report first, then the profile.
 			run, reportErr := report.ReadReportRun(file, path)
 			if reportErr == nil {
-				return run, nil
+				return run, nil, nil
 			}
 			loaded, err := f.load([]string{path})
 			if err != nil {
 				// Neither: a damaged or newer report is refused with its own reason.
-				return nil, usageError(fmt.Errorf("%v; as a profile: %v", reportErr, err))
+				return nil, nil, usageError(fmt.Errorf("%v; as a profile: %v", reportErr, err))
 			}
-			return f.fromLoaded(path, loaded), nil
+			return f.fromLoaded(path, loaded), loaded.cluster, nil
 		}
 	}
 	run, err := f.load([]string{path})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return f.fromLoaded(path, run), nil
+	return f.fromLoaded(path, run), run.cluster, nil
 }
 
 // fromLoaded is the diff's side of a run read now; a rank incomplete for any reason

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,12 +48,13 @@ func runBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 // runBinEnv runs the binary with the test's environment plus env ("NAME=value").
 // GITHUB_STEP_SUMMARY is dropped unless env sets it, so that tests run inside
-// GitHub Actions do not append their reports to the real job summary.
+// GitHub Actions do not append their reports to the real job summary, and COLUMNS,
+// so that the text output is the full layout whatever the test's terminal.
 func runBinEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(binPath, args...)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GITHUB_STEP_SUMMARY=") {
+		if !strings.HasPrefix(kv, "GITHUB_STEP_SUMMARY=") && !strings.HasPrefix(kv, "COLUMNS=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -428,6 +430,25 @@ func TestWhatIfReadsTheRunsBuffsize(t *testing.T) {
 	assert.InEpsilon(t, rep.Measured.StepTimeUs, rep.Predicted.StepTimeUs, 0.01)
 }
 
+// TestWhatIfBuffsizeDefault: the help states one default for --buffsize-mb (the
+// run's environment, else HCCL's 200), not a second "(default 200)" from the flag;
+// a size of 0 or less is refused before the run is read.
+func TestWhatIfBuffsizeDefault(t *testing.T) {
+	out, _, code := runBin(t, "whatif", "--help")
+	require.Equal(t, 0, code)
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "--buffsize-mb") {
+			line = l
+		}
+	}
+	assert.Contains(t, line, "(default: the run's environment, else HCCL's 200)")
+	assert.Equal(t, 1, strings.Count(line, "default"), line)
+	_, stderr, code := runBin(t, "whatif", sample, "--set", "bucket=64MiB", "--buffsize-mb", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--buffsize-mb 0: want a positive size")
+}
+
 // TestAdviseFramework: --framework writes the same plan the framework's way; an
 // unknown framework is a usage error.
 func TestAdviseFramework(t *testing.T) {
@@ -702,6 +723,138 @@ func TestGitHubJSON(t *testing.T) {
 	_, stderr, code := runBinEnv(t, []string{"GITHUB_STEP_SUMMARY=" + traces[0]}, "analyze", sample, "--github")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "is an input of this run")
+}
+
+// TestDiffCIOutputs: diff writes to -o, its gates to --junit and, with --github, its
+// annotations to stderr and the Markdown diff to $GITHUB_STEP_SUMMARY, as analyze
+// does; no output may overwrite an input (a saved report, a profile's file) or another
+// output.
+func TestDiffCIOutputs(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	_, stderr, code := runBin(t, "analyze", sample, "--format", "json", "-o", base)
+	require.Equal(t, 0, code, stderr)
+	summary := filepath.Join(dir, "summary.md")
+	junit := filepath.Join(dir, "diff.xml")
+	outFile := filepath.Join(dir, "diff.txt")
+	out, errOut, code := runBinEnv(t, []string{"GITHUB_STEP_SUMMARY=" + summary}, "diff", base, sample,
+		"--fail-on", "comm_share.delta>-1", "--fail-on", "step_time_us.delta_pct>50", "-o", outFile, "--junit", junit, "--github")
+	assert.Equal(t, 1, code, errOut)
+	assert.Empty(t, out, "the diff went to -o")
+	txt, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(txt), "hcclprof diff: "+base), "%.100s", txt)
+	assert.Contains(t, errOut, "::error title=hcclprof diff gate comm_share.delta>-1::comm_share.delta = 0 breaches comm_share.delta>-1")
+	assert.NotContains(t, errOut, "step_time_us.delta_pct>50::")
+	md, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(md), "## hcclprof diff: "), "%.100s", md)
+	b, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var suites struct {
+		Suites []struct {
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
+			Errors   int    `xml:"errors,attr"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &suites))
+	require.Len(t, suites.Suites, 1)
+	assert.Equal(t, "hcclprof diff gates", suites.Suites[0].Name)
+	assert.Equal(t, [3]int{2, 1, 0}, [3]int{suites.Suites[0].Tests, suites.Suites[0].Failures, suites.Suites[0].Errors})
+
+	// JSON to -o is one JSON document, even with --github.
+	jsonOut := filepath.Join(dir, "diff.json")
+	out, _, code = runBin(t, "diff", base, sample, "--format", "json", "-o", jsonOut, "--github")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+	b, err = os.ReadFile(jsonOut)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(b, &doc))
+	assert.Equal(t, base, doc["base"])
+
+	traces, err := filepath.Glob(filepath.Join(sample, "*_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, traces)
+	before, err := os.ReadFile(base)
+	require.NoError(t, err)
+	for name, args := range map[string][]string{
+		"-o is the saved report":  {"-o", base},
+		"--junit is a trace":      {"--junit", traces[0]},
+		"-o and --junit the same": {"-o", junit, "--junit", junit},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, stderr, code := runBin(t, append([]string{"diff", base, sample}, args...)...)
+			assert.Equal(t, 2, code)
+			assert.Regexp(t, "is an input of this run|name the same file", stderr)
+		})
+	}
+	after, err := os.ReadFile(base)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the saved report is untouched")
+}
+
+// TestTextFitsTheTerminal: at COLUMNS=80 every text output keeps within 80 columns
+// (the bundled sample, a run with many problems over more ranks than the per-rank
+// table shows, a pipeline run; analyze, advise, inspect, calibrate, whatif, diff,
+// model); --width overrides $COLUMNS, --width 0 and a file (-o) get the full layout.
+func TestTextFitsTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	faults, pp := filepath.Join(dir, "faults"), filepath.Join(dir, "pp")
+	_, stderr, code := runBin(t, "gen", "faults-32rank", "-o", faults, "--omit", "trace")
+	require.Equal(t, 0, code, stderr)
+	_, stderr, code = runBin(t, "gen", "pp2-imbalance-8rank", "-o", pp)
+	require.Equal(t, 0, code, stderr)
+	cols80 := []string{"COLUMNS=80"}
+	commands := [][]string{
+		{"model", "--op", "allreduce", "--product", "a2", "--servers", "4", "--size", "64MiB"},
+		{"model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "256MiB", "--alpha-us", "20", "--bw-gbps", "18.3"},
+		{"whatif", sample, "--set", "bucket=64MiB", "--set", "algo=nhr"},
+		{"diff", sample, pp, "--fail-on", "comm_share.delta>0.5"},
+	}
+	for _, run := range []string{sample, faults, pp} {
+		for _, c := range []string{"analyze", "advise", "inspect", "calibrate"} {
+			commands = append(commands, []string{c, run, "--allow-partial"})
+		}
+	}
+	for _, args := range commands {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			out, stderr, code := runBinEnv(t, cols80, args...)
+			require.Contains(t, []int{0, 1}, code, stderr)
+			require.NotEmpty(t, out)
+			for _, l := range strings.Split(out, "\n") {
+				assert.LessOrEqual(t, utf8.RuneCountInString(l), 80, "%s: %q", args[0], l)
+			}
+		})
+	}
+
+	full, _, code := runBin(t, "analyze", sample)
+	require.Equal(t, 0, code)
+	require.Greater(t, maxLine(full), 130, "without a width, the full tables")
+	out, _, _ := runBinEnv(t, cols80, "analyze", sample, "--width", "0")
+	assert.Equal(t, full, out, "--width 0 is no limit, whatever $COLUMNS says")
+	out, _, _ = runBinEnv(t, cols80, "analyze", sample, "--width", "100")
+	assert.LessOrEqual(t, maxLine(out), 100, "--width overrides $COLUMNS")
+	assert.Greater(t, maxLine(out), 80, "--width overrides $COLUMNS")
+	file := filepath.Join(dir, "report.txt")
+	_, _, code = runBinEnv(t, cols80, "analyze", sample, "-o", file)
+	require.Equal(t, 0, code)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, full, string(b), "a file gets the full layout")
+	_, stderr, code = runBin(t, "analyze", sample, "--width", "-1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--width -1")
+}
+
+func maxLine(s string) int {
+	m := 0
+	for _, l := range strings.Split(s, "\n") {
+		m = max(m, utf8.RuneCountInString(l))
+	}
+	return m
 }
 
 // TestExport: CSV tables recompute comm_share; the trace is valid JSON with a

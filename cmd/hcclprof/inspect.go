@@ -14,6 +14,7 @@ func newInspectCmd() *cobra.Command {
 	var format string
 	var workers int
 	var allowPartial bool
+	var widthN int
 	cmd := &cobra.Command{
 		Use:   "inspect PATH...",
 		Short: "Say what was found per rank and which analyses the data supports",
@@ -30,12 +31,16 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 			if format != "text" && format != "json" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("unknown --format %q: want text or json", format)}
 			}
+			width, err := textWidth(cmd, widthN, false)
+			if err != nil {
+				return err
+			}
 			cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: workers})
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
 			doc := &report.InspectDocument{Ranks: analysis.Inspect(cluster), Notes: cluster.Notes,
-				Command: recordedCommand(), Version: toolVersion()}
+				Command: recordedCommand(), Version: toolVersion(), Width: width}
 			if format == "json" {
 				err = report.WriteInspectJSON(cmd.OutOrStdout(), doc)
 			} else {
@@ -55,6 +60,7 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().IntVar(&workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
+	registerWidth(cmd.Flags(), &widthN)
 	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some input could not be read in full")
 	return cmd
 }

@@ -16,6 +16,7 @@ type modelFlags struct {
 	ranks, servers, npus            int
 	alphaUs, bwGBps, gammaGBps      float64
 	buffsizeMB                      int
+	width                           int
 	deterministic, noRDMALite       bool
 }
 
@@ -34,10 +35,15 @@ Sizes accept KiB/MiB/GiB (binary) and KB/MB/GB (decimal); bandwidths are decimal
   hcclprof model --op allreduce --product a2 --servers 4 --size 64MiB --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			width, err := textWidth(cmd, f.width, false)
+			if err != nil {
+				return err
+			}
 			doc, err := f.run()
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			doc.Width = width
 			if f.format == "json" {
 				err = report.WriteModelJSON(cmd.OutOrStdout(), doc)
 			} else {
@@ -50,6 +56,7 @@ Sizes accept KiB/MiB/GiB (binary) and KB/MB/GB (decimal); bandwidths are decimal
 		},
 	}
 	fl := cmd.Flags()
+	registerWidth(fl, &f.width)
 	fl.StringVar(&f.op, "op", "allreduce", "allreduce, allgather, reducescatter, broadcast, reduce, alltoall")
 	fl.StringVar(&f.algo, "algo", "", "ring, mesh, mesh-oneshot, rhd (H-D_R), nhr, nb, tree, doubling, bruck, pairwise")
 	fl.IntVar(&f.ranks, "ranks", 0, "ranks in the group (with --algo)")

@@ -17,6 +17,7 @@ func newWhatIfCmd() *cobra.Command {
 	var buffsizeMB int
 	var backwardShare float64
 	var af analysisFlags
+	var widthN int
 	cmd := &cobra.Command{
 		Use:   "whatif PATH... --set KNOB=VALUE",
 		Short: "Predict the step time and comm_share if a knob changes",
@@ -42,11 +43,18 @@ incomplete unless --allow-partial.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
+			width, err := textWidth(cmd, widthN, false)
+			if err != nil {
+				return err
+			}
 			if len(sets) == 0 {
 				return usage(fmt.Errorf("give at least one --set KNOB=VALUE (bucket, accumulation, buffsize, overlap, algo, dp)"))
 			}
 			if backwardShare <= 0 || backwardShare > 1 {
 				return usage(fmt.Errorf("--backward-share %g: want a fraction in (0, 1]", backwardShare))
+			}
+			if cmd.Flags().Changed("buffsize-mb") && buffsizeMB <= 0 {
+				return usage(fmt.Errorf("--buffsize-mb %d: want a positive size in MB", buffsizeMB))
 			}
 			var plan []costmodel.Setting
 			for _, s := range sets {
@@ -78,7 +86,7 @@ incomplete unless --allow-partial.`,
 			if err != nil {
 				return usage(err)
 			}
-			doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred}
+			doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred, Width: width}
 			if err := write(cmd, format, func(w io.Writer) error { return report.WriteWhatIfText(w, doc) },
 				func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) }); err != nil {
 				return err
@@ -89,8 +97,11 @@ incomplete unless --allow-partial.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr, dp=64; repeatable (applied together)")
 	fl.Float64Var(&backwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
-	fl.IntVar(&buffsizeMB, "buffsize-mb", 200, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else 200)")
+	// The flag's own default is 0 so that the help states one default, the run's
+	// environment (HCCL's 200 MB when it is not set), not a second one of 200.
+	fl.IntVar(&buffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else HCCL's 200)")
 	fl.StringVar(&format, "format", "text", "text or json")
+	registerWidth(fl, &widthN)
 	af.register(fl)
 	return cmd
 }

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// terminalWidth is 0 where the terminal's size is not read: $COLUMNS or --width set
+// the layout there.
+func terminalWidth(*os.File) int { return 0 }
