@@ -34,7 +34,7 @@ func TestSeedInventionsListed(t *testing.T) {
 	start := strings.Index(text, "### 2.5 The seed article's variable names, checked")
 	end := strings.Index(text, "## 3. Cost formulas")
 	if start < 0 || end < start {
-		t.Skip("costmodel.md §2.5 not found")
+		t.Skip("docs/costmodel.md §2.5 not found")
 	}
 	// The first column of §2.5's table is the seed article's names.
 	n := 0

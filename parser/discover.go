@@ -72,7 +72,7 @@ type DiscoverOptions struct {
 	Archive ArchiveLimits
 }
 
-// maxWalkDepth bounds the directory walk, as msprof-analyze does (formats.md §1.5).
+// maxWalkDepth bounds the directory walk, as msprof-analyze does (docs/formats.md §1.5).
 const maxWalkDepth = 10
 
 const ascendOutput = "ASCEND_PROFILER_OUTPUT"

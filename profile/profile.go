@@ -41,7 +41,7 @@ const (
 	// (plain .json or .json.gz).
 	FormatKineto Format = "kineto"
 	// FormatMindSporeText and FormatMindSporeDB are MindSpore's *_ascend_ms rank
-	// directories, which follow torch_npu's layout (formats.md §1.2).
+	// directories, which follow torch_npu's layout (docs/formats.md §1.2).
 	FormatMindSporeText Format = "mindspore-text"
 	FormatMindSporeDB   Format = "mindspore-db"
 	// FormatMsprofAnalyze is a rank known only from msprof-analyze's cluster output

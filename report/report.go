@@ -43,7 +43,7 @@ func (d *Document) FailedGates() []analysis.GateResult {
 }
 
 // DefaultCommBudget is the exposed-communication share above which communication is
-// called the bottleneck: the advisor's, the 30% rule of the field (docs/seed-notes.md).
+// called the bottleneck: the advisor's, the 30% rule of the field (docs/diagnosis.md §1).
 var DefaultCommBudget = advisor.DefaultOptions.CommBudget
 
 // Verdict is a one-line reading of the shares against the default budget.
