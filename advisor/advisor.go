@@ -16,9 +16,10 @@ type Advice struct {
 	Notes []string
 }
 
-// Advise reads an analysis (and the run's environment variables) for findings and
-// recommendations. facts says what the analysis cannot: the framework, the
-// micro-batches per step and HCCL_BUFFSIZE.
+// Advise reads an analysis and the run's environment variables for the diagnosis,
+// findings and recommendations. opts says what the profile cannot: the framework ("":
+// PyTorch DDP) and the micro-batches per optimizer step; HCCL_BUFFSIZE and the other
+// run facts come from env (FactsOf).
 func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	if opts.CommBudget == 0 {
 		opts.CommBudget = DefaultOptions.CommBudget

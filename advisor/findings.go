@@ -326,7 +326,7 @@ func pipelineFindings(c analysis.Communication) []Finding {
 	return out
 }
 
-// envFindings are msprof-analyze's environment checks (peers.md §1.5), read from
+// envFindings are msprof-analyze's environment checks (docs/diagnosis.md §6), read from
 // profiler_metadata.json, with its HCCL_RDMA_TC defect fixed (its rule file spells
 // the key HCCL_RDAM_TC, so its advice for the variable comes out empty).
 func envFindings(env Env) []Finding {

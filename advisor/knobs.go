@@ -17,58 +17,58 @@ type Knob struct {
 	Values    string
 	Default   string
 	Products  []string // Ascend products it applies to; empty = all
-	Source    string   // where it is documented (../shared/docs/costmodel.md section and upstream)
+	Source    string   // where it is documented (docs/costmodel.md section and upstream)
 	// Tuning is false for reliability or placement settings that must never be
 	// recommended for performance (timeouts, retries, RDMA QoS outside the switch plan).
 	Tuning bool
 }
 
-// Knobs is every setting the advisor may name (costmodel.md §2.1, §6, §7).
+// Knobs is every setting the advisor may name (docs/costmodel.md §2.1, §6, §7).
 var Knobs = []Knob{
 	{Name: "HCCL_BUFFSIZE", Kind: "env", Values: "integer MB ≥ 1", Default: "200", Tuning: true,
-		Source: "costmodel.md §2.1; hcomm externalinput.cc ParseCclBufferSize; each communicator takes 2 × the value"},
+		Source: "docs/costmodel.md §2.1; hcomm externalinput.cc ParseCclBufferSize; each communicator takes 2 × the value"},
 	{Name: "HCCL_ALGO", Kind: "env", Values: `per op: "<op>=level0:NA;level1:<ring|H-D_R|NHR|NHR_V1|NB|AHC|AHC_BROKE|pipeline|pairwise>"`, Default: "unset (automatic)",
 		Products: []string{"910A", "A2", "A3"}, Tuning: true,
-		Source: "costmodel.md §2.1, §7.3 (a last resort, per op only)"},
+		Source: "docs/costmodel.md §2.1, §7.3 (a last resort, per op only)"},
 	{Name: "HCCL_OP_EXPANSION_MODE", Kind: "env", Values: "A2: HOST, HOST_TS, AI_CPU, AIV; A3: AI_CPU, AICPU_CacheDisable, AIV", Default: "A2 HOST, A3 AI_CPU",
-		Products: []string{"A2", "A3"}, Tuning: true, Source: "costmodel.md §2.1"},
+		Products: []string{"A2", "A3"}, Tuning: true, Source: "docs/costmodel.md §2.1"},
 	{Name: "HCCL_DETERMINISTIC", Kind: "env", Values: "false, true, strict", Default: "false", Products: []string{"A2", "A3"}, Tuning: true,
-		Source: "costmodel.md §2.1 (true disables A2 pipeline)"},
+		Source: "docs/costmodel.md §2.1 (true disables A2 pipeline)"},
 	{Name: "HCCL_RDMA_QPS_PER_CONNECTION", Kind: "env", Values: "1–32 (≤ 8 advised)", Default: "1", Products: []string{"A2", "A3"}, Tuning: true,
-		Source: "costmodel.md §2.1"},
+		Source: "docs/costmodel.md §2.1"},
 	{Name: "HCCL_MULTI_QP_THRESHOLD", Kind: "env", Values: "1–8192 KB", Default: "512", Products: []string{"A2", "A3"}, Tuning: true,
-		Source: "costmodel.md §2.1"},
-	{Name: "HCCL_RDMA_TC", Kind: "env", Values: "0–255, multiple of 4", Default: "132", Source: "costmodel.md §2.1, §7.5 (match the switch DSCP plan only)"},
-	{Name: "HCCL_RDMA_SL", Kind: "env", Values: "0–7", Default: "4", Source: "costmodel.md §2.1, §7.5 (must match the NIC's PFC priority)"},
-	{Name: "HCCL_RDMA_TIMEOUT", Kind: "env", Values: "A2/A3: 5–20", Default: "20", Source: "costmodel.md §2.1 (reliability)"},
-	{Name: "HCCL_RDMA_RETRY_CNT", Kind: "env", Values: "1–7", Default: "7", Source: "costmodel.md §2.1 (reliability)"},
-	{Name: "HCCL_CONNECT_TIMEOUT", Kind: "env", Values: "120–7200 s", Default: "120", Source: "costmodel.md §2.1 (reliability)"},
-	{Name: "HCCL_EXEC_TIMEOUT", Kind: "env", Values: "seconds", Default: "1836", Source: "costmodel.md §2.1 (reliability)"},
-	{Name: "HCCL_EVENT_TIMEOUT", Kind: "env", Values: "seconds", Default: "torch_npu's", Source: "costmodel.md §2.4 (torch_npu watchdog; reliability)"},
-	{Name: "HCCL_INTER_HCCS_DISABLE", Kind: "env", Values: "TRUE, FALSE", Default: "FALSE", Products: []string{"A3"}, Source: "costmodel.md §2.1"},
-	{Name: "HCCL_DEBUG_CONFIG", Kind: "env", Values: "ALG,TASK,RESOURCE", Default: "unset", Source: "costmodel.md §2.1 (ALG logs the chosen algorithm)"},
-	{Name: "ASCEND_LAUNCH_BLOCKING", Kind: "env", Values: "0, 1", Default: "0", Source: "peers.md §1.5 (msprof-analyze environment check); costmodel.md §2.4"},
-	{Name: "ASCEND_GLOBAL_LOG_LEVEL", Kind: "env", Values: "0–4 (3 = error)", Default: "3", Source: "peers.md §1.5 (msprof-analyze environment check)"},
-	{Name: "TASK_QUEUE_ENABLE", Kind: "env", Values: "0, 1, 2", Default: "1", Source: "costmodel.md §2.4 (torch_npu)"},
+		Source: "docs/costmodel.md §2.1"},
+	{Name: "HCCL_RDMA_TC", Kind: "env", Values: "0–255, multiple of 4", Default: "132", Source: "docs/costmodel.md §2.1, §7.5 (match the switch DSCP plan only)"},
+	{Name: "HCCL_RDMA_SL", Kind: "env", Values: "0–7", Default: "4", Source: "docs/costmodel.md §2.1, §7.5 (must match the NIC's PFC priority)"},
+	{Name: "HCCL_RDMA_TIMEOUT", Kind: "env", Values: "A2/A3: 5–20", Default: "20", Source: "docs/costmodel.md §2.1 (reliability)"},
+	{Name: "HCCL_RDMA_RETRY_CNT", Kind: "env", Values: "1–7", Default: "7", Source: "docs/costmodel.md §2.1 (reliability)"},
+	{Name: "HCCL_CONNECT_TIMEOUT", Kind: "env", Values: "120–7200 s", Default: "120", Source: "docs/costmodel.md §2.1 (reliability)"},
+	{Name: "HCCL_EXEC_TIMEOUT", Kind: "env", Values: "seconds", Default: "1836", Source: "docs/costmodel.md §2.1 (reliability)"},
+	{Name: "HCCL_EVENT_TIMEOUT", Kind: "env", Values: "seconds", Default: "torch_npu's", Source: "docs/costmodel.md §2.4 (torch_npu watchdog; reliability)"},
+	{Name: "HCCL_INTER_HCCS_DISABLE", Kind: "env", Values: "TRUE, FALSE", Default: "FALSE", Products: []string{"A3"}, Source: "docs/costmodel.md §2.1"},
+	{Name: "HCCL_DEBUG_CONFIG", Kind: "env", Values: "ALG,TASK,RESOURCE", Default: "unset", Source: "docs/costmodel.md §2.1 (ALG logs the chosen algorithm)"},
+	{Name: "ASCEND_LAUNCH_BLOCKING", Kind: "env", Values: "0, 1", Default: "0", Source: "docs/diagnosis.md §6 (msprof-analyze environment check); docs/costmodel.md §2.4"},
+	{Name: "ASCEND_GLOBAL_LOG_LEVEL", Kind: "env", Values: "0–4 (3 = error)", Default: "3", Source: "docs/diagnosis.md §6 (msprof-analyze environment check)"},
+	{Name: "TASK_QUEUE_ENABLE", Kind: "env", Values: "0, 1, 2", Default: "1", Source: "docs/costmodel.md §2.4 (torch_npu)"},
 	{Name: "hccl_buffer_size", Kind: "communicator", Values: "MB", Default: "HCCL_BUFFSIZE or 200", Tuning: true,
-		Source: "costmodel.md §6.8 (torch_npu ProcessGroupHCCL.Options().hccl_config, per group)"},
+		Source: "docs/costmodel.md §6.8 (torch_npu ProcessGroupHCCL.Options().hccl_config, per group)"},
 	{Name: "bucket_cap_mb", Kind: "framework", Framework: "pytorch-ddp", Values: "MiB", Default: "25", Tuning: true,
-		Source: "costmodel.md §6.3 (torch.nn.parallel.DistributedDataParallel)"},
+		Source: "docs/costmodel.md §6.3 (torch.nn.parallel.DistributedDataParallel)"},
 	{Name: "static_graph", Kind: "framework", Framework: "pytorch-ddp", Values: "True, False", Default: "False", Tuning: true,
-		Source: "costmodel.md §6.3 (buckets fixed after the first iteration, no re-bucketing overhead)"},
+		Source: "docs/costmodel.md §6.3 (buckets fixed after the first iteration, no re-bucketing overhead)"},
 	{Name: "find_unused_parameters", Kind: "framework", Framework: "pytorch-ddp", Values: "True, False", Default: "False", Tuning: true,
-		Source: "costmodel.md §6.3 (True adds a graph traversal every step)"},
+		Source: "docs/costmodel.md §6.3 (True adds a graph traversal every step)"},
 	{Name: "no_sync", Kind: "framework", Framework: "pytorch-ddp", Values: "context manager on accumulation micro-batches", Default: "off", Tuning: true,
-		Source: "costmodel.md §6.2, §6.3"},
+		Source: "docs/costmodel.md §6.2, §6.3"},
 	{Name: "gradient_accumulation_steps", Kind: "framework", Framework: "deepspeed", Values: "integer ≥ 1", Default: "1", Tuning: true,
-		Source: "costmodel.md §6.4"},
-	{Name: "reduce_bucket_size", Kind: "framework", Framework: "deepspeed", Values: "elements", Default: "5e8", Tuning: true, Source: "costmodel.md §6.4"},
-	{Name: "overlap_comm", Kind: "framework", Framework: "deepspeed", Values: "true, false", Default: "false (stage 3: true)", Tuning: true, Source: "costmodel.md §6.4"},
-	{Name: "--ddp-bucket-size", Kind: "framework", Framework: "megatron", Values: "parameters", Default: "max(40e6, 1e6 × dp)", Tuning: true, Source: "costmodel.md §6.5"},
-	{Name: "--overlap-grad-reduce", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "costmodel.md §6.5"},
+		Source: "docs/costmodel.md §6.4"},
+	{Name: "reduce_bucket_size", Kind: "framework", Framework: "deepspeed", Values: "elements", Default: "5e8", Tuning: true, Source: "docs/costmodel.md §6.4"},
+	{Name: "overlap_comm", Kind: "framework", Framework: "deepspeed", Values: "true, false", Default: "false (stage 3: true)", Tuning: true, Source: "docs/costmodel.md §6.4"},
+	{Name: "--ddp-bucket-size", Kind: "framework", Framework: "megatron", Values: "parameters", Default: "max(40e6, 1e6 × dp)", Tuning: true, Source: "docs/costmodel.md §6.5"},
+	{Name: "--overlap-grad-reduce", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "docs/costmodel.md §6.5"},
 	{Name: "--global-batch-size", Kind: "framework", Framework: "megatron", Values: "samples", Default: "micro-batch × dp (no accumulation)", Tuning: true,
-		Source: "costmodel.md §6.5 (accumulation = global_batch / (micro_batch × dp))"},
-	{Name: "--overlap-param-gather", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "costmodel.md §6.5"},
+		Source: "docs/costmodel.md §6.5 (accumulation = global_batch / (micro_batch × dp))"},
+	{Name: "--overlap-param-gather", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "docs/costmodel.md §6.5"},
 	{Name: "--decoder-first-pipeline-num-layers", Kind: "framework", Framework: "megatron", Values: "layers on the first pipeline stage", Default: "even split", Tuning: true,
 		Source: "Megatron-LM arguments (uneven pipeline split; the other stages share the rest)"},
 	{Name: "--decoder-last-pipeline-num-layers", Kind: "framework", Framework: "megatron", Values: "layers on the last pipeline stage", Default: "even split", Tuning: true,
@@ -80,8 +80,8 @@ var Knobs = []Knob{
 	{Name: "--micro-batch-size", Kind: "framework", Framework: "megatron", Values: "samples", Default: "required", Tuning: true,
 		Source: "Megatron-LM arguments (micro-batches per step = global batch / (micro batch × dp))"},
 	{Name: "comm_fusion", Kind: "framework", Framework: "mindspore", Values: `{"allreduce": {"mode": "size", "config": MB}}`, Default: "auto (64 MB)", Tuning: true,
-		Source: "costmodel.md §6.6 (mindspore.set_auto_parallel_context)"},
-	{Name: "fusion", Kind: "framework", Framework: "tensorflow", Values: "0, 1, 2", Default: "1", Tuning: true, Source: "costmodel.md §6.7 (npu_allreduce)"},
+		Source: "docs/costmodel.md §6.6 (mindspore.set_auto_parallel_context)"},
+	{Name: "fusion", Kind: "framework", Framework: "tensorflow", Values: "0, 1, 2", Default: "1", Tuning: true, Source: "docs/costmodel.md §6.7 (npu_allreduce)"},
 }
 
 // LookupKnob finds a knob by name.
@@ -95,7 +95,7 @@ func LookupKnob(name string) (Knob, bool) {
 }
 
 // NotReal maps names that do not exist (the seed article's inventions and HCCL's
-// internal switches) to what to use instead (costmodel.md §2.2, §2.5). The advisor
+// internal switches) to what to use instead (docs/costmodel.md §2.2, §2.5). The advisor
 // never prints them as settings.
 var NotReal = map[string]string{
 	"HCCL_OP_BASE_FUSION_MODE":   "framework buckets: DDP bucket_cap_mb, MindSpore comm_fusion",

@@ -161,7 +161,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
 			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
 	}
-	// The level-1 algorithm: a last resort (costmodel.md §7), only when the model's
+	// The level-1 algorithm: a last resort (docs/costmodel.md §7), only when the model's
 	// gain clears its own uncertainty and 3% of the step.
 	if t := bk.Topology; t.Servers > 1 && !t.NCCL {
 		var best *costmodel.Prediction
@@ -228,7 +228,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 
 // lastResort moves an HCCL_ALGO recommendation below the ones after it that gain
 // nearly as much (80% or more) at the same footing: forcing an algorithm turns off
-// HCCL's own choice at every size, so it is the last resort (costmodel.md §7).
+// HCCL's own choice at every size, so it is the last resort (docs/costmodel.md §7).
 func lastResort(out []Recommendation) {
 	for i := len(out) - 2; i >= 0; i-- {
 		if out[i].ID != "hccl_algo" {

@@ -1,7 +1,9 @@
 // Package analysis computes hcclprof's metrics from the data model (package profile):
 // the per-rank, per-step breakdown of step time into computation, communication and
-// idle time, the communication shares, and per-collective statistics. It reads only
-// profile types; it knows nothing of files.
+// idle time, the communication shares and why the exposed part is exposed (Exposure),
+// per-collective and per-link statistics, slow ranks, links and servers,
+// msprof-analyze's checks, and the CI gates. It reads profile types, and no profiler
+// file; the only file it reads is the configuration of its thresholds (LoadConfig).
 package analysis
 
 import (

@@ -14,7 +14,7 @@ import (
 )
 
 // OpStat is one communication op on one rank, with msprof's split of its time
-// (formats.md §3.1): Transit (data tasks), Wait (notify waits), Synchronization (the
+// (docs/formats.md §3.1): Transit (data tasks), Wait (notify waits), Synchronization (the
 // waits before the first data task), Idle = Elapse − Transit − Wait.
 type OpStat struct {
 	Rank, Step        int
@@ -443,7 +443,7 @@ func tasksByRow(tasks []profile.CommTask) map[string][]profile.CommTask {
 }
 
 // tasksOf returns an op's tasks: those of its row that start within the op, as
-// msprof-analyze's compare tool attributes them (formats.md §2.5).
+// msprof-analyze's compare tool attributes them (docs/formats.md §2.5).
 func tasksOf(byRow map[string][]profile.CommTask, op profile.CommOp) []profile.CommTask {
 	ts := byRow[op.GroupRow]
 	lo := sort.Search(len(ts), func(i int) bool { return ts[i].StartNs >= op.StartNs })
@@ -462,7 +462,7 @@ func isDataTask(t *profile.CommTask) bool {
 }
 
 // classifyPlane walks one plane's tasks in time order with msprof-analyze's RDMA rule
-// (formats.md §2.5): a Notify_Wait is a wait unless the previous four tasks were
+// (docs/formats.md §2.5): a Notify_Wait is a wait unless the previous four tasks were
 // "RRNR" or ended in "RR" (a full four-task history: Python's last4[2:]); then it is
 // the RDMA transfer itself.
 func classifyPlane(tasks []profile.CommTask, fn func(t *profile.CommTask, transfer, wait bool)) {

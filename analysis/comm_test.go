@@ -69,7 +69,7 @@ func TestOpSplitRecomputedMatchesProfiler(t *testing.T) {
 		}
 		assert.Equal(t, len(want.Transports), len(got.Transports), "rank %d %s transports", got.Rank, got.Name)
 	}
-	// The first op of rank 0: formats.md §3.2's verbatim figures.
+	// The first op of rank 0: docs/formats.md §3.2's verbatim figures.
 	op := read.Ops[0]
 	assert.Equal(t, int64(239185), op.TransitNs)
 	assert.Equal(t, 0.9594, op.WaitRatio())

@@ -10,7 +10,7 @@ import (
 )
 
 // CheckThresholds are the limits of msprof-analyze's communication checks
-// (peers.md §1.5, costmodel.md §4), plus the HCCL_BUFFSIZE check it never makes.
+// (docs/diagnosis.md §6, docs/costmodel.md §4), plus the HCCL_BUFFSIZE check it never makes.
 type CheckThresholds struct {
 	// Small packets: an op's SDMA traffic under SmallSDMABytes or its RDMA traffic
 	// under SmallRDMABytes, in more than SmallShare of the ops that use the transport.

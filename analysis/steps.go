@@ -24,7 +24,7 @@ const (
 )
 
 // StepBreakdown is one step of one rank, with torch_npu's step_trace_time.csv
-// semantics (formats.md §5), in ns.
+// semantics (docs/formats.md §5), in ns.
 type StepBreakdown struct {
 	Step    int  // the profiler's step number; -1 when the run has no step markers
 	HasStep bool // false when the run has no step markers

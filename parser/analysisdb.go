@@ -19,7 +19,7 @@ type AnalysisDB struct {
 	CommMatrix []profile.MatrixLink
 }
 
-// ParseAnalysisDB reads analysis.db (formats.md §7.2), opened read-only and
+// ParseAnalysisDB reads analysis.db (docs/formats.md §7.2), opened read-only and
 // immutable. Every table is optional and columns are found by name:
 //
 //   - StepTraceTime → StepTrace, with step_trace_time.csv's rules (ParseStepTraceCSV):
@@ -192,7 +192,7 @@ func (t *dbTable) stepOf(col string) (int, bool, error) {
 	return int(n.V), true, nil
 }
 
-// StepTraceTime columns (formats.md §7.2).
+// StepTraceTime columns (docs/formats.md §7.2).
 const (
 	sttStep          = "step"
 	sttComputing     = "computing"

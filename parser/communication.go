@@ -11,7 +11,7 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// Keys of communication.json (formats.md §3).
+// Keys of communication.json (docs/formats.md §3).
 const (
 	cjTimeInfo    = "Communication Time Info"
 	cjBwInfo      = "Communication Bandwidth Info"
@@ -31,7 +31,7 @@ const (
 )
 
 // ParseCommunicationJSON reads communication.json, the profiler's per-op HCCL
-// statistics (formats.md §3): for every op, its time split (elapse, transit, wait,
+// statistics (docs/formats.md §3): for every op, its time split (elapse, transit, wait,
 // synchronization, idle, in ms) and per-transport traffic (MB, ms, GB/s and a packet
 // size histogram). Two layouts exist:
 //

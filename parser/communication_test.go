@@ -12,7 +12,7 @@ import (
 )
 
 // cjOp0 is op 0 of the real imagenet-2rank-level1 rank 0 communication.json
-// (formats.md §3.2), verbatim.
+// (docs/formats.md §3.2), verbatim.
 const cjOp0 = `"hcom_allReduce__586_0_1@17522688603477080586": {
   "Communication Time Info": {"Start Timestamp(us)": 1736408883732241.5, "Elapse Time(ms)": 79.08952021875,
     "Transit Time(ms)": 0.23918478124999998, "Wait Time(ms)": 5.64663284375, "Synchronization Time(ms)": 5.61569221875,

@@ -137,7 +137,7 @@ func (t *csvTable) lineOf(i int) int {
 	return line
 }
 
-// isNull reports whether a trimmed field holds no value: empty or the profiler's N/A.
+// csvNull reports whether a trimmed field holds no value: empty or the profiler's N/A.
 func csvNull(s string) bool { return s == "" || strings.EqualFold(s, "N/A") }
 
 // floatField parses column i (named name, for the error) of the current record as a

@@ -72,7 +72,7 @@ type DiscoverOptions struct {
 	Archive ArchiveLimits
 }
 
-// maxWalkDepth bounds the directory walk, as msprof-analyze does (formats.md §1.5).
+// maxWalkDepth bounds the directory walk, as msprof-analyze does (docs/formats.md §1.5).
 const maxWalkDepth = 10
 
 const ascendOutput = "ASCEND_PROFILER_OUTPUT"
@@ -82,10 +82,11 @@ const ascendOutput = "ASCEND_PROFILER_OUTPUT"
 // permissions do not stop).
 var listDir = readDirPath
 
-// Discover finds every torch_npu rank under the arguments: cluster roots, rank
-// directories (*_ascend_pt), ASCEND_PROFILER_OUTPUT directories, folders of loose
-// exported files, or single files; and msprof's PROF_* directories, or their
-// mindstudio_profiler_output/ copied alone (one msprof device each). Ranks come from profiler_info_<rank>.json (or its
+// Discover finds every rank under the arguments: cluster roots, torch_npu and
+// MindSpore rank directories (*_ascend_pt, *_ascend_ms or any name), ASCEND_PROFILER_OUTPUT
+// directories, folders of loose exported files, or single files; msprof's PROF_*
+// directories, or their mindstudio_profiler_output/ copied alone (one msprof device
+// each); msprof-analyze's cluster_analysis_output; and PyTorch (Kineto) traces. Ranks come from profiler_info_<rank>.json (or its
 // rank_id); ranks without one are numbered after the known ones. When a rank appears
 // twice the latest directory (by its timestamp) is kept and the others are noted.
 //

@@ -14,7 +14,7 @@ import (
 
 // ParseProfilerInfo reads profiler_info_N.json (profiler_info.json when the run was
 // not distributed), torch_npu's record of how the profile was collected
-// (formats.md §1.5). Kept: rank_id (an int in 2024 data, a string "0" in torch_npu
+// (docs/formats.md §1.5). Kept: rank_id (an int in 2024 data, a string "0" in torch_npu
 // 2.7.1; -1 when absent or null), config.experimental_config._profiler_level
 // (Level0/1/2/Level_none), _export_type ("text", "db", or a list such as
 // ["text","db"], joined with ","), and torch_npu_version and cann_version when
@@ -82,7 +82,7 @@ func parseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 	return info, nil
 }
 
-// ParseProfilerMetadata reads profiler_metadata.json (formats.md §1.5): the
+// ParseProfilerMetadata reads profiler_metadata.json (docs/formats.md §1.5): the
 // environment variables torch_npu recorded (ENV_VARIABLES, string values; other
 // types, seen in some versions, are formatted with fmt, null as ""), the framework's
 // communicators (parallel_group_info: raw HCCL group name → {group_name, group_rank,

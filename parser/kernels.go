@@ -16,7 +16,7 @@ type KernelCommOp struct {
 	HasStep bool // false when the file has no step column or the row's step is empty/N/A
 }
 
-// Column names of kernel_details.csv (formats.md §6.1).
+// Column names of kernel_details.csv (docs/formats.md §6.1).
 const (
 	kdColName      = "Name"
 	kdColCore      = "Accelerator Core"
@@ -53,7 +53,7 @@ func ParseKernelDetailsComm(r io.Reader, file string) ([]KernelCommOp, error) {
 }
 
 // ParseOpSummaryComm reads the communication rows of msprof's op_summary_*.csv
-// (formats.md §6.2): the same rows as kernel_details.csv under msprof's column names
+// (docs/formats.md §6.2): the same rows as kernel_details.csv under msprof's column names
 // (Op Name, Task Type, Task Start Time(us) or Start Time(us), Task Duration(us),
 // Step Id), the mapping msprof-analyze's advisor uses.
 func ParseOpSummaryComm(r io.Reader, file string) ([]KernelCommOp, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Real kernel_details.csv headers and rows (formats.md §6.1), shortened after the
+// Real kernel_details.csv headers and rows (docs/formats.md §6.1), shortened after the
 // columns the parser reads where that keeps the shape.
 const (
 	kdHeaderL1  = "Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats,Context ID,aicore_time(us)"

@@ -145,7 +145,7 @@ func loadRankFiles(ri RankInput) *profile.Rank {
 	}
 	r := loadTorchRank(ri)
 	if strings.HasSuffix(filepath.Base(ri.Dir), "ascend_ms") {
-		// MindSpore writes torch_npu's layout (formats.md §1.2); say which framework.
+		// MindSpore writes torch_npu's layout (docs/formats.md §1.2); say which framework.
 		r.Format = profile.FormatMindSporeText
 		if ri.DB != "" {
 			r.Format = profile.FormatMindSporeDB

@@ -10,7 +10,7 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// Keys of communication_matrix.json links (formats.md §4).
+// Keys of communication_matrix.json links (docs/formats.md §4).
 const (
 	cmTransport = "Transport Type"
 	cmOpName    = "Op Name"
@@ -22,7 +22,7 @@ const (
 const maxLocalRank = 1 << 20
 
 // ParseCommMatrixJSON reads communication_matrix.json, the per-link traffic of each
-// op (formats.md §4): for every "src-dst" pair of group-local ranks, the transport
+// op (docs/formats.md §4): for every "src-dst" pair of group-local ranks, the transport
 // (LOCAL, HCCS, PCIE, RDMA, SIO, ...), MB moved, ms taken and GB/s. Three layouts are
 // read:
 //

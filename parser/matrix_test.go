@@ -12,7 +12,7 @@ import (
 )
 
 // cmTop1 is the start of the real allreduce-top1 entry of imagenet-2rank-level1
-// rank 0 (formats.md §4.1).
+// rank 0 (docs/formats.md §4.1).
 const cmTop1 = `"allreduce-top1@17522688603477080586": {
   "0-0": {"Transport Type": "LOCAL", "Transit Size(MB)": 4.128775999999999, "Transit Time(ms)": 0.008220156250000001,
           "Bandwidth(GB/s)": 502.2746, "Op Name": "hcom_allReduce__586_0_1"},

@@ -1,6 +1,6 @@
 package parser
 
-// msprof command-line output: PROF_* directories (formats.md §1.3, §1.5, §9.1).
+// msprof command-line output: PROF_* directories (docs/formats.md §1.3, §1.5, §9.1).
 //
 // Two layouts are read:
 //
@@ -37,7 +37,7 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// File and directory names of a PROF_* directory (formats.md §1.3).
+// File and directory names of a PROF_* directory (docs/formats.md §1.3).
 const (
 	msprofExportDir  = "mindstudio_profiler_output"
 	msprofAnalyzeDir = "analyze"
@@ -64,11 +64,11 @@ var (
 	opSummaryRe = regexp.MustCompile(`^op_summary((?:_\d+)+)\.csv$`)
 )
 
-// msprofCommAnalyzerDB is the analysis db msprof writes in analyze/ (formats.md §7.3).
+// msprofCommAnalyzerDB is the analysis db msprof writes in analyze/ (docs/formats.md §7.3).
 const msprofCommAnalyzerDB = "communication_analyzer.db"
 
 // IsMsprofDir reports whether path is an msprof PROF directory: a directory named
-// PROF_{6 digits}_{17 digits}_{word} (formats.md §1.3), or one holding
+// PROF_{6 digits}_{17 digits}_{word} (docs/formats.md §1.3), or one holding
 // device_N/info.json.M (§1.5: how msprof-analyze finds a PROF directory's device).
 //
 // Discovery note: torch_npu (*_ascend_pt) and MindSpore (*_ascend_ms) rank directories
@@ -365,7 +365,7 @@ func readMsprofInfo(dev *MsprofDevice) error {
 	return nil
 }
 
-// AssignMsprofRanks numbers msprof devices as msprof-analyze does (formats.md §1.5)
+// AssignMsprofRanks numbers msprof devices as msprof-analyze does (docs/formats.md §1.5)
 // and drops duplicates:
 //
 //   - a device with a rank_id keeps it; when several devices claim one rank, the one
@@ -637,7 +637,7 @@ func (l *msprofLoader) finish() *profile.Rank {
 }
 
 // readUnifiedDB reads msprof_{ts}.db (the torch_npu db schema without PYTORCH_API,
-// formats.md §7.1), the text export beside it being ignored, and analyze/'s analysis.
+// docs/formats.md §7.1), the text export beside it being ignored, and analyze/'s analysis.
 func (l *msprofLoader) readUnifiedDB(db string) {
 	r := l.r
 	r.Format = profile.FormatMsprofDB
@@ -682,7 +682,7 @@ func msprofIsDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// pickExport chooses the timeline of a CANN 8 export directory (formats.md §1.3): the
+// pickExport chooses the timeline of a CANN 8 export directory (docs/formats.md §1.3): the
 // newest export, msprof_{ts}.json with the greatest ts, or when that export is sliced,
 // its msprof_slice_{k}_{ts}.json files by k. (msprof-analyze takes any whole file
 // before slices, even an older one; the newest export is what the user last asked
@@ -894,7 +894,7 @@ func msprofAnyOpStartsIn(ops []profile.CommOp, w profile.Interval) bool {
 var iterationNameRe = regexp.MustCompile(`^Iteration (\d+)$`)
 
 // parseIterationMarkers reads the iteration events of a step trace timeline
-// (formats.md §2.8): X events "Iteration {i}" of cat "Iteration Time", whose window
+// (docs/formats.md §2.8): X events "Iteration {i}" of cat "Iteration Time", whose window
 // [ts, ts+dur) runs from the iteration's start to its "Iteration End" (dur is
 // "Iteration Time(ns)"). The step number is args "Iteration ID", else the name's.
 // Other events (FP_BP Time, Iteration Refresh, Reduce, Data_aug Bound) are skipped.

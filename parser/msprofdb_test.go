@@ -15,7 +15,7 @@ import (
 )
 
 // writeMsprofDBProf builds an msprof --type=db PROF directory from a generated torch_npu
-// db: the unified db has the same schema (formats.md §7.1) without PYTORCH_API (the CLI
+// db: the unified db has the same schema (docs/formats.md §7.1) without PYTORCH_API (the CLI
 // profiles no framework), at the PROF root as msprof_{14 digits}.db, beside a device
 // folder with its info.json, analyze/communication_analyzer.db and a text export that
 // must be ignored.

@@ -16,7 +16,7 @@ import (
 	sqlitevfs "modernc.org/sqlite/vfs"
 )
 
-// This file holds what the SQLite readers (the torch_npu db export, formats.md §7)
+// This file holds what the SQLite readers (the torch_npu db export, docs/formats.md §7)
 // share: opening a database strictly read-only, checking its schema before querying
 // it, and scanning the loosely typed values SQLite stores (a NUMERIC column holds
 // integers or reals, PYTORCH_API.startNs is TEXT) without going through float64 where

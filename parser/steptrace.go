@@ -6,7 +6,7 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// Column names of step_trace_time.csv (formats.md §5).
+// Column names of step_trace_time.csv (docs/formats.md §5).
 const (
 	stColStep          = "Step"
 	stColComputing     = "Computing"
@@ -27,7 +27,7 @@ const maxPreparingUs = 1e12
 
 // ParseStepTraceCSV reads step_trace_time.csv, the profiler's own per-step time
 // breakdown: one row per step, every figure a float in µs. Columns are read by name
-// because the header changed across versions (formats.md §5): Preparing was appended
+// because the header changed across versions (docs/formats.md §5): Preparing was appended
 // in 2024, torch_npu 2.7.1 put a Device_id column first, and the "Exclude Receive"
 // column is missing from some files. Device_id is ignored (it is not the rank).
 //

@@ -13,14 +13,14 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// torch_npu's db export (formats.md §7): with _export_type "db" a rank's
+// torch_npu's db export (docs/formats.md §7): with _export_type "db" a rank's
 // ASCEND_PROFILER_OUTPUT holds ascend_pytorch_profiler_{rank}.db, the unified profiler
 // db (device tasks, HCCL ops and tasks, host APIs, steps; §7.1), and analysis.db,
 // the profiler's own derived tables (the step breakdown and the communication
 // analysis; §7.2) in place of the text export's files.
 
 // profilerDBRe matches the unified db's name; the rank is its group
-// (msprof-analyze's PyTorch pattern, formats.md §1.5).
+// (msprof-analyze's PyTorch pattern, docs/formats.md §1.5).
 var profilerDBRe = regexp.MustCompile(`^ascend_(?:pytorch|mindspore)_profiler(?:_(\d+))?\.db$`)
 
 // analysisDBName is the derived-table db beside the profiler db.
@@ -67,7 +67,7 @@ type TorchDB struct {
 }
 
 // ParseTorchDB reads torch_npu's unified profiler db, ascend_pytorch_profiler_{rank}.db
-// (formats.md §7.1), opened read-only and immutable: the file is never written, and
+// (docs/formats.md §7.1), opened read-only and immutable: the file is never written, and
 // no journal is created beside it. Strings are read through STRING_IDS and enum
 // values through the ENUM_* tables, by JOIN; no id is hard-coded. What is kept:
 //

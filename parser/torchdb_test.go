@@ -70,7 +70,7 @@ func TestTorchDBRealDataMatchesProfiler(t *testing.T) {
 		GroupRow: rawGroup, Interval: profile.Interval{StartNs: 1736410576431631806, EndNs: 1736410576520382799},
 		Step: -1, DataType: "FP32", Count: 4097000, AlgType: "MESH-RING"}, r.CommOps[0])
 	assert.Equal(t, int64(102108100), commNs, "the ops' durations sum to analysis.db's communication")
-	// COMMUNICATION_TASK_INFO ⋈ TASK: formats.md §7.1's verbatim rows.
+	// COMMUNICATION_TASK_INFO ⋈ TASK: docs/formats.md §7.1's verbatim rows.
 	assert.Len(t, r.CommTasks, 296)
 	assert.Contains(t, r.CommTasks, profile.CommTask{Plane: 0, GroupRow: rawGroup, Name: "Memcpy", Interval: profile.Interval{StartNs: 1736410576431633686, EndNs: 1736410576431637106},
 		SrcRank: 0, DstRank: 0, TransportType: "SDMA", LinkType: "ON_CHIP", SizeBytes: 2064384})

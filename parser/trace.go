@@ -30,7 +30,7 @@ type Timeline struct {
 }
 
 // Process and thread names of the layers, as written by torch_npu and msprof
-// (formats.md §2.4, §11).
+// (docs/formats.md §2.4, §11).
 const (
 	procAscendHardware = "Ascend Hardware"
 	procOverlap        = "Overlap Analysis"
@@ -895,7 +895,7 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 
 // planeGroupRows assigns each plane row to its op row: a "Communication" row starts a
 // group and the rows after it belong to it until the next one, as msprof-analyze's
-// compare tool reads them (formats.md §2.5). Rows are ordered by thread_sort_index
+// compare tool reads them (docs/formats.md §2.5). Rows are ordered by thread_sort_index
 // when every row of the process has one, else by tid. The order differs in old msprof
 // timelines: the "Communication Kernel" row is tid 70000 with sort index 0 and its
 // planes tids 0..3 with sort indexes 70000..70003 (the real MindSpore AlexNet

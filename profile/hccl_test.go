@@ -8,7 +8,7 @@ import (
 )
 
 func TestDoubleHash(t *testing.T) {
-	// Test vectors of formats.md §10.1; the first is a real group of imagenet-2rank-db.
+	// Test vectors of docs/formats.md §10.1; the first is a real group of imagenet-2rank-db.
 	for name, want := range map[string]uint64{
 		"90.91.105.46%enp189s0f0_60000_0_1736410538306028": 17148521525495523210,
 		"group_name_1":     5862276097510448909,

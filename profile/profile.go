@@ -1,7 +1,7 @@
 // Package profile is hcclprof's one data model: what every parser produces and every
 // analysis reads. A new input format only has to fill these types (in package parser);
-// nothing downstream knows which file a value came from, except through Rank.Source
-// fields kept for the report.
+// nothing downstream knows which file a value came from, except through the fields
+// kept for the report (Rank.Format, Rank.CommOpsSource, Rank.FilesUsed).
 //
 // Conventions: times are int64 nanoseconds (real traces carry µs strings such as
 // "1736408883732241.564" that float64 cannot hold exactly), durations end in Ns,
@@ -41,7 +41,7 @@ const (
 	// (plain .json or .json.gz).
 	FormatKineto Format = "kineto"
 	// FormatMindSporeText and FormatMindSporeDB are MindSpore's *_ascend_ms rank
-	// directories, which follow torch_npu's layout (formats.md §1.2).
+	// directories, which follow torch_npu's layout (docs/formats.md §1.2).
 	FormatMindSporeText Format = "mindspore-text"
 	FormatMindSporeDB   Format = "mindspore-db"
 	// FormatMsprofAnalyze is a rank known only from msprof-analyze's cluster output
@@ -90,8 +90,8 @@ type Rank struct {
 	CommMatrix []MatrixLink
 	// matrixGroupSizes is what DropTimeline keeps of CommMatrix.
 	matrixGroupSizes map[string]int
-	// Kernels holds the communication rows of kernel_details.csv (the only comm ops
-	// a Level0 profile has).
+	// KernelCommOps holds the communication rows of kernel_details.csv (msprof:
+	// op_summary_*.csv), the only comm ops a Level0 profile has.
 	KernelCommOps []CommOp
 
 	// FilesUsed and FilesIgnored say what was read, relative to Dir.

@@ -1,6 +1,9 @@
-// Package report renders an analysis (package analysis) for people and for programs:
-// a terminal text report and the JSON contract that scripts and CI read. It computes
-// nothing new: every figure comes from analysis.Result.
+// Package report renders an analysis (package analysis) and its advice for people and
+// for programs: terminal text, Markdown, HTML, JUnit and GitHub annotations, and the JSON
+// contract that scripts and CI read, for analyze, advise, inspect, model, calibrate,
+// whatif and diff (export/ writes tables and a trace). Its figures come from
+// analysis.Result and advisor.Advice; it decides only the one-line verdict when no
+// advice was computed (VerdictWithin).
 package report
 
 import (
@@ -46,7 +49,7 @@ func (d *Document) FailedGates() []analysis.GateResult {
 }
 
 // DefaultCommBudget is the exposed-communication share above which communication is
-// called the bottleneck: the advisor's, the 30% rule of the field (docs/seed-notes.md).
+// called the bottleneck: the advisor's, the 30% rule of the field (docs/diagnosis.md §1).
 var DefaultCommBudget = advisor.DefaultOptions.CommBudget
 
 // Verdict is a one-line reading of the shares against the default budget.

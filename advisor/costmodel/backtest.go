@@ -13,7 +13,7 @@ import (
 // OpBackTest is the calibrated model's error on one op type: each op instance's
 // predicted time (HCCL's two-level algorithm for its group's shape, priced with the
 // calibrated links, nothing fitted on the op itself) against its measured time once
-// every rank has arrived (the fastest rank's elapse: costmodel.md §5.2's T_pure).
+// every rank has arrived (the fastest rank's elapse: docs/costmodel.md §5.2's T_pure).
 type OpBackTest struct {
 	Op     string
 	Ops    int // op instances compared
@@ -100,7 +100,7 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 
 // OpCost prices one op of the profile's bytes on the topology. HCCL counts the
 // AllGather and ReduceScatter per rank, so their total is bytes × ranks; the
-// two-level forms follow costmodel.md §3.6: ReduceScatter inter-server first, then
+// two-level forms follow docs/costmodel.md §3.6: ReduceScatter inter-server first, then
 // inside; AllGather inside first, then between servers.
 func (t Topology) OpCost(op string, bytes, bufferBytes int64) (Cost, error) {
 	pl, m := t.RanksPerServer, t.Servers

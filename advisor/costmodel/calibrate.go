@@ -13,7 +13,7 @@ import (
 
 // LinkFit is one transport's calibrated link: a transfer of n bytes takes
 // α + n/BW, and a transfer that reduces into its destination (Reduce_Inline) n/Γ more,
-// fitted on the run's own transfers (costmodel.md §5).
+// fitted on the run's own transfers (docs/costmodel.md §5).
 type LinkFit struct {
 	Transport string
 	AlphaUs   float64

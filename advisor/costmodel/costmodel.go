@@ -1,5 +1,5 @@
-// Package costmodel is HCCL's collectives in the α-β-γ form (../shared/docs/
-// costmodel.md §3): T = a·α + b·n·β + c·n·γ per algorithm, with HCCL_BUFFSIZE rounds,
+// Package costmodel is HCCL's collectives in the α-β-γ form (docs/costmodel.md
+// §3): T = a·α + b·n·β + c·n·γ per algorithm, with HCCL_BUFFSIZE rounds,
 // HCCL's two-level compositions, and the legacy A2 level-1 selector, so that the
 // advisor can say what an op should cost, which algorithm HCCL picks, and what a
 // change would buy.
@@ -59,7 +59,7 @@ func log2Floor(p int) float64 { return math.Floor(math.Log2(float64(p))) }
 func isPow2(p int) bool       { return p > 0 && p&(p-1) == 0 }
 
 // coeffTable holds, per op and algorithm, the coefficients for p ranks, from
-// costmodel.md §3.2. Each entry's assumptions are stated beside it.
+// docs/costmodel.md §3.2. Each entry's assumptions are stated beside it.
 var coeffTable = map[string]map[string]func(p int) Coeffs{
 	"allreduce": {
 		// Ring: reduce-scatter then all-gather around one ring, one duplex link per
@@ -145,7 +145,7 @@ var coeffTable = map[string]map[string]func(p int) Coeffs{
 // reduceScatterRHD is recursive halving: log2 p steps for a power of two; other p
 // take a fold step (α + nβ + nγ), k = ⌊log2 p⌋ halving steps moving Σ⌈p/2^i⌉·n/p,
 // and a scatter step (α + nβ/p). The halving steps' reductions are taken as
-// (p′−1)/p′·n (an assumption: costmodel.md §3.2 gives no γ for them).
+// (p′−1)/p′·n (an assumption: docs/costmodel.md §3.2 gives no γ for them).
 func reduceScatterRHD(p int) Coeffs {
 	f := float64(p)
 	if isPow2(p) {
@@ -224,7 +224,7 @@ func CoefficientsOf(op, algo string, p int) (Coeffs, error) {
 }
 
 // Rounds is the number of HCCL_BUFFSIZE rounds an op of n bytes runs in, with
-// bufferBytes of CCL buffer (0: unlimited). costmodel.md §3.7: the base AllReduce,
+// bufferBytes of CCL buffer (0: unlimited). docs/costmodel.md §3.7: the base AllReduce,
 // AllGather and ReduceScatter executors loop over data in buffer-sized pieces.
 func Rounds(n, bufferBytes int64) int {
 	if bufferBytes <= 0 || n <= bufferBytes {
@@ -260,7 +260,7 @@ func (c *Cost) finish() {
 	}
 }
 
-// busFactor is nccl-tests' busbw factor (costmodel.md §3.1).
+// busFactor is nccl-tests' busbw factor (docs/costmodel.md §3.1).
 func busFactor(op string, p int) float64 {
 	f := float64(p)
 	switch op {

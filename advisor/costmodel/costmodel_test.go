@@ -73,7 +73,7 @@ func TestModelByHand(t *testing.T) {
 	assert.Equal(t, 1, Rounds(200<<20, 200<<20))
 }
 
-// TestSelectorWorkedExamples are costmodel.md §3.4's examples: A2, AllReduce, p_l = 8,
+// TestSelectorWorkedExamples are docs/costmodel.md §3.4's examples: A2, AllReduce, p_l = 8,
 // RDMA-lite, non-deterministic.
 func TestSelectorWorkedExamples(t *testing.T) {
 	ch, err := SelectA2Level1("allreduce", 8, 2, 256<<20, 0, false, true)
@@ -107,7 +107,7 @@ func TestSelectorWorkedExamples(t *testing.T) {
 }
 
 // TestSelectorOtherProducts: 910A and A3 use GetDefaultAlgoLevel1V1, whatever the op
-// and size (costmodel.md §1.3).
+// and size (docs/costmodel.md §1.3).
 func TestSelectorOtherProducts(t *testing.T) {
 	for _, tc := range []struct {
 		product string

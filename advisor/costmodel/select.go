@@ -8,7 +8,7 @@ import (
 )
 
 // HierarchicalAllReduce is HCCL's AllReduceMeshExecutor on m servers of pl NPUs
-// (costmodel.md §3.6): a mesh reduce-scatter inside each server, an AllReduce of n/pl
+// (docs/costmodel.md §3.6): a mesh reduce-scatter inside each server, an AllReduce of n/pl
 // between servers with level1 (ring, nhr, rhd), a mesh all-gather inside. Every NPU
 // uses its own NIC at once. bufferBytes bounds each round (§3.7).
 func HierarchicalAllReduce(pl, m int, n int64, intra, inter Link, level1 string, bufferBytes int64) (Cost, error) {
@@ -38,7 +38,7 @@ func HierarchicalAllReduce(pl, m int, n int64, intra, inter Link, level1 string,
 	return out, nil
 }
 
-// PipelineAllReduce is HCCL's Pipeline algorithm (costmodel.md §3.2): intra- and
+// PipelineAllReduce is HCCL's Pipeline algorithm (docs/costmodel.md §3.2): intra- and
 // inter-server steps overlap, each step costing the slower of the two:
 // T = 2·[(m−1)·max(n/p·β_r + α_r, n/p·β_l + α_l) + n/p·β_l + α_l], p = pl·m.
 func PipelineAllReduce(pl, m int, n int64, intra, inter Link) (Cost, error) {
@@ -62,7 +62,7 @@ func PipelineAllReduce(pl, m int, n int64, intra, inter Link) (Cost, error) {
 	return out, nil
 }
 
-// HCCL's legacy level-1 model constants (costmodel.md §1.3).
+// HCCL's legacy level-1 model constants (docs/costmodel.md §1.3).
 const (
 	legacyLatencyUs   = 60.0 // δ per step
 	legacyBWGiBps     = 20.0 // GetBandWidthPerNPU(level 1) on A2/A3: 25 × 0.8, in GiB/s
@@ -80,7 +80,7 @@ type Choice struct {
 }
 
 // SelectA2Level1 reproduces HCCL's automatic level-1 choice on A2 (910B) in op-base
-// mode (costmodel.md §1.3, GetDefaultAlgoLevel1V2): the pipeline rules first (mesh
+// mode (docs/costmodel.md §1.3, GetDefaultAlgoLevel1V2): the pipeline rules first (mesh
 // level0, more than one NPU per server), then the α-β model with δ = 60 µs and
 // BW = 20 GiB/s on D = min(size, CCL buffer), ties going to Ring, then NHR, then HD.
 // size is the op's total bytes (AllReduce, Broadcast, Reduce) or the per-rank piece
@@ -164,7 +164,7 @@ func SelectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic
 }
 
 // SelectLevel1 is HCCL's default level-1 algorithm for an op on a product with
-// HCCL_ALGO unset (costmodel.md §1.3). A2 chooses per op (SelectA2Level1). 910A and
+// HCCL_ALGO unset (docs/costmodel.md §1.3). A2 chooses per op (SelectA2Level1). 910A and
 // A3 use the fixed rule of GetDefaultAlgoLevel1V1: H-D_R from 8 servers or on a power
 // of two above 1, else Ring; A3 then rewrites H-D_R to NHR.
 func SelectLevel1(product, op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite bool) (Choice, error) {

@@ -10,12 +10,12 @@ import (
 
 // Topology is the gradient group's shape and links as the structural what-ifs (the
 // level-1 algorithm, the data-parallel size) price them: p_l NPUs per server on m
-// servers, HCCL's two-level AllReduce (costmodel.md §3.6) or its Pipeline.
+// servers, HCCL's two-level AllReduce (docs/costmodel.md §3.6) or its Pipeline.
 type Topology struct {
 	RanksPerServer, Servers int
 	// Level1 is the inter-server algorithm in effect (ring, nhr, rhd, nb, pipeline);
 	// Level1Source says how it is known: "profile" (the ops' alg_type) or "HCCL
-	// default" (the legacy A2 rule for m servers, costmodel.md §1.3).
+	// default" (the legacy A2 rule for m servers, docs/costmodel.md §1.3).
 	Level1, Level1Source string
 	Intra, Inter         Link
 	// IntraSource and InterSource say where each link's figures come from: the
@@ -166,7 +166,7 @@ func linkOf(fits map[string]LinkFit, priorAlphaUs float64, peaks map[string]floa
 }
 
 // defaultLevel1 is HCCL's legacy A2 α-β choice for AllReduce outside the pipeline
-// rule (costmodel.md §1.3): Ring for two servers, NHR from three.
+// rule (docs/costmodel.md §1.3): Ring for two servers, NHR from three.
 func defaultLevel1(servers int) string {
 	if servers <= 2 {
 		return "ring"
@@ -201,7 +201,7 @@ func (t Topology) allReduceCost(n int64, level1 string, bufferBytes int64) (Cost
 }
 
 // Level1Choices are the level-1 algorithms HCCL_ALGO may name for AllReduce on the
-// product (costmodel.md §1.2): A3 replaces H-D_R by NHR and has no A2 pipeline; 910
+// product (docs/costmodel.md §1.2): A3 replaces H-D_R by NHR and has no A2 pipeline; 910
 // has no pipeline.
 func Level1Choices(product string) []string {
 	switch strings.ToUpper(product) {

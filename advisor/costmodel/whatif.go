@@ -14,7 +14,7 @@ import (
 )
 
 // Bucketing is the run's data-parallel gradient synchronisation as the what-if sees
-// it (costmodel.md §6.1): per step, k AllReduce buckets of the gradient of G bytes on
+// it (docs/costmodel.md §6.1): per step, k AllReduce buckets of the gradient of G bytes on
 // one stream, each taking t(b) = rounds(b)·α + b·β, ready evenly over an overlap
 // window T at the end of the backward pass and run one after another as a queue.
 // α and β are fitted on the run's own AllReduces (the fastest rank's elapse: the op's

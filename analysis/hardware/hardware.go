@@ -1,6 +1,6 @@
 // Package hardware describes the Ascend products hcclprof knows: the effective peak
 // bandwidth of each link type and the per-step latency HCCL itself assumes
-// (../shared/docs/costmodel.md §4). Link utilisation (analysis) and the cost model
+// (docs/costmodel.md §4). Link utilisation (analysis) and the cost model
 // (advisor) both read these figures; a user overrides them by flag or config file.
 package hardware
 
@@ -77,7 +77,7 @@ func (p Profile) WithPeaks(peaks map[string]float64) Profile {
 
 const (
 	srcCapacity = "hcomm src/platform/common/device_capacity.cc"
-	srcLatency  = "HCCL legacy level-1 model: 60 µs per step; ARS model 13 µs (costmodel.md §4)"
+	srcLatency  = "HCCL legacy level-1 model: 60 µs per step; ARS model 13 µs (docs/costmodel.md §4)"
 )
 
 // profiles are the built-in products. SDMA on A2/A3 drives HCCS links, so its peak is
@@ -91,7 +91,7 @@ var profiles = []Profile{
 		Level0LatencyUs: 13, Level1LatencyUs: 60,
 		Sources: map[string]string{
 			"HCCS": srcCapacity + " BANDWIDTH_HCCS_910A = 10 GB/s", "SDMA": "the HCCS figure (SDMA drives HCCS)",
-			"PCIE": "PCIe Gen4 × 0.85 (costmodel.md §4)", "RDMA": srcCapacity + " 12.5 GB/s × 0.8",
+			"PCIE": "PCIe Gen4 × 0.85 (docs/costmodel.md §4)", "RDMA": srcCapacity + " 12.5 GB/s × 0.8",
 			"latency": srcLatency,
 		},
 	},
@@ -103,7 +103,7 @@ var profiles = []Profile{
 		Level0LatencyUs: 13, Level1LatencyUs: 60,
 		Sources: map[string]string{
 			"HCCS": srcCapacity + " BANDWIDTH_HCCS_910B = 18.3 GB/s per link", "SDMA": "the HCCS figure (SDMA drives HCCS)",
-			"PCIE": "PCIe Gen5 × 0.85 (costmodel.md §4)", "RDMA": srcCapacity + " 25 GB/s × 0.8",
+			"PCIE": "PCIe Gen5 × 0.85 (docs/costmodel.md §4)", "RDMA": srcCapacity + " 25 GB/s × 0.8",
 			"latency": srcLatency,
 		},
 	},
@@ -116,7 +116,7 @@ var profiles = []Profile{
 		Sources: map[string]string{
 			"HCCS": "HCCL ops cost_model.cc crossChipBw 56 GB/s × 0.85 (the legacy code has no A3 HCCS constant)",
 			"SDMA": "the HCCS figure (SDMA drives HCCS)", "SIO": srcCapacity + " 240 GB/s × 0.85",
-			"PCIE": "PCIe Gen5 × 0.85 (costmodel.md §4)", "RDMA": srcCapacity + " 25 GB/s × 0.8",
+			"PCIE": "PCIe Gen5 × 0.85 (docs/costmodel.md §4)", "RDMA": srcCapacity + " 25 GB/s × 0.8",
 			"latency": srcLatency,
 		},
 	},

@@ -542,7 +542,7 @@ func TestModel(t *testing.T) {
 	out, _, code = runBin(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "4", "--size", "16MiB", "--format", "json")
 	require.Equal(t, 0, code, out)
 	require.NoError(t, json.Unmarshal([]byte(out), &m))
-	assert.Equal(t, "nhr", m["hccl_choice"], "costmodel.md §3.4: NHR 386.5 µs beats Ring 506.5 µs")
+	assert.Equal(t, "nhr", m["hccl_choice"], "docs/costmodel.md §3.4: NHR 386.5 µs beats Ring 506.5 µs")
 	assert.Equal(t, "hierarchical-nhr", m["algo"])
 	out, _, code = runBin(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "2", "--size", "256MiB")
 	require.Equal(t, 0, code)

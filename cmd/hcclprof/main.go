@@ -1,7 +1,7 @@
 // Command hcclprof analyses the communication of Ascend NPU (and GPU) training jobs
 // from their profiler output: how much of each step is communication, how much of it
-// is exposed, and which collectives cost the most. This package only wires flags to
-// the parser, analysis and report packages.
+// is exposed, why, and what to change. This package only wires flags to the parser,
+// analysis, advisor, report and generator (fixtures) packages.
 package main
 
 import (
