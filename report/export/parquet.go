@@ -11,23 +11,30 @@ import (
 )
 
 // rowGroupRows is the rows of a Parquet row group: DuckDB's own size (122,880), so a
-// reader scans a large cluster's tasks in parallel and a writer holds one group, not
-// the table.
-const rowGroupRows = 122880
+// reader scans a large cluster's tasks in parallel. The rows are handed to the column
+// writers batchRows at a time, so the writer holds one group's encoded pages and one
+// batch of values, not the group's values (on 512 ranks, buffering whole groups of
+// values cost 50 MB of peak RSS).
+const (
+	rowGroupRows = 30 * batchRows
+	batchRows    = 4096
+)
 
 // parquetTable writes a table as Parquet with arrow-go's column writers (not its
 // Arrow layer, pqarrow, which brings Arrow Flight, gRPC and protobuf into the
 // binary): INT64, DOUBLE, STRING (BYTE_ARRAY) and TIMESTAMP(NANOS) (INT64) columns,
 // OPTIONAL where a value can be NULL, Snappy-compressed, in row groups of
-// rowGroupRows rows buffered column by column.
+// rowGroupRows rows.
 type parquetTable struct {
 	w      *file.Writer
 	cols   []column
-	ints   [][]int64
+	group  file.BufferedRowGroupWriter // nil between groups
+	inRG   int                         // rows written to group
+	ints   [][]int64                   // the batch's values by column
 	floats [][]float64
 	bytes  [][]parquet.ByteArray
 	defs   [][]int16
-	rows   int
+	rows   int // rows in the batch
 	// strs shares the bytes of each column's repeated strings (task names,
 	// transports, groups) instead of copying them row by row.
 	strs []map[string]parquet.ByteArray
@@ -105,7 +112,7 @@ func (t *parquetTable) write(row []cell) error {
 		}
 	}
 	t.rows++
-	if t.rows == rowGroupRows {
+	if t.rows == batchRows {
 		return t.flush()
 	}
 	return nil
@@ -125,17 +132,21 @@ func (t *parquetTable) shared(col int, s string) parquet.ByteArray {
 	return b
 }
 
-// flush writes the buffered rows as one row group.
+// flush hands the batch to the row group's column writers, and closes the group when
+// it is full.
 func (t *parquetTable) flush() error {
 	if t.rows == 0 {
 		return nil
 	}
-	rg, err := t.w.AppendRowGroupChecked()
-	if err != nil {
-		return err
+	if t.group == nil {
+		g, err := t.w.AppendBufferedRowGroupChecked()
+		if err != nil {
+			return err
+		}
+		t.group = g
 	}
 	for i, c := range t.cols {
-		cw, err := rg.NextColumn()
+		cw, err := t.group.Column(i)
 		if err != nil {
 			return err
 		}
@@ -151,23 +162,36 @@ func (t *parquetTable) flush() error {
 		case *file.ByteArrayColumnChunkWriter:
 			_, err = w.WriteBatch(t.bytes[i], defs, nil)
 		default:
-			err = fmt.Errorf("column %s: unexpected writer %T", c.name, cw)
-		}
-		if cerr := cw.Close(); err == nil {
-			err = cerr
+			err = fmt.Errorf("unexpected writer %T", cw)
 		}
 		if err != nil {
 			return fmt.Errorf("column %s: %w", c.name, err)
 		}
 		t.ints[i], t.floats[i], t.bytes[i], t.defs[i] = t.ints[i][:0], t.floats[i][:0], t.bytes[i][:0], t.defs[i][:0]
 	}
+	t.inRG += t.rows
 	t.rows = 0
-	return rg.Close()
+	if t.inRG >= rowGroupRows {
+		return t.closeGroup()
+	}
+	return nil
+}
+
+func (t *parquetTable) closeGroup() error {
+	if t.group == nil {
+		return nil
+	}
+	err := t.group.Close()
+	t.group, t.inRG = nil, 0
+	return err
 }
 
 // close writes the last row group and the footer, and closes the file.
 func (t *parquetTable) close() error {
 	err := t.flush()
+	if err == nil {
+		err = t.closeGroup()
+	}
 	if cerr := t.w.Close(); err == nil {
 		err = cerr
 	}
