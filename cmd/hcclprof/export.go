@@ -28,7 +28,9 @@ func newExportCmd() *cobra.Command {
                 are the profile's own ns since the epoch; group ids are strings;
                 tasks.op_row is the ops row (ops.op_row) of the task's op.
   --to csv      the same tables as CSV: integers and timestamps (ns) as exact
-                integers, an empty field for NULL.
+                integers, an empty field for NULL. Group ids are digits that a
+                CSV reader may take for a number: in DuckDB, read_csv('ops.csv',
+                types={'group': 'VARCHAR'}).
   --to trace    OUT is a Chrome-trace JSON file: a process per rank with its
                 collectives, the time it waited for the others, its exposed
                 communication and the findings, on the profile's own clock (open it
