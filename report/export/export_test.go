@@ -127,9 +127,11 @@ func fullCluster(t *testing.T) *profile.Cluster {
 	return c
 }
 
+// isTimestampNanos: TIMESTAMP(NANOS) on INT64, not adjusted to UTC (DuckDB reads an
+// adjusted one as TIMESTAMP WITH TIME ZONE, in µs).
 func isTimestampNanos(c *schema.Column) bool {
 	ts, ok := c.LogicalType().(schema.TimestampLogicalType)
-	return ok && ts.TimeUnit() == schema.TimeUnitNanos && c.PhysicalType() == parquet.Types.Int64
+	return ok && ts.TimeUnit() == schema.TimeUnitNanos && !ts.IsAdjustedToUTC() && c.PhysicalType() == parquet.Types.Int64
 }
 
 func isString(c *schema.Column) bool {
