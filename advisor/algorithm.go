@@ -132,7 +132,7 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 			Evidence: fmt.Sprintf("%d servers × %d NPUs; the ops' alg_type says level 1 is %s%s. %d ops in %.0f steps priced per step with the links %s and %s: %s. The model's gap is a prediction: measure after changing (hcclprof diff).%s",
 				topo.Servers, topo.RanksPerServer, costmodel.HCCLAlgoName(topo.Level1), forced, nOps, steps,
 				topo.IntraSource, topo.InterSource, strings.Join(alts, ", "), hidden),
-			Refs: []Ref{{Rank: biggest.Rank, Step: biggest.Step, Op: biggest.Name, StartUs: float64(biggest.StartNs) / 1e3, DurUs: float64(biggest.ElapseNs) / 1e3}}})
+			Refs: []Ref{{Rank: biggest.Rank, Step: biggest.Step, Op: biggest.Name, StartUs: float64(biggest.StartNs) / 1e3, StartNs: biggest.StartNs, DurUs: float64(biggest.ElapseNs) / 1e3}}})
 	}
 	return out
 }

@@ -50,7 +50,10 @@ type Ref struct {
 	Rank, Step int // -1 when not specific
 	Op         string
 	StartUs    float64 // the op's or step's start in the trace's clock; 0 when not specific
-	DurUs      float64
+	// StartNs is the same start exactly (StartUs, a float64, keeps only about a
+	// quarter µs of an epoch timestamp); 0 when not specific.
+	StartNs int64
+	DurUs   float64
 }
 
 // Options tune the advisor.
@@ -408,7 +411,7 @@ func waitFindings(res *analysis.Result) []Finding {
 			"The ranks reach the collectives at different times: look for load imbalance, a slow host, or ranks that were not profiled, before links or algorithms."+unprofiled,
 			float64(elapse-transit)/1e6, float64(elapse)/1e6, 100*float64(elapse-transit)/float64(stage),
 			worst.Name, worst.Rank, analysis.StepLabel(worst.Step), float64(worst.ElapseNs)/1e6, float64(worst.MovingNs)/1e6),
-		Refs: []Ref{{Rank: worst.Rank, Step: worst.Step, Op: worst.Name, StartUs: float64(worst.StartNs) / 1e3, DurUs: float64(worst.ElapseNs) / 1e3}}}}
+		Refs: []Ref{{Rank: worst.Rank, Step: worst.Step, Op: worst.Name, StartUs: float64(worst.StartNs) / 1e3, StartNs: worst.StartNs, DurUs: float64(worst.ElapseNs) / 1e3}}}}
 }
 
 // checkFindings turns the peer checks that fired into findings. Retransmission is
@@ -421,7 +424,7 @@ func checkFindings(c analysis.Communication) []Finding {
 		}
 		f := Finding{Evidence: fmt.Sprintf("%d of %d: %s", ch.Count, ch.Total, ch.Evidence)}
 		if ch.Where.Rank >= 0 {
-			f.Refs = []Ref{{Rank: ch.Where.Rank, Step: ch.Where.Step, Op: ch.Where.Op, StartUs: float64(ch.Where.StartNs) / 1e3}}
+			f.Refs = []Ref{{Rank: ch.Where.Rank, Step: ch.Where.Step, Op: ch.Where.Op, StartUs: float64(ch.Where.StartNs) / 1e3, StartNs: ch.Where.StartNs}}
 		}
 		switch ch.ID {
 		case "small_packets_sdma", "small_packets_rdma":

@@ -190,6 +190,25 @@ func (a *Accumulator) Add(r *profile.Rank) {
 	a.mu.Unlock()
 }
 
+// OpIndices gives, for a rank that was Added, the CommOps index of each of its ops the
+// analysis keeps (ops of skipped steps are left out), in the order Result's
+// Communication.Ops lists them after the ops of the ranks before r; nil before r is
+// Added. A writer that streams the rank's tasks uses it to point them at their op's
+// row.
+func (a *Accumulator) OpIndices(r *profile.Rank) []int {
+	a.mu.Lock()
+	s := a.sums[r]
+	a.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	out := make([]int, len(s.comm.ops))
+	for i, o := range s.comm.ops {
+		out[i] = o.OpIndex
+	}
+	return out
+}
+
 // Result completes the analysis of c, whose ranks were all Added. A rank that was not
 // (a caller's mistake) is summarised now from what it still holds.
 func (a *Accumulator) Result(c *profile.Cluster) *Result {

@@ -17,7 +17,10 @@ import (
 // (docs/formats.md §3.1): Transit (data tasks), Wait (notify waits), Synchronization (the
 // waits before the first data task), Idle = Elapse − Transit − Wait.
 type OpStat struct {
-	Rank, Step        int
+	Rank, Step int
+	// OpIndex is the op's index in its rank's profile.Rank.CommOps, which its HCCL
+	// tasks are attributed to.
+	OpIndex           int
 	Group, Name, Type string
 	AlgType           string // HCCL's algorithm per level as the profile says: MESH-RING, ... ("" when absent)
 	DataType          string // FP32, BFP16, ... as the profile says
@@ -217,7 +220,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 		}
 		// The strings every op repeats are shared across ranks: a rank's ops outlive
 		// its parse, and thousands of ranks would each keep a copy.
-		st := OpStat{Rank: r.Rank, Step: steps[i], Group: intern(op.Group), Name: op.Name, Type: intern(op.Type),
+		st := OpStat{Rank: r.Rank, Step: steps[i], OpIndex: i, Group: intern(op.Group), Name: op.Name, Type: intern(op.Type),
 			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none", AlgType: intern(op.AlgType), DataType: intern(op.DataType)}
 		opTasks := tasksOf(tasks, op)
 		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {

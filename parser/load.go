@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hcclprof/hcclprof/internal/parallel"
@@ -34,6 +35,11 @@ type LoadOptions struct {
 	// (for instance analysis.Accumulator.Add, which summarises and trims it), so a
 	// large cluster need not hold every trace at once.
 	OnRank func(r *profile.Rank)
+	// InOrder, when set, is called after OnRank with each rank, one rank at a time in
+	// the order of the cluster's ranks: a worker that finishes a rank before the ranks
+	// ahead of it waits for them. It is for output written as the ranks are read that
+	// must not depend on which worker finished first.
+	InOrder func(r *profile.Rank)
 	// Progress, when set, is told after each rank how many of the total are read.
 	Progress func(done, total int)
 }
@@ -49,10 +55,29 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 	defer in.Release()
 	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks)), Notes: in.Notes}
 	var done atomic.Int64
+	// parallel.For hands out the ranks in order, so the rank whose turn it is has a
+	// worker and never waits: the turns cannot deadlock.
+	var turn struct {
+		sync.Mutex
+		next int
+	}
+	ready := sync.NewCond(&turn)
 	parallel.For(len(in.Ranks), opts.Workers, func(i int) {
 		c.Ranks[i] = LoadRank(in.Ranks[i])
 		if opts.OnRank != nil {
 			opts.OnRank(c.Ranks[i])
+		}
+		if opts.InOrder != nil {
+			turn.Lock()
+			for turn.next != i {
+				ready.Wait()
+			}
+			turn.Unlock()
+			opts.InOrder(c.Ranks[i])
+			turn.Lock()
+			turn.next++
+			turn.Unlock()
+			ready.Broadcast()
 		}
 		if opts.Progress != nil {
 			opts.Progress(int(done.Add(1)), len(in.Ranks))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,16 +62,17 @@ func TestAbsentPreparingIsNotZero(t *testing.T) {
 	require.NoError(t, report.WriteMarkdown(&md, doc))
 	assert.Contains(t, md.String(), "| 0 | 1 | 0.170 | 0.100 | 0.060 | 0.050 | 0.010 | 0.020 | 0.000 | - | 29.41% |")
 
-	tables := export.Tables(res, nil)
-	require.Equal(t, "steps", tables[0].Name)
-	col := -1
-	for i, name := range tables[0].Columns {
-		if name == "preparing_us" {
-			col = i
-		}
-	}
+	tablesDir := t.TempDir()
+	ex, err := export.Begin(tablesDir, export.CSV)
+	require.NoError(t, err)
+	require.NoError(t, ex.Finish(res, nil))
+	b, err := os.ReadFile(filepath.Join(tablesDir, "steps.csv"))
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, rows, 2)
+	col := slices.Index(strings.Split(rows[0], ","), "preparing_us")
 	require.GreaterOrEqual(t, col, 0)
-	assert.Equal(t, "", tables[0].Rows[0][col], "an empty cell")
+	assert.Equal(t, "", strings.Split(rows[1], ",")[col], "an empty cell: NULL")
 }
 
 // Preparing that the profile gives, even 0, is a figure.

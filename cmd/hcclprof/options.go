@@ -192,14 +192,29 @@ type loaded struct {
 
 // load reads the runs under args, summarising each rank as it is read.
 func (f *analysisFlags) load(args []string) (*loaded, error) {
+	return f.loadWith(args, nil)
+}
+
+// rankHooks give a command its own work on each rank as it is read (parser.LoadOptions'
+// OnRank and InOrder), from the accumulator that summarises the ranks: onRank must
+// call acc.Add.
+type rankHooks func(acc *analysis.Accumulator) (onRank, inOrder func(*profile.Rank))
+
+// loadWith is load with hooks (nil: none).
+func (f *analysisFlags) loadWith(args []string, hooks rankHooks) (*loaded, error) {
 	opts, advOpts, err := f.options()
 	if err != nil {
 		return nil, usageError(err)
 	}
 	prog := progress.New(os.Stderr, f.quiet)
 	acc := analysis.NewAccumulator(opts)
+	onRank := acc.Add
+	var inOrder func(*profile.Rank) // none: the ranks' order does not matter to analyze
+	if hooks != nil {
+		onRank, inOrder = hooks(acc)
+	}
 	prog.Phase("discovering and parsing ranks")
-	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: acc.Add,
+	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: opts.Workers, OnRank: onRank, InOrder: inOrder,
 		Progress: func(done, total int) { prog.Count("parsed ranks", done, total) }})
 	if err != nil {
 		return nil, usageError(err)
