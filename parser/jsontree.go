@@ -128,8 +128,9 @@ func readJSONTree(r io.Reader, file string) (*treeNode, error) {
 var bomUTF8 = []byte{0xEF, 0xBB, 0xBF}
 
 type treeParser struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	slab []treeNode // see node
 }
 
 func (p *treeParser) ws() { p.i = skipWS(p.b, p.i) }
@@ -168,21 +169,21 @@ func (p *treeParser) value(depth int) (*treeNode, *treeSyntaxError) {
 		if err != nil {
 			return nil, err
 		}
-		return &treeNode{kind: treeString, off: off, text: s}, nil
+		return p.node(treeNode{kind: treeString, off: off, text: s}), nil
 	case c == '-' || (c >= '0' && c <= '9') || c == 'N' || c == 'I':
 		t, err := p.number()
 		if err != nil {
 			return nil, err
 		}
-		return &treeNode{kind: treeNumber, off: off, text: t}, nil
+		return p.node(treeNode{kind: treeNumber, off: off, text: t}), nil
 	case c == 't' || c == 'f' || c == 'n':
 		for _, lit := range [...]string{"true", "false", "null"} {
 			if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
 				p.i += len(lit)
 				if lit == "null" {
-					return &treeNode{kind: treeNull, off: off}, nil
+					return p.node(treeNode{kind: treeNull, off: off}), nil
 				}
-				return &treeNode{kind: treeBool, off: off, boolean: lit == "true"}, nil
+				return p.node(treeNode{kind: treeBool, off: off, boolean: lit == "true"}), nil
 			}
 		}
 	}
@@ -190,7 +191,7 @@ func (p *treeParser) value(depth int) (*treeNode, *treeSyntaxError) {
 }
 
 func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
-	n := &treeNode{kind: treeObject, off: int64(p.i)}
+	n := p.node(treeNode{kind: treeObject, off: int64(p.i)})
 	p.i++ // '{'
 	var index map[string]int
 	for first := true; ; first = false {
@@ -264,7 +265,7 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 }
 
 func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
-	n := &treeNode{kind: treeArray, off: int64(p.i)}
+	n := p.node(treeNode{kind: treeArray, off: int64(p.i)})
 	p.i++ // '['
 	for first := true; ; first = false {
 		p.ws()
@@ -367,7 +368,39 @@ func (p *treeParser) number() (string, *treeSyntaxError) {
 		}
 	}
 	p.i = i
+	if lit := b[start:i]; len(lit) <= 4 && lit[0] != '-' && (len(lit) == 1 || lit[0] != '0') && plainDigits(string(lit)) {
+		return smallInts[atoiSmall(lit)], nil
+	}
 	return string(b[start:i]), nil
+}
+
+// smallInts holds the text of 0…9999: rank lists of thousands of ranks (every rank's
+// profiler_metadata.json lists its groups' global ranks) would otherwise allocate a
+// string per number.
+var smallInts = func() []string {
+	out := make([]string, 10000)
+	for i := range out {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
+
+func atoiSmall(b []byte) int {
+	n := 0
+	for _, c := range b {
+		n = 10*n + int(c-'0')
+	}
+	return n
+}
+
+// node returns a new tree node from a slab: a tree is thousands of small nodes that
+// all die together, so one allocation serves many.
+func (p *treeParser) node(n treeNode) *treeNode {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]treeNode, 0, 256)
+	}
+	p.slab = append(p.slab, n)
+	return &p.slab[len(p.slab)-1]
 }
 
 // treeReader converts tree values to Go values, reporting bad ones at their offset in

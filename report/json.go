@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 
@@ -421,9 +420,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 		}
 		out.Gates = append(out.Gates, jg)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeIndentedJSON(w, out)
 }
 
 func nonNil(s []string) []string {

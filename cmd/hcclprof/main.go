@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd())
 	root.AddCommand(newAdviseCmd(), newModelCmd(), newCalibrateCmd(), newWhatIfCmd(), newExportCmd(), newDiffCmd())
 	registerCompletions(root)
+	addProfilingFlags(root)
 	return root
 }
 
@@ -56,6 +57,7 @@ func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.Execute()
+	stop()
 	if err == nil {
 		return exitOK
 	}
