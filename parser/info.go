@@ -99,7 +99,7 @@ func ParseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
 
 func parseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
 	var md profile.Metadata
-	root, err := readJSONTree(r, file)
+	root, err := readJSONTreeWith(r, file, true)
 	if err != nil {
 		return md, err
 	}
@@ -171,6 +171,13 @@ func (d treeReader) parallelGroup(m treeMember) (profile.ParallelGroup, error) {
 	}
 	if gr.kind != treeArray {
 		return g, d.errAt(gr, "%s: global_ranks: expected an array, found %s", what, gr.kind)
+	}
+	if gr.ints != nil {
+		g.GlobalRanks = make([]int, len(gr.ints))
+		for i, v := range gr.ints {
+			g.GlobalRanks[i] = int(v)
+		}
+		return g, nil
 	}
 	g.GlobalRanks = make([]int, 0, len(gr.elems))
 	for _, e := range gr.elems {

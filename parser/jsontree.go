@@ -57,6 +57,7 @@ type treeNode struct {
 	text    string // the decoded string, or a number's literal text
 	boolean bool
 	elems   []*treeNode  // array elements
+	ints    []int64      // an array of plain integers, when read so (readJSONTreeWith): elems is nil
 	members []treeMember // object members in file order; a repeated key keeps its first position and its last value, as Python's json.load does
 }
 
@@ -99,6 +100,12 @@ func (e *treeSyntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.o
 // readJSONTree reads all of r and parses it as one JSON value. A UTF-8 byte-order mark
 // is skipped. Errors are *SyntaxError values naming file.
 func readJSONTree(r io.Reader, file string) (*treeNode, error) {
+	return readJSONTreeWith(r, file, false)
+}
+
+// readJSONTreeWith is readJSONTree; with intArrays, an array of plain integers is one
+// node holding them (ints), for readers that expect long rank lists and handle ints.
+func readJSONTreeWith(r io.Reader, file string, intArrays bool) (*treeNode, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read: %w", file, err)
@@ -107,7 +114,7 @@ func readJSONTree(r io.Reader, file string) (*treeNode, error) {
 	if bytes.HasPrefix(data, bomUTF8) {
 		base = len(bomUTF8)
 	}
-	p := treeParser{b: data, i: base}
+	p := treeParser{b: data, i: base, intArrays: intArrays}
 	p.ws()
 	if p.i >= len(p.b) {
 		return nil, errAtOffset(file, int64(p.i), "empty file: expected a JSON value")
@@ -128,9 +135,10 @@ func readJSONTree(r io.Reader, file string) (*treeNode, error) {
 var bomUTF8 = []byte{0xEF, 0xBB, 0xBF}
 
 type treeParser struct {
-	b    []byte
-	i    int
-	slab []treeNode // see node
+	b         []byte
+	i         int
+	slab      []treeNode // see node
+	intArrays bool       // see readJSONTreeWith
 }
 
 func (p *treeParser) ws() { p.i = skipWS(p.b, p.i) }
@@ -265,6 +273,11 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 }
 
 func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
+	if p.intArrays {
+		if n := p.intArray(); n != nil {
+			return n, nil
+		}
+	}
 	n := p.node(treeNode{kind: treeArray, off: int64(p.i)})
 	p.i++ // '['
 	for first := true; ; first = false {
@@ -288,6 +301,49 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 			return nil, err
 		}
 		n.elems = append(n.elems, v)
+	}
+}
+
+// intArray reads the array at p.i when it holds plain integers only (at least one,
+// each of at most 15 digits: exact in an int64 and in a float64), as one node; else it
+// returns nil and leaves p.i. Every rank's profiler_metadata.json lists its groups'
+// global ranks, thousands of numbers that would each be a node.
+func (p *treeParser) intArray() *treeNode {
+	b, i := p.b, p.i+1
+	var ints []int64
+	for {
+		i = skipWS(b, i)
+		neg := i < len(b) && b[i] == '-'
+		if neg {
+			i++
+		}
+		start := i
+		var v int64
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			v = 10*v + int64(b[i]-'0')
+			i++
+		}
+		if n := i - start; n == 0 || n > 15 || (n > 1 && b[start] == '0') {
+			return nil
+		}
+		if neg {
+			v = -v
+		}
+		ints = append(ints, v)
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return nil
+		}
+		switch b[i] {
+		case ',':
+			i++
+			continue
+		case ']':
+			n := p.node(treeNode{kind: treeArray, off: int64(p.i), ints: ints})
+			p.i = i + 1
+			return n
+		}
+		return nil
 	}
 }
 
@@ -538,6 +594,13 @@ func treeAny(n *treeNode) any {
 	case treeString:
 		return n.text
 	case treeArray:
+		if n.ints != nil {
+			out := make([]any, len(n.ints))
+			for i, v := range n.ints {
+				out[i] = float64(v)
+			}
+			return out
+		}
 		out := make([]any, len(n.elems))
 		for i, e := range n.elems {
 			out[i] = treeAny(e)
