@@ -656,19 +656,7 @@ func TestJUnitAndGitHub(t *testing.T) {
 	assert.Contains(t, out, "::warning title=Link 1→5 (RDMA) runs at 41%25 of its peers' bandwidth::")
 	b, err := os.ReadFile(junit)
 	require.NoError(t, err)
-	var suites struct {
-		Suites []struct {
-			Name     string `xml:"name,attr"`
-			Tests    int    `xml:"tests,attr"`
-			Failures int    `xml:"failures,attr"`
-			Cases    []struct {
-				Name    string `xml:"name,attr"`
-				Failure *struct {
-					Message string `xml:"message,attr"`
-				} `xml:"failure"`
-			} `xml:"testcase"`
-		} `xml:"testsuite"`
-	}
+	var suites junitFile
 	require.NoError(t, xml.Unmarshal(b, &suites))
 	require.Len(t, suites.Suites, 1)
 	s := suites.Suites[0]
@@ -751,14 +739,7 @@ func TestDiffCIOutputs(t *testing.T) {
 	assert.True(t, strings.HasPrefix(string(md), "## hcclprof diff: "), "%.100s", md)
 	b, err := os.ReadFile(junit)
 	require.NoError(t, err)
-	var suites struct {
-		Suites []struct {
-			Name     string `xml:"name,attr"`
-			Tests    int    `xml:"tests,attr"`
-			Failures int    `xml:"failures,attr"`
-			Errors   int    `xml:"errors,attr"`
-		} `xml:"testsuite"`
-	}
+	var suites junitFile
 	require.NoError(t, xml.Unmarshal(b, &suites))
 	require.Len(t, suites.Suites, 1)
 	assert.Equal(t, "hcclprof diff gates", suites.Suites[0].Name)
@@ -1011,4 +992,20 @@ func TestHTMLReport(t *testing.T) {
 	assert.Contains(t, string(b), "rank 3, step")
 	assert.Regexp(t, `>compute</text>\s*<rect class="comp"`, string(b), "the chosen rank's compute lane")
 	assert.Contains(t, string(b), `text-anchor="middle">ms since the step&#39;s first collective started</text>`, "the timeline's time axis")
+}
+
+// junitFile is what the end-to-end tests read of a JUnit report.
+type junitFile struct {
+	Suites []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Cases    []struct {
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
 }
