@@ -27,7 +27,7 @@ const (
 	// body changes in any way an older reader would misread.
 	RankSummaryVersion = 1
 	// maxSummaryHeader bounds the header line a reader accepts.
-	maxSummaryHeader = 4096
+	maxSummaryHeader = 1 << 20
 )
 
 // RankSummaryName is the file name of rank's summary.
@@ -45,6 +45,10 @@ type summaryHeader struct {
 	Format  profile.Format `json:"format"`
 	Version int            `json:"version"`
 	Rank    int            `json:"rank"`
+	// Notes are the discovery remarks of the run that wrote this summary (a rank
+	// numbered for want of its profiler_info, a duplicate skipped), carried by the
+	// lowest rank of that run so that a report from summaries keeps them.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // summaryBody is a rank summary's second line: profile.Rank, its intervals as flat
@@ -117,9 +121,10 @@ func unpackIntervals(what string, p []int64) ([]profile.Interval, error) {
 	return out, nil
 }
 
-// WriteRankSummary writes r as a rank summary. r should be what analysis.Compact
-// returned; any rank is written faithfully.
-func WriteRankSummary(w io.Writer, r *profile.Rank) error {
+// WriteRankSummary writes r as a rank summary, with the discovery notes of its run
+// (see summaryHeader.Notes). r should be what analysis.Compact returned; any rank is
+// written faithfully.
+func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	b := summaryBody{
 		Dir: r.Dir, Format: r.Format, Info: r.Info, Metadata: r.Metadata, HasTimeline: r.HasTimeline,
 		Compute: packIntervals(r.Compute), CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: r.CommTasks,
@@ -139,7 +144,7 @@ func WriteRankSummary(w io.Writer, r *profile.Rank) error {
 	}
 	zw := gzip.NewWriter(w)
 	enc := json.NewEncoder(zw)
-	if err := enc.Encode(summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank}); err != nil {
+	if err := enc.Encode(summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Notes: notes}); err != nil {
 		return err
 	}
 	if err := enc.Encode(b); err != nil {
@@ -168,12 +173,20 @@ func (c *byteCounter) Read(p []byte) (int, error) {
 // readSummaryHeader reads and checks the header line.
 func readSummaryHeader(path string, br *bufio.Reader) (summaryHeader, int64, error) {
 	var h summaryHeader
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return h, 0, summaryError(path, int64(len(line)), "no header line in the first %d bytes: not an hcclprof rank summary", len(line))
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > maxSummaryHeader {
+			return h, 0, summaryError(path, int64(len(line)), "no header line in the first %d bytes: not an hcclprof rank summary", maxSummaryHeader)
 		}
-		return h, int64(len(line)), summaryError(path, int64(len(line)), "cannot read the header: %v", gzipCause(err))
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return h, int64(len(line)), summaryError(path, int64(len(line)), "cannot read the header: %v", gzipCause(err))
+		}
+		break
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -197,19 +210,19 @@ func gzipCause(err error) error {
 	return err
 }
 
-// sniffRankSummary returns the rank a summary's header states.
-func sniffRankSummary(path string) (int, error) {
+// sniffRankSummary returns a summary's header.
+func sniffRankSummary(path string) (summaryHeader, error) {
 	f, err := openPath(path)
 	if err != nil {
-		return -1, err
+		return summaryHeader{}, err
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		return -1, summaryError(path, 0, "not gzip: %v", gzipCause(err))
+		return summaryHeader{}, summaryError(path, 0, "not gzip: %v", gzipCause(err))
 	}
-	h, _, err := readSummaryHeader(path, bufio.NewReaderSize(zr, maxSummaryHeader))
-	return h.Rank, err
+	h, _, err := readSummaryHeader(path, bufio.NewReader(zr))
+	return h, err
 }
 
 // ReadRankSummary reads a rank summary written by WriteRankSummary. A damaged,
@@ -231,7 +244,7 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 		return nil, summaryError(path, 0, "not gzip: %v", gzipCause(err))
 	}
 	cr := &byteCounter{r: zr}
-	br := bufio.NewReaderSize(cr, maxSummaryHeader)
+	br := bufio.NewReader(cr)
 	h, off, err := readSummaryHeader(path, br)
 	if err != nil {
 		return nil, err
@@ -355,16 +368,18 @@ func knownFormat(f profile.Format) bool {
 	return false
 }
 
-// rankSummaryInput is the rank input of a summary file: its rank from its header,
-// else from its name (reading it then reports the damage), else unknown.
+// rankSummaryInput is the rank input of a summary file: its rank (and its run's
+// notes) from its header, else from its name (reading it then reports the damage),
+// else unknown.
 func rankSummaryInput(path string) RankInput {
-	rank, err := sniffRankSummary(path)
-	if err != nil {
-		rank = -1
-		if m := summaryNameRank.FindStringSubmatch(filepath.Base(path)); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil {
-				rank = n
-			}
+	h, err := sniffRankSummary(path)
+	if err == nil {
+		return RankInput{Rank: h.Rank, Dir: path, RankSummary: path, notes: h.Notes}
+	}
+	rank := -1
+	if m := summaryNameRank.FindStringSubmatch(filepath.Base(path)); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			rank = n
 		}
 	}
 	return RankInput{Rank: rank, Dir: path, RankSummary: path}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/internal/progress"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
@@ -70,10 +71,24 @@ func runSummarize(cmd *cobra.Command, args []string, f summarizeFlags) error {
 		written  atomic.Int64
 		bytes    atomic.Int64
 	)
-	// Each rank is written as soon as it is read, then dropped: memory holds one
-	// trace per worker, whatever the number of ranks.
-	onRank := func(r *profile.Rank) {
-		n, err := writeRankSummary(f.output, analysis.Compact(r))
+	prog.Phase("discovering ranks")
+	in, err := parser.Discover(args)
+	if err != nil {
+		return usageError(err)
+	}
+	defer in.Release()
+	// Each rank is written as soon as it is read and then let go: memory holds one
+	// trace per worker, whatever the number of ranks. What the report needs of the
+	// ranks' problems is kept for the exit code.
+	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks))}
+	var done atomic.Int64
+	parallel.For(len(in.Ranks), f.workers, func(i int) {
+		r := parser.LoadRank(in.Ranks[i])
+		var notes []string
+		if i == 0 {
+			notes = in.Notes // the run's discovery notes, carried by its lowest rank
+		}
+		n, err := writeRankSummary(f.output, analysis.Compact(r), notes)
 		if err != nil {
 			mu.Lock()
 			writeErr = errors.Join(writeErr, err)
@@ -82,21 +97,15 @@ func runSummarize(cmd *cobra.Command, args []string, f summarizeFlags) error {
 			written.Add(1)
 			bytes.Add(n)
 		}
-		r.DropTimeline()
-		r.CommOps, r.KernelCommOps, r.StepTrace, r.Steps = nil, nil, nil, nil
-	}
-	prog.Phase("discovering, parsing and summarising ranks")
-	c, err := parser.LoadCluster(args, parser.LoadOptions{Workers: f.workers, OnRank: onRank,
-		Progress: func(done, total int) { prog.Count("summarised ranks", done, total) }})
-	if err != nil {
-		return usageError(err)
-	}
+		c.Ranks[i] = &profile.Rank{Rank: r.Rank, Dir: r.Dir, Problems: r.Problems}
+		prog.Count("summarised ranks", int(done.Add(1)), len(in.Ranks))
+	})
 	if writeErr != nil {
 		return usageError(writeErr)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "wrote %d rank summaries (%.1f KB) to %s in %.2f s\n",
 		written.Load(), float64(bytes.Load())/1e3, f.output, time.Since(start).Seconds())
-	for _, n := range c.Notes {
+	for _, n := range in.Notes {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 	}
 	return partial(c, nil, f.allowPartial)
@@ -105,13 +114,13 @@ func runSummarize(cmd *cobra.Command, args []string, f summarizeFlags) error {
 // writeRankSummary writes r's summary into dir under a temporary name, then renames
 // it into place, so that a reader never sees half a file and writers on other nodes
 // never clash. It returns the file's size.
-func writeRankSummary(dir string, r *profile.Rank) (int64, error) {
+func writeRankSummary(dir string, r *profile.Rank, notes []string) (int64, error) {
 	tmp, err := os.CreateTemp(dir, ".rank*.tmp")
 	if err != nil {
 		return 0, err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing is left to remove
-	if err := parser.WriteRankSummary(tmp, r); err != nil {
+	if err := parser.WriteRankSummary(tmp, r, notes); err != nil {
 		tmp.Close()
 		return 0, fmt.Errorf("%s: %w", tmp.Name(), err)
 	}
