@@ -61,14 +61,16 @@ func Compact(r *profile.Rank) *profile.Rank {
 	return &c
 }
 
-// compactCuts are the host step bounds and the device windows' bounds of a rank.
+// compactCuts are the host step bounds and the device windows' bounds of a rank (of
+// the one step spanning it when it has no markers).
 func compactCuts(r *profile.Rank) []int64 {
+	steps, _ := stepsOrSpan(r)
 	var cuts []int64
-	for _, st := range r.Steps {
+	for _, st := range steps {
 		cuts = append(cuts, st.StartNs, st.EndNs)
 	}
 	for _, flows := range [][]profile.DeviceFlow{r.Flows, nil} {
-		for _, w := range deviceWindows(r.Steps, flows) {
+		for _, w := range deviceWindows(steps, flows) {
 			cuts = append(cuts, w.startNs, w.endNs)
 		}
 	}
@@ -80,20 +82,9 @@ func compactCuts(r *profile.Rank) []int64 {
 // last device work, before and after the trailing idle time is added.
 func overlapCuts(r *profile.Rank, cuts []int64) []int64 {
 	out := slices.Clone(cuts)
-	steps := r.Steps
-	noMarkers := len(steps) == 0
-	if noMarkers {
-		lo, hi := int64(1<<62), int64(-1<<62)
-		for _, iv := range r.Compute {
-			lo, hi = min(lo, iv.StartNs), max(hi, iv.EndNs)
-		}
-		for _, op := range r.CommOps {
-			lo, hi = min(lo, op.StartNs), max(hi, op.EndNs)
-		}
-		if lo > hi {
-			return out
-		}
-		steps = []profile.StepMarker{{Step: -1, Interval: profile.Interval{StartNs: lo, EndNs: hi + 1}}}
+	steps, noMarkers := stepsOrSpan(r)
+	if len(steps) == 0 {
+		return out
 	}
 	windows := deviceWindows(steps, r.Flows)
 	all := make([]breakdownWithStart, len(windows))
@@ -103,7 +94,7 @@ func overlapCuts(r *profile.Rank, cuts []int64) []int64 {
 	}
 	if !noMarkers {
 		addTrailingIdle(all, steps, r.Overlap.Free)
-	} else if len(all) > 0 {
+	} else {
 		addClosingIdle(&all[0], r.Overlap.Free)
 	}
 	for i, w := range windows {
@@ -225,20 +216,21 @@ func foldRows(rows []profile.Interval, cuts []int64) []profile.Interval {
 	return out
 }
 
-// compactFlows keeps, per host step, the flows with the earliest and the latest device
-// time (all deviceWindows reads of them); with no step, or none of the flows in one,
-// the first flow alone, so that the rank still says it has flows.
+// compactFlows keeps, per host step (or the one step spanning a rank without
+// markers), the flows with the earliest and the latest device time (all
+// deviceWindows reads of them); when none falls in a step, the first flow alone, so
+// that the rank still says it has flows.
 func compactFlows(r *profile.Rank) []profile.DeviceFlow {
 	if len(r.Flows) == 0 {
 		return nil
 	}
 	keep := map[int]bool{}
-	first := make([]int, len(r.Steps))
-	last := make([]int, len(r.Steps))
+	steps, _ := stepsOrSpan(r)
+	first := make([]int, len(steps))
+	last := make([]int, len(steps))
 	for i := range first {
 		first[i], last[i] = -1, -1
 	}
-	steps := r.Steps
 	for k, f := range r.Flows {
 		i := sort.Search(len(steps), func(i int) bool { return steps[i].EndNs > f.HostNs })
 		if i == len(steps) || f.HostNs < steps[i].StartNs {
