@@ -69,7 +69,7 @@ func runSummarize(cmd *cobra.Command, args []string, f summarizeFlags) error {
 		mu       sync.Mutex
 		writeErr error
 		written  atomic.Int64
-		bytes    atomic.Int64
+		size     atomic.Int64
 	)
 	prog.Phase("discovering ranks")
 	in, err := parser.Discover(args)
@@ -95,7 +95,7 @@ func runSummarize(cmd *cobra.Command, args []string, f summarizeFlags) error {
 			mu.Unlock()
 		} else {
 			written.Add(1)
-			bytes.Add(n)
+			size.Add(n)
 		}
 		c.Ranks[i] = &profile.Rank{Rank: r.Rank, Dir: r.Dir, Problems: r.Problems}
 		prog.Count("summarised ranks", int(done.Add(1)), len(in.Ranks))
@@ -104,7 +104,7 @@ func runSummarize(cmd *cobra.Command, args []string, f summarizeFlags) error {
 		return usageError(writeErr)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "wrote %d rank summaries (%.1f KB) to %s in %.2f s\n",
-		written.Load(), float64(bytes.Load())/1e3, f.output, time.Since(start).Seconds())
+		written.Load(), float64(size.Load())/1e3, f.output, time.Since(start).Seconds())
 	for _, n := range in.Notes {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 	}
