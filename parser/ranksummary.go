@@ -64,8 +64,8 @@ type summaryBody struct {
 	Compute           []int64 // packed
 	CommOps           []profile.CommOp
 	CommOpsSource     string
-	CommTasks         []profile.CommTask
-	Computing         []int64 // Overlap Analysis rows, packed
+	CommTasks         *packedTasks `json:",omitempty"`
+	Computing         []int64      // Overlap Analysis rows, packed
 	Communication     []int64
 	CommNotOverlapped []int64
 	Free              []int64
@@ -78,6 +78,90 @@ type summaryBody struct {
 	FilesUsed         []string
 	FilesIgnored      []string
 	Problems          []string
+}
+
+// packedTasks holds a rank's HCCL tasks column by column, their strings once each and
+// their times packed: the tasks are most of a summary, and columns compress several
+// times better than one object per task.
+type packedTasks struct {
+	Strings                         []string // GroupRow, Name, TransportType and LinkType values
+	GroupRow, Name, Transport, Link []int    // indexes into Strings
+	Plane, SrcRank, DstRank         []int
+	Times                           []int64 // packed
+	SizeBytes                       []int64
+}
+
+func packTasks(tasks []profile.CommTask) *packedTasks {
+	if len(tasks) == 0 {
+		return nil
+	}
+	p := &packedTasks{}
+	index := map[string]int{}
+	str := func(s string) int {
+		i, ok := index[s]
+		if !ok {
+			i = len(p.Strings)
+			index[s] = i
+			p.Strings = append(p.Strings, s)
+		}
+		return i
+	}
+	ivs := make([]profile.Interval, len(tasks))
+	for i, t := range tasks {
+		p.GroupRow = append(p.GroupRow, str(t.GroupRow))
+		p.Name = append(p.Name, str(t.Name))
+		p.Transport = append(p.Transport, str(t.TransportType))
+		p.Link = append(p.Link, str(t.LinkType))
+		p.Plane = append(p.Plane, t.Plane)
+		p.SrcRank = append(p.SrcRank, t.SrcRank)
+		p.DstRank = append(p.DstRank, t.DstRank)
+		p.SizeBytes = append(p.SizeBytes, t.SizeBytes)
+		ivs[i] = t.Interval
+	}
+	p.Times = packIntervals(ivs)
+	return p
+}
+
+func (p *packedTasks) unpack() ([]profile.CommTask, error) {
+	if p == nil {
+		return nil, nil
+	}
+	n := len(p.Plane)
+	for _, col := range [][]int{p.GroupRow, p.Name, p.Transport, p.Link, p.SrcRank, p.DstRank} {
+		if len(col) != n {
+			return nil, fmt.Errorf("CommTasks: columns of %d and %d tasks", n, len(col))
+		}
+	}
+	if len(p.SizeBytes) != n {
+		return nil, fmt.Errorf("CommTasks: columns of %d and %d tasks", n, len(p.SizeBytes))
+	}
+	ivs, err := unpackIntervals("CommTasks.Times", p.Times)
+	if err != nil {
+		return nil, err
+	}
+	if len(ivs) != n {
+		return nil, fmt.Errorf("CommTasks: %d times for %d tasks", len(ivs), n)
+	}
+	str := func(i, k int) (string, error) {
+		if k < 0 || k >= len(p.Strings) {
+			return "", fmt.Errorf("CommTasks[%d]: string %d of %d", i, k, len(p.Strings))
+		}
+		return p.Strings[k], nil
+	}
+	out := make([]profile.CommTask, n)
+	for i := range out {
+		t := profile.CommTask{Plane: p.Plane[i], Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i]}
+		for _, f := range []struct {
+			dst *string
+			k   int
+		}{{&t.GroupRow, p.GroupRow[i]}, {&t.Name, p.Name[i]}, {&t.TransportType, p.Transport[i]}, {&t.LinkType, p.Link[i]}} {
+			if *f.dst, err = str(i, f.k); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = t
+	}
+	return out, nil
 }
 
 // packIntervals writes intervals as start-from-previous-start, duration pairs: small
@@ -127,7 +211,7 @@ func unpackIntervals(what string, p []int64) ([]profile.Interval, error) {
 func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	b := summaryBody{
 		Dir: r.Dir, Format: r.Format, Info: r.Info, Metadata: r.Metadata, HasTimeline: r.HasTimeline,
-		Compute: packIntervals(r.Compute), CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: r.CommTasks,
+		Compute: packIntervals(r.Compute), CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: packTasks(r.CommTasks),
 		Computing: packIntervals(r.Overlap.Computing), Communication: packIntervals(r.Overlap.Communication),
 		CommNotOverlapped: packIntervals(r.Overlap.CommNotOverlapped), Free: packIntervals(r.Overlap.Free),
 		ClipToStepWindows: r.ClipToStepWindows, StepTrace: r.StepTrace, CommStats: r.CommStats, CommMatrix: r.CommMatrix,
@@ -142,7 +226,10 @@ func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	for _, f := range r.Flows {
 		b.Flows = append(b.Flows, f.DeviceNs, f.HostNs)
 	}
-	zw := gzip.NewWriter(w)
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
 	enc := json.NewEncoder(zw)
 	if err := enc.Encode(summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Notes: notes}); err != nil {
 		return err
@@ -282,7 +369,7 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 // rank rebuilds the rank and checks what a writer cannot have written.
 func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, Metadata: b.Metadata, HasTimeline: b.HasTimeline,
-		CommOps: b.CommOps, CommOpsSource: b.CommOpsSource, CommTasks: b.CommTasks, ClipToStepWindows: b.ClipToStepWindows,
+		CommOps: b.CommOps, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
 		StepTrace: b.StepTrace, CommStats: b.CommStats, CommMatrix: b.CommMatrix, KernelCommOps: b.KernelCommOps,
 		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems}
 	if !knownFormat(b.Format) {
@@ -304,6 +391,9 @@ func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 	r.Overlap.CommNotOverlapped = unpack("CommNotOverlapped", b.CommNotOverlapped)
 	r.Overlap.Free = unpack("Free", b.Free)
 	if err != nil {
+		return nil, err
+	}
+	if r.CommTasks, err = b.CommTasks.unpack(); err != nil {
 		return nil, err
 	}
 	if len(windows) != len(b.Steps) {

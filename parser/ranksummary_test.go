@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/profile"
+)
+
+var (
+	firstSize = regexp.MustCompile(`"SizeBytes":\[-?\d+`)
+	firstName = regexp.MustCompile(`"Name":\[\d+`)
 )
 
 // sampleRank is rank 2 of the bundled sample, as LoadRank reads it.
@@ -100,8 +106,12 @@ func TestDamagedRankSummaries(t *testing.T) {
 			"not start and duration pairs"},
 		{"op ending before its start", body(func(s string) string { return strings.Replace(s, `"EndNs":`, `"EndNs":-`, 1) }),
 			"CommOps[0] (hcom_allReduce"},
-		{"negative transfer", body(func(s string) string { return strings.Replace(s, `"SizeBytes":`, `"SizeBytes":-`, 1) }),
-			"is impossible"},
+		{"negative transfer", body(func(s string) string { return firstSize.ReplaceAllString(s, `"SizeBytes":[-7`) }),
+			"CommTasks[0] (Reduce_Inline): 1736408883029055957 to 1736408883029056557 ns, -7 bytes is impossible"},
+		{"task columns of different lengths", body(func(s string) string { return strings.Replace(s, `"SrcRank":[`, `"SrcRank":[0,`, 1) }),
+			"CommTasks: columns of 320 and 321 tasks"},
+		{"task string out of range", body(func(s string) string { return firstName.ReplaceAllString(s, `"Name":[99`) }),
+			"CommTasks[0]: string 99 of 13"},
 		{"steps without windows", body(func(s string) string { return strings.Replace(s, `"Steps":[`, `"Steps":[7,`, 1) }),
 			"3 step numbers for 2 step windows"},
 	} {
