@@ -22,16 +22,16 @@ import (
 	"github.com/hcclprof/hcclprof/parser"
 )
 
-// genSmall writes a built-in scenario kept affordable: at most two steps and, for the
-// big clusters, 16 profiled ranks (the whole job is still simulated).
+// genSmall writes a built-in scenario kept affordable: at most two steps and, beyond
+// 16 ranks, its first 8 ranks profiled (the whole job is still simulated).
 func genSmall(t *testing.T, name string, format render.Format) string {
 	t.Helper()
 	sc, err := scenario.Builtin(name)
 	require.NoError(t, err)
 	full := *sc
 	sc.Steps = min(sc.Steps, 2)
-	if sc.Ranks > 32 && len(sc.ProfiledRanks) == 0 {
-		for r := range 16 {
+	if sc.Ranks > 16 && len(sc.ProfiledRanks) == 0 {
+		for r := range 8 {
 			sc.ProfiledRanks = append(sc.ProfiledRanks, r)
 		}
 	}
@@ -121,7 +121,7 @@ func TestSummarizeInParallelProcesses(t *testing.T) {
 	dir := genSmall(t, "straggler-64rank", render.FormatText)
 	ranks, err := filepath.Glob(filepath.Join(dir, "*_ascend_pt"))
 	require.NoError(t, err)
-	require.Len(t, ranks, 16)
+	require.Len(t, ranks, 8)
 	sort.Strings(ranks)
 	sums := t.TempDir()
 	const procs = 4
@@ -142,11 +142,11 @@ func TestSummarizeInParallelProcesses(t *testing.T) {
 	wg.Wait()
 	for p := range procs {
 		require.NoError(t, errs[p], "%s", outs[p])
-		assert.Contains(t, string(outs[p]), "wrote 4 rank summaries")
+		assert.Contains(t, string(outs[p]), "wrote 2 rank summaries")
 	}
 	entries, err := os.ReadDir(sums)
 	require.NoError(t, err)
-	require.Len(t, entries, 16, "one file per rank, no temporary left")
+	require.Len(t, entries, 8, "one file per rank, no temporary left")
 	sameReports(t, []string{dir}, []string{sums})
 }
 
