@@ -147,21 +147,9 @@ func opsInWindow(ops []profile.CommOp, lo, hi int64) []profile.CommOp {
 // trace has the profiler's Overlap Analysis rows it also returns their sums per step
 // window, in step_trace_time.csv form, to cross-check the recomputation.
 func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
-	steps := r.Steps
-	noMarkers := len(steps) == 0
-	if noMarkers {
-		// One step spanning the whole device timeline.
-		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-		for _, iv := range r.Compute {
-			lo, hi = min(lo, iv.StartNs), max(hi, iv.EndNs)
-		}
-		for _, op := range r.CommOps {
-			lo, hi = min(lo, op.StartNs), max(hi, op.EndNs)
-		}
-		if lo > hi {
-			return nil, nil
-		}
-		steps = []profile.StepMarker{{Step: -1, Interval: profile.Interval{StartNs: lo, EndNs: hi + 1}}}
+	steps, noMarkers := stepsOrSpan(r)
+	if len(steps) == 0 {
+		return nil, nil
 	}
 	if r.ClipToStepWindows && !noMarkers {
 		return clippedSteps(r, steps), nil
@@ -190,6 +178,25 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 		}
 	}
 	return out, overlapRows
+}
+
+// stepsOrSpan is the rank's step markers, or, when it has none (noMarkers), one step
+// spanning its whole device timeline; none when the timeline is empty.
+func stepsOrSpan(r *profile.Rank) (steps []profile.StepMarker, noMarkers bool) {
+	if len(r.Steps) > 0 {
+		return r.Steps, false
+	}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, iv := range r.Compute {
+		lo, hi = min(lo, iv.StartNs), max(hi, iv.EndNs)
+	}
+	for _, op := range r.CommOps {
+		lo, hi = min(lo, op.StartNs), max(hi, op.EndNs)
+	}
+	if lo > hi {
+		return nil, true
+	}
+	return []profile.StepMarker{{Step: -1, Interval: profile.Interval{StartNs: lo, EndNs: hi + 1}}}, true
 }
 
 // overlapStepRow sums the profiler's Overlap Analysis rows of one step as torch_npu

@@ -36,6 +36,8 @@ type RankInput struct {
 	// Summary is msprof-analyze's cluster output this rank is read from (Dir is its
 	// directory).
 	Summary *ClusterSummary
+	// RankSummary is a rank summary file (hcclprof summarize; Dir is the file too).
+	RankSummary string
 
 	notes []string // discovery remarks about this rank, moved to Inputs.Notes
 	// loadErr is why the rank directory could not be read (permissions); LoadRank
@@ -140,6 +142,9 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 				in.Release()
 				return nil, err
 			}
+		} else if !st.IsDir() && IsRankSummaryName(filepath.Base(arg)) {
+			add(rankSummaryInput(arg))
+			continue
 		} else if !st.IsDir() && isClusterSummaryFile(filepath.Base(arg)) {
 			addSummary(summaryInput{dir: filepath.Dir(arg), files: []string{arg}})
 			continue
@@ -249,6 +254,9 @@ func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), a
 					return nil
 				}
 				return walkRanks(aroot, add, addDevs, addSummary, openArchive, notes)
+			}
+			if IsRankSummaryName(d.Name()) {
+				add(rankSummaryInput(path))
 			}
 			return nil
 		}

@@ -128,6 +128,9 @@ func readableFile(name string) bool {
 // LoadRank parses one rank's files: the text export, or the db export when
 // ri.DB is set.
 func LoadRank(ri RankInput) *profile.Rank {
+	if ri.RankSummary != "" {
+		return loadRankSummary(ri) // validated and completed when it was written
+	}
 	r := loadRankFiles(ri)
 	validate(r)
 	opsFromCommStats(r)

@@ -49,6 +49,10 @@ const (
 	// communication_group.json or cluster_analysis.db): the profiler's per-rank
 	// summaries as msprof-analyze gathered them, with no timeline.
 	FormatMsprofAnalyze Format = "msprof-analyze"
+	// FormatSummary is the file hcclprof summarize writes of one rank: what analysis
+	// reads of it (analysis.Compact), in any of the formats above. A rank read from
+	// one keeps the Format it was summarised from, so the reports match.
+	FormatSummary Format = "hcclprof-summary"
 )
 
 // Rank holds what was kept of one rank's profile.

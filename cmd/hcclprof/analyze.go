@@ -31,7 +31,8 @@ func newAnalyzeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "analyze PATH...",
 		Short: "Report the step breakdown and communication of a profiled run",
-		Long: `Analyze a cluster root, rank directories (./*_ascend_pt) or single files.
+		Long: `Analyze a cluster root, rank directories (./*_ascend_pt) or single files, and rank
+summaries written by 'hcclprof summarize' (alone or mixed with raw ranks).
 
 Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints);
 2 usage or input error; 3 input incomplete (a rank unreadable) unless --allow-partial.`,

@@ -42,7 +42,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd())
+	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd(), newSummarizeCmd())
 	root.AddCommand(newAdviseCmd(), newModelCmd(), newCalibrateCmd(), newWhatIfCmd(), newExportCmd(), newDiffCmd())
 	registerCompletions(root)
 	addProfilingFlags(root)

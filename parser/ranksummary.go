@@ -1,0 +1,492 @@
+package parser
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// A rank summary (hcclprof summarize) is a gzip stream of two lines: a header naming
+// the format, its version and the rank, then the rank's body, both JSON. Readers refuse
+// another format, a later version and anything they cannot account for, so a summary
+// is never half-understood.
+const (
+	// RankSummarySuffix ends the name of every rank summary file.
+	RankSummarySuffix = ".hcclprof-summary.json.gz"
+	// RankSummaryVersion is the version this build writes and reads. Raise it when the
+	// body changes in any way an older reader would misread.
+	RankSummaryVersion = 1
+	// maxSummaryHeader bounds the header line a reader accepts.
+	maxSummaryHeader = 1 << 20
+)
+
+// RankSummaryName is the file name of rank's summary.
+func RankSummaryName(rank int) string {
+	return "rank" + strconv.Itoa(rank) + RankSummarySuffix
+}
+
+// IsRankSummaryName reports whether a file name is that of a rank summary.
+func IsRankSummaryName(name string) bool { return strings.HasSuffix(name, RankSummarySuffix) }
+
+var summaryNameRank = regexp.MustCompile(`^rank(\d+)\.`)
+
+// summaryHeader is a rank summary's first line.
+type summaryHeader struct {
+	Format  profile.Format `json:"format"`
+	Version int            `json:"version"`
+	Rank    int            `json:"rank"`
+	// Notes are the discovery remarks of the run that wrote this summary (a rank
+	// numbered for want of its profiler_info, a duplicate skipped), carried by the
+	// lowest rank of that run so that a report from summaries keeps them.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// summaryBody is a rank summary's second line: profile.Rank, its intervals as flat
+// delta lists (see packIntervals) so that a compressed summary stays small.
+type summaryBody struct {
+	Dir               string
+	Format            profile.Format
+	Info              profile.Info
+	Metadata          profile.Metadata
+	HasTimeline       bool
+	Steps             []int   // step numbers, by Steps
+	StepWindows       []int64 // packed
+	Compute           []int64 // packed
+	CommOps           []profile.CommOp
+	CommOpsSource     string
+	CommTasks         *packedTasks `json:",omitempty"`
+	Computing         []int64      // Overlap Analysis rows, packed
+	Communication     []int64
+	CommNotOverlapped []int64
+	Free              []int64
+	Flows             []int64 // device, host pairs, flat
+	ClipToStepWindows bool
+	StepTrace         []profile.StepTraceRow
+	CommStats         []profile.CommOpStats
+	CommMatrix        []profile.MatrixLink
+	KernelCommOps     []profile.CommOp
+	FilesUsed         []string
+	FilesIgnored      []string
+	Problems          []string
+}
+
+// packedTasks holds a rank's HCCL tasks column by column, their strings once each and
+// their times packed: the tasks are most of a summary, and columns compress several
+// times better than one object per task.
+type packedTasks struct {
+	Strings                         []string // GroupRow, Name, TransportType and LinkType values
+	GroupRow, Name, Transport, Link []int    // indexes into Strings
+	Plane, SrcRank, DstRank         []int
+	Times                           []int64 // packed
+	SizeBytes                       []int64
+}
+
+func packTasks(tasks []profile.CommTask) *packedTasks {
+	if len(tasks) == 0 {
+		return nil
+	}
+	p := &packedTasks{}
+	index := map[string]int{}
+	str := func(s string) int {
+		i, ok := index[s]
+		if !ok {
+			i = len(p.Strings)
+			index[s] = i
+			p.Strings = append(p.Strings, s)
+		}
+		return i
+	}
+	ivs := make([]profile.Interval, len(tasks))
+	for i, t := range tasks {
+		p.GroupRow = append(p.GroupRow, str(t.GroupRow))
+		p.Name = append(p.Name, str(t.Name))
+		p.Transport = append(p.Transport, str(t.TransportType))
+		p.Link = append(p.Link, str(t.LinkType))
+		p.Plane = append(p.Plane, t.Plane)
+		p.SrcRank = append(p.SrcRank, t.SrcRank)
+		p.DstRank = append(p.DstRank, t.DstRank)
+		p.SizeBytes = append(p.SizeBytes, t.SizeBytes)
+		ivs[i] = t.Interval
+	}
+	p.Times = packIntervals(ivs)
+	return p
+}
+
+func (p *packedTasks) unpack() ([]profile.CommTask, error) {
+	if p == nil {
+		return nil, nil
+	}
+	n := len(p.Plane)
+	for _, col := range [][]int{p.GroupRow, p.Name, p.Transport, p.Link, p.SrcRank, p.DstRank} {
+		if len(col) != n {
+			return nil, fmt.Errorf("CommTasks: columns of %d and %d tasks", n, len(col))
+		}
+	}
+	if len(p.SizeBytes) != n {
+		return nil, fmt.Errorf("CommTasks: columns of %d and %d tasks", n, len(p.SizeBytes))
+	}
+	ivs, err := unpackIntervals("CommTasks.Times", p.Times)
+	if err != nil {
+		return nil, err
+	}
+	if len(ivs) != n {
+		return nil, fmt.Errorf("CommTasks: %d times for %d tasks", len(ivs), n)
+	}
+	str := func(i, k int) (string, error) {
+		if k < 0 || k >= len(p.Strings) {
+			return "", fmt.Errorf("CommTasks[%d]: string %d of %d", i, k, len(p.Strings))
+		}
+		return p.Strings[k], nil
+	}
+	out := make([]profile.CommTask, n)
+	for i := range out {
+		t := profile.CommTask{Plane: p.Plane[i], Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i]}
+		for _, f := range []struct {
+			dst *string
+			k   int
+		}{{&t.GroupRow, p.GroupRow[i]}, {&t.Name, p.Name[i]}, {&t.TransportType, p.Transport[i]}, {&t.LinkType, p.Link[i]}} {
+			if *f.dst, err = str(i, f.k); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// packIntervals writes intervals as start-from-previous-start, duration pairs: small
+// numbers, compressed well, still exact int64 ns.
+func packIntervals(ivs []profile.Interval) []int64 {
+	if len(ivs) == 0 {
+		return nil
+	}
+	out := make([]int64, 0, 2*len(ivs))
+	var prev int64
+	for _, iv := range ivs {
+		out = append(out, iv.StartNs-prev, iv.EndNs-iv.StartNs)
+		prev = iv.StartNs
+	}
+	return out
+}
+
+// unpackIntervals reverses packIntervals; what a writer cannot have written (an odd
+// count, a negative duration, an overflow) is an error naming the list and item.
+func unpackIntervals(what string, p []int64) ([]profile.Interval, error) {
+	if len(p) == 0 {
+		return nil, nil
+	}
+	if len(p)%2 != 0 {
+		return nil, fmt.Errorf("%s: %d numbers, not start and duration pairs", what, len(p))
+	}
+	out := make([]profile.Interval, len(p)/2)
+	var prev int64
+	for i := range out {
+		d, dur := p[2*i], p[2*i+1]
+		start := prev + d
+		if (d > 0 && start < prev) || (d < 0 && start > prev) {
+			return nil, fmt.Errorf("%s[%d]: start overflows", what, i)
+		}
+		if dur < 0 || start+dur < start {
+			return nil, fmt.Errorf("%s[%d]: duration %d ns is impossible", what, i, dur)
+		}
+		out[i] = profile.Interval{StartNs: start, EndNs: start + dur}
+		prev = start
+	}
+	return out, nil
+}
+
+// WriteRankSummary writes r as a rank summary, with the discovery notes of its run
+// (see summaryHeader.Notes). r should be what analysis.Compact returned; any rank is
+// written faithfully.
+func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
+	b := summaryBody{
+		Dir: r.Dir, Format: r.Format, Info: r.Info, Metadata: r.Metadata, HasTimeline: r.HasTimeline,
+		Compute: packIntervals(r.Compute), CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: packTasks(r.CommTasks),
+		Computing: packIntervals(r.Overlap.Computing), Communication: packIntervals(r.Overlap.Communication),
+		CommNotOverlapped: packIntervals(r.Overlap.CommNotOverlapped), Free: packIntervals(r.Overlap.Free),
+		ClipToStepWindows: r.ClipToStepWindows, StepTrace: r.StepTrace, CommStats: r.CommStats, CommMatrix: r.CommMatrix,
+		KernelCommOps: r.KernelCommOps, FilesUsed: r.FilesUsed, FilesIgnored: r.FilesIgnored, Problems: r.Problems,
+	}
+	windows := make([]profile.Interval, len(r.Steps))
+	for i, s := range r.Steps {
+		b.Steps = append(b.Steps, s.Step)
+		windows[i] = s.Interval
+	}
+	b.StepWindows = packIntervals(windows)
+	for _, f := range r.Flows {
+		b.Flows = append(b.Flows, f.DeviceNs, f.HostNs)
+	}
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(zw)
+	if err := enc.Encode(summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Notes: notes}); err != nil {
+		return err
+	}
+	if err := enc.Encode(b); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// summaryError names the summary and where in its decompressed text reading stopped.
+func summaryError(path string, offset int64, format string, args ...any) error {
+	return fmt.Errorf("%s: byte %d of the decompressed summary: %s", path, offset, fmt.Sprintf(format, args...))
+}
+
+// byteCounter counts the bytes read through it.
+type byteCounter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *byteCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// readSummaryHeader reads and checks the header line.
+func readSummaryHeader(path string, br *bufio.Reader) (summaryHeader, int64, error) {
+	var h summaryHeader
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > maxSummaryHeader {
+			return h, 0, summaryError(path, int64(len(line)), "no header line in the first %d bytes: not an hcclprof rank summary", maxSummaryHeader)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return h, int64(len(line)), summaryError(path, int64(len(line)), "cannot read the header: %v", gzipCause(err))
+		}
+		break
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil || h.Format != profile.FormatSummary {
+		return h, 0, summaryError(path, 0, "not an hcclprof rank summary (its first line is not a %q header)", profile.FormatSummary)
+	}
+	if h.Version != RankSummaryVersion {
+		return h, 0, summaryError(path, 0, "summary version %d; this hcclprof reads version %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, RankSummaryVersion)
+	}
+	if h.Rank < 0 {
+		return h, 0, summaryError(path, 0, "rank %d is impossible", h.Rank)
+	}
+	return h, int64(len(line)), nil
+}
+
+// gzipCause says what a read error means for a compressed summary.
+func gzipCause(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return errors.New("the file is truncated")
+	}
+	return err
+}
+
+// sniffRankSummary returns a summary's header.
+func sniffRankSummary(path string) (summaryHeader, error) {
+	f, err := openPath(path)
+	if err != nil {
+		return summaryHeader{}, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return summaryHeader{}, summaryError(path, 0, "not gzip: %v", gzipCause(err))
+	}
+	h, _, err := readSummaryHeader(path, bufio.NewReader(zr))
+	return h, err
+}
+
+// ReadRankSummary reads a rank summary written by WriteRankSummary. A damaged,
+// truncated, foreign or later-version file is an error naming the file and the
+// position where reading stopped; values a writer cannot have written (a negative
+// duration, an unsorted timeline) are refused too.
+func ReadRankSummary(path string) (*profile.Rank, error) {
+	f, err := openPath(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readRankSummary(path, f)
+}
+
+func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, summaryError(path, 0, "not gzip: %v", gzipCause(err))
+	}
+	cr := &byteCounter{r: zr}
+	br := bufio.NewReader(cr)
+	h, off, err := readSummaryHeader(path, br)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(br)
+	dec.DisallowUnknownFields()
+	var b summaryBody
+	if err := dec.Decode(&b); err != nil {
+		at := off + dec.InputOffset()
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			at = off + se.Offset
+		case errors.As(err, &te):
+			at = off + te.Offset
+		}
+		return nil, summaryError(path, at, "%v", gzipCause(err))
+	}
+	// Nothing may follow the body, and the gzip stream must end whole (its checksum).
+	rest, err := io.ReadAll(io.MultiReader(dec.Buffered(), br))
+	if err != nil {
+		return nil, summaryError(path, cr.n, "%v", gzipCause(err))
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return nil, summaryError(path, off+dec.InputOffset(), "unexpected data after the summary")
+	}
+	r, err := b.rank(h.Rank)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// rank rebuilds the rank and checks what a writer cannot have written.
+func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
+	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, Metadata: b.Metadata, HasTimeline: b.HasTimeline,
+		CommOps: b.CommOps, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
+		StepTrace: b.StepTrace, CommStats: b.CommStats, CommMatrix: b.CommMatrix, KernelCommOps: b.KernelCommOps,
+		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems}
+	if !knownFormat(b.Format) {
+		return nil, fmt.Errorf("rank %d: unknown source format %q", rank, b.Format)
+	}
+	var err error
+	unpack := func(what string, p []int64) []profile.Interval {
+		if err != nil {
+			return nil
+		}
+		var ivs []profile.Interval
+		ivs, err = unpackIntervals(what, p)
+		return ivs
+	}
+	windows := unpack("StepWindows", b.StepWindows)
+	r.Compute = unpack("Compute", b.Compute)
+	r.Overlap.Computing = unpack("Computing", b.Computing)
+	r.Overlap.Communication = unpack("Communication", b.Communication)
+	r.Overlap.CommNotOverlapped = unpack("CommNotOverlapped", b.CommNotOverlapped)
+	r.Overlap.Free = unpack("Free", b.Free)
+	if err != nil {
+		return nil, err
+	}
+	if r.CommTasks, err = b.CommTasks.unpack(); err != nil {
+		return nil, err
+	}
+	if len(windows) != len(b.Steps) {
+		return nil, fmt.Errorf("%d step numbers for %d step windows", len(b.Steps), len(windows))
+	}
+	for i, w := range windows {
+		r.Steps = append(r.Steps, profile.StepMarker{Step: b.Steps[i], Interval: w})
+	}
+	if len(b.Flows)%2 != 0 {
+		return nil, fmt.Errorf("Flows: %d numbers, not device and host pairs", len(b.Flows))
+	}
+	for i := 0; i < len(b.Flows); i += 2 {
+		r.Flows = append(r.Flows, profile.DeviceFlow{DeviceNs: b.Flows[i], HostNs: b.Flows[i+1]})
+	}
+	for _, ops := range []struct {
+		what string
+		ops  []profile.CommOp
+	}{{"CommOps", r.CommOps}, {"KernelCommOps", r.KernelCommOps}} {
+		for i, op := range ops.ops {
+			if badInterval(op.Interval) {
+				return nil, fmt.Errorf("%s[%d] (%s): %d to %d ns is impossible", ops.what, i, op.Name, op.StartNs, op.EndNs)
+			}
+		}
+	}
+	for i, t := range r.CommTasks {
+		if badInterval(t.Interval) || t.SizeBytes < 0 {
+			return nil, fmt.Errorf("CommTasks[%d] (%s): %d to %d ns, %d bytes is impossible", i, t.Name, t.StartNs, t.EndNs, t.SizeBytes)
+		}
+	}
+	for i, s := range r.CommStats {
+		if s.ElapseNs < 0 || s.TransitNs < 0 || s.WaitNs < 0 || s.SyncNs < 0 || s.IdleNs < 0 {
+			return nil, fmt.Errorf("CommStats[%d] (%s): a negative duration is impossible", i, s.Name)
+		}
+	}
+	for i, row := range r.StepTrace {
+		if why := badStepRow(row); why != "" {
+			return nil, fmt.Errorf("StepTrace[%d]: %s", i, why)
+		}
+	}
+	if !sortedByStart(r.Compute) || !sortedByStart(windows) {
+		return nil, errors.New("the timeline is not in time order, as a writer leaves it")
+	}
+	return r, nil
+}
+
+func sortedByStart(ivs []profile.Interval) bool {
+	for i := 1; i < len(ivs); i++ {
+		if ivs[i].StartNs < ivs[i-1].StartNs {
+			return false
+		}
+	}
+	return true
+}
+
+// knownFormat reports whether a rank summary's source format is one this build reads.
+func knownFormat(f profile.Format) bool {
+	switch f {
+	case profile.FormatTorchNPUText, profile.FormatMsprof, profile.FormatMsprofDB, profile.FormatTorchNPUDB, profile.FormatKineto,
+		profile.FormatMindSporeText, profile.FormatMindSporeDB, profile.FormatMsprofAnalyze:
+		return true
+	}
+	return false
+}
+
+// rankSummaryInput is the rank input of a summary file: its rank (and its run's
+// notes) from its header, else from its name (reading it then reports the damage),
+// else unknown.
+func rankSummaryInput(path string) RankInput {
+	h, err := sniffRankSummary(path)
+	if err == nil {
+		return RankInput{Rank: h.Rank, Dir: path, RankSummary: path, notes: h.Notes}
+	}
+	rank := -1
+	if m := summaryNameRank.FindStringSubmatch(filepath.Base(path)); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			rank = n
+		}
+	}
+	return RankInput{Rank: rank, Dir: path, RankSummary: path}
+}
+
+// loadRankSummary reads a summary as a rank; a summary that cannot be read is a rank
+// whose problem says why, as a damaged trace is.
+func loadRankSummary(ri RankInput) *profile.Rank {
+	r, err := ReadRankSummary(ri.RankSummary)
+	if err != nil {
+		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatSummary, Info: profile.Info{RankID: -1},
+			Problems: []string{err.Error()}}
+	}
+	if r.Rank != ri.Rank {
+		// Discovery numbered it from its header; only a file changed in between differs.
+		r.Problems = append(r.Problems, fmt.Sprintf("%s: changed while read (rank %d, then %d)", ri.RankSummary, ri.Rank, r.Rank))
+		r.Rank = ri.Rank
+	}
+	return r
+}

@@ -1,0 +1,173 @@
+package parser
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+var (
+	firstSize = regexp.MustCompile(`"SizeBytes":\[-?\d+`)
+	firstName = regexp.MustCompile(`"Name":\[\d+`)
+)
+
+// sampleRank is rank 2 of the bundled sample, as LoadRank reads it.
+func sampleRank(t testing.TB) *profile.Rank {
+	t.Helper()
+	in, err := Discover([]string{"../fixtures/samples/demo-2node-8rank"})
+	require.NoError(t, err)
+	defer in.Release()
+	require.Greater(t, len(in.Ranks), 2)
+	r := LoadRank(in.Ranks[2])
+	require.Empty(t, r.Problems)
+	return r
+}
+
+func summaryBytes(t testing.TB, r *profile.Rank, notes []string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, WriteRankSummary(&buf, r, notes))
+	return buf.Bytes()
+}
+
+// gzipLines compresses lines as a summary's stream.
+func gzipLines(lines ...string) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for _, l := range lines {
+		zw.Write([]byte(l + "\n"))
+	}
+	zw.Close()
+	return buf.Bytes()
+}
+
+func TestRankSummaryRoundTrip(t *testing.T) {
+	r := sampleRank(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, RankSummaryName(r.Rank))
+	require.NoError(t, os.WriteFile(path, summaryBytes(t, r, []string{"a note"}), 0o644))
+	got, err := ReadRankSummary(path)
+	require.NoError(t, err)
+	assert.Equal(t, r, got, "every field survives, int64 ns exactly")
+
+	// Discovery finds it in a directory, with its rank and its run's notes.
+	in, err := Discover([]string{dir})
+	require.NoError(t, err)
+	require.Len(t, in.Ranks, 1)
+	assert.Equal(t, RankInput{Rank: 2, Dir: path, RankSummary: path}, in.Ranks[0])
+	assert.Equal(t, []string{"a note"}, in.Notes)
+	assert.Equal(t, r, LoadRank(in.Ranks[0]))
+}
+
+// TestDamagedRankSummaries: whatever is wrong with a summary, reading it is an error
+// naming the file and where reading stopped (or the field at fault), never a rank
+// half-read.
+func TestDamagedRankSummaries(t *testing.T) {
+	r := sampleRank(t)
+	good := summaryBytes(t, r, nil)
+	header := `{"format":"hcclprof-summary","version":1,"rank":2}`
+	body := func(edit func(s string) string) []byte {
+		zr, err := gzip.NewReader(bytes.NewReader(good))
+		require.NoError(t, err)
+		var plain bytes.Buffer
+		_, err = plain.ReadFrom(zr)
+		require.NoError(t, err)
+		lines := strings.SplitN(plain.String(), "\n", 2)
+		return gzipLines(lines[0], strings.TrimSpace(edit(lines[1])))
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"not gzip", []byte(`{"format":"hcclprof-summary"}`), "byte 0 of the decompressed summary: not gzip"},
+		{"truncated gzip", good[:len(good)/2], "the file is truncated"},
+		{"truncated in the header", good[:12], "the file is truncated"},
+		{"bad JSON", gzipLines(header, `{"Dir": "x", "Compute": [1, 2,, 3]}`), "byte 82 of the decompressed summary: invalid character ','"},
+		{"wrong version", gzipLines(`{"format":"hcclprof-summary","version":2,"rank":2}`, `{}`), "summary version 2; this hcclprof reads version 1"},
+		{"foreign JSON", gzipLines(`{"traceEvents": []}`), "not an hcclprof rank summary"},
+		{"no header line", gzipLines(strings.Repeat("x", 2<<20)), "no header line in the first"},
+		{"unknown field", gzipLines(header, `{"Dir": "x", "Format": "torch_npu-text", "Extra": 1}`), `unknown field "Extra"`},
+		{"wrong type", gzipLines(header, `{"Dir": 5}`), "byte 60 of the decompressed summary: json: cannot unmarshal number"},
+		{"data after the body", gzipLines(header, `{"Format": "torch_npu-text"}`, `{}`), "unexpected data after the summary"},
+		{"unknown source format", gzipLines(header, `{"Format": "nvprof"}`), `unknown source format "nvprof"`},
+		{"negative compute duration", body(func(s string) string { return strings.Replace(s, `"Compute":[`, `"Compute":[5,-3,`, 1) }),
+			"Compute[0]: duration -3 ns is impossible"},
+		{"odd interval list", body(func(s string) string { return strings.Replace(s, `"Compute":[`, `"Compute":[5,`, 1) }),
+			"not start and duration pairs"},
+		{"op ending before its start", body(func(s string) string { return strings.Replace(s, `"EndNs":`, `"EndNs":-`, 1) }),
+			"CommOps[0] (hcom_allReduce"},
+		{"negative transfer", body(func(s string) string { return firstSize.ReplaceAllString(s, `"SizeBytes":[-7`) }),
+			"CommTasks[0] (Reduce_Inline): 1736408883029055957 to 1736408883029056557 ns, -7 bytes is impossible"},
+		{"task columns of different lengths", body(func(s string) string { return strings.Replace(s, `"SrcRank":[`, `"SrcRank":[0,`, 1) }),
+			"CommTasks: columns of 320 and 321 tasks"},
+		{"task string out of range", body(func(s string) string { return firstName.ReplaceAllString(s, `"Name":[99`) }),
+			"CommTasks[0]: string 99 of 13"},
+		{"steps without windows", body(func(s string) string { return strings.Replace(s, `"Steps":[`, `"Steps":[7,`, 1) }),
+			"3 step numbers for 2 step windows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), RankSummaryName(2))
+			require.NoError(t, os.WriteFile(path, tc.data, 0o644))
+			_, err := ReadRankSummary(path)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path+":")
+			assert.Contains(t, err.Error(), tc.want)
+			// Discovery still counts it, from its name, and loading says what is wrong.
+			in, err := Discover([]string{path})
+			require.NoError(t, err)
+			require.Len(t, in.Ranks, 1)
+			assert.Equal(t, 2, in.Ranks[0].Rank)
+			lr := LoadRank(in.Ranks[0])
+			require.Len(t, lr.Problems, 1)
+			assert.Contains(t, lr.Problems[0], tc.want)
+		})
+	}
+}
+
+// FuzzRankSummary: no input makes the reader panic; every error names the file; a
+// summary it accepts holds no negative interval and writes back to one read the same.
+func FuzzRankSummary(f *testing.F) {
+	r := sampleRank(f)
+	good := summaryBytes(f, r, []string{"note"})
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(gzipLines(`{"format":"hcclprof-summary","version":1,"rank":0}`, `{"Format":"kineto","Compute":[1,2,3,4],"Steps":[1],"StepWindows":[0,10],"Flows":[1,2]}`))
+	f.Add(gzipLines(`{"format":"hcclprof-summary","version":1,"rank":0}`, `{"Format":"msprof","Compute":[9223372036854775807,1,1,1]}`))
+	f.Add(gzipLines(`{"traceEvents": []}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const name = "fuzz" + RankSummarySuffix
+		got, err := readRankSummary(name, bytes.NewReader(data))
+		if err != nil {
+			if !strings.Contains(err.Error(), name) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, ivs := range [][]profile.Interval{got.Compute, got.Overlap.Computing, got.Overlap.Free} {
+			for _, iv := range ivs {
+				if iv.EndNs < iv.StartNs {
+					t.Fatalf("negative interval %v accepted", iv)
+				}
+			}
+		}
+		var buf bytes.Buffer
+		if err := WriteRankSummary(&buf, got, nil); err != nil {
+			t.Fatal(err)
+		}
+		again, err := readRankSummary(name, &buf)
+		if err != nil {
+			t.Fatalf("a summary read back fails: %v", err)
+		}
+		assert.Equal(t, got, again)
+	})
+}
