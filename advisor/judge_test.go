@@ -112,6 +112,8 @@ func TestJudgeRecommendationsInTheGenerator(t *testing.T) {
 						got, _ := generate(t, changed)
 						o.actualUs = float64(got.Summary.StepTimeNs) / 1e3
 					}
+					t.Logf("%s = %s: predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (%s)", r.Knob, r.Value,
+						o.predUs/1e3, o.lowUs/1e3, o.highUs/1e3, o.actualUs/1e3, o.why)
 					local = append(local, o)
 				}
 				mu.Lock()
