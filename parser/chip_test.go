@@ -113,6 +113,7 @@ func TestGenerated910AReadsAs910A(t *testing.T) {
 		{"a2", render.FormatText, "A2", infoA2},
 		{"a2", render.FormatDB, "A2", "NPU_INFO Ascend910B"},
 		{"a2", render.FormatMsprof, "A2", infoA2},
+		{"a3", render.FormatDB, "A3", "NPU_INFO Ascend910_9392"},
 	} {
 		t.Run(tc.product+"/"+string(tc.format), func(t *testing.T) {
 			sc, err := scenario.Builtin("seed-8card-bert")

@@ -10,14 +10,35 @@ import (
 )
 
 // Root returns the realdata directory, or "" when it is absent.
-func Root() string {
+func Root() string { return shared("realdata") }
+
+// BenchRoot returns ../shared/benchdata (published collective-communication
+// measurements), or "" when it is absent.
+func BenchRoot() string { return shared("benchdata") }
+
+// BenchPath is Path for a file of ../shared/benchdata.
+func BenchPath(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	root := BenchRoot()
+	if root == "" {
+		tb.Skip("../shared/benchdata is absent: skipping the measurement test")
+	}
+	p := filepath.Join(append([]string{root}, elem...)...)
+	if _, err := os.Stat(p); err != nil {
+		tb.Skipf("measurements %s are absent: %v", p, err)
+	}
+	return p
+}
+
+// shared returns ../shared/name beside the project root, or "" when it is absent.
+func shared(name string) string {
 	dir, err := os.Getwd()
 	if err != nil {
 		return ""
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			p := filepath.Join(dir, "..", "shared", "realdata")
+			p := filepath.Join(dir, "..", "shared", name)
 			if st, err := os.Stat(p); err == nil && st.IsDir() {
 				return p
 			}
