@@ -60,7 +60,8 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 		if topo.Servers < 2 || topo.Level1Source != "profile" || topo.NCCL {
 			continue
 		}
-		candidates := costmodel.Level1Choices(topo.Product)
+		options := topo.Level1Options(deterministic)
+		candidates := slices.Clone(options)
 		if !slices.Contains(candidates, topo.Level1) {
 			candidates = append(candidates, topo.Level1)
 		}
@@ -93,8 +94,8 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 			continue
 		}
 		best := topo.Level1
-		for _, a := range costmodel.Level1Choices(topo.Product) {
-			if _, ok := cost[a]; !ok || (a == "pipeline" && deterministic) {
+		for _, a := range options {
+			if _, ok := cost[a]; !ok {
 				continue
 			}
 			if cost[a] < cost[best] {
@@ -121,7 +122,7 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 			forced = fmt.Sprintf("; HCCL_ALGO=%s forces it", v)
 		}
 		var alts []string
-		for _, a := range costmodel.Level1Choices(topo.Product) {
+		for _, a := range options {
 			if cost[a] > 0 {
 				alts = append(alts, fmt.Sprintf("%s %.2f ms", costmodel.HCCLAlgoName(a), cost[a]/steps/1e3))
 			}

@@ -56,9 +56,13 @@ type Bucketing struct {
 	// measuredWindowUs is the window read from the launches (0: not seen).
 	measuredWindowUs float64
 	// Topology prices the structural what-ifs (algorithm, data-parallel size).
-	Topology   Topology
-	Confidence string
-	Notes      []string
+	Topology Topology
+	// HCCLAlgoForced is set when HCCL_ALGO names the AllReduce's level 1 (the caller
+	// reads the environment): HCCL's selector then does not run. Deterministic is
+	// HCCL_DETERMINISTIC on (no pipeline in the advice, deterministic thresholds).
+	HCCLAlgoForced, Deterministic bool
+	Confidence                    string
+	Notes                         []string
 }
 
 // Prediction is a what-if's outcome.
@@ -460,10 +464,12 @@ func ParseSetting(s string) (Setting, error) {
 	case "algo", "algorithm":
 		a := NormaliseAlgo(v)
 		switch a {
-		case "ring", "nhr", "rhd", "nb", "pipeline":
+		case "ring", "nhr", "rhd", "nb", "pipeline", "auto":
 			return Setting{Knob: "algo", Algo: a}, nil
+		case "unset", "default":
+			return Setting{Knob: "algo", Algo: "auto"}, nil
 		}
-		return Setting{}, fmt.Errorf("algo=%q: want ring, nhr, rhd (H-D_R), nb or pipeline", v)
+		return Setting{}, fmt.Errorf("algo=%q: want ring, nhr, rhd (H-D_R), nb, pipeline or auto (HCCL's own choice: HCCL_ALGO unset)", v)
 	}
 	return Setting{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo and dp are", k)
 }
@@ -480,8 +486,38 @@ type scenarioOf struct {
 	acc        int
 	windowUs   float64
 	level1     string
+	auto       bool // level 1 is HCCL's own choice per op: re-run its selector on the new sizes
 	dp         int
 	structural bool // the algorithm or the scale changes: reprice with the topology
+	sizes      bool // the AllReduces' sizes, the buffer or the servers change
+}
+
+// SelectorAgrees reports whether the profile's level-1 algorithm is what HCCL's own
+// selector picks for every bucket the run measured (HCCL_ALGO unset), and if not,
+// what the selector picks for the first bucket that disagrees.
+func (bk *Bucketing) SelectorAgrees() (bool, Choice) {
+	t := bk.Topology
+	if t.NCCL || t.Servers < 2 {
+		return false, Choice{}
+	}
+	for _, n := range bk.Buckets {
+		c, err := t.HCCLChoice("allreduce", n, bk.BufferBytes, bk.Deterministic)
+		if err != nil {
+			return false, Choice{}
+		}
+		if c.Algo != t.Level1 {
+			return false, c
+		}
+	}
+	return true, Choice{}
+}
+
+// AutoLevel1 reports whether the run's level 1 is HCCL's automatic choice: HCCL_ALGO
+// does not force it and the selector agrees with the profile on the measured sizes.
+// The what-ifs then re-run the selector after every change.
+func (bk *Bucketing) AutoLevel1() bool {
+	ok, _ := bk.SelectorAgrees()
+	return ok && !bk.HCCLAlgoForced
 }
 
 // WhatIfPlan predicts the step time and exposed share when the settings change
@@ -489,7 +525,7 @@ type scenarioOf struct {
 func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 	t := bk.Topology
 	sc := scenarioOf{buckets: bk.Buckets, buffer: bk.BufferBytes, acc: bk.Accumulation, windowUs: bk.WindowUs,
-		level1: t.Level1}
+		level1: t.Level1, auto: bk.AutoLevel1()}
 	p := Prediction{Confidence: bk.Confidence, Assumptions: []string{
 		"gradient buckets run one after another on one stream and become ready evenly over the backward window solved from the measured exposure",
 		"everything but the exposed gradient communication is unchanged",
@@ -503,12 +539,14 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 				return Prediction{}, fmt.Errorf("bucket must be positive")
 			}
 			sc.buckets = split(bk.GradientBytes, int64(s.Value))
+			sc.sizes = true
 			value = FormatBytes(int64(s.Value))
 		case "buffsize":
 			if s.Value < 1 {
 				return Prediction{}, fmt.Errorf("buffsize must be positive")
 			}
 			sc.buffer = int64(s.Value)
+			sc.sizes = true
 			value = FormatBytes(sc.buffer)
 			p.Assumptions = append(p.Assumptions, "each buffer round pays the fitted latency again")
 		case "accumulation":
@@ -535,15 +573,21 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			if t.Servers < 2 {
 				return Prediction{}, fmt.Errorf("the gradient group is on one server: the level-1 algorithm is not used")
 			}
-			sc.level1, sc.structural = NormaliseAlgo(s.Algo), true
-			value = HCCLAlgoName(sc.level1)
+			if a := NormaliseAlgo(s.Algo); a == "auto" {
+				// HCCL_ALGO unset: HCCL's selector chooses per op.
+				sc.auto, sc.structural = true, true
+				value = "HCCL's choice (unset)"
+			} else {
+				sc.level1, sc.auto, sc.structural = a, false, true
+				value = HCCLAlgoName(sc.level1)
+			}
 		case "dp":
 			n := int(s.Value)
 			per := t.RanksPerServer
 			if n < 2 || (n > per && n%per != 0) || (n < per && per%n != 0) {
 				return Prediction{}, fmt.Errorf("dp=%d: want a multiple of the %d NPUs per server (or a divisor of it)", n, per)
 			}
-			sc.dp, sc.structural = n, true
+			sc.dp, sc.structural, sc.sizes = n, true, true
 			value = fmt.Sprint(n)
 			if t.NCCL {
 				p.Confidence = "low"
@@ -563,8 +607,36 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			topo.Servers = sc.dp / t.RanksPerServer
 		}
 		// An algorithm HCCL chose by itself follows its rule at the new scale.
-		if sc.level1 == t.Level1 && t.Level1 == defaultLevel1(t.Servers) {
-			sc.level1 = defaultLevel1(topo.Servers)
+		if sc.level1 == t.Level1 && t.Level1 == defaultLevel1(t.Product, t.Servers) {
+			sc.level1 = defaultLevel1(t.Product, topo.Servers)
+		}
+	}
+	// Level 1 per bucket: HCCL's selector on the new sizes when it chooses, else the
+	// forced (or kept) algorithm.
+	algos := make([]string, len(sc.buckets))
+	var switched []string
+	for i, n := range sc.buckets {
+		algos[i] = sc.level1
+		if sc.auto && topo.Servers > 1 {
+			c, err := topo.HCCLChoice("allreduce", n, sc.buffer, bk.Deterministic)
+			if err != nil {
+				return Prediction{}, err
+			}
+			algos[i] = c.Algo
+			if c.Algo != t.Level1 && !slices.Contains(switched, c.Algo) {
+				switched = append(switched, c.Algo)
+				p.Assumptions = append(p.Assumptions, fmt.Sprintf("HCCL's selector picks level-1 %s for the %s AllReduces (%s) where the run had %s",
+					HCCLAlgoName(c.Algo), FormatBytes(n), c.Reason, HCCLAlgoName(t.Level1)))
+			}
+		}
+		if algos[i] != t.Level1 {
+			sc.structural = true
+		}
+	}
+	if sc.sizes && !sc.auto && !bk.HCCLAlgoForced && t.Servers > 1 && !t.NCCL {
+		if ok, c := bk.SelectorAgrees(); !ok && c.Algo != "" {
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the run's level 1 (%s) is not what HCCL's selector picks for its sizes (%s) and HCCL_ALGO is not known to be set: %s is kept at the new sizes",
+				HCCLAlgoName(t.Level1), HCCLAlgoName(c.Algo), HCCLAlgoName(t.Level1)))
 		}
 	}
 	if sc.structural {
@@ -590,7 +662,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 	pred := func(a, b float64) (step, exposed float64, err error) {
 		times := bk.bucketTimes(sc.buckets, a, b, sc.buffer)
 		if sc.structural {
-			if times, err = bk.reprice(sc.buckets, a, b, sc.buffer, topo, sc.level1); err != nil {
+			if times, err = bk.reprice(sc.buckets, a, b, sc.buffer, topo, algos); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -621,7 +693,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 // measured, the structural model gives the fitted α per round and β per byte (the
 // structure sets the ratios, the run the scale); a level the run does not use keeps
 // its own figures (calibrated transfers or the hardware prior).
-func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo Topology, level1 string) ([]float64, error) {
+func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo Topology, level1 []string) ([]float64, error) {
 	cur := bk.Topology
 	// A level the run uses but no figure describes is taken from the fit alone: a
 	// unit link, scaled below to the fitted α and β.
@@ -664,7 +736,7 @@ func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo T
 	}
 	out := make([]float64, len(buckets))
 	for i, n := range buckets {
-		c, err := topo.allReduceCost(n, level1, buffer)
+		c, err := topo.allReduceCost(n, level1[i], buffer)
 		if err != nil {
 			return nil, err
 		}
