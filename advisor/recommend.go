@@ -339,7 +339,9 @@ func algorithmAdvice(bk *costmodel.Bucketing, plan []costmodel.Setting, facts Ru
 			costmodel.HCCLAlgoName(bestAlgo), against, (autoUs-best.StepTimeUs)/1e3, 100*(autoUs-best.StepTimeUs)/bk.StepUs, t.IntraSource, t.InterSource))
 		return &algoAdvice{id: "hccl_algo", plan: with(costmodel.Setting{Knob: "algo", Algo: bestAlgo}), risks: risks, assumptions: as}
 	}
-	if forced != "" && errAuto == nil && baseUs-autoUs > margin(auto) {
+	// Unsetting returns to HCCL's default, which needs no measured gain to be safe:
+	// 1% of the step beyond the model's uncertainty is enough.
+	if forced != "" && errAuto == nil && baseUs-autoUs > math.Max(0.01*bk.StepUs, 2*(auto.High-auto.Low)) {
 		as := []string{fmt.Sprintf("HCCL_ALGO=%s forces level-1 %s; unset, HCCL chooses per op and size and saves %.2f ms per step after the changes before it",
 			facts.HCCLAlgo, costmodel.HCCLAlgoName(forced), (baseUs-autoUs)/1e3)}
 		if defaultSays != "" {

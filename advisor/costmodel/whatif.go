@@ -61,8 +61,18 @@ type Bucketing struct {
 	// reads the environment): HCCL's selector then does not run. Deterministic is
 	// HCCL_DETERMINISTIC on (no pipeline in the advice, deterministic thresholds).
 	HCCLAlgoForced, Deterministic bool
-	Confidence                    string
-	Notes                         []string
+	// OpErrorP90 is the 90th percentile of the fitted line's relative error on the
+	// run's own AllReduces (per round); StepNoiseUs the standard error of the
+	// measured mean step (the spread of the steps' means over √steps). Both widen
+	// the predictions' intervals.
+	OpErrorP90, StepNoiseUs float64
+	// fitSizes and fitMeanUs are the distinct per-round sizes fitted and their mean
+	// measured time, for the structural model's back-test.
+	fitSizes   []int64
+	fitMeanUs  []float64
+	structErr  *float64
+	Confidence string
+	Notes      []string
 }
 
 // Prediction is a what-if's outcome.
@@ -216,6 +226,20 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	}
 	bk.AlphaUs, bk.BetaUsPerB, bk.AlphaSEUs, bk.BetaSEUsPB = a, b, sa, sb
 	bk.FitMinBytes, bk.FitMaxBytes = int64(slices.Min(xs)), int64(slices.Max(xs))
+	var rel []float64
+	sumBy, nBy := map[int64]float64{}, map[int64]float64{}
+	for i, x := range xs {
+		if ys[i] > 0 {
+			rel = append(rel, math.Abs(ys[i]-(a+b*x))/ys[i])
+		}
+		sumBy[int64(x)] += ys[i]
+		nBy[int64(x)]++
+	}
+	bk.OpErrorP90 = quantile(rel, 0.9)
+	for _, x := range slices.Sorted(maps.Keys(sumBy)) {
+		bk.fitSizes = append(bk.fitSizes, x)
+		bk.fitMeanUs = append(bk.fitMeanUs, sumBy[x]/nBy[x])
+	}
 	if spreadN > 0 {
 		bk.SpreadUs = spread / spreadN
 	}
@@ -233,6 +257,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		return nil, fmt.Errorf("no step breakdown")
 	}
 	bk.StepUs, bk.ExposedUs, bk.TailUs = stage/cnt, exposed/cnt, tail/cnt
+	bk.StepNoiseUs = stepNoise(res)
 	bk.SpreadLastUs = computeDrift(res)
 	bk.GroupExposedUs = bk.ExposedUs
 	var gExposed, gN float64
@@ -329,6 +354,31 @@ func (bk *Bucketing) solveWindow() {
 		}
 	}
 	bk.WindowUs = hi
+}
+
+// stepNoise is the standard error of the mean step: the standard deviation of the
+// steps' mean Stage (over ranks) divided by √steps; 0 with fewer than two steps.
+func stepNoise(res *analysis.Result) float64 {
+	sum, n := map[int]float64{}, map[int]float64{}
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			sum[st.Step] += float64(st.StageNs) / 1e3
+			n[st.Step]++
+		}
+	}
+	var means []float64
+	for _, step := range slices.Sorted(maps.Keys(sum)) {
+		means = append(means, sum[step]/n[step])
+	}
+	if len(means) < 2 {
+		return 0
+	}
+	mean := sumOf(means) / float64(len(means))
+	var ss float64
+	for _, m := range means {
+		ss += (m - mean) * (m - mean)
+	}
+	return math.Sqrt(ss/float64(len(means)-1)) / math.Sqrt(float64(len(means)))
 }
 
 // computeDrift is the mean over steps of how much longer the slowest rank computes
@@ -659,12 +709,16 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			break
 		}
 	}
-	pred := func(a, b float64) (step, exposed float64, err error) {
+	// scale stretches every bucket's time by the model's own per-op error.
+	pred := func(a, b, scale float64) (step, exposed float64, err error) {
 		times := bk.bucketTimes(sc.buckets, a, b, sc.buffer)
 		if sc.structural {
 			if times, err = bk.reprice(sc.buckets, a, b, sc.buffer, topo, algos); err != nil {
 				return 0, 0, err
 			}
+		}
+		for i := range times {
+			times[i] *= scale
 		}
 		e := bk.queueExposure(times, sc.windowUs)
 		// The rest of the step is unchanged; more micro-batches repeat the compute of
@@ -673,19 +727,90 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 		exposedAll := bk.ExposedUs - bk.GroupExposedUs + e
 		return micro*float64(sc.acc) + bk.TailUs + exposedAll, exposedAll, nil
 	}
-	step, e, err := pred(bk.AlphaUs, bk.BetaUsPerB)
+	step, e, err := pred(bk.AlphaUs, bk.BetaUsPerB, 1)
 	if err != nil {
 		return Prediction{}, err
 	}
-	lo, _, _ := pred(math.Max(bk.AlphaUs-bk.AlphaSEUs, 0), math.Max(bk.BetaUsPerB-bk.BetaSEUsPB, 0))
-	hi, _, _ := pred(bk.AlphaUs+bk.AlphaSEUs, bk.BetaUsPerB+bk.BetaSEUsPB)
+	// The interval carries the fit's standard errors, the model's own per-op error
+	// (the 90th percentile of its relative residuals on the run's ops: the fitted
+	// line's, and for a structural change the structural model's too) and the
+	// measured step's noise, for the run it is computed from and the run it predicts.
+	q := bk.OpErrorP90
+	if sc.structural {
+		q = math.Max(q, bk.structuralError())
+		if topo.Servers > 1 && strings.HasPrefix(t.InterSource, "hardware") || topo.RanksPerServer > 1 && strings.HasPrefix(t.IntraSource, "hardware") {
+			// A level the run does not calibrate is priced from the product's figures.
+			q = math.Max(q, priorError)
+		}
+	}
+	lo, _, _ := pred(math.Max(bk.AlphaUs-bk.AlphaSEUs, 0), math.Max(bk.BetaUsPerB-bk.BetaSEUsPB, 0), 1-q)
+	hi, _, _ := pred(bk.AlphaUs+bk.AlphaSEUs, bk.BetaUsPerB+bk.BetaSEUsPB, 1+q)
+	lo, hi = math.Min(lo, hi), math.Max(lo, hi)
+	noise := math.Sqrt2 * bk.StepNoiseUs * float64(sc.acc) / float64(bk.Accumulation)
+	// What the model does not represent grows with the change: the ranks' drift per
+	// added micro-batch (the mean rank's micro-batch is repeated, the slowest rank's
+	// extra compute is not), and a share of the change in exposed communication
+	// (the queue and overlap model's own error).
+	unmodelled := math.Abs(float64(sc.acc)/float64(bk.Accumulation)-1)*bk.SpreadLastUs +
+		exposureChangeError*math.Abs(e-bk.ExposedUs)
+	noise = math.Hypot(noise, unmodelled)
+	down := math.Max(math.Hypot(math.Max(step-lo, 0), noise), minIntervalShare*step)
+	up := math.Max(math.Hypot(math.Max(hi-step, 0), noise), minIntervalShare*step)
 	p.Knob, p.Value = strings.Join(names, "+"), strings.Join(values, "+")
 	p.StepTimeUs, p.ExposedUs, p.CommShare = step, e, e/step
-	p.Low, p.High = math.Min(lo, hi), math.Max(lo, hi)
+	p.Low, p.High = step-down, step+up
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the interval holds the fit's standard errors, the model's per-op error (90th percentile %.1f%%), the step's noise and what the model leaves out (±%.2f ms together)",
+		100*q, noise/1e3))
 	if bk.WindowBound {
 		p.Assumptions = append(p.Assumptions, "the overlap window is a lower bound (the run is compute-bound)")
 	}
 	return p, nil
+}
+
+// minIntervalShare is the narrowest interval half-width, as a share of the step: a
+// prediction is never exact, even where the run shows no noise.
+const minIntervalShare = 0.002
+
+// priorError is the per-op error assumed for a level priced from the product's
+// figures rather than calibrated on the run (costmodel.md §5.4 calls a fit with up
+// to 20% error usable; the priors are taken as a little worse). exposureChangeError
+// is the share of a predicted change in exposed communication the interval allows
+// for the queue and overlap model itself, which no single run can test.
+const (
+	priorError          = 0.25
+	exposureChangeError = 0.05
+)
+
+// structuralError is the 90th percentile of the structural model's relative error
+// on the run's own AllReduces: each measured size priced by the scaled two-level
+// model (reprice, the run's algorithm) against its mean measured time per round.
+func (bk *Bucketing) structuralError() float64 {
+	if bk.structErr != nil {
+		return *bk.structErr
+	}
+	var errs []float64
+	algos := []string{bk.Topology.Level1}
+	for i, x := range bk.fitSizes {
+		times, err := bk.reprice([]int64{x}, bk.AlphaUs, bk.BetaUsPerB, 0, bk.Topology, algos)
+		if err != nil || bk.fitMeanUs[i] <= 0 {
+			continue
+		}
+		errs = append(errs, math.Abs(times[0]-bk.fitMeanUs[i])/bk.fitMeanUs[i])
+	}
+	q := quantile(errs, 0.9)
+	bk.structErr = &q
+	return q
+}
+
+// quantile is the q-th quantile of xs (nearest rank), 0 for none.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
 }
 
 // reprice prices buckets under a changed topology or algorithm with HCCL's two-level
