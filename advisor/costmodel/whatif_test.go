@@ -147,6 +147,8 @@ func TestParseSetting(t *testing.T) {
 		"algo=H-D_R":       {Knob: "algo", Algo: "rhd"},
 		"Algorithm=NHR":    {Knob: "algo", Algo: "nhr"},
 		" algo = pipeline": {Knob: "algo", Algo: "pipeline"},
+		"algo=unset":       {Knob: "algo", Algo: "auto"},
+		"algo=auto":        {Knob: "algo", Algo: "auto"},
 	} {
 		got, err := costmodel.ParseSetting(in)
 		require.NoError(t, err, in)
