@@ -331,12 +331,20 @@ func algorithmAdvice(bk *costmodel.Bucketing, plan []costmodel.Setting, facts Ru
 		if defaultSays != "" {
 			as = append(as, defaultSays)
 		}
-		against := "HCCL's own choice"
-		if forced != "" {
-			against = "HCCL's own choice (and HCCL_ALGO=" + facts.HCCLAlgo + " as set: replace it)"
+		against, why := "HCCL's own choice", fmt.Sprintf("HCCL's selector prices with fixed figures (δ = 60 µs per step, 20 GiB/s), the model with this run's calibrated links (%s, %s)", t.IntraSource, t.InterSource)
+		switch {
+		case forced != "":
+			against = fmt.Sprintf("HCCL_ALGO=%s as set (replace it), and HCCL's own choice", facts.HCCLAlgo)
+		case !bk.AutoLevel1():
+			// The run is not at HCCL's choice, and nothing recorded says why.
+			against = "the run's level-1 " + costmodel.HCCLAlgoName(t.Level1)
+			if errChoice == nil {
+				why = fmt.Sprintf("the profile shows level-1 %s where HCCL's selector picks %s for these sizes: something forces it that the profile does not record (HCCL_ALGO set outside the recorded environment, or a per-communicator hcclAlgo)",
+					costmodel.HCCLAlgoName(t.Level1), costmodel.HCCLAlgoName(choice.Algo))
+			}
 		}
-		as = append(as, fmt.Sprintf("forcing level-1 %s beats %s by %.2f ms per step after the changes before it (%.1f%% of the step): HCCL's selector prices with fixed figures (δ = 60 µs per step, 20 GiB/s), the model with this run's calibrated links (%s, %s)",
-			costmodel.HCCLAlgoName(bestAlgo), against, (autoUs-best.StepTimeUs)/1e3, 100*(autoUs-best.StepTimeUs)/bk.StepUs, t.IntraSource, t.InterSource))
+		as = append(as, fmt.Sprintf("forcing level-1 %s beats %s by %.2f ms per step after the changes before it (%.1f%% of the step): %s",
+			costmodel.HCCLAlgoName(bestAlgo), against, (autoUs-best.StepTimeUs)/1e3, 100*(autoUs-best.StepTimeUs)/bk.StepUs, why))
 		return &algoAdvice{id: "hccl_algo", plan: with(costmodel.Setting{Knob: "algo", Algo: bestAlgo}), risks: risks, assumptions: as}
 	}
 	// Unsetting returns to HCCL's default, which needs no measured gain to be safe:
