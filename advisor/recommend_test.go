@@ -181,7 +181,7 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 		f := byID(a, "algorithm_not_best")
 		require.Len(t, f, 1)
 		assert.Equal(t, advisor.Medium, f[0].Severity)
-		assert.Contains(t, f[0].Title, "pipeline would save")
+		assert.Contains(t, f[0].Title, "HCCL picks pipeline for these sizes")
 		got := generatedSummary(t, "small-buffsize-16rank", edit, r.Settings)
 		t.Logf("predicted %.0f µs share %.3f; generated %.0f µs share %.3f", r.Predicted.StepTimeUs, r.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare)
 		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
