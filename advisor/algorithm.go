@@ -60,7 +60,8 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 		if topo.Servers < 2 || topo.Level1Source != "profile" || topo.NCCL {
 			continue
 		}
-		candidates := costmodel.Level1Choices(topo.Product)
+		options := topo.Level1Options(deterministic)
+		candidates := slices.Clone(options)
 		if !slices.Contains(candidates, topo.Level1) {
 			candidates = append(candidates, topo.Level1)
 		}
@@ -92,12 +93,19 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 		if !ok || cur <= 0 {
 			continue
 		}
+		// HCCL's own choice for the group's largest op, considered first so that a tie
+		// goes to it: forcing an algorithm that only equals it gains nothing.
+		choice, errChoice := topo.HCCLChoice(biggest.Type, biggest.Bytes, buffer, deterministic)
+		order := options
+		if errChoice == nil && slices.Contains(options, choice.Algo) {
+			order = append([]string{choice.Algo}, slices.DeleteFunc(slices.Clone(options), func(a string) bool { return a == choice.Algo })...)
+		}
 		best := topo.Level1
-		for _, a := range costmodel.Level1Choices(topo.Product) {
-			if _, ok := cost[a]; !ok || (a == "pipeline" && deterministic) {
+		for _, a := range order {
+			if _, ok := cost[a]; !ok {
 				continue
 			}
-			if cost[a] < cost[best] {
+			if cost[a] < cost[best]*(1-1e-9) {
 				best = a
 			}
 		}
@@ -117,21 +125,41 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 			sev = Low
 		}
 		forced := ""
-		if v, ok := env["HCCL_ALGO"]; ok {
+		forcedAlgo := ""
+		if v, ok := env["HCCL_ALGO"]; ok && strings.TrimSpace(v) != "" {
 			forced = fmt.Sprintf("; HCCL_ALGO=%s forces it", v)
+			forcedAlgo = ForcedLevel1(v, biggest.Type)
+		}
+		hcclSays := ""
+		if errChoice == nil {
+			hcclSays = fmt.Sprintf(" HCCL's own choice for its largest %s (%s) with HCCL_ALGO unset: %s (%s).",
+				biggest.Type, costmodel.FormatBytes(biggest.Bytes), costmodel.HCCLAlgoName(choice.Algo), choice.Reason)
+			if best != choice.Algo {
+				hcclSays += fmt.Sprintf(" HCCL's selector prices with fixed figures (δ = 60 µs per step, 20 GiB/s); with this run's links %s prices %.2f ms per step below it.",
+					costmodel.HCCLAlgoName(best), (cost[choice.Algo]-cost[best])/float64(len(groups[g]))/1e3)
+			}
+		}
+		title := fmt.Sprintf("Level-1 %s is not the model's best for group %s: %s would save %.2f ms per step (%.0f%% of its collectives' time)",
+			costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, 100*(cur-cost[best])/cur)
+		switch {
+		case forcedAlgo != "" && errChoice == nil && best == choice.Algo:
+			title = fmt.Sprintf("HCCL_ALGO forces level-1 %s for group %s, where HCCL's own choice, %s, would save %.2f ms per step (%.0f%% of its collectives' time): unset HCCL_ALGO",
+				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, 100*(cur-cost[best])/cur)
+		case forcedAlgo == "" && errChoice == nil && best == choice.Algo:
+			title = fmt.Sprintf("Level-1 %s is not HCCL's own choice for group %s: HCCL picks %s for these sizes, which would save %.2f ms per step (%.0f%% of its collectives' time); something the profile does not record forces %s",
+				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, 100*(cur-cost[best])/cur, costmodel.HCCLAlgoName(topo.Level1))
 		}
 		var alts []string
-		for _, a := range costmodel.Level1Choices(topo.Product) {
+		for _, a := range options {
 			if cost[a] > 0 {
 				alts = append(alts, fmt.Sprintf("%s %.2f ms", costmodel.HCCLAlgoName(a), cost[a]/steps/1e3))
 			}
 		}
 		out = append(out, Finding{ID: "algorithm_not_best", Severity: sev,
-			Title: fmt.Sprintf("Level-1 %s is not the model's best for group %s: %s would save %.2f ms per step (%.0f%% of its collectives' time)",
-				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, 100*(cur-cost[best])/cur),
-			Evidence: fmt.Sprintf("%d servers × %d NPUs; the ops' alg_type says level 1 is %s%s. %d ops in %.0f steps priced per step with the links %s and %s: %s. The model's gap is a prediction: measure after changing (hcclprof diff).%s",
-				topo.Servers, topo.RanksPerServer, costmodel.HCCLAlgoName(topo.Level1), forced, nOps, steps,
-				topo.IntraSource, topo.InterSource, strings.Join(alts, ", "), hidden),
+			Title: title,
+			Evidence: fmt.Sprintf("%d servers × %d NPUs, level 0 %s; the ops' alg_type says level 1 is %s%s. %d ops in %.0f steps priced per step with the links %s and %s: %s.%s The model's gap is a prediction: measure after changing (hcclprof diff).%s",
+				topo.Servers, topo.RanksPerServer, topo.Level0, costmodel.HCCLAlgoName(topo.Level1), forced, nOps, steps,
+				topo.IntraSource, topo.InterSource, strings.Join(alts, ", "), hcclSays, hidden),
 			Refs: []Ref{{Rank: biggest.Rank, Step: biggest.Step, Op: biggest.Name, StartUs: float64(biggest.StartNs) / 1e3, StartNs: biggest.StartNs, DurUs: float64(biggest.ElapseNs) / 1e3}}})
 	}
 	return out

@@ -68,7 +68,7 @@ type Setting struct {
 	Accumulation int
 	BuffsizeMB   int
 	Op           string // for algorithm: allreduce, allgather, ...
-	Algorithm    string // for algorithm: ring, NHR, H-D_R, pipeline, ...
+	Algorithm    string // for algorithm: ring, NHR, H-D_R, pipeline, ...; "" unsets HCCL_ALGO
 }
 
 // Apply returns the knob's name (from Knobs) and the exact way to set it for the
@@ -116,6 +116,9 @@ func Apply(s Setting, framework string) (knob, how string) {
 	case "buffsize":
 		return "HCCL_BUFFSIZE", fmt.Sprintf("export HCCL_BUFFSIZE=%d   # MB per communicator; each communicator reserves 2 × this of device memory", s.BuffsizeMB)
 	case "algorithm":
+		if s.Algorithm == "" {
+			return "HCCL_ALGO", "unset HCCL_ALGO   # let HCCL choose the algorithm per op and size"
+		}
 		return "HCCL_ALGO", fmt.Sprintf(`export HCCL_ALGO="%s=level0:NA;level1:%s"`, s.Op, s.Algorithm)
 	}
 	return "", ""

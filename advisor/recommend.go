@@ -59,6 +59,8 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 	if err != nil {
 		return nil, []string{"no recommendation from the cost model: " + err.Error()}
 	}
+	bk.HCCLAlgoForced = ForcedLevel1(facts.HCCLAlgo, "allreduce") != ""
+	bk.Deterministic = facts.Deterministic
 	gain := func(p costmodel.Prediction, acc int) float64 {
 		return bk.StepUs - p.StepTimeUs*float64(facts.Accumulation)/float64(acc)
 	}
@@ -161,31 +163,16 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
 			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
 	}
-	// The level-1 algorithm: a last resort (docs/costmodel.md §7), only when the model's
-	// gain clears its own uncertainty and 3% of the step.
-	if t := bk.Topology; t.Servers > 1 && !t.NCCL {
-		var best *costmodel.Prediction
-		bestAlgo := ""
-		for _, a := range costmodel.Level1Choices(t.Product) {
-			if a == t.Level1 || (a == "pipeline" && facts.Deterministic) {
-				continue
-			}
-			p, err := bk.WhatIf(costmodel.Setting{Knob: "algo", Algo: a})
-			if err == nil && (best == nil || p.StepTimeUs < best.StepTimeUs) {
-				best, bestAlgo = &p, a
-			}
-		}
-		if best != nil && bk.StepUs-best.StepTimeUs > math.Max(0.03*bk.StepUs, 2*(best.High-best.Low)) {
-			risks := []string{"HCCL_ALGO turns off HCCL's automatic choice for AllReduce at every size: re-check small and large messages",
-				"set it per op (allreduce=...) so the other collectives keep HCCL's choice"}
-			if bestAlgo == "pipeline" {
-				risks = append(risks, "A2's pipeline does not work with HCCL_DETERMINISTIC=true")
-			}
-			if r := add("hccl_algo", []costmodel.Setting{{Knob: "algo", Algo: bestAlgo}}, facts.Accumulation, risks...); r != nil {
-				r.Assumptions = append(r.Assumptions, fmt.Sprintf("the gradient AllReduces now run level-1 %s (%s)", costmodel.HCCLAlgoName(t.Level1), t.Level1Source))
-				if facts.HCCLAlgo != "" {
-					r.Assumptions = append(r.Assumptions, "HCCL_ALGO="+facts.HCCLAlgo+" is set in the run: replace it")
-				}
+	// The level-1 algorithm: priced after the plan so far (its gain is what it adds
+	// to the changes before it), against HCCL's own choice for the new sizes; a
+	// forced HCCL_ALGO that HCCL's own choice beats is unset; forcing another is a
+	// last resort (docs/costmodel.md §7), only when it beats HCCL's choice beyond the
+	// model's uncertainty and 3% of the step.
+	if r := algorithmAdvice(bk, plan, facts); r != nil {
+		if rec := add(r.id, r.plan, facts.Accumulation, r.risks...); rec != nil {
+			rec.Assumptions = append(rec.Assumptions, r.assumptions...)
+			if r.id == "unset_hccl_algo" {
+				rec.Value = "unset"
 			}
 		}
 	}
@@ -249,6 +236,9 @@ func settingOf(s costmodel.Setting) Setting {
 	case "accumulation":
 		return Setting{Knob: "accumulation", Accumulation: int(s.Value)}
 	case "algo":
+		if s.Algo == "auto" {
+			return Setting{Knob: "algorithm", Op: "allreduce"}
+		}
 		return Setting{Knob: "algorithm", Op: "allreduce", Algorithm: costmodel.HCCLAlgoName(s.Algo)}
 	}
 	return Setting{Knob: s.Knob}
@@ -261,9 +251,156 @@ func valueOf(s costmodel.Setting) string {
 	case "buffsize":
 		return fmt.Sprintf("%d MB", int64(s.Value)>>20)
 	case "algo":
+		if s.Algo == "auto" {
+			return "unset"
+		}
 		return "level1 " + costmodel.HCCLAlgoName(s.Algo)
 	case "overlap":
 		return fmt.Sprintf("on (buckets over ~%.0f%% of backward)", 100*s.Value)
 	}
 	return strconv.FormatFloat(s.Value, 'g', -1, 64)
+}
+
+// algoAdvice is the level-1 algorithm change the model backs, as a plan.
+type algoAdvice struct {
+	id          string
+	plan        []costmodel.Setting
+	risks       []string
+	assumptions []string
+}
+
+// algorithmAdvice compares, after plan, HCCL's own choice (HCCL_ALGO unset) and every
+// level-1 algorithm the shape has, and returns the change worth making: unsetting a
+// forced HCCL_ALGO that HCCL's own choice beats, or forcing an algorithm that beats
+// HCCL's choice beyond the model's uncertainty and 3% of the step; nil otherwise.
+func algorithmAdvice(bk *costmodel.Bucketing, plan []costmodel.Setting, facts RunFacts) *algoAdvice {
+	t := bk.Topology
+	if t.Servers < 2 || t.NCCL {
+		return nil
+	}
+	with := func(s costmodel.Setting) []costmodel.Setting {
+		return append(append([]costmodel.Setting{}, plan...), s)
+	}
+	baseUs := bk.StepUs
+	if len(plan) > 0 {
+		p, err := bk.WhatIfPlan(plan)
+		if err != nil {
+			return nil
+		}
+		baseUs = p.StepTimeUs
+	}
+	margin := func(p costmodel.Prediction) float64 { return math.Max(0.03*bk.StepUs, 2*(p.High-p.Low)) }
+	// HCCL's own choice for the plan's largest AllReduce, said in the advice.
+	auto, errAuto := bk.WhatIfPlan(with(costmodel.Setting{Knob: "algo", Algo: "auto"}))
+	largest := bk.GradientBytes
+	if sz := planBucket(plan); sz > 0 {
+		largest = min(sz, bk.GradientBytes)
+	} else if len(bk.Buckets) > 0 {
+		largest = slices.Max(bk.Buckets)
+	}
+	choice, errChoice := t.HCCLChoice("allreduce", largest, bk.BufferBytes, facts.Deterministic)
+	defaultSays := ""
+	if errChoice == nil {
+		defaultSays = fmt.Sprintf("HCCL's own choice for a %s AllReduce on %s, %d servers × %d NPUs (level 0 %s), with HCCL_ALGO unset: %s (%s)",
+			costmodel.FormatBytes(largest), t.Product, t.Servers, t.RanksPerServer, t.Level0, costmodel.HCCLAlgoName(choice.Algo), choice.Reason)
+	}
+	forced := ForcedLevel1(facts.HCCLAlgo, "allreduce")
+	// Unset a forced HCCL_ALGO when HCCL's own choice is faster.
+	autoUs := baseUs
+	if forced != "" && errAuto == nil {
+		autoUs = auto.StepTimeUs
+	}
+	var best *costmodel.Prediction
+	bestAlgo := ""
+	for _, a := range t.Level1Options(facts.Deterministic) {
+		if forced != "" && a == forced {
+			continue
+		}
+		p, err := bk.WhatIfPlan(with(costmodel.Setting{Knob: "algo", Algo: a}))
+		if err == nil && (best == nil || p.StepTimeUs < best.StepTimeUs) {
+			best, bestAlgo = &p, a
+		}
+	}
+	if best != nil && autoUs-best.StepTimeUs > margin(*best) {
+		risks := []string{"HCCL_ALGO turns off HCCL's automatic choice for AllReduce at every size: re-check small and large messages",
+			"set it per op (allreduce=...) so the other collectives keep HCCL's choice"}
+		if bestAlgo == "pipeline" {
+			risks = append(risks, "A2's pipeline does not work with HCCL_DETERMINISTIC=true")
+		}
+		var as []string
+		if defaultSays != "" {
+			as = append(as, defaultSays)
+		}
+		against, why := "HCCL's own choice", fmt.Sprintf("HCCL's selector prices with fixed figures (δ = 60 µs per step, 20 GiB/s), the model with this run's calibrated links (%s, %s)", t.IntraSource, t.InterSource)
+		switch {
+		case forced != "":
+			against = fmt.Sprintf("HCCL_ALGO=%s as set (replace it), and HCCL's own choice", facts.HCCLAlgo)
+		case !bk.AutoLevel1():
+			// The run is not at HCCL's choice, and nothing recorded says why.
+			against = "the run's level-1 " + costmodel.HCCLAlgoName(t.Level1)
+			if errChoice == nil {
+				why = fmt.Sprintf("the profile shows level-1 %s where HCCL's selector picks %s for these sizes: something forces it that the profile does not record (HCCL_ALGO set outside the recorded environment, or a per-communicator hcclAlgo)",
+					costmodel.HCCLAlgoName(t.Level1), costmodel.HCCLAlgoName(choice.Algo))
+			}
+		}
+		as = append(as, fmt.Sprintf("forcing level-1 %s beats %s by %.2f ms per step after the changes before it (%.1f%% of the step): %s",
+			costmodel.HCCLAlgoName(bestAlgo), against, (autoUs-best.StepTimeUs)/1e3, 100*(autoUs-best.StepTimeUs)/bk.StepUs, why))
+		return &algoAdvice{id: "hccl_algo", plan: with(costmodel.Setting{Knob: "algo", Algo: bestAlgo}), risks: risks, assumptions: as}
+	}
+	// Unsetting returns to HCCL's default, which needs no measured gain to be safe:
+	// 1% of the step beyond the model's uncertainty is enough.
+	if forced != "" && errAuto == nil && baseUs-autoUs > math.Max(0.01*bk.StepUs, 2*(auto.High-auto.Low)) {
+		as := []string{fmt.Sprintf("HCCL_ALGO=%s forces level-1 %s; unset, HCCL chooses per op and size and saves %.2f ms per step after the changes before it",
+			facts.HCCLAlgo, costmodel.HCCLAlgoName(forced), (baseUs-autoUs)/1e3)}
+		if defaultSays != "" {
+			as = append(as, defaultSays)
+		}
+		return &algoAdvice{id: "unset_hccl_algo", plan: with(costmodel.Setting{Knob: "algo", Algo: "auto"}),
+			risks: []string{"other collectives forced by the same HCCL_ALGO return to HCCL's choice too"}, assumptions: as}
+	}
+	return nil
+}
+
+// planBucket is the bucket size a plan sets (0: none).
+func planBucket(plan []costmodel.Setting) int64 {
+	for _, s := range plan {
+		if s.Knob == "bucket" {
+			return int64(s.Value)
+		}
+	}
+	return 0
+}
+
+// ForcedLevel1 is the level-1 algorithm HCCL_ALGO forces for op: the op's own clause
+// ("allreduce=level0:NA;level1:ring/..."), else the "others" clause, else the common
+// form ("level0:NA;level1:ring"); "" when it forces none.
+func ForcedLevel1(hcclAlgo, op string) string {
+	v := strings.TrimSpace(strings.Trim(strings.TrimSpace(hcclAlgo), `"'`))
+	if v == "" {
+		return ""
+	}
+	level1 := func(clause string) string {
+		for _, part := range strings.Split(clause, ";") {
+			k, a, ok := strings.Cut(strings.TrimSpace(part), ":")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "level1") {
+				if a = costmodel.NormaliseAlgo(strings.TrimSpace(a)); a != "na" && a != "" {
+					return a
+				}
+			}
+		}
+		return ""
+	}
+	if !strings.Contains(v, "=") {
+		return level1(v)
+	}
+	byOp := map[string]string{}
+	for _, clause := range strings.Split(v, "/") {
+		if name, rest, ok := strings.Cut(clause, "="); ok {
+			byOp[costmodel.NormaliseOp(strings.TrimSpace(name))] = rest
+		}
+	}
+	if c, ok := byOp[costmodel.NormaliseOp(op)]; ok {
+		return level1(c)
+	}
+	return level1(byOp["others"])
 }

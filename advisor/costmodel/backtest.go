@@ -101,7 +101,10 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 // OpCost prices one op of the profile's bytes on the topology. HCCL counts the
 // AllGather and ReduceScatter per rank, so their total is bytes × ranks; the
 // two-level forms follow docs/costmodel.md §3.6: ReduceScatter inter-server first, then
-// inside; AllGather inside first, then between servers.
+// inside; AllGather inside first, then between servers; Broadcast a scatter inside,
+// a broadcast of the pieces between servers, an all-gather inside (Reduce the
+// mirror); AlltoAll HCCL's staged path. The in-server steps use the topology's
+// level 0 (a mesh, or 910A's ring).
 func (t Topology) OpCost(op string, bytes, bufferBytes int64) (Cost, error) {
 	pl, m := t.RanksPerServer, t.Servers
 	p := pl * m
@@ -109,13 +112,36 @@ func (t Topology) OpCost(op string, bytes, bufferBytes int64) (Cost, error) {
 	if p < 2 {
 		return Cost{}, fmt.Errorf("a group of one rank")
 	}
+	level0 := t.level0()
+	var out Cost
+	add := func(c Cost, err error) error {
+		if err != nil {
+			return err
+		}
+		out.LatencyUs += c.LatencyUs
+		out.BandwidthUs += c.BandwidthUs
+		out.ReduceUs += c.ReduceUs
+		out.Rounds = max(out.Rounds, c.Rounds)
+		return nil
+	}
+	done := func(algo string, total int64, err error) (Cost, error) {
+		if err != nil {
+			return Cost{}, err
+		}
+		out.Op, out.Algo, out.Ranks, out.Bytes = o, algo, p, total
+		out.finish()
+		return out, nil
+	}
 	switch o {
 	case "allreduce":
 		return t.allReduceCost(bytes, t.Level1, bufferBytes)
 	case "allgather", "reducescatter":
 		total := bytes * int64(p)
 		level1 := t.Level1
-		if level1 == "pipeline" && pl > 1 && m > 1 {
+		if level1 == "pipeline" {
+			if ok, why := PipelineAvailable(t.Product, level0, o, pl, m, false); !ok {
+				return Cost{}, fmt.Errorf("no pipeline: %s", why)
+			}
 			// §3.2: one half of the Pipeline AllReduce, on the total.
 			c, err := PipelineAllReduce(pl, m, total, t.Intra, t.Inter)
 			if err != nil {
@@ -125,41 +151,50 @@ func (t Topology) OpCost(op string, bytes, bufferBytes int64) (Cost, error) {
 			c.finish()
 			return c, nil
 		}
-		var out Cost
-		add := func(c Cost, err error) error {
-			if err != nil {
-				return err
-			}
-			out.LatencyUs += c.LatencyUs
-			out.BandwidthUs += c.BandwidthUs
-			out.ReduceUs += c.ReduceUs
-			out.Rounds = max(out.Rounds, c.Rounds)
-			return nil
-		}
 		var err error
 		if m > 1 {
 			err = add(Model(o, level1, m, total, t.Inter, bufferBytes))
 		}
 		if err == nil && pl > 1 {
-			err = add(Model(o, "mesh", pl, total/int64(m), t.Intra, bufferBytes))
+			err = add(Model(o, level0, pl, total/int64(m), t.Intra, bufferBytes))
 		}
-		if err != nil {
-			return Cost{}, err
+		return done("hierarchical-"+level1, total, err)
+	case "broadcast", "reduce":
+		if m == 1 {
+			return Model(o, level0, p, bytes, t.Intra, bufferBytes)
 		}
-		out.Op, out.Algo, out.Ranks, out.Bytes = o, "hierarchical-"+level1, p, total
-		out.finish()
-		return out, nil
-	case "broadcast", "reduce", "alltoall":
+		if pl == 1 {
+			return Model(o, t.Level1, p, bytes, t.Inter, bufferBytes)
+		}
+		// In-server scatter (reduce-scatter for Reduce) and all-gather (gather): each
+		// moves (pl−1)/pl of the vector, over pl−1 links at once on a mesh.
+		inner := "allgather"
+		if o == "reduce" {
+			inner = "reducescatter"
+		}
+		err := add(Model(inner, level0, pl, bytes, t.Intra, bufferBytes))
+		if err == nil {
+			err = add(Model("allgather", level0, pl, bytes, t.Intra, bufferBytes))
+		}
+		if err == nil {
+			err = add(Model(o, t.Level1, m, bytes/int64(pl), t.Inter, bufferBytes))
+		}
+		return done("hierarchical-"+t.Level1, bytes, err)
+	case "alltoall":
 		if m == 1 {
 			return Model(o, "mesh", p, bytes, t.Intra, bufferBytes)
 		}
 		if pl == 1 {
-			algo := t.Level1
-			if o == "alltoall" {
-				algo = "pairwise"
-			}
-			return Model(o, algo, p, bytes, t.Inter, bufferBytes)
+			return Model(o, "pairwise", p, bytes, t.Inter, bufferBytes)
 		}
+		// Staged: μ = bytes/p per pair. Inside, each rank hands every local peer the
+		// m·μ bound for that peer's column (pl−1 links at once); between servers, each
+		// rank sends every other server pl·μ, one server a step.
+		mu := float64(bytes) / float64(p)
+		out.LatencyUs = t.Intra.AlphaUs + float64(m-1)*t.Inter.AlphaUs
+		out.BandwidthUs = float64(m)*mu*t.Intra.betaUsPerByte() + float64(m-1)*float64(pl)*mu*t.Inter.betaUsPerByte()
+		out.Rounds = 1
+		return done("staged", bytes, nil)
 	}
 	return Cost{}, fmt.Errorf("no two-level form for %s", op)
 }

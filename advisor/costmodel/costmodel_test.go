@@ -2,6 +2,7 @@ package costmodel
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -143,8 +144,117 @@ func TestOpCostTwoLevel(t *testing.T) {
 	c, err = topo.OpCost("reducescatter", perRank, 0)
 	require.NoError(t, err)
 	assert.InDelta(t, want, c.TimeUs, 1e-6, "no γ: the same as AllGather")
-	_, err = topo.OpCost("alltoall", perRank, 0)
-	assert.Error(t, err, "no two-level AlltoAll")
+	// AlltoAll, HCCL's staged path: μ = n/p; inside α_l + m·μ·β_l, between servers
+	// (m−1)·(α_r + pl·μ·β_r).
+	n := int64(8 << 20)
+	c, err = topo.OpCost("alltoall", n, 0)
+	require.NoError(t, err)
+	mu := float64(n) / 8
+	assert.InDelta(t, 10+2*mu/20e3+50+4*mu/10e3, c.TimeUs, 1e-6)
+	assert.Equal(t, "staged", c.Algo)
+	// Broadcast: scatter and all-gather inside (mesh: α_l + n/pl·β_l each), a ring
+	// broadcast of n/pl between the 2 servers (α_r + n/pl·β_r).
+	c, err = topo.OpCost("broadcast", n, 0)
+	require.NoError(t, err)
+	assert.InDelta(t, 2*(10+float64(n)/4/20e3)+50+float64(n)/4/10e3, c.TimeUs, 1e-6)
+}
+
+// TestProductAlgorithms: no product's list names an algorithm HCCL lacks there
+// (docs/costmodel.md §1.2): 910A and A3 have no level-1 pipeline, A3 no H-D_R at level 1;
+// a level-0 ring (910A) has no pipeline whatever the product is called; level 0 is a
+// ring on 910A's 8 NPUs and a mesh on A2.
+func TestProductAlgorithms(t *testing.T) {
+	for _, tc := range []struct {
+		product string
+		lacks   []string
+		has     []string
+		level0  string
+	}{
+		{"910A", []string{"pipeline", "mesh", "ahc", "pairwise"}, []string{"ring", "rhd", "nhr", "nb"}, "ring"},
+		{"A2", []string{"mesh", "ahc"}, []string{"ring", "rhd", "nhr", "nb", "pipeline"}, "mesh"},
+		{"A3", []string{"pipeline", "rhd", "mesh"}, []string{"ring", "nhr", "nb"}, "mesh"},
+	} {
+		got := Level1Choices(tc.product)
+		for _, a := range tc.lacks {
+			assert.NotContains(t, got, a, tc.product)
+		}
+		for _, a := range tc.has {
+			assert.Contains(t, got, a, tc.product)
+		}
+		assert.Equal(t, tc.level0, DefaultLevel0(tc.product, 8), tc.product)
+		topo := Topology{Product: tc.product, RanksPerServer: 8, Servers: 4, Level1: "ring"}
+		opts := topo.Level1Options(false)
+		assert.Equal(t, tc.product == "A2", slices.Contains(opts, "pipeline"), tc.product)
+		for _, a := range opts {
+			assert.Contains(t, got, a)
+		}
+	}
+	assert.Equal(t, "mesh", DefaultLevel0("910A", 4), "910A's 4-NPU module is a mesh")
+	// A2 named but the profile's level 0 is a ring (910A data read as A2): no pipeline.
+	ring := Topology{Product: "A2", Level0: "ring", RanksPerServer: 8, Servers: 2, Level1: "ring",
+		Intra: Link{AlphaUs: 20, BWGBps: 10}, Inter: Link{AlphaUs: 40, BWGBps: 10}}
+	assert.NotContains(t, ring.Level1Options(false), "pipeline")
+	_, err := ring.OpCost("allreduce", 64<<20, 0)
+	require.NoError(t, err)
+	ring.Level1 = "pipeline"
+	_, err = ring.OpCost("allreduce", 64<<20, 0)
+	assert.ErrorContains(t, err, "level-0 mesh")
+	ch, err := ring.HCCLChoice("allreduce", 256<<20, 200<<20, false)
+	require.NoError(t, err)
+	assert.NotEqual(t, "pipeline", ch.Algo, "a level-0 ring has no pipeline rule")
+	// Deterministic A2: no pipeline in the advice.
+	assert.NotContains(t, Topology{Product: "A2", RanksPerServer: 8, Servers: 4}.Level1Options(true), "pipeline")
+}
+
+// TestLevel0Ring910A: 910A's AllReduce inside a server is the 8P ring: 2(pl−1) steps
+// and 2(pl−1)/pl of the vector over one link, not the mesh's 2 steps and 2/pl.
+func TestLevel0Ring910A(t *testing.T) {
+	intra, inter := Link{AlphaUs: 20, BWGBps: 10}, Link{AlphaUs: 40, BWGBps: 10}
+	n := int64(64 << 20)
+	topo := Topology{Product: "910A", RanksPerServer: 8, Servers: 2, Level1: "ring", Intra: intra, Inter: inter}
+	c, err := topo.OpCost("allreduce", n, 0)
+	require.NoError(t, err)
+	nb := float64(n)
+	want := 14*20 + 14.0/8*nb/10e3 + 2*40 + (nb/8)/10e3
+	assert.InDelta(t, want, c.TimeUs, 1e-6)
+	// The same through the model command's path: SelectLevel1 + DefaultLevel0.
+	ch, err := SelectLevel1("910A", "allreduce", 8, 5, int64(n), 200<<20, false, true)
+	require.NoError(t, err)
+	assert.Equal(t, "ring", ch.Algo, "5 servers: neither ≥ 8 nor a power of two")
+}
+
+// TestSelectorOtherOps: HCCL's choice for Broadcast, Reduce and AlltoAll; the FFTS+
+// context limit drops the pipeline on very many servers.
+func TestSelectorOtherOps(t *testing.T) {
+	for _, tc := range []struct {
+		product, op string
+		m           int
+		size        int64
+		want        string
+	}{
+		{"A2", "broadcast", 4, 1 << 20, "rhd"},  // power of two ≥ 4: HD beats Ring
+		{"A2", "reduce", 5, 256 << 20, "ring"},  // large, not a power of two: Ring
+		{"A2", "broadcast", 3, 64 << 10, "rhd"}, // small, not a power of two: (1 + 2)δ < 4δ
+		{"A2", "alltoall", 4, 64 << 20, "staged"},
+		{"910A", "alltoall", 5, 64 << 20, "staged"},
+		{"910A", "broadcast", 5, 64 << 20, "ring"},
+		{"A3", "reduce", 8, 64 << 20, "nhr"},
+		{"A2", "allreduce", 2, 256 << 20, "pipeline"},
+		// 800 servers × 8: 2·(800·43 + 5) = 68810 FFTS+ contexts > 65535.
+		{"A2", "allreduce", 800, 64 << 30, "nhr"},
+		{"A2", "allgather", 800, 64 << 20, "pipeline"}, // not doubled: 34405 contexts
+		{"A2", "allgather", 1600, 64 << 20, "nhr"},
+	} {
+		ch, err := SelectLevel1(tc.product, tc.op, 8, tc.m, tc.size, 200<<20, false, true)
+		require.NoError(t, err, "%+v", tc)
+		assert.Equal(t, tc.want, ch.Algo, "%+v: %s", tc, ch.Reason)
+	}
+	assert.Equal(t, 68810, PipelineContexts("allreduce", 8, 800, false))
+	ok, why := PipelineAvailable("A2", "mesh", "allreduce", 8, 800, false)
+	assert.False(t, ok)
+	assert.Contains(t, why, "FFTS+")
+	ok, _ = PipelineAvailable("A2", "mesh", "allreduce", 8, 700, false)
+	assert.True(t, ok)
 }
 
 func TestTwoLevel(t *testing.T) {

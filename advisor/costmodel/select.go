@@ -12,17 +12,37 @@ import (
 // between servers with level1 (ring, nhr, rhd), a mesh all-gather inside. Every NPU
 // uses its own NIC at once. bufferBytes bounds each round (§3.7).
 func HierarchicalAllReduce(pl, m int, n int64, intra, inter Link, level1 string, bufferBytes int64) (Cost, error) {
+	return HierarchicalAllReduceOn("mesh", pl, m, n, intra, inter, level1, bufferBytes)
+}
+
+// HierarchicalAllReduceOn is the two-level AllReduce with the in-server algorithm
+// level0: "mesh" (A2's full mesh: one step each way, p_l − 1 links at once) or "ring"
+// (910A's 8P ring, docs/costmodel.md §1.3: p_l − 1 steps each way over one link).
+func HierarchicalAllReduceOn(level0 string, pl, m int, n int64, intra, inter Link, level1 string, bufferBytes int64) (Cost, error) {
 	if pl < 1 || m < 1 {
 		return Cost{}, fmt.Errorf("servers = %d, NPUs per server = %d: want ≥ 1", m, pl)
 	}
+	if level0 != "mesh" && level0 != "ring" {
+		return Cost{}, fmt.Errorf("level-0 algorithm %q: want mesh or ring", level0)
+	}
 	rounds := Rounds(n, bufferBytes)
 	out := Cost{Op: "allreduce", Algo: "hierarchical-" + NormaliseAlgo(level1), Ranks: pl * m, Bytes: n, Rounds: rounds}
+	if level0 == "ring" {
+		out.Algo = "hierarchical-ring-" + NormaliseAlgo(level1)
+	}
 	nb := float64(n)
 	if pl > 1 {
-		// RS: α_l + n/pl·β_l + (pl−1)/pl·n·γ; AG: α_l + n/pl·β_l.
-		out.LatencyUs += 2 * float64(rounds) * intra.AlphaUs
-		out.BandwidthUs += 2 * nb / float64(pl) * intra.betaUsPerByte()
-		out.ReduceUs += float64(pl-1) / float64(pl) * nb * intra.gammaUsPerByte()
+		f := float64(pl)
+		if level0 == "ring" {
+			// RS and AG each: (pl−1)·α_l + (pl−1)/pl·n·β_l (+ (pl−1)/pl·n·γ for RS).
+			out.LatencyUs += 2 * float64(rounds) * (f - 1) * intra.AlphaUs
+			out.BandwidthUs += 2 * (f - 1) / f * nb * intra.betaUsPerByte()
+		} else {
+			// RS: α_l + n/pl·β_l + (pl−1)/pl·n·γ; AG: α_l + n/pl·β_l.
+			out.LatencyUs += 2 * float64(rounds) * intra.AlphaUs
+			out.BandwidthUs += 2 * nb / f * intra.betaUsPerByte()
+		}
+		out.ReduceUs += (f - 1) / f * nb * intra.gammaUsPerByte()
 	}
 	if m > 1 {
 		c, err := CoefficientsOf("allreduce", level1, m)
@@ -70,7 +90,67 @@ const (
 	pipelineSlice     = 2 << 20
 	pipelineMinLite   = 32 << 10
 	pipelineMin       = 2 << 20
+	// fftsCapacity is HCCL_FFTS_CAPACITY: a pipeline needing more FFTS+ contexts is
+	// not chosen (CalcContextNumForPipeline).
+	fftsCapacity = 65535
 )
+
+// PipelineContexts is the FFTS+ context count HCCL's pipeline needs for op on m
+// servers of pl NPUs (docs/costmodel.md §1.3): m·(5(pl−1) + 7 + 1 [+ (pl−1) if
+// deterministic]) + 4 + 1, doubled for AllReduce.
+func PipelineContexts(op string, pl, m int, deterministic bool) int {
+	per := 5*(pl-1) + 7 + 1
+	if deterministic {
+		per += pl - 1
+	}
+	ctx := m*per + 4 + 1
+	if NormaliseOp(op) == "allreduce" {
+		ctx *= 2
+	}
+	return ctx
+}
+
+// pipelineFits reports whether the pipeline's FFTS+ contexts fit HCCL's capacity.
+func pipelineFits(op string, pl, m int, deterministic bool) bool {
+	return PipelineContexts(op, pl, m, deterministic) <= fftsCapacity
+}
+
+// DefaultLevel0 is HCCL's in-server algorithm for pl NPUs per server on the product
+// (docs/costmodel.md §1.3, GetDefaultAlgoLevel0Module): 910A's 8 NPUs form an 8P ring, 4 a
+// mesh, 2 a single ring; A2's HCCS full mesh (p(p−1) pair links) is a mesh. A3's in-server level is a
+// double ring in HCCL, which the model prices as the mesh its HCCS switch offers (an
+// approximation).
+func DefaultLevel0(product string, pl int) string {
+	switch strings.ToUpper(product) {
+	case "910A":
+		if pl == 4 {
+			return "mesh"
+		}
+		return "ring"
+	}
+	return "mesh"
+}
+
+// PipelineAvailable says whether HCCL has its level-1 pipeline for op on the shape:
+// only A2 has it (docs/costmodel.md §1.2), over a level-0 mesh of several NPUs on several
+// servers, with its FFTS+ contexts within HCCL's capacity; the advice also keeps it
+// off under HCCL_DETERMINISTIC (A2's pipeline does not work with it, §1.2). reason
+// says why not.
+func PipelineAvailable(product, level0, op string, pl, m int, deterministic bool) (ok bool, reason string) {
+	switch {
+	case !strings.EqualFold(product, "A2") && !strings.EqualFold(product, "910B") && product != "":
+		return false, fmt.Sprintf("HCCL has no level-1 pipeline on %s", product)
+	case level0 != "mesh":
+		return false, fmt.Sprintf("HCCL's pipeline needs a level-0 mesh; this level 0 is a %s", level0)
+	case pl < 2 || m < 2:
+		return false, fmt.Sprintf("the pipeline needs several servers of several NPUs (here %d × %d)", m, pl)
+	case deterministic:
+		return false, "A2's pipeline does not work with HCCL_DETERMINISTIC"
+	case !pipelineFits(op, pl, m, deterministic):
+		return false, fmt.Sprintf("the pipeline needs %d FFTS+ contexts on %d servers, beyond HCCL's %d", PipelineContexts(op, pl, m, deterministic), m, fftsCapacity)
+	}
+	return true, ""
+}
 
 // Choice is what HCCL's selector picks for an op, with the costs it compared.
 type Choice struct {
@@ -87,11 +167,17 @@ type Choice struct {
 // (AllGather, ReduceScatter), as HCCL counts curSize. rdmaLite is the RDMA-lite
 // capability that lowers the pipeline thresholds.
 func SelectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite bool) (Choice, error) {
+	return selectA2Level1(op, pl, m, size, bufferBytes, deterministic, rdmaLite, true)
+}
+
+// selectA2Level1 is SelectA2Level1 with level 0 said: the pipeline rules apply only
+// over a level-0 mesh.
+func selectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite, level0Mesh bool) (Choice, error) {
 	o := NormaliseOp(op)
 	if m < 2 {
 		return Choice{Algo: "none", Reason: "a single server has no level 1"}, nil
 	}
-	if pl > 1 {
+	if pl > 1 && level0Mesh && pipelineFits(o, pl, m, deterministic) {
 		switch o {
 		case "allreduce":
 			slice := size / int64(m*pl)
@@ -114,6 +200,13 @@ func SelectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic
 				return Choice{Algo: "pipeline", Reason: fmt.Sprintf("size %s ≥ %s", FormatBytes(size), FormatBytes(min))}, nil
 			}
 		}
+	}
+	note := ""
+	if pl > 1 && !pipelineFits(o, pl, m, deterministic) {
+		note = fmt.Sprintf("; no pipeline: it would need %d FFTS+ contexts, beyond HCCL's %d", PipelineContexts(o, pl, m, deterministic), fftsCapacity)
+	}
+	if o == "alltoall" {
+		return alltoallChoice(m), nil
 	}
 	d := float64(size)
 	if bufferBytes > 0 {
@@ -160,7 +253,15 @@ func SelectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic
 			best = a
 		}
 	}
-	return Choice{Algo: best, Reason: "α-β model, δ = 60 µs, BW = 20 GiB/s; ties: Ring, then NHR, then HD", CostUs: cost}, nil
+	return Choice{Algo: best, Reason: "α-β model, δ = 60 µs, BW = 20 GiB/s; ties: Ring, then NHR, then HD" + note, CostUs: cost}, nil
+}
+
+// alltoallChoice is HCCL's AlltoAll between servers: the staged hierarchical path
+// (an AlltoAll inside each server, then one of the aggregated blocks between servers,
+// RunAlltoAllVStaged); the A2 pipeline is never chosen by itself (docs/costmodel.md §1.3:
+// only HCCL_ALGO "alltoall=level0:NA;level1:pipeline" with HCCL_BUFFSIZE ≥ 80 turns it on).
+func alltoallChoice(m int) Choice {
+	return Choice{Algo: "staged", Reason: fmt.Sprintf("AlltoAll on %d servers: HCCL's staged hierarchical path (in-server AlltoAll, then server blocks pairwise); the pipeline only when HCCL_ALGO asks for it", m)}
 }
 
 // SelectLevel1 is HCCL's default level-1 algorithm for an op on a product with
@@ -168,15 +269,22 @@ func SelectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic
 // A3 use the fixed rule of GetDefaultAlgoLevel1V1: H-D_R from 8 servers or on a power
 // of two above 1, else Ring; A3 then rewrites H-D_R to NHR.
 func SelectLevel1(product, op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite bool) (Choice, error) {
+	return selectLevel1(product, op, pl, m, size, bufferBytes, deterministic, rdmaLite, DefaultLevel0(product, pl) == "mesh")
+}
+
+func selectLevel1(product, op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite, level0Mesh bool) (Choice, error) {
 	switch strings.ToUpper(product) {
 	case "A2", "910B", "":
-		return SelectA2Level1(op, pl, m, size, bufferBytes, deterministic, rdmaLite)
+		return selectA2Level1(op, pl, m, size, bufferBytes, deterministic, rdmaLite, level0Mesh)
 	case "910A", "A3":
 	default:
 		return Choice{}, fmt.Errorf("no level-1 selector for product %q: want 910A, A2 or A3", product)
 	}
 	if m < 2 {
 		return Choice{Algo: "none", Reason: "a single server has no level 1"}, nil
+	}
+	if NormaliseOp(op) == "alltoall" {
+		return alltoallChoice(m), nil
 	}
 	c := Choice{Algo: "ring", Reason: fmt.Sprintf("GetDefaultAlgoLevel1V1: %d servers, neither ≥ 8 nor a power of two → Ring", m)}
 	if m >= 8 || isPow2(m) {

@@ -17,6 +17,9 @@ type Topology struct {
 	// Level1Source says how it is known: "profile" (the ops' alg_type) or "HCCL
 	// default" (the legacy A2 rule for m servers, docs/costmodel.md §1.3).
 	Level1, Level1Source string
+	// Level0 is the in-server algorithm: "mesh" (A2) or "ring" (910A's 8P ring), from
+	// the ops' alg_type, else HCCL's default for the product (Level0Source says which).
+	Level0, Level0Source string
 	Intra, Inter         Link
 	// IntraSource and InterSource say where each link's figures come from: the
 	// run's calibrated transfers or the hardware profile's priors.
@@ -136,13 +139,22 @@ func (s clusterShape) topology(res *analysis.Result, group string, ops []analysi
 		if t.NCCL {
 			break
 		}
-		if _, l1, ok := strings.Cut(o.AlgType, "-"); ok && l1 != "" {
+		if l0, l1, ok := strings.Cut(o.AlgType, "-"); ok && l1 != "" {
 			t.Level1, t.Level1Source = NormaliseAlgo(l1), "profile"
+			switch strings.ToLower(l0) {
+			case "mesh", "fullmesh":
+				t.Level0, t.Level0Source = "mesh", "profile"
+			case "ring", "double_ring", "doublering":
+				t.Level0, t.Level0Source = "ring", "profile"
+			}
 			break
 		}
 	}
+	if t.Level0 == "" {
+		t.Level0, t.Level0Source = DefaultLevel0(t.Product, t.RanksPerServer), "HCCL default"
+	}
 	if t.Level1 == "" {
-		t.Level1, t.Level1Source = defaultLevel1(t.Servers), "HCCL default"
+		t.Level1, t.Level1Source = defaultLevel1(t.Product, t.Servers), "HCCL default"
 	}
 	// Links: calibrated where the run moved data over them, else the priors.
 	t.Intra, t.IntraSource = linkOf(s.fits, hw.Level0LatencyUs, hw.PeakGBps, "HCCS", "SIO", "PCIE")
@@ -165,9 +177,16 @@ func linkOf(fits map[string]LinkFit, priorAlphaUs float64, peaks map[string]floa
 	return Link{AlphaUs: priorAlphaUs, BWGBps: peaks[names[0]]}, "hardware prior " + names[0]
 }
 
-// defaultLevel1 is HCCL's legacy A2 α-β choice for AllReduce outside the pipeline
-// rule (docs/costmodel.md §1.3): Ring for two servers, NHR from three.
-func defaultLevel1(servers int) string {
+// defaultLevel1 is HCCL's level-1 choice for AllReduce by server count alone
+// (docs/costmodel.md §1.3): on A2 the α-β model outside the pipeline rule, Ring for two
+// servers, NHR from three; on 910A and A3 GetDefaultAlgoLevel1V1.
+func defaultLevel1(product string, servers int) string {
+	switch strings.ToUpper(product) {
+	case "910A", "A3":
+		if c, err := SelectLevel1(product, "allreduce", 1, servers, 0, 0, false, true); err == nil && c.Algo != "none" {
+			return c.Algo
+		}
+	}
 	if servers <= 2 {
 		return "ring"
 	}
@@ -178,8 +197,8 @@ func defaultLevel1(servers int) string {
 // with the given level-1 algorithm and CCL buffer.
 func (t Topology) allReduceCost(n int64, level1 string, bufferBytes int64) (Cost, error) {
 	if level1 == "pipeline" {
-		if t.RanksPerServer < 2 || t.Servers < 2 {
-			return Cost{}, fmt.Errorf("pipeline needs several servers of several NPUs (here %d × %d)", t.Servers, t.RanksPerServer)
+		if ok, why := PipelineAvailable(t.Product, t.level0(), "allreduce", t.RanksPerServer, t.Servers, false); !ok {
+			return Cost{}, fmt.Errorf("no pipeline: %s", why)
 		}
 		// The pipeline executor loops over (B − 16 KiB)·p per round (§3.7).
 		round := bufferBytes
@@ -197,7 +216,43 @@ func (t Topology) allReduceCost(n int64, level1 string, bufferBytes int64) (Cost
 		c.finish()
 		return c, nil
 	}
-	return HierarchicalAllReduce(t.RanksPerServer, t.Servers, n, t.Intra, t.Inter, level1, bufferBytes)
+	return HierarchicalAllReduceOn(t.level0(), t.RanksPerServer, t.Servers, n, t.Intra, t.Inter, level1, bufferBytes)
+}
+
+// level0 is the in-server algorithm, HCCL's default for the product when unset.
+func (t Topology) level0() string {
+	if t.Level0 != "" {
+		return t.Level0
+	}
+	return DefaultLevel0(t.Product, t.RanksPerServer)
+}
+
+// Level1Options are the level-1 algorithms HCCL_ALGO may name for AllReduce on this
+// shape: the product's (Level1Choices), with the pipeline only where HCCL has it
+// (PipelineAvailable).
+func (t Topology) Level1Options(deterministic bool) []string {
+	var out []string
+	for _, a := range Level1Choices(t.Product) {
+		if a == "pipeline" {
+			if ok, _ := PipelineAvailable(t.Product, t.level0(), "allreduce", t.RanksPerServer, t.Servers, deterministic); !ok {
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// HCCLChoice is HCCL's own level-1 choice for one op of size bytes (the op's total
+// for AllReduce, Broadcast and Reduce; the per-rank piece for AllGather and
+// ReduceScatter) on this shape with HCCL_ALGO unset (SelectLevel1, with RDMA-lite
+// assumed present). A 910A or A3 choice does not depend on the size; a level 0 that
+// is not a mesh has no pipeline.
+func (t Topology) HCCLChoice(op string, size, bufferBytes int64, deterministic bool) (Choice, error) {
+	if t.NCCL {
+		return Choice{}, fmt.Errorf("an NVIDIA (NCCL) run: NCCL chooses its algorithm itself")
+	}
+	return selectLevel1(t.Product, op, t.RanksPerServer, t.Servers, size, bufferBytes, deterministic, true, t.level0() == "mesh")
 }
 
 // Level1Choices are the level-1 algorithms HCCL_ALGO may name for AllReduce on the

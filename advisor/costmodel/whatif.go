@@ -56,7 +56,21 @@ type Bucketing struct {
 	// measuredWindowUs is the window read from the launches (0: not seen).
 	measuredWindowUs float64
 	// Topology prices the structural what-ifs (algorithm, data-parallel size).
-	Topology   Topology
+	Topology Topology
+	// HCCLAlgoForced is set when HCCL_ALGO names the AllReduce's level 1 (the caller
+	// reads the environment): HCCL's selector then does not run. Deterministic is
+	// HCCL_DETERMINISTIC on (no pipeline in the advice, deterministic thresholds).
+	HCCLAlgoForced, Deterministic bool
+	// OpErrorP90 is the 90th percentile of the fitted line's relative error on the
+	// run's own AllReduces (per round); StepNoiseUs the standard error of the
+	// measured mean step (the spread of the steps' means over √steps). Both widen
+	// the predictions' intervals.
+	OpErrorP90, StepNoiseUs float64
+	// fitSizes and fitMeanUs are the distinct per-round sizes fitted and their mean
+	// measured time, for the structural model's back-test.
+	fitSizes   []int64
+	fitMeanUs  []float64
+	structErr  *float64
 	Confidence string
 	Notes      []string
 }
@@ -212,6 +226,20 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	}
 	bk.AlphaUs, bk.BetaUsPerB, bk.AlphaSEUs, bk.BetaSEUsPB = a, b, sa, sb
 	bk.FitMinBytes, bk.FitMaxBytes = int64(slices.Min(xs)), int64(slices.Max(xs))
+	var rel []float64
+	sumBy, nBy := map[int64]float64{}, map[int64]float64{}
+	for i, x := range xs {
+		if ys[i] > 0 {
+			rel = append(rel, math.Abs(ys[i]-(a+b*x))/ys[i])
+		}
+		sumBy[int64(x)] += ys[i]
+		nBy[int64(x)]++
+	}
+	bk.OpErrorP90 = quantile(rel, 0.9)
+	for _, x := range slices.Sorted(maps.Keys(sumBy)) {
+		bk.fitSizes = append(bk.fitSizes, x)
+		bk.fitMeanUs = append(bk.fitMeanUs, sumBy[x]/nBy[x])
+	}
 	if spreadN > 0 {
 		bk.SpreadUs = spread / spreadN
 	}
@@ -229,6 +257,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		return nil, fmt.Errorf("no step breakdown")
 	}
 	bk.StepUs, bk.ExposedUs, bk.TailUs = stage/cnt, exposed/cnt, tail/cnt
+	bk.StepNoiseUs = stepNoise(res)
 	bk.SpreadLastUs = computeDrift(res)
 	bk.GroupExposedUs = bk.ExposedUs
 	var gExposed, gN float64
@@ -325,6 +354,31 @@ func (bk *Bucketing) solveWindow() {
 		}
 	}
 	bk.WindowUs = hi
+}
+
+// stepNoise is the standard error of the mean step: the standard deviation of the
+// steps' mean Stage (over ranks) divided by √steps; 0 with fewer than two steps.
+func stepNoise(res *analysis.Result) float64 {
+	sum, n := map[int]float64{}, map[int]float64{}
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			sum[st.Step] += float64(st.StageNs) / 1e3
+			n[st.Step]++
+		}
+	}
+	var means []float64
+	for _, step := range slices.Sorted(maps.Keys(sum)) {
+		means = append(means, sum[step]/n[step])
+	}
+	if len(means) < 2 {
+		return 0
+	}
+	mean := sumOf(means) / float64(len(means))
+	var ss float64
+	for _, m := range means {
+		ss += (m - mean) * (m - mean)
+	}
+	return math.Sqrt(ss/float64(len(means)-1)) / math.Sqrt(float64(len(means)))
 }
 
 // computeDrift is the mean over steps of how much longer the slowest rank computes
@@ -460,10 +514,12 @@ func ParseSetting(s string) (Setting, error) {
 	case "algo", "algorithm":
 		a := NormaliseAlgo(v)
 		switch a {
-		case "ring", "nhr", "rhd", "nb", "pipeline":
+		case "ring", "nhr", "rhd", "nb", "pipeline", "auto":
 			return Setting{Knob: "algo", Algo: a}, nil
+		case "unset", "default":
+			return Setting{Knob: "algo", Algo: "auto"}, nil
 		}
-		return Setting{}, fmt.Errorf("algo=%q: want ring, nhr, rhd (H-D_R), nb or pipeline", v)
+		return Setting{}, fmt.Errorf("algo=%q: want ring, nhr, rhd (H-D_R), nb, pipeline or auto (HCCL's own choice: HCCL_ALGO unset)", v)
 	}
 	return Setting{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo and dp are", k)
 }
@@ -480,8 +536,38 @@ type scenarioOf struct {
 	acc        int
 	windowUs   float64
 	level1     string
+	auto       bool // level 1 is HCCL's own choice per op: re-run its selector on the new sizes
 	dp         int
 	structural bool // the algorithm or the scale changes: reprice with the topology
+	sizes      bool // the AllReduces' sizes, the buffer or the servers change
+}
+
+// SelectorAgrees reports whether the profile's level-1 algorithm is what HCCL's own
+// selector picks for every bucket the run measured (HCCL_ALGO unset), and if not,
+// what the selector picks for the first bucket that disagrees.
+func (bk *Bucketing) SelectorAgrees() (bool, Choice) {
+	t := bk.Topology
+	if t.NCCL || t.Servers < 2 {
+		return false, Choice{}
+	}
+	for _, n := range bk.Buckets {
+		c, err := t.HCCLChoice("allreduce", n, bk.BufferBytes, bk.Deterministic)
+		if err != nil {
+			return false, Choice{}
+		}
+		if c.Algo != t.Level1 {
+			return false, c
+		}
+	}
+	return true, Choice{}
+}
+
+// AutoLevel1 reports whether the run's level 1 is HCCL's automatic choice: HCCL_ALGO
+// does not force it and the selector agrees with the profile on the measured sizes.
+// The what-ifs then re-run the selector after every change.
+func (bk *Bucketing) AutoLevel1() bool {
+	ok, _ := bk.SelectorAgrees()
+	return ok && !bk.HCCLAlgoForced
 }
 
 // WhatIfPlan predicts the step time and exposed share when the settings change
@@ -489,7 +575,7 @@ type scenarioOf struct {
 func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 	t := bk.Topology
 	sc := scenarioOf{buckets: bk.Buckets, buffer: bk.BufferBytes, acc: bk.Accumulation, windowUs: bk.WindowUs,
-		level1: t.Level1}
+		level1: t.Level1, auto: bk.AutoLevel1()}
 	p := Prediction{Confidence: bk.Confidence, Assumptions: []string{
 		"gradient buckets run one after another on one stream and become ready evenly over the backward window solved from the measured exposure",
 		"everything but the exposed gradient communication is unchanged",
@@ -503,12 +589,14 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 				return Prediction{}, fmt.Errorf("bucket must be positive")
 			}
 			sc.buckets = split(bk.GradientBytes, int64(s.Value))
+			sc.sizes = true
 			value = FormatBytes(int64(s.Value))
 		case "buffsize":
 			if s.Value < 1 {
 				return Prediction{}, fmt.Errorf("buffsize must be positive")
 			}
 			sc.buffer = int64(s.Value)
+			sc.sizes = true
 			value = FormatBytes(sc.buffer)
 			p.Assumptions = append(p.Assumptions, "each buffer round pays the fitted latency again")
 		case "accumulation":
@@ -535,15 +623,21 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			if t.Servers < 2 {
 				return Prediction{}, fmt.Errorf("the gradient group is on one server: the level-1 algorithm is not used")
 			}
-			sc.level1, sc.structural = NormaliseAlgo(s.Algo), true
-			value = HCCLAlgoName(sc.level1)
+			if a := NormaliseAlgo(s.Algo); a == "auto" {
+				// HCCL_ALGO unset: HCCL's selector chooses per op.
+				sc.auto, sc.structural = true, true
+				value = "HCCL's choice (unset)"
+			} else {
+				sc.level1, sc.auto, sc.structural = a, false, true
+				value = HCCLAlgoName(sc.level1)
+			}
 		case "dp":
 			n := int(s.Value)
 			per := t.RanksPerServer
 			if n < 2 || (n > per && n%per != 0) || (n < per && per%n != 0) {
 				return Prediction{}, fmt.Errorf("dp=%d: want a multiple of the %d NPUs per server (or a divisor of it)", n, per)
 			}
-			sc.dp, sc.structural = n, true
+			sc.dp, sc.structural, sc.sizes = n, true, true
 			value = fmt.Sprint(n)
 			if t.NCCL {
 				p.Confidence = "low"
@@ -563,8 +657,36 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			topo.Servers = sc.dp / t.RanksPerServer
 		}
 		// An algorithm HCCL chose by itself follows its rule at the new scale.
-		if sc.level1 == t.Level1 && t.Level1 == defaultLevel1(t.Servers) {
-			sc.level1 = defaultLevel1(topo.Servers)
+		if sc.level1 == t.Level1 && t.Level1 == defaultLevel1(t.Product, t.Servers) {
+			sc.level1 = defaultLevel1(t.Product, topo.Servers)
+		}
+	}
+	// Level 1 per bucket: HCCL's selector on the new sizes when it chooses, else the
+	// forced (or kept) algorithm.
+	algos := make([]string, len(sc.buckets))
+	var switched []string
+	for i, n := range sc.buckets {
+		algos[i] = sc.level1
+		if sc.auto && topo.Servers > 1 {
+			c, err := topo.HCCLChoice("allreduce", n, sc.buffer, bk.Deterministic)
+			if err != nil {
+				return Prediction{}, err
+			}
+			algos[i] = c.Algo
+			if c.Algo != t.Level1 && !slices.Contains(switched, c.Algo) {
+				switched = append(switched, c.Algo)
+				p.Assumptions = append(p.Assumptions, fmt.Sprintf("HCCL's selector picks level-1 %s for the %s AllReduces (%s) where the run had %s",
+					HCCLAlgoName(c.Algo), FormatBytes(n), c.Reason, HCCLAlgoName(t.Level1)))
+			}
+		}
+		if algos[i] != t.Level1 {
+			sc.structural = true
+		}
+	}
+	if sc.sizes && !sc.auto && !bk.HCCLAlgoForced && t.Servers > 1 && !t.NCCL {
+		if ok, c := bk.SelectorAgrees(); !ok && c.Algo != "" {
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the run's level 1 (%s) is not what HCCL's selector picks for its sizes (%s) and HCCL_ALGO is not known to be set: %s is kept at the new sizes",
+				HCCLAlgoName(t.Level1), HCCLAlgoName(c.Algo), HCCLAlgoName(t.Level1)))
 		}
 	}
 	if sc.structural {
@@ -587,12 +709,16 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			break
 		}
 	}
-	pred := func(a, b float64) (step, exposed float64, err error) {
+	// scale stretches every bucket's time by the model's own per-op error.
+	pred := func(a, b, scale float64) (step, exposed float64, err error) {
 		times := bk.bucketTimes(sc.buckets, a, b, sc.buffer)
 		if sc.structural {
-			if times, err = bk.reprice(sc.buckets, a, b, sc.buffer, topo, sc.level1); err != nil {
+			if times, err = bk.reprice(sc.buckets, a, b, sc.buffer, topo, algos); err != nil {
 				return 0, 0, err
 			}
+		}
+		for i := range times {
+			times[i] *= scale
 		}
 		e := bk.queueExposure(times, sc.windowUs)
 		// The rest of the step is unchanged; more micro-batches repeat the compute of
@@ -601,19 +727,90 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 		exposedAll := bk.ExposedUs - bk.GroupExposedUs + e
 		return micro*float64(sc.acc) + bk.TailUs + exposedAll, exposedAll, nil
 	}
-	step, e, err := pred(bk.AlphaUs, bk.BetaUsPerB)
+	step, e, err := pred(bk.AlphaUs, bk.BetaUsPerB, 1)
 	if err != nil {
 		return Prediction{}, err
 	}
-	lo, _, _ := pred(math.Max(bk.AlphaUs-bk.AlphaSEUs, 0), math.Max(bk.BetaUsPerB-bk.BetaSEUsPB, 0))
-	hi, _, _ := pred(bk.AlphaUs+bk.AlphaSEUs, bk.BetaUsPerB+bk.BetaSEUsPB)
+	// The interval carries the fit's standard errors, the model's own per-op error
+	// (the 90th percentile of its relative residuals on the run's ops: the fitted
+	// line's, and for a structural change the structural model's too) and the
+	// measured step's noise, for the run it is computed from and the run it predicts.
+	q := bk.OpErrorP90
+	if sc.structural {
+		q = math.Max(q, bk.structuralError())
+		if topo.Servers > 1 && strings.HasPrefix(t.InterSource, "hardware") || topo.RanksPerServer > 1 && strings.HasPrefix(t.IntraSource, "hardware") {
+			// A level the run does not calibrate is priced from the product's figures.
+			q = math.Max(q, priorError)
+		}
+	}
+	lo, _, _ := pred(math.Max(bk.AlphaUs-bk.AlphaSEUs, 0), math.Max(bk.BetaUsPerB-bk.BetaSEUsPB, 0), 1-q)
+	hi, _, _ := pred(bk.AlphaUs+bk.AlphaSEUs, bk.BetaUsPerB+bk.BetaSEUsPB, 1+q)
+	lo, hi = math.Min(lo, hi), math.Max(lo, hi)
+	noise := math.Sqrt2 * bk.StepNoiseUs * float64(sc.acc) / float64(bk.Accumulation)
+	// What the model does not represent grows with the change: the ranks' drift per
+	// added micro-batch (the mean rank's micro-batch is repeated, the slowest rank's
+	// extra compute is not), and a share of the change in exposed communication
+	// (the queue and overlap model's own error).
+	unmodelled := math.Abs(float64(sc.acc)/float64(bk.Accumulation)-1)*bk.SpreadLastUs +
+		exposureChangeError*math.Abs(e-bk.ExposedUs)
+	noise = math.Hypot(noise, unmodelled)
+	down := math.Max(math.Hypot(math.Max(step-lo, 0), noise), minIntervalShare*step)
+	up := math.Max(math.Hypot(math.Max(hi-step, 0), noise), minIntervalShare*step)
 	p.Knob, p.Value = strings.Join(names, "+"), strings.Join(values, "+")
 	p.StepTimeUs, p.ExposedUs, p.CommShare = step, e, e/step
-	p.Low, p.High = math.Min(lo, hi), math.Max(lo, hi)
+	p.Low, p.High = step-down, step+up
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the interval holds the fit's standard errors, the model's per-op error (90th percentile %.1f%%), the step's noise and what the model leaves out (±%.2f ms together)",
+		100*q, noise/1e3))
 	if bk.WindowBound {
 		p.Assumptions = append(p.Assumptions, "the overlap window is a lower bound (the run is compute-bound)")
 	}
 	return p, nil
+}
+
+// minIntervalShare is the narrowest interval half-width, as a share of the step: a
+// prediction is never exact, even where the run shows no noise.
+const minIntervalShare = 0.002
+
+// priorError is the per-op error assumed for a level priced from the product's
+// figures rather than calibrated on the run (docs/costmodel.md §5.4 calls a fit with up
+// to 20% error usable; the priors are taken as a little worse). exposureChangeError
+// is the share of a predicted change in exposed communication the interval allows
+// for the queue and overlap model itself, which no single run can test.
+const (
+	priorError          = 0.25
+	exposureChangeError = 0.05
+)
+
+// structuralError is the 90th percentile of the structural model's relative error
+// on the run's own AllReduces: each measured size priced by the scaled two-level
+// model (reprice, the run's algorithm) against its mean measured time per round.
+func (bk *Bucketing) structuralError() float64 {
+	if bk.structErr != nil {
+		return *bk.structErr
+	}
+	var errs []float64
+	algos := []string{bk.Topology.Level1}
+	for i, x := range bk.fitSizes {
+		times, err := bk.reprice([]int64{x}, bk.AlphaUs, bk.BetaUsPerB, 0, bk.Topology, algos)
+		if err != nil || bk.fitMeanUs[i] <= 0 {
+			continue
+		}
+		errs = append(errs, math.Abs(times[0]-bk.fitMeanUs[i])/bk.fitMeanUs[i])
+	}
+	q := quantile(errs, 0.9)
+	bk.structErr = &q
+	return q
+}
+
+// quantile is the q-th quantile of xs (nearest rank), 0 for none.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
 }
 
 // reprice prices buckets under a changed topology or algorithm with HCCL's two-level
@@ -621,7 +818,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 // measured, the structural model gives the fitted α per round and β per byte (the
 // structure sets the ratios, the run the scale); a level the run does not use keeps
 // its own figures (calibrated transfers or the hardware prior).
-func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo Topology, level1 string) ([]float64, error) {
+func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo Topology, level1 []string) ([]float64, error) {
 	cur := bk.Topology
 	// A level the run uses but no figure describes is taken from the fit alone: a
 	// unit link, scaled below to the fitted α and β.
@@ -664,7 +861,7 @@ func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo T
 	}
 	out := make([]float64, len(buckets))
 	for i, n := range buckets {
-		c, err := topo.allReduceCost(n, level1, buffer)
+		c, err := topo.allReduceCost(n, level1[i], buffer)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package costmodel_test
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,8 +38,32 @@ func generated(t *testing.T, name string, edit func(*scenario.Scenario)) (*analy
 // TestWhatIfAgainstTheGenerator predicts a knob's change from one run and compares it
 // with the generator's own run with the knob changed: the step time within 10%, and
 // the exposed share within 10% of itself (or half a point, for shares so small that
-// the generator's step-to-step noise decides them).
+// the generator's step-to-step noise decides them). Over all cases, at least 80% of
+// the generated step times fall inside the predicted interval, and no interval has
+// zero width.
 func TestWhatIfAgainstTheGenerator(t *testing.T) {
+	var mu sync.Mutex
+	var inside, total int
+	var widths []float64
+	t.Run("cases", func(t *testing.T) {
+		whatIfCases(t, func(p costmodel.Prediction, gotUs float64) {
+			mu.Lock()
+			defer mu.Unlock()
+			total++
+			if gotUs >= p.Low && gotUs <= p.High {
+				inside++
+			}
+			widths = append(widths, (p.High-p.Low)/p.StepTimeUs)
+		})
+	})
+	require.Positive(t, total)
+	slices.Sort(widths)
+	t.Logf("interval coverage: %d of %d generated step times inside the predicted interval; median width %.2f%% of the step", inside, total, 100*widths[len(widths)/2])
+	assert.GreaterOrEqual(t, float64(inside), 0.8*float64(total), "coverage")
+	assert.Positive(t, widths[0], "a zero-width interval")
+}
+
+func whatIfCases(t *testing.T, record func(p costmodel.Prediction, generatedUs float64)) {
 	for _, tc := range []struct {
 		scenario string
 		set      string
@@ -72,10 +97,11 @@ func TestWhatIfAgainstTheGenerator(t *testing.T) {
 				base(sc)
 				require.NoError(t, sc.SetKnob(set.Knob, set.Value, set.Algo))
 			})
-			t.Logf("before: step %.0f µs share %.3f; predicted %.0f µs [%.0f, %.0f] share %.3f; generator %.0f µs share %.3f (%+.1f%%); α %.1f µs, %.2f GB/s, T %.0f µs (overlap %.2f), spread %.0f→%.0f µs, tail %.0f µs, %d×%d %s",
-				before.StepTimeUs, before.CommShare, p.StepTimeUs, p.Low, p.High, p.CommShare, after.StepTimeUs, after.CommShare,
+			t.Logf("before: step %.0f µs share %.3f; predicted %.0f µs [%.0f, %.0f] q %.3f noise %.0f share %.3f; generator %.0f µs share %.3f (%+.1f%%); α %.1f µs, %.2f GB/s, T %.0f µs (overlap %.2f), spread %.0f→%.0f µs, tail %.0f µs, %d×%d %s",
+				before.StepTimeUs, before.CommShare, p.StepTimeUs, p.Low, p.High, bk.OpErrorP90, bk.StepNoiseUs, p.CommShare, after.StepTimeUs, after.CommShare,
 				100*(p.StepTimeUs/after.StepTimeUs-1), bk.AlphaUs, 1e-3/bk.BetaUsPerB, bk.WindowUs, bk.OverlapFraction(), bk.SpreadUs, bk.SpreadLastUs, bk.TailUs,
 				bk.Topology.Servers, bk.Topology.RanksPerServer, bk.Topology.Level1)
+			record(p, after.StepTimeUs)
 			assert.InDelta(t, after.StepTimeUs, p.StepTimeUs, 0.1*after.StepTimeUs, "step time within 10%%")
 			assert.InDelta(t, after.CommShare, p.CommShare, max(0.1*after.CommShare, 0.005), "comm_share within 10%%")
 		})
@@ -121,6 +147,8 @@ func TestParseSetting(t *testing.T) {
 		"algo=H-D_R":       {Knob: "algo", Algo: "rhd"},
 		"Algorithm=NHR":    {Knob: "algo", Algo: "nhr"},
 		" algo = pipeline": {Knob: "algo", Algo: "pipeline"},
+		"algo=unset":       {Knob: "algo", Algo: "auto"},
+		"algo=auto":        {Knob: "algo", Algo: "auto"},
 	} {
 		got, err := costmodel.ParseSetting(in)
 		require.NoError(t, err, in)

@@ -28,7 +28,8 @@ func newModelCmd() *cobra.Command {
 		Long: `Model prices one collective: T = a·α + b·n·β + c·n·γ for the algorithm, with
 HCCL_BUFFSIZE rounds. With --product and --servers it gives HCCL's own level-1 choice
 (A2: per op by its α-β model and pipeline rules; 910A and A3: the fixed server-count
-rule) and the cost of the two-level execution with the product's figures.
+rule; AlltoAll: the staged path) and the cost of the two-level execution with the
+product's figures, level 0 as HCCL runs it there (910A: the 8P ring; A2: the mesh).
 
 Sizes accept KiB/MiB/GiB (binary) and KB/MB/GB (decimal); bandwidths are decimal GB/s.`,
 		Example: `  hcclprof model --op allreduce --algo ring --ranks 8 --size 256MiB --alpha-us 20 --bw-gbps 18.3
@@ -125,12 +126,14 @@ func (f modelFlags) run() (report.ModelDoc, error) {
 	if level1 == "none" {
 		level1 = "ring"
 	}
-	topo := costmodel.Topology{RanksPerServer: pl, Servers: f.servers, Level1: level1, Intra: intra, Inter: inter, Product: hw.Name}
+	level0 := costmodel.DefaultLevel0(hw.Name, pl)
+	topo := costmodel.Topology{RanksPerServer: pl, Servers: f.servers, Level1: level1, Level0: level0, Level0Source: "HCCL default", Intra: intra, Inter: inter, Product: hw.Name}
 	doc.Cost, err = topo.OpCost(op, curSize, buffer)
 	if err != nil {
 		return doc, err
 	}
-	doc.Notes = append(doc.Notes, fmt.Sprintf("%s figures: intra α %.0f µs, HCCS %.1f GB/s; inter α %.0f µs, RoCE %.1f GB/s (priors; hcclprof calibrate fits them on a run)",
-		hw.Name, intra.AlphaUs, intra.BWGBps, inter.AlphaUs, inter.BWGBps))
+	doc.Notes = append(doc.Notes, fmt.Sprintf("level 0 (in-server): HCCL's %s for %d NPUs on %s", level0, pl, hw.Name),
+		fmt.Sprintf("%s figures: intra α %.0f µs, HCCS %.1f GB/s; inter α %.0f µs, RoCE %.1f GB/s (priors; hcclprof calibrate fits them on a run)",
+			hw.Name, intra.AlphaUs, intra.BWGBps, inter.AlphaUs, inter.BWGBps))
 	return doc, err
 }

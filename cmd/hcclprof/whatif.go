@@ -69,7 +69,8 @@ incomplete unless --allow-partial.`,
 				return err
 			}
 			// HCCL_BUFFSIZE as the run's environment says, unless given.
-			buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "").BuffsizeBytes
+			facts := advisor.FactsOf(advisor.EnvOf(run.cluster), "")
+			buffer := facts.BuffsizeBytes
 			if cmd.Flags().Changed("buffsize-mb") {
 				buffer = int64(buffsizeMB) << 20
 			}
@@ -82,6 +83,9 @@ incomplete unless --allow-partial.`,
 				return usage(err)
 			}
 			bk.BackwardShare = backwardShare
+			// A forced HCCL_ALGO keeps HCCL's selector from re-choosing at new sizes.
+			bk.HCCLAlgoForced = advisor.ForcedLevel1(facts.HCCLAlgo, "allreduce") != ""
+			bk.Deterministic = facts.Deterministic
 			pred, err := bk.WhatIfPlan(plan)
 			if err != nil {
 				return usage(err)
@@ -95,7 +99,7 @@ incomplete unless --allow-partial.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr, dp=64; repeatable (applied together)")
+	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr (algo=auto: HCCL_ALGO unset), dp=64; repeatable (applied together)")
 	fl.Float64Var(&backwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
 	// The flag's own default is 0 so that the help states one default, the run's
 	// environment (HCCL's 200 MB when it is not set), not a second one of 200.

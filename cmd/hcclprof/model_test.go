@@ -1,0 +1,38 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestModel910A: on 910A the model prices level 0 as HCCL runs it there, the 8P ring
+// (2·7 steps and 2·7/8 of the vector over one 10 GB/s link), never a mesh, and names
+// no pipeline; HCCL's choice on 5 servers is Ring. A2 keeps its mesh.
+func TestModel910A(t *testing.T) {
+	doc, err := modelFlags{op: "allreduce", size: "64MiB", product: "910a", servers: 5, format: "text"}.run()
+	require.NoError(t, err)
+	require.NotNil(t, doc.Choice)
+	assert.Equal(t, "ring", doc.Choice.Algo)
+	assert.Equal(t, "hierarchical-ring-ring", doc.Cost.Algo)
+	n := float64(64 << 20)
+	// Level 0: 14·13 µs + 1.75·n/10e3; level 1 ring on 5 servers over n/8: 8·60 µs + 1.6·(n/8)/10e3.
+	assert.InDelta(t, 14*13+1.75*n/10e3+8*60+1.6*n/8/10e3, doc.Cost.TimeUs, 1e-6)
+	assert.Contains(t, doc.Notes[0], "ring for 8 NPUs on 910A")
+
+	for _, op := range []string{"broadcast", "reduce", "alltoall", "allgather", "reducescatter"} {
+		doc, err := modelFlags{op: op, size: "64MiB", product: "910a", servers: 5, format: "text"}.run()
+		require.NoError(t, err, op)
+		require.NotNil(t, doc.Choice, op)
+		assert.NotEqual(t, "pipeline", doc.Choice.Algo, op)
+		assert.Positive(t, doc.Cost.TimeUs, op)
+	}
+	doc, err = modelFlags{op: "alltoall", size: "64MiB", product: "a2", servers: 4, format: "text"}.run()
+	require.NoError(t, err)
+	assert.Equal(t, "staged", doc.Choice.Algo)
+
+	doc, err = modelFlags{op: "allreduce", size: "64MiB", product: "a2", servers: 4, format: "text"}.run()
+	require.NoError(t, err)
+	assert.Contains(t, doc.Notes[0], "mesh for 8 NPUs on A2")
+}
