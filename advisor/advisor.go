@@ -39,7 +39,12 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	}
 	facts := FactsOf(env, framework)
 	facts.Accumulation = max(opts.Accumulation, 1)
-	a.Recommendations, a.Notes = recommend(res, facts, opts)
+	var more []Finding
+	a.Recommendations, a.Notes, more = recommend(res, facts, opts)
+	if len(more) > 0 {
+		a.Findings = append(a.Findings, more...)
+		sortFindings(a.Findings)
+	}
 	if waitingCause(diag.Cause) && len(a.Recommendations) > 0 {
 		// Faster data movement does not shorten waiting: buckets, algorithms and
 		// buffers are priced on the transfer part only, which is not what leads.

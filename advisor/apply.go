@@ -117,6 +117,8 @@ func Apply(s Setting, framework string) (knob, how string) {
 		return "HCCL_BUFFSIZE", fmt.Sprintf("export HCCL_BUFFSIZE=%d   # MB per communicator; each communicator reserves 2 × this of device memory", s.BuffsizeMB)
 	case "algorithm":
 		return "HCCL_ALGO", fmt.Sprintf(`export HCCL_ALGO="%s=level0:NA;level1:%s"`, s.Op, s.Algorithm)
+	case "fuse":
+		return "fuse collectives", "issue the small collectives of a step as one (flatten the tensors into one buffer, reduce once)"
 	}
 	return "", ""
 }

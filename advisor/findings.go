@@ -431,7 +431,7 @@ func checkFindings(c analysis.Communication) []Finding {
 			}
 			f.ID, f.Severity = "small_messages", Medium
 			f.Title = fmt.Sprintf("%.0f%% of the ops move small messages over %s: latency-bound", 100*float64(ch.Count)/float64(max(ch.Total, 1)), transport)
-			f.Evidence += "; each op pays its fixed latency, so fewer, larger messages (bigger gradient buckets, or accumulation) move the same bytes in less time"
+			f.Evidence += "; each op pays its fixed latency, so fewer, larger messages (bigger gradient buckets, fused collectives, or accumulation) move the same bytes in less time"
 		case "over_buffsize":
 			f.ID, f.Severity = "messages_over_buffsize", Medium
 			f.Title = fmt.Sprintf("%d ops are larger than HCCL_BUFFSIZE and run in several rounds", ch.Count)
