@@ -85,3 +85,55 @@ func TestSmallCollectiveStormIsNotBuckets(t *testing.T) {
 	assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
 	assert.Less(t, float64(got.StepTimeNs)/1e3, 0.85*before, "fusing saves what the storm exposed")
 }
+
+const lateRetransmission = `
+product: a2
+ranks: 4
+ranks_per_node: 2
+steps: 5
+first_step: 17
+seed: 21
+model:
+  gradient_bytes: 100000000
+  dtype: BFP16
+  forward_ms: 10
+  backward_ms: 20
+  optimizer_ms: 2
+  kernel_us: 2000
+ddp:
+  bucket_mb: 25
+  overlap: 0.8
+problems:
+  - kind: warmup
+    factor: 3
+  - kind: retransmission
+    src: 1
+    dst: 3
+    step: 21
+    wait_ms: 4000
+`
+
+// TestLateRetransmissionIsNotWarmup: the first step is the warm-up; step 21, with
+// a 4 s RDMA retransmission, is an outlier with its link, never a step to skip as
+// warm-up; and no knob is offered for a fault.
+func TestLateRetransmissionIsNotWarmup(t *testing.T) {
+	a, _ := adviseScenario(t, lateRetransmission, advisor.DefaultOptions)
+	warm := byID(a, "warmup_steps")
+	require.Len(t, warm, 1, "%+v", a.Findings)
+	require.Len(t, warm[0].Refs, 1)
+	assert.Equal(t, 17, warm[0].Refs[0].Step)
+	assert.Contains(t, warm[0].Evidence, "--skip-steps 17.")
+	out := byID(a, "outlier_steps")
+	require.Len(t, out, 1, "%+v", a.Findings)
+	assert.Equal(t, 21, out[0].Refs[0].Step)
+	assert.Contains(t, out[0].Evidence, "step 21 ")
+	assert.Contains(t, out[0].Evidence, "RDMA retransmission 1→3")
+	for _, f := range a.Findings {
+		assert.NotContains(t, f.Evidence, "--skip-steps 21", f.ID)
+		assert.NotContains(t, f.Evidence, "--skip-steps 17,21", f.ID)
+	}
+	require.Len(t, byID(a, "rdma_retransmission"), 1)
+	assert.Empty(t, a.Recommendations)
+	require.NotEmpty(t, a.Notes)
+	assert.Contains(t, a.Notes[0], "fix it first")
+}
