@@ -39,8 +39,19 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	}
 	facts := FactsOf(env, framework)
 	facts.Accumulation = max(opts.Accumulation, 1)
+	var accNote string
+	if opts.Accumulation < 1 {
+		// Not given: read from the compute pattern.
+		var n int
+		if n, accNote = InferAccumulation(res); n > 0 {
+			facts.Accumulation = n
+		}
+	}
 	var more []Finding
 	a.Recommendations, a.Notes, more = recommend(res, facts, opts)
+	if accNote != "" {
+		a.Notes = append([]string{accNote}, a.Notes...)
+	}
 	if len(more) > 0 {
 		a.Findings = append(a.Findings, more...)
 		sortFindings(a.Findings)

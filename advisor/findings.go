@@ -61,8 +61,8 @@ type Options struct {
 	// Framework selects how recommendations are applied: pytorch-ddp, deepspeed,
 	// megatron, mindspore; "" infers it from the data.
 	Framework string
-	// Accumulation is the profiled run's micro-batches per optimizer step (0 or 1:
-	// none).
+	// Accumulation is the profiled run's micro-batches per optimizer step; 0: not
+	// known, inferred from the compute pattern (InferAccumulation).
 	Accumulation int
 }
 

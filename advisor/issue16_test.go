@@ -137,3 +137,69 @@ func TestLateRetransmissionIsNotWarmup(t *testing.T) {
 	require.NotEmpty(t, a.Notes)
 	assert.Contains(t, a.Notes[0], "fix it first")
 }
+
+const accumulated8 = `
+product: a2
+ranks: 8
+ranks_per_node: 8
+steps: 3
+first_step: 3
+seed: 33
+model:
+  gradient_bytes: 2000000000
+  dtype: FP32
+  forward_ms: 1.5
+  backward_ms: 3
+  optimizer_ms: 2
+  kernel_us: 150
+ddp:
+  bucket_mb: 25
+  overlap: 0.3
+  accumulation: 8
+`
+
+// TestAccumulationInferredFromTheProfile: a run that accumulates 8 micro-batches
+// (gradients reduced after the last) is read as such without --grad-accumulation,
+// said in a note, and the accumulation plan's prediction is confirmed by the
+// generator; an explicit value still wins.
+func TestAccumulationInferredFromTheProfile(t *testing.T) {
+	a, res := adviseScenario(t, accumulated8, advisor.DefaultOptions)
+	require.NotEmpty(t, a.Notes)
+	assert.Contains(t, a.Notes[0], "micro-batches per step: 8, inferred from the compute pattern")
+	require.NotEmpty(t, a.Recommendations, "%v", a.Notes)
+	r := a.Recommendations[0]
+	assert.Equal(t, "gradient_accumulation", r.ID)
+	assert.Contains(t, r.Value, "16")
+	assertRealKnobs(t, a)
+	got := regenerated(t, accumulated8, r.Settings)
+	t.Logf("step %.0f µs; %s = %s: predicted %.0f µs, regenerated %.0f µs", float64(res.Summary.StepTimeNs)/1e3, r.Knob, r.Value, r.Predicted.StepTimeUs, float64(got.StepTimeNs)/1e3)
+	assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
+
+	// Given explicitly, the value is used as it is and nothing is inferred.
+	opts := advisor.DefaultOptions
+	opts.Accumulation = 8
+	b := advisor.Advise(res, advisor.Env{}, opts)
+	for _, n := range b.Notes {
+		assert.NotContains(t, n, "inferred from the compute pattern")
+	}
+	require.NotEmpty(t, b.Recommendations)
+	assert.InEpsilon(t, r.Predicted.StepTimeUs, b.Recommendations[0].Predicted.StepTimeUs, 1e-9)
+}
+
+// TestMicroBatchesAmbiguous: when the rank-steps disagree on their backward passes,
+// nothing is inferred and the note says so.
+func TestMicroBatchesAmbiguous(t *testing.T) {
+	res := &analysis.Result{Ranks: []analysis.RankResult{{Rank: 0, Steps: []analysis.StepBreakdown{
+		{Step: 1, HasStep: true, MicroBatches: 4}, {Step: 2, HasStep: true, MicroBatches: 2}, {Step: 3, HasStep: true, MicroBatches: 4}}}}}
+	n, note := advisor.InferAccumulation(res)
+	assert.Zero(t, n)
+	assert.Contains(t, note, "ambiguous: 4 backward passes per step on 67%")
+	res.Ranks[0].Steps[1].MicroBatches = 4
+	n, note = advisor.InferAccumulation(res)
+	assert.Equal(t, 4, n)
+	assert.Contains(t, note, "micro-batches per step: 4")
+	res.Ranks[0].Steps = []analysis.StepBreakdown{{Step: 1, HasStep: true}}
+	n, note = advisor.InferAccumulation(res)
+	assert.Zero(t, n)
+	assert.Contains(t, note, "not inferred")
+}

@@ -251,7 +251,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 			if tl != nil && tl.Events > 0 {
 				r.HasTimeline = true
 				r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks
-				r.Overlap, r.Flows = tl.Overlap, tl.Flows
+				r.Overlap, r.Flows, r.BackwardCompute = tl.Overlap, tl.Flows, tl.BackwardCompute
 			}
 			if err != nil && r.HasTimeline {
 				return fmt.Errorf("%v (the timeline is partial: %d events read before this point)", err, tl.Events)
