@@ -63,5 +63,11 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 			len(a.Recommendations), diag.Cause))
 		a.Recommendations = nil
 	}
+	// The bubble's own cure comes first: more micro-batches per step.
+	if r, note := pipelineRecommendation(res, diag, framework); r != nil {
+		a.Recommendations = append([]Recommendation{*r}, a.Recommendations...)
+	} else if note != "" {
+		a.Notes = append(a.Notes, note)
+	}
 	return a
 }

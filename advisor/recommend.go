@@ -46,6 +46,9 @@ func FactsOf(env Env, framework string) RunFacts {
 	return f
 }
 
+// negligibleGain is the share of the step below which a change is not recommended.
+const negligibleGain = 0.005
+
 // recommend builds the recommendations from the fitted gradient synchronisation:
 // a better bucket size, an HCCL_BUFFSIZE that removes rounds, and, when exposed
 // communication stays above the budget, gradient accumulation; ranked by gain.
@@ -231,7 +234,18 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		return out[i].GainUs > out[j].GainUs
 	})
 	lastResort(out)
-	return out, append(notes, bk.Notes...), found
+	// A change worth a negligible part of the step is not listed at all (a pipeline
+	// run's top plan was worth 0.009 ms): the note says how many were left out.
+	kept := out[:0]
+	for _, r := range out {
+		if r.GainUs >= negligibleGain*bk.StepUs {
+			kept = append(kept, r)
+		}
+	}
+	if dropped := len(out) - len(kept); dropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d change(s) worth under %.1f%% of the step (%.3f ms) left out", dropped, 100*negligibleGain, negligibleGain*bk.StepUs/1e3))
+	}
+	return kept, append(notes, bk.Notes...), found
 }
 
 // stormFinding describes the gradient group's small collectives that are not

@@ -414,7 +414,7 @@ func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
 	if tdb.Events > 0 {
 		r.HasTimeline = true
 		r.Steps, r.Compute, r.CommOps, r.CommTasks = tdb.Steps, tdb.Compute, tdb.CommOps, tdb.CommTasks
-		r.Overlap, r.Flows = tdb.Overlap, tdb.Flows
+		r.Overlap, r.Flows, r.BackwardCompute = tdb.Overlap, tdb.Flows, tdb.BackwardCompute
 	}
 	if md := tdb.Metadata; md.Env != nil {
 		r.Metadata.Env = md.Env
