@@ -15,9 +15,10 @@ const accumulationAgreement = 0.8
 // InferAccumulation reads the micro-batches per optimizer step from the compute
 // pattern: the backward passes each rank-step shows (analysis.StepBreakdown
 // MicroBatches), the most common count when at least 80% of the rank-steps agree.
-// It returns 0 and a note when the profile cannot say (no kernel names that mark a
-// backward pass) or the count is ambiguous, and 0 without a note for a
-// pipeline-parallel run, whose micro-batches are the pipeline's schedule.
+// The note says the count used when it is 2 or more, or warns when the count is
+// ambiguous (0 is then returned). 0 without a note: the profile cannot say (no
+// kernel names that mark a backward pass) or the run is pipeline-parallel, whose
+// micro-batches are the pipeline's schedule.
 func InferAccumulation(res *analysis.Result) (int, string) {
 	if len(res.Communication.Pipelines) > 0 {
 		return 0, ""
@@ -33,7 +34,7 @@ func InferAccumulation(res *analysis.Result) (int, string) {
 		}
 	}
 	if total == 0 {
-		return 0, "micro-batches per step not inferred: the timeline names no backward kernels (…Backward, …Grad); give --grad-accumulation if the run accumulates gradients"
+		return 0, "" // nothing says otherwise: one micro-batch, as before
 	}
 	best := 0
 	for _, n := range slices.Sorted(maps.Keys(count)) {
@@ -45,6 +46,9 @@ func InferAccumulation(res *analysis.Result) (int, string) {
 	if share < accumulationAgreement {
 		return 0, fmt.Sprintf("micro-batches per step ambiguous: %d backward passes per step on %.0f%% of the rank-steps, other counts on the rest; the predictions assume 1: give --grad-accumulation N",
 			best, 100*share)
+	}
+	if best == 1 {
+		return 1, "" // no accumulation: nothing to say
 	}
 	return best, fmt.Sprintf("micro-batches per step: %d, inferred from the compute pattern (%d backward passes before the gradient synchronisation on %.0f%% of %d rank-steps); the predictions use it (--grad-accumulation overrides)",
 		best, best, 100*share, total)

@@ -628,13 +628,15 @@ func checkWithProfiler(r *profile.Rank, rr *RankResult, overlapRows []profile.St
 // and forwardStretch times the typical stretch between backward kernels (inside a
 // backward pass that is a kernel or two, or a layer's worth). The forward passes of
 // one step's micro-batches are alike, so a stretch under half the longest is taken
-// for a pause inside a backward pass. A run of backward kernels counts as a pass when
+// for a pause inside a backward pass, and so is one under a fifth of the kernels per
+// micro-batch it would imply. A run of backward kernels counts as a pass when
 // it has at least backwardMinKernels (a gradient clip after the last pass is no
 // micro-batch).
 const (
 	forwardMinKernels  = 5
 	forwardStretch     = 3
 	backwardMinKernels = 3
+	forwardShare       = 5
 )
 
 // microBatches counts the backward passes in a step's compute (start-sorted; the
@@ -659,6 +661,23 @@ func microBatches(compute, backward []profile.Interval) int {
 		sorted := append([]int(nil), stretches...)
 		sort.Ints(sorted)
 		limit = max(limit, forwardStretch*sorted[len(sorted)*3/4], (sorted[len(sorted)-1]+1)/2)
+	}
+	// A forward pass is about a third of a micro-batch's kernels: a stretch under a
+	// fifth of the kernels per micro-batch it would imply is a pause inside a
+	// backward pass (with one micro-batch, the longest such pause would otherwise
+	// split it in two). Raising the limit can only lower the count, so this settles.
+	for {
+		splits := 0
+		for _, n := range stretches {
+			if n >= limit {
+				splits++
+			}
+		}
+		perMicro := len(compute) / (splits + 1)
+		if perMicro/forwardShare <= limit {
+			break
+		}
+		limit = perMicro / forwardShare
 	}
 	passes, run := 0, 1
 	for _, n := range stretches {
