@@ -27,6 +27,8 @@ type SmallCollectives struct {
 	// exposure); FusedUs one op moving BytesPerStep, priced on the fitted line plus
 	// the first op's wait for the other ranks.
 	MeasuredUs, ExposedUs, FusedUs float64
+	// firstWaitUs is the first op's mean wait for the other ranks.
+	firstWaitUs float64
 }
 
 // stormShare is the largest size, relative to the group's largest op, counted as
@@ -87,21 +89,28 @@ func (bk *Bucketing) measureStorm(stepOps [][]analysis.OpStat, sizes map[int64]b
 	if n == 0 {
 		return
 	}
-	s.MeasuredUs = total / n
-	rounds := float64(Rounds(s.BytesPerStep, bk.BufferBytes))
-	s.FusedUs = rounds*bk.AlphaUs + float64(s.BytesPerStep)*bk.BetaUsPerB + firstWait/n
+	s.MeasuredUs, s.firstWaitUs = total/n, firstWait/n
+	s.FusedUs = bk.fusedUs(bk.AlphaUs, bk.BetaUsPerB)
 	// What the storm exposes is at most what the group exposes; the rest of the
 	// group's exposure is the buckets'.
 	s.ExposedUs = math.Min(s.MeasuredUs, bk.GroupExposedUs)
 	bk.GroupExposedUs -= s.ExposedUs
 }
 
-// fusionSavingUs is the exposed time fusing the storm into one op saves: its exposed
-// part shrinks in proportion to the op's time.
-func (bk *Bucketing) fusionSavingUs() float64 {
+// fusedUs prices the storm as one op on the line t = rounds·α + n·β, after the
+// first op's wait.
+func (bk *Bucketing) fusedUs(alphaUs, betaUsPerB float64) float64 {
+	s := bk.Storm
+	return float64(Rounds(s.BytesPerStep, bk.BufferBytes))*alphaUs + float64(s.BytesPerStep)*betaUsPerB + s.firstWaitUs
+}
+
+// fusionSavingUs is the exposed time fusing the storm into one op saves, the op
+// priced with α and β (the fit's or its bounds'): the exposed part shrinks in
+// proportion to the op's time.
+func (bk *Bucketing) fusionSavingUs(alphaUs, betaUsPerB float64) float64 {
 	s := bk.Storm
 	if s == nil || s.MeasuredUs <= 0 {
 		return 0
 	}
-	return s.ExposedUs * math.Max(1-s.FusedUs/s.MeasuredUs, 0)
+	return s.ExposedUs * math.Max(1-bk.fusedUs(alphaUs, betaUsPerB)/s.MeasuredUs, 0)
 }

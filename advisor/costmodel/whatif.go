@@ -649,7 +649,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 		micro := (bk.StepUs - bk.ExposedUs - bk.TailUs) / float64(bk.Accumulation)
 		exposedAll := bk.ExposedUs - bk.GroupExposedUs + e
 		if sc.fused {
-			exposedAll -= bk.fusionSavingUs()
+			exposedAll -= bk.fusionSavingUs(a, b)
 		}
 		return micro*float64(sc.acc) + bk.TailUs + exposedAll, exposedAll, nil
 	}
