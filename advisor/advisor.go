@@ -40,13 +40,35 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	}
 	facts := FactsOf(env, framework)
 	facts.Accumulation = max(opts.Accumulation, 1)
-	a.Recommendations, a.Notes = recommend(res, facts, opts)
+	var accNote string
+	if opts.Accumulation < 1 {
+		// Not given: read from the compute pattern.
+		var n int
+		if n, accNote = InferAccumulation(res); n > 0 {
+			facts.Accumulation = n
+		}
+	}
+	var more []Finding
+	a.Recommendations, a.Notes, more = recommend(res, facts, opts)
+	if accNote != "" {
+		a.Notes = append([]string{accNote}, a.Notes...)
+	}
+	if len(more) > 0 {
+		a.Findings = append(a.Findings, more...)
+		sortFindings(a.Findings)
+	}
 	if waitingCause(diag.Cause) && len(a.Recommendations) > 0 {
 		// Faster data movement does not shorten waiting: buckets, algorithms and
 		// buffers are priced on the transfer part only, which is not what leads.
 		a.Notes = append(a.Notes, fmt.Sprintf("%d cost-model change(s) not proposed: the exposed communication is mostly waiting (%s), which moving data faster does not shorten",
 			len(a.Recommendations), diag.Cause))
 		a.Recommendations = nil
+	}
+	// The bubble's own cure comes first: more micro-batches per step.
+	if r, note := pipelineRecommendation(res, diag, framework); r != nil {
+		a.Recommendations = append([]Recommendation{*r}, a.Recommendations...)
+	} else if note != "" {
+		a.Notes = append(a.Notes, note)
 	}
 	return a
 }

@@ -66,6 +66,7 @@ type Setting struct {
 	// elements (Megatron, DeepSpeed); 0 assumes 2 (bf16).
 	ElementBytes int
 	Accumulation int
+	Microbatches int // pipeline micro-batches per step
 	BuffsizeMB   int
 	Op           string // for algorithm: allreduce, allgather, ...
 	Algorithm    string // for algorithm: ring, NHR, H-D_R, pipeline, ...; "" unsets HCCL_ALGO
@@ -120,6 +121,14 @@ func Apply(s Setting, framework string) (knob, how string) {
 			return "HCCL_ALGO", "unset HCCL_ALGO   # let HCCL choose the algorithm per op and size"
 		}
 		return "HCCL_ALGO", fmt.Sprintf(`export HCCL_ALGO="%s=level0:NA;level1:%s"`, s.Op, s.Algorithm)
+	case "microbatches":
+		if framework == FrameworkDeepSpeed {
+			// DeepSpeed's pipeline engine runs gradient_accumulation_steps micro-batches.
+			return "gradient_accumulation_steps", fmt.Sprintf(`"gradient_accumulation_steps": %d   # the pipeline's micro-batches per step`, s.Microbatches)
+		}
+		return "--global-batch-size", fmt.Sprintf("set --global-batch-size so that global / (--micro-batch-size × dp) = %d micro-batches per step (or lower --micro-batch-size by the same factor to keep the global batch)", s.Microbatches)
+	case "fuse":
+		return "fuse collectives", "issue the small collectives of a step as one (flatten the tensors into one buffer, reduce once)"
 	}
 	return "", ""
 }

@@ -64,8 +64,8 @@ type Options struct {
 	// Framework selects how recommendations are applied: pytorch-ddp, deepspeed,
 	// megatron, mindspore; "" infers it from the data.
 	Framework string
-	// Accumulation is the profiled run's micro-batches per optimizer step (0 or 1:
-	// none).
+	// Accumulation is the profiled run's micro-batches per optimizer step; 0: not
+	// known, inferred from the compute pattern (InferAccumulation).
 	Accumulation int
 }
 
@@ -168,10 +168,13 @@ func worstStep(res *analysis.Result) rankStep {
 	return w
 }
 
-// warmupFindings flags steps much longer than the run's median step (the first
+// warmupFindings flags steps much longer than the run's median step. Only the
+// leading run of them, from the first profiled step, is warm-up (the first
 // iterations compile graphs and build communicators): averages that include them
-// mislead. The median over ranks of each step's Stage is compared with the median of
-// all steps.
+// mislead, and --skip-steps leaves them out. A long step later in the run is not
+// warm-up: it is reported as an outlier with what the profile shows in it (an RDMA
+// retransmission and its link), since skipping it would hide a fault. The median
+// over ranks of each step's Stage is compared with the median of all steps.
 func warmupFindings(res *analysis.Result) []Finding {
 	byStep := map[int][]float64{}
 	for _, r := range res.Ranks {
@@ -196,18 +199,51 @@ func warmupFindings(res *analysis.Result) []Finding {
 	sort.Ints(steps)
 	sort.Float64s(medians)
 	typical := medians[len(medians)/2]
-	var slow []string
-	var refs []Ref
+	var warm, late []string
+	var warmRefs, lateRefs []Ref
+	leading := true
 	for _, st := range steps {
-		if stepMedian[st] > 1.5*typical {
-			slow = append(slow, fmt.Sprintf("step %d %.3f ms (%.1f×)", st, stepMedian[st]/1e6, stepMedian[st]/typical))
-			refs = append(refs, Ref{Rank: -1, Step: st})
+		if stepMedian[st] <= 1.5*typical {
+			leading = false
+			continue
 		}
+		text := fmt.Sprintf("step %d %.3f ms (%.1f×)", st, stepMedian[st]/1e6, stepMedian[st]/typical)
+		retransmitted := false
+		for _, rt := range res.Communication.Retransmissions {
+			if rt.Step == st {
+				text += fmt.Sprintf(": an RDMA retransmission %d→%d in %s waits %.3f s", rt.Src, rt.Dst, rt.Op, float64(rt.TimeNs)/1e9)
+				retransmitted = true
+				break
+			}
+		}
+		// A retransmission is a fault even in the first step.
+		if leading && !retransmitted {
+			warm, warmRefs = append(warm, text), append(warmRefs, Ref{Rank: -1, Step: st})
+			continue
+		}
+		leading = false
+		late, lateRefs = append(late, text), append(lateRefs, Ref{Rank: -1, Step: st})
 	}
-	if len(slow) == 0 {
-		return nil
+	var out []Finding
+	if len(warm) > 0 {
+		out = append(out, Finding{ID: "warmup_steps", Severity: skewSeverity(byStep, warmRefs),
+			Title:    fmt.Sprintf("the first %d step(s) are a warm-up far longer than the typical %.3f ms: they skew the averages", len(warm), typical/1e6),
+			Evidence: strings.Join(warm, "; ") + ". Leave them out with --skip-steps " + joinSteps(warmRefs) + ".",
+			Refs:     warmRefs})
 	}
-	// How much the outliers move the mean step: a skew over 10% misleads every average.
+	if len(late) > 0 {
+		out = append(out, Finding{ID: "outlier_steps", Severity: skewSeverity(byStep, lateRefs),
+			Title: fmt.Sprintf("%d step(s) far longer than the typical %.3f ms are outliers, not warm-up", len(late), typical/1e6),
+			Evidence: strings.Join(late, "; ") + ". A long step after the run has settled is an event (a retransmission, a checkpoint, a host stall), not warm-up: " +
+				"find its cause before leaving it out; every average here includes it.",
+			Refs: lateRefs})
+	}
+	return out
+}
+
+// skewSeverity is Medium when leaving the steps out moves the mean step by over
+// 10% (a skew that misleads every average), else Low.
+func skewSeverity(byStep map[int][]float64, refs []Ref) Severity {
 	var all, kept float64
 	var nAll, nKept int
 	outlier := map[int]bool{}
@@ -224,14 +260,10 @@ func warmupFindings(res *analysis.Result) []Finding {
 			}
 		}
 	}
-	sev := Low
 	if nKept > 0 && (all/float64(nAll)-kept/float64(nKept))/(all/float64(nAll)) > 0.1 {
-		sev = Medium
+		return Medium
 	}
-	return []Finding{{ID: "warmup_steps", Severity: sev,
-		Title:    fmt.Sprintf("%d step(s) far longer than the typical %.3f ms skew the averages", len(slow), typical/1e6),
-		Evidence: strings.Join(slow, "; ") + ". Leave them out with --skip-steps " + joinSteps(refs) + ".",
-		Refs:     refs}}
+	return Low
 }
 
 func joinSteps(refs []Ref) string {
@@ -434,7 +466,7 @@ func checkFindings(c analysis.Communication) []Finding {
 			}
 			f.ID, f.Severity = "small_messages", Medium
 			f.Title = fmt.Sprintf("%.0f%% of the ops move small messages over %s: latency-bound", 100*float64(ch.Count)/float64(max(ch.Total, 1)), transport)
-			f.Evidence += "; each op pays its fixed latency, so fewer, larger messages (bigger gradient buckets, or accumulation) move the same bytes in less time"
+			f.Evidence += "; each op pays its fixed latency, so fewer, larger messages (bigger gradient buckets, fused collectives, or accumulation) move the same bytes in less time"
 		case "over_buffsize":
 			f.ID, f.Severity = "messages_over_buffsize", Medium
 			f.Title = fmt.Sprintf("%d ops are larger than HCCL_BUFFSIZE and run in several rounds", ch.Count)

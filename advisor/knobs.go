@@ -11,7 +11,8 @@ import (
 type Knob struct {
 	Name string
 	// Kind is "env" (an environment variable), "communicator" (torch_npu pg_options
-	// hccl_config, HcclCommConfig) or "framework" (a framework's own argument).
+	// hccl_config, HcclCommConfig), "framework" (a framework's own argument) or
+	// "code" (a change to the training script: no setting does it).
 	Kind      string
 	Framework string // for framework knobs: pytorch-ddp, deepspeed, megatron, mindspore, tensorflow
 	Values    string
@@ -81,6 +82,8 @@ var Knobs = []Knob{
 		Source: "Megatron-LM arguments (micro-batches per step = global batch / (micro batch × dp))"},
 	{Name: "comm_fusion", Kind: "framework", Framework: "mindspore", Values: `{"allreduce": {"mode": "size", "config": MB}}`, Default: "auto (64 MB)", Tuning: true,
 		Source: "docs/costmodel.md §6.6 (mindspore.set_auto_parallel_context)"},
+	{Name: "fuse collectives", Kind: "code", Values: "one collective over a flattened buffer instead of many small ones", Default: "one collective per tensor", Tuning: true,
+		Source: "docs/costmodel.md §3.1, §6.1 (every op pays the latency α once); PyTorch torch._utils._flatten_dense_tensors, torch.distributed coalescing"},
 	{Name: "fusion", Kind: "framework", Framework: "tensorflow", Values: "0, 1, 2", Default: "1", Tuning: true, Source: "docs/costmodel.md §6.7 (npu_allreduce)"},
 }
 

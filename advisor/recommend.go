@@ -46,18 +46,21 @@ func FactsOf(env Env, framework string) RunFacts {
 	return f
 }
 
+// negligibleGain is the share of the step below which a change is not recommended.
+const negligibleGain = 0.005
+
 // recommend builds the recommendations from the fitted gradient synchronisation:
 // a better bucket size, an HCCL_BUFFSIZE that removes rounds, and, when exposed
 // communication stays above the budget, gradient accumulation; ranked by gain.
 // Nothing is tuned while a rank, link or node is broken: the findings say which.
-func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommendation, []string) {
+func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommendation, []string, []Finding) {
 	c := res.Communication
 	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0 {
-		return nil, []string{"no tuning is recommended while a slow rank, link or node or a retransmission is found: fix it first (see the findings); no setting makes a broken node faster"}
+		return nil, []string{"no tuning is recommended while a slow rank, link or node or a retransmission is found: fix it first (see the findings); no setting makes a broken node faster"}, nil
 	}
 	bk, err := costmodel.FitBucketing(res, facts.Accumulation, facts.BuffsizeBytes)
 	if err != nil {
-		return nil, []string{"no recommendation from the cost model: " + err.Error()}
+		return nil, []string{"no recommendation from the cost model: " + err.Error()}, nil
 	}
 	bk.HCCLAlgoForced = ForcedLevel1(facts.HCCLAlgo, "allreduce") != ""
 	bk.Deterministic = facts.Deterministic
@@ -102,6 +105,14 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		}
 		out = append(out, r)
 		return &out[len(out)-1]
+	}
+	var found []Finding
+	if f, ok := stormFinding(bk); ok {
+		found = append(found, f)
+		if r := add("fuse_small_collectives", []costmodel.Setting{{Knob: "fuse", Value: 1}}, facts.Accumulation,
+			"fusing changes the code that issues them: one flat buffer holds every tensor, its memory is allocated once"); r != nil {
+			r.Apply = fuseApply(bk.Storm)
+		}
 	}
 	plan := []costmodel.Setting{}
 	// Overlap: buckets launched over little of the backward pass.
@@ -210,7 +221,58 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		return out[i].GainUs > out[j].GainUs
 	})
 	lastResort(out)
-	return out, append(notes, bk.Notes...)
+	// A change worth a negligible part of the step is not listed at all (a pipeline
+	// run's top plan was worth 0.009 ms): the note says how many were left out.
+	kept := out[:0]
+	for _, r := range out {
+		if r.GainUs >= negligibleGain*bk.StepUs {
+			kept = append(kept, r)
+		}
+	}
+	if dropped := len(out) - len(kept); dropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d change(s) worth under %.1f%% of the step (%.3f ms) left out", dropped, 100*negligibleGain, negligibleGain*bk.StepUs/1e3))
+	}
+	return kept, append(notes, bk.Notes...), found
+}
+
+// stormFinding describes the gradient group's small collectives that are not
+// gradient buckets: who issues them, how many, and what fusing them saves.
+func stormFinding(bk *costmodel.Bucketing) (Finding, bool) {
+	st := bk.Storm
+	if st == nil || st.PerStep == 0 {
+		return Finding{}, false
+	}
+	sizes := make([]string, len(st.SizesBytes))
+	for i, n := range st.SizesBytes {
+		sizes[i] = costmodel.FormatBytes(n)
+	}
+	saving := bk.StepUs
+	if p, err := bk.WhatIf(costmodel.Setting{Knob: "fuse", Value: 1}); err == nil {
+		saving -= p.StepTimeUs
+	}
+	sev := Low
+	switch share := saving / bk.StepUs; {
+	case share >= 0.1:
+		sev = High
+	case share >= 0.02:
+		sev = Medium
+	}
+	where := "among the gradient buckets"
+	if st.AfterBuckets {
+		where = "after the last gradient bucket, exposed"
+	}
+	return Finding{ID: "small_collectives", Severity: sev,
+		Title: fmt.Sprintf("%d small %s ops per step (%s each) are not gradient buckets: fusing them into one would save %.2f ms (%.0f%% of the step)",
+			st.PerStep, st.Type, strings.Join(sizes, ", "), saving/1e3, 100*saving/bk.StepUs),
+		Evidence: fmt.Sprintf("in group %s, %s to %s, %s per step in all, run %s; they take %.2f ms a step (%.2f ms exposed), one op of the same bytes %.2f ms. A bucket size does not change them: the code that issues them does (the profile has no call stacks: rerun the profiler with with_stack=True to see the caller)",
+			bk.Group, st.FirstName, st.LastName, costmodel.FormatBytes(st.BytesPerStep), where, st.MeasuredUs/1e3, st.ExposedUs/1e3, st.FusedUs/1e3),
+		Refs: []Ref{{Rank: -1, Step: -1, Op: st.FirstName}}}, true
+}
+
+// fuseApply says how to issue the small collectives as one.
+func fuseApply(st *costmodel.SmallCollectives) string {
+	return fmt.Sprintf("issue the %d small %s ops of a step (%s … %s) as one: flatten the tensors into one buffer (torch._utils._flatten_dense_tensors), reduce it once, copy the results back; or batch them under torch.distributed's coalescing",
+		st.PerStep, st.Type, st.FirstName, st.LastName)
 }
 
 // lastResort moves an HCCL_ALGO recommendation below the ones after it that gain
@@ -240,6 +302,8 @@ func settingOf(s costmodel.Setting) Setting {
 			return Setting{Knob: "algorithm", Op: "allreduce"}
 		}
 		return Setting{Knob: "algorithm", Op: "allreduce", Algorithm: costmodel.HCCLAlgoName(s.Algo)}
+	case "fuse":
+		return Setting{Knob: "fuse"}
 	}
 	return Setting{Knob: s.Knob}
 }
@@ -257,6 +321,8 @@ func valueOf(s costmodel.Setting) string {
 		return "level1 " + costmodel.HCCLAlgoName(s.Algo)
 	case "overlap":
 		return fmt.Sprintf("on (buckets over ~%.0f%% of backward)", 100*s.Value)
+	case "fuse":
+		return "one op per step"
 	}
 	return strconv.FormatFloat(s.Value, 'g', -1, 64)
 }

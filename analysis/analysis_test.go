@@ -226,3 +226,32 @@ func TestPreparingKnownOrAbsent(t *testing.T) {
 	require.Len(t, tl, 1)
 	assert.False(t, tl[0].HasPreparing)
 }
+
+// TestMicroBatches counts backward passes from where the backward kernels fall among
+// the compute kernels: a forward pass (a long stretch without them) separates two.
+func TestMicroBatches(t *testing.T) {
+	// kernels builds compute from a pattern: F a forward kernel, B a backward one.
+	kernels := func(pattern string) (compute, backward []profile.Interval) {
+		for i, c := range pattern {
+			iv := profile.Interval{StartNs: int64(10 * i), EndNs: int64(10*i + 5)}
+			compute = append(compute, iv)
+			if c == 'B' {
+				backward = append(backward, iv)
+			}
+		}
+		return compute, backward
+	}
+	for _, tc := range []struct {
+		pattern string
+		want    int
+	}{
+		{"FFFFFFFF", 0},
+		{"FFFFFFFFBBFBBFBFFBBFF", 1},
+		{"FFFFFFFFBBFBBFBFFBBFFFFFFFFFBBFBBFBBFBFFFFFFFFFFFBBBFBBBB", 3},
+		// A gradient clip after the last pass is no micro-batch.
+		{"FFFFFFFFBBFBBFBFFBBFFFFFFFFFFFFFB", 1},
+	} {
+		c, b := kernels(tc.pattern)
+		assert.Equal(t, tc.want, microBatches(c, b), tc.pattern)
+	}
+}

@@ -35,7 +35,7 @@ type Summary struct {
 	Steps          int // distinct step numbers
 	StepTimeNs     int64
 	CommShare      float64 // exposed communication / Stage (StepBreakdown.ExposedCommNs)
-	CommTotalShare float64 // Communication / Stage
+	CommTotalShare float64 // Communication / (Stage + Bubble): receives counted as Bubble lie outside Stage
 	AllReduceShare float64 // union of AllReduce intervals / Stage
 	OverlapRatio   float64 // Overlapped / Communication
 	// ExposedTransferShare and ExposedWaitShare are the parts of CommShare spent moving
@@ -318,7 +318,7 @@ func orUnknown(s string) string {
 
 func summarize(ranks []RankResult) Summary {
 	var s Summary
-	var stage, notOv, comm, ar, ov int64
+	var stage, bubble, notOv, comm, ar, ov int64
 	var n int64
 	stepSet := map[int]bool{}
 	for _, r := range ranks {
@@ -332,6 +332,7 @@ func summarize(ranks []RankResult) Summary {
 		for _, st := range r.Steps {
 			stepSet[st.Step] = true
 			stage += st.StageNs
+			bubble += st.BubbleNs
 			notOv += st.ExposedCommNs()
 			comm += st.CommunicationNs
 			ar += st.AllReduceNs
@@ -344,7 +345,7 @@ func summarize(ranks []RankResult) Summary {
 		s.StepTimeNs = stage / n
 	}
 	s.CommShare = ratio(notOv, stage)
-	s.CommTotalShare = ratio(comm, stage)
+	s.CommTotalShare = ratio(comm, stage+bubble)
 	s.AllReduceShare = ratio(ar, stage)
 	s.OverlapRatio = ratio(ov, comm)
 	return s

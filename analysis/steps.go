@@ -39,6 +39,11 @@ type StepBreakdown struct {
 	// optimizer, which waits for the gradients (timeline input only; 0 otherwise).
 	// The what-if needs it apart because accumulation does not repeat it.
 	TailComputeNs int64
+	// MicroBatches is the number of backward passes the step's compute shows (runs
+	// of backward kernels with a forward pass between them): the micro-batches of
+	// gradient accumulation or of a pipeline. 0 when the timeline does not say
+	// (no kernel names that mark a backward pass).
+	MicroBatches int
 	// Groups splits the step's communication by communicator (timeline input only),
 	// so that tp, dp and pp traffic can be told apart.
 	Groups []GroupComm
@@ -63,8 +68,12 @@ func (s StepBreakdown) ExposedCommNs() int64 {
 // CommShare is the exposed communication over Stage (ExposedCommNs / Stage).
 func (s StepBreakdown) CommShare() float64 { return ratio(s.ExposedCommNs(), s.StageNs) }
 
-// CommTotalShare is Communication / Stage.
-func (s StepBreakdown) CommTotalShare() float64 { return ratio(s.CommunicationNs, s.StageNs) }
+// CommTotalShare is Communication over the step's span, Stage + Bubble: the receive
+// time counted as Bubble is communication outside Stage, so over Stage alone a
+// pipeline's share passes 100% (pp 4, 2 micro-batches: 139%).
+func (s StepBreakdown) CommTotalShare() float64 {
+	return ratio(s.CommunicationNs, s.StageNs+s.BubbleNs)
+}
 
 // AllReduceShare is the union of AllReduce op intervals / Stage.
 func (s StepBreakdown) AllReduceShare() float64 { return ratio(s.AllReduceNs, s.StageNs) }
@@ -169,6 +178,7 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 	for i, w := range windows {
 		b := all[i]
 		b.Step, b.HasStep = w.step.Step, !noMarkers
+		b.MicroBatches = microBatches(inWindow(r.Compute, w.startNs, w.endNs), inWindow(r.BackwardCompute, w.startNs, w.endNs))
 		if !noMarkers && b.hasWork {
 			b.PreparingNs, b.HasPreparing = max(0, b.firstNs-w.step.StartNs), true
 		}
@@ -618,4 +628,76 @@ func checkWithProfiler(r *profile.Rank, rr *RankResult, overlapRows []profile.St
 		}
 	}
 	return warnings
+}
+
+// Backward passes are told apart by the forward pass between them: a stretch of
+// compute kernels none of which is a backward kernel, at least forwardMinKernels long
+// and forwardStretch times the typical stretch between backward kernels (inside a
+// backward pass that is a kernel or two, or a layer's worth). The forward passes of
+// one step's micro-batches are alike, so a stretch under half the longest is taken
+// for a pause inside a backward pass, and so is one under a fifth of the kernels per
+// micro-batch it would imply. A run of backward kernels counts as a pass when
+// it has at least backwardMinKernels (a gradient clip after the last pass is no
+// micro-batch).
+const (
+	forwardMinKernels  = 5
+	forwardStretch     = 3
+	backwardMinKernels = 3
+	forwardShare       = 5
+)
+
+// microBatches counts the backward passes in a step's compute (start-sorted; the
+// backward kernels are a subset of compute). 0 when there is no backward kernel.
+func microBatches(compute, backward []profile.Interval) int {
+	if len(backward) == 0 {
+		return 0
+	}
+	// The compute kernels between consecutive backward kernels.
+	index := func(iv profile.Interval) int {
+		return sort.Search(len(compute), func(i int) bool { return compute[i].StartNs >= iv.StartNs })
+	}
+	stretches := make([]int, len(backward)-1)
+	prev := index(backward[0])
+	for i := 1; i < len(backward); i++ {
+		at := index(backward[i])
+		stretches[i-1] = max(at-prev-1, 0)
+		prev = at
+	}
+	limit := forwardMinKernels
+	if len(stretches) > 0 {
+		sorted := append([]int(nil), stretches...)
+		sort.Ints(sorted)
+		limit = max(limit, forwardStretch*sorted[len(sorted)*3/4], (sorted[len(sorted)-1]+1)/2)
+	}
+	// A forward pass is about a third of a micro-batch's kernels: a stretch under a
+	// fifth of the kernels per micro-batch it would imply is a pause inside a
+	// backward pass (with one micro-batch, the longest such pause would otherwise
+	// split it in two). Raising the limit can only lower the count, so this settles.
+	for {
+		splits := 0
+		for _, n := range stretches {
+			if n >= limit {
+				splits++
+			}
+		}
+		perMicro := len(compute) / (splits + 1)
+		if perMicro/forwardShare <= limit {
+			break
+		}
+		limit = perMicro / forwardShare
+	}
+	passes, run := 0, 1
+	for _, n := range stretches {
+		if n >= limit {
+			if run >= backwardMinKernels {
+				passes++
+			}
+			run = 0
+		}
+		run++
+	}
+	if run >= backwardMinKernels {
+		passes++
+	}
+	return max(passes, 1)
 }

@@ -279,7 +279,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 			if tl != nil && tl.Events > 0 {
 				r.HasTimeline = true
 				r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks
-				r.Overlap, r.Flows = tl.Overlap, tl.Flows
+				r.Overlap, r.Flows, r.BackwardCompute = tl.Overlap, tl.Flows, tl.BackwardCompute
 			}
 			if err != nil && r.HasTimeline {
 				return fmt.Errorf("%v (the timeline is partial: %d events read before this point)", err, tl.Events)
@@ -442,7 +442,7 @@ func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
 	if tdb.Events > 0 {
 		r.HasTimeline = true
 		r.Steps, r.Compute, r.CommOps, r.CommTasks = tdb.Steps, tdb.Compute, tdb.CommOps, tdb.CommTasks
-		r.Overlap, r.Flows = tdb.Overlap, tdb.Flows
+		r.Overlap, r.Flows, r.BackwardCompute = tdb.Overlap, tdb.Flows, tdb.BackwardCompute
 	}
 	if md := tdb.Metadata; md.Env != nil {
 		r.Metadata.Env = md.Env

@@ -850,7 +850,7 @@ func (l *msprofLoader) readTimeline(files []string) {
 	r := l.r
 	r.HasTimeline = true
 	r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks
-	r.Overlap, r.Flows = tl.Overlap, tl.Flows
+	r.Overlap, r.Flows, r.BackwardCompute = tl.Overlap, tl.Flows, tl.BackwardCompute
 }
 
 // readStepMarkers reads the "Iteration {i}" events of step_trace files and keeps, as

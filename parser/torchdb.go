@@ -166,6 +166,7 @@ func (r *torchDBReader) finish() {
 	}
 	slices.SortStableFunc(tl.Steps, func(a, b profile.StepMarker) int { return byStart(a.Interval, b.Interval) })
 	sortIvs(tl.Compute)
+	sortIvs(tl.BackwardCompute)
 	slices.SortStableFunc(tl.CommOps, func(a, b profile.CommOp) int { return byStart(a.Interval, b.Interval) })
 	slices.SortStableFunc(tl.CommTasks, func(a, b profile.CommTask) int { return byStart(a.Interval, b.Interval) })
 	for _, ivs := range [][]profile.Interval{tl.Overlap.Computing, tl.Overlap.Communication, tl.Overlap.CommNotOverlapped, tl.Overlap.Free} {
@@ -247,13 +248,26 @@ func (r *torchDBReader) tasks() error {
 		}
 		cti = "c.globalTaskId"
 	}
-	q := "SELECT t.startNs, t.endNs, t.connectionId, " + cti + " FROM TASK AS t"
+	// The kernel's name, to tell a backward pass's kernels (profile.IsBackwardKernel).
+	nameExpr := "NULL"
 	if cti != "NULL" {
-		q += " LEFT JOIN COMPUTE_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId"
+		ok, err := r.d.hasColumns("COMPUTE_TASK_INFO", "name")
+		if err != nil {
+			return err
+		}
+		if ok {
+			nameExpr = "c.name"
+		}
+	}
+	nameSel, nameJoin := r.str("kn", nameExpr)
+	q := "SELECT t.startNs, t.endNs, t.connectionId, " + cti + ", " + nameSel + " FROM TASK AS t"
+	if cti != "NULL" {
+		q += " LEFT JOIN COMPUTE_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + nameJoin
 	}
 	var start, end, conn, compute dbInt
+	var name sql.NullString
 	return r.d.each("reading TASK ⋈ COMPUTE_TASK_INFO", q, func(rows *sql.Rows) error {
-		if err := rows.Scan(&start, &end, &conn, &compute); err != nil {
+		if err := rows.Scan(&start, &end, &conn, &compute, &name); err != nil {
 			return err
 		}
 		r.out.Events++
@@ -261,7 +275,11 @@ func (r *torchDBReader) tasks() error {
 			return nil // a task the device never ran: no time to count
 		}
 		if compute.Valid {
-			r.out.Compute = append(r.out.Compute, profile.Interval{StartNs: start.V, EndNs: end.V})
+			iv := profile.Interval{StartNs: start.V, EndNs: end.V}
+			r.out.Compute = append(r.out.Compute, iv)
+			if name.Valid && profile.IsBackwardKernel(name.String) {
+				r.out.BackwardCompute = append(r.out.BackwardCompute, iv)
+			}
 		}
 		if conn.Valid && r.launches != nil {
 			if l, ok := r.launches[conn.V]; ok && !l.hccl && start.V < l.devNs {

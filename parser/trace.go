@@ -17,13 +17,15 @@ import (
 // trace_view.json, msprof's msprof_*.json): step markers, device compute tasks, HCCL
 // ops and tasks, the profiler's Overlap Analysis rows, and host→device flows.
 type Timeline struct {
-	Steps     []profile.StepMarker
-	Compute   []profile.Interval
-	CommOps   []profile.CommOp
-	CommTasks []profile.CommTask
-	Overlap   profile.OverlapLayer
-	Flows     []profile.DeviceFlow
-	Events    int // events read
+	Steps   []profile.StepMarker
+	Compute []profile.Interval
+	// BackwardCompute are the compute tasks whose kernel names mark a backward pass.
+	BackwardCompute []profile.Interval
+	CommOps         []profile.CommOp
+	CommTasks       []profile.CommTask
+	Overlap         profile.OverlapLayer
+	Flows           []profile.DeviceFlow
+	Events          int // events read
 	// Problems name the events dropped as damaged (a complete event without the dur or
 	// the pid it must carry), by file and event number.
 	Problems []string
@@ -783,8 +785,11 @@ func (st *traceState) finish() *Timeline {
 			continue
 		}
 		class := hwTaskClass{onCommStream: commStreams[h.stream], tiedToCommOp: h.conn != noConn && commConns[h.conn]}
-		if isComputeTask(st.taskTypeStr[h.taskType], st.nameStr[h.name], class) {
+		if name := st.nameStr[h.name]; isComputeTask(st.taskTypeStr[h.taskType], name, class) {
 			tl.Compute = append(tl.Compute, h.iv)
+			if profile.IsBackwardKernel(name) {
+				tl.BackwardCompute = append(tl.BackwardCompute, h.iv)
+			}
 		}
 	}
 	isOpRow := func(pid, tid int64) (string, bool) {
@@ -844,6 +849,7 @@ func (st *traceState) finish() *Timeline {
 	}
 	sort.Slice(tl.Steps, func(i, j int) bool { return tl.Steps[i].StartNs < tl.Steps[j].StartNs })
 	sortByStart(tl.Compute)
+	sortByStart(tl.BackwardCompute)
 	sort.SliceStable(tl.CommOps, func(i, j int) bool { return tl.CommOps[i].StartNs < tl.CommOps[j].StartNs })
 	sort.SliceStable(tl.CommTasks, func(i, j int) bool { return tl.CommTasks[i].StartNs < tl.CommTasks[j].StartNs })
 	for _, ivs := range [][]profile.Interval{tl.Overlap.Computing, tl.Overlap.Communication, tl.Overlap.CommNotOverlapped, tl.Overlap.Free} {

@@ -69,7 +69,10 @@ type Rank struct {
 	HasTimeline bool
 	Steps       []StepMarker // host-side ProfilerStep#N windows, by start time
 	Compute     []Interval   // device compute tasks (Ascend Hardware; Kineto: non-NCCL GPU kernels), by start time
-	CommOps     []CommOp     // HCCL op rows (Kineto: NCCL kernels), by start time
+	// BackwardCompute are the compute tasks whose kernel names mark a backward pass
+	// (IsBackwardKernel), by start time; trace_view.json input only.
+	BackwardCompute []Interval
+	CommOps         []CommOp // HCCL op rows (Kineto: NCCL kernels), by start time
 	// CommOpsSource says where CommOps came from: "timeline", or, for a rank without
 	// timeline ops, the profiler's per-op analysis ("communication.json",
 	// "analysis.db", "communication_analyzer.db") or "kernel_details.csv"; "" when
@@ -328,6 +331,7 @@ func GroupSizeFromMatrix(links []MatrixLink) map[string]int {
 // read them.
 func (r *Rank) DropTimeline() {
 	r.Compute = nil
+	r.BackwardCompute = nil
 	r.CommTasks = nil
 	r.Flows = nil
 	r.Overlap = OverlapLayer{}
@@ -379,4 +383,12 @@ func (in *RankListInterner) Intern(r *Rank) {
 			in.seen[g.HCCLName] = append(in.seen[g.HCCLName], g.GlobalRanks)
 		}
 	}
+}
+
+// IsBackwardKernel says whether a device kernel's name marks a backward pass:
+// torch_npu's aclnn kernels of autograd carry "Backward" or "Grad"
+// (aclnnThresholdBackward_ReluGrad_ReluGrad, RmsNormGrad). A backward pass has many
+// of them; a forward pass has none.
+func IsBackwardKernel(name string) bool {
+	return strings.Contains(name, "Backward") || strings.Contains(name, "Grad")
 }

@@ -53,6 +53,9 @@ type Bucketing struct {
 	// needs the backward pass's length, which the profile does not mark.
 	BackwardShare float64
 	Accumulation  int
+	// Storm is the group's small collectives that are not gradient buckets (nil:
+	// none); they are left out of Buckets and their exposure out of GroupExposedUs.
+	Storm *SmallCollectives
 	// measuredWindowUs is the window read from the launches (0: not seen).
 	measuredWindowUs float64
 	// Topology prices the structural what-ifs (algorithm, data-parallel size).
@@ -144,8 +147,36 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	firstKey := key{group, groupSteps[0]}
 	rank0 := steps[firstKey][0].Rank
 	var groupOps []analysis.OpStat
+	var rank0Ops []analysis.OpStat
 	for _, o := range steps[firstKey] {
 		if o.Rank == rank0 {
+			rank0Ops = append(rank0Ops, o)
+		}
+	}
+	storm := stormSizes(rank0Ops)
+	if storm != nil {
+		bk.Storm = &SmallCollectives{Type: "allreduce", AfterBuckets: true}
+		lastBucket := int64(math.MinInt64)
+		for _, o := range rank0Ops {
+			if !storm[o.Bytes] {
+				lastBucket = max(lastBucket, o.StartNs)
+			}
+		}
+		for _, o := range rank0Ops {
+			if !storm[o.Bytes] {
+				continue
+			}
+			if bk.Storm.PerStep == 0 {
+				bk.Storm.FirstName = o.Name
+			}
+			bk.Storm.LastName = o.Name
+			bk.Storm.PerStep++
+			bk.Storm.BytesPerStep += o.Bytes
+			bk.Storm.AfterBuckets = bk.Storm.AfterBuckets && o.StartNs > lastBucket
+		}
+	}
+	for _, o := range rank0Ops {
+		if !storm[o.Bytes] {
 			bk.Buckets = append(bk.Buckets, o.Bytes)
 			bk.GradientBytes += o.Bytes
 			if n := profile.DataTypeSize(o.DataType); n > 0 {
@@ -185,7 +216,9 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	for _, step := range groupSteps {
 		byRank := map[int][]analysis.OpStat{}
 		for _, o := range steps[key{group, step}] {
-			byRank[o.Rank] = append(byRank[o.Rank], o)
+			if !storm[o.Bytes] { // the buckets' launches set the window
+				byRank[o.Rank] = append(byRank[o.Rank], o)
+			}
 		}
 		for _, rank := range slices.Sorted(maps.Keys(byRank)) {
 			mine := byRank[rank]
@@ -269,6 +302,13 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	}
 	if gN > 0 {
 		bk.GroupExposedUs = math.Min(gExposed/gN, bk.ExposedUs)
+	}
+	if bk.Storm != nil {
+		stepOps := make([][]analysis.OpStat, 0, len(groupSteps))
+		for _, step := range groupSteps {
+			stepOps = append(stepOps, steps[key{group, step}])
+		}
+		bk.measureStorm(stepOps, storm)
 	}
 	bk.solveWindow()
 	bk.Confidence = "medium"
@@ -540,6 +580,7 @@ type scenarioOf struct {
 	dp         int
 	structural bool // the algorithm or the scale changes: reprice with the topology
 	sizes      bool // the AllReduces' sizes, the buffer or the servers change
+	fused      bool // the small collectives run as one op
 }
 
 // SelectorAgrees reports whether the profile's level-1 algorithm is what HCCL's own
@@ -631,6 +672,14 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 				sc.level1, sc.auto, sc.structural = a, false, true
 				value = HCCLAlgoName(sc.level1)
 			}
+		case "fuse":
+			if bk.Storm == nil {
+				return Prediction{}, fmt.Errorf("no storm of small collectives in the gradient group: nothing to fuse")
+			}
+			sc.fused = true
+			value = fmt.Sprintf("%d × %s → 1 × %s", bk.Storm.PerStep, FormatBytes(bk.Storm.BytesPerStep/int64(bk.Storm.PerStep)), FormatBytes(bk.Storm.BytesPerStep))
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the %d small collectives of a step become one of %s priced on the fitted line (%.1f µs + %.3g µs/KiB), after the same wait for the other ranks as the first of them; their exposed part shrinks with their time",
+				bk.Storm.PerStep, FormatBytes(bk.Storm.BytesPerStep), bk.AlphaUs, bk.BetaUsPerB*1024))
 		case "dp":
 			n := int(s.Value)
 			per := t.RanksPerServer
@@ -725,6 +774,9 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 		// one, the optimizer runs once.
 		micro := (bk.StepUs - bk.ExposedUs - bk.TailUs) / float64(bk.Accumulation)
 		exposedAll := bk.ExposedUs - bk.GroupExposedUs + e
+		if sc.fused {
+			exposedAll -= bk.fusionSavingUs(a, b)
+		}
 		return micro*float64(sc.acc) + bk.TailUs + exposedAll, exposedAll, nil
 	}
 	step, e, err := pred(bk.AlphaUs, bk.BetaUsPerB, 1)

@@ -45,7 +45,7 @@ func (f *analysisFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.peaks, "peak", nil, "override a link peak, TRANSPORT=GBPS (e.g. RDMA=12.5); repeatable")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (it shows only when stderr is a terminal)")
 	fl.StringVar(&f.framework, "framework", "", "how the advice is applied: ddp, megatron, deepspeed or mindspore (default: detected; DeepSpeed cannot be told from a profile)")
-	fl.IntVar(&f.accumulation, "grad-accumulation", 1, "micro-batches per optimizer step in the profiled run (for the advice's predictions)")
+	fl.IntVar(&f.accumulation, "grad-accumulation", 0, "micro-batches per optimizer step in the profiled run, for the advice's predictions (0: inferred from the backward passes in the timeline)")
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
 }
 
@@ -133,8 +133,8 @@ func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
 		}
 		adv.Framework = fw
 	}
-	if f.accumulation < 1 {
-		return ao, adv, fmt.Errorf("--grad-accumulation %d: want ≥ 1", f.accumulation)
+	if f.accumulation < 0 {
+		return ao, adv, fmt.Errorf("--grad-accumulation %d: want ≥ 1 (0: inferred)", f.accumulation)
 	}
 	adv.Accumulation = f.accumulation
 	if keep := f.keepRank; keep >= 0 {

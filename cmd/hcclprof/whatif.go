@@ -74,13 +74,20 @@ incomplete unless --allow-partial.`,
 			if cmd.Flags().Changed("buffsize-mb") {
 				buffer = int64(buffsizeMB) << 20
 			}
-			bk, err := costmodel.FitBucketing(run.result, af.accumulation, buffer)
+			acc, accNote := af.accumulation, ""
+			if acc == 0 {
+				acc, accNote = advisor.InferAccumulation(run.result)
+			}
+			bk, err := costmodel.FitBucketing(run.result, max(acc, 1), buffer)
 			if err != nil {
 				// The fit may fail because the input is damaged: say so too.
 				if perr := partial(run.cluster, run.result, af.allowPartial); perr != nil {
 					return usage(fmt.Errorf("%v; %v", err, perr))
 				}
 				return usage(err)
+			}
+			if accNote != "" {
+				bk.Notes = append([]string{accNote}, bk.Notes...)
 			}
 			bk.BackwardShare = backwardShare
 			// A forced HCCL_ALGO keeps HCCL's selector from re-choosing at new sizes.
