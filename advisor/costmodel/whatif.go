@@ -186,7 +186,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	}
 	// The fit: per op instance, the fastest rank's elapse against its bytes. The
 	// spread: the mean cross-rank wait of each step's first bucket.
-	var xs, ys []float64
+	var xs, ys, rs []float64 // per round: bytes, µs; the op's rounds
 	var spread, spreadN float64
 	for _, step := range groupSteps {
 		ops := steps[key{group, step}]
@@ -202,6 +202,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 				rounds := float64(Rounds(o.Bytes, bufferBytes))
 				xs = append(xs, float64(o.Bytes)/rounds) // per round
 				ys = append(ys, float64(o.ElapseNs)/1e3/rounds)
+				rs = append(rs, rounds)
 			}
 			if o.StartNs == firstStart[o.Rank] {
 				spread += float64(o.CrossWaitNs) / 1e3
@@ -239,6 +240,11 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		bk.measuredWindowUs = sumOf(windows) / float64(len(windows))
 	}
 	bk.Topology = newClusterShape(res).topology(res, group, groupOps)
+	// The line is fitted per round without the handshakes that open the rounds after
+	// the first, which bucketTimes adds back for the new round counts.
+	for i, r := range rs {
+		ys[i] -= bk.roundHandshakeUs() * (r - 1) / r
+	}
 	a, b, sa, sb, n := fitLine(xs, ys)
 	oneSize := false
 	switch {
@@ -475,9 +481,21 @@ func (bk *Bucketing) bucketTimes(buckets []int64, a, b float64, bufferBytes int6
 	out := make([]float64, len(buckets))
 	for i, n := range buckets {
 		r := float64(Rounds(n, bufferBytes))
-		out[i] = r*a + float64(n)*b
+		out[i] = r*a + (r-1)*bk.roundHandshakeUs() + float64(n)*b
 	}
 	return out
+}
+
+// roundHandshakeUs is what each HCCL_BUFFSIZE round after the first costs on top of
+// the algorithm: before a peer writes into a CCL buffer again, its owner notifies that
+// the buffer is free, a round trip over the slowest level (rounds: docs/costmodel.md §3.7).
+func (bk *Bucketing) roundHandshakeUs() float64 {
+	t := bk.Topology
+	alpha := t.Intra.AlphaUs
+	if t.Servers > 1 {
+		alpha = math.Max(alpha, t.Inter.AlphaUs)
+	}
+	return 2 * alpha
 }
 
 // BackwardUs is the estimated backward pass of one micro-batch: BackwardShare of the
