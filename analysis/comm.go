@@ -37,10 +37,14 @@ type OpStat struct {
 	// time it waited for the others (the last to arrive waits least); 0 when no other
 	// profiled rank ran the op.
 	CrossWaitNs int64
-	// MovingNs is the time the op moved data: TransitNs, or, where the profiler's
-	// op-level Transit is 0 while its transports carry transit times (CANN 8.3 at
-	// Level2), the busiest transport's; never above the elapse. MovingSource says
-	// which ("transit", "transports", "" when nothing moved).
+	// MovingNs is the time the op moved data: for an op with RDMA tasks, the union of
+	// its transfers over all planes (the profiler's Transit is one plane's, which on a
+	// multi-server op misses the other level's transfers); otherwise TransitNs
+	// (plus the RDMA time when the op also used SDMA-class links), or, where the
+	// profiler's op-level Transit is 0 while its transports carry transit times (CANN
+	// 8.3 at Level2), the busiest transport's; never above the elapse. MovingSource
+	// says which ("planes", "transit", "transit+rdma", "transports", "" when nothing
+	// moved).
 	MovingNs     int64
 	MovingSource string
 }
@@ -240,6 +244,13 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 			st.Transports = transportUse(opTasks)
 		}
 		st.MovingNs, st.MovingSource = movingTime(st)
+		if union, rdma := transferUnionNs(opTasks); rdma && union > 0 {
+			// The profiler's Transit is one plane's: on a multi-server op it misses
+			// the RoCE transfers, or the in-server ones, that other planes carry.
+			// (Within a server the planes' mesh transfers run side by side, and one
+			// plane stands for them.)
+			st.MovingNs, st.MovingSource = min(union, max(st.ElapseNs, 0)), "planes"
+		}
 		out.ops = append(out.ops, st)
 		members := groupRanks[op.Group]
 		first := len(out.transfers)
@@ -316,13 +327,21 @@ func matrixTotal(opKey string) bool {
 	return !strings.Contains(k, "top") && !strings.Contains(k, "middle") && !strings.Contains(k, "bottom")
 }
 
-// movingTime is the time an op moved data (OpStat.MovingNs) and where it was read.
-// The op-level Transit is one plane's data tasks; the transports' times sum every
+// movingTime is the time an op moved data (OpStat.MovingNs) and where it was read,
+// when its tasks are not at hand (with them, transferUnionNs is exact). The op-level
+// Transit is one plane's data tasks (formats.md §3.1); the transports' times sum every
 // plane's, so they are used only where the op-level figure is missing (0), and then
 // the busiest transport's (SDMA is already the sum of the SDMA links), capped at the
-// elapse since planes run at once.
+// elapse since planes run at once. An op that moved data over RDMA and over SDMA-class
+// links runs its server levels one after the other, and one plane shows one level
+// only: its RDMA time is added to the Transit (an overestimate when the profiler's
+// plane was the RDMA one, which no field tells).
 func movingTime(o OpStat) (int64, string) {
 	if o.TransitNs > 0 {
+		rdma, sdma := o.Transports["RDMA"], o.Transports["SDMA"]
+		if rdma.TimeNs > 0 && sdma.Bytes > 0 {
+			return min(o.TransitNs+rdma.TimeNs, max(o.ElapseNs, 0)), "transit+rdma"
+		}
 		return min(o.TransitNs, o.ElapseNs), "transit"
 	}
 	var busiest int64
@@ -524,6 +543,37 @@ func timeSplit(tasks []profile.CommTask) (transitNs, waitNs, syncNs int64) {
 		break
 	}
 	return
+}
+
+// transferUnionNs is the time an op moved data between ranks on any plane: the union
+// of its transfers' intervals (SDMA copies other than on-chip ones, and RDMA sends
+// with the waits that complete them). Planes run at once, so the union, not the sum,
+// is the op's moving time; 0 without tasks. rdma reports an RDMA transfer among them.
+func transferUnionNs(tasks []profile.CommTask) (unionNs int64, rdma bool) {
+	var ivs []profile.Interval
+	ids, planes := byPlane(tasks)
+	for _, p := range ids {
+		classifyPlane(planes[p], func(t *profile.CommTask, transfer, _ bool) {
+			if transfer && t.LinkType != "ON_CHIP" && t.DurNs() > 0 {
+				ivs = append(ivs, t.Interval)
+				rdma = rdma || t.TransportType == "RDMA"
+			}
+		})
+	}
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].StartNs < ivs[j].StartNs })
+	var end int64
+	for i, iv := range ivs {
+		if i == 0 || iv.StartNs > end {
+			unionNs += iv.EndNs - iv.StartNs
+			end = iv.EndNs
+			continue
+		}
+		if iv.EndNs > end {
+			unionNs += iv.EndNs - end
+			end = iv.EndNs
+		}
+	}
+	return unionNs, rdma
 }
 
 // eachTransfer calls fn for each data transfer of an op between two ranks (on-chip
