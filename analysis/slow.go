@@ -42,8 +42,9 @@ type SlowRank struct {
 	Steps    []int   // steps in which it was an outlier
 	Cause    string  // compute, host, link or unknown
 	Evidence string
-	// ShareOfStep is the wait it causes per flagged step over its Stage there: what is
-	// at stake. StepsSeen counts the steps in which waits could be compared at all.
+	// ShareOfStep is what it costs the flagged steps (stepStake: how much shorter
+	// they would be if it were like the others) over its Stage there: what is at
+	// stake. StepsSeen counts the steps in which waits could be compared at all.
 	ShareOfStep float64
 	StepsSeen   int
 }
@@ -69,24 +70,35 @@ type Retransmission struct {
 // slowRanks finds the ranks the others wait for. In every collective the last rank
 // to arrive waits least (its cross-rank wait is 0) while the others wait for it. Per
 // step, each rank's typical wait (the median over its collectives) is compared with
-// the other ranks' by median/MAD: a rank that waits far less than the rest, by more
-// than SlowRankMinShare of its step, in at least SlowRankPersist of the steps, is
-// the one they wait for. Cross-rank waits are durations, so clock offsets between
-// ranks do not matter.
+// the other ranks' by median/MAD: a rank that waits far less than the rest, at a cost
+// above SlowRankMinShare of its step (stepStake), in at least SlowRankPersist of the
+// steps, is the one they wait for. Cross-rank waits are durations, so clock offsets
+// between ranks do not matter.
+//
+// The cost is judged per step, not per collective: with many small collectives (small
+// gradient buckets) each op's wait is a sliver of the step while they add up to the
+// straggler's whole lag.
 func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds) []SlowRank {
 	members := map[[2]string]int{}
 	for _, o := range ops {
 		members[[2]string{o.Group, o.Name}]++
 	}
 	waits := map[int]map[int][]float64{} // step → rank → cross-rank waits
+	last := map[int]map[int]int{}         // step → rank → collectives it arrived last at
+	opsIn := map[int]int{}                // step → collectives (op, rank) compared
 	for _, o := range ops {
 		if members[[2]string{o.Group, o.Name}] < 2 || o.Step < 0 && len(ranks) > 0 && hasSteps(ranks) {
 			continue
 		}
 		if waits[o.Step] == nil {
 			waits[o.Step] = map[int][]float64{}
+			last[o.Step] = map[int]int{}
 		}
 		waits[o.Step][o.Rank] = append(waits[o.Step][o.Rank], float64(o.CrossWaitNs))
+		if o.CrossWaitNs == 0 {
+			last[o.Step][o.Rank]++
+		}
+		opsIn[o.Step]++
 	}
 	stepTime := map[int]map[int]StepBreakdown{} // step → rank → breakdown
 	for _, rr := range ranks {
@@ -100,19 +112,27 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 	flagged := map[int][]int{}
 	scores := map[int]float64{}
 	deficits := map[int]float64{}
+	stakes := map[int]float64{}
 	stages := map[int]float64{}
+	lastAt, seenAt := map[int]int{}, map[int]int{}
 	for step, byRank := range waits {
 		if len(byRank) < 3 {
 			continue
 		}
 		typical := map[int]float64{}
-		var vals []float64
+		total := map[int]float64{}
+		var vals, totals []float64
 		for r, w := range byRank {
 			sort.Float64s(w)
 			typical[r] = stat.Quantile(0.5, stat.Empirical, w, nil)
 			vals = append(vals, typical[r])
+			for _, x := range w {
+				total[r] += x
+			}
+			totals = append(totals, total[r])
 		}
 		med, mad := medianMAD(vals)
+		medTotal, _ := medianMAD(totals)
 		dixonOut, dixonScore := false, 0.0
 		if th.SlowRankMethod == "dixon" {
 			dixonOut, dixonScore = lowOutlier(vals)
@@ -122,7 +142,6 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 			lowest = min(lowest, e)
 		}
 		for r, e := range typical {
-			deficit := med - e
 			var outlier bool
 			var score float64
 			if th.SlowRankMethod == "dixon" {
@@ -132,11 +151,19 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 				outlier = score > th.SlowRankZ
 			}
 			stage := stepTime[step][r].StageNs
-			if outlier && stage > 0 && deficit > th.SlowRankMinShare*float64(stage) {
+			if !outlier || stage <= 0 {
+				continue
+			}
+			deficit := medTotal - total[r]
+			stake := stepStake(r, stepTime[step], deficit)
+			if stake > th.SlowRankMinShare*float64(stage) {
 				flagged[r] = append(flagged[r], step)
 				scores[r] = max(scores[r], score)
 				deficits[r] += deficit
+				stakes[r] += stake
 				stages[r] += float64(stage)
+				lastAt[r] += last[step][r]
+				seenAt[r] += len(byRank[r])
 			}
 		}
 	}
@@ -146,18 +173,56 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 			continue
 		}
 		sort.Ints(steps)
-		cause, evidence, excessNs := slowRankCause(r, steps, stepTime, links)
+		cause, evidence := slowRankCause(r, steps, stepTime, links)
 		score := scores[r]
 		if math.IsInf(score, 1) {
 			score = 999 // every other rank waited the same: the MAD is 0
 		}
+		n := float64(len(steps))
 		out = append(out, SlowRank{Rank: r, Score: math.Round(score*100) / 100, Steps: steps, Cause: cause,
-			ShareOfStep: max(deficits[r], excessNs*float64(len(steps))) / stages[r], StepsSeen: len(waits),
-			Evidence: fmt.Sprintf("the other ranks wait %.3f ms per step for it in their collectives (%d of %d steps); %s",
-				deficits[r]/float64(len(steps))/1e6, len(steps), len(waits), evidence)})
+			ShareOfStep: stakes[r] / stages[r], StepsSeen: len(waits),
+			Evidence: fmt.Sprintf("it arrives last at %d of its %d collectives in those steps; the others wait %.3f ms per step for it in their collectives, of which it costs the step about %.3f ms (%d of %d steps); %s",
+				lastAt[r], seenAt[r], deficits[r]/n/1e6, stakes[r]/n/1e6, len(steps), len(waits), evidence)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out
+}
+
+// stepStake is what a rank the others wait for costs one step: how much shorter the
+// step would be if it were like the others. The step waits for its slowest rank, so
+// without this one it would wait for the next slowest: the rank's own work (Stage
+// less its exposed communication, plus Preparing) over the largest of the others'.
+// That is capped by what the others actually wait in the open (their median exposed
+// communication over its own), for work they overlap costs nothing. When its work is
+// not longer (it is late for another reason: a slow link of its own), the others'
+// total wait for it in their collectives (deficitNs), under the same cap.
+func stepStake(rank int, byRank map[int]StepBreakdown, deficitNs float64) float64 {
+	work := func(b StepBreakdown) float64 {
+		return float64(b.StageNs - b.ExposedCommNs() + b.PreparingNs)
+	}
+	mine, ok := byRank[rank]
+	if !ok {
+		return 0
+	}
+	var othersExposed []float64
+	nextSlowest := math.Inf(-1)
+	for r, b := range byRank {
+		if r == rank {
+			continue
+		}
+		othersExposed = append(othersExposed, float64(b.ExposedCommNs()))
+		nextSlowest = max(nextSlowest, work(b))
+	}
+	if len(othersExposed) == 0 {
+		return 0
+	}
+	medExposed, _ := medianMAD(othersExposed)
+	capNs := medExposed - float64(mine.ExposedCommNs())
+	est := work(mine) - nextSlowest
+	if est <= 0 {
+		est = deficitNs
+	}
+	return max(0, min(est, capNs))
 }
 
 func hasSteps(ranks []RankResult) bool {
@@ -174,11 +239,7 @@ func hasSteps(ranks []RankResult) bool {
 // slowRankCause compares the slow rank's steps with the other ranks': longer
 // Computing is a compute cause, longer Preparing or Free a host cause, and a slow link
 // of its own (sending or receiving) a link cause.
-//
-// excessNs is what the cause costs per step beyond the median rank (its extra
-// Computing or Preparing+Free): the step the others wait out, even where their
-// waiting overlaps their own compute; 0 for a link or unknown cause.
-func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown, links []SlowLink) (cause, evidence string, excessNs float64) {
+func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown, links []SlowLink) (cause, evidence string) {
 	ratio := func(field func(StepBreakdown) int64) (float64, float64) {
 		var mine, others []float64
 		for _, s := range steps {
@@ -198,18 +259,18 @@ func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown
 		return stat.Mean(mine, nil), m
 	}
 	if mine, med := ratio(func(b StepBreakdown) int64 { return b.ComputingNs }); med > 0 && mine > 1.05*med {
-		return "compute", fmt.Sprintf("its Computing is %.1f%% above the median rank's (%.3f vs %.3f ms)", 100*(mine/med-1), mine/1e6, med/1e6), mine - med
+		return "compute", fmt.Sprintf("its Computing is %.1f%% above the median rank's (%.3f vs %.3f ms)", 100*(mine/med-1), mine/1e6, med/1e6)
 	}
 	if mine, med := ratio(func(b StepBreakdown) int64 { return b.PreparingNs + b.FreeNs }); mine > med+1e6 && mine > 1.2*med {
-		return "host", fmt.Sprintf("its Preparing+Free is %.3f ms against the median rank's %.3f ms", mine/1e6, med/1e6), mine - med
+		return "host", fmt.Sprintf("its Preparing+Free is %.3f ms against the median rank's %.3f ms", mine/1e6, med/1e6)
 	}
 	for _, l := range links {
 		if l.Src == rank || l.Dst == rank {
 			return "link", fmt.Sprintf("its link %d→%d %s runs at %.0f%% of its peers' (%.2f vs %.2f GB/s)",
-				l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/l.PeerMedianGBps, l.BandwidthGBps, l.PeerMedianGBps), 0
+				l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/l.PeerMedianGBps, l.BandwidthGBps, l.PeerMedianGBps)
 		}
 	}
-	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow", 0
+	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow"
 }
 
 func medianMAD(vals []float64) (median, mad float64) {
