@@ -84,8 +84,8 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 		members[[2]string{o.Group, o.Name}]++
 	}
 	waits := map[int]map[int][]float64{} // step → rank → cross-rank waits
-	last := map[int]map[int]int{}         // step → rank → collectives it arrived last at
-	opsIn := map[int]int{}                // step → collectives (op, rank) compared
+	last := map[int]map[int]int{}        // step → rank → collectives it arrived last at
+	opsIn := map[int]int{}               // step → collectives (op, rank) compared
 	for _, o := range ops {
 		if members[[2]string{o.Group, o.Name}] < 2 || o.Step < 0 && len(ranks) > 0 && hasSteps(ranks) {
 			continue
