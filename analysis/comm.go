@@ -334,12 +334,17 @@ func matrixTotal(opKey string) bool {
 // the busiest transport's (SDMA is already the sum of the SDMA links), capped at the
 // elapse since planes run at once. An op that moved data over RDMA and over SDMA-class
 // links runs its server levels one after the other, and one plane shows one level
-// only: its RDMA time is added to the Transit (an overestimate when the profiler's
-// plane was the RDMA one, which no field tells).
+// only: where that plane was an in-server one, its RDMA time is added to the Transit.
+// A Transit equal to the RDMA time is the RDMA plane's; the in-server level it misses
+// cannot be told from the SDMA sum over planes, and is taken from the same op's other
+// ranks (inServerLevel).
 func movingTime(o OpStat) (int64, string) {
 	if o.TransitNs > 0 {
 		rdma, sdma := o.Transports["RDMA"], o.Transports["SDMA"]
 		if rdma.TimeNs > 0 && sdma.Bytes > 0 {
+			if math.Abs(float64(o.TransitNs-rdma.TimeNs)) <= 0.01*float64(rdma.TimeNs) {
+				return min(o.TransitNs, o.ElapseNs), movingRDMAPlane
+			}
 			return min(o.TransitNs+rdma.TimeNs, max(o.ElapseNs, 0)), "transit+rdma"
 		}
 		return min(o.TransitNs, o.ElapseNs), "transit"
@@ -358,6 +363,40 @@ func movingTime(o OpStat) (int64, string) {
 		return 0, ""
 	}
 	return min(busiest, max(o.ElapseNs, 0)), "transports"
+}
+
+// movingRDMAPlane marks an op whose one-plane Transit is its RDMA level's only, until
+// inServerLevel adds the in-server level.
+const movingRDMAPlane = "transit (RDMA plane)"
+
+// inServerLevel completes the moving time of the ops whose profiler's plane was the
+// RDMA one: the in-server level of the same op (group, name, step) lasts about as
+// long on every rank, and the ranks whose plane was an in-server one measured it (their
+// Transit); the median of those is added.
+func inServerLevel(ops []OpStat) {
+	type opKey struct {
+		group, name string
+		step        int
+	}
+	level0 := map[opKey][]float64{}
+	for _, o := range ops {
+		if o.MovingSource == "transit+rdma" {
+			k := opKey{o.Group, o.Name, o.Step}
+			level0[k] = append(level0[k], float64(o.TransitNs))
+		}
+	}
+	for i := range ops {
+		o := &ops[i]
+		if o.MovingSource != movingRDMAPlane {
+			continue
+		}
+		o.MovingSource = "transit"
+		if v := level0[opKey{o.Group, o.Name, o.Step}]; len(v) > 0 {
+			sort.Float64s(v)
+			o.MovingNs = min(o.MovingNs+int64(Median(v)), max(o.ElapseNs, 0))
+			o.MovingSource = "transit+rdma"
+		}
+	}
 }
 
 // mergeCommunication joins the ranks' communication into the cluster's: cross-rank
@@ -383,6 +422,7 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 		}
 	}
 	crossRankWait(out.Ops)
+	inServerLevel(out.Ops)
 	out.TransferSamples = transferSamples(ranks)
 	out.Groups = clusterGroups(c)
 	nodeOf, hosts := nodesOf(c)
@@ -399,9 +439,16 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 		}
 		return a.Transport < b.Transport
 	})
-	ratios := peers.linkRatios()
-	out.SlowLinks = slowLinks(out.Links, ratios, nodeOf, th)
-	out.SlowNodes = slowNodes(out.Links, ratios, nodeOf, hosts, th)
+	ratios := peers.linkRatios(transferLatencyNs(out.TransferSamples))
+	slow := slowLinks(out.Links, ratios, nodeOf, th)
+	var explained map[linkKey]bool
+	out.SlowNodes, explained = slowNodes(out.Links, slow, ratios, nodeOf, hosts, th)
+	// A node's slow NIC is one finding, not one per link it slows.
+	for _, l := range slow {
+		if !explained[linkKey{l.Src, l.Dst, l.Transport}] {
+			out.SlowLinks = append(out.SlowLinks, l)
+		}
+	}
 	return out
 }
 
