@@ -445,7 +445,7 @@ func slowLinks(links []Link, ratios map[linkKey]float64, nodeOf map[int]int, th 
 			node = -1
 		}
 		out = append(out, SlowLink{Src: l.Src, Dst: l.Dst, Transport: l.Transport, BandwidthGBps: bw, PeerMedianGBps: bw / r, Node: node,
-			Evidence: fmt.Sprintf("%d→%d %s moves its payload at %.0f%% of the bandwidth of the same ops' other %s transfers of the same size, latency taken off (%.2f GB/s over %d transfers, latency included)",
+			Evidence: fmt.Sprintf("%d→%d %s moves data at %.0f%% of the bandwidth of the same ops' other %s transfers of its size, latency taken off (%.2f GB/s over %d transfers)",
 				l.Src, l.Dst, l.Transport, 100*r, l.Transport, bw, l.Transfers)})
 	}
 	sort.Slice(out, func(i, j int) bool {
