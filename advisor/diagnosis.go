@@ -95,11 +95,17 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	// time counted as Bubble, which lies outside Stage; its share is over the stages'
 	// whole span (Exposure.PipelineShare), the others' over Stage.
 	stageF := float64(stage)
-	// A straggler's wait that the exposure split dilutes (it shares each step's exposed
-	// time among all of the step's ops, and with many small buckets most of them are
-	// hidden) is measured directly by the slow rank's stake.
-	stragglerShare, slowStake := ex.StragglerWaitShare, slowRankStake(res.Communication.SlowRanks)
-	stragglerShare = max(stragglerShare, min(slowStake, s.CommShare))
+	// The exposure split shares each step's exposed time among all of the step's ops
+	// in proportion, which dilutes a straggler's wait when most of those ops are hidden
+	// behind compute (many small buckets). The slow rank's stake measures it directly:
+	// it ranks the straggler, and stands for its share where the split's figure is
+	// under half of it.
+	slowStake := slowRankStake(res.Communication.SlowRanks)
+	stragglerRank := max(ex.StragglerWaitShare, min(slowStake, s.CommShare))
+	stragglerShare := ex.StragglerWaitShare
+	if 2*stragglerShare < slowStake {
+		stragglerShare = min(slowStake, s.CommShare)
+	}
 	parts := []struct {
 		cause string
 		ns    float64
@@ -108,7 +114,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 		{CauseTransfer, ex.TransferShare * stageF, ex.TransferShare},
 		{CauseUnprofiled, ex.UnprofiledWaitShare * stageF, ex.UnprofiledWaitShare},
 		{CauseStageImbalance, float64(ex.PipelineWaitNs()), ex.PipelineShare()},
-		{CauseStraggler, stragglerShare * stageF, stragglerShare},
+		{CauseStraggler, stragglerRank * stageF, stragglerShare},
 	}
 	sort.SliceStable(parts, func(i, j int) bool { return parts[i].ns > parts[j].ns })
 	lead := parts[0]

@@ -347,6 +347,11 @@ func movingTime(o OpStat) (int64, string) {
 			}
 			return min(o.TransitNs+rdma.TimeNs, max(o.ElapseNs, 0)), "transit+rdma"
 		}
+		if rdma.TimeNs > o.TransitNs && sdma.Bytes == 0 {
+			// RDMA only: a ring sends one transfer at a time, on the plane of the peer
+			// it sends to, which need not be the profiler's.
+			return min(rdma.TimeNs, max(o.ElapseNs, 0)), "transports"
+		}
 		return min(o.TransitNs, o.ElapseNs), "transit"
 	}
 	var busiest int64
