@@ -39,8 +39,9 @@ type OpStat struct {
 	CrossWaitNs int64
 	// MovingNs is the time the op moved data: for an op with RDMA tasks, the union of
 	// its transfers over all planes (the profiler's Transit is one plane's, which on a
-	// multi-server op misses the other level's transfers); otherwise TransitNs
-	// (plus the RDMA time when the op also used SDMA-class links), or, where the
+	// multi-server op misses the other level's transfers); otherwise TransitNs,
+	// or for an op over both server levels the SDMA time over its in-server peers
+	// plus the RDMA time (inServerLevel), or, where the
 	// profiler's op-level Transit is 0 while its transports carry transit times (CANN
 	// 8.3 at Level2), the busiest transport's; never above the elapse. MovingSource
 	// says which ("planes", "transit", "transit+rdma", "transports", "" when nothing
@@ -374,11 +375,18 @@ func movingTime(o OpStat) (int64, string) {
 // inServerLevel adds the in-server level.
 const movingRDMAPlane = "transit (RDMA plane)"
 
-// inServerLevel completes the moving time of the ops whose profiler's plane was the
-// RDMA one: the in-server level of the same op (group, name, step) lasts about as
-// long on every rank, and the ranks whose plane was an in-server one measured it (their
-// Transit); the median of those is added.
-func inServerLevel(ops []OpStat) {
+// inServerLevel re-estimates, without tasks, the moving time of the ops that used
+// both server levels: the in-server planes run side by side, one per peer on the
+// server, so that level lasts the SDMA time (a sum over planes) over the rank's
+// group members on its server less one; the RoCE level sends one transfer at a time,
+// so it lasts the RDMA time. Where the group's members or the servers are unknown,
+// an op whose profiler's plane was the RDMA one takes its in-server level from the
+// same op's other ranks (their Transit, the median).
+func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
+	members := map[string][]int{}
+	for _, g := range groups {
+		members[g.Key] = g.Ranks
+	}
 	type opKey struct {
 		group, name string
 		step        int
@@ -392,7 +400,22 @@ func inServerLevel(ops []OpStat) {
 	}
 	for i := range ops {
 		o := &ops[i]
-		if o.MovingSource != movingRDMAPlane {
+		if o.MovingSource != movingRDMAPlane && o.MovingSource != "transit+rdma" {
+			continue
+		}
+		node, known := nodeOf[o.Rank]
+		peers := 0
+		for _, r := range members[o.Group] {
+			if n, ok := nodeOf[r]; known && ok && n == node && r != o.Rank {
+				peers++
+			}
+		}
+		if peers > 0 {
+			o.MovingNs = min(o.Transports["SDMA"].TimeNs/int64(peers)+o.Transports["RDMA"].TimeNs, max(o.ElapseNs, 0))
+			o.MovingSource = "transports"
+			continue
+		}
+		if o.MovingSource == "transit+rdma" {
 			continue
 		}
 		o.MovingSource = "transit"
@@ -427,10 +450,10 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 		}
 	}
 	crossRankWait(out.Ops)
-	inServerLevel(out.Ops)
 	out.TransferSamples = transferSamples(ranks)
 	out.Groups = clusterGroups(c)
 	nodeOf, hosts := nodesOf(c)
+	inServerLevel(out.Ops, out.Groups, nodeOf)
 	for _, l := range links {
 		out.Links = append(out.Links, *l)
 	}
