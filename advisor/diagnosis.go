@@ -95,6 +95,17 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	// time counted as Bubble, which lies outside Stage; its share is over the stages'
 	// whole span (Exposure.PipelineShare), the others' over Stage.
 	stageF := float64(stage)
+	// The exposure split shares each step's exposed time among all of the step's ops
+	// in proportion, which dilutes a straggler's wait when most of those ops are hidden
+	// behind compute (many small buckets). The slow rank's stake measures it directly:
+	// it ranks the straggler, and stands for its share where the split's figure is
+	// under half of it.
+	slowStake := slowRankStake(res.Communication.SlowRanks)
+	stragglerRank := max(ex.StragglerWaitShare, min(slowStake, s.CommShare))
+	stragglerShare := ex.StragglerWaitShare
+	if 2*stragglerShare < slowStake {
+		stragglerShare = min(slowStake, s.CommShare)
+	}
 	parts := []struct {
 		cause string
 		ns    float64
@@ -103,13 +114,16 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 		{CauseTransfer, ex.TransferShare * stageF, ex.TransferShare},
 		{CauseUnprofiled, ex.UnprofiledWaitShare * stageF, ex.UnprofiledWaitShare},
 		{CauseStageImbalance, float64(ex.PipelineWaitNs()), ex.PipelineShare()},
-		{CauseStraggler, ex.StragglerWaitShare * stageF, ex.StragglerWaitShare},
+		{CauseStraggler, stragglerRank * stageF, stragglerShare},
 	}
 	sort.SliceStable(parts, func(i, j int) bool { return parts[i].ns > parts[j].ns })
 	lead := parts[0]
 	// Within the budget the step is the computation's, unless one kind of waiting
-	// still costs a tenth of it (a straggler whose wait the overlap half hides).
-	if s.CommShare <= budget && !(waitingCause(lead.cause) && lead.share >= waitWithinBudget) {
+	// still costs a tenth of it (a straggler whose wait the overlap half hides), or a
+	// slow rank is found whose cost is worth a change.
+	leadsWithinBudget := waitingCause(lead.cause) && lead.share >= waitWithinBudget ||
+		lead.cause == CauseStraggler && slowStake >= mediumStake
+	if s.CommShare <= budget && !leadsWithinBudget {
 		return computeBound(s, budget, computing, stage, freeShare)
 	}
 	if lead.ns <= 0 {
@@ -161,12 +175,25 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 		}
 	case CauseStraggler:
 		d.Title = head + " waits for a slower rank"
+		d.Evidence = split + ": ranks of the same group arrive at their collectives at different times"
 		if sr := res.Communication.SlowRanks; len(sr) > 0 {
 			d.Title = head + fmt.Sprintf(" waits for rank %d", sr[0].Rank)
+			d.Evidence += fmt.Sprintf("; rank %d arrives last and costs the step about %s (%s)", sr[0].Rank, pct(slowStake), sr[0].Evidence)
 		}
-		d.Evidence = split + ": ranks of the same group arrive at their collectives at different times"
 	}
 	return d
+}
+
+// slowRankStake is what the costliest slow rank costs the run: its share of its
+// flagged steps, over all the steps in which waits were compared.
+func slowRankStake(srs []analysis.SlowRank) float64 {
+	var best float64
+	for _, r := range srs {
+		if r.StepsSeen > 0 {
+			best = max(best, r.ShareOfStep*float64(len(r.Steps))/float64(r.StepsSeen))
+		}
+	}
+	return best
 }
 
 func computeBound(s analysis.Summary, budget float64, computing, stage int64, freeShare float64) Diagnosis {

@@ -42,10 +42,15 @@ type OpStat struct {
 	// time it waited for the others (the last to arrive waits least); 0 when no other
 	// profiled rank ran the op.
 	CrossWaitNs int64
-	// MovingNs is the time the op moved data: TransitNs, or, where the profiler's
-	// op-level Transit is 0 while its transports carry transit times (CANN 8.3 at
-	// Level2), the busiest transport's; never above the elapse. MovingSource says
-	// which ("transit", "transports", "" when nothing moved).
+	// MovingNs is the time the op moved data: for an op with RDMA tasks, the union of
+	// its transfers over all planes (the profiler's Transit is one plane's, which on a
+	// multi-server op misses the other level's transfers); otherwise TransitNs,
+	// or for an op over both server levels the SDMA time over its in-server peers
+	// plus the RDMA time (inServerLevel), or, where the
+	// profiler's op-level Transit is 0 while its transports carry transit times (CANN
+	// 8.3 at Level2), the busiest transport's; never above the elapse. MovingSource
+	// says which ("planes", "transit", "transit+rdma", "transports", "" when nothing
+	// moved).
 	MovingNs     int64
 	MovingSource string
 }
@@ -245,6 +250,13 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 			st.Transports = transportUse(opTasks)
 		}
 		st.MovingNs, st.MovingSource = movingTime(st)
+		if union, rdma := transferUnionNs(opTasks); rdma && union > 0 {
+			// The profiler's Transit is one plane's: on a multi-server op it misses
+			// the RoCE transfers, or the in-server ones, that other planes carry.
+			// (Within a server the planes' mesh transfers run side by side, and one
+			// plane stands for them.)
+			st.MovingNs, st.MovingSource = min(union, max(st.ElapseNs, 0)), "planes"
+		}
 		out.ops = append(out.ops, st)
 		members := groupRanks[op.Group]
 		first := len(out.transfers)
@@ -321,13 +333,31 @@ func matrixTotal(opKey string) bool {
 	return !strings.Contains(k, "top") && !strings.Contains(k, "middle") && !strings.Contains(k, "bottom")
 }
 
-// movingTime is the time an op moved data (OpStat.MovingNs) and where it was read.
-// The op-level Transit is one plane's data tasks; the transports' times sum every
+// movingTime is the time an op moved data (OpStat.MovingNs) and where it was read,
+// when its tasks are not at hand (with them, transferUnionNs is exact). The op-level
+// Transit is one plane's data tasks (docs/formats.md §3.1); the transports' times sum every
 // plane's, so they are used only where the op-level figure is missing (0), and then
 // the busiest transport's (SDMA is already the sum of the SDMA links), capped at the
-// elapse since planes run at once.
+// elapse since planes run at once. An op that moved data over RDMA and over SDMA-class
+// links runs its server levels one after the other, and one plane shows one level
+// only: where that plane was an in-server one, its RDMA time is added to the Transit.
+// A Transit equal to the RDMA time is the RDMA plane's; the in-server level it misses
+// cannot be told from the SDMA sum over planes, and is taken from the same op's other
+// ranks (inServerLevel).
 func movingTime(o OpStat) (int64, string) {
 	if o.TransitNs > 0 {
+		rdma, sdma := o.Transports["RDMA"], o.Transports["SDMA"]
+		if rdma.TimeNs > 0 && sdma.Bytes > 0 {
+			if math.Abs(float64(o.TransitNs-rdma.TimeNs)) <= 0.01*float64(rdma.TimeNs) {
+				return min(o.TransitNs, o.ElapseNs), movingRDMAPlane
+			}
+			return min(o.TransitNs+rdma.TimeNs, max(o.ElapseNs, 0)), "transit+rdma"
+		}
+		if rdma.TimeNs > o.TransitNs && sdma.Bytes == 0 {
+			// RDMA only: a ring sends one transfer at a time, on the plane of the peer
+			// it sends to, which need not be the profiler's.
+			return min(rdma.TimeNs, max(o.ElapseNs, 0)), "transports"
+		}
 		return min(o.TransitNs, o.ElapseNs), "transit"
 	}
 	var busiest int64
@@ -344,6 +374,62 @@ func movingTime(o OpStat) (int64, string) {
 		return 0, ""
 	}
 	return min(busiest, max(o.ElapseNs, 0)), "transports"
+}
+
+// movingRDMAPlane marks an op whose one-plane Transit is its RDMA level's only, until
+// inServerLevel adds the in-server level.
+const movingRDMAPlane = "transit (RDMA plane)"
+
+// inServerLevel re-estimates, without tasks, the moving time of the ops that used
+// both server levels: the in-server planes run side by side, one per peer on the
+// server, so that level lasts the SDMA time (a sum over planes) over the rank's
+// group members on its server less one; the RoCE level sends one transfer at a time,
+// so it lasts the RDMA time. Where the group's members or the servers are unknown,
+// an op whose profiler's plane was the RDMA one takes its in-server level from the
+// same op's other ranks (their Transit, the median).
+func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
+	members := map[string][]int{}
+	for _, g := range groups {
+		members[g.Key] = g.Ranks
+	}
+	type opKey struct {
+		group, name string
+		step        int
+	}
+	level0 := map[opKey][]float64{}
+	for _, o := range ops {
+		if o.MovingSource == "transit+rdma" {
+			k := opKey{o.Group, o.Name, o.Step}
+			level0[k] = append(level0[k], float64(o.TransitNs))
+		}
+	}
+	for i := range ops {
+		o := &ops[i]
+		if o.MovingSource != movingRDMAPlane && o.MovingSource != "transit+rdma" {
+			continue
+		}
+		node, known := nodeOf[o.Rank]
+		peers := 0
+		for _, r := range members[o.Group] {
+			if n, ok := nodeOf[r]; known && ok && n == node && r != o.Rank {
+				peers++
+			}
+		}
+		if peers > 0 {
+			o.MovingNs = min(o.Transports["SDMA"].TimeNs/int64(peers)+o.Transports["RDMA"].TimeNs, max(o.ElapseNs, 0))
+			o.MovingSource = "transports"
+			continue
+		}
+		if o.MovingSource == "transit+rdma" {
+			continue
+		}
+		o.MovingSource = "transit"
+		if v := level0[opKey{o.Group, o.Name, o.Step}]; len(v) > 0 {
+			sort.Float64s(v)
+			o.MovingNs = min(o.MovingNs+int64(Median(v)), max(o.ElapseNs, 0))
+			o.MovingSource = "transit+rdma"
+		}
+	}
 }
 
 // mergeCommunication joins the ranks' communication into the cluster's: cross-rank
@@ -372,6 +458,7 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 	out.TransferSamples = transferSamples(ranks)
 	out.Groups = clusterGroups(c)
 	nodeOf, hosts := nodesOf(c)
+	inServerLevel(out.Ops, out.Groups, nodeOf)
 	for _, l := range links {
 		out.Links = append(out.Links, *l)
 	}
@@ -385,9 +472,16 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 		}
 		return a.Transport < b.Transport
 	})
-	ratios := peers.linkRatios()
-	out.SlowLinks = slowLinks(out.Links, ratios, nodeOf, th)
-	out.SlowNodes = slowNodes(out.Links, ratios, nodeOf, hosts, th)
+	ratios := peers.linkRatios(transferLatencyNs(out.TransferSamples))
+	slow := slowLinks(out.Links, ratios, nodeOf, th)
+	var explained map[linkKey]bool
+	out.SlowNodes, explained = slowNodes(out.Links, slow, ratios, nodeOf, hosts, th)
+	// A node's slow NIC is one finding, not one per link it slows.
+	for _, l := range slow {
+		if !explained[linkKey{l.Src, l.Dst, l.Transport}] {
+			out.SlowLinks = append(out.SlowLinks, l)
+		}
+	}
 	return out
 }
 
@@ -541,6 +635,36 @@ func timeSplit(tasks []profile.CommTask) (transitNs, waitNs, syncNs int64) {
 		break
 	}
 	return
+}
+
+// transferUnionNs is the time an op moved data between ranks on any plane: the union
+// of its transfers' intervals (SDMA copies other than on-chip ones, and RDMA sends
+// with the waits that complete them). Planes run at once, so the union, not the sum,
+// is the op's moving time; 0 without tasks. rdma reports an RDMA transfer among them.
+func transferUnionNs(tasks []profile.CommTask) (unionNs int64, rdma bool) {
+	var ivs []profile.Interval
+	for _, plane := range byPlane(tasks) {
+		classifyPlane(plane, func(t *profile.CommTask, transfer, _ bool) {
+			if transfer && t.LinkType != "ON_CHIP" && t.DurNs() > 0 {
+				ivs = append(ivs, t.Interval)
+				rdma = rdma || t.TransportType == "RDMA"
+			}
+		})
+	}
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].StartNs < ivs[j].StartNs })
+	var end int64
+	for i, iv := range ivs {
+		if i == 0 || iv.StartNs > end {
+			unionNs += iv.EndNs - iv.StartNs
+			end = iv.EndNs
+			continue
+		}
+		if iv.EndNs > end {
+			unionNs += iv.EndNs - end
+			end = iv.EndNs
+		}
+	}
+	return unionNs, rdma
 }
 
 // eachTransfer calls fn for each data transfer of an op between two ranks (on-chip

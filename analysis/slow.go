@@ -42,8 +42,9 @@ type SlowRank struct {
 	Steps    []int   // steps in which it was an outlier
 	Cause    string  // compute, host, link or unknown
 	Evidence string
-	// ShareOfStep is the wait it causes per flagged step over its Stage there: what is
-	// at stake. StepsSeen counts the steps in which waits could be compared at all.
+	// ShareOfStep is what it costs the flagged steps (stepStake: how much shorter
+	// they would be if it were like the others) over its Stage there: what is at
+	// stake. StepsSeen counts the steps in which waits could be compared at all.
 	ShareOfStep float64
 	StepsSeen   int
 }
@@ -69,24 +70,33 @@ type Retransmission struct {
 // slowRanks finds the ranks the others wait for. In every collective the last rank
 // to arrive waits least (its cross-rank wait is 0) while the others wait for it. Per
 // step, each rank's typical wait (the median over its collectives) is compared with
-// the other ranks' by median/MAD: a rank that waits far less than the rest, by more
-// than SlowRankMinShare of its step, in at least SlowRankPersist of the steps, is
-// the one they wait for. Cross-rank waits are durations, so clock offsets between
-// ranks do not matter.
+// the other ranks' by median/MAD: a rank that waits far less than the rest, at a cost
+// above SlowRankMinShare of its step (stepStake), in at least SlowRankPersist of the
+// steps, is the one they wait for. Cross-rank waits are durations, so clock offsets
+// between ranks do not matter.
+//
+// The cost is judged per step, not per collective: with many small collectives (small
+// gradient buckets) each op's wait is a sliver of the step while they add up to the
+// straggler's whole lag.
 func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds) []SlowRank {
 	members := map[[2]string]int{}
 	for _, o := range ops {
 		members[[2]string{o.Group, o.Name}]++
 	}
 	waits := map[int]map[int][]float64{} // step → rank → cross-rank waits
+	last := map[int]map[int]int{}        // step → rank → collectives it arrived last at
 	for _, o := range ops {
 		if members[[2]string{o.Group, o.Name}] < 2 || o.Step < 0 && len(ranks) > 0 && hasSteps(ranks) {
 			continue
 		}
 		if waits[o.Step] == nil {
 			waits[o.Step] = map[int][]float64{}
+			last[o.Step] = map[int]int{}
 		}
 		waits[o.Step][o.Rank] = append(waits[o.Step][o.Rank], float64(o.CrossWaitNs))
+		if o.CrossWaitNs == 0 {
+			last[o.Step][o.Rank]++
+		}
 	}
 	stepTime := map[int]map[int]StepBreakdown{} // step → rank → breakdown
 	for _, rr := range ranks {
@@ -100,19 +110,27 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 	flagged := map[int][]int{}
 	scores := map[int]float64{}
 	deficits := map[int]float64{}
+	stakes := map[int]float64{}
 	stages := map[int]float64{}
+	lastAt, seenAt := map[int]int{}, map[int]int{}
 	for step, byRank := range waits {
 		if len(byRank) < 3 {
 			continue
 		}
 		typical := map[int]float64{}
-		var vals []float64
+		total := map[int]float64{}
+		var vals, totals []float64
 		for r, w := range byRank {
 			sort.Float64s(w)
 			typical[r] = stat.Quantile(0.5, stat.Empirical, w, nil)
 			vals = append(vals, typical[r])
+			for _, x := range w {
+				total[r] += x
+			}
+			totals = append(totals, total[r])
 		}
 		med, mad := medianMAD(vals)
+		medTotal, _ := medianMAD(totals)
 		dixonOut, dixonScore := false, 0.0
 		if th.SlowRankMethod == "dixon" {
 			dixonOut, dixonScore = lowOutlier(vals)
@@ -122,7 +140,6 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 			lowest = min(lowest, e)
 		}
 		for r, e := range typical {
-			deficit := med - e
 			var outlier bool
 			var score float64
 			if th.SlowRankMethod == "dixon" {
@@ -132,11 +149,22 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 				outlier = score > th.SlowRankZ
 			}
 			stage := stepTime[step][r].StageNs
-			if outlier && stage > 0 && deficit > th.SlowRankMinShare*float64(stage) {
+			if !outlier || stage <= 0 {
+				continue
+			}
+			deficit := medTotal - total[r]
+			stake, ownWork := stepStake(r, stepTime[step], deficit)
+			// Late for a reason outside its own work (its link, its launches), it must
+			// at least be consistently the last: at most of its collectives.
+			consistent := ownWork || 2*last[step][r] > len(byRank[r])
+			if consistent && stake > th.SlowRankMinShare*float64(stage) {
 				flagged[r] = append(flagged[r], step)
 				scores[r] = max(scores[r], score)
 				deficits[r] += deficit
+				stakes[r] += stake
 				stages[r] += float64(stage)
+				lastAt[r] += last[step][r]
+				seenAt[r] += len(byRank[r])
 			}
 		}
 	}
@@ -146,18 +174,58 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 			continue
 		}
 		sort.Ints(steps)
-		cause, evidence, excessNs := slowRankCause(r, steps, stepTime, links)
+		cause, evidence := slowRankCause(r, steps, stepTime, links)
 		score := scores[r]
 		if math.IsInf(score, 1) {
 			score = 999 // every other rank waited the same: the MAD is 0
 		}
+		n := float64(len(steps))
 		out = append(out, SlowRank{Rank: r, Score: math.Round(score*100) / 100, Steps: steps, Cause: cause,
-			ShareOfStep: max(deficits[r], excessNs*float64(len(steps))) / stages[r], StepsSeen: len(waits),
-			Evidence: fmt.Sprintf("the other ranks wait %.3f ms per step for it in their collectives (%d of %d steps); %s",
-				deficits[r]/float64(len(steps))/1e6, len(steps), len(waits), evidence)})
+			ShareOfStep: stakes[r] / stages[r], StepsSeen: len(waits),
+			Evidence: fmt.Sprintf("it arrives last at %d of its %d collectives in those steps; the others wait %.3f ms per step for it in their collectives, of which it costs the step about %.3f ms (%d of %d steps); %s",
+				lastAt[r], seenAt[r], deficits[r]/n/1e6, stakes[r]/n/1e6, len(steps), len(waits), evidence)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out
+}
+
+// stepStake is what a rank the others wait for costs one step: how much shorter the
+// step would be if it were like the others. The step waits for its slowest rank, so
+// without this one it would wait for the next slowest: the rank's own work (Stage
+// less its exposed communication, plus Preparing) over the largest of the others'.
+// That is capped by what the others actually wait in the open (their median exposed
+// communication over its own), for work they overlap costs nothing. When its work is
+// not longer (it is late for another reason: a slow link of its own), the others'
+// total wait for it in their collectives (deficitNs), under the same cap; ownWork
+// reports which.
+func stepStake(rank int, byRank map[int]StepBreakdown, deficitNs float64) (stakeNs float64, ownWork bool) {
+	work := func(b StepBreakdown) float64 {
+		return float64(b.StageNs - b.ExposedCommNs() + b.PreparingNs)
+	}
+	mine, ok := byRank[rank]
+	if !ok {
+		return 0, false
+	}
+	var othersExposed []float64
+	nextSlowest := math.Inf(-1)
+	for r, b := range byRank {
+		if r == rank {
+			continue
+		}
+		othersExposed = append(othersExposed, float64(b.ExposedCommNs()))
+		nextSlowest = max(nextSlowest, work(b))
+	}
+	if len(othersExposed) == 0 {
+		return 0, false
+	}
+	medExposed, _ := medianMAD(othersExposed)
+	capNs := medExposed - float64(mine.ExposedCommNs())
+	est := work(mine) - nextSlowest
+	ownWork = est > 0
+	if !ownWork {
+		est = deficitNs
+	}
+	return max(0, min(est, capNs)), ownWork
 }
 
 func hasSteps(ranks []RankResult) bool {
@@ -174,11 +242,7 @@ func hasSteps(ranks []RankResult) bool {
 // slowRankCause compares the slow rank's steps with the other ranks': longer
 // Computing is a compute cause, longer Preparing or Free a host cause, and a slow link
 // of its own (sending or receiving) a link cause.
-//
-// excessNs is what the cause costs per step beyond the median rank (its extra
-// Computing or Preparing+Free): the step the others wait out, even where their
-// waiting overlaps their own compute; 0 for a link or unknown cause.
-func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown, links []SlowLink) (cause, evidence string, excessNs float64) {
+func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown, links []SlowLink) (cause, evidence string) {
 	ratio := func(field func(StepBreakdown) int64) (float64, float64) {
 		var mine, others []float64
 		for _, s := range steps {
@@ -198,18 +262,18 @@ func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown
 		return stat.Mean(mine, nil), m
 	}
 	if mine, med := ratio(func(b StepBreakdown) int64 { return b.ComputingNs }); med > 0 && mine > 1.05*med {
-		return "compute", fmt.Sprintf("its Computing is %.1f%% above the median rank's (%.3f vs %.3f ms)", 100*(mine/med-1), mine/1e6, med/1e6), mine - med
+		return "compute", fmt.Sprintf("its Computing is %.1f%% above the median rank's (%.3f vs %.3f ms)", 100*(mine/med-1), mine/1e6, med/1e6)
 	}
 	if mine, med := ratio(func(b StepBreakdown) int64 { return b.PreparingNs + b.FreeNs }); mine > med+1e6 && mine > 1.2*med {
-		return "host", fmt.Sprintf("its Preparing+Free is %.3f ms against the median rank's %.3f ms", mine/1e6, med/1e6), mine - med
+		return "host", fmt.Sprintf("its Preparing+Free is %.3f ms against the median rank's %.3f ms", mine/1e6, med/1e6)
 	}
 	for _, l := range links {
 		if l.Src == rank || l.Dst == rank {
 			return "link", fmt.Sprintf("its link %d→%d %s runs at %.0f%% of its peers' (%.2f vs %.2f GB/s)",
-				l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/l.PeerMedianGBps, l.BandwidthGBps, l.PeerMedianGBps), 0
+				l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/l.PeerMedianGBps, l.BandwidthGBps, l.PeerMedianGBps)
 		}
 	}
-	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow", 0
+	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow"
 }
 
 func medianMAD(vals []float64) (median, mad float64) {
@@ -239,9 +303,9 @@ func modifiedZ(v, median, mad float64) float64 {
 	return 0.6745 * (v - median) / mad
 }
 
-// peerSamples holds each transfer's bandwidth beside its peers': the transfers of the
-// same op (group and name) over the same transport with the same size, which cross
-// the same kind of link at the same time, so that latency and message size cancel out.
+// peerSamples holds each transfer beside its peers': the transfers of the same op
+// (group and name) over the same transport with the same size, which cross the same
+// kind of link at the same time, so that message size cancels out.
 type peerSamples map[peerKey][]peerSample
 
 type peerKey struct {
@@ -250,23 +314,31 @@ type peerKey struct {
 }
 
 type peerSample struct {
-	link  linkKey
-	bytes int64 // what the op moved over the link at this size (its weight)
-	gbps  float64
+	link   linkKey
+	bytes  int64 // what the op moved over the link at this size (its weight)
+	timeNs int64
+	count  int // transfers summed in it
 }
 
 func (p peerSamples) addTransfer(t transfer) {
-	p[t.peer] = append(p[t.peer], peerSample{t.link, t.bytes, gbps(t.bytes, t.timeNs)})
+	p[t.peer] = append(p[t.peer], peerSample{t.link, t.bytes, t.timeNs, t.count})
 }
 
+// minPayloadShare bounds the latency taken off a transfer's time: at least this share
+// of it is left as payload time, so a transfer the fit says is all latency neither
+// divides by zero nor swings the ratio.
+const minPayloadShare = 0.1
+
 // linkRatios returns, per link, how fast its transfers ran against their peers': the
-// mean of bandwidth / peers' reference over its transfers, weighted by bytes, so that
-// latency-bound small transfers (which barely show a slow link) weigh little. The
-// reference is the peers' upper quartile, not their median, because one slow server
-// can touch half the transfers of a phase (a 4-server NHR pairs every server with it
-// once), and the median would then sit between the slow and the healthy links. Only
-// groups of 3 or more transfers count.
-func (p peerSamples) linkRatios() map[linkKey]float64 {
+// mean of bandwidth / peers' reference over its transfers, weighted by bytes. The
+// bandwidth is the payload's, with the transport's fitted latency taken off each
+// transfer (bytes / (time − α)): a link at half the bandwidth takes twice the payload
+// time, but with α left in, a transfer of a few n½ looks only a third slower (0.63
+// where it is 0.5). The reference is the peers' upper quartile, not their median,
+// because one slow server can touch half the transfers of a phase (a 4-server ring
+// passes through it twice), and the median would then sit between the slow and the
+// healthy links. Only groups of 3 or more transfers count.
+func (p peerSamples) linkRatios(alphaNs map[string]float64) map[linkKey]float64 {
 	weighted := map[linkKey]float64{}
 	bytes := map[linkKey]float64{}
 	// Sum in a fixed order: float sums must not depend on map iteration.
@@ -292,17 +364,23 @@ func (p peerSamples) linkRatios() map[linkKey]float64 {
 		if len(samples) < 3 {
 			continue
 		}
-		bws := make([]float64, len(samples))
+		alpha := alphaNs[k.transport]
+		bw := make([]float64, len(samples))
 		for i, s := range samples {
-			bws[i] = s.gbps
+			t := float64(s.timeNs)
+			if s.timeNs <= 0 {
+				continue
+			}
+			bw[i] = float64(s.bytes) / max(t-float64(s.count)*alpha, minPayloadShare*t)
 		}
-		sort.Float64s(bws)
-		ref := stat.Quantile(0.75, stat.Empirical, bws, nil)
+		sorted := append([]float64(nil), bw...)
+		sort.Float64s(sorted)
+		ref := stat.Quantile(0.75, stat.Empirical, sorted, nil)
 		if ref <= 0 {
 			continue
 		}
-		for _, s := range samples {
-			weighted[s.link] += float64(s.bytes) * s.gbps / ref
+		for i, s := range samples {
+			weighted[s.link] += float64(s.bytes) * bw[i] / ref
 			bytes[s.link] += float64(s.bytes)
 		}
 	}
@@ -311,6 +389,43 @@ func (p peerSamples) linkRatios() map[linkKey]float64 {
 		if b > 0 {
 			out[k] = weighted[k] / b
 		}
+	}
+	return out
+}
+
+// transferLatencyNs fits each transport's per-transfer latency α from the typical
+// transfer times per size (TransferSamples: medians over ranks, which a slow link does
+// not move): the intercept of time = α + bytes/BW, weighted by transfers, over copies
+// (reductions add a per-byte cost of their own) where at least two sizes were seen. No
+// fit (one size, a non-positive slope) leaves α at 0: times are then compared whole,
+// as before the fit.
+func transferLatencyNs(samples []TransferSample) map[string]float64 {
+	by := map[string][]TransferSample{}
+	for _, s := range samples {
+		if !s.Reduce && s.SizeBytes > 0 && s.MedianNs > 0 && s.Count > 0 {
+			by[s.Transport] = append(by[s.Transport], s)
+		}
+	}
+	out := map[string]float64{}
+	for transport, pts := range by {
+		x := make([]float64, len(pts))
+		y := make([]float64, len(pts))
+		w := make([]float64, len(pts))
+		sizes := map[int64]bool{}
+		smallest := math.Inf(1)
+		for i, p := range pts {
+			x[i], y[i], w[i] = float64(p.SizeBytes), p.MedianNs, float64(p.Count)
+			sizes[p.SizeBytes] = true
+			smallest = min(smallest, p.MedianNs)
+		}
+		if len(sizes) < 2 {
+			continue
+		}
+		alpha, beta := stat.LinearRegression(x, y, w, false)
+		if beta <= 0 || alpha <= 0 {
+			continue
+		}
+		out[transport] = min(alpha, smallest)
 	}
 	return out
 }
@@ -330,7 +445,7 @@ func slowLinks(links []Link, ratios map[linkKey]float64, nodeOf map[int]int, th 
 			node = -1
 		}
 		out = append(out, SlowLink{Src: l.Src, Dst: l.Dst, Transport: l.Transport, BandwidthGBps: bw, PeerMedianGBps: bw / r, Node: node,
-			Evidence: fmt.Sprintf("%d→%d %s runs at %.0f%% of the same ops' other %s transfers (%.2f GB/s over %d transfers)",
+			Evidence: fmt.Sprintf("%d→%d %s moves data at %.0f%% of the bandwidth of the same ops' other %s transfers of its size, latency taken off (%.2f GB/s over %d transfers)",
 				l.Src, l.Dst, l.Transport, 100*r, l.Transport, bw, l.Transfers)})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -339,24 +454,31 @@ func slowLinks(links []Link, ratios map[linkKey]float64, nodeOf map[int]int, th 
 	return out
 }
 
-// SlowNode is a server whose links of one transport are all slow: its NIC (RDMA) or
-// its fabric, rather than one cable.
+// SlowNode is a server whose links of one transport are slow while the same
+// transport's links elsewhere are not: its NICs (RDMA) or its fabric, rather than one
+// cable.
 type SlowNode struct {
 	Node      int
 	Host      string
 	Transport string
-	Fraction  float64 // the median peer ratio of the node's links
+	Fraction  float64 // the median peer ratio of the node's slow links
 	Evidence  string
 }
 
-// slowNodes rolls slow links up to servers: a server all of whose links of a
-// transport to other servers run slow has a slow NIC (or fabric), not a bad cable.
-func slowNodes(links []Link, ratios map[linkKey]float64, nodeOf map[int]int, hosts []string, th Thresholds) []SlowNode {
+// slowNodes rolls slow links up to servers. A server all of whose links of a
+// transport to other servers run slow, or which every slow link of the transport
+// touches (two or more, with no other server common to them all), has a slow NIC or
+// fabric, not a bad cable; when the slow links also share one rank, it is that rank's
+// NIC. Either way some link of the transport elsewhere must be fine: with every link
+// slow (two servers, one slow NIC) the data cannot say whose NIC it is. The links a
+// node explains are returned apart, to be left out of the slow links.
+func slowNodes(links []Link, slow []SlowLink, ratios map[linkKey]float64, nodeOf map[int]int, hosts []string, th Thresholds) ([]SlowNode, map[linkKey]bool) {
 	type nodeT struct {
 		node      int
 		transport string
 	}
 	touching := map[nodeT][]float64{}
+	healthy := map[string]bool{} // a transport with some fine link between servers
 	for _, l := range links {
 		r, ok := ratios[linkKey{l.Src, l.Dst, l.Transport}]
 		ns, okS := nodeOf[l.Src]
@@ -366,27 +488,87 @@ func slowNodes(links []Link, ratios map[linkKey]float64, nodeOf map[int]int, hos
 		}
 		touching[nodeT{ns, l.Transport}] = append(touching[nodeT{ns, l.Transport}], r)
 		touching[nodeT{nd, l.Transport}] = append(touching[nodeT{nd, l.Transport}], r)
+		healthy[l.Transport] = healthy[l.Transport] || r >= th.SlowLinkFraction
+	}
+	// The servers every slow link of a transport touches, and the ranks.
+	slowBy := map[string][]SlowLink{}
+	for _, l := range slow {
+		ns, okS := nodeOf[l.Src]
+		nd, okD := nodeOf[l.Dst]
+		if okS && okD && ns != nd {
+			slowBy[l.Transport] = append(slowBy[l.Transport], l)
+		}
+	}
+	common := map[nodeT]int{} // → the rank all of them share, or -1
+	for transport, ls := range slowBy {
+		if len(ls) < 2 {
+			continue
+		}
+		nodes := map[int]int{}
+		ranks := map[int]int{}
+		for _, l := range ls {
+			nodes[nodeOf[l.Src]]++
+			nodes[nodeOf[l.Dst]]++
+			ranks[l.Src]++
+			ranks[l.Dst]++
+		}
+		var all []int
+		for n, c := range nodes {
+			if c == len(ls) {
+				all = append(all, n)
+			}
+		}
+		if len(all) != 1 {
+			continue
+		}
+		rank := -1
+		for r, c := range ranks {
+			if c == len(ls) {
+				rank = r
+			}
+		}
+		common[nodeT{all[0], transport}] = rank
 	}
 	var out []SlowNode
+	explained := map[linkKey]bool{}
 	for k, rs := range touching {
-		if len(rs) < 2 {
+		if !healthy[k.transport] || len(rs) < 2 {
 			continue
 		}
 		sort.Float64s(rs)
-		if rs[len(rs)-1] >= th.SlowLinkFraction { // some link of the node is fine
+		rank, shared := common[k]
+		if !shared && rs[len(rs)-1] >= th.SlowLinkFraction { // some link of the node is fine
 			continue
 		}
-		frac := stat.Quantile(0.5, stat.Empirical, rs, nil)
+		var mine []float64
+		for _, l := range slowBy[k.transport] {
+			if nodeOf[l.Src] == k.node || nodeOf[l.Dst] == k.node {
+				explained[linkKey{l.Src, l.Dst, l.Transport}] = true
+				mine = append(mine, l.BandwidthGBps/l.PeerMedianGBps)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		sort.Float64s(mine)
+		frac := stat.Quantile(0.5, stat.Empirical, mine, nil)
 		host := ""
 		if k.node < len(hosts) {
 			host = hosts[k.node]
 		}
+		what := fmt.Sprintf("all %d of its %s links to other servers are slow", len(rs), k.transport)
+		if shared {
+			what = fmt.Sprintf("every slow %s link (%d) has an end on it, while its other links and the %s links elsewhere are fine", k.transport, len(mine), k.transport)
+			if rank >= 0 {
+				what += fmt.Sprintf("; they all run to or from rank %d: its NIC", rank)
+			}
+		}
 		out = append(out, SlowNode{Node: k.node, Host: host, Transport: k.transport, Fraction: frac,
-			Evidence: fmt.Sprintf("node %d (%s) %s at %.0f%% of its peers: all %d of its %s links to other servers are slow",
-				k.node, host, k.transport, 100*frac, len(rs), k.transport)})
+			Evidence: fmt.Sprintf("node %d (%s) %s at %.0f%% of its peers' bandwidth: %s",
+				k.node, host, k.transport, 100*frac, what)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Fraction < out[j].Fraction })
-	return out
+	return out, explained
 }
 
 // nodesOf numbers the servers from the rank directories' host names
