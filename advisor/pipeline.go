@@ -42,7 +42,7 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 	for _, r := range pl.Ranks {
 		in[r] = true
 	}
-	var span, tail, n float64
+	var span, tail, bubbleUs, n float64
 	for _, r := range res.Ranks {
 		if !in[r.Rank] {
 			continue
@@ -50,21 +50,25 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 		for _, st := range r.Steps {
 			span += float64(st.StageNs + st.BubbleNs)
 			tail += float64(st.TailComputeNs)
+			bubbleUs += float64(st.BubbleNs)
 			n++
 		}
 	}
 	if n == 0 {
 		return nil, ""
 	}
-	span, tail = span/n/1e3, tail/n/1e3
+	span, tail, bubbleUs = span/n/1e3, tail/n/1e3, bubbleUs/n/1e3
 	perMicro := (float64(slices.Max(pl.StageComputingNs))/1e3 - tail) / float64(m)
 	if perMicro <= 0 {
 		return nil, ""
 	}
 	rest := span - float64(m+p-1)*perMicro
-	predicted := float64(target+p-1)*perMicro + rest
-	gain := span*float64(target)/float64(m) - predicted
-	if gain <= 0 {
+	// The step time reported (Stage) leaves the Bubble out. The bubble's length,
+	// (p−1) micro-batch times of the stages before, does not grow with m: the step
+	// with m' micro-batches is the new span less the bubble measured now.
+	predicted := float64(target+p-1)*perMicro + rest - bubbleUs
+	gain := (span-bubbleUs)*float64(target)/float64(m) - predicted
+	if gain <= 0 || predicted <= 0 {
 		return nil, ""
 	}
 	bubble := func(m int) float64 { return float64(p-1) / float64(m+p-1) }
@@ -73,7 +77,7 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 	errUs := abs(pl.MeasuredBubble-bubble(m)) * span * float64(target+p-1) / float64(m+p-1)
 	// The exposed communication outside the bubble does not repeat per micro-batch.
 	exposedUs := res.Summary.CommShare * float64(res.Summary.StepTimeNs) / 1e3
-	stageUs := predicted - float64(p-1)*perMicro
+	stageUs := predicted
 	knob, how := Apply(Setting{Knob: "microbatches", Microbatches: target}, framework)
 	r := &Recommendation{ID: "pipeline_microbatches", Knob: knob, Value: fmt.Sprint(target), Apply: how, GainUs: gain,
 		Confidence: "medium",
@@ -82,8 +86,8 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 		Assumptions: []string{
 			fmt.Sprintf("GPipe/1F1B with %d balanced stages: a step spans (m+p−1) micro-batch times of the slowest stage (%.3f ms, its compute per micro-batch) plus %.3f ms that does not repeat per micro-batch (the optimizer, the gradient synchronisation), as measured at m = %d", p, perMicro/1e3, rest/1e3, m),
 			fmt.Sprintf("the bubble falls from %.0f%% to %.0f%% ((p−1)/(m+p−1)); a micro-batch then takes %.3f ms of the step instead of %.3f ms (%.0f%% less)",
-				100*bubble(m), 100*bubble(target), predicted/float64(target)/1e3, span/float64(m)/1e3, 100*(1-predicted/float64(target)/(span/float64(m)))),
-			"the step time is the pipeline's span, Stage and Bubble together; the predicted step holds " + fmt.Sprint(target) + " micro-batches instead of " + fmt.Sprint(m),
+				100*bubble(m), 100*bubble(target), predicted/float64(target)/1e3, (span-bubbleUs)/float64(m)/1e3, 100*(1-predicted/float64(target)/((span-bubbleUs)/float64(m)))),
+			fmt.Sprintf("the step time is the Stage the profiler reports, without the Bubble (%.3f ms now, the same length with more micro-batches); the predicted step holds %d micro-batches instead of %d", bubbleUs/1e3, target, m),
 		},
 		Risks: []string{
 			"with the micro-batch size kept, the global batch grows: retune the learning rate; lowering the micro-batch size instead keeps it but each smaller micro-batch may compute less efficiently",
