@@ -317,7 +317,7 @@ func matrixTransfers(out *rankComm, r *profile.Rank, groupRanks map[string][]int
 		}
 		transport := strings.ToUpper(l.Transport)
 		out.transfers = append(out.transfers, transfer{
-			link:  linkKey{members[l.SrcLocal], members[l.DstLocal], transport},
+			link: linkKey{members[l.SrcLocal], members[l.DstLocal], transport},
 			// Peers are the op's links that moved as many bytes: an algorithm's steps
 			// move different sizes (NHR's and RHD's halving), and a smaller one runs at a
 			// lower bandwidth on a healthy link.
