@@ -75,6 +75,9 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 	// The model's own error: how far the measured bubble is from the theory's at m,
 	// carried to the new step in proportion.
 	errUs := abs(pl.MeasuredBubble-bubble(m)) * span * float64(target+p-1) / float64(m+p-1)
+	// and the bubble's length, taken as unchanged with more micro-batches: it shifts
+	// with the stages' waits for each other (the generator's runs: within half of it).
+	errUs += bubbleUs / 2
 	// The exposed communication outside the bubble does not repeat per micro-batch.
 	exposedUs := res.Summary.CommShare * float64(res.Summary.StepTimeNs) / 1e3
 	stageUs := predicted
