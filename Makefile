@@ -4,7 +4,7 @@ BIN     ?= bin/hcclprof
 PKGS    := ./...
 BENCH_DIR ?= $(or $(TMPDIR),/tmp)/hcclprof-bench
 
-.PHONY: build install dist test bench scale lint demo fuzz clean
+.PHONY: build install dist test bench scale scale-summaries lint demo fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/hcclprof
@@ -68,6 +68,14 @@ scale: build
 	    $(BIN) analyze $(BENCH_DIR)/scale$$n >/dev/null; \
 	  rm -rf $(BENCH_DIR)/scale$$n; \
 	done
+
+# The same analyze on 4096 ranks without device timelines (summaries only: ~0.6 GB).
+scale-summaries: build
+	@rm -rf $(BENCH_DIR)/scale4096s
+	@$(BIN) gen fixtures/testdata/scale-4096-summaries.yaml -o $(BENCH_DIR)/scale4096s >/dev/null || exit 1
+	@/usr/bin/env time -f "4096 ranks, summaries only ($$(du -sh $(BENCH_DIR)/scale4096s | cut -f1)): analyze wall %e s, peak RSS %M KB" \
+	  $(BIN) analyze $(BENCH_DIR)/scale4096s >/dev/null
+	@rm -rf $(BENCH_DIR)/scale4096s
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
