@@ -9,9 +9,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
-	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
@@ -38,14 +36,7 @@ func adviseBuiltinWith(t *testing.T, name string, change func(*scenario.Scenario
 // generate simulates a scenario, writes it as text and analyses it.
 func generate(t *testing.T, sc *scenario.Scenario) (*analysis.Result, *profile.Cluster) {
 	t.Helper()
-	run, err := sim.Simulate(sc)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
-	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
-	require.NoError(t, err)
-	return analysis.Analyze(c, analysis.Options{}), c
+	return generateOn(t, sc, nil)
 }
 
 func byID(a advisor.Advice, id string) []advisor.Finding {
