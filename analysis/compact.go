@@ -47,6 +47,10 @@ func Compact(r *profile.Rank) *profile.Rank {
 	}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
+	// The micro-batch count needs every kernel: counted now, before the folding.
+	if len(r.BackwardCompute) > 0 {
+		c.MicroBatchesByWindow, c.BackwardCompute = microBatchesByWindow(r), nil
+	}
 	c.Compute = compactCompute(r.Compute, cuts, union(ops))
 	c.Flows = compactFlows(r)
 	if r.Overlap.Present() && !r.ClipToStepWindows && overlapSorted(r.Overlap) {

@@ -178,7 +178,11 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 	for i, w := range windows {
 		b := all[i]
 		b.Step, b.HasStep = w.step.Step, !noMarkers
-		b.MicroBatches = microBatches(inWindow(r.Compute, w.startNs, w.endNs), inWindow(r.BackwardCompute, w.startNs, w.endNs))
+		if len(r.MicroBatchesByWindow) == len(windows) {
+			b.MicroBatches = r.MicroBatchesByWindow[i]
+		} else {
+			b.MicroBatches = microBatches(inWindow(r.Compute, w.startNs, w.endNs), inWindow(r.BackwardCompute, w.startNs, w.endNs))
+		}
 		if !noMarkers && b.hasWork {
 			b.PreparingNs, b.HasPreparing = max(0, b.firstNs-w.step.StartNs), true
 		}
@@ -188,6 +192,22 @@ func timelineSteps(r *profile.Rank) ([]StepBreakdown, []profile.StepTraceRow) {
 		}
 	}
 	return out, overlapRows
+}
+
+// microBatchesByWindow counts each device step window's micro-batches as
+// timelineSteps does (nil where it counts none: no steps, or windows clipped to the
+// host's).
+func microBatchesByWindow(r *profile.Rank) []int {
+	steps, noMarkers := stepsOrSpan(r)
+	if len(steps) == 0 || (r.ClipToStepWindows && !noMarkers) {
+		return nil
+	}
+	windows := deviceWindows(steps, r.Flows)
+	out := make([]int, len(windows))
+	for i, w := range windows {
+		out[i] = microBatches(inWindow(r.Compute, w.startNs, w.endNs), inWindow(r.BackwardCompute, w.startNs, w.endNs))
+	}
+	return out
 }
 
 // stepsOrSpan is the rank's step markers, or, when it has none (noMarkers), one step

@@ -54,30 +54,33 @@ type summaryHeader struct {
 // summaryBody is a rank summary's second line: profile.Rank, its intervals as flat
 // delta lists (see packIntervals) so that a compressed summary stays small.
 type summaryBody struct {
-	Dir               string
-	Format            profile.Format
-	Info              profile.Info
-	Metadata          profile.Metadata
-	HasTimeline       bool
-	Steps             []int   // step numbers, by Steps
-	StepWindows       []int64 // packed
-	Compute           []int64 // packed
-	CommOps           []profile.CommOp
-	CommOpsSource     string
-	CommTasks         *packedTasks `json:",omitempty"`
-	Computing         []int64      // Overlap Analysis rows, packed
-	Communication     []int64
-	CommNotOverlapped []int64
-	Free              []int64
-	Flows             []int64 // device, host pairs, flat
-	ClipToStepWindows bool
-	StepTrace         []profile.StepTraceRow
-	CommStats         []profile.CommOpStats
-	CommMatrix        []profile.MatrixLink
-	KernelCommOps     []profile.CommOp
-	FilesUsed         []string
-	FilesIgnored      []string
-	Problems          []string
+	Dir             string
+	Format          profile.Format
+	Info            profile.Info
+	Metadata        profile.Metadata
+	HasTimeline     bool
+	Steps           []int   // step numbers, by Steps
+	StepWindows     []int64 // packed
+	Compute         []int64 // packed
+	BackwardCompute []int64 `json:",omitempty"` // packed
+	// MicroBatchesByWindow: see profile.Rank.
+	MicroBatchesByWindow []int `json:",omitempty"`
+	CommOps              []profile.CommOp
+	CommOpsSource        string
+	CommTasks            *packedTasks `json:",omitempty"`
+	Computing            []int64      // Overlap Analysis rows, packed
+	Communication        []int64
+	CommNotOverlapped    []int64
+	Free                 []int64
+	Flows                []int64 // device, host pairs, flat
+	ClipToStepWindows    bool
+	StepTrace            []profile.StepTraceRow
+	CommStats            []profile.CommOpStats
+	CommMatrix           []profile.MatrixLink
+	KernelCommOps        []profile.CommOp
+	FilesUsed            []string
+	FilesIgnored         []string
+	Problems             []string
 }
 
 // packedTasks holds a rank's HCCL tasks column by column, their strings once each and
@@ -211,7 +214,7 @@ func unpackIntervals(what string, p []int64) ([]profile.Interval, error) {
 func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	b := summaryBody{
 		Dir: r.Dir, Format: r.Format, Info: r.Info, Metadata: r.Metadata, HasTimeline: r.HasTimeline,
-		Compute: packIntervals(r.Compute), CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: packTasks(r.CommTasks),
+		Compute: packIntervals(r.Compute), BackwardCompute: packIntervals(r.BackwardCompute), MicroBatchesByWindow: r.MicroBatchesByWindow, CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: packTasks(r.CommTasks),
 		Computing: packIntervals(r.Overlap.Computing), Communication: packIntervals(r.Overlap.Communication),
 		CommNotOverlapped: packIntervals(r.Overlap.CommNotOverlapped), Free: packIntervals(r.Overlap.Free),
 		ClipToStepWindows: r.ClipToStepWindows, StepTrace: r.StepTrace, CommStats: r.CommStats, CommMatrix: r.CommMatrix,
@@ -386,6 +389,8 @@ func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 	}
 	windows := unpack("StepWindows", b.StepWindows)
 	r.Compute = unpack("Compute", b.Compute)
+	r.BackwardCompute = unpack("BackwardCompute", b.BackwardCompute)
+	r.MicroBatchesByWindow = b.MicroBatchesByWindow
 	r.Overlap.Computing = unpack("Computing", b.Computing)
 	r.Overlap.Communication = unpack("Communication", b.Communication)
 	r.Overlap.CommNotOverlapped = unpack("CommNotOverlapped", b.CommNotOverlapped)
@@ -433,7 +438,7 @@ func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 			return nil, fmt.Errorf("StepTrace[%d]: %s", i, why)
 		}
 	}
-	if !sortedByStart(r.Compute) || !sortedByStart(windows) {
+	if !sortedByStart(r.Compute) || !sortedByStart(r.BackwardCompute) || !sortedByStart(windows) {
 		return nil, errors.New("the timeline is not in time order, as a writer leaves it")
 	}
 	return r, nil

@@ -72,7 +72,12 @@ type Rank struct {
 	// BackwardCompute are the compute tasks whose kernel names mark a backward pass
 	// (IsBackwardKernel), by start time; trace_view.json input only.
 	BackwardCompute []Interval
-	CommOps         []CommOp // HCCL op rows (Kineto: NCCL kernels), by start time
+	// MicroBatchesByWindow, when set, is the micro-batch count of each device step
+	// window in order, counted from Compute and BackwardCompute before the timeline was
+	// compacted for a rank summary (the count needs every kernel); nil: counted from
+	// them.
+	MicroBatchesByWindow []int
+	CommOps              []CommOp // HCCL op rows (Kineto: NCCL kernels), by start time
 	// CommOpsSource says where CommOps came from: "timeline", or, for a rank without
 	// timeline ops, the profiler's per-op analysis ("communication.json",
 	// "analysis.db", "communication_analyzer.db") or "kernel_details.csv"; "" when
