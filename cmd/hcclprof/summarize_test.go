@@ -232,3 +232,30 @@ ddp: {bucket_mb: 25, overlap: 0.8}
 	}
 	sameReports(t, []string{dir}, []string{sums})
 }
+
+// TestSummaryKeepsTheMicroBatches: the micro-batches accumulated per step are counted
+// from every compute kernel, which a summary folds; the summary carries the count, so
+// the report (and the advice that states the count) is the raw data's.
+func TestSummaryKeepsTheMicroBatches(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`
+product: a2
+ranks: 8
+ranks_per_node: 8
+steps: 3
+seed: 33
+model: {gradient_bytes: 2000000000, dtype: FP32, forward_ms: 1.5, backward_ms: 3, optimizer_ms: 2, kernel_us: 150}
+ddp: {bucket_mb: 25, overlap: 0.3, accumulation: 8}
+`))
+	require.NoError(t, err)
+	run, err := sim.Simulate(sc)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
+	require.NoError(t, err)
+	sums := t.TempDir()
+	summarize(t, sums, dir)
+	sameReports(t, []string{dir}, []string{sums})
+	// Accumulating 16 is twice the 8 the profile holds (with 1 assumed it would be 16×).
+	out, _, _ := runBin(t, "advise", "--format", "json", sums)
+	assert.Contains(t, out, "the effective batch grows 2×", "the count read from the summaries is 8")
+}
