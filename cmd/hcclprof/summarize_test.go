@@ -41,8 +41,21 @@ func genSmall(t *testing.T, name string, format render.Format) string {
 		run, err = sim.Simulate(sc)
 	}
 	require.NoError(t, err)
+	return writeRun(t, run, format)
+}
+
+// writeScenario simulates sc and writes it in format to a temporary directory.
+func writeScenario(t *testing.T, sc *scenario.Scenario, format render.Format) string {
+	t.Helper()
+	run, err := sim.Simulate(sc)
+	require.NoError(t, err)
+	return writeRun(t, run, format)
+}
+
+func writeRun(t *testing.T, run *sim.Run, format render.Format) string {
+	t.Helper()
 	dir := t.TempDir()
-	_, _, err = render.WriteCluster(run, dir, render.Options{Format: format})
+	_, _, err := render.WriteCluster(run, dir, render.Options{Format: format})
 	require.NoError(t, err)
 	return dir
 }
@@ -209,11 +222,7 @@ model: {gradient_bytes: 600000000, dtype: BFP16, forward_ms: 60, backward_ms: 12
 ddp: {bucket_mb: 25, overlap: 0.8}
 `))
 	require.NoError(t, err)
-	run, err := sim.Simulate(sc)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
+	dir := writeScenario(t, sc, render.FormatText)
 	sums := t.TempDir()
 	summarize(t, sums, dir)
 	traces, err := filepath.Glob(filepath.Join(dir, "*", "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
@@ -247,11 +256,7 @@ model: {gradient_bytes: 2000000000, dtype: FP32, forward_ms: 1.5, backward_ms: 3
 ddp: {bucket_mb: 25, overlap: 0.3, accumulation: 8}
 `))
 	require.NoError(t, err)
-	run, err := sim.Simulate(sc)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
+	dir := writeScenario(t, sc, render.FormatText)
 	sums := t.TempDir()
 	summarize(t, sums, dir)
 	sameReports(t, []string{dir}, []string{sums})
