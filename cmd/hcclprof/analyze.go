@@ -162,20 +162,18 @@ func runAnalyze(cmd *cobra.Command, args []string, f analyzeFlags) error {
 // summary file of GitHub Actions, which shows its Markdown on the run's summary page
 // and to which other steps append too.
 func appendFile(path string, write func(io.Writer) error) error {
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	err = write(file)
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return writeFileWith(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644, write)
 }
 
 // createFile writes what write writes to a new file at path (a JUnit report).
 func createFile(path string, write func(io.Writer) error) error {
-	file, err := os.Create(path)
+	return writeFileWith(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666, write) // as os.Create
+}
+
+// writeFileWith opens path with flag and perm and writes to it; a failed close is the
+// error when the write did not fail first.
+func writeFileWith(path string, flag int, perm os.FileMode, write func(io.Writer) error) error {
+	file, err := os.OpenFile(path, flag, perm)
 	if err != nil {
 		return err
 	}
