@@ -70,7 +70,8 @@ type Rank struct {
 	Steps       []StepMarker // host-side ProfilerStep#N windows, by start time
 	Compute     []Interval   // device compute tasks (Ascend Hardware; Kineto: non-NCCL GPU kernels), by start time
 	// BackwardCompute are the compute tasks whose kernel names mark a backward pass
-	// (IsBackwardKernel), by start time; trace_view.json input only.
+	// (IsBackwardKernel), by start time: from the Ascend timelines (trace_view.json, msprof
+	// timelines, the db export); none from Kineto.
 	BackwardCompute []Interval
 	// MicroBatchesByWindow, when set, is the micro-batch count of each device step
 	// window in order, counted from Compute and BackwardCompute before the timeline was
