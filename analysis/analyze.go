@@ -283,6 +283,13 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	return res
 }
 
+// StepsOf is the number of steps the analysis finds in one rank (0: nothing to
+// analyse there), for commands that read ranks without analysing the cluster.
+func StepsOf(r *profile.Rank) int {
+	rr, _ := analyzeRank(r)
+	return len(rr.Steps)
+}
+
 func analyzeRank(r *profile.Rank) (RankResult, []string) {
 	rr := RankResult{Rank: r.Rank, Dir: r.Dir, Format: r.Format, OpsSource: r.CommOpsSource, Incomplete: r.Incomplete()}
 	var warnings []string

@@ -202,9 +202,12 @@ var corpusCommands = map[string]func(run, scratch string) []string{
 		return []string{"export", run, "--to", "csv", "-o", filepath.Join(scratch, "csv")}
 	},
 	"inspect": func(run, _ string) []string { return []string{"inspect", run, "--format", "json"} },
+	"summarize": func(run, scratch string) []string {
+		return []string{"summarize", run, "-o", filepath.Join(scratch, "summaries")}
+	},
 }
 
-var allCommands = []string{"analyze", "advise", "calibrate", "whatif", "export", "inspect"}
+var allCommands = []string{"analyze", "advise", "calibrate", "whatif", "export", "inspect", "summarize"}
 
 type corruptCase struct {
 	name string

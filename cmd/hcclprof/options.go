@@ -92,7 +92,12 @@ func partial(c *profile.Cluster, res *analysis.Result, allow bool) error {
 // holds one, or --skip-steps left every one out. Such a run has no figure, so it
 // passes no gate.
 func nothingToAnalyse(c *profile.Cluster, res *analysis.Result, skipped []int) error {
-	if res.Summary.Steps > 0 {
+	return noSteps(c, res.Summary.Steps, skipped)
+}
+
+// noSteps refuses a run in which steps steps were found.
+func noSteps(c *profile.Cluster, steps int, skipped []int) error {
+	if steps > 0 {
 		return nil
 	}
 	if len(skipped) > 0 {

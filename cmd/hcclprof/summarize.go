@@ -81,9 +81,10 @@ func runSummarize(cmd *cobra.Command, args []string, f summarizeFlags) error {
 	// trace per worker, whatever the number of ranks. What the report needs of the
 	// ranks' problems is kept for the exit code.
 	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks))}
-	var done atomic.Int64
+	var done, steps atomic.Int64
 	parallel.For(len(in.Ranks), f.workers, func(i int) {
 		r := parser.LoadRank(in.Ranks[i])
+		steps.Add(int64(analysis.StepsOf(r)))
 		var notes []string
 		if i == 0 {
 			notes = in.Notes // the run's discovery notes, carried by its lowest rank
@@ -102,6 +103,10 @@ func runSummarize(cmd *cobra.Command, args []string, f summarizeFlags) error {
 	})
 	if writeErr != nil {
 		return usageError(writeErr)
+	}
+	// As analyze refuses it: ranks with no step anywhere summarise to nothing to analyse.
+	if err := noSteps(c, int(steps.Load()), nil); err != nil {
+		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "wrote %d rank summaries (%.1f KB) to %s in %.2f s\n",
 		written.Load(), float64(size.Load())/1e3, f.output, time.Since(start).Seconds())
