@@ -250,50 +250,81 @@ func newObjIter(b []byte) objIter {
 // next returns the next member's raw key (without quotes, escapes undecoded) and raw
 // value. ok is false at the end of the object or on error (then it.err is set).
 func (it *objIter) next() (key, val []byte, ok bool) {
-	if it.err != nil {
+	if key, ok = it.nextKey(); !ok {
 		return nil, nil, false
+	}
+	start := it.i
+	end, err := skipValue(it.b, start, it.depth)
+	if err != nil {
+		it.err = err
+		return nil, nil, false
+	}
+	it.i = end
+	return key, it.b[start:end], true
+}
+
+// nextKey reads the next member's raw key and the ':' after it, and leaves the
+// iterator at the member's value, which the caller reads with next's skipValue or
+// walks itself (parseRawEvent walks "args" in the same pass). ok is false at the end
+// of the object or on error.
+func (it *objIter) nextKey() (key []byte, ok bool) {
+	if it.err != nil {
+		return nil, false
 	}
 	b := it.b
 	i := skipWS(b, it.i)
 	if i >= len(b) {
-		it.err = errors.New("unterminated object")
-		return nil, nil, false
+		it.err = truncatedError("unterminated object")
+		return nil, false
 	}
 	if b[i] == '}' {
 		it.i = i + 1
-		return nil, nil, false
+		return nil, false
 	}
 	if it.n > 0 {
 		if b[i] != ',' {
 			it.err = fmt.Errorf("expected ',' or '}' at +%d", i)
-			return nil, nil, false
+			return nil, false
 		}
-		i = skipWS(b, i+1)
+		if i = skipWS(b, i+1); i >= len(b) {
+			it.err = truncatedError("unterminated object")
+			return nil, false
+		}
 	}
-	if i >= len(b) || b[i] != '"' {
+	if b[i] != '"' {
 		it.err = fmt.Errorf("expected a member name at +%d", i)
-		return nil, nil, false
+		return nil, false
 	}
 	kend, err := skipString(b, i)
 	if err != nil {
 		it.err = err
-		return nil, nil, false
+		return nil, false
 	}
 	key = b[i+1 : kend-1]
 	i = skipWS(b, kend)
-	if i >= len(b) || b[i] != ':' {
+	if i >= len(b) {
+		it.err = truncatedError("unterminated object")
+		return nil, false
+	}
+	if b[i] != ':' {
 		it.err = fmt.Errorf("expected ':' at +%d", i)
-		return nil, nil, false
+		return nil, false
 	}
-	i = skipWS(b, i+1)
-	vend, err := skipValue(b, i, it.depth)
-	if err != nil {
-		it.err = err
-		return nil, nil, false
-	}
-	it.i = vend
+	it.i = skipWS(b, i+1)
 	it.n++
-	return key, b[i:vend], true
+	return key, true
+}
+
+// truncatedError is a syntax error found at the end of the bytes given: the value may
+// go on past them. A stream that handed out a part of its buffer reads more and tries
+// again (readEventList); anywhere else it is the value's error.
+type truncatedError string
+
+func (e truncatedError) Error() string { return string(e) }
+
+func isTruncated(err error) bool {
+	_, ok := err.(truncatedError)
+	return ok
 }
 
 func skipWS(b []byte, i int) int {
@@ -309,7 +340,7 @@ func skipString(b []byte, i int) (int, error) {
 	for {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return 0, fmt.Errorf("unterminated string at +%d", i)
+			return 0, truncatedError(fmt.Sprintf("unterminated string at +%d", i))
 		}
 		j += k
 		bs := 0
@@ -328,7 +359,7 @@ const maxJSONDepth = 512
 // skipValue returns the index after the JSON value starting at b[i], checking its syntax.
 func skipValue(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
-		return 0, errors.New("expected a value")
+		return 0, truncatedError("expected a value")
 	}
 	if depth > maxJSONDepth {
 		return 0, errors.New("nesting too deep")
@@ -346,7 +377,10 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		return it.i, it.err
 	case c == '[':
 		j := skipWS(b, i+1)
-		if j < len(b) && b[j] == ']' {
+		if j >= len(b) {
+			return 0, truncatedError("unterminated array")
+		}
+		if b[j] == ']' {
 			return j + 1, nil
 		}
 		for {
@@ -356,7 +390,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 			}
 			j = skipWS(b, end)
 			if j >= len(b) {
-				return 0, errors.New("unterminated array")
+				return 0, truncatedError("unterminated array")
 			}
 			if b[j] == ']' {
 				return j + 1, nil
@@ -377,16 +411,29 @@ func skipValue(b []byte, i, depth int) (int, error) {
 			break
 		}
 		return j, nil
-	case c == 't' && bytes.HasPrefix(b[i:], []byte("true")):
-		return i + 4, nil
-	case c == 'f' && bytes.HasPrefix(b[i:], []byte("false")):
-		return i + 5, nil
-	case c == 'n' && bytes.HasPrefix(b[i:], []byte("null")):
-		return i + 4, nil
-	case c == 'N' && bytes.HasPrefix(b[i:], []byte("NaN")): // Python's json.dump writes these
-		return i + 3, nil
-	case c == 'I' && bytes.HasPrefix(b[i:], []byte("Infinity")):
-		return i + 8, nil
+	case c == 't':
+		return skipLiteral(b, i, "true")
+	case c == 'f':
+		return skipLiteral(b, i, "false")
+	case c == 'n':
+		return skipLiteral(b, i, "null")
+	case c == 'N': // Python's json.dump writes these
+		return skipLiteral(b, i, "NaN")
+	case c == 'I':
+		return skipLiteral(b, i, "Infinity")
+	}
+	return 0, fmt.Errorf("unexpected %q at +%d", b[i], i)
+}
+
+// skipLiteral returns the index after the literal lit at b[i]. The bytes given may
+// end inside it: that is a truncatedError, as for strings.
+func skipLiteral(b []byte, i int, lit string) (int, error) {
+	rest := b[i:]
+	if len(rest) < len(lit) && string(rest) == lit[:len(rest)] {
+		return 0, truncatedError(fmt.Sprintf("unterminated %s", lit))
+	}
+	if len(rest) >= len(lit) && string(rest[:len(lit)]) == lit {
+		return i + len(lit), nil
 	}
 	return 0, fmt.Errorf("unexpected %q at +%d", b[i], i)
 }

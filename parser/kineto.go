@@ -100,7 +100,7 @@ func ParseKineto(r io.Reader, file string) (*profile.Rank, error) {
 		dist:     distInfo{rank: -1, worldSize: -1},
 	}
 	s := newJSONStream(r)
-	err := readChromeTrace(s, file, st.event, st.member)
+	err := readChromeTrace(s, file, wholeEvent(st.event), st.member)
 	s.release()
 	rank := st.finish()
 	if err != nil && st.events > 0 {

@@ -271,29 +271,23 @@ func timelineNPULabel(file string) (int, bool) {
 	device := -1
 	s := newJSONStream(f)
 	defer s.release()
-	_ = readChromeTrace(s, file, func(ev []byte) error {
-		e, err := parseRawEvent(ev)
-		if err != nil || string(e.ph) != `"M"` {
-			return nil
+	_ = readChromeTrace(s, file, func(ev []byte) (int, error) {
+		e, n, err := parseRawEvent(ev)
+		if err != nil {
+			return n, err
 		}
-		if name, _ := jsonString(e.name); name != "process_labels" || len(e.args) == 0 {
-			return nil
+		if string(e.ph) != `"M"` {
+			return n, nil
 		}
-		it := newObjIter(e.args)
-		for {
-			k, v, ok := it.next()
-			if !ok {
-				return nil
-			}
-			if string(k) != "labels" {
-				continue
-			}
-			label, _ := jsonString(v)
-			if m := npuLabelRe.FindStringSubmatch(label); m != nil {
-				device, _ = strconv.Atoi(m[1])
-				return errFoundLabel
-			}
+		if name, _ := jsonString(e.name); name != "process_labels" || len(e.arg.labels) == 0 {
+			return n, nil
 		}
+		label, _ := jsonString(e.arg.labels)
+		if m := npuLabelRe.FindStringSubmatch(label); m != nil {
+			device, _ = strconv.Atoi(m[1])
+			return n, errFoundLabel
+		}
+		return n, nil
 	}, nil)
 	return device, device >= 0
 }
@@ -902,41 +896,30 @@ func parseIterationMarkers(r io.Reader, file string) ([]profile.StepMarker, erro
 	var out []profile.StepMarker
 	s := newJSONStream(r)
 	defer s.release()
-	err := readChromeTrace(s, file, func(ev []byte) error {
-		e, err := parseRawEvent(ev)
+	err := readChromeTrace(s, file, func(ev []byte) (int, error) {
+		e, n, err := parseRawEvent(ev)
 		if err != nil {
-			return err
+			return n, err
 		}
 		if string(e.ph) != `"X"` {
-			return nil
+			return n, nil
 		}
 		name, _ := jsonString(e.name)
 		cat, _ := jsonString(e.cat)
 		m := iterationNameRe.FindStringSubmatch(name)
 		if m == nil || (cat != "" && cat != "Iteration Time") {
-			return nil
+			return n, nil
 		}
 		step, _ := strconv.Atoi(m[1])
-		if len(e.args) > 0 {
-			ai := newObjIter(e.args)
-			for {
-				k, v, ok := ai.next()
-				if !ok {
-					break
-				}
-				if string(k) == "Iteration ID" {
-					if id := intArg(v); id > 0 && id <= 1<<31-1 {
-						step = int(id)
-					}
-				}
-			}
+		if id := intArg(e.arg.iterationID); id > 0 && id <= 1<<31-1 {
+			step = int(id)
 		}
 		iv, err := interval(&e)
 		if err != nil {
-			return err
+			return n, err
 		}
 		out = append(out, profile.StepMarker{Step: step, Interval: iv})
-		return nil
+		return n, nil
 	}, nil)
 	return out, err
 }

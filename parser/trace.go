@@ -227,11 +227,11 @@ func (st *traceState) read(s *jsonStream) error {
 }
 
 // readChromeTrace reads a Chrome trace from s: a bare JSON array of events, or an
-// object whose "traceEvents" member is that array. event is given each event's bytes
-// (valid until it returns); an error it returns is reported as a bad event at the
-// event's offset. member, when not nil, is given the object's other members (name,
+// object whose "traceEvents" member is that array. event parses each event in the
+// stream's buffer (see readEvent); an error it returns is reported as a bad event at
+// the event's offset. member, when not nil, is given the object's other members (name,
 // raw value, offset); otherwise they are skipped. Errors are *SyntaxError naming file.
-func readChromeTrace(s *jsonStream, file string, event func([]byte) error, member func(name string, v []byte, off int64) error) error {
+func readChromeTrace(s *jsonStream, file string, event eventFunc, member func(name string, v []byte, off int64) error) error {
 	c, ok := s.peek()
 	if !ok {
 		return errAtOffset(file, s.offset(), "empty file: expected a JSON array of trace events")
@@ -297,7 +297,7 @@ func wrapSyntax(file string, err error) error {
 	return &SyntaxError{File: file, Offset: -1, Msg: err.Error()}
 }
 
-func readTraceEvents(s *jsonStream, file string, event func([]byte) error) error {
+func readTraceEvents(s *jsonStream, file string, event eventFunc) error {
 	if err := s.consume('['); err != nil {
 		return wrapSyntax(file, err)
 	}
@@ -307,7 +307,7 @@ func readTraceEvents(s *jsonStream, file string, event func([]byte) error) error
 // readEventList reads the events of an array whose '[' is consumed, from its event n
 // (0 at the start: no comma before it), to the closing ']'. A stream of one chunk of a
 // trace read in parallel stops earlier, at its chunk's end (see chunkEnd).
-func readEventList(s *jsonStream, file string, event func([]byte) error, n int) error {
+func readEventList(s *jsonStream, file string, event eventFunc, n int) error {
 	for ; ; n++ {
 		c, ok := s.peek()
 		if !ok {
@@ -337,30 +337,104 @@ func readEventList(s *jsonStream, file string, event func([]byte) error, n int) 
 				continue // the stream now stands at the array's ']'
 			}
 		}
-		ev, off, err := s.readValue()
-		if err != nil {
-			return wrapSyntax(file, err)
-		}
-		if err := event(ev); err != nil {
-			return errAtOffset(file, off, "bad event: %v", err)
+		if err := s.readEvent(file, event); err != nil {
+			return err
 		}
 	}
 }
 
-// event fields of interest, raw.
-type rawEvent struct {
-	ph, name, cat, ts, dur, pid, tid, id, args []byte
+// readEvent hands event the buffer from the event at the stream's position on; event
+// parses one event there and says how long it was. Parsing in place, rather than
+// finding the event's end first and parsing its bytes after, reads each byte of a
+// trace once. When the buffer ends inside the event (a truncatedError, before event
+// acts on anything), more is read and event is called again.
+func (s *jsonStream) readEvent(file string, event eventFunc) error {
+	off := s.offset()
+	for {
+		n, err := event(s.buf[s.pos:s.end])
+		if err == nil {
+			s.pos += n
+			return nil
+		}
+		if !isTruncated(err) {
+			return errAtOffset(file, off, "bad event: %v", err)
+		}
+		if !s.fill(s.pos) {
+			if s.rerr != nil {
+				return wrapSyntax(file, fmt.Errorf("byte %d: read error: %w", off, s.rerr))
+			}
+			return wrapSyntax(file, fmt.Errorf("byte %d: unexpected end of file inside the value that starts here: the file is truncated", off))
+		}
+	}
 }
 
-// parseRawEvent splits one event object into the fields hcclprof reads, raw.
-func parseRawEvent(b []byte) (rawEvent, error) {
+// eventFunc parses the trace event at the start of b, which may go on past it (then
+// it returns a truncatedError and acts on nothing), and returns the event's length.
+type eventFunc func(b []byte) (int, error)
+
+// wholeEvent makes an eventFunc of a function that wants exactly one event's bytes.
+func wholeEvent(fn func(ev []byte) error) eventFunc {
+	return func(b []byte) (int, error) {
+		end, err := skipValue(b, 0, 0)
+		if err != nil {
+			return 0, err
+		}
+		return end, fn(b[:end])
+	}
+}
+
+// rawEvent holds the fields of one event that hcclprof reads, raw (JSON bytes), and
+// the members of its args object that it reads.
+type rawEvent struct {
+	ph, name, cat, ts, dur, pid, tid, id, args []byte
+	argsObject                                 bool // args is an object (its members below are read)
+	arg                                        rawArgs
+}
+
+// rawArgs are the members of an event's args that hcclprof reads, raw.
+type rawArgs struct {
+	name, sortIndex, labels, iterationID []byte
+	taskType, hcclTaskType               []byte
+	dataType, algType, count             []byte
+	src, dst, size, transport, link      []byte
+	stream, hcclStream, conn             []byte
+	isOp                                 bool // data_type, alg_type or count: an op event
+}
+
+// parseRawEvent splits the event object at the start of b (which may hold more bytes
+// after it) into the fields hcclprof reads, raw, and returns its length. Its args are
+// walked in the same pass: each byte is read once.
+func parseRawEvent(b []byte) (rawEvent, int, error) {
 	var e rawEvent
 	it := newObjIter(b)
+	if it.err != nil && len(b) == skipWS(b, 0) {
+		it.err = truncatedError("expected an event")
+	}
 	for {
-		k, v, ok := it.next()
+		k, ok := it.nextKey()
 		if !ok {
 			break
 		}
+		if string(k) == "args" && it.i < len(b) && b[it.i] == '{' {
+			start := it.i
+			ai := objIter{b: b, i: start + 1, depth: it.depth + 1}
+			e.arg.read(&ai)
+			if ai.err != nil {
+				it.err = ai.err
+				break
+			}
+			it.i = ai.i
+			e.args, e.argsObject = b[start:ai.i], true
+			continue
+		}
+		start := it.i
+		end, err := skipValue(b, start, it.depth)
+		if err != nil {
+			it.err = err
+			break
+		}
+		it.i = end
+		v := b[start:end]
 		switch string(k) {
 		case "ph":
 			e.ph = v
@@ -379,30 +453,76 @@ func parseRawEvent(b []byte) (rawEvent, error) {
 		case "id":
 			e.id = v
 		case "args":
-			e.args = v
+			e.args, e.argsObject, e.arg = v, false, rawArgs{}
 		}
 	}
-	return e, it.err
+	return e, it.i, it.err
 }
 
-func (st *traceState) event(b []byte) error {
-	e, err := parseRawEvent(b)
+// read walks an args object's members, keeping those hcclprof reads.
+func (a *rawArgs) read(it *objIter) {
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case "name":
+			a.name = v
+		case "sort_index":
+			a.sortIndex = v
+		case "labels":
+			a.labels = v
+		case "Iteration ID":
+			a.iterationID = v
+		case "Task Type":
+			a.taskType = v
+		case "task type":
+			a.hcclTaskType = v
+		case "data_type":
+			a.dataType, a.isOp = v, true
+		case "alg_type":
+			a.algType, a.isOp = v, true
+		case "count":
+			a.count, a.isOp = v, true
+		case "src rank":
+			a.src = v
+		case "dst rank":
+			a.dst = v
+		case "size(Byte)":
+			a.size = v
+		case "transport type":
+			a.transport = v
+		case "link type":
+			a.link = v
+		case "Physic Stream Id", "Stream Id":
+			a.stream = v
+		case "stream id":
+			a.hcclStream = v
+		case "connection_id":
+			a.conn = v
+		}
+	}
+}
+
+func (st *traceState) event(b []byte) (int, error) {
+	e, n, err := parseRawEvent(b)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	st.events++
 	if len(e.ph) != 3 { // `"X"`: all the phases we use are one letter
-		return nil
+		return n, nil
 	}
 	switch e.ph[1] {
 	case 'M':
-		return st.meta(&e)
+		err = st.meta(&e)
 	case 'X':
-		return st.complete(&e)
+		err = st.complete(&e)
 	case 's', 'f':
-		return st.flow(&e)
+		err = st.flow(&e)
 	}
-	return nil
+	return n, err
 }
 
 func (st *traceState) pidOf(v []byte) (int64, error) {
@@ -450,23 +570,9 @@ func (st *traceState) meta(e *rawEvent) error {
 	if err != nil {
 		return err
 	}
-	var label string
-	sortIndex, hasSort := int64(0), false
-	it := newObjIter(e.args)
-	for {
-		k, v, ok := it.next()
-		if !ok {
-			break
-		}
-		switch string(k) {
-		case "name":
-			label, _ = jsonString(v)
-		case "sort_index":
-			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
-				sortIndex, hasSort = n, true
-			}
-		}
-	}
+	label, _ := jsonString(e.arg.name)
+	sortIndex, err := strconv.ParseInt(string(rawStringBody(e.arg.sortIndex)), 10, 64)
+	hasSort := err == nil
 	switch {
 	case name == "thread_sort_index":
 		if hasSort {
@@ -591,51 +697,14 @@ func (st *traceState) complete(e *rawEvent) error {
 	if err != nil {
 		return err
 	}
-	var taskType, hcclTaskType []byte
-	var dataType, algType []byte
-	var count, src, dst, size, transport, link []byte
-	var stream, hcclStream, conn []byte
-	isOp := false
-	if len(e.args) > 0 {
-		it := newObjIter(e.args)
-		for {
-			k, v, ok := it.next()
-			if !ok {
-				break
-			}
-			switch string(k) {
-			case "Task Type":
-				taskType = v
-			case "task type":
-				hcclTaskType = v
-			case "data_type":
-				dataType, isOp = v, true
-			case "alg_type":
-				algType, isOp = v, true
-			case "count":
-				count, isOp = v, true
-			case "src rank":
-				src = v
-			case "dst rank":
-				dst = v
-			case "size(Byte)":
-				size = v
-			case "transport type":
-				transport = v
-			case "link type":
-				link = v
-			case "Physic Stream Id", "Stream Id":
-				stream = v
-			case "stream id":
-				hcclStream = v
-			case "connection_id":
-				conn = v
-			}
-		}
-		if it.err != nil {
-			return fmt.Errorf("args: %v", it.err)
-		}
+	if len(e.args) > 0 && !e.argsObject {
+		return fmt.Errorf("args: expected an object")
 	}
+	a := &e.arg
+	taskType, hcclTaskType, isOp := a.taskType, a.hcclTaskType, a.isOp
+	dataType, algType, count := a.dataType, a.algType, a.count
+	src, dst, size, transport, link := a.src, a.dst, a.size, a.transport, a.link
+	stream, hcclStream, conn := a.stream, a.hcclStream, a.conn
 	switch {
 	case taskType != nil:
 		tt := st.str(taskType)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -303,4 +304,26 @@ func TestParseTraceViewDropsEventsWithoutDurOrPid(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{`t.json: 1 device events without pid, the first event 6 ("Add_AiCore"): dropped`}, tl.Problems)
 	assert.Len(t, tl.Compute, len(whole.Compute)-1)
+}
+
+// The stream's buffer may end anywhere inside an event (events are parsed in place and
+// re-read when the buffer ends inside one): fed a byte at a time, so that every event
+// is first seen cut at each of its bytes, the trace reads exactly as in one piece. The
+// trace ends with literals and numbers, which a buffer end can cut too.
+func TestParseTraceViewByteByByte(t *testing.T) {
+	trace := strings.TrimSuffix(miniTrace, "]") + `,{"ph": "i", "name": "x", "args": {"a": true, "b": false, "c": null, "d": NaN, "e": Infinity, "f": [1, -2.5e3]}, "ts": 12}]`
+	whole, err := ParseTraceView(strings.NewReader(trace), "mini.json")
+	require.NoError(t, err)
+	assert.Equal(t, 18, whole.Events)
+	piecemeal, err := ParseTraceView(iotest.OneByteReader(strings.NewReader(trace)), "mini.json")
+	require.NoError(t, err)
+	assert.Equal(t, whole, piecemeal)
+
+	// A literal cut by the end of the file is a truncation, not a bad token.
+	_, err = ParseTraceView(strings.NewReader(`[{"ph": "i", "args": {"a": tr`), "cut.json")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the file is truncated")
+	_, err = ParseTraceView(strings.NewReader(`[{"ph": "i", "args": {"a": tx}}]`), "bad.json")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad event")
 }
