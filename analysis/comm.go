@@ -10,6 +10,7 @@ import (
 	"unique"
 
 	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -228,6 +229,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 		st := OpStat{Rank: r.Rank, Step: steps[i], OpIndex: i, Group: intern(op.Group), Name: op.Name, Type: intern(op.Type),
 			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none", AlgType: intern(op.AlgType), DataType: intern(op.DataType)}
 		opTasks := tasksOf(tasks, op)
+		planes := byPlane(opTasks)
 		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
 			st.Source = "profiler"
 			st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
@@ -245,12 +247,12 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 			}
 		} else if len(opTasks) > 0 {
 			st.Source = "tasks"
-			st.TransitNs, st.WaitNs, st.SyncNs = timeSplit(opTasks)
+			st.TransitNs, st.WaitNs, st.SyncNs = timeSplit(planes)
 			st.IdleNs = st.ElapseNs - st.TransitNs - st.WaitNs
-			st.Transports = transportUse(opTasks)
+			st.Transports = transportUse(planes)
 		}
 		st.MovingNs, st.MovingSource = movingTime(st)
-		if union, rdma := transferUnionNs(opTasks); rdma && union > 0 {
+		if union, rdma := transferUnionNs(planes); rdma && union > 0 {
 			// The profiler's Transit is one plane's: on a multi-server op it misses
 			// the RoCE transfers, or the in-server ones, that other planes carry.
 			// (Within a server the planes' mesh transfers run side by side, and one
@@ -260,7 +262,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 		out.ops = append(out.ops, st)
 		members := groupRanks[op.Group]
 		first := len(out.transfers)
-		eachTransfer(opTasks, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
+		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
 				k := sampleKey{transport, bytes, reduce}
 				times[k] = append(times[k], float64(ns))
@@ -524,7 +526,7 @@ func tasksByRow(tasks []profile.CommTask) map[string][]profile.CommTask {
 	// One copy sorted by row, then start, cut into rows: appending each task to its
 	// row's slice was the largest allocation analysis made on a cluster.
 	sorted := slices.Clone(tasks)
-	slices.SortStableFunc(sorted, func(a, b profile.CommTask) int {
+	order.Stable(sorted, func(a, b *profile.CommTask) int {
 		if c := strings.Compare(a.GroupRow, b.GroupRow); c != 0 {
 			return c
 		}
@@ -552,13 +554,40 @@ func tasksOf(byRow map[string][]profile.CommTask, op profile.CommOp) []profile.C
 }
 
 func isDataTask(t *profile.CommTask) bool {
-	switch strings.ToLower(t.Name) {
-	case "memcpy", "reduce_inline":
+	switch taskKindOf(t.Name) {
+	case kindMemcpy, kindReduceInline:
 		return true
-	case "rdmasend":
+	case kindRDMASend:
 		return t.SizeBytes != 4 // a 4-byte RDMASend is a notify
 	}
 	return false
+}
+
+// taskKind is a task name that the time split reads, whatever its case.
+type taskKind uint8
+
+const (
+	kindOther taskKind = iota
+	kindMemcpy
+	kindReduceInline
+	kindRDMASend
+	kindNotifyWait
+)
+
+// taskKindOf compares without lowering the name: strings.ToLower allocated a copy of
+// every task name three times per op, the largest allocation of a cluster's analysis.
+func taskKindOf(name string) taskKind {
+	switch {
+	case strings.EqualFold(name, "notify_wait"):
+		return kindNotifyWait
+	case strings.EqualFold(name, "memcpy"):
+		return kindMemcpy
+	case strings.EqualFold(name, "rdmasend"):
+		return kindRDMASend
+	case strings.EqualFold(name, "reduce_inline"):
+		return kindReduceInline
+	}
+	return kindOther
 }
 
 // classifyPlane walks one plane's tasks in time order with msprof-analyze's RDMA rule
@@ -569,9 +598,9 @@ func classifyPlane(tasks []profile.CommTask, fn func(t *profile.CommTask, transf
 	var hist []byte
 	for i := range tasks {
 		t := &tasks[i]
-		name := strings.ToLower(t.Name)
+		kind := taskKindOf(t.Name)
 		switch {
-		case name == "notify_wait":
+		case kind == kindNotifyWait:
 			h := string(hist)
 			tail := ""
 			if len(h) > 2 {
@@ -585,10 +614,10 @@ func classifyPlane(tasks []profile.CommTask, fn func(t *profile.CommTask, transf
 			fn(t, false, false)
 		}
 		c := byte('O')
-		switch name {
-		case "rdmasend":
+		switch kind {
+		case kindRDMASend:
 			c = 'R'
-		case "notify_wait":
+		case kindNotifyWait:
 			c = 'N'
 		}
 		hist = append(hist, c)
@@ -598,10 +627,39 @@ func classifyPlane(tasks []profile.CommTask, fn func(t *profile.CommTask, transf
 	}
 }
 
-// byPlane splits an op's tasks by plane, planes in order.
+// byPlane splits an op's tasks by plane, planes in order, each plane's tasks in their
+// order. An op has a few planes: the tasks are counted into place (a stable counting
+// sort) rather than sorted, which cost a cluster's analysis more than any other step.
 func byPlane(tasks []profile.CommTask) [][]profile.CommTask {
-	sorted := slices.Clone(tasks)
-	slices.SortStableFunc(sorted, func(a, b profile.CommTask) int { return cmp.Compare(a.Plane, b.Plane) })
+	var ids []int // the distinct planes, in order
+	for i := range tasks {
+		if p := tasks[i].Plane; len(ids) == 0 || ids[len(ids)-1] != p {
+			if j, found := slices.BinarySearch(ids, p); !found {
+				ids = slices.Insert(ids, j, p)
+			}
+		}
+	}
+	var sorted []profile.CommTask
+	if len(ids) > 64 {
+		sorted = slices.Clone(tasks)
+		slices.SortStableFunc(sorted, func(a, b profile.CommTask) int { return cmp.Compare(a.Plane, b.Plane) })
+	} else {
+		next := make([]int, len(ids)) // where each plane's next task goes
+		for i := range tasks {
+			j, _ := slices.BinarySearch(ids, tasks[i].Plane)
+			next[j]++
+		}
+		at := 0
+		for j, n := range next {
+			next[j], at = at, at+n
+		}
+		sorted = make([]profile.CommTask, len(tasks))
+		for i := range tasks {
+			j, _ := slices.BinarySearch(ids, tasks[i].Plane)
+			sorted[next[j]] = tasks[i]
+			next[j]++
+		}
+	}
 	var planes [][]profile.CommTask
 	for i := 0; i < len(sorted); {
 		j := i + 1
@@ -617,8 +675,8 @@ func byPlane(tasks []profile.CommTask) [][]profile.CommTask {
 // timeSplit computes Transit, Wait and Synchronization from the first plane that
 // talks to another rank (Plane 1 in the profiler's own figures on
 // imagenet-2rank-level1; CANN uses the master plane).
-func timeSplit(tasks []profile.CommTask) (transitNs, waitNs, syncNs int64) {
-	for _, plane := range byPlane(tasks) {
+func timeSplit(planes [][]profile.CommTask) (transitNs, waitNs, syncNs int64) {
+	for _, plane := range planes {
 		if plane[0].Plane == 0 {
 			continue
 		}
@@ -644,9 +702,9 @@ func timeSplit(tasks []profile.CommTask) (transitNs, waitNs, syncNs int64) {
 // of its transfers' intervals (SDMA copies other than on-chip ones, and RDMA sends
 // with the waits that complete them). Planes run at once, so the union, not the sum,
 // is the op's moving time; 0 without tasks. rdma reports an RDMA transfer among them.
-func transferUnionNs(tasks []profile.CommTask) (unionNs int64, rdma bool) {
+func transferUnionNs(planes [][]profile.CommTask) (unionNs int64, rdma bool) {
 	var ivs []profile.Interval
-	for _, plane := range byPlane(tasks) {
+	for _, plane := range planes {
 		classifyPlane(plane, func(t *profile.CommTask, transfer, _ bool) {
 			if transfer && t.LinkType != "ON_CHIP" && t.DurNs() > 0 {
 				ivs = append(ivs, t.Interval)
@@ -673,8 +731,8 @@ func transferUnionNs(tasks []profile.CommTask) (unionNs int64, rdma bool) {
 // eachTransfer calls fn for each data transfer of an op between two ranks (on-chip
 // copies excluded), over all planes: SDMA copies by link type, and RDMA sends timed
 // from the post to the end of the wait that completes them.
-func eachTransfer(tasks []profile.CommTask, fn func(src, dst int, transport string, bytes, ns int64, reduce bool)) {
-	for _, plane := range byPlane(tasks) {
+func eachTransfer(planes [][]profile.CommTask, fn func(src, dst int, transport string, bytes, ns int64, reduce bool)) {
+	for _, plane := range planes {
 		var pending *profile.CommTask
 		classifyPlane(plane, func(t *profile.CommTask, transfer, wait bool) {
 			if !transfer {
@@ -706,7 +764,7 @@ func sdmaLink(linkType string) string {
 
 // transportUse sums an op's transfers per transport; SDMA is the sum of the SDMA
 // links (never added to them again).
-func transportUse(tasks []profile.CommTask) map[string]TransportUse {
+func transportUse(planes [][]profile.CommTask) map[string]TransportUse {
 	out := map[string]TransportUse{}
 	large := map[string]int{}
 	bins := map[string]map[int64]profile.PacketBin{}
@@ -720,7 +778,7 @@ func transportUse(tasks []profile.CommTask) map[string]TransportUse {
 		b.TimeNs += ns
 		bins[transport][bytes] = b
 	}
-	eachTransfer(tasks, func(_, _ int, transport string, bytes, ns int64, _ bool) {
+	eachTransfer(planes, func(_, _ int, transport string, bytes, ns int64, _ bool) {
 		u := out[transport]
 		u.Bytes += bytes
 		u.TimeNs += ns

@@ -132,11 +132,11 @@ func TestRDMATransferRule(t *testing.T) {
 		{Plane: 1, Name: "Notify_Record", Interval: ns(611, 612)},
 		{Plane: 1, Name: "Notify_Wait", Interval: ns(612, 700)}, // a wait again
 	}
-	transit, wait, sync := timeSplit(tasks)
+	transit, wait, sync := timeSplit(byPlane(tasks))
 	assert.Equal(t, int64(10+500), transit, "the data RDMASend and the wait that completes it")
 	assert.Equal(t, int64(99+88), wait)
 	assert.Equal(t, int64(99), sync)
-	use := transportUse(tasks)
+	use := transportUse(byPlane(tasks))
 	assert.Equal(t, TransportUse{Bytes: 1 << 20, TimeNs: 510, Packets: 1, LargePacketRatio: 1,
 		Sizes: []profile.PacketBin{{SizeBytes: 1 << 20, Count: 1, TimeNs: 510}}}, use["RDMA"])
 	assert.NotContains(t, use, "SDMA")

@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -919,8 +921,8 @@ func (st *traceState) finish() *Timeline {
 	sort.Slice(tl.Steps, func(i, j int) bool { return tl.Steps[i].StartNs < tl.Steps[j].StartNs })
 	sortByStart(tl.Compute)
 	sortByStart(tl.BackwardCompute)
-	sort.SliceStable(tl.CommOps, func(i, j int) bool { return tl.CommOps[i].StartNs < tl.CommOps[j].StartNs })
-	sort.SliceStable(tl.CommTasks, func(i, j int) bool { return tl.CommTasks[i].StartNs < tl.CommTasks[j].StartNs })
+	order.Stable(tl.CommOps, func(a, b *profile.CommOp) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	order.Stable(tl.CommTasks, func(a, b *profile.CommTask) int { return cmp.Compare(a.StartNs, b.StartNs) })
 	for _, ivs := range [][]profile.Interval{tl.Overlap.Computing, tl.Overlap.Communication, tl.Overlap.CommNotOverlapped, tl.Overlap.Free} {
 		sortByStart(ivs)
 	}
