@@ -88,7 +88,7 @@ demo: build
 
 # package:target pairs.
 FUZZ_TARGETS := parser:FuzzTraceView parser:FuzzTraceViewInParts parser:FuzzStepTraceCSV parser:FuzzKernelDetails parser:FuzzCommunicationJSON \
-	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo parser:FuzzKineto parser:FuzzOpSummaryCSV parser:FuzzMsprofIterationMarkers parser:FuzzArchive parser:FuzzMsprofAnalyzeOutputs parser:FuzzRankSummary advisor:FuzzRankDir \
+	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo parser:FuzzKineto parser:FuzzOpSummaryCSV parser:FuzzMsprofIterationMarkers parser:FuzzArchive parser:FuzzMsprofAnalyzeOutputs parser:FuzzRankSummary parser:FuzzMicrosToNs advisor:FuzzRankDir \
 	fixtures/scenario:FuzzScenarioParse
 FUZZTIME ?= 20s
 

@@ -220,6 +220,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 	}
 	groupRanks := globalRanksByGroup(r)
 	times := map[sampleKey][]float64{}
+	var splitter planeSplitter
 	for i, op := range ops {
 		if skipSteps[steps[i]] {
 			continue
@@ -229,7 +230,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 		st := OpStat{Rank: r.Rank, Step: steps[i], OpIndex: i, Group: intern(op.Group), Name: op.Name, Type: intern(op.Type),
 			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none", AlgType: intern(op.AlgType), DataType: intern(op.DataType)}
 		opTasks := tasksOf(tasks, op)
-		planes := byPlane(opTasks)
+		planes := splitter.split(opTasks)
 		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
 			st.Source = "profiler"
 			st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
@@ -628,48 +629,62 @@ func classifyPlane(tasks []profile.CommTask, fn func(t *profile.CommTask, transf
 }
 
 // byPlane splits an op's tasks by plane, planes in order, each plane's tasks in their
-// order. An op has a few planes: the tasks are counted into place (a stable counting
-// sort) rather than sorted, which cost a cluster's analysis more than any other step.
+// order.
 func byPlane(tasks []profile.CommTask) [][]profile.CommTask {
-	var ids []int // the distinct planes, in order
+	var s planeSplitter
+	return s.split(tasks)
+}
+
+// planeSplitter is byPlane with its buffers kept from op to op of a rank: what it
+// returns is valid until its next split. An op has a few planes: the tasks are counted
+// into place (a stable counting sort) rather than sorted, and sorting (and allocating)
+// them for each op was the costliest step of a cluster's analysis.
+type planeSplitter struct {
+	ids    []int // the distinct planes, in order
+	next   []int // where each plane's next task goes
+	buf    []profile.CommTask
+	planes [][]profile.CommTask
+}
+
+func (s *planeSplitter) split(tasks []profile.CommTask) [][]profile.CommTask {
+	s.ids = s.ids[:0]
 	for i := range tasks {
-		if p := tasks[i].Plane; len(ids) == 0 || ids[len(ids)-1] != p {
-			if j, found := slices.BinarySearch(ids, p); !found {
-				ids = slices.Insert(ids, j, p)
+		if p := tasks[i].Plane; len(s.ids) == 0 || s.ids[len(s.ids)-1] != p {
+			if j, found := slices.BinarySearch(s.ids, p); !found {
+				s.ids = slices.Insert(s.ids, j, p)
 			}
 		}
 	}
-	var sorted []profile.CommTask
-	if len(ids) > 64 {
-		sorted = slices.Clone(tasks)
-		slices.SortStableFunc(sorted, func(a, b profile.CommTask) int { return cmp.Compare(a.Plane, b.Plane) })
+	s.buf = slices.Grow(s.buf[:0], len(tasks))[:len(tasks)]
+	if len(s.ids) > 64 {
+		copy(s.buf, tasks)
+		slices.SortStableFunc(s.buf, func(a, b profile.CommTask) int { return cmp.Compare(a.Plane, b.Plane) })
 	} else {
-		next := make([]int, len(ids)) // where each plane's next task goes
+		s.next = append(s.next[:0], make([]int, len(s.ids))...)
 		for i := range tasks {
-			j, _ := slices.BinarySearch(ids, tasks[i].Plane)
-			next[j]++
+			j, _ := slices.BinarySearch(s.ids, tasks[i].Plane)
+			s.next[j]++
 		}
 		at := 0
-		for j, n := range next {
-			next[j], at = at, at+n
+		for j, n := range s.next {
+			s.next[j], at = at, at+n
 		}
-		sorted = make([]profile.CommTask, len(tasks))
 		for i := range tasks {
-			j, _ := slices.BinarySearch(ids, tasks[i].Plane)
-			sorted[next[j]] = tasks[i]
-			next[j]++
+			j, _ := slices.BinarySearch(s.ids, tasks[i].Plane)
+			s.buf[s.next[j]] = tasks[i]
+			s.next[j]++
 		}
 	}
-	var planes [][]profile.CommTask
-	for i := 0; i < len(sorted); {
+	s.planes = s.planes[:0]
+	for i := 0; i < len(s.buf); {
 		j := i + 1
-		for j < len(sorted) && sorted[j].Plane == sorted[i].Plane {
+		for j < len(s.buf) && s.buf[j].Plane == s.buf[i].Plane {
 			j++
 		}
-		planes = append(planes, sorted[i:j:j])
+		s.planes = append(s.planes, s.buf[i:j:j])
 		i = j
 	}
-	return planes
+	return s.planes
 }
 
 // timeSplit computes Transit, Wait and Synchronization from the first plane that

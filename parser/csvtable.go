@@ -30,7 +30,11 @@ type csvTable struct {
 
 // openCSVTable reads the header of a CSV file. An empty file is an error.
 func openCSVTable(r io.Reader, file string) (*csvTable, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	size := 64 << 10
+	if n := sizeOf(r); n >= 0 && n < int64(size) {
+		size = int(n) + 16 // a small file gets a small buffer: most of a rank's CSVs are small
+	}
+	br := bufio.NewReaderSize(r, size)
 	if b, err := br.Peek(len(bomUTF8)); err == nil && bytes.Equal(b, bomUTF8) {
 		_, _ = br.Discard(len(bomUTF8))
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 )
 
 // This file is a small streaming JSON reader for Chrome-trace timelines. Why not
@@ -43,23 +42,30 @@ const (
 const streamChunk = 1 << 20
 
 func newJSONStream(r io.Reader) *jsonStream {
-	return &jsonStream{r: r, buf: *streamBufs.Get().(*[]byte)}
+	select {
+	case b := <-streamBufs:
+		return &jsonStream{r: r, buf: b}
+	default:
+		return &jsonStream{r: r, buf: make([]byte, 4*streamChunk)}
+	}
 }
 
 // streamBufs recycles the streams' buffers: a cluster is thousands of small files,
 // and a fresh 4 MiB buffer for each (cleared by the runtime) was two thirds of the
-// bytes analyze allocated on 64 generated ranks, and with them much of its GC time.
-var streamBufs = sync.Pool{New: func() any {
-	b := make([]byte, 4*streamChunk)
-	return &b
-}}
+// bytes analyze allocated on 64 generated ranks, and with them much of its GC time. A
+// channel rather than a sync.Pool, which every collection empties: a cluster's parse
+// collects every few milliseconds, and the buffers were made anew ~30 times on 512
+// ranks. It keeps at most 8 (32 MiB).
+var streamBufs = make(chan []byte, 8)
 
 // release gives the buffer back for the next stream; s must not be used after it, nor
 // any bytes it handed out. A buffer grown for a huge value is left to the collector.
 func (s *jsonStream) release() {
 	if s.buf != nil && len(s.buf) == 4*streamChunk {
-		b := s.buf
-		streamBufs.Put(&b)
+		select {
+		case streamBufs <- s.buf:
+		default:
+		}
 	}
 	s.buf = nil
 }

@@ -106,7 +106,7 @@ func readJSONTree(r io.Reader, file string) (*treeNode, error) {
 // readJSONTreeWith is readJSONTree; with intArrays, an array of plain integers is one
 // node holding them (ints), for readers that expect long rank lists and handle ints.
 func readJSONTreeWith(r io.Reader, file string, intArrays bool) (*treeNode, error) {
-	data, err := io.ReadAll(r)
+	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read: %w", file, err)
 	}

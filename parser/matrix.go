@@ -91,17 +91,16 @@ func isFlatMatrixJSON(root *treeNode) bool {
 // matrixOp appends the links of one op entry {"s-d": Link, ...}.
 func (d treeReader) matrixOp(links []profile.MatrixLink, m treeMember, step int, p2p bool) ([]profile.MatrixLink, error) {
 	opKey, group := splitOpKey(m.key)
-	if err := d.object(m.val, strconv.Quote(m.key)); err != nil {
-		return links, err
+	if m.val == nil || m.val.kind != treeObject {
+		return links, d.object(m.val, strconv.Quote(m.key))
 	}
 	for _, lm := range m.val.members {
 		src, dst, ok := parseLinkKey(lm.key)
 		if !ok {
 			return links, errAtOffset(d.file, lm.keyOff, "%q: link key %q is not \"<src>-<dst>\" local ranks", m.key, lm.key)
 		}
-		what := strconv.Quote(m.key) + " link " + strconv.Quote(lm.key)
-		if err := d.object(lm.val, what); err != nil {
-			return links, err
+		if lm.val == nil || lm.val.kind != treeObject { // the name is quoted only for the error
+			return links, d.object(lm.val, strconv.Quote(m.key)+" link "+strconv.Quote(lm.key))
 		}
 		l := profile.MatrixLink{Step: step, P2P: p2p, OpKey: opKey, Group: group, SrcLocal: src, DstLocal: dst}
 		var err error

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/profile"
@@ -172,6 +173,7 @@ type traceState struct {
 	procName    map[int64]string
 	threadName  map[pidTid]string
 	threadSort  map[pidTid]int64 // thread_sort_index
+	planeOf     map[pidTid]int   // plane of a thread, from its name (see plane)
 	strPids     map[string]int64
 	hw          []hwRec
 	ops         []opRec
@@ -204,14 +206,61 @@ func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 	s := newJSONStream(r)
 	err := st.read(s)
 	s.release()
-	return st.finish(), err
+	tl := st.finish()
+	st.recycle()
+	return tl, err
+}
+
+// traceScratch is the candidate lists of a traceState, kept for the next trace: on a
+// cluster, growing them anew for each rank was a quarter of the bytes a parse
+// allocated. finish copies out of them, so a finished state's lists can be reused.
+type traceScratch struct {
+	hw               []hwRec
+	ops              []opRec
+	tasks            []taskRec
+	generic, overlap []genRec
+}
+
+// traceScratches holds a few sets of lists (the ranks read at once).
+var traceScratches = make(chan traceScratch, 4)
+
+// recycle gives st's lists to the next trace; st must not be used after it. Lists of
+// a big trace (over 16 MiB) are left to the collector rather than kept.
+func (st *traceState) recycle() {
+	// Cleared, so that the kept lists hold no strings of this trace alive.
+	clear(st.hw[:cap(st.hw)])
+	clear(st.ops[:cap(st.ops)])
+	clear(st.tasks[:cap(st.tasks)])
+	clear(st.generic[:cap(st.generic)])
+	clear(st.overlap[:cap(st.overlap)])
+	sc := traceScratch{hw: st.hw[:0], ops: st.ops[:0], tasks: st.tasks[:0], generic: st.generic[:0], overlap: st.overlap[:0]}
+	st.hw, st.ops, st.tasks, st.generic, st.overlap = nil, nil, nil, nil, nil
+	bytes := cap(sc.hw)*int(unsafe.Sizeof(hwRec{})) + cap(sc.ops)*int(unsafe.Sizeof(opRec{})) +
+		cap(sc.tasks)*int(unsafe.Sizeof(taskRec{})) + (cap(sc.generic)+cap(sc.overlap))*int(unsafe.Sizeof(genRec{}))
+	if bytes > 16<<20 {
+		return
+	}
+	select {
+	case traceScratches <- sc:
+	default:
+	}
 }
 
 // newTraceState starts an empty timeline. Several files read into one state (with
 // file set to each in turn) make one timeline, as msprof's sliced exports need: the
 // process names of one slice name the events of the others.
 func newTraceState(file string) *traceState {
+	var sc traceScratch
+	select {
+	case sc = <-traceScratches:
+	default:
+	}
 	return &traceState{
+		hw:         sc.hw,
+		ops:        sc.ops,
+		tasks:      sc.tasks,
+		generic:    sc.generic,
+		overlap:    sc.overlap,
 		file:       file,
 		procName:   map[int64]string{},
 		threadName: map[pidTid]string{},
@@ -592,6 +641,9 @@ func (st *traceState) meta(e *rawEvent) error {
 func timeNs(v []byte) (int64, error) {
 	if len(v) == 0 {
 		return 0, fmt.Errorf("missing ts")
+	}
+	if ns, ok := plainMicrosToNs(rawStringBody(v)); ok {
+		return ns, nil
 	}
 	if v[0] == '"' {
 		s, ok := jsonString(v)
@@ -1025,9 +1077,17 @@ func (st *traceState) planeGroupRows(isOpRow func(pid, tid int64) (string, bool)
 
 // plane is a task row's plane number: "Plane 3" → 3; otherwise the tid.
 func (st *traceState) plane(pid, tid int64) int {
-	if m := planeRe.FindStringSubmatch(st.threadName[pidTid{pid, tid}]); m != nil {
-		n, _ := strconv.Atoi(m[1])
+	k := pidTid{pid, tid}
+	if n, ok := st.planeOf[k]; ok {
 		return n
 	}
-	return int(tid)
+	n := int(tid)
+	if m := planeRe.FindStringSubmatch(st.threadName[k]); m != nil {
+		n, _ = strconv.Atoi(m[1])
+	}
+	if st.planeOf == nil {
+		st.planeOf = map[pidTid]int{}
+	}
+	st.planeOf[k] = n // the name is matched once per thread, not once per task
+	return n
 }

@@ -7,6 +7,39 @@ import (
 	"strings"
 )
 
+// plainMicrosToNs is MicrosToNs for the common form, digits with at most three
+// decimals (a trace's timestamps), read from the bytes without making a string of
+// them; ok is false for anything else, which MicrosToNs then reads.
+func plainMicrosToNs(b []byte) (ns int64, ok bool) {
+	i, n := 0, len(b)
+	var us int64
+	for i < n && b[i] >= '0' && b[i] <= '9' {
+		us = us*10 + int64(b[i]-'0')
+		i++
+	}
+	if i == 0 || i > 16 || us > math.MaxInt64/1000-1 {
+		return 0, false
+	}
+	var frac int64
+	digits := 0
+	if i < n {
+		if b[i] != '.' {
+			return 0, false
+		}
+		for i++; i < n; i++ {
+			if b[i] < '0' || b[i] > '9' || digits == 3 {
+				return 0, false
+			}
+			frac = frac*10 + int64(b[i]-'0')
+			digits++
+		}
+	}
+	for ; digits < 3; digits++ {
+		frac *= 10
+	}
+	return us*1000 + frac, true
+}
+
 // MicrosToNs parses a decimal microsecond value ("1736408883732241.564", "56635864652.490005",
 // "-3", "1.5e3") into int64 nanoseconds without going through float64 when the text is a
 // plain decimal, so epoch timestamps keep their last nanosecond. Digits beyond the

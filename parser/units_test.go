@@ -35,3 +35,38 @@ func TestMicrosToNs(t *testing.T) {
 		assert.Equal(t, tc.want, got, tc.in)
 	}
 }
+
+// The trace reader's fast path reads what it accepts exactly as MicrosToNs does, and
+// leaves the rest (signs, exponents, more than three decimals, too many digits) to it.
+func TestPlainMicrosToNsAgrees(t *testing.T) {
+	for _, in := range []string{"1736408883732241.564", "17", "1.", "0.5", "9223372036854774.807", "9223372036854775.807",
+		"9999999999999999", "99999999999999999", "1.2345", "-2.5", "1.5e3", ".5", "1 ", "", "1..2", "12a"} {
+		ns, ok := plainMicrosToNs([]byte(in))
+		want, err := MicrosToNs(in)
+		if ok {
+			require.NoError(t, err, in)
+			assert.Equal(t, want, ns, in)
+		}
+	}
+	for _, in := range []string{"1736408883732241.564", "17", "1.", "0.5", "9223372036854774"} {
+		_, ok := plainMicrosToNs([]byte(in))
+		assert.True(t, ok, in)
+	}
+	for _, in := range []string{"9223372036854775.807", "99999999999999999", "1.2345", "-2.5", "1.5e3", ".5", "1 ", ""} {
+		_, ok := plainMicrosToNs([]byte(in))
+		assert.False(t, ok, in)
+	}
+}
+
+func FuzzMicrosToNs(f *testing.F) {
+	for _, s := range []string{"1736408883732241.564", "17", "1.", "-2.5", "1.5e3", "0.0005", "9223372036854775.807"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		ns, ok := plainMicrosToNs([]byte(in))
+		want, err := MicrosToNs(in)
+		if ok && (err != nil || ns != want) {
+			t.Fatalf("%q: fast path %d, MicrosToNs %d, %v", in, ns, want, err)
+		}
+	})
+}

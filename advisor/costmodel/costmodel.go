@@ -175,9 +175,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// opSeparators are dropped from op names; one replacer for all calls, because
+// building one per call was most of what pricing a plan allocated.
+var opSeparators = strings.NewReplacer("_", "", "-", "", " ", "")
+
 // NormaliseOp accepts HCCL's and NCCL's spellings (all_reduce, AllReduce, hcom_allReduce_).
 func NormaliseOp(op string) string {
-	s := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(op))
+	s := strings.ToLower(opSeparators.Replace(op))
 	s = strings.TrimPrefix(s, "hcom")
 	switch s {
 	case "allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall":

@@ -7,8 +7,8 @@ import (
 )
 
 // Stable sorts xs by compare, keeping equal elements in their order, as
-// slices.SortStableFunc does. It sorts indices and then moves each element once: a
-// stable sort of the structs themselves (a communication task is over 100 bytes)
+// slices.SortStableFunc does. It sorts indices and then moves each element once, in
+// place: a stable sort of the structs themselves (a communication task is over 100 bytes)
 // moved each many times, and was the costliest step of reading a cluster's ranks.
 // Input that is already in order is left as it is after one pass.
 func Stable[T any](xs []T, compare func(a, b *T) int) {
@@ -34,9 +34,23 @@ func Stable[T any](xs []T, compare func(a, b *T) int) {
 		}
 		return cmp.Compare(a, b)
 	})
-	out := make([]T, n)
-	for i, j := range idx {
-		out[i] = xs[j]
+	// Apply the permutation in place, a cycle at a time: xs[i] takes xs[idx[i]].
+	// Visited positions are marked by idx[i] = i.
+	for i := range idx {
+		if idx[i] == int32(i) {
+			continue
+		}
+		first := xs[i]
+		j := i
+		for {
+			k := int(idx[j])
+			idx[j] = int32(j)
+			if k == i {
+				xs[j] = first
+				break
+			}
+			xs[j] = xs[k]
+			j = k
+		}
 	}
-	copy(xs, out)
 }

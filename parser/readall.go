@@ -1,0 +1,33 @@
+package parser
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+)
+
+// sizeOf is r's size when r is a file, else -1: the readers of whole files size their
+// buffers by it rather than grow them.
+func sizeOf(r io.Reader) int64 {
+	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return -1
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	return fi.Size()
+}
+
+// readAll is io.ReadAll with the buffer made once at the file's size (io.ReadAll grows
+// it from 512 bytes, copying and allocating twice the file on the way).
+func readAll(r io.Reader) ([]byte, error) {
+	n := sizeOf(r)
+	if n < 0 || n > 1<<30 {
+		return io.ReadAll(r)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
