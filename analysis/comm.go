@@ -394,9 +394,23 @@ const movingRDMAPlane = "transit (RDMA plane)"
 // an op whose profiler's plane was the RDMA one takes its in-server level from the
 // same op's other ranks (their Transit, the median).
 func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
-	members := map[string][]int{}
+	// Per group, its members on each server and how often each rank is a member:
+	// counting a world group's thousands of members anew for each op was most of a
+	// large cluster's analysis.
+	type groupServers struct {
+		onServer map[int]int
+		member   map[int]int
+	}
+	servers := map[string]*groupServers{}
 	for _, g := range groups {
-		members[g.Key] = g.Ranks
+		gs := &groupServers{onServer: map[int]int{}, member: map[int]int{}}
+		for _, r := range g.Ranks {
+			if n, ok := nodeOf[r]; ok {
+				gs.onServer[n]++
+				gs.member[r]++
+			}
+		}
+		servers[g.Key] = gs
 	}
 	type opKey struct {
 		group, name string
@@ -416,10 +430,8 @@ func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
 		}
 		node, known := nodeOf[o.Rank]
 		peers := 0
-		for _, r := range members[o.Group] {
-			if n, ok := nodeOf[r]; known && ok && n == node && r != o.Rank {
-				peers++
-			}
+		if gs := servers[o.Group]; known && gs != nil {
+			peers = gs.onServer[node] - gs.member[o.Rank] // the group's other ranks on this server
 		}
 		if peers > 0 {
 			o.MovingNs = min(o.Transports["SDMA"].TimeNs/int64(peers)+o.Transports["RDMA"].TimeNs, max(o.ElapseNs, 0))

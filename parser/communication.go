@@ -54,19 +54,17 @@ const (
 // so that it does not depend on the file's key order. Errors are *SyntaxError values
 // giving file and byte offset.
 func ParseCommunicationJSON(r io.Reader, file string) ([]profile.CommOpStats, error) {
-	root, err := readJSONTree(r, file)
-	if err != nil {
-		return nil, err
-	}
 	d := treeReader{file}
-	if err := d.object(root, "communication.json"); err != nil {
-		return nil, err
-	}
 	var ops []profile.CommOpStats
-	err = d.forEachOp(root, isFlatCommJSON(root), func(m treeMember, step int, p2p bool) error {
-		op, err := d.commOp(m, step, p2p)
-		ops = append(ops, op)
-		return err
+	err := withJSONTree(r, file, func(root *treeNode) error {
+		if err := d.object(root, "communication.json"); err != nil {
+			return err
+		}
+		return d.forEachOp(root, isFlatCommJSON(root), func(m treeMember, step int, p2p bool) error {
+			op, err := d.commOp(m, step, p2p)
+			ops = append(ops, op)
+			return err
+		})
 	})
 	if err != nil {
 		return nil, err

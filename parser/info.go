@@ -31,7 +31,9 @@ func ParseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 
 func parseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 	info := profile.Info{RankID: -1}
-	root, err := readJSONTree(r, file)
+	p := newTreeParser() // nothing of the tree is kept: its memory serves the next file
+	defer p.recycle()
+	root, err := p.read(r, file, false)
 	if err != nil {
 		return info, err
 	}
@@ -99,7 +101,9 @@ func ParseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
 
 func parseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
 	var md profile.Metadata
-	root, err := readJSONTreeWith(r, file, true)
+	p := newTreeParser() // nothing of the tree is kept: its memory serves the next file
+	defer p.recycle()
+	root, err := p.read(r, file, true)
 	if err != nil {
 		return md, err
 	}

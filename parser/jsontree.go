@@ -106,15 +106,34 @@ func readJSONTree(r io.Reader, file string) (*treeNode, error) {
 // readJSONTreeWith is readJSONTree; with intArrays, an array of plain integers is one
 // node holding them (ints), for readers that expect long rank lists and handle ints.
 func readJSONTreeWith(r io.Reader, file string, intArrays bool) (*treeNode, error) {
-	data, err := readAll(r)
+	p := &treeParser{nodes: slab[treeNode]{min: 256}, members: slab[treeMember]{min: 512}, elems: slab[*treeNode]{min: 512}}
+	return p.read(r, file, intArrays)
+}
+
+// withJSONTree is readJSONTree for a reader that keeps nothing of the tree (no node,
+// member list or element list; strings are copies and may be kept) once fn returns:
+// the tree's memory then serves the next file.
+func withJSONTree(r io.Reader, file string, fn func(root *treeNode) error) error {
+	p := newTreeParser()
+	defer p.recycle()
+	root, err := p.read(r, file, false)
+	if err != nil {
+		return err
+	}
+	return fn(root)
+}
+
+func (p *treeParser) read(r io.Reader, file string, intArrays bool) (*treeNode, error) {
+	data, err := readAll(p.buf, r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read: %w", file, err)
 	}
+	p.buf = data
 	base := 0
 	if bytes.HasPrefix(data, bomUTF8) {
 		base = len(bomUTF8)
 	}
-	p := treeParser{b: data, i: base, intArrays: intArrays}
+	p.b, p.i, p.intArrays = data, base, intArrays
 	p.ws()
 	if p.i >= len(p.b) {
 		return nil, errAtOffset(file, int64(p.i), "empty file: expected a JSON value")
@@ -137,8 +156,86 @@ var bomUTF8 = []byte{0xEF, 0xBB, 0xBF}
 type treeParser struct {
 	b         []byte
 	i         int
-	slab      []treeNode // see node
-	intArrays bool       // see readJSONTreeWith
+	intArrays bool // see readJSONTreeWith
+	nodes     slab[treeNode]
+	// The members and elements of the objects and arrays being read are stacked here
+	// and copied out, at their exact length, into slabs when each ends: appending to
+	// each object's own slice was a third of the bytes a cluster's summary files took.
+	memberStack []treeMember
+	elemStack   []*treeNode
+	members     slab[treeMember]
+	elems       slab[*treeNode]
+	keys        map[string]string // member names, one copy each (see key)
+	buf         []byte            // the file's bytes (kept with the parser: nodes copy their text)
+}
+
+// treeParsers keeps a few parsers, with their slabs, for the next file (withJSONTree).
+var treeParsers = make(chan *treeParser, 4)
+
+func newTreeParser() *treeParser {
+	select {
+	case p := <-treeParsers:
+		return p
+	default:
+		return &treeParser{nodes: slab[treeNode]{min: 256}, members: slab[treeMember]{min: 512}, elems: slab[*treeNode]{min: 512}}
+	}
+}
+
+// recycle clears p and keeps it for the next file, unless its slabs grew past 8 MiB
+// (a big file's): those are left to the collector.
+func (p *treeParser) recycle() {
+	p.nodes.reset()
+	p.members.reset()
+	p.elems.reset()
+	clear(p.memberStack[:cap(p.memberStack)])
+	clear(p.elemStack[:cap(p.elemStack)])
+	p.memberStack, p.elemStack = p.memberStack[:0], p.elemStack[:0]
+	p.b, p.i, p.intArrays, p.keys = nil, 0, false, nil
+	if p.nodes.bytes()+p.members.bytes()+p.elems.bytes()+cap(p.buf) > 8<<20 {
+		return
+	}
+	select {
+	case treeParsers <- p:
+	default:
+	}
+}
+
+// finishMembers moves the members stacked from base into the slab.
+func (p *treeParser) finishMembers(base int) []treeMember {
+	ms := p.memberStack[base:]
+	n := len(ms)
+	var out []treeMember
+	switch {
+	case n == 0:
+		return nil
+	case n > 256:
+		out = make([]treeMember, n)
+	default:
+		out = p.members.alloc(n)
+	}
+	copy(out, ms)
+	clear(ms)
+	p.memberStack = p.memberStack[:base]
+	return out
+}
+
+// finishElems moves the elements stacked from base into the slab.
+func (p *treeParser) finishElems(base int) []*treeNode {
+	es := p.elemStack[base:]
+	n := len(es)
+	var out []*treeNode
+	switch {
+	case n == 0:
+		return nil
+	case n > 256:
+		out = make([]*treeNode, n)
+	default:
+		out = p.elems.alloc(n)
+	}
+	copy(out, es)
+	clear(es)
+	p.elemStack = p.elemStack[:base]
+	return out
 }
 
 func (p *treeParser) ws() { p.i = skipWS(p.b, p.i) }
@@ -202,6 +299,7 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 	n := p.node(treeNode{kind: treeObject, off: int64(p.i)})
 	p.i++ // '{'
 	var index map[string]int
+	base := len(p.memberStack)
 	for first := true; ; first = false {
 		p.ws()
 		if p.i >= len(p.b) {
@@ -209,6 +307,7 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 		}
 		if p.b[p.i] == '}' {
 			p.i++
+			n.members = p.finishMembers(base)
 			return n, nil
 		}
 		if !first {
@@ -225,7 +324,7 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 			return nil, p.fail(fmt.Sprintf("unexpected %s, expected a member name", treeQuoteByte(p.b[p.i])))
 		}
 		keyOff := int64(p.i)
-		key, err := p.str()
+		key, err := p.key()
 		if err != nil {
 			return nil, err
 		}
@@ -243,31 +342,33 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 			return nil, err
 		}
 		// Repeated keys: last value wins, at the first position.
+		members := p.memberStack[base:]
 		dup := -1
 		if index != nil {
 			if j, ok := index[key]; ok {
 				dup = j
 			}
 		} else {
-			for j := range n.members {
-				if n.members[j].key == key {
+			for j := range members {
+				if members[j].key == key {
 					dup = j
 					break
 				}
 			}
 		}
 		if dup >= 0 {
-			n.members[dup].val = v
+			members[dup].val = v
 			continue
 		}
-		n.members = append(n.members, treeMember{key: key, keyOff: keyOff, val: v})
-		if index == nil && len(n.members) > 16 {
-			index = make(map[string]int, 2*len(n.members))
-			for j := range n.members {
-				index[n.members[j].key] = j
+		p.memberStack = append(p.memberStack, treeMember{key: key, keyOff: keyOff, val: v})
+		members = p.memberStack[base:]
+		if index == nil && len(members) > 16 {
+			index = make(map[string]int, 2*len(members))
+			for j := range members {
+				index[members[j].key] = j
 			}
 		} else if index != nil {
-			index[key] = len(n.members) - 1
+			index[key] = len(members) - 1
 		}
 	}
 }
@@ -280,6 +381,7 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 	}
 	n := p.node(treeNode{kind: treeArray, off: int64(p.i)})
 	p.i++ // '['
+	base := len(p.elemStack)
 	for first := true; ; first = false {
 		p.ws()
 		if p.i >= len(p.b) {
@@ -287,6 +389,7 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 		}
 		if p.b[p.i] == ']' {
 			p.i++
+			n.elems = p.finishElems(base)
 			return n, nil
 		}
 		if !first {
@@ -300,7 +403,7 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 		if err != nil {
 			return nil, err
 		}
-		n.elems = append(n.elems, v)
+		p.elemStack = append(p.elemStack, v)
 	}
 }
 
@@ -345,6 +448,38 @@ func (p *treeParser) intArray() *treeNode {
 		}
 		return nil
 	}
+}
+
+// key parses a member name at p.i: str, with one copy of each name per file (a
+// summary file repeats a few names thousands of times).
+func (p *treeParser) key() (string, *treeSyntaxError) {
+	start := p.i
+	if end, err := skipString(p.b, start); err == nil {
+		if raw := p.b[start+1 : end-1]; bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
+			if k, ok := p.keys[string(raw)]; ok {
+				p.i = end
+				return k, nil
+			}
+			k, err := p.str()
+			if err == nil {
+				if p.keys == nil {
+					p.keys = map[string]string{}
+				}
+				p.keys[k] = k
+			}
+			return k, err
+		}
+	}
+	return p.str()
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // str parses the string at p.i (p.b[p.i] == '"').
@@ -452,11 +587,9 @@ func atoiSmall(b []byte) int {
 // node returns a new tree node from a slab: a tree is thousands of small nodes that
 // all die together, so one allocation serves many.
 func (p *treeParser) node(n treeNode) *treeNode {
-	if len(p.slab) == cap(p.slab) {
-		p.slab = make([]treeNode, 0, 256)
-	}
-	p.slab = append(p.slab, n)
-	return &p.slab[len(p.slab)-1]
+	out := &p.nodes.alloc(1)[0]
+	*out = n
+	return out
 }
 
 // treeReader converts tree values to Go values, reporting bad ones at their offset in

@@ -43,18 +43,16 @@ const maxLocalRank = 1 << 20
 // the link's "Op Name" (absent from "-total" and legacy entries). The result is
 // sorted by (Step, P2P, OpKey, Group, SrcLocal, DstLocal).
 func ParseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error) {
-	root, err := readJSONTree(r, file)
-	if err != nil {
-		return nil, err
-	}
 	d := treeReader{file}
-	if err := d.object(root, "communication_matrix.json"); err != nil {
-		return nil, err
-	}
 	var links []profile.MatrixLink
-	err = d.forEachOp(root, isFlatMatrixJSON(root), func(m treeMember, step int, p2p bool) (err error) {
-		links, err = d.matrixOp(links, m, step, p2p)
-		return err
+	err := withJSONTree(r, file, func(root *treeNode) error {
+		if err := d.object(root, "communication_matrix.json"); err != nil {
+			return err
+		}
+		return d.forEachOp(root, isFlatMatrixJSON(root), func(m treeMember, step int, p2p bool) (err error) {
+			links, err = d.matrixOp(links, m, step, p2p)
+			return err
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
+	"slices"
 )
 
 // sizeOf is r's size when r is a file, else -1: the readers of whole files size their
@@ -20,14 +21,18 @@ func sizeOf(r io.Reader) int64 {
 	return fi.Size()
 }
 
-// readAll is io.ReadAll with the buffer made once at the file's size (io.ReadAll grows
-// it from 512 bytes, copying and allocating twice the file on the way).
-func readAll(r io.Reader) ([]byte, error) {
+// readAll is io.ReadAll into dst's memory (dst[:0]), grown once to the file's size
+// when r is a file (io.ReadAll grows it from 512 bytes, copying and allocating twice
+// the file on the way).
+func readAll(dst []byte, r io.Reader) ([]byte, error) {
 	n := sizeOf(r)
 	if n < 0 || n > 1<<30 {
-		return io.ReadAll(r)
+		if dst == nil {
+			return io.ReadAll(r)
+		}
+		n = 0
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
+	buf := bytes.NewBuffer(slices.Grow(dst[:0], int(n)+bytes.MinRead))
 	_, err := buf.ReadFrom(r)
 	return buf.Bytes(), err
 }
