@@ -75,12 +75,8 @@ func WriteAdviceJSON(w io.Writer, d *Document) error {
 		dg := d.Advice.Diagnosis
 		diag = &contract.Diagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
 	}
-	return enc.Encode(struct {
-		SchemaVersion   int                       `json:"schema_version"`
-		Diagnosis       *contract.Diagnosis       `json:"diagnosis"`
-		Findings        []contract.Finding        `json:"findings"`
-		Recommendations []contract.Recommendation `json:"recommendations"`
-	}{SchemaVersion, diag, adviceFindings(d.Advice), adviceRecommendations(d.Advice)})
+	return enc.Encode(contract.Advice{SchemaVersion: SchemaVersion, Diagnosis: diag, Findings: adviceFindings(d.Advice),
+		Recommendations: adviceRecommendations(d.Advice)})
 }
 
 // writeRecommendations prints the "what to do" block: each change with how to apply it

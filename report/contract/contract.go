@@ -324,3 +324,12 @@ type Gate struct {
 	Threshold float64  `json:"threshold"`
 	Passed    bool     `json:"passed"`
 }
+
+// Advice is the JSON of `hcclprof advise`: the diagnosis, every finding and the
+// recommendations, without the rest of the report.
+type Advice struct {
+	SchemaVersion   int              `json:"schema_version"`
+	Diagnosis       *Diagnosis       `json:"diagnosis"` // null when no advice was computed
+	Findings        []Finding        `json:"findings"`
+	Recommendations []Recommendation `json:"recommendations"`
+}
