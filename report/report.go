@@ -35,6 +35,9 @@ type Document struct {
 	// Width is the text output's width in display columns (the terminal's); 0 is no
 	// limit. Other formats ignore it.
 	Width int
+
+	cached    *reportView // see view()
+	cachedKey viewKey
 }
 
 // FailedGates returns the gates that did not hold.
