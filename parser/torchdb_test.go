@@ -303,7 +303,7 @@ func assertTruth(t *testing.T, res *analysis.Result, truth *sim.Truth) {
 			near(at+"overlapped", got.OverlappedNs, want.OverlappedUs)
 			near(at+"free", got.FreeNs, want.FreeUs)
 			near(at+"bubble", got.BubbleNs, want.BubbleUs)
-			near(at+"preparing", got.PreparingNs, want.PreparingUs)
+			near(at+"preparing", got.PreparingNs, *want.PreparingUs)
 		}
 	}
 	s := res.Summary

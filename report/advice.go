@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/report/contract"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -49,34 +50,17 @@ func WriteAdviceText(w io.Writer, d *Document) error {
 	return p.done()
 }
 
-// jsonFinding is a finding in the JSON contract.
-type jsonFinding struct {
-	ID       string    `json:"id"`
-	Severity string    `json:"severity"`
-	Title    string    `json:"title"`
-	Evidence string    `json:"evidence"`
-	Refs     []jsonRef `json:"refs"`
-}
-
-type jsonRef struct {
-	Rank    int     `json:"rank"`
-	Step    int     `json:"step"`
-	Op      string  `json:"op,omitempty"`
-	StartUs float64 `json:"start_us,omitempty"`
-	DurUs   float64 `json:"dur_us,omitempty"`
-}
-
-func adviceFindings(a *advisor.Advice) []jsonFinding {
-	out := []jsonFinding{}
+func adviceFindings(a *advisor.Advice) []contract.Finding {
+	out := []contract.Finding{}
 	if a == nil {
 		return out
 	}
 	for _, f := range a.Findings {
-		refs := make([]jsonRef, 0, len(f.Refs))
+		refs := make([]contract.Ref, 0, len(f.Refs))
 		for _, r := range f.Refs {
-			refs = append(refs, jsonRef{Rank: r.Rank, Step: r.Step, Op: r.Op, StartUs: r.StartUs, DurUs: r.DurUs})
+			refs = append(refs, contract.Ref{Rank: r.Rank, Step: r.Step, Op: r.Op, StartUs: r.StartUs, DurUs: r.DurUs})
 		}
-		out = append(out, jsonFinding{ID: f.ID, Severity: string(f.Severity), Title: f.Title, Evidence: f.Evidence, Refs: refs})
+		out = append(out, contract.Finding{ID: f.ID, Severity: string(f.Severity), Title: f.Title, Evidence: f.Evidence, Refs: refs})
 	}
 	return out
 }
@@ -86,17 +70,13 @@ func WriteAdviceJSON(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	var diag *jsonDiagnosis
+	var diag *contract.Diagnosis
 	if d.Advice != nil {
 		dg := d.Advice.Diagnosis
-		diag = &jsonDiagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
+		diag = &contract.Diagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
 	}
-	return enc.Encode(struct {
-		SchemaVersion   int                  `json:"schema_version"`
-		Diagnosis       *jsonDiagnosis       `json:"diagnosis"`
-		Findings        []jsonFinding        `json:"findings"`
-		Recommendations []jsonRecommendation `json:"recommendations"`
-	}{SchemaVersion, diag, adviceFindings(d.Advice), adviceRecommendations(d.Advice)})
+	return enc.Encode(contract.Advice{SchemaVersion: SchemaVersion, Diagnosis: diag, Findings: adviceFindings(d.Advice),
+		Recommendations: adviceRecommendations(d.Advice)})
 }
 
 // writeRecommendations prints the "what to do" block: each change with how to apply it
@@ -132,34 +112,14 @@ func writeRecommendations(p *printer, a *advisor.Advice) {
 	}
 }
 
-type jsonPredicted struct {
-	StepTimeUs float64 `json:"step_time_us"`
-	CommShare  float64 `json:"comm_share"`
-	Low        float64 `json:"low"`
-	High       float64 `json:"high"`
-}
-
-type jsonRecommendation struct {
-	ID          string        `json:"id"`
-	Knob        string        `json:"knob"`
-	Value       string        `json:"value"`
-	Apply       string        `json:"apply"`
-	Predicted   jsonPredicted `json:"predicted"`
-	GainUs      float64       `json:"gain_us"`
-	Confidence  string        `json:"confidence"`
-	Hypothesis  bool          `json:"hypothesis"`
-	Assumptions []string      `json:"assumptions"`
-	Risks       []string      `json:"risks"`
-}
-
-func adviceRecommendations(a *advisor.Advice) []jsonRecommendation {
-	out := []jsonRecommendation{}
+func adviceRecommendations(a *advisor.Advice) []contract.Recommendation {
+	out := []contract.Recommendation{}
 	if a == nil {
 		return out
 	}
 	for _, r := range a.Recommendations {
-		out = append(out, jsonRecommendation{ID: r.ID, Knob: r.Knob, Value: r.Value, Apply: r.Apply,
-			Predicted: jsonPredicted{StepTimeUs: round(r.Predicted.StepTimeUs, 3), CommShare: share(r.Predicted.CommShare),
+		out = append(out, contract.Recommendation{ID: r.ID, Knob: r.Knob, Value: r.Value, Apply: r.Apply,
+			Predicted: contract.Predicted{StepTimeUs: round(r.Predicted.StepTimeUs, 3), CommShare: share(r.Predicted.CommShare),
 				Low: round(r.Predicted.Low, 3), High: round(r.Predicted.High, 3)},
 			GainUs: round(r.GainUs, 3), Confidence: r.Confidence, Hypothesis: r.Hypothesis,
 			Assumptions: nonNil(r.Assumptions), Risks: nonNil(r.Risks)})

@@ -91,15 +91,16 @@ func writeJUnit(w io.Writer, name string, gates []junitGate, detail string) erro
 // skipped case that says so.
 func WriteJUnit(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
-	gates := make([]junitGate, 0, len(d.Gates))
-	for _, g := range d.Gates {
+	v := d.view()
+	gates := make([]junitGate, 0, len(v.Gates))
+	for _, g := range v.Gates {
 		jg := junitGate{expr: g.Expr, metric: g.Metric}
 		if !g.Passed {
-			jg.failure = fmt.Sprintf("%s = %s breaches %s", g.Metric, gateValue(g), g.Expr)
+			jg.failure = fmt.Sprintf("%s = %s breaches %s", g.Metric, g.Value, g.Expr)
 		}
 		gates = append(gates, jg)
 	}
-	return writeJUnit(w, "hcclprof gates", gates, d.verdict())
+	return writeJUnit(w, "hcclprof gates", gates, v.Verdict)
 }
 
 // WriteDiffJUnit writes a diff's gates as JUnit XML, as WriteJUnit does: one suite
@@ -122,12 +123,13 @@ func WriteDiffJUnit(w io.Writer, d DiffDoc) error {
 func WriteGitHubAnnotations(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	p := &printer{w: w}
-	for _, g := range d.FailedGates() {
+	v := d.view()
+	for _, g := range v.failedGates() {
 		p.printf("::error title=hcclprof gate %s::%s\n", ghEscapeProp(g.Expr),
-			ghEscape(fmt.Sprintf("%s = %s breaches %s (%s)", g.Metric, gateValue(g), g.Expr, d.verdict())))
+			ghEscape(fmt.Sprintf("%s = %s breaches %s (%s)", g.Metric, g.Value, g.Expr, v.Verdict)))
 	}
-	if d.Advice != nil {
-		for _, f := range d.Advice.Findings {
+	if v.Advice != nil {
+		for _, f := range v.Advice.Findings {
 			if f.Severity == "high" {
 				p.printf("::warning title=%s::%s\n", ghEscapeProp(f.Title), ghEscape(f.Evidence))
 			}

@@ -8,49 +8,14 @@ import (
 	"strconv"
 
 	"github.com/hcclprof/hcclprof/analysis/compare"
+	"github.com/hcclprof/hcclprof/report/contract"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
 // ReadReportRun reads a saved JSON report (hcclprof analyze --format json) as one side
 // of a diff; label names it in errors and in the diff.
 func ReadReportRun(r io.Reader, label string) (*compare.Run, error) {
-	var rep struct {
-		SchemaVersion int `json:"schema_version"`
-		Summary       struct {
-			Ranks, Steps int
-			Incomplete   bool
-		}
-		Ranks []struct {
-			Rank  int
-			Steps []struct {
-				Step                         int
-				StageUs                      float64 `json:"stage_us"`
-				ComputingUs                  float64 `json:"computing_us"`
-				CommunicationUs              float64 `json:"communication_us"`
-				CommunicationNotOverlappedUs float64 `json:"communication_not_overlapped_us"`
-				OverlappedUs                 float64 `json:"overlapped_us"`
-				FreeUs                       float64 `json:"free_us"`
-				BubbleUs                     float64 `json:"bubble_us"`
-			}
-		}
-		Collectives []struct {
-			Op, Group string
-			GroupName string  `json:"group_name"`
-			GroupSize int     `json:"group_size"`
-			Count     int     `json:"count"`
-			MeanUs    float64 `json:"mean_us"`
-			BusBwGBps float64 `json:"busbw_gbps"`
-		}
-		Communication struct {
-			Ops []struct {
-				Rank, Step  int
-				Group, Type string
-				ElapseUs    float64 `json:"elapse_us"`
-				Bytes       int64
-			}
-		}
-		Warnings []string
-	}
+	var rep contract.Report
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&rep); err != nil {
 		return nil, fmt.Errorf("%s: not an hcclprof JSON report: %v", label, err)

@@ -42,16 +42,12 @@ const chartWidth = 900.0
 // htmlView lays the charts out.
 func htmlView(d *Document) htmlPage {
 	r := d.Result
-	pg := htmlPage{Doc: d, Verdict: d.verdict(), Summary: r.Summary}
+	v := d.view()
+	pg := htmlPage{Doc: d, Verdict: v.Verdict, Summary: v.Summary, Checks: v.FiredChecks}
 	pg.Breakdown, pg.BarsNote = breakdownChart(r)
 	pg.Matrix, pg.MatrixNote = matrixChart(r.Communication)
-	pg.Links = linksChart(r.Communication)
+	pg.Links = linksChart(v.Links)
 	pg.Timeline, pg.TimeTitle, pg.Compute = timelineChart(d)
-	for _, ch := range r.Communication.Checks {
-		if ch.Fired {
-			pg.Checks = append(pg.Checks, ch)
-		}
-	}
 	return pg
 }
 
@@ -223,34 +219,25 @@ const maxLabelPx = 160.0
 
 // linksChart is, per transport, the median link bandwidth as a share of the link's
 // peak.
-func linksChart(c analysis.Communication) *svgChart {
-	byT := map[string][]float64{}
-	for _, l := range c.Links {
-		byT[l.Transport] = append(byT[l.Transport], l.BandwidthGBps())
-	}
-	if len(byT) == 0 {
+func linksChart(links []transportLinks) *svgChart {
+	if len(links) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(byT))
-	for n := range byT {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := make([]string, len(links))
 	type bar struct {
 		med, peak float64
 		value     string
 	}
-	bars := make([]bar, len(names))
-	values := make([]string, len(names))
-	for i, n := range names {
-		v := byT[n]
-		sort.Float64s(v)
-		b := bar{med: v[len(v)/2]}
-		peak, ok := c.Hardware.Peak(n)
+	bars := make([]bar, len(links))
+	values := make([]string, len(links))
+	for i, l := range links {
+		names[i] = l.Transport
+		b := bar{med: l.MedianGBps}
+		peak, ok := l.PeakGBps, l.HasPeak
 		b.peak = peak
 		b.value = fmt.Sprintf("median %.2f of %.1f GB/s", b.med, peak)
 		if !ok || peak <= 0 {
-			b.peak = v[len(v)-1]
+			b.peak = l.MaxGBps
 			b.value = fmt.Sprintf("median %.2f of %.2f GB/s (fastest link; no peak known)", b.med, b.peak)
 		}
 		bars[i], values[i] = b, b.value

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/report/contract"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -125,7 +126,7 @@ func rankList(ranks []int) string {
 
 type jsonInspect struct {
 	SchemaVersion int               `json:"schema_version"`
-	Tool          jsonTool          `json:"tool"`
+	Tool          contract.Tool     `json:"tool"`
 	Ranks         []jsonInspectRank `json:"ranks"`
 	Notes         []string          `json:"notes"`
 }
@@ -156,7 +157,7 @@ type jsonCapability struct {
 // WriteInspectJSON writes the inspection as JSON (same schema_version rules as the report).
 func WriteInspectJSON(w io.Writer, d *InspectDocument) error {
 	sanitize.Value(d) // names come from untrusted profiles
-	out := jsonInspect{SchemaVersion: SchemaVersion, Tool: jsonTool{Name: "hcclprof", Version: d.Version, Command: d.Command},
+	out := jsonInspect{SchemaVersion: SchemaVersion, Tool: contract.Tool{Name: "hcclprof", Version: d.Version, Command: d.Command},
 		Ranks: []jsonInspectRank{}, Notes: nonNil(d.Notes)}
 	for _, in := range d.Ranks {
 		jr := jsonInspectRank{Rank: in.Rank, Dir: in.Dir, Format: string(in.Format), ProfilerLevel: in.ProfilerLevel,

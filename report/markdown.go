@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
@@ -18,8 +17,9 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	p := &printer{w: w}
 	r := d.Result
-	s := r.Summary
-	p.printf("## hcclprof: %s\n\n", mdText(d.verdict()))
+	v := d.view()
+	s := v.Summary
+	p.printf("## hcclprof: %s\n\n", mdText(v.Verdict))
 	if s.Incomplete {
 		p.printf("> **Incomplete input:** some rank could not be read in full; see the warnings.\n\n")
 	}
@@ -34,7 +34,7 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	p.printf("| mean step time (Stage) | %.3f ms |\n", float64(s.StepTimeNs)/1e6)
 	p.printf("| ranks × steps | %d × %d |\n\n", s.Ranks, s.Steps)
 
-	if a := d.Advice; a != nil {
+	if a := v.Advice; a != nil {
 		if len(a.Findings) > 0 {
 			p.printf("### Findings\n\n")
 			for i, f := range a.Findings {
@@ -78,41 +78,35 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 			p.printf("_No recommendation: %s_\n\n", mdText(strings.Join(a.Notes, "; ")))
 		}
 	}
-	if len(d.Gates) > 0 {
+	if len(v.Gates) > 0 {
 		p.printf("### Gates\n\n")
-		for _, g := range d.Gates {
+		for _, g := range v.Gates {
 			status := "pass"
 			if !g.Passed {
 				status = "**FAIL**"
 			}
-			p.printf("- %s `%s` (%s = %s)\n", status, mdCode(g.Expr), g.Metric, gateValue(g))
+			p.printf("- %s `%s` (%s = %s)\n", status, mdCode(g.Expr), g.Metric, g.Value)
 		}
 		p.printf("\n")
 	}
 
 	p.printf("<details><summary>Steps (ms)</summary>\n\n")
-	mdSteps(p, r)
+	mdSteps(p, r, v)
 	p.printf("\n</details>\n\n")
-	if len(r.Collectives) > 0 {
+	if len(v.Collectives) > 0 {
 		p.printf("<details><summary>Collectives</summary>\n\n| op | group | size | count | MB/op | total ms | mean ms | p95 ms | algbw GB/s | busbw GB/s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, c := range r.Collectives {
+		for _, c := range v.Collectives {
 			mb := "-"
-			if c.Bytes > 0 {
-				mb = fmt.Sprintf("%.2f", float64(c.Bytes)/float64(c.Count)/1e6)
+			if c.HasBytes {
+				mb = fmt.Sprintf("%.2f", c.MBPerOp)
 			}
-			p.printf("| %s | %s | %d | %d | %s | %s | %s | %s | %.2f | %.2f |\n", mdText(c.Op), mdText(groupLabel(c)), c.GroupSize, c.Count, mb,
+			p.printf("| %s | %s | %d | %d | %s | %s | %s | %s | %.2f | %.2f |\n", mdText(c.Op), mdText(c.Label), c.GroupSize, c.Count, mb,
 				ms(c.TotalNs), msf(c.MeanNs), msf(c.P95Ns), c.AlgBwGBps, c.BusBwGBps)
 		}
 		p.printf("\n</details>\n\n")
 	}
-	mdLinks(p, r.Communication)
-	var fired []analysis.Check
-	for _, ch := range r.Communication.Checks {
-		if ch.Fired {
-			fired = append(fired, ch)
-		}
-	}
-	if len(fired) > 0 {
+	mdLinks(p, r.Communication.Hardware.Name, v.Links)
+	if fired := v.FiredChecks; len(fired) > 0 {
 		p.printf("<details><summary>Checks that fired (%d)</summary>\n\n", len(fired))
 		for _, ch := range fired {
 			p.printf("- %s: %d of %d (%s); %s\n", mdText(ch.Title), ch.Count, ch.Total, mdText(ch.Threshold), mdText(ch.Evidence))
@@ -133,23 +127,12 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	return p.firstErr
 }
 
-func mdSteps(p *printer, r *analysis.Result) {
-	if len(r.Ranks) > maxRankRows {
+func mdSteps(p *printer, r *analysis.Result, v *reportView) {
+	if v.ManyRanks {
 		p.printf("| step | ranks | Stage p50 | Stage max | comm_share p50 | comm_share max |\n|---:|---:|---:|---:|---:|---:|\n")
-		for _, step := range r.StepNumbers() {
-			var stage, share []float64
-			for _, rr := range r.Ranks {
-				for _, st := range rr.Steps {
-					if st.Step == step {
-						stage = append(stage, float64(st.StageNs))
-						share = append(share, st.CommShare())
-					}
-				}
-			}
-			sort.Float64s(stage)
-			sort.Float64s(share)
-			p.printf("| %s | %d | %s | %s | %s | %s |\n", analysis.StepLabel(step), len(stage), msf(analysis.Median(stage)), msf(stage[len(stage)-1]),
-				pct(analysis.Median(share)), pct(share[len(share)-1]))
+		for _, sd := range v.StepDists {
+			p.printf("| %s | %d | %s | %s | %s | %s |\n", analysis.StepLabel(sd.Step), sd.Ranks, msf(sd.StageP50Ns), msf(sd.StageMaxNs),
+				pct(sd.ShareP50), pct(sd.ShareMax))
 		}
 		return
 	}
@@ -162,28 +145,17 @@ func mdSteps(p *printer, r *analysis.Result) {
 	}
 }
 
-func mdLinks(p *printer, c analysis.Communication) {
-	by := map[string][]float64{}
-	for _, l := range c.Links {
-		by[l.Transport] = append(by[l.Transport], l.BandwidthGBps())
-	}
-	if len(by) == 0 {
+func mdLinks(p *printer, hardware string, links []transportLinks) {
+	if len(links) == 0 {
 		return
 	}
-	names := make([]string, 0, len(by))
-	for n := range by {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	p.printf("<details><summary>Links per transport (GB/s, against %s's peaks)</summary>\n\n| transport | links | min | median | max | peak | median use |\n|---|---:|---:|---:|---:|---:|---:|\n", mdText(c.Hardware.Name))
-	for _, n := range names {
-		v := by[n]
-		sort.Float64s(v)
+	p.printf("<details><summary>Links per transport (GB/s, against %s's peaks)</summary>\n\n| transport | links | min | median | max | peak | median use |\n|---|---:|---:|---:|---:|---:|---:|\n", mdText(hardware))
+	for _, l := range links {
 		peak, use := "-", "-"
-		if pk, ok := c.Hardware.Peak(n); ok {
-			peak, use = fmt.Sprintf("%.1f", pk), pct(v[len(v)/2]/pk)
+		if l.HasPeak {
+			peak, use = fmt.Sprintf("%.1f", l.PeakGBps), pct(l.MedianGBps/l.PeakGBps)
 		}
-		p.printf("| %s | %d | %.2f | %.2f | %.2f | %s | %s |\n", mdText(n), len(v), v[0], v[len(v)/2], v[len(v)-1], peak, use)
+		p.printf("| %s | %d | %.2f | %.2f | %.2f | %s | %s |\n", mdText(l.Transport), l.Links, l.MinGBps, l.MedianGBps, l.MaxGBps, peak, use)
 	}
 	p.printf("\n</details>\n\n")
 }

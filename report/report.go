@@ -12,11 +12,11 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/profile"
+	"github.com/hcclprof/hcclprof/report/contract"
 )
 
-// SchemaVersion is the version of the JSON report. It changes only when a field is
-// removed or changes meaning; new fields may be added within a version.
-const SchemaVersion = 1
+// SchemaVersion is the version of the JSON report (contract.SchemaVersion).
+const SchemaVersion = contract.SchemaVersion
 
 // Document is what a report shows: the analysis, the gates and the inputs' notes.
 type Document struct {
@@ -35,6 +35,9 @@ type Document struct {
 	// Width is the text output's width in display columns (the terminal's); 0 is no
 	// limit. Other formats ignore it.
 	Width int
+
+	cached    *reportView // see view()
+	cachedKey viewKey
 }
 
 // FailedGates returns the gates that did not hold.

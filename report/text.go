@@ -20,11 +20,11 @@ import (
 func WriteText(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	r := d.Result
-	s := r.Summary
+	v := d.view()
+	s := v.Summary
 	p := newPrinter(w, d.Width)
-	steps := r.StepNumbers()
-	p.printf("hcclprof: %d rank(s), %d step(s) %s\n", s.Ranks, s.Steps, stepList(steps))
-	p.printf("Verdict: %s.\n", d.verdict())
+	p.printf("hcclprof: %d rank(s), %d step(s) %s\n", s.Ranks, s.Steps, stepList(v.Steps))
+	p.printf("Verdict: %s.\n", v.Verdict)
 	if s.Ranks > 0 {
 		p.printf("  exposed communication (comm_share)   %6.2f%% of step time\n", 100*s.CommShare)
 		if s.ExposedTransferShare != nil {
@@ -39,24 +39,24 @@ func WriteText(w io.Writer, d *Document) error {
 	if s.Incomplete {
 		p.printf("  INCOMPLETE: some input could not be read in full (see warnings)\n")
 	}
-	writeAdvice(p, d.Advice, false)
+	writeAdvice(p, v.Advice, false)
 
-	if len(r.Ranks) > maxRankRows {
-		writeStepDistribution(p, r)
+	if v.ManyRanks {
+		writeStepDistribution(p, v, len(r.Ranks))
 	} else {
 		p.printf("\nSteps per rank (times in ms)\n")
 		writeRankSteps(p, r.Ranks)
 	}
 
-	if len(r.Collectives) > 0 {
+	if len(v.Collectives) > 0 {
 		p.printf("\nCollectives (over all ranks and steps; times in ms, bandwidth in GB/s)\n")
 		t := newTextTable(column{name: "Op", cut: true}, column{name: "Group", cut: true, drop: 7}, column{name: "Size", drop: 5},
 			column{name: "Count", drop: 6}, col("MB/op"), column{name: "Total", drop: 8}, col("Mean"), column{name: "p50", drop: 1},
 			col("p95"), column{name: "Max", drop: 2}, column{name: "algbw", drop: 3}, col("busbw"))
-		for _, c := range r.Collectives {
+		for _, c := range v.Collectives {
 			mbPerOp, algbw, busbw := "-", "-", "-"
-			if c.Bytes > 0 {
-				mbPerOp = fmt.Sprintf("%.2f", float64(c.Bytes)/float64(c.Count)/1e6)
+			if c.HasBytes {
+				mbPerOp = fmt.Sprintf("%.2f", c.MBPerOp)
 				algbw = fmt.Sprintf("%.2f", c.AlgBwGBps)
 				busbw = fmt.Sprintf("%.2f", c.BusBwGBps)
 			}
@@ -64,23 +64,23 @@ func WriteText(w io.Writer, d *Document) error {
 			if c.GroupSize > 0 {
 				size = strconv.Itoa(c.GroupSize)
 			}
-			t.Append(c.Op, groupLabel(c), size, strconv.Itoa(c.Count), mbPerOp, ms(c.TotalNs),
+			t.Append(c.Op, c.Label, size, strconv.Itoa(c.Count), mbPerOp, ms(c.TotalNs),
 				msf(c.MeanNs), msf(c.P50Ns), msf(c.P95Ns), ms(c.MaxNs), algbw, busbw)
 		}
 		p.table(t)
 	}
 
-	writeCommunication(p, r.Communication)
+	writeCommunication(p, r.Communication, v)
 	writeGroupsAndPipelines(p, r.Communication)
 
-	if len(d.Gates) > 0 {
+	if len(v.Gates) > 0 {
 		p.printf("\nGates\n")
-		for _, g := range d.Gates {
+		for _, g := range v.Gates {
 			status := "PASS"
 			if !g.Passed {
 				status = "FAIL"
 			}
-			p.printf("  %s  %s (%s = %s)\n", status, g.Expr, g.Metric, gateValue(g))
+			p.printf("  %s  %s (%s = %s)\n", status, g.Expr, g.Metric, g.Value)
 		}
 	}
 	if len(r.Warnings) > 0 {
@@ -244,53 +244,24 @@ func writeRankSteps(p *printer, ranks []analysis.RankResult) {
 
 // writeStepDistribution summarises many ranks: per step, the spread of Stage and
 // comm_share over the ranks, then the ranks whose steps were longest.
-func writeStepDistribution(p *printer, r *analysis.Result) {
-	p.printf("\nSteps over %d ranks (times in ms; min / median / max over the ranks)\n", len(r.Ranks))
+func writeStepDistribution(p *printer, v *reportView, ranks int) {
+	p.printf("\nSteps over %d ranks (times in ms; min / median / max over the ranks)\n", ranks)
 	t := newTextTable(col("Step"), column{name: "Ranks", drop: 5}, column{name: "Stage min", short: "Stage\nmin", drop: 1},
 		column{name: "Stage p50", short: "Stage\np50"}, column{name: "Stage max", short: "Stage\nmax", drop: 4},
 		column{name: "Computing p50", short: "Computing\np50", drop: 3}, column{name: "Comm not overlapped p50", short: "Comm not\noverlapped\np50"},
 		column{name: "comm_share min", short: "comm_share\nmin", drop: 2}, column{name: "comm_share p50", short: "comm_share\np50"},
 		column{name: "comm_share max", short: "comm_share\nmax", drop: 6})
-	for _, step := range r.StepNumbers() {
-		var stage, comp, exposed, share []float64
-		for _, rr := range r.Ranks {
-			for _, st := range rr.Steps {
-				if st.Step == step {
-					stage = append(stage, float64(st.StageNs))
-					comp = append(comp, float64(st.ComputingNs))
-					exposed = append(exposed, float64(st.CommNotOverlappedNs))
-					share = append(share, st.CommShare())
-				}
-			}
-		}
-		for _, xs := range [][]float64{stage, comp, exposed, share} {
-			sort.Float64s(xs)
-		}
-		t.Append(analysis.StepLabel(step), strconv.Itoa(len(stage)), msf(stage[0]), msf(analysis.Median(stage)), msf(stage[len(stage)-1]),
-			msf(analysis.Median(comp)), msf(analysis.Median(exposed)), pct(share[0]), pct(analysis.Median(share)), pct(share[len(share)-1]))
+	for _, sd := range v.StepDists {
+		t.Append(analysis.StepLabel(sd.Step), strconv.Itoa(sd.Ranks), msf(sd.StageMinNs), msf(sd.StageP50Ns), msf(sd.StageMaxNs),
+			msf(sd.ComputingP50Ns), msf(sd.ExposedP50Ns), pct(sd.ShareMin), pct(sd.ShareP50), pct(sd.ShareMax))
 	}
 	p.table(t)
-	type rankStep struct {
-		rank int
-		st   analysis.StepBreakdown
-		src  analysis.Source
-	}
-	var all []rankStep
-	for _, rr := range r.Ranks {
-		for _, st := range rr.Steps {
-			all = append(all, rankStep{rr.Rank, st, rr.Source})
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].st.StageNs > all[j].st.StageNs })
-	if len(all) > 8 {
-		all = all[:8]
-	}
-	p.printf("\nLongest rank steps (all %d ranks are in --format json)\n", len(r.Ranks))
+	p.printf("\nLongest rank steps (all %d ranks are in --format json)\n", ranks)
 	tt := newTextTable(col("Rank"), col("Step"), col("Stage"), column{name: "Computing", drop: 3},
 		column{name: "Comm not overlapped", short: "Comm not\noverlapped"}, column{name: "Free", drop: 2}, column{name: "Preparing", drop: 1}, col("comm_share"))
-	for _, x := range all {
-		tt.Append(strconv.Itoa(x.rank), analysis.StepLabel(x.st.Step), ms(x.st.StageNs), ms(x.st.ComputingNs),
-			ms(x.st.CommNotOverlappedNs), ms(x.st.FreeNs), preparingMs(x.st), pct(x.st.CommShare()))
+	for _, x := range v.LongestSteps {
+		tt.Append(strconv.Itoa(x.Rank), analysis.StepLabel(x.Step.Step), ms(x.Step.StageNs), ms(x.Step.ComputingNs),
+			ms(x.Step.CommNotOverlappedNs), ms(x.Step.FreeNs), preparingMs(x.Step), pct(x.Step.CommShare()))
 	}
 	p.table(tt)
 }

@@ -1,0 +1,335 @@
+// Package contract is the shape of hcclprof's JSON report, the contract that scripts
+// and CI read (README "JSON report"): the report's writer encodes these types, diff
+// decodes a saved report into them, and the generator's ground_truth.json writes its
+// steps with Step. Times are µs, shares fractions, bandwidths decimal GB/s, step the
+// profiler's step number (-1 when the run has no step markers); a figure that is not
+// known is null. testdata/report.schema.json (in package report) is the same
+// contract as a JSON Schema.
+package contract
+
+// SchemaVersion is the version of the JSON report. It changes only when a field is
+// removed or changes meaning; new fields may be added within a version.
+const SchemaVersion = 1
+
+// Report is the whole JSON report of analyze (and of advise's full form): what
+// `hcclprof analyze --format json` writes and `hcclprof diff` reads back.
+type Report struct {
+	SchemaVersion   int              `json:"schema_version"`
+	Tool            Tool             `json:"tool"`
+	Summary         Summary          `json:"summary"`
+	Ranks           []Rank           `json:"ranks"`
+	Collectives     []Collective     `json:"collectives"`
+	Communication   Communication    `json:"communication"`
+	Findings        []Finding        `json:"findings"`
+	Recommendations []Recommendation `json:"recommendations"`
+	Warnings        []string         `json:"warnings"`
+	Notes           []string         `json:"notes"`
+	Gates           []Gate           `json:"gates"`
+}
+
+// Tool names the program that wrote the report.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Command string `json:"command,omitempty"`
+}
+
+// Summary is the run's headline: shares are time-weighted over ranks and steps.
+type Summary struct {
+	Ranks          int     `json:"ranks"`
+	Steps          int     `json:"steps"`
+	StepTimeUs     float64 `json:"step_time_us"`
+	CommShare      float64 `json:"comm_share"`
+	CommTotalShare float64 `json:"comm_total_share"`
+	AllReduceShare float64 `json:"allreduce_share"`
+	OverlapRatio   float64 `json:"overlap_ratio"`
+	// ExposedTransferShare and ExposedWaitShare split comm_share (null when no rank has
+	// per-op records); Diagnosis is the leading cause (null when not computed).
+	ExposedTransferShare *float64   `json:"exposed_transfer_share"`
+	ExposedWaitShare     *float64   `json:"exposed_wait_share"`
+	Diagnosis            *Diagnosis `json:"diagnosis"`
+	RanksProfiled        int        `json:"ranks_profiled"`
+	RanksExpected        *int       `json:"ranks_expected"` // the world size the profiles state; null when unknown
+	Incomplete           bool       `json:"incomplete"`
+	Verdict              string     `json:"verdict"`
+}
+
+// Diagnosis is the leading cause of the lost time, as the advisor found it.
+type Diagnosis struct {
+	Cause    string  `json:"cause"`
+	Share    float64 `json:"share"`
+	Title    string  `json:"title"`
+	Evidence string  `json:"evidence"`
+}
+
+// Rank is one rank's input and its steps.
+type Rank struct {
+	Rank       int     `json:"rank"`
+	Source     string  `json:"source"`
+	OpsSource  *string `json:"ops_source"` // where the per-op records came from; null when the rank has none
+	Format     string  `json:"format"`
+	Dir        string  `json:"dir"`
+	Incomplete bool    `json:"incomplete"`
+	Steps      []Step  `json:"steps"`
+}
+
+// Step is one step of one rank as the profiler's step_trace_time.csv splits it, in µs.
+// ground_truth.json (hcclprof gen) writes its steps with this type too.
+type Step struct {
+	Step                         int      `json:"step"`
+	StageUs                      float64  `json:"stage_us"`
+	ComputingUs                  float64  `json:"computing_us"`
+	CommunicationUs              float64  `json:"communication_us"`
+	CommunicationNotOverlappedUs float64  `json:"communication_not_overlapped_us"`
+	OverlappedUs                 float64  `json:"overlapped_us"`
+	FreeUs                       float64  `json:"free_us"`
+	BubbleUs                     float64  `json:"bubble_us"`
+	PreparingUs                  *float64 `json:"preparing_us"` // null when the profile does not say
+	CommShare                    float64  `json:"comm_share"`
+	CommTotalShare               float64  `json:"comm_total_share"`
+	AllReduceShare               float64  `json:"allreduce_share"`
+}
+
+// Collective is one op type in one communicator over all ranks and steps.
+type Collective struct {
+	Op              string  `json:"op"`
+	Group           string  `json:"group"`
+	GroupName       string  `json:"group_name,omitempty"`
+	GroupSize       int     `json:"group_size"`
+	GroupSizeSource string  `json:"group_size_source"`
+	Count           int     `json:"count"`
+	Bytes           int64   `json:"bytes"`
+	TotalUs         float64 `json:"total_us"`
+	MeanUs          float64 `json:"mean_us"`
+	P50Us           float64 `json:"p50_us"`
+	P95Us           float64 `json:"p95_us"`
+	MaxUs           float64 `json:"max_us"`
+	AlgBwGBps       float64 `json:"algbw_gbps"`
+	BusBwGBps       float64 `json:"busbw_gbps"`
+}
+
+// Communication is the per-op records, the links between ranks and what was found in them.
+type Communication struct {
+	Ops             []Op             `json:"ops"`
+	Groups          []Group          `json:"groups"`
+	Links           []Link           `json:"links"`
+	SlowRanks       []SlowRank       `json:"slow_ranks"`
+	SlowLinks       []SlowLink       `json:"slow_links"`
+	SlowNodes       []SlowNode       `json:"slow_nodes"`
+	Retransmissions []Retransmission `json:"retransmissions"`
+	Checks          []Check          `json:"checks"`
+	GroupSteps      []GroupStep      `json:"group_steps"`
+	Pipelines       []Pipeline       `json:"pipelines"`
+	Hardware        Hardware         `json:"hardware"`
+}
+
+// Op is one collective on one rank.
+type Op struct {
+	Rank       int                  `json:"rank"`
+	Step       int                  `json:"step"`
+	Group      string               `json:"group"`
+	Name       string               `json:"name"`
+	Type       string               `json:"type"`
+	StartUs    float64              `json:"start_us"`
+	ElapseUs   float64              `json:"elapse_us"`
+	TransitUs  float64              `json:"transit_us"`
+	WaitUs     float64              `json:"wait_us"`
+	SyncUs     float64              `json:"sync_us"`
+	IdleUs     float64              `json:"idle_us"`
+	WaitRatio  float64              `json:"wait_ratio"`
+	SyncRatio  float64              `json:"sync_ratio"`
+	CrossWait  float64              `json:"cross_rank_wait_us"`
+	Bytes      int64                `json:"bytes"`
+	BusBwGBps  float64              `json:"busbw_gbps"`
+	Util       float64              `json:"utilisation"`
+	Source     string               `json:"source"`
+	Transports map[string]Transport `json:"transports"`
+}
+
+// Transport is an op's traffic over one transport (HCCS, RDMA, ...).
+type Transport struct {
+	Bytes            int64     `json:"bytes"`
+	TimeUs           float64   `json:"time_us"`
+	BandwidthGBps    float64   `json:"bandwidth_gbps"`
+	LargePacketRatio float64   `json:"large_packet_ratio"`
+	SizeDistribution []SizeBin `json:"size_distribution"`
+}
+
+// SizeBin is the transfers of one size within a Transport.
+type SizeBin struct {
+	SizeBytes int64   `json:"size_bytes"`
+	Count     int64   `json:"count"`
+	TimeUs    float64 `json:"time_us"`
+}
+
+// Group is one communicator.
+type Group struct {
+	Group string `json:"group"`
+	Name  string `json:"name"`
+	Ranks []int  `json:"ranks"`
+	Kind  string `json:"kind"`
+}
+
+// Link is the traffic from one rank to another over one transport.
+type Link struct {
+	Src           int     `json:"src"`
+	Dst           int     `json:"dst"`
+	Transport     string  `json:"transport"`
+	Bytes         int64   `json:"bytes"`
+	TimeUs        float64 `json:"time_us"`
+	BandwidthGBps float64 `json:"bandwidth_gbps"`
+	PeakGBps      float64 `json:"peak_gbps"`
+	Utilisation   float64 `json:"utilisation"`
+}
+
+// SlowRank is a rank the others waited for.
+type SlowRank struct {
+	Rank     int     `json:"rank"`
+	Score    float64 `json:"score"`
+	Steps    []int   `json:"steps"`
+	Cause    string  `json:"cause"`
+	Evidence string  `json:"evidence"`
+	// ShareOfStep is what the rank costs the others per flagged step, over Stage;
+	// StepsSeen the steps whose waits could be compared.
+	ShareOfStep float64 `json:"share_of_step"`
+	StepsSeen   int     `json:"steps_seen"`
+}
+
+// SlowLink is a link slower than its peers.
+type SlowLink struct {
+	Src            int     `json:"src"`
+	Dst            int     `json:"dst"`
+	Transport      string  `json:"transport"`
+	BandwidthGBps  float64 `json:"bandwidth_gbps"`
+	PeerMedianGBps float64 `json:"peer_median_gbps"`
+	Node           int     `json:"node"`
+	Evidence       string  `json:"evidence"`
+}
+
+// SlowNode is a node whose links are slower than the others'.
+type SlowNode struct {
+	Node      int     `json:"node"`
+	Host      string  `json:"host"`
+	Transport string  `json:"transport"`
+	Fraction  float64 `json:"fraction"`
+	Evidence  string  `json:"evidence"`
+}
+
+// Retransmission is an RDMA transfer that timed out and was sent again.
+type Retransmission struct {
+	Src    int     `json:"src"`
+	Dst    int     `json:"dst"`
+	Step   int     `json:"step"`
+	Op     string  `json:"op"`
+	TimeUs float64 `json:"time_us"`
+}
+
+// Check is one peer check and whether it fired.
+type Check struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Fired     *bool  `json:"fired"`  // null when the check had nothing to examine
+	Status    string `json:"status"` // fired, not fired, not evaluated
+	Count     int    `json:"count"`
+	Total     int    `json:"total"`
+	Threshold string `json:"threshold"`
+	Evidence  string `json:"evidence"`
+	Rank      int    `json:"rank"`
+	Step      int    `json:"step"`
+	Op        string `json:"op"`
+}
+
+// GroupStep is one communicator's communication in one step, summed over its ranks.
+type GroupStep struct {
+	Group                        string  `json:"group"`
+	Kind                         string  `json:"kind"`
+	Step                         int     `json:"step"`
+	Ranks                        int     `json:"ranks"`
+	CommunicationUs              float64 `json:"communication_us"`
+	CommunicationNotOverlappedUs float64 `json:"communication_not_overlapped_us"`
+	StageUs                      float64 `json:"stage_us"`
+	ExposedShare                 float64 `json:"exposed_share"`
+}
+
+// Pipeline is one pipeline-parallel group: its bubble against theory.
+type Pipeline struct {
+	Group              string    `json:"group"`
+	Ranks              []int     `json:"ranks"`
+	Stages             int       `json:"stages"`
+	Microbatches       int       `json:"microbatches"`
+	MicrobatchesSource string    `json:"microbatches_source"`
+	TheoryBubble       float64   `json:"theory_bubble"`
+	MeasuredBubble     float64   `json:"measured_bubble"`
+	StageComputingUs   []float64 `json:"stage_computing_us"`
+	Imbalance          float64   `json:"imbalance"`
+	Note               string    `json:"note"`
+}
+
+// Hardware is the product whose peaks the links are measured against.
+type Hardware struct {
+	Name    string `json:"name"`
+	Assumed bool   `json:"assumed"`
+	// Source says what the product was taken from (a profile fact, an option, or
+	// "assumed: ...").
+	Source    string             `json:"source"`
+	PeaksGBps map[string]float64 `json:"peaks_gbps"`
+}
+
+// Finding is a finding in the JSON contract.
+type Finding struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Title    string `json:"title"`
+	Evidence string `json:"evidence"`
+	Refs     []Ref  `json:"refs"`
+}
+
+// Ref points a finding at a rank, a step and, when it has one, an op.
+type Ref struct {
+	Rank    int     `json:"rank"`
+	Step    int     `json:"step"`
+	Op      string  `json:"op,omitempty"`
+	StartUs float64 `json:"start_us,omitempty"`
+	DurUs   float64 `json:"dur_us,omitempty"`
+}
+
+// Recommendation is a change to make, with its predicted effect.
+type Recommendation struct {
+	ID          string    `json:"id"`
+	Knob        string    `json:"knob"`
+	Value       string    `json:"value"`
+	Apply       string    `json:"apply"`
+	Predicted   Predicted `json:"predicted"`
+	GainUs      float64   `json:"gain_us"`
+	Confidence  string    `json:"confidence"`
+	Hypothesis  bool      `json:"hypothesis"`
+	Assumptions []string  `json:"assumptions"`
+	Risks       []string  `json:"risks"`
+}
+
+// Predicted is a recommendation's predicted step (µs) and comm_share.
+type Predicted struct {
+	StepTimeUs float64 `json:"step_time_us"`
+	CommShare  float64 `json:"comm_share"`
+	Low        float64 `json:"low"`
+	High       float64 `json:"high"`
+}
+
+// Gate is one --fail-on gate and its outcome.
+type Gate struct {
+	Expr      string   `json:"expr"`
+	Metric    string   `json:"metric"`
+	Op        string   `json:"op"`
+	Value     *float64 `json:"value"` // null when the run has no value for the metric
+	Threshold float64  `json:"threshold"`
+	Passed    bool     `json:"passed"`
+}
+
+// Advice is the JSON of `hcclprof advise`: the diagnosis, every finding and the
+// recommendations, without the rest of the report.
+type Advice struct {
+	SchemaVersion   int              `json:"schema_version"`
+	Diagnosis       *Diagnosis       `json:"diagnosis"` // null when no advice was computed
+	Findings        []Finding        `json:"findings"`
+	Recommendations []Recommendation `json:"recommendations"`
+}

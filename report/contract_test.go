@@ -1,0 +1,104 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/report"
+	"github.com/hcclprof/hcclprof/report/contract"
+)
+
+// schema compiles testdata/report.schema.json at a pointer into it ("" for the
+// report, "#/$defs/Advice" for advise's JSON).
+func schema(t *testing.T, pointer string) *jsonschema.Schema {
+	t.Helper()
+	s, err := jsonschema.NewCompiler().Compile(filepath.Join("testdata", "report.schema.json") + pointer)
+	require.NoError(t, err)
+	return s
+}
+
+func validate(s *jsonschema.Schema, doc []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	return s.Validate(v)
+}
+
+// TestJSONReportSchema validates the JSON report of the sample, with and without
+// advice, and advise's JSON against the checked-in schema, and shows the schema
+// refuses a report that breaks the contract.
+func TestJSONReportSchema(t *testing.T) {
+	rep, adv := schema(t, ""), schema(t, "#/$defs/Advice")
+	var b bytes.Buffer
+	require.NoError(t, report.WriteJSON(&b, sampleDoc(t)))
+	require.NoError(t, validate(rep, b.Bytes()))
+
+	bare := sampleDoc(t)
+	bare.Advice, bare.Gates = nil, nil
+	b.Reset()
+	require.NoError(t, report.WriteJSON(&b, bare))
+	require.NoError(t, validate(rep, b.Bytes()), "a report without advice: diagnosis null, no finding")
+
+	b.Reset()
+	require.NoError(t, report.WriteAdviceJSON(&b, sampleDoc(t)))
+	require.NoError(t, validate(adv, b.Bytes()))
+	golden, err := os.ReadFile(filepath.Join("testdata", "imagenet-2rank-level1.advice.json"))
+	require.NoError(t, err)
+	require.NoError(t, validate(adv, golden))
+
+	// The schema is strict: a field dropped, a field added, a null where a figure is
+	// required, and a status outside its enumeration are each refused.
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(mustRead(t, "sample.json"), &m))
+	for name, breakIt := range map[string]func(map[string]any){
+		"no summary":       func(m map[string]any) { delete(m, "summary") },
+		"unknown field":    func(m map[string]any) { m["extra"] = 1 },
+		"null comm_share":  func(m map[string]any) { m["summary"].(map[string]any)["comm_share"] = nil },
+		"a string as rank": func(m map[string]any) { m["ranks"].([]any)[0].(map[string]any)["rank"] = "0" },
+		"unknown status": func(m map[string]any) {
+			m["communication"].(map[string]any)["checks"].([]any)[0].(map[string]any)["status"] = "maybe"
+		},
+	} {
+		var c map[string]any
+		require.NoError(t, json.Unmarshal(mustRead(t, "sample.json"), &c))
+		breakIt(c)
+		doc, err := json.Marshal(c)
+		require.NoError(t, err)
+		assert.Error(t, validate(rep, doc), name)
+	}
+}
+
+// TestContractRoundTrip decodes each golden JSON file into the contract's types,
+// refusing unknown fields, and encodes it again: the bytes must be the file's, so the
+// types hold every field the writers write, in their order.
+func TestContractRoundTrip(t *testing.T) {
+	for name, v := range map[string]any{
+		"sample.json":                       &contract.Report{},
+		"imagenet-2rank-level1.advice.json": &contract.Advice{},
+	} {
+		want := mustRead(t, name)
+		dec := json.NewDecoder(bytes.NewReader(want))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(v), name)
+		var got bytes.Buffer
+		enc := json.NewEncoder(&got)
+		enc.SetIndent("", "  ")
+		require.NoError(t, enc.Encode(v), name)
+		assert.Equal(t, string(want), got.String(), name)
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return b
+}
