@@ -270,7 +270,9 @@ func (d treeReader) deviceInfo(root *treeNode, device int) (*profile.DeviceInfo,
 // treeReader.deviceInfo); nil, nil when it has none. file names it in errors; device is
 // N, the device the file describes.
 func ParseDeviceInfoJSON(r io.Reader, file string, device int) (*profile.DeviceInfo, error) {
-	root, err := readJSONTree(r, file)
+	p := newTreeParser() // nothing of the tree is kept: its memory serves the next file
+	defer p.recycle()
+	root, err := p.read(r, file, false)
 	if err != nil {
 		return nil, err
 	}

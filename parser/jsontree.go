@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file is a small in-memory JSON tree for the summary files (communication.json,
@@ -413,7 +414,21 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 // global ranks, thousands of numbers that would each be a node.
 func (p *treeParser) intArray() *treeNode {
 	b, i := p.b, p.i+1
-	var ints []int64
+	// Every rank of a job lists the same groups: an array whose bytes were read before
+	// (in any file) is not read again. Its ints are shared, read-only.
+	end := bytes.IndexByte(b[i:], ']')
+	if end < 0 {
+		return nil
+	}
+	raw := b[p.i : i+end+1]
+	if len(raw) >= minSharedIntArray {
+		if ints, ok := sharedIntArrays.get(raw); ok {
+			n := p.node(treeNode{kind: treeArray, off: int64(p.i), ints: ints})
+			p.i += len(raw)
+			return n
+		}
+	}
+	ints := make([]int64, 0, bytes.Count(raw, []byte{','})+1)
 	for {
 		i = skipWS(b, i)
 		neg := i < len(b) && b[i] == '-'
@@ -443,6 +458,9 @@ func (p *treeParser) intArray() *treeNode {
 			continue
 		case ']':
 			n := p.node(treeNode{kind: treeArray, off: int64(p.i), ints: ints})
+			if len(raw) >= minSharedIntArray {
+				sharedIntArrays.put(raw, ints)
+			}
 			p.i = i + 1
 			return n
 		}
@@ -480,6 +498,35 @@ func hasControl(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// minSharedIntArray is the size (bytes) from which int arrays are shared: rank lists
+// of large groups, not a tuple of two numbers.
+const minSharedIntArray = 256
+
+// sharedIntArrays maps an int array's bytes to its ints (see intArray). It keeps at
+// most 64 arrays, and forgets them all when full: a job has a few large groups.
+var sharedIntArrays = intArrayCache{m: map[string][]int64{}}
+
+type intArrayCache struct {
+	mu sync.Mutex
+	m  map[string][]int64
+}
+
+func (c *intArrayCache) get(raw []byte) ([]int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ints, ok := c.m[string(raw)]
+	return ints, ok
+}
+
+func (c *intArrayCache) put(raw []byte, ints []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= 64 {
+		clear(c.m)
+	}
+	c.m[string(raw)] = ints
 }
 
 // str parses the string at p.i (p.b[p.i] == '"').

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,4 +62,40 @@ func TestSlabReuse(t *testing.T) {
 	assert.Equal(t, []int{0, 0, 0, 0}, c)
 	assert.Len(t, s.chunks, 3, "the chunks are reused")
 	assert.Equal(t, 18*8, s.bytes())
+}
+
+// Rank lists are shared between files by their bytes: the same bytes give the same
+// ranks, different bytes never the cached ones, and a damaged list is not cached.
+func TestIntArraysSharedByBytes(t *testing.T) {
+	list := func(n, from int) string {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%d", from+i)
+		}
+		b.WriteString("]")
+		return b.String()
+	}
+	read := func(doc string) []int64 {
+		root, err := readJSONTreeWith(strings.NewReader(doc), "m.json", true)
+		require.NoError(t, err)
+		return root.get("r").ints
+	}
+	a := read(`{"r": ` + list(500, 0) + `}`)
+	require.Len(t, a, 500)
+	assert.Equal(t, int64(499), a[499])
+	again := read(`{"r": ` + list(500, 0) + `}`)
+	assert.Equal(t, a, again)
+	other := read(`{"r": ` + list(500, 1) + `}`)
+	assert.Equal(t, int64(1), other[0])
+	assert.Equal(t, int64(500), other[499])
+	damaged := strings.Replace(list(500, 0), "17", "1x", 1)
+	root, err := readJSONTreeWith(strings.NewReader(`{"r": `+damaged+`}`), "m.json", true)
+	assert.Error(t, err)
+	assert.Nil(t, root)
+	_, cached := sharedIntArrays.get([]byte(damaged))
+	assert.False(t, cached)
 }
