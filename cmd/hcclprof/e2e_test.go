@@ -366,6 +366,9 @@ func TestAdvise(t *testing.T) {
 // TestWhatIfReadsTheRunsBuffsize: HCCL_BUFFSIZE comes from the run's environment
 // (16 MB on small-buffsize-16rank), so raising it to 200 MiB predicts a shorter step.
 func TestWhatIfReadsTheRunsBuffsize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a generated 16-rank trace twice (advisor's tests read HCCL_BUFFSIZE from the environment)")
+	}
 	dir := t.TempDir()
 	_, stderr, code := runCLI(t, "gen", "small-buffsize-16rank", "-o", dir)
 	require.Equal(t, 0, code, stderr)
@@ -412,6 +415,9 @@ func TestAdviseFramework(t *testing.T) {
 		"megatron":  {"--ddp-bucket-size 16777216", "--overlap-grad-reduce"},
 		"mindspore": {"comm_fusion"},
 	} {
+		if testing.Short() && (framework == "deepspeed" || framework == "mindspore") {
+			continue // -short: the detected framework and one named
+		}
 		args := []string{"advise", dir}
 		if framework != "" {
 			args = append(args, "--framework", framework)
@@ -734,11 +740,17 @@ func TestDiffCIOutputs(t *testing.T) {
 // model); --width overrides $COLUMNS, --width 0 and a file (-o) get the full layout.
 func TestTextFitsTheTerminal(t *testing.T) {
 	dir := t.TempDir()
-	faults, pp := filepath.Join(dir, "faults"), filepath.Join(dir, "pp")
-	_, stderr, code := runCLI(t, "gen", "faults-32rank", "-o", faults, "--omit", "trace")
-	require.Equal(t, 0, code, stderr)
-	_, stderr, code = runCLI(t, "gen", "pp2-imbalance-8rank", "-o", pp)
-	require.Equal(t, 0, code, stderr)
+	runs, pp := []string{sample}, sample
+	// -short: the bundled sample only (every command still runs).
+	if !testing.Short() {
+		faults := filepath.Join(dir, "faults")
+		pp = filepath.Join(dir, "pp")
+		_, stderr, code := runCLI(t, "gen", "faults-32rank", "-o", faults, "--omit", "trace")
+		require.Equal(t, 0, code, stderr)
+		_, stderr, code = runCLI(t, "gen", "pp2-imbalance-8rank", "-o", pp)
+		require.Equal(t, 0, code, stderr)
+		runs = append(runs, faults, pp)
+	}
 	cols80 := []string{"COLUMNS=80"}
 	commands := [][]string{
 		{"model", "--op", "allreduce", "--product", "a2", "--servers", "4", "--size", "64MiB"},
@@ -746,7 +758,7 @@ func TestTextFitsTheTerminal(t *testing.T) {
 		{"whatif", sample, "--set", "bucket=64MiB", "--set", "algo=nhr"},
 		{"diff", sample, pp, "--fail-on", "comm_share.delta>0.5"},
 	}
-	for _, run := range []string{sample, faults, pp} {
+	for _, run := range runs {
 		for _, c := range []string{"analyze", "advise", "inspect", "calibrate"} {
 			commands = append(commands, []string{c, run, "--allow-partial"})
 		}
@@ -776,7 +788,7 @@ func TestTextFitsTheTerminal(t *testing.T) {
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, full, string(b), "a file gets the full layout")
-	_, stderr, code = runCLI(t, "analyze", sample, "--width", "-1")
+	_, stderr, code := runCLI(t, "analyze", sample, "--width", "-1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--width -1")
 }
@@ -895,6 +907,9 @@ func TestDiff(t *testing.T) {
 		assert.InDelta(t, m.Delta, b.Metrics[i].Delta, 1e-6, "%s from the saved report", m.Name)
 	}
 
+	if testing.Short() {
+		return // -short: not the two generated runs whose change is significant
+	}
 	small, large := filepath.Join(dir, "b16"), filepath.Join(dir, "b64")
 	for path, mb := range map[string]string{small: "16", large: "256"} {
 		sc := filepath.Join(dir, "sc"+mb+".yaml")

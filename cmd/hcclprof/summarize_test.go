@@ -247,6 +247,9 @@ ddp: {bucket_mb: 25, overlap: 0.8}
 // from every compute kernel, which a summary folds; the summary carries the count, so
 // the report (and the advice that states the count) is the raw data's.
 func TestSummaryKeepsTheMicroBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a generated run of 8 micro-batches per step, analysed four times")
+	}
 	sc, err := scenario.Parse([]byte(`
 product: a2
 ranks: 8
