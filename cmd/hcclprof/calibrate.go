@@ -1,19 +1,13 @@
 package main
 
 import (
-	"io"
-
 	"github.com/spf13/cobra"
 
-	"github.com/hcclprof/hcclprof/advisor"
-	"github.com/hcclprof/hcclprof/advisor/costmodel"
-	"github.com/hcclprof/hcclprof/report"
+	"github.com/hcclprof/hcclprof/internal/driver"
 )
 
-func newCalibrateCmd() *cobra.Command {
-	var format string
-	var af analysisFlags
-	var widthN int
+func newCalibrateCmd(in invocation) *cobra.Command {
+	var f driver.CalibrateFlags
 	cmd := &cobra.Command{
 		Use:   "calibrate PATH...",
 		Short: "Fit each link's latency and bandwidth on the run's own transfers",
@@ -28,30 +22,12 @@ rank arrived. It says when the data cannot support a fit (one size, a narrow ran
 Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-partial.`,
 		Example: "  hcclprof calibrate ./cluster_dir --format json",
 		Args:    cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
-				return err
-			}
-			width, err := textWidth(cmd, widthN, false)
-			if err != nil {
-				return err
-			}
-			run, err := af.load(args)
-			if err != nil {
-				return err
-			}
-			buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "").BuffsizeBytes
-			doc := report.CalibrationDoc{Links: costmodel.Calibrate(run.result.Communication.TransferSamples),
-				BackTest: costmodel.BackTest(run.result, buffer), Width: width}
-			if err := write(cmd, format, func(w io.Writer) error { return report.WriteCalibrationText(w, doc) },
-				func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) }); err != nil {
-				return err
-			}
-			return partial(run.cluster, run.result, af.allowPartial)
-		},
+		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+			return driver.Calibrate(in.env(cmd), args, f)
+		}),
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "text or json")
-	registerWidth(cmd.Flags(), &widthN)
-	af.register(cmd.Flags())
+	cmd.Flags().StringVar(&f.Format, "format", "text", "text or json")
+	registerWidth(cmd.Flags(), &f.Width)
+	registerAnalysis(cmd.Flags(), &f.Analysis)
 	return cmd
 }

@@ -9,13 +9,6 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 )
 
-// formatsOf is each command's --format values, as its RunE accepts them.
-var formatsOf = map[string][]string{
-	"analyze": {"text", "json", "markdown", "html"},
-	"diff":    {"text", "json", "markdown"},
-	"gen":     {"text", "db", "msprof"},
-}
-
 // setKnobs are whatif's --set knobs, algoNames the values of algo=.
 var (
 	setKnobs  = []string{"bucket=", "accumulation=", "buffsize=", "overlap=", "algo=", "dp="}
@@ -31,12 +24,8 @@ func registerCompletions(root *cobra.Command) {
 	}
 	for _, c := range root.Commands() {
 		fl := c.Flags()
-		if fl.Lookup("format") != nil {
-			formats, ok := formatsOf[c.Name()]
-			if !ok {
-				formats = []string{"text", "json"}
-			}
-			_ = c.RegisterFlagCompletionFunc("format", fixed(formats...))
+		if formats, ok := formatsOf[c.Name()]; ok {
+			_ = c.RegisterFlagCompletionFunc(formatFlag(c.Name()), fixed(formats...))
 		}
 		for _, name := range []string{"hardware", "product"} {
 			if fl.Lookup(name) != nil {
@@ -45,9 +34,6 @@ func registerCompletions(root *cobra.Command) {
 		}
 		if fl.Lookup("framework") != nil {
 			_ = c.RegisterFlagCompletionFunc("framework", fixed("ddp", "megatron", "deepspeed", "mindspore"))
-		}
-		if fl.Lookup("to") != nil {
-			_ = c.RegisterFlagCompletionFunc("to", fixed("parquet", "csv", "trace"))
 		}
 		if fl.Lookup("set") != nil {
 			_ = c.RegisterFlagCompletionFunc("set", completeSet)

@@ -33,7 +33,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"gen", "demo-2node-8rank", ""}, nil, ":4"},
 	}
 	for _, tt := range tests {
-		out, stderr, code := runBin(t, append([]string{"__complete"}, tt.args...)...)
+		out, stderr, code := runCLI(t, append([]string{"__complete"}, tt.args...)...)
 		require.Equal(t, 0, code, stderr)
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 		require.NotEmpty(t, lines)
@@ -46,7 +46,7 @@ func TestCompletion(t *testing.T) {
 	}
 
 	// gen with no partial name offers every built-in scenario, and files too.
-	out, _, code := runBin(t, "__complete", "gen", "")
+	out, _, code := runCLI(t, "__complete", "gen", "")
 	require.Equal(t, 0, code)
 	for _, name := range []string{"demo-2node-8rank", "straggler-64rank", "seed-8card-bert"} {
 		assert.Contains(t, strings.Split(out, "\n"), name)

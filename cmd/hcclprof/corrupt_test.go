@@ -2,17 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,29 +22,6 @@ import (
 // measured from the input, or the rank is flagged incomplete with a reason naming the
 // file (exit 3), or the input is refused (exit 2); never a panic, a hang, or a figure
 // out of its range with exit 0.
-
-// corruptRunTimeout bounds one run: a FIFO or a damaged file must not hang a command.
-const corruptRunTimeout = 20 * time.Second
-
-// runBinTimeout is runBin bounded by a timeout; a run that times out fails the test.
-func runBinTimeout(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), corruptRunTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, args...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%v: no answer in %s (hung)", args, corruptRunTimeout)
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return o.String(), e.String(), ee.ExitCode()
-	}
-	require.NoError(t, err)
-	return o.String(), e.String(), 0
-}
 
 // copyRun copies a sample (or real-data) run into a fresh temp directory, writable.
 func copyRun(t *testing.T, src string) string {
@@ -412,7 +385,7 @@ func baseRun(t *testing.T, base string) string {
 		if omit != "" {
 			args = append(args, "--omit", omit)
 		}
-		_, errOut, code := runBinTimeout(t, args...)
+		_, errOut, code := runCLI(t, args...)
 		require.Equal(t, 0, code, errOut)
 		return dir
 	}
@@ -420,7 +393,7 @@ func baseRun(t *testing.T, base string) string {
 }
 
 func TestCorruptionCorpus(t *testing.T) {
-	for _, tc := range corruptCases() {
+	for i, tc := range corruptCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			run := baseRun(t, tc.base)
 			if tc.mutate != nil {
@@ -434,9 +407,13 @@ func TestCorruptionCorpus(t *testing.T) {
 			if cmds == nil {
 				cmds = allCommands
 			}
+			// -short: every damage through analyze, and the first through every command.
+			if testing.Short() && i > 0 {
+				cmds = cmds[:1]
+			}
 			for _, name := range cmds {
 				args := append(corpusCommands[name](target, t.TempDir()), tc.extra...)
-				stdout, stderr, code := runBinTimeout(t, args...)
+				stdout, stderr, code := runCLI(t, args...)
 				t.Logf("CODE %s | %s | %d | %.160s", tc.name, name, code, strings.TrimSpace(stderr))
 				assertNoPanic(t, args, stderr)
 				want := tc.code
@@ -503,13 +480,13 @@ func assertFiguresInRange(t *testing.T, args []string, stdout string) {
 // for having no rank), and a side that is incomplete, read now or saved so, is exit 3.
 func TestDiffCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	good, _, code := runBinTimeout(t, "analyze", sample, "--format", "json")
+	good, _, code := runCLI(t, "analyze", sample, "--format", "json")
 	require.Equal(t, 0, code)
 	cut := copyRun(t, sample)
 	p := rankFile(t, cut, traceRel)
 	b := readFile(t, p)
 	writeFile(t, p, b[:len(b)/2])
-	partialReport, _, code := runBinTimeout(t, "analyze", cut, "--format", "json", "--allow-partial")
+	partialReport, _, code := runCLI(t, "analyze", cut, "--format", "json", "--allow-partial")
 	require.Equal(t, 0, code)
 
 	save := func(name, text string) string {
@@ -542,7 +519,7 @@ func TestDiffCorrupt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"diff"}, tc.args...)
 			args = append(args, "--format", "json")
-			stdout, stderr, code := runBinTimeout(t, args...)
+			stdout, stderr, code := runCLI(t, args...)
 			assertNoPanic(t, args, stderr)
 			require.Equal(t, tc.code, code, "%v\nstderr: %s", args, stderr)
 			assert.Contains(t, stderr, tc.reason)

@@ -85,11 +85,11 @@ func TestExportInDuckDB(t *testing.T) {
 	query := duckDB(t)
 	dir := t.TempDir()
 	pq, csvDir := filepath.Join(dir, "pq"), filepath.Join(dir, "csv")
-	_, stderr, code := runBin(t, "export", sample, "--to", "parquet", "-o", pq)
+	_, stderr, code := runCLI(t, "export", sample, "--to", "parquet", "-o", pq)
 	require.Equal(t, 0, code, stderr)
-	_, stderr, code = runBin(t, "export", sample, "--to", "csv", "-o", csvDir)
+	_, stderr, code = runCLI(t, "export", sample, "--to", "csv", "-o", csvDir)
 	require.Equal(t, 0, code, stderr)
-	out, _, code := runBin(t, "analyze", sample, "--format", "json")
+	out, _, code := runCLI(t, "analyze", sample, "--format", "json")
 	require.Equal(t, 0, code)
 	var rep struct {
 		Summary struct {

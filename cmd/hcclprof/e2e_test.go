@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,53 +19,7 @@ import (
 	"github.com/hcclprof/hcclprof/internal/realdata"
 )
 
-var binPath string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hcclprof-e2e")
-	if err != nil {
-		panic(err)
-	}
-	binPath = filepath.Join(dir, "hcclprof")
-	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
 const sample = "../../fixtures/samples/demo-2node-8rank"
-
-func runBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	return runBinEnv(t, nil, args...)
-}
-
-// runBinEnv runs the binary with the test's environment plus env ("NAME=value").
-// GITHUB_STEP_SUMMARY is dropped unless env sets it, so that tests run inside
-// GitHub Actions do not append their reports to the real job summary, and COLUMNS,
-// so that the text output is the full layout whatever the test's terminal.
-func runBinEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GITHUB_STEP_SUMMARY=") && !strings.HasPrefix(kv, "COLUMNS=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return o.String(), e.String(), ee.ExitCode()
-	}
-	require.NoError(t, err)
-	return o.String(), e.String(), 0
-}
 
 func TestExitCodes(t *testing.T) {
 	empty := t.TempDir()
@@ -113,7 +64,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestJSONReport(t *testing.T) {
-	out, _, code := runBin(t, "analyze", sample, "--format", "json", "--fail-on", "comm_share>30%")
+	out, _, code := runCLI(t, "analyze", sample, "--format", "json", "--fail-on", "comm_share>30%")
 	require.Equal(t, 1, code)
 	var rep struct {
 		SchemaVersion int `json:"schema_version"`
@@ -158,7 +109,7 @@ func TestJSONReport(t *testing.T) {
 // could not measure fails rather than passing on nothing.
 func TestDiagnosisGates(t *testing.T) {
 	dir := realdata.Path(t, "megatron-pp2dp2-2of4rank")
-	out, errOut, code := runBin(t, "analyze", dir, "--format", "json", "--fail-on", "exposed_wait_share>20%")
+	out, errOut, code := runCLI(t, "analyze", dir, "--format", "json", "--fail-on", "exposed_wait_share>20%")
 	assert.Equal(t, 1, code, errOut)
 	var rep struct {
 		Summary struct {
@@ -200,10 +151,10 @@ func TestDiagnosisGates(t *testing.T) {
 	assert.InDelta(t, *s.ExposedWaitShare, *rep.Gates[0].Value, 1e-6)
 
 	single := realdata.Path(t, "torchnpu-1rank-nohccl")
-	out, _, code = runBin(t, "analyze", single, "--fail-on", "exposed_wait_share<100%")
+	out, _, code = runCLI(t, "analyze", single, "--fail-on", "exposed_wait_share<100%")
 	assert.Equal(t, 1, code, "no op: the metric is not measured and the gate fails")
 	assert.Contains(t, out, "FAIL  exposed_wait_share<100% (exposed_wait_share = not measured in this run)")
-	out, _, _ = runBin(t, "analyze", single, "--format", "json", "--fail-on", "exposed_wait_share<100%")
+	out, _, _ = runCLI(t, "analyze", single, "--format", "json", "--fail-on", "exposed_wait_share<100%")
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Nil(t, rep.Summary.ExposedWaitShare)
 	assert.Nil(t, rep.Summary.RanksExpected)
@@ -219,7 +170,7 @@ func TestNoWaitsWithoutAPeer(t *testing.T) {
 		realdata.Path(t, "kineto-nccl-a100-2gpu"),
 		filepath.Join(realdata.Path(t, "imagenet-2rank-level1"), "rank0_ascend_pt"),
 	} {
-		out, errOut, code := runBin(t, "analyze", dir, "--format", "json")
+		out, errOut, code := runCLI(t, "analyze", dir, "--format", "json")
 		require.Equal(t, 0, code, errOut)
 		var rep struct {
 			Communication struct {
@@ -233,7 +184,7 @@ func TestNoWaitsWithoutAPeer(t *testing.T) {
 		for _, o := range rep.Communication.Ops {
 			assert.Zero(t, o.CrossWaitUs, dir)
 		}
-		out, _, _ = runBin(t, "analyze", dir)
+		out, _, _ = runCLI(t, "analyze", dir)
 		assert.NotContains(t, out, "Top waits", dir)
 	}
 }
@@ -261,17 +212,17 @@ func TestEveryCommandFlagsAnIncompleteInput(t *testing.T) {
 		{"analyze", dir}, {"advise", dir}, {"calibrate", dir}, {"whatif", dir, "--set", "overlap=0.9"},
 		{"export", dir, "--to", "csv", "-o", filepath.Join(out, "csv")}, {"inspect", dir},
 	} {
-		_, errOut, code := runBin(t, args...)
+		_, errOut, code := runCLI(t, args...)
 		assert.Equal(t, 3, code, "%v: %s", args, errOut)
 		assert.Contains(t, errOut, "before its start", args)
-		_, errOut, code = runBin(t, append(args, "--allow-partial")...)
+		_, errOut, code = runCLI(t, append(args, "--allow-partial")...)
 		assert.NotEqual(t, 3, code, "%v --allow-partial: %s", args, errOut)
 	}
 }
 
 func TestRealDataThroughBinary(t *testing.T) {
 	dir := realdata.Path(t, "imagenet-2rank-level1")
-	out, _, code := runBin(t, "analyze", filepath.Join(dir, "rank0_ascend_pt"), filepath.Join(dir, "rank1_ascend_pt"), "--format", "json", "--fail-on", "comm_share>=0.7")
+	out, _, code := runCLI(t, "analyze", filepath.Join(dir, "rank0_ascend_pt"), filepath.Join(dir, "rank1_ascend_pt"), "--format", "json", "--fail-on", "comm_share>=0.7")
 	assert.Equal(t, 1, code)
 	var rep struct {
 		Ranks []struct {
@@ -284,7 +235,7 @@ func TestRealDataThroughBinary(t *testing.T) {
 	assert.InDelta(t, 0.7465, rep.Ranks[0].Steps[0]["comm_share"], 0.00005)
 	assert.InDelta(t, 0.7305, rep.Ranks[1].Steps[0]["comm_share"], 0.00005)
 	// A single file names its rank directory's rank.
-	out, _, code = runBin(t, "analyze", filepath.Join(dir, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"), "--format", "json")
+	out, _, code = runCLI(t, "analyze", filepath.Join(dir, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"), "--format", "json")
 	assert.Equal(t, 0, code)
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Len(t, rep.Ranks, 1)
@@ -292,12 +243,12 @@ func TestRealDataThroughBinary(t *testing.T) {
 }
 
 func TestInspect(t *testing.T) {
-	out, _, code := runBin(t, "inspect", sample)
+	out, _, code := runCLI(t, "inspect", sample)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "hcclprof inspect: 8 rank(s)")
 	assert.Contains(t, out, "What the data supports (ranks 0-7)")
 	assert.Contains(t, out, "[yes] link_bandwidth")
-	out, _, code = runBin(t, "inspect", sample, "--format", "json")
+	out, _, code = runCLI(t, "inspect", sample, "--format", "json")
 	require.Equal(t, 0, code)
 	var rep struct {
 		Ranks []struct {
@@ -317,27 +268,27 @@ func TestInspect(t *testing.T) {
 	for _, c := range rep.Ranks[3].Capabilities {
 		assert.True(t, c.Available, c.Name)
 	}
-	_, errOut, code := runBin(t, "inspect", sample, "--format", "xml")
+	_, errOut, code := runCLI(t, "inspect", sample, "--format", "xml")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "unknown --format")
 }
 
 func TestInspectLevel0(t *testing.T) {
 	dir := realdata.Path(t, "imagenet-2rank-level0")
-	out, _, code := runBin(t, "inspect", dir)
+	out, _, code := runCLI(t, "inspect", dir)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "[no]  link_bandwidth: Level0 has no HCCL task rows, so no link bandwidth: collect with profiler_level Level1")
 	assert.Contains(t, out, "[yes] step_breakdown: the profiler's step_trace_time.csv")
 }
 
 func TestGen(t *testing.T) {
-	out, _, code := runBin(t, "gen", "--list")
+	out, _, code := runCLI(t, "gen", "--list")
 	require.Equal(t, 0, code)
 	for _, name := range []string{"seed-8card-bert", "straggler-64rank", "pp4-dp8-256rank"} {
 		assert.Contains(t, out, name)
 	}
 	dir := filepath.Join(t.TempDir(), "c")
-	out, errOut, code := runBin(t, "gen", "warmup-outlier-8rank", "-o", dir, "--steps", "2", "--seed", "3")
+	out, errOut, code := runCLI(t, "gen", "warmup-outlier-8rank", "-o", dir, "--steps", "2", "--seed", "3")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "ground_truth.json")
 	assert.Contains(t, errOut, "8 ranks × 2 steps, text format")
@@ -355,7 +306,7 @@ func TestGen(t *testing.T) {
 	require.Len(t, truth.Problems, 1)
 	assert.Equal(t, "warmup", truth.Problems[0].Kind)
 	// analyze agrees with the truth, and the gate reads it.
-	out, _, code = runBin(t, "analyze", dir, "--format", "json")
+	out, _, code = runCLI(t, "analyze", dir, "--format", "json")
 	require.Equal(t, 0, code)
 	var rep struct {
 		Ranks []struct{ Steps []map[string]float64 }
@@ -363,18 +314,18 @@ func TestGen(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.InDelta(t, truth.Ranks[5].Steps[1]["stage_us"], rep.Ranks[5].Steps[1]["stage_us"], 0.001)
 
-	_, errOut, code = runBin(t, "gen", "warmup-outlier-8rank", "-o", dir)
+	_, errOut, code = runCLI(t, "gen", "warmup-outlier-8rank", "-o", dir)
 	assert.Equal(t, 2, code, "a non-empty output directory needs --force")
 	assert.Contains(t, errOut, "is not empty")
-	_, errOut, code = runBin(t, "gen", "no-such-scenario", "-o", t.TempDir())
+	_, errOut, code = runCLI(t, "gen", "no-such-scenario", "-o", t.TempDir())
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `no built-in scenario "no-such-scenario"`)
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("ranks: 12\nranks_per_node: 8\nmodel: {forward_ms: 1}\n"), 0o644))
-	_, errOut, code = runBin(t, "gen", bad, "-o", t.TempDir())
+	_, errOut, code = runCLI(t, "gen", bad, "-o", t.TempDir())
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "multiple of ranks_per_node")
-	_, errOut, code = runBin(t, "gen", "demo-2node-8rank", "-o", t.TempDir(), "--format", "csv")
+	_, errOut, code = runCLI(t, "gen", "demo-2node-8rank", "-o", t.TempDir(), "--format", "csv")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `unknown format "csv"`)
 }
@@ -382,13 +333,13 @@ func TestGen(t *testing.T) {
 // TestSkipSteps leaves AlexNet's warm-up iteration out and says so in the report.
 func TestSkipSteps(t *testing.T) {
 	dir := realdata.Path(t, "msprof-mindspore-alexnet")
-	out, _, code := runBin(t, "analyze", dir, "--skip-steps", "1", "--fail-on", "comm_share>0.7")
+	out, _, code := runCLI(t, "analyze", dir, "--skip-steps", "1", "--fail-on", "comm_share>0.7")
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "2 step(s) (2, 3)")
 	assert.Contains(t, out, "steps 1 left out of every figure (--skip-steps)")
-	_, _, code = runBin(t, "analyze", dir, "--fail-on", "comm_share>0.7")
+	_, _, code = runCLI(t, "analyze", dir, "--fail-on", "comm_share>0.7")
 	assert.Equal(t, 1, code, "with the warm-up iteration the share is above 0.7")
-	_, stderr, code := runBin(t, "analyze", dir, "--skip-steps", "x")
+	_, stderr, code := runCLI(t, "analyze", dir, "--skip-steps", "x")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "skip-steps")
 }
@@ -396,11 +347,11 @@ func TestSkipSteps(t *testing.T) {
 // TestAdvise runs hcclprof advise on the sample: the over-budget and slow-link
 // findings in text and JSON, exit 0.
 func TestAdvise(t *testing.T) {
-	out, _, code := runBin(t, "advise", sample)
+	out, _, code := runCLI(t, "advise", sample)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "[HIGH] Exposed communication is 48.3% of the step, above the 30% budget")
 	assert.Contains(t, out, "[HIGH] Link 1→5 (RDMA)")
-	out, _, code = runBin(t, "advise", sample, "--format", "json")
+	out, _, code = runCLI(t, "advise", sample, "--format", "json")
 	assert.Equal(t, 0, code)
 	var rep struct {
 		Findings []struct{ ID, Severity string }
@@ -408,23 +359,26 @@ func TestAdvise(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.NotEmpty(t, rep.Findings)
 	assert.Equal(t, "comm_share_over_budget", rep.Findings[0].ID)
-	_, _, code = runBin(t, "advise", sample, "--format", "yaml")
+	_, _, code = runCLI(t, "advise", sample, "--format", "yaml")
 	assert.Equal(t, 2, code)
 }
 
 // TestWhatIfReadsTheRunsBuffsize: HCCL_BUFFSIZE comes from the run's environment
 // (16 MB on small-buffsize-16rank), so raising it to 200 MiB predicts a shorter step.
 func TestWhatIfReadsTheRunsBuffsize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads a generated 16-rank trace twice (advisor's tests read HCCL_BUFFSIZE from the environment)")
+	}
 	dir := t.TempDir()
-	_, stderr, code := runBin(t, "gen", "small-buffsize-16rank", "-o", dir)
+	_, stderr, code := runCLI(t, "gen", "small-buffsize-16rank", "-o", dir)
 	require.Equal(t, 0, code, stderr)
-	out, stderr, code := runBin(t, "whatif", dir, "--set", "buffsize=200MiB", "--format", "json")
+	out, stderr, code := runCLI(t, "whatif", dir, "--set", "buffsize=200MiB", "--format", "json")
 	require.Equal(t, 0, code, stderr)
 	var rep whatIfReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Less(t, rep.Predicted.StepTimeUs, 0.95*rep.Measured.StepTimeUs, "7 rounds of 16 MiB become one")
 	// Saying the run already had 200 MB makes the change a no-op.
-	out, _, code = runBin(t, "whatif", dir, "--set", "buffsize=200MiB", "--buffsize-mb", "200", "--format", "json")
+	out, _, code = runCLI(t, "whatif", dir, "--set", "buffsize=200MiB", "--buffsize-mb", "200", "--format", "json")
 	require.Equal(t, 0, code)
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.InEpsilon(t, rep.Measured.StepTimeUs, rep.Predicted.StepTimeUs, 0.01)
@@ -434,7 +388,7 @@ func TestWhatIfReadsTheRunsBuffsize(t *testing.T) {
 // run's environment, else HCCL's 200), not a second "(default 200)" from the flag;
 // a size of 0 or less is refused before the run is read.
 func TestWhatIfBuffsizeDefault(t *testing.T) {
-	out, _, code := runBin(t, "whatif", "--help")
+	out, _, code := runCLI(t, "whatif", "--help")
 	require.Equal(t, 0, code)
 	var line string
 	for _, l := range strings.Split(out, "\n") {
@@ -444,7 +398,7 @@ func TestWhatIfBuffsizeDefault(t *testing.T) {
 	}
 	assert.Contains(t, line, "(default: the run's environment, else HCCL's 200)")
 	assert.Equal(t, 1, strings.Count(line, "default"), line)
-	_, stderr, code := runBin(t, "whatif", sample, "--set", "bucket=64MiB", "--buffsize-mb", "0")
+	_, stderr, code := runCLI(t, "whatif", sample, "--set", "bucket=64MiB", "--buffsize-mb", "0")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--buffsize-mb 0: want a positive size")
 }
@@ -453,7 +407,7 @@ func TestWhatIfBuffsizeDefault(t *testing.T) {
 // unknown framework is a usage error.
 func TestAdviseFramework(t *testing.T) {
 	dir := t.TempDir()
-	_, stderr, code := runBin(t, "gen", "seed-8card-bert", "-o", dir)
+	_, stderr, code := runCLI(t, "gen", "seed-8card-bert", "-o", dir)
 	require.Equal(t, 0, code, stderr)
 	for framework, want := range map[string][]string{
 		"":          {"DistributedDataParallel(model, bucket_cap_mb=128)", "model.no_sync()"},
@@ -461,17 +415,20 @@ func TestAdviseFramework(t *testing.T) {
 		"megatron":  {"--ddp-bucket-size 16777216", "--overlap-grad-reduce"},
 		"mindspore": {"comm_fusion"},
 	} {
+		if testing.Short() && (framework == "deepspeed" || framework == "mindspore") {
+			continue // -short: the detected framework and one named
+		}
 		args := []string{"advise", dir}
 		if framework != "" {
 			args = append(args, "--framework", framework)
 		}
-		out, stderr, code := runBin(t, args...)
+		out, stderr, code := runCLI(t, args...)
 		require.Equal(t, 0, code, stderr)
 		for _, w := range want {
 			assert.Contains(t, out, w, "framework %q", framework)
 		}
 	}
-	_, stderr, code = runBin(t, "advise", dir, "--framework", "tensorflow2")
+	_, stderr, code = runCLI(t, "advise", dir, "--framework", "tensorflow2")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `unknown framework "tensorflow2"`)
 }
@@ -479,7 +436,7 @@ func TestAdviseFramework(t *testing.T) {
 // TestHardwareConfigFlags: --hardware and --peak change the peaks the links are held
 // against; a bad --peak or config file is a usage error naming the problem.
 func TestHardwareConfigFlags(t *testing.T) {
-	out, _, code := runBin(t, "analyze", sample, "--format", "json", "--hardware", "A3", "--peak", "RDMA=10")
+	out, _, code := runCLI(t, "analyze", sample, "--format", "json", "--hardware", "A3", "--peak", "RDMA=10")
 	require.Equal(t, 0, code)
 	var rep struct {
 		Communication struct {
@@ -513,21 +470,21 @@ func TestHardwareConfigFlags(t *testing.T) {
 
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("comm_budget: 0.6\nslow_rank: {method: dixon}\n"), 0o644))
-	out, _, code = runBin(t, "analyze", sample, "--config", cfg)
+	out, _, code = runCLI(t, "analyze", sample, "--config", cfg)
 	assert.Equal(t, 0, code)
 	assert.NotContains(t, out, "above the 30% budget", "the budget is 60% now")
 	require.NoError(t, os.WriteFile(cfg, []byte("slow_link:\n  fraction: 3\n"), 0o644))
-	_, stderr, code := runBin(t, "analyze", sample, "--config", cfg)
+	_, stderr, code := runCLI(t, "analyze", sample, "--config", cfg)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "slow_link.fraction = 3")
-	_, stderr, code = runBin(t, "analyze", sample, "--hardware", "H100")
+	_, stderr, code = runCLI(t, "analyze", sample, "--hardware", "H100")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `unknown hardware "H100"`)
 }
 
 // TestModel: the issue's example commands, their JSON fields, and usage errors.
 func TestModel(t *testing.T) {
-	out, _, code := runBin(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "256MiB",
+	out, _, code := runCLI(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "256MiB",
 		"--alpha-us", "20", "--bw-gbps", "18.3", "--buffsize-mb", "200", "--format", "json")
 	require.Equal(t, 0, code, out)
 	var m map[string]any
@@ -539,19 +496,19 @@ func TestModel(t *testing.T) {
 	assert.InDelta(t, 560, m["latency_us"], 1e-6, "14 steps × 20 µs × 2 rounds")
 	assert.InDelta(t, 1.75*float64(256<<20)/18.3e3, m["bandwidth_us"], 1e-3)
 
-	out, _, code = runBin(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "4", "--size", "16MiB", "--format", "json")
+	out, _, code = runCLI(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "4", "--size", "16MiB", "--format", "json")
 	require.Equal(t, 0, code, out)
 	require.NoError(t, json.Unmarshal([]byte(out), &m))
 	assert.Equal(t, "nhr", m["hccl_choice"], "docs/costmodel.md §3.4: NHR 386.5 µs beats Ring 506.5 µs")
 	assert.Equal(t, "hierarchical-nhr", m["algo"])
-	out, _, code = runBin(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "2", "--size", "256MiB")
+	out, _, code = runCLI(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "2", "--size", "256MiB")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "HCCL's choice on A2, 2 servers: pipeline")
 
-	_, stderr, code := runBin(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "lots", "--bw-gbps", "18")
+	_, stderr, code := runCLI(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "lots", "--bw-gbps", "18")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `size "lots"`)
-	_, stderr, code = runBin(t, "model", "--op", "allreduce", "--algo", "magic", "--ranks", "8", "--size", "1MiB", "--bw-gbps", "18")
+	_, stderr, code = runCLI(t, "model", "--op", "allreduce", "--algo", "magic", "--ranks", "8", "--size", "1MiB", "--bw-gbps", "18")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `no "magic" algorithm`)
 }
@@ -559,7 +516,7 @@ func TestModel(t *testing.T) {
 // TestCalibrate: the sample's links are fitted to the generator's (HCCS 18.3 GB/s,
 // RoCE 20 GB/s) and flagged low-confidence (two sizes only).
 func TestCalibrate(t *testing.T) {
-	out, _, code := runBin(t, "calibrate", sample, "--format", "json")
+	out, _, code := runCLI(t, "calibrate", sample, "--format", "json")
 	require.Equal(t, 0, code, out)
 	var rep struct {
 		Links []struct {
@@ -585,7 +542,7 @@ func TestCalibrate(t *testing.T) {
 	assert.InDelta(t, 18.3, rep.Links[0].BandwidthGBps, 0.2)
 	assert.InDelta(t, 20, rep.Links[1].BandwidthGBps, 0.2)
 	assert.Equal(t, "low", rep.Links[0].Confidence)
-	out, _, code = runBin(t, "calibrate", sample)
+	out, _, code = runCLI(t, "calibrate", sample)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "treat the fit as a hypothesis")
 }
@@ -605,7 +562,7 @@ type whatIfReport struct {
 
 // TestWhatIf: the issue's command on the sample, in JSON, and its usage errors.
 func TestWhatIf(t *testing.T) {
-	out, _, code := runBin(t, "whatif", sample, "--set", "bucket=64MiB", "--set", "accumulation=4", "--format", "json")
+	out, _, code := runCLI(t, "whatif", sample, "--set", "bucket=64MiB", "--set", "accumulation=4", "--format", "json")
 	require.Equal(t, 0, code, out)
 	var rep whatIfReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -621,22 +578,22 @@ func TestWhatIf(t *testing.T) {
 		"algo=pipeline": func(p, m float64) bool { return p < 0.9*m },              // intra and inter steps overlap
 		"dp=16":         func(p, m float64) bool { return p > 1.05*m },             // four servers: more inter steps
 	} {
-		out, stderr, code := runBin(t, "whatif", sample, "--set", set, "--format", "json")
+		out, stderr, code := runCLI(t, "whatif", sample, "--set", set, "--format", "json")
 		require.Equal(t, 0, code, stderr)
 		require.NoError(t, json.Unmarshal([]byte(out), &rep))
 		assert.True(t, want(rep.Predicted.StepTimeUs, rep.Measured.StepTimeUs), "%s: predicted %.0f µs, measured %.0f µs", set, rep.Predicted.StepTimeUs, rep.Measured.StepTimeUs)
 	}
-	_, stderr, code := runBin(t, "whatif", sample, "--set", "lr=0.1")
+	_, stderr, code := runCLI(t, "whatif", sample, "--set", "lr=0.1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `what-if "lr" is not modelled`)
-	_, _, code = runBin(t, "whatif", sample)
+	_, _, code = runCLI(t, "whatif", sample)
 	assert.Equal(t, 2, code)
 }
 
 // TestMarkdownReport: --format markdown starts with the verdict and keeps the gate's
 // exit code.
 func TestMarkdownReport(t *testing.T) {
-	out, _, code := runBin(t, "analyze", sample, "--format", "markdown", "--fail-on", "comm_share>30%")
+	out, _, code := runCLI(t, "analyze", sample, "--format", "markdown", "--fail-on", "comm_share>30%")
 	assert.Equal(t, 1, code)
 	assert.True(t, strings.HasPrefix(out, "## hcclprof: 48.3% of the step is exposed communication; 67.0% of it moves data"), out)
 	assert.Contains(t, out, "- **FAIL** `comm_share>30%`")
@@ -647,7 +604,7 @@ func TestMarkdownReport(t *testing.T) {
 // --github prints the workflow commands on stderr.
 func TestJUnitAndGitHub(t *testing.T) {
 	junit := filepath.Join(t.TempDir(), "gates.xml")
-	out, errOut, code := runBin(t, "analyze", sample, "--fail-on", "comm_share>30%", "--fail-on", "step_time_us>1e9", "--junit", junit, "--github")
+	out, errOut, code := runCLI(t, "analyze", sample, "--fail-on", "comm_share>30%", "--fail-on", "step_time_us>1e9", "--junit", junit, "--github")
 	assert.Equal(t, 1, code)
 	assert.NotContains(t, out, "::", "the annotations are not mixed into the report")
 	out = errOut
@@ -675,7 +632,7 @@ func TestGitHubJSON(t *testing.T) {
 	require.NoError(t, os.WriteFile(summary, []byte("earlier step\n"), 0o644))
 	env := []string{"GITHUB_STEP_SUMMARY=" + summary}
 
-	out, errOut, code := runBinEnv(t, env, "analyze", sample, "--format", "json", "--github", "--fail-on", "comm_share>30%")
+	out, errOut, code := runCLIEnv(t, env, "analyze", sample, "--format", "json", "--github", "--fail-on", "comm_share>30%")
 	assert.Equal(t, 1, code)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &doc), "stdout is one JSON document")
@@ -690,7 +647,7 @@ func TestGitHubJSON(t *testing.T) {
 	assert.Contains(t, string(b), "- **FAIL** `comm_share>30%`")
 
 	// Markdown on stdout has no stray workflow-command lines either.
-	md, _, code := runBinEnv(t, env, "analyze", sample, "--format", "markdown", "--github")
+	md, _, code := runCLIEnv(t, env, "analyze", sample, "--format", "markdown", "--github")
 	assert.Equal(t, 0, code)
 	assert.NotContains(t, md, "::warning")
 	assert.True(t, strings.HasPrefix(md, "## hcclprof:"))
@@ -698,7 +655,7 @@ func TestGitHubJSON(t *testing.T) {
 	// Without --github the variable is ignored.
 	before, err := os.ReadFile(summary)
 	require.NoError(t, err)
-	_, _, code = runBinEnv(t, env, "analyze", sample, "--format", "json")
+	_, _, code = runCLIEnv(t, env, "analyze", sample, "--format", "json")
 	assert.Equal(t, 0, code)
 	after, err := os.ReadFile(summary)
 	require.NoError(t, err)
@@ -708,7 +665,7 @@ func TestGitHubJSON(t *testing.T) {
 	traces, err := filepath.Glob(filepath.Join(sample, "*_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, traces)
-	_, stderr, code := runBinEnv(t, []string{"GITHUB_STEP_SUMMARY=" + traces[0]}, "analyze", sample, "--github")
+	_, stderr, code := runCLIEnv(t, []string{"GITHUB_STEP_SUMMARY=" + traces[0]}, "analyze", sample, "--github")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "is an input of this run")
 }
@@ -720,12 +677,12 @@ func TestGitHubJSON(t *testing.T) {
 func TestDiffCIOutputs(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
-	_, stderr, code := runBin(t, "analyze", sample, "--format", "json", "-o", base)
+	_, stderr, code := runCLI(t, "analyze", sample, "--format", "json", "-o", base)
 	require.Equal(t, 0, code, stderr)
 	summary := filepath.Join(dir, "summary.md")
 	junit := filepath.Join(dir, "diff.xml")
 	outFile := filepath.Join(dir, "diff.txt")
-	out, errOut, code := runBinEnv(t, []string{"GITHUB_STEP_SUMMARY=" + summary}, "diff", base, sample,
+	out, errOut, code := runCLIEnv(t, []string{"GITHUB_STEP_SUMMARY=" + summary}, "diff", base, sample,
 		"--fail-on", "comm_share.delta>-1", "--fail-on", "step_time_us.delta_pct>50", "-o", outFile, "--junit", junit, "--github")
 	assert.Equal(t, 1, code, errOut)
 	assert.Empty(t, out, "the diff went to -o")
@@ -747,7 +704,7 @@ func TestDiffCIOutputs(t *testing.T) {
 
 	// JSON to -o is one JSON document, even with --github.
 	jsonOut := filepath.Join(dir, "diff.json")
-	out, _, code = runBin(t, "diff", base, sample, "--format", "json", "-o", jsonOut, "--github")
+	out, _, code = runCLI(t, "diff", base, sample, "--format", "json", "-o", jsonOut, "--github")
 	assert.Equal(t, 0, code)
 	assert.Empty(t, out)
 	b, err = os.ReadFile(jsonOut)
@@ -767,7 +724,7 @@ func TestDiffCIOutputs(t *testing.T) {
 		"-o and --junit the same": {"-o", junit, "--junit", junit},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, stderr, code := runBin(t, append([]string{"diff", base, sample}, args...)...)
+			_, stderr, code := runCLI(t, append([]string{"diff", base, sample}, args...)...)
 			assert.Equal(t, 2, code)
 			assert.Regexp(t, "is an input of this run|name the same file", stderr)
 		})
@@ -783,11 +740,17 @@ func TestDiffCIOutputs(t *testing.T) {
 // model); --width overrides $COLUMNS, --width 0 and a file (-o) get the full layout.
 func TestTextFitsTheTerminal(t *testing.T) {
 	dir := t.TempDir()
-	faults, pp := filepath.Join(dir, "faults"), filepath.Join(dir, "pp")
-	_, stderr, code := runBin(t, "gen", "faults-32rank", "-o", faults, "--omit", "trace")
-	require.Equal(t, 0, code, stderr)
-	_, stderr, code = runBin(t, "gen", "pp2-imbalance-8rank", "-o", pp)
-	require.Equal(t, 0, code, stderr)
+	runs, pp := []string{sample}, sample
+	// -short: the bundled sample only (every command still runs).
+	if !testing.Short() {
+		faults := filepath.Join(dir, "faults")
+		pp = filepath.Join(dir, "pp")
+		_, stderr, code := runCLI(t, "gen", "faults-32rank", "-o", faults, "--omit", "trace")
+		require.Equal(t, 0, code, stderr)
+		_, stderr, code = runCLI(t, "gen", "pp2-imbalance-8rank", "-o", pp)
+		require.Equal(t, 0, code, stderr)
+		runs = append(runs, faults, pp)
+	}
 	cols80 := []string{"COLUMNS=80"}
 	commands := [][]string{
 		{"model", "--op", "allreduce", "--product", "a2", "--servers", "4", "--size", "64MiB"},
@@ -795,14 +758,14 @@ func TestTextFitsTheTerminal(t *testing.T) {
 		{"whatif", sample, "--set", "bucket=64MiB", "--set", "algo=nhr"},
 		{"diff", sample, pp, "--fail-on", "comm_share.delta>0.5"},
 	}
-	for _, run := range []string{sample, faults, pp} {
+	for _, run := range runs {
 		for _, c := range []string{"analyze", "advise", "inspect", "calibrate"} {
 			commands = append(commands, []string{c, run, "--allow-partial"})
 		}
 	}
 	for _, args := range commands {
 		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
-			out, stderr, code := runBinEnv(t, cols80, args...)
+			out, stderr, code := runCLIEnv(t, cols80, args...)
 			require.Contains(t, []int{0, 1}, code, stderr)
 			require.NotEmpty(t, out)
 			for _, l := range strings.Split(out, "\n") {
@@ -811,21 +774,21 @@ func TestTextFitsTheTerminal(t *testing.T) {
 		})
 	}
 
-	full, _, code := runBin(t, "analyze", sample)
+	full, _, code := runCLI(t, "analyze", sample)
 	require.Equal(t, 0, code)
 	require.Greater(t, maxLine(full), 130, "without a width, the full tables")
-	out, _, _ := runBinEnv(t, cols80, "analyze", sample, "--width", "0")
+	out, _, _ := runCLIEnv(t, cols80, "analyze", sample, "--width", "0")
 	assert.Equal(t, full, out, "--width 0 is no limit, whatever $COLUMNS says")
-	out, _, _ = runBinEnv(t, cols80, "analyze", sample, "--width", "100")
+	out, _, _ = runCLIEnv(t, cols80, "analyze", sample, "--width", "100")
 	assert.LessOrEqual(t, maxLine(out), 100, "--width overrides $COLUMNS")
 	assert.Greater(t, maxLine(out), 80, "--width overrides $COLUMNS")
 	file := filepath.Join(dir, "report.txt")
-	_, _, code = runBinEnv(t, cols80, "analyze", sample, "-o", file)
+	_, _, code = runCLIEnv(t, cols80, "analyze", sample, "-o", file)
 	require.Equal(t, 0, code)
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, full, string(b), "a file gets the full layout")
-	_, stderr, code = runBin(t, "analyze", sample, "--width", "-1")
+	_, stderr, code := runCLI(t, "analyze", sample, "--width", "-1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--width -1")
 }
@@ -842,7 +805,7 @@ func maxLine(s string) int {
 // process per rank, exposed totals equal to the analysis, and ns-exact timestamps.
 func TestExport(t *testing.T) {
 	dir := t.TempDir()
-	_, _, code := runBin(t, "export", sample, "--to", "csv", "-o", filepath.Join(dir, "csv"))
+	_, _, code := runCLI(t, "export", sample, "--to", "csv", "-o", filepath.Join(dir, "csv"))
 	require.Equal(t, 0, code)
 	f, err := os.Open(filepath.Join(dir, "csv", "steps.csv"))
 	require.NoError(t, err)
@@ -867,7 +830,7 @@ func TestExport(t *testing.T) {
 	}
 
 	trace := filepath.Join(dir, "analysis.json")
-	_, _, code = runBin(t, "export", sample, "--to", "trace", "-o", trace)
+	_, _, code = runCLI(t, "export", sample, "--to", "trace", "-o", trace)
 	require.Equal(t, 0, code)
 	b, err := os.ReadFile(trace)
 	require.NoError(t, err)
@@ -897,11 +860,11 @@ func TestExport(t *testing.T) {
 	}
 	assert.Len(t, procs, 9, "8 ranks and the findings of no rank")
 	assert.InDelta(t, exposed*1e3, float64(exposedNs), 0.001*exposed*1e3, "the exposed lanes sum to the steps' Comm not overlapped")
-	_, _, code = runBin(t, "export", sample, "--to", "parquet", "-o", filepath.Join(dir, "pq"))
+	_, _, code = runCLI(t, "export", sample, "--to", "parquet", "-o", filepath.Join(dir, "pq"))
 	assert.Equal(t, 0, code)
 	_, err = os.Stat(filepath.Join(dir, "pq", "steps.parquet"))
 	assert.NoError(t, err)
-	_, _, code = runBin(t, "export", sample, "--to", "xlsx", "-o", dir)
+	_, _, code = runCLI(t, "export", sample, "--to", "xlsx", "-o", dir)
 	assert.Equal(t, 2, code)
 }
 
@@ -922,11 +885,11 @@ func parseUsNs(s string) (int64, error) {
 func TestDiff(t *testing.T) {
 	dir := t.TempDir()
 	rep := filepath.Join(dir, "base.json")
-	_, _, code := runBin(t, "analyze", sample, "--format", "json", "-o", rep)
+	_, _, code := runCLI(t, "analyze", sample, "--format", "json", "-o", rep)
 	require.Equal(t, 0, code)
-	fromDir, _, code := runBin(t, "diff", sample, sample, "--format", "json")
+	fromDir, _, code := runCLI(t, "diff", sample, sample, "--format", "json")
 	require.Equal(t, 0, code)
-	fromJSON, _, code := runBin(t, "diff", rep, sample, "--format", "json")
+	fromJSON, _, code := runCLI(t, "diff", rep, sample, "--format", "json")
 	require.Equal(t, 0, code)
 	var a, b struct {
 		Metrics []struct {
@@ -944,16 +907,19 @@ func TestDiff(t *testing.T) {
 		assert.InDelta(t, m.Delta, b.Metrics[i].Delta, 1e-6, "%s from the saved report", m.Name)
 	}
 
+	if testing.Short() {
+		return // -short: not the two generated runs whose change is significant
+	}
 	small, large := filepath.Join(dir, "b16"), filepath.Join(dir, "b64")
 	for path, mb := range map[string]string{small: "16", large: "256"} {
 		sc := filepath.Join(dir, "sc"+mb+".yaml")
 		require.NoError(t, os.WriteFile(sc, []byte("description: diff test\nproduct: a2\nranks: 8\nranks_per_node: 8\nsteps: 4\nseed: 3\n"+
 			"model: {gradient_bytes: 1360000000, dtype: FP32, forward_ms: 10, backward_ms: 20, optimizer_ms: 3, kernel_us: 400}\n"+
 			"ddp: {bucket_mb: "+mb+", overlap: 0.15}\n"), 0o644))
-		_, errOut, code := runBin(t, "gen", sc, "-o", path)
+		_, errOut, code := runCLI(t, "gen", sc, "-o", path)
 		require.Equal(t, 0, code, errOut)
 	}
-	out, _, code := runBin(t, "diff", small, large, "--format", "json", "--fail-on", "comm_share.delta<-0.01")
+	out, _, code := runCLI(t, "diff", small, large, "--format", "json", "--fail-on", "comm_share.delta<-0.01")
 	assert.Equal(t, 1, code, "the gate holds: larger buckets cut the exposed share")
 	var d struct {
 		Metrics []struct {
@@ -969,12 +935,12 @@ func TestDiff(t *testing.T) {
 			assert.Less(t, m.Delta, 0.0)
 		}
 	}
-	text, _, _ := runBin(t, "diff", sample, sample)
+	text, _, _ := runCLI(t, "diff", sample, sample)
 	assert.Contains(t, text, "│      ~ │")
-	md, _, code := runBin(t, "diff", sample, sample, "--format", "markdown")
+	md, _, code := runCLI(t, "diff", sample, sample, "--format", "markdown")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, md, "| comm_share | 48.33% | 48.33% | ~ |")
-	_, stderr, code := runBin(t, "diff", sample, sample, "--fail-on", "nonsense>1")
+	_, stderr, code := runCLI(t, "diff", sample, sample, "--fail-on", "nonsense>1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "nonsense")
 }
@@ -982,7 +948,7 @@ func TestDiff(t *testing.T) {
 // TestHTMLReport: --format html writes one self-contained page.
 func TestHTMLReport(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "r.html")
-	_, _, code := runBin(t, "analyze", sample, "--format", "html", "-o", page, "--timeline-rank", "3")
+	_, _, code := runCLI(t, "analyze", sample, "--format", "html", "-o", page, "--timeline-rank", "3")
 	require.Equal(t, 0, code)
 	b, err := os.ReadFile(page)
 	require.NoError(t, err)

@@ -1,39 +1,19 @@
 // Command hcclprof analyses the communication of Ascend NPU (and GPU) training jobs
 // from their profiler output: how much of each step is communication, how much of it
-// is exposed, why, and what to change. This package only wires flags to the parser,
-// analysis, advisor, report and generator (fixtures) packages.
+// is exposed, why, and what to change. This package only defines the flags; the
+// driver package (internal/driver) runs the commands and decides the exit code.
 package main
 
 import (
-	"errors"
-	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hcclprof/hcclprof/internal/driver"
 )
 
-// Exit codes, documented in the README.
-const (
-	exitOK         = 0
-	exitGateFailed = 1
-	exitUsage      = 2 // usage or input error
-	exitIncomplete = 3 // input incomplete (a rank unreadable) without --allow-partial
-)
-
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func newRootCmd() *cobra.Command {
+func newRootCmd(in invocation) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "hcclprof",
 		Short:         "Communication analysis of Ascend NPU training profiles",
@@ -42,33 +22,37 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAnalyzeCmd(), newInspectCmd(), newGenCmd(), newSummarizeCmd())
-	root.AddCommand(newAdviseCmd(), newModelCmd(), newCalibrateCmd(), newWhatIfCmd(), newExportCmd(), newDiffCmd())
+	root.AddCommand(newAnalyzeCmd(in), newInspectCmd(in), newGenCmd(in), newSummarizeCmd(in))
+	root.AddCommand(newAdviseCmd(in), newModelCmd(in), newCalibrateCmd(in), newWhatIfCmd(in), newExportCmd(in), newDiffCmd(in))
 	registerCompletions(root)
-	addProfilingFlags(root)
+	addProfilingFlags(root, in.stderr)
 	return root
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string) int {
-	root := newRootCmd()
+// run runs the command line args (without the program's name) with its output on
+// stdout and stderr, and returns the exit code: the whole program, in-process.
+func run(args []string, stdout, stderr io.Writer) int {
+	in := invocation{args: args, stdout: stdout, stderr: stderr}
+	root := newRootCmd(in)
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.Execute()
 	stop()
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil && ee.code != exitGateFailed {
-			fmt.Fprintln(os.Stderr, "hcclprof:", ee.err)
-		}
-		return ee.code
-	}
-	// Errors from cobra itself: unknown flags, wrong arguments.
-	fmt.Fprintln(os.Stderr, "hcclprof:", err)
-	return exitUsage
+	return driver.ExitCode(err, stderr)
+}
+
+// invocation is what every command hands the driver besides its flags.
+type invocation struct {
+	args           []string
+	stdout, stderr io.Writer
+}
+
+// env is the driver's view of cmd's invocation.
+func (in invocation) env(cmd *cobra.Command) driver.Env {
+	return driver.Env{Stdout: in.stdout, Stderr: in.stderr, Args: in.args, Version: toolVersion(), Changed: cmd.Flags().Changed}
 }

@@ -179,7 +179,7 @@ type jsonAnalyze struct {
 // ops run on) and their names, so the recomputation is the profiler's.
 func TestOldExportCommTasksAreNotCompute(t *testing.T) {
 	dir := oldExportCopy(t, func(stream any, name string) (any, string) { return stream, name })
-	out, errOut, code := runBin(t, "analyze", dir, "--format", "json", "--fail-on", "comm_share>30%")
+	out, errOut, code := runCLI(t, "analyze", dir, "--format", "json", "--fail-on", "comm_share>30%")
 	assert.Equal(t, 1, code, "the gate fails, the input is complete: %s", errOut)
 	var rep jsonAnalyze
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -204,11 +204,11 @@ func TestOldExportCommTasksAreNotCompute(t *testing.T) {
 // gate's verdict on the profiler's figures with --allow-partial.
 func TestOldExportDisagreementReportsProfilerFigures(t *testing.T) {
 	dir := oldExportCopy(t, func(stream any, name string) (any, string) { return 90, "Task_" + name })
-	_, errOut, code := runBin(t, "analyze", dir, "--fail-on", "comm_share>30%")
+	_, errOut, code := runCLI(t, "analyze", dir, "--fail-on", "comm_share>30%")
 	assert.Equal(t, 3, code, "incomplete: %s", errOut)
 	assert.Contains(t, errOut, "input incomplete")
 
-	out, errOut, code := runBin(t, "analyze", dir, "--format", "json", "--fail-on", "comm_share>30%", "--allow-partial")
+	out, errOut, code := runCLI(t, "analyze", dir, "--format", "json", "--fail-on", "comm_share>30%", "--allow-partial")
 	assert.Equal(t, 1, code, "the gate fails on the profiler's figures: %s", errOut)
 	var rep jsonAnalyze
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))

@@ -75,7 +75,7 @@ func TestOutputOverInputRefused(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := digests(t, root)
-			stdout, stderr, code := runBin(t, tc.args...)
+			stdout, stderr, code := runCLI(t, tc.args...)
 			assert.Equal(t, 2, code, "stderr: %s", stderr)
 			assert.Contains(t, stderr, tc.stderr)
 			assert.Empty(t, stdout, "nothing is written before the refusal")
@@ -87,11 +87,11 @@ func TestOutputOverInputRefused(t *testing.T) {
 
 	// Outputs beside the inputs, not over them, are written.
 	inside := filepath.Join(cluster, "report.txt")
-	_, stderr, code := runBin(t, "analyze", cluster, "-o", inside, "--junit", filepath.Join(out, "gates.xml"))
+	_, stderr, code := runCLI(t, "analyze", cluster, "-o", inside, "--junit", filepath.Join(out, "gates.xml"))
 	require.Equal(t, 0, code, stderr)
-	_, stderr, code = runBin(t, "export", cluster, "--to", "trace", "-o", filepath.Join(cluster, "analysis.json"))
+	_, stderr, code = runCLI(t, "export", cluster, "--to", "trace", "-o", filepath.Join(cluster, "analysis.json"))
 	require.Equal(t, 0, code, stderr)
-	_, stderr, code = runBin(t, "export", cluster, "--to", "csv", "-o", rankDir)
+	_, stderr, code = runCLI(t, "export", cluster, "--to", "csv", "-o", rankDir)
 	require.Equal(t, 0, code, stderr)
 	assert.FileExists(t, filepath.Join(rankDir, "ops.csv"))
 }

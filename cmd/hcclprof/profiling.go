@@ -2,17 +2,20 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hcclprof/hcclprof/internal/driver"
 )
 
 // Hidden --cpuprofile and --memprofile flags, as Go's own tools have: where hcclprof
 // spends its time on a user's cluster is measured with the command they ran
 // (go tool pprof bin/hcclprof FILE), not guessed from a benchmark.
-func addProfilingFlags(root *cobra.Command) {
+func addProfilingFlags(root *cobra.Command, stderr io.Writer) {
 	var cpuFile, memFile string
 	var cpuOut *os.File
 	pf := root.PersistentFlags()
@@ -26,11 +29,11 @@ func addProfilingFlags(root *cobra.Command) {
 		}
 		f, err := os.Create(cpuFile)
 		if err != nil {
-			return &exitError{exitUsage, err}
+			return driver.UsageError(err)
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			f.Close()
-			return &exitError{exitUsage, err}
+			return driver.UsageError(err)
 		}
 		cpuOut = f
 		return nil
@@ -44,12 +47,12 @@ func addProfilingFlags(root *cobra.Command) {
 		if memFile != "" {
 			f, err := os.Create(memFile)
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "hcclprof: --memprofile:", err)
+				fmt.Fprintln(stderr, "hcclprof: --memprofile:", err)
 				return
 			}
 			runtime.GC()
 			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-				fmt.Fprintln(os.Stderr, "hcclprof: --memprofile:", err)
+				fmt.Fprintln(stderr, "hcclprof: --memprofile:", err)
 			}
 			f.Close()
 			memFile = ""

@@ -18,6 +18,7 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
+	"github.com/hcclprof/hcclprof/internal/driver"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/parser"
 )
@@ -67,8 +68,8 @@ var reportCommandLine = regexp.MustCompile(`(?m)^\s*"command": ".*",?\n`)
 func sameReports(t *testing.T, raw, summaries []string) {
 	t.Helper()
 	for _, format := range []string{"json", "text"} {
-		want, _, wantCode := runBin(t, append([]string{"analyze", "--format", format}, raw...)...)
-		got, stderr, gotCode := runBin(t, append([]string{"analyze", "--format", format}, summaries...)...)
+		want, _, wantCode := runCLI(t, append([]string{"analyze", "--format", format}, raw...)...)
+		got, stderr, gotCode := runCLI(t, append([]string{"analyze", "--format", format}, summaries...)...)
 		require.Equal(t, wantCode, gotCode, stderr)
 		require.NotEmpty(t, want)
 		if format == "json" {
@@ -82,7 +83,7 @@ func sameReports(t *testing.T, raw, summaries []string) {
 // summarize runs the summarize command and requires it to succeed.
 func summarize(t *testing.T, out string, args ...string) {
 	t.Helper()
-	stdout, stderr, code := runBin(t, append([]string{"summarize", "-q", "-o", out}, args...)...)
+	stdout, stderr, code := runCLI(t, append([]string{"summarize", "-q", "-o", out}, args...)...)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "wrote ")
 }
@@ -149,7 +150,7 @@ func TestSummarizeInParallelProcesses(t *testing.T) {
 			for i := p; i < len(ranks); i += procs {
 				part = append(part, ranks[i])
 			}
-			outs[p], errs[p] = exec.Command(binPath, append([]string{"summarize", "-q", "--workers", "1", "-o", sums}, part...)...).CombinedOutput()
+			outs[p], errs[p] = exec.Command(binary(t), append([]string{"summarize", "-q", "--workers", "1", "-o", sums}, part...)...).CombinedOutput()
 		}()
 	}
 	wg.Wait()
@@ -191,11 +192,11 @@ func TestDamagedSummaryIsIncomplete(t *testing.T) {
 	data, err := os.ReadFile(victim)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(victim, data[:len(data)/2], 0o644))
-	_, stderr, code := runBin(t, "analyze", sums)
-	assert.Equal(t, exitIncomplete, code)
+	_, stderr, code := runCLI(t, "analyze", sums)
+	assert.Equal(t, driver.ExitIncomplete, code)
 	assert.Contains(t, stderr, "rank 3: "+victim+": byte ")
 	assert.Contains(t, stderr, "the file is truncated")
-	out, _, code := runBin(t, "analyze", sums, "--allow-partial", "--format", "json")
+	out, _, code := runCLI(t, "analyze", sums, "--allow-partial", "--format", "json")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, `"incomplete": true`)
 
@@ -205,8 +206,8 @@ func TestDamagedSummaryIsIncomplete(t *testing.T) {
 	fmt.Fprintln(zw, `{"traceEvents": []}`)
 	require.NoError(t, zw.Close())
 	require.NoError(t, os.WriteFile(victim, foreign.Bytes(), 0o644))
-	_, stderr, code = runBin(t, "analyze", sums)
-	assert.Equal(t, exitIncomplete, code)
+	_, stderr, code = runCLI(t, "analyze", sums)
+	assert.Equal(t, driver.ExitIncomplete, code)
 	assert.Contains(t, stderr, victim+": byte 0 of the decompressed summary: not an hcclprof rank summary")
 }
 
@@ -246,6 +247,9 @@ ddp: {bucket_mb: 25, overlap: 0.8}
 // from every compute kernel, which a summary folds; the summary carries the count, so
 // the report (and the advice that states the count) is the raw data's.
 func TestSummaryKeepsTheMicroBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a generated run of 8 micro-batches per step, analysed four times")
+	}
 	sc, err := scenario.Parse([]byte(`
 product: a2
 ranks: 8
@@ -261,6 +265,6 @@ ddp: {bucket_mb: 25, overlap: 0.3, accumulation: 8}
 	summarize(t, sums, dir)
 	sameReports(t, []string{dir}, []string{sums})
 	// Accumulating 16 is twice the 8 the profile holds (with 1 assumed it would be 16×).
-	out, _, _ := runBin(t, "advise", "--format", "json", sums)
+	out, _, _ := runCLI(t, "advise", "--format", "json", sums)
 	assert.Contains(t, out, "the effective batch grows 2×", "the count read from the summaries is 8")
 }

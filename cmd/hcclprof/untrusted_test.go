@@ -71,7 +71,7 @@ func TestUntrustedNames(t *testing.T) {
 	outputs := map[string]string{}
 	run := func(name string, okCodes []int, args ...string) string {
 		t.Helper()
-		stdout, stderr, code := runBin(t, args...)
+		stdout, stderr, code := runCLI(t, args...)
 		require.Contains(t, okCodes, code, "%s: stderr %s", name, stderr)
 		outputs[name] = stdout
 		outputs[name+" stderr"] = stderr

@@ -40,6 +40,9 @@ func TestStampOf(t *testing.T) {
 
 // TestVersionLdflags: -X main.version and main.commit reach --version and the reports.
 func TestVersionLdflags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a second binary")
+	}
 	bin := filepath.Join(t.TempDir(), "hcclprof")
 	out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7-test -X main.commit=feedc0ffee12", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -1,23 +1,13 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
 
-	"github.com/hcclprof/hcclprof/advisor"
-	"github.com/hcclprof/hcclprof/advisor/costmodel"
-	"github.com/hcclprof/hcclprof/report"
+	"github.com/hcclprof/hcclprof/internal/driver"
 )
 
-func newWhatIfCmd() *cobra.Command {
-	var format string
-	var sets []string
-	var buffsizeMB int
-	var backwardShare float64
-	var af analysisFlags
-	var widthN int
+func newWhatIfCmd(in invocation) *cobra.Command {
+	var f driver.WhatIfFlags
 	cmd := &cobra.Command{
 		Use:   "whatif PATH... --set KNOB=VALUE",
 		Short: "Predict the step time and comm_share if a knob changes",
@@ -38,81 +28,18 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit; 3 inp
 incomplete unless --allow-partial.`,
 		Example: "  hcclprof whatif ./cluster --set bucket=64MiB --set accumulation=4",
 		Args:    cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			usage := usageError
-			if err := checkFormat(format); err != nil {
-				return err
-			}
-			width, err := textWidth(cmd, widthN, false)
-			if err != nil {
-				return err
-			}
-			if len(sets) == 0 {
-				return usage(fmt.Errorf("give at least one --set KNOB=VALUE (bucket, accumulation, buffsize, overlap, algo, dp)"))
-			}
-			if backwardShare <= 0 || backwardShare > 1 {
-				return usage(fmt.Errorf("--backward-share %g: want a fraction in (0, 1]", backwardShare))
-			}
-			if cmd.Flags().Changed("buffsize-mb") && buffsizeMB <= 0 {
-				return usage(fmt.Errorf("--buffsize-mb %d: want a positive size in MB", buffsizeMB))
-			}
-			var plan []costmodel.Setting
-			for _, s := range sets {
-				st, err := costmodel.ParseSetting(s)
-				if err != nil {
-					return usage(fmt.Errorf("--set %w", err))
-				}
-				plan = append(plan, st)
-			}
-			run, err := af.load(args)
-			if err != nil {
-				return err
-			}
-			// HCCL_BUFFSIZE as the run's environment says, unless given.
-			facts := advisor.FactsOf(advisor.EnvOf(run.cluster), "")
-			buffer := facts.BuffsizeBytes
-			if cmd.Flags().Changed("buffsize-mb") {
-				buffer = int64(buffsizeMB) << 20
-			}
-			acc, accNote := af.accumulation, ""
-			if acc == 0 {
-				acc, accNote = advisor.InferAccumulation(run.result)
-			}
-			bk, err := costmodel.FitBucketing(run.result, max(acc, 1), buffer)
-			if err != nil {
-				// The fit may fail because the input is damaged: say so too.
-				if perr := partial(run.cluster, run.result, af.allowPartial); perr != nil {
-					return usage(fmt.Errorf("%v; %v", err, perr))
-				}
-				return usage(err)
-			}
-			if accNote != "" {
-				bk.Notes = append([]string{accNote}, bk.Notes...)
-			}
-			bk.BackwardShare = backwardShare
-			// A forced HCCL_ALGO keeps HCCL's selector from re-choosing at new sizes.
-			bk.HCCLAlgoForced = advisor.ForcedLevel1(facts.HCCLAlgo, "allreduce") != ""
-			bk.Deterministic = facts.Deterministic
-			pred, err := bk.WhatIfPlan(plan)
-			if err != nil {
-				return usage(err)
-			}
-			doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred, Width: width}
-			if err := write(cmd, format, func(w io.Writer) error { return report.WriteWhatIfText(w, doc) },
-				func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) }); err != nil {
-				return err
-			}
-			return partial(run.cluster, run.result, af.allowPartial)
-		},
+		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+			return driver.WhatIf(in.env(cmd), args, f)
+		}),
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr (algo=auto: HCCL_ALGO unset), dp=64; repeatable (applied together)")
-	fl.Float64Var(&backwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
+	fl.StringArrayVar(&f.Sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr (algo=auto: HCCL_ALGO unset), dp=64; repeatable (applied together)")
+	fl.Float64Var(&f.BackwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
 	// The flag's own default is 0 so that the help states one default, the run's
 	// environment (HCCL's 200 MB when it is not set), not a second one of 200.
-	fl.IntVar(&buffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else HCCL's 200)")
-	fl.StringVar(&format, "format", "text", "text or json")
-	registerWidth(fl, &widthN)
-	af.register(fl)
+	fl.IntVar(&f.BuffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else HCCL's 200)")
+	fl.StringVar(&f.Format, "format", "text", "text or json")
+	registerWidth(fl, &f.Width)
+	registerAnalysis(fl, &f.Analysis)
 	return cmd
 }

@@ -1,4 +1,4 @@
-package main
+package costmodel
 
 import (
 	"encoding/csv"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 )
 
@@ -61,6 +62,8 @@ func TestModelAgainstPublishedA3(t *testing.T) {
 	rows, err := r.ReadAll()
 	require.NoError(t, err)
 	require.Equal(t, "op", rows[0][0])
+	a3, err := hardware.Lookup("A3")
+	require.NoError(t, err)
 	opName := map[string]string{"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter",
 		"broadcast": "broadcast", "all_to_all": "alltoall"}
 	type key struct{ op, band string }
@@ -85,7 +88,7 @@ func TestModelAgainstPublishedA3(t *testing.T) {
 		if ranks > 16 {
 			servers, npus = ranks/16, 16
 		}
-		doc, err := modelFlags{op: op, size: strconv.FormatInt(bytes, 10), product: "A3", servers: servers, npus: npus, format: "text"}.run()
+		doc, err := PriceOnProduct(a3, ProductQuery{Op: op, Bytes: bytes, Servers: servers, NPUsPerServer: npus, RDMALite: true})
 		if err != nil {
 			unpriced[op+": "+err.Error()]++
 			continue

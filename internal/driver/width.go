@@ -1,28 +1,18 @@
-package main
+package driver
 
 import (
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
-
-const widthHelp = "lay the text output out for N columns (0: no limit; at least 40); default: $COLUMNS, else the terminal's width when stdout is a terminal, else no limit"
-
-// registerWidth adds --width to a command with a text output.
-func registerWidth(fl *pflag.FlagSet, w *int) {
-	fl.IntVar(w, "width", 0, widthHelp)
-}
 
 // textWidth is the width the text output is laid out for: --width when given; else,
 // for stdout, $COLUMNS, else the terminal's width when stdout is a terminal. A file
 // (-o) or a pipe has no limit: the full tables, as a script or a file expects them,
 // the same on every machine. The report lays out no narrower than report.MinWidth.
-func textWidth(cmd *cobra.Command, flag int, toFile bool) (int, error) {
-	if cmd.Flags().Changed("width") {
+func textWidth(env Env, flag int, toFile bool) (int, error) {
+	if env.changed("width") {
 		if flag < 0 {
 			return 0, usageError(fmt.Errorf("--width %d: want a number of columns, or 0 for no limit", flag))
 		}
@@ -37,7 +27,7 @@ func textWidth(cmd *cobra.Command, flag int, toFile bool) (int, error) {
 			return n, nil
 		}
 	}
-	if f, ok := cmd.OutOrStdout().(*os.File); ok {
+	if f, ok := env.Stdout.(*os.File); ok {
 		if n := terminalWidth(f); n > 0 {
 			return n, nil
 		}

@@ -1,15 +1,11 @@
-package main
+package driver
 
 import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"strconv"
 	"strings"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
@@ -19,34 +15,22 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// analysisFlags are the flags that tune the analysis and the advice, shared by the
+// AnalysisFlags are the flags that tune the analysis and the advice, shared by the
 // commands that analyse a run; options() turns them into options in one place.
-type analysisFlags struct {
-	workers      int
-	skipSteps    []int
-	microbatches int
-	config       string
-	hardware     string
-	peaks        []string
-	quiet        bool
-	keepRank     int // a rank whose timeline to keep (-1: none), for the HTML report
-	framework    string
-	accumulation int
-	allowPartial bool
-}
-
-func (f *analysisFlags) register(fl *pflag.FlagSet) {
-	f.keepRank = -1
-	fl.IntVar(&f.workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
-	fl.IntSliceVar(&f.skipSteps, "skip-steps", nil, "leave these step numbers out of every figure (warm-up steps), e.g. --skip-steps 1,2")
-	fl.IntVar(&f.microbatches, "microbatches", 0, "pipeline micro-batches per step, for the theoretical bubble (0: inferred from the receives)")
-	fl.StringVar(&f.config, "config", "", "YAML file of thresholds, hardware and link peaks (see hcclprof.example.yaml)")
-	fl.StringVar(&f.hardware, "hardware", "", "the product for link peaks: "+strings.Join(hardware.Names(), ", ")+" (default: detected, else A2)")
-	fl.StringArrayVar(&f.peaks, "peak", nil, "override a link peak, TRANSPORT=GBPS (e.g. RDMA=12.5); repeatable")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (it shows only when stderr is a terminal)")
-	fl.StringVar(&f.framework, "framework", "", "how the advice is applied: ddp, megatron, deepspeed or mindspore (default: detected; DeepSpeed cannot be told from a profile)")
-	fl.IntVar(&f.accumulation, "grad-accumulation", 0, "micro-batches per optimizer step in the profiled run, for the advice's predictions (0: inferred from the backward passes in the timeline)")
-	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
+type AnalysisFlags struct {
+	Workers      int
+	SkipSteps    []int
+	Microbatches int
+	Config       string
+	Hardware     string
+	Peaks        []string
+	Quiet        bool
+	Framework    string
+	Accumulation int
+	AllowPartial bool
+	// keep names the ranks whose timelines are kept (nil: none): the HTML report's
+	// rank, every rank for the Chrome trace.
+	keep func(rank int) bool
 }
 
 // partial is the exit-3 error of every command whose input is incomplete (a rank
@@ -58,7 +42,7 @@ func partial(c *profile.Cluster, res *analysis.Result, allow bool) error {
 		return nil
 	}
 	fail := func(rank int, problem string) error {
-		return &exitError{code: exitIncomplete, err: fmt.Errorf("input incomplete (rank %d: %s); use --allow-partial to accept a partial result", rank, problem)}
+		return &exitError{code: ExitIncomplete, err: fmt.Errorf("input incomplete (rank %d: %s); use --allow-partial to accept a partial result", rank, problem)}
 	}
 	if c != nil {
 		for _, r := range c.Ranks {
@@ -82,7 +66,7 @@ func partial(c *profile.Cluster, res *analysis.Result, allow bool) error {
 			}
 		}
 		if res.Summary.Incomplete {
-			return &exitError{code: exitIncomplete, err: fmt.Errorf("input incomplete (see the warnings); use --allow-partial to accept a partial result")}
+			return &exitError{code: ExitIncomplete, err: fmt.Errorf("input incomplete (see the warnings); use --allow-partial to accept a partial result")}
 		}
 	}
 	return nil
@@ -115,46 +99,44 @@ func noSteps(c *profile.Cluster, steps int, skipped []int) error {
 
 // options builds the analysis and advisor options: defaults, then the config file,
 // then the flags.
-func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
+func (f *AnalysisFlags) options() (analysis.Options, advisor.Options, error) {
 	ao := analysis.Options{}
 	adv := advisor.DefaultOptions
-	if f.config != "" {
-		c, err := analysis.LoadConfig(f.config)
+	if f.Config != "" {
+		c, err := analysis.LoadConfig(f.Config)
 		if err != nil {
 			return ao, adv, err
 		}
 		if ao, err = c.Options(); err != nil {
-			return ao, adv, fmt.Errorf("%s: %w", f.config, err)
+			return ao, adv, fmt.Errorf("%s: %w", f.Config, err)
 		}
 		if c.CommBudget != nil {
 			adv.CommBudget = *c.CommBudget
 		}
 	}
-	ao.Workers, ao.SkipSteps, ao.Microbatches = f.workers, f.skipSteps, f.microbatches
-	if f.framework != "" {
-		fw, err := advisor.ParseFramework(f.framework)
+	ao.Workers, ao.SkipSteps, ao.Microbatches = f.Workers, f.SkipSteps, f.Microbatches
+	if f.Framework != "" {
+		fw, err := advisor.ParseFramework(f.Framework)
 		if err != nil {
 			return ao, adv, fmt.Errorf("--framework: %w", err)
 		}
 		adv.Framework = fw
 	}
-	if f.accumulation < 0 {
-		return ao, adv, fmt.Errorf("--grad-accumulation %d: want ≥ 1 (0: inferred)", f.accumulation)
+	if f.Accumulation < 0 {
+		return ao, adv, fmt.Errorf("--grad-accumulation %d: want ≥ 1 (0: inferred)", f.Accumulation)
 	}
-	adv.Accumulation = f.accumulation
-	if keep := f.keepRank; keep >= 0 {
-		ao.KeepTimeline = func(rank int) bool { return rank == keep }
-	}
-	if f.hardware != "" {
-		p, err := hardware.Lookup(f.hardware)
+	adv.Accumulation = f.Accumulation
+	ao.KeepTimeline = f.keep
+	if f.Hardware != "" {
+		p, err := hardware.Lookup(f.Hardware)
 		if err != nil {
 			return ao, adv, fmt.Errorf("--hardware: %w", err)
 		}
-		p.Source = "--hardware " + f.hardware
+		p.Source = "--hardware " + f.Hardware
 		ao.Hardware = &p
 	}
 	// --peak overrides the config file's peaks, on the named or detected product.
-	for _, kv := range f.peaks {
+	for _, kv := range f.Peaks {
 		k, v, ok := strings.Cut(kv, "=")
 		gbps, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if !ok || err != nil || gbps <= 0 || strings.TrimSpace(k) == "" {
@@ -177,17 +159,6 @@ func withFramework(o advisor.Options, c *profile.Cluster) advisor.Options {
 	return o
 }
 
-// usageError marks an error as a usage or input error (exit 2).
-func usageError(err error) error { return &exitError{code: exitUsage, err: err} }
-
-// checkFormat accepts text or json.
-func checkFormat(format string) error {
-	if format != "text" && format != "json" {
-		return usageError(fmt.Errorf("unknown --format %q: want text or json", format))
-	}
-	return nil
-}
-
 // loaded is a run read and analysed with the flags' options.
 type loaded struct {
 	cluster *profile.Cluster
@@ -196,8 +167,13 @@ type loaded struct {
 }
 
 // load reads the runs under args, summarising each rank as it is read.
-func (f *analysisFlags) load(args []string) (*loaded, error) {
-	return f.loadWith(args, nil)
+func (f *AnalysisFlags) load(env Env, args []string) (*loaded, error) {
+	return f.loadWith(env, args, nil)
+}
+
+// advise is the advisor's output on the run.
+func (l *loaded) advise() advisor.Advice {
+	return advisor.Advise(l.result, advisor.EnvOf(l.cluster), l.advisor)
 }
 
 // rankHooks give a command its own work on each rank as it is read (parser.LoadOptions'
@@ -206,12 +182,12 @@ func (f *analysisFlags) load(args []string) (*loaded, error) {
 type rankHooks func(acc *analysis.Accumulator) (onRank, inOrder func(*profile.Rank))
 
 // loadWith is load with hooks (nil: none).
-func (f *analysisFlags) loadWith(args []string, hooks rankHooks) (*loaded, error) {
+func (f *AnalysisFlags) loadWith(env Env, args []string, hooks rankHooks) (*loaded, error) {
 	opts, advOpts, err := f.options()
 	if err != nil {
 		return nil, usageError(err)
 	}
-	prog := progress.New(os.Stderr, f.quiet)
+	prog := progress.New(env.Stderr, f.Quiet)
 	acc := analysis.NewAccumulator(opts)
 	onRank := acc.Add
 	var inOrder func(*profile.Rank) // none: the ranks' order does not matter to analyze
@@ -233,8 +209,7 @@ func (f *analysisFlags) loadWith(args []string, hooks rankHooks) (*loaded, error
 }
 
 // write renders with the text or the JSON writer; a failed write is exit 2.
-func write(cmd *cobra.Command, format string, text, json func(io.Writer) error) error {
-	w := cmd.OutOrStdout()
+func write(w io.Writer, format string, text, json func(io.Writer) error) error {
 	var err error
 	if format == "json" {
 		err = json(w)

@@ -1,17 +1,12 @@
-package main
+package driver
 
 import (
-	"os"
 	"strings"
 )
 
-// recordedCommand is the command line a report records: "hcclprof" and the arguments,
-// each quoted for a POSIX shell, so that pasting it runs the same command.
-func recordedCommand() string {
-	return commandLine("hcclprof", os.Args[1:])
-}
-
-func commandLine(name string, args []string) string {
+// CommandLine is name and args as one line of a POSIX shell, each argument quoted so
+// that pasting the line runs the same command.
+func CommandLine(name string, args []string) string {
 	words := make([]string, 0, 1+len(args))
 	words = append(words, name)
 	for _, a := range args {

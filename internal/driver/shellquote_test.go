@@ -1,7 +1,9 @@
-package main
+package driver
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +40,7 @@ func TestShellQuote(t *testing.T) {
 		assert.Equal(t, tt.want, shellQuote(tt.in), "%q", tt.in)
 	}
 	assert.Equal(t, `hcclprof analyze 'my runs/x' --fail-on 'comm_share>30%'`,
-		commandLine("hcclprof", []string{"analyze", "my runs/x", "--fail-on", "comm_share>30%"}))
+		CommandLine("hcclprof", []string{"analyze", "my runs/x", "--fail-on", "comm_share>30%"}))
 }
 
 // shellWords has a POSIX shell split and expand quoted words, and returns what it got.
@@ -62,9 +64,11 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 	for _, a := range args {
 		assert.Equal(t, []string{a}, shellWords(t, shellQuote(a)), "%q quoted as %s", a, shellQuote(a))
 	}
-	got := commandLine("hcclprof", args)
+	got := CommandLine("hcclprof", args)
 	assert.Equal(t, append([]string{"hcclprof"}, args...), shellWords(t, got))
 }
+
+const sample = "../../fixtures/samples/demo-2node-8rank"
 
 // TestRecordedCommandQuoted: the command a JSON report records, pasted into a shell,
 // gives the binary the arguments it was run with (a path with a space, a quote, '$'
@@ -73,16 +77,17 @@ func TestRecordedCommandQuoted(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "it's $HOME; a run")
 	require.NoError(t, os.CopyFS(in, os.DirFS(sample)))
 	args := []string{"analyze", in, "--format", "json", "--fail-on", "comm_share>99%"}
-	out, stderr, code := runBin(t, args...)
-	require.Equal(t, 0, code, stderr)
+	var out, md bytes.Buffer
+	env := Env{Stdout: &out, Stderr: io.Discard, Args: args}
+	require.NoError(t, Analyze(env, []string{in}, AnalyzeFlags{Format: "json", FailOn: []string{"comm_share>99%"}}))
 	var doc struct {
 		Tool struct{ Command string } `json:"tool"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
 	assert.Contains(t, doc.Tool.Command, `'comm_share>99%'`)
 	assert.Equal(t, append([]string{"hcclprof"}, args...), shellWords(t, doc.Tool.Command))
 
-	md, stderr, code := runBin(t, "analyze", in, "--format", "markdown")
-	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, md, "<sub>`hcclprof analyze '"+strings.ReplaceAll(in, "'", `'\''`)+"' --format markdown`")
+	env = Env{Stdout: &md, Stderr: io.Discard, Args: []string{"analyze", in, "--format", "markdown"}}
+	require.NoError(t, Analyze(env, []string{in}, AnalyzeFlags{Format: "markdown"}))
+	assert.Contains(t, md.String(), "<sub>`hcclprof analyze '"+strings.ReplaceAll(in, "'", `'\''`)+"' --format markdown`")
 }

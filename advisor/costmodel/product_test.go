@@ -1,18 +1,29 @@
-package main
+package costmodel
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/analysis/hardware"
 )
 
-// TestModel910A: on 910A the model prices level 0 as HCCL runs it there, the 8P ring
+// priceOn prices size bytes of op on servers servers of product.
+func priceOn(t *testing.T, product, op string, size int64, servers int) ProductPrice {
+	t.Helper()
+	hw, err := hardware.Lookup(product)
+	require.NoError(t, err)
+	p, err := PriceOnProduct(hw, ProductQuery{Op: op, Bytes: size, Servers: servers, RDMALite: true})
+	require.NoError(t, err, op)
+	return p
+}
+
+// TestPriceOn910A: on 910A the model prices level 0 as HCCL runs it there, the 8P ring
 // (2·7 steps and 2·7/8 of the vector over one 10 GB/s link), never a mesh, and names
 // no pipeline; HCCL's choice on 5 servers is Ring. A2 keeps its mesh.
-func TestModel910A(t *testing.T) {
-	doc, err := modelFlags{op: "allreduce", size: "64MiB", product: "910a", servers: 5, format: "text"}.run()
-	require.NoError(t, err)
+func TestPriceOn910A(t *testing.T) {
+	doc := priceOn(t, "910a", "allreduce", 64<<20, 5)
 	require.NotNil(t, doc.Choice)
 	assert.Equal(t, "ring", doc.Choice.Algo)
 	assert.Equal(t, "hierarchical-ring-ring", doc.Cost.Algo)
@@ -22,17 +33,14 @@ func TestModel910A(t *testing.T) {
 	assert.Contains(t, doc.Notes[0], "ring for 8 NPUs on 910A")
 
 	for _, op := range []string{"broadcast", "reduce", "alltoall", "allgather", "reducescatter"} {
-		doc, err := modelFlags{op: op, size: "64MiB", product: "910a", servers: 5, format: "text"}.run()
-		require.NoError(t, err, op)
+		doc := priceOn(t, "910a", op, 64<<20, 5)
 		require.NotNil(t, doc.Choice, op)
 		assert.NotEqual(t, "pipeline", doc.Choice.Algo, op)
 		assert.Positive(t, doc.Cost.TimeUs, op)
 	}
-	doc, err = modelFlags{op: "alltoall", size: "64MiB", product: "a2", servers: 4, format: "text"}.run()
-	require.NoError(t, err)
+	doc = priceOn(t, "a2", "alltoall", 64<<20, 4)
 	assert.Equal(t, "staged", doc.Choice.Algo)
 
-	doc, err = modelFlags{op: "allreduce", size: "64MiB", product: "a2", servers: 4, format: "text"}.run()
-	require.NoError(t, err)
+	doc = priceOn(t, "a2", "allreduce", 64<<20, 4)
 	assert.Contains(t, doc.Notes[0], "mesh for 8 NPUs on A2")
 }

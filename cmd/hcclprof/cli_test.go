@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Most tests run the command line in-process (runCLI: run with the test's arguments,
+// stdout and stderr); a few run the built binary (runBin) for what only a process
+// shows: its real exit status, processes writing into one directory at once, the
+// version stamped by the linker.
+
+// The binary is built once, by the first test that runs it.
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binary builds hcclprof for the subprocess tests.
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "hcclprof-e2e")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "hcclprof")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+// runBin runs the built binary.
+func runBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runBinEnv(t, nil, args...)
+}
+
+// runBinEnv runs the binary with the test's environment plus env ("NAME=value").
+// GITHUB_STEP_SUMMARY is dropped unless env sets it, so that tests run inside
+// GitHub Actions do not append their reports to the real job summary, and COLUMNS,
+// so that the text output is the full layout whatever the test's terminal.
+func runBinEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GITHUB_STEP_SUMMARY=") && !strings.HasPrefix(kv, "COLUMNS=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return o.String(), e.String(), ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return o.String(), e.String(), 0
+}
+
+// runCLI runs the command line in-process, as the binary would.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runCLIEnv(t, nil, args...)
+}
+
+// cliTimeout bounds one in-process run: a FIFO or a damaged file must not hang a
+// command.
+const cliTimeout = 60 * time.Second
+
+// runCLIEnv is runCLI with the environment variables of env ("NAME=value") set for
+// the run; GITHUB_STEP_SUMMARY and COLUMNS are empty unless env sets them (see
+// runBinEnv). A run that does not return within cliTimeout fails the test, and a
+// panic is reported on stderr as the binary would print it.
+func runCLIEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	t.Setenv("COLUMNS", "")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	var o, e bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				fmt.Fprintf(&e, "panic: %v\n\n%s", p, debug.Stack())
+				done <- 2
+			}
+		}()
+		done <- run(args, &o, &e)
+	}()
+	select {
+	case code = <-done:
+	case <-time.After(cliTimeout):
+		t.Fatalf("%v: no answer in %s (hung)", args, cliTimeout)
+	}
+	return o.String(), e.String(), code
+}

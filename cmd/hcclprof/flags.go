@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/internal/driver"
+)
+
+// formatsOf is the one table of the output formats each command allows (export's
+// --to, every other command's --format): the commands check their flag against it
+// and shell completion offers it. gen's are the generator's, which checks them itself
+// (it also takes their aliases).
+var formatsOf = map[string][]string{
+	"analyze":   {"text", "json", "markdown", "html"},
+	"diff":      {"text", "json", "markdown"},
+	"gen":       {"text", "db", "msprof"},
+	"export":    {"parquet", "csv", "trace"},
+	"advise":    {"text", "json"},
+	"calibrate": {"text", "json"},
+	"inspect":   {"text", "json"},
+	"model":     {"text", "json"},
+	"whatif":    {"text", "json"},
+}
+
+// formatFlag is the flag that names a command's format.
+func formatFlag(command string) string {
+	if command == "export" {
+		return "to"
+	}
+	return "format"
+}
+
+// checkFormat is the one usage error of a format the command does not write.
+func checkFormat(cmd *cobra.Command, format string) error {
+	formats := formatsOf[cmd.Name()]
+	for _, f := range formats {
+		if f == format {
+			return nil
+		}
+	}
+	want := strings.Join(formats, ", ")
+	if i := strings.LastIndex(want, ", "); i >= 0 {
+		want = want[:i] + " or " + want[i+2:]
+	}
+	return driver.UsageError(fmt.Errorf("unknown --%s %q: want %s", formatFlag(cmd.Name()), format, want))
+}
+
+// withFormat wraps a command's RunE: the format is checked before anything is read.
+func withFormat(format *string, run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := checkFormat(cmd, *format); err != nil {
+			return err
+		}
+		return run(cmd, args)
+	}
+}
+
+const widthHelp = "lay the text output out for N columns (0: no limit; at least 40); default: $COLUMNS, else the terminal's width when stdout is a terminal, else no limit"
+
+// registerWidth adds --width to a command with a text output.
+func registerWidth(fl *pflag.FlagSet, w *int) {
+	fl.IntVar(w, "width", 0, widthHelp)
+}
+
+// registerAnalysis adds the flags that tune the analysis and the advice, shared by the
+// commands that analyse a run.
+func registerAnalysis(fl *pflag.FlagSet, f *driver.AnalysisFlags) {
+	fl.IntVar(&f.Workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
+	fl.IntSliceVar(&f.SkipSteps, "skip-steps", nil, "leave these step numbers out of every figure (warm-up steps), e.g. --skip-steps 1,2")
+	fl.IntVar(&f.Microbatches, "microbatches", 0, "pipeline micro-batches per step, for the theoretical bubble (0: inferred from the receives)")
+	fl.StringVar(&f.Config, "config", "", "YAML file of thresholds, hardware and link peaks (see hcclprof.example.yaml)")
+	fl.StringVar(&f.Hardware, "hardware", "", "the product for link peaks: "+strings.Join(hardware.Names(), ", ")+" (default: detected, else A2)")
+	fl.StringArrayVar(&f.Peaks, "peak", nil, "override a link peak, TRANSPORT=GBPS (e.g. RDMA=12.5); repeatable")
+	fl.BoolVarP(&f.Quiet, "quiet", "q", false, "no progress on stderr (it shows only when stderr is a terminal)")
+	fl.StringVar(&f.Framework, "framework", "", "how the advice is applied: ddp, megatron, deepspeed or mindspore (default: detected; DeepSpeed cannot be told from a profile)")
+	fl.IntVar(&f.Accumulation, "grad-accumulation", 0, "micro-batches per optimizer step in the profiled run, for the advice's predictions (0: inferred from the backward passes in the timeline)")
+	fl.BoolVar(&f.AllowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
+}

@@ -1,0 +1,179 @@
+package driver
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
+	"github.com/hcclprof/hcclprof/report"
+)
+
+// AnalyzeFlags is analyze's flags.
+type AnalyzeFlags struct {
+	Format       string
+	Output       string
+	FailOn       []string
+	JUnit        string
+	TimelineRank int
+	GitHub       bool
+	Width        int
+	Analysis     AnalysisFlags
+}
+
+// Analyze is hcclprof analyze: the report of the runs under args, its gates and
+// its CI outputs.
+func Analyze(env Env, args []string, f AnalyzeFlags) error {
+	usage := usageError
+	width, err := textWidth(env, f.Width, f.Output != "")
+	if err != nil {
+		return err
+	}
+	gates := make([]analysis.Gate, 0, len(f.FailOn))
+	for _, expr := range f.FailOn {
+		g, err := analysis.ParseGate(expr, analysis.MetricNames)
+		if err != nil {
+			return usage(err)
+		}
+		gates = append(gates, g)
+	}
+	// Each rank is summarised as soon as it is read and its timeline dropped, so memory
+	// follows the summaries, not the traces.
+	keepRank := -1
+	if f.Format == "html" {
+		keepRank = f.TimelineRank
+		f.Analysis.keep = func(rank int) bool { return rank == keepRank }
+	}
+	run, err := f.Analysis.load(env, args)
+	if err != nil {
+		return err
+	}
+	cluster, res, advOpts := run.cluster, run.result, run.advisor
+	// The job summary is only written with --github, so a local run with the variable
+	// left over in its environment does not touch the file.
+	var stepSummary string
+	if f.GitHub {
+		stepSummary = os.Getenv("GITHUB_STEP_SUMMARY")
+	}
+	if err := checkOutputs(args, cluster, output{"-o", f.Output}, output{"--junit", f.JUnit}, output{"$GITHUB_STEP_SUMMARY", stepSummary}); err != nil {
+		return err
+	}
+	opts := analysis.Options{SkipSteps: f.Analysis.SkipSteps}
+	advice := run.advise()
+	doc := &report.Document{
+		TimelineRank: timelineRank(cluster, keepRank),
+		Result:       res,
+		Advice:       &advice,
+		CommBudget:   advOpts.CommBudget,
+		Gates:        analysis.EvaluateGates(gates, res.Summary.Metrics()),
+		Notes:        append(cluster.Notes, skippedNote(opts.SkipSteps)...),
+		Command:      env.command(),
+		Version:      env.Version,
+		Width:        width,
+	}
+	var w io.Writer = env.Stdout
+	if f.Output != "" {
+		file, err := os.Create(f.Output)
+		if err != nil {
+			return usage(err)
+		}
+		defer file.Close()
+		w = file
+	}
+	switch f.Format {
+	case "json":
+		err = report.WriteJSON(w, doc)
+	case "markdown":
+		err = report.WriteMarkdown(w, doc)
+	case "html":
+		err = report.WriteHTML(w, doc)
+	default:
+		err = report.WriteText(w, doc)
+	}
+	if err != nil {
+		return usage(err)
+	}
+	if f.GitHub {
+		// stderr, so that stdout stays the report alone (valid JSON with --format json);
+		// the Actions runner reads workflow commands from both streams.
+		if err := report.WriteGitHubAnnotations(env.Stderr, doc); err != nil {
+			return usage(err)
+		}
+		if stepSummary != "" {
+			if err := appendFile(stepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, doc) }); err != nil {
+				return usage(fmt.Errorf("$GITHUB_STEP_SUMMARY: %w", err))
+			}
+		}
+	}
+	if f.JUnit != "" {
+		if err := createFile(f.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, doc) }); err != nil {
+			return usage(err)
+		}
+	}
+	if err := partial(cluster, res, f.Analysis.AllowPartial); err != nil {
+		return err
+	}
+	if failed := doc.FailedGates(); len(failed) > 0 {
+		names := make([]string, len(failed))
+		for i, g := range failed {
+			names[i] = g.Expr
+		}
+		fmt.Fprintf(env.Stderr, "hcclprof: gate failed: %s\n", strings.Join(names, "; "))
+		return &exitError{code: ExitGateFailed}
+	}
+	return nil
+}
+
+// appendFile appends what write writes to the file at path, creating it: the job
+// summary file of GitHub Actions, which shows its Markdown on the run's summary page
+// and to which other steps append too.
+func appendFile(path string, write func(io.Writer) error) error {
+	return writeFileWith(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644, write)
+}
+
+// createFile writes what write writes to a new file at path (a JUnit report).
+func createFile(path string, write func(io.Writer) error) error {
+	return writeFileWith(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666, write) // as os.Create
+}
+
+// writeFileWith opens path with flag and perm and writes to it; a failed close is the
+// error when the write did not fail first.
+func writeFileWith(path string, flag int, perm os.FileMode, write func(io.Writer) error) error {
+	file, err := os.OpenFile(path, flag, perm)
+	if err != nil {
+		return err
+	}
+	err = write(file)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// skippedNote says which steps --skip-steps left out, so a report never hides it.
+func skippedNote(steps []int) []string {
+	if len(steps) == 0 {
+		return nil
+	}
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		parts[i] = strconv.Itoa(s)
+	}
+	return []string{"steps " + strings.Join(parts, ", ") + " left out of every figure (--skip-steps)"}
+}
+
+// timelineRank is the rank whose timeline was kept, or nil.
+func timelineRank(c *profile.Cluster, rank int) *profile.Rank {
+	if rank < 0 {
+		return nil
+	}
+	for _, r := range c.Ranks {
+		if r.Rank == rank && len(r.Compute) > 0 {
+			return r
+		}
+	}
+	return nil
+}

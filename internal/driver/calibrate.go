@@ -1,0 +1,37 @@
+package driver
+
+import (
+	"io"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/report"
+)
+
+// CalibrateFlags is calibrate's flags.
+type CalibrateFlags struct {
+	Format   string
+	Width    int
+	Analysis AnalysisFlags
+}
+
+// Calibrate is hcclprof calibrate: each link's latency and bandwidth fitted on the
+// run's own transfers, and the cost model's error per op type.
+func Calibrate(env Env, args []string, f CalibrateFlags) error {
+	width, err := textWidth(env, f.Width, false)
+	if err != nil {
+		return err
+	}
+	run, err := f.Analysis.load(env, args)
+	if err != nil {
+		return err
+	}
+	buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "").BuffsizeBytes
+	doc := report.CalibrationDoc{Links: costmodel.Calibrate(run.result.Communication.TransferSamples),
+		BackTest: costmodel.BackTest(run.result, buffer), Width: width}
+	if err := write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteCalibrationText(w, doc) },
+		func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) }); err != nil {
+		return err
+	}
+	return partial(run.cluster, run.result, f.Analysis.AllowPartial)
+}

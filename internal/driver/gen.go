@@ -1,0 +1,169 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/fixtures/render"
+	"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/fixtures/sim"
+)
+
+// GenFlags is gen's flags.
+type GenFlags struct {
+	List     bool
+	Show     bool
+	Output   string
+	Format   string
+	Seed     int64
+	Steps    int
+	Ranks    int
+	Workers  int
+	Force    bool
+	Omit     []string
+	MaxBytes string
+}
+
+// Gen is hcclprof gen: a synthetic cluster profile from a scenario, with its ground
+// truth; with List, the built-in scenarios; with Show, the scenario itself.
+func Gen(env Env, args []string, f GenFlags) error {
+	usage := usageError
+	out := env.Stdout
+	if f.List {
+		for _, name := range scenario.BuiltinNames() {
+			sc, err := scenario.Builtin(name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%-24s %s\n", name, sc.Description)
+		}
+		return nil
+	}
+	sc, err := loadScenario(args[0])
+	if err != nil {
+		return usage(err)
+	}
+	if f.Show {
+		if text, err := scenario.BuiltinYAML(args[0]); err == nil {
+			_, err = out.Write(text)
+			return err
+		}
+		_, err := out.Write(append(sc.JSON(), '\n'))
+		return err
+	}
+	if f.Output == "" {
+		return usage(errors.New("gen needs an output directory: -o DIR"))
+	}
+	format, err := render.ParseFormat(f.Format)
+	if err != nil {
+		return usage(err)
+	}
+	maxBytes, err := parseByteSize(f.MaxBytes)
+	if err != nil {
+		return usage(fmt.Errorf("--max-bytes: %w", err))
+	}
+	if f.Seed != 0 {
+		sc.Seed = f.Seed
+	}
+	for _, o := range []struct {
+		flag  string
+		value int
+		field *int
+	}{{"steps", f.Steps, &sc.Steps}, {"ranks", f.Ranks, &sc.Ranks}} {
+		if env.changed(o.flag) {
+			if o.value < 1 {
+				return usage(fmt.Errorf("--%s %d: must be at least 1", o.flag, o.value))
+			}
+			*o.field = o.value
+			sc.Overridden(o.flag)
+		}
+	}
+	if env.changed("omit") {
+		sc.Omit = nil
+		for _, o := range f.Omit {
+			if o != "none" {
+				sc.Omit = append(sc.Omit, o)
+			}
+		}
+	}
+	if entries, err := os.ReadDir(f.Output); err == nil && len(entries) > 0 && !f.Force {
+		return usage(fmt.Errorf("%s is not empty (use --force to write into it)", f.Output))
+	}
+	// The limits again, after the flags changed the scenario, and its size: all
+	// before simulating, which holds every rank's schedule in memory.
+	if err := sc.Normalize(); err != nil {
+		return usage(err)
+	}
+	if est := render.EstimateBytes(sc, format); maxBytes > 0 && est > float64(maxBytes) {
+		return usage(fmt.Errorf("%s would write about %s in the %s format, above the limit of %s (--max-bytes raises it)",
+			sc.Name, fmtBytes(est), format, fmtBytes(float64(maxBytes))))
+	}
+	if maxBytes == 0 {
+		maxBytes = -1 // render's "no limit"
+	}
+	run, err := sim.Simulate(sc)
+	if err != nil {
+		return usage(err)
+	}
+	truth, st, err := render.WriteCluster(run, f.Output, render.Options{Format: format, Workers: f.Workers, Version: env.Version, MaxBytes: maxBytes})
+	if err != nil {
+		return err
+	}
+	secs := st.Elapsed.Seconds()
+	fmt.Fprintf(env.Stderr, "hcclprof gen: %s: %d ranks × %d steps, %s format, %d files, %.1f MB in %.2f s (%.0f MB/s, %.1f ranks/s)\n",
+		sc.Name, st.Ranks, sc.Steps, format, st.Files, float64(st.Bytes)/1e6, secs, float64(st.Bytes)/1e6/secs, float64(st.Ranks)/secs)
+	fmt.Fprintf(out, "wrote %s: comm_share %.4f, step %.1f us, %d problems (ground truth in %s)\n",
+		f.Output, truth.Summary.CommShare, truth.Summary.StepTimeUs, len(truth.Problems), f.Output+"/ground_truth.json")
+	return nil
+}
+
+// loadScenario takes a built-in name or a scenario file.
+func loadScenario(arg string) (*scenario.Scenario, error) {
+	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") || strings.HasSuffix(arg, ".json") {
+		return scenario.Load(arg)
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return scenario.Load(arg)
+	}
+	return scenario.Builtin(arg)
+}
+
+// parseByteSize reads a size: a number of bytes, with an optional decimal (KB, MB,
+// GB, TB) or binary (KiB, MiB, GiB, TiB) unit.
+func parseByteSize(text string) (int64, error) {
+	t := strings.TrimSpace(text)
+	units := []struct {
+		suffix string
+		scale  float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	scale := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(t), strings.ToUpper(u.suffix)) {
+			t, scale = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.scale
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || v < 0 || v*scale >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is not a size (bytes, or a number with KB, MB, GB, TB, KiB, MiB, GiB or TiB)", text)
+	}
+	return int64(v * scale), nil
+}
+
+// fmtBytes writes a size in binary units.
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1<<40:
+		return fmt.Sprintf("%.1f TiB", b/(1<<40))
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.0f bytes", b)
+}

@@ -1,0 +1,45 @@
+package driver
+
+import (
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/report"
+)
+
+// InspectFlags is inspect's flags.
+type InspectFlags struct {
+	Format       string
+	Workers      int
+	AllowPartial bool
+	Width        int
+}
+
+// Inspect is hcclprof inspect: per rank, what was found and which analyses the data
+// supports.
+func Inspect(env Env, args []string, f InspectFlags) error {
+	width, err := textWidth(env, f.Width, false)
+	if err != nil {
+		return err
+	}
+	cluster, err := parser.LoadCluster(args, parser.LoadOptions{Workers: f.Workers})
+	if err != nil {
+		return usageError(err)
+	}
+	doc := &report.InspectDocument{Ranks: analysis.Inspect(cluster), Notes: cluster.Notes,
+		Command: env.command(), Version: env.Version, Width: width}
+	if f.Format == "json" {
+		err = report.WriteInspectJSON(env.Stdout, doc)
+	} else {
+		err = report.WriteInspectText(env.Stdout, doc)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	// The same verdict as the other commands: a run without a step to measure
+	// is refused, a rank without one is incomplete.
+	res := analysis.Analyze(cluster, analysis.Options{Workers: f.Workers})
+	if err := nothingToAnalyse(cluster, res, nil); err != nil {
+		return err
+	}
+	return partial(cluster, res, f.AllowPartial)
+}

@@ -1,0 +1,71 @@
+package driver
+
+import (
+	"errors"
+
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/report"
+)
+
+// ModelFlags is model's flags.
+type ModelFlags struct {
+	Op, Algo, Size, Product, Format string
+	Ranks, Servers, NPUs            int
+	AlphaUs, BWGBps, GammaGBps      float64
+	BuffsizeMB                      int
+	Width                           int
+	Deterministic, NoRDMALite       bool
+}
+
+// Model is hcclprof model: one collective priced with the α-β-γ model, or on a
+// product as HCCL would run it.
+func Model(env Env, f ModelFlags) error {
+	width, err := textWidth(env, f.Width, false)
+	if err != nil {
+		return err
+	}
+	doc, err := f.price()
+	if err != nil {
+		return usageError(err)
+	}
+	doc.Width = width
+	if f.Format == "json" {
+		err = report.WriteModelJSON(env.Stdout, doc)
+	} else {
+		err = report.WriteModelText(env.Stdout, doc)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	return nil
+}
+
+// price is the model's answer: the op on the link given, or on the product.
+func (f ModelFlags) price() (report.ModelDoc, error) {
+	if f.Size == "" {
+		return report.ModelDoc{}, errors.New("--size is required")
+	}
+	n, err := costmodel.ParseSize(f.Size)
+	if err != nil {
+		return report.ModelDoc{}, err
+	}
+	buffer := int64(f.BuffsizeMB) << 20
+	if f.Product == "" {
+		if f.Algo == "" || f.Ranks < 2 || f.BWGBps <= 0 {
+			return report.ModelDoc{}, errors.New("give --algo, --ranks (≥ 2) and --bw-gbps (and --alpha-us), or --product and --servers")
+		}
+		c, err := costmodel.Model(f.Op, f.Algo, f.Ranks, n, costmodel.Link{AlphaUs: f.AlphaUs, BWGBps: f.BWGBps, GammaBWGBps: f.GammaGBps}, buffer)
+		return report.ModelDoc{Cost: c}, err
+	}
+	hw, err := hardware.Lookup(f.Product)
+	if err != nil {
+		return report.ModelDoc{}, err
+	}
+	if f.Servers < 1 {
+		return report.ModelDoc{}, errors.New("--servers is required with --product")
+	}
+	p, err := costmodel.PriceOnProduct(hw, costmodel.ProductQuery{Op: f.Op, Bytes: n, Servers: f.Servers, NPUsPerServer: f.NPUs,
+		BufferBytes: buffer, GammaGBps: f.GammaGBps, Deterministic: f.Deterministic, RDMALite: !f.NoRDMALite})
+	return report.ModelDoc{Product: p.Product, Servers: p.Servers, Choice: p.Choice, Cost: p.Cost, Notes: p.Notes}, err
+}

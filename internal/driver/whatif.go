@@ -1,0 +1,86 @@
+package driver
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/report"
+)
+
+// WhatIfFlags is whatif's flags.
+type WhatIfFlags struct {
+	Format        string
+	Sets          []string
+	BuffsizeMB    int
+	BackwardShare float64
+	Width         int
+	Analysis      AnalysisFlags
+}
+
+// WhatIf is hcclprof whatif: the step time and comm_share predicted with the knobs
+// of f.Sets changed together.
+func WhatIf(env Env, args []string, f WhatIfFlags) error {
+	usage := usageError
+	width, err := textWidth(env, f.Width, false)
+	if err != nil {
+		return err
+	}
+	if len(f.Sets) == 0 {
+		return usage(fmt.Errorf("give at least one --set KNOB=VALUE (bucket, accumulation, buffsize, overlap, algo, dp)"))
+	}
+	if f.BackwardShare <= 0 || f.BackwardShare > 1 {
+		return usage(fmt.Errorf("--backward-share %g: want a fraction in (0, 1]", f.BackwardShare))
+	}
+	if env.changed("buffsize-mb") && f.BuffsizeMB <= 0 {
+		return usage(fmt.Errorf("--buffsize-mb %d: want a positive size in MB", f.BuffsizeMB))
+	}
+	var plan []costmodel.Setting
+	for _, s := range f.Sets {
+		st, err := costmodel.ParseSetting(s)
+		if err != nil {
+			return usage(fmt.Errorf("--set %w", err))
+		}
+		plan = append(plan, st)
+	}
+	run, err := f.Analysis.load(env, args)
+	if err != nil {
+		return err
+	}
+	// HCCL_BUFFSIZE as the run's environment says, unless given.
+	facts := advisor.FactsOf(advisor.EnvOf(run.cluster), "")
+	buffer := facts.BuffsizeBytes
+	if env.changed("buffsize-mb") {
+		buffer = int64(f.BuffsizeMB) << 20
+	}
+	acc, accNote := f.Analysis.Accumulation, ""
+	if acc == 0 {
+		acc, accNote = advisor.InferAccumulation(run.result)
+	}
+	bk, err := costmodel.FitBucketing(run.result, max(acc, 1), buffer)
+	if err != nil {
+		// The fit may fail because the input is damaged: say so too.
+		if perr := partial(run.cluster, run.result, f.Analysis.AllowPartial); perr != nil {
+			return usage(fmt.Errorf("%v; %v", err, perr))
+		}
+		return usage(err)
+	}
+	if accNote != "" {
+		bk.Notes = append([]string{accNote}, bk.Notes...)
+	}
+	bk.BackwardShare = f.BackwardShare
+	// A forced HCCL_ALGO keeps HCCL's selector from re-choosing at new sizes.
+	bk.HCCLAlgoForced = advisor.ForcedLevel1(facts.HCCLAlgo, "allreduce") != ""
+	bk.Deterministic = facts.Deterministic
+	pred, err := bk.WhatIfPlan(plan)
+	if err != nil {
+		return usage(err)
+	}
+	doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred, Width: width}
+	if err := write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteWhatIfText(w, doc) },
+		func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) }); err != nil {
+		return err
+	}
+	return partial(run.cluster, run.result, f.Analysis.AllowPartial)
+}
