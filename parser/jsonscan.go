@@ -342,22 +342,11 @@ func skipWS(b []byte, i int) int {
 
 // skipString returns the index after the string starting at b[i] == '"'.
 func skipString(b []byte, i int) (int, error) {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return 0, truncatedError(fmt.Sprintf("unterminated string at +%d", i))
-		}
-		j += k
-		bs := 0
-		for m := j - 1; m > i && b[m] == '\\'; m-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return j + 1, nil
-		}
-		j++
+	end, err := lexString(b, i, false)
+	if err != nil {
+		return 0, truncatedError(err.msg) // only the end of b stops a lenient string
 	}
+	return end, nil
 }
 
 const maxJSONDepth = 512
@@ -407,15 +396,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 			j = skipWS(b, j+1)
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
-		j := i + 1
-		for j < len(b) {
-			d := b[j]
-			if (d >= '0' && d <= '9') || d == '.' || d == 'e' || d == 'E' || d == '+' || d == '-' {
-				j++
-				continue
-			}
-			break
-		}
+		j, _ := lexNumber(b, i, false) // lenient: it cannot fail
 		return j, nil
 	case c == 't':
 		return skipLiteral(b, i, "true")
@@ -434,14 +415,14 @@ func skipValue(b []byte, i, depth int) (int, error) {
 // skipLiteral returns the index after the literal lit at b[i]. The bytes given may
 // end inside it: that is a truncatedError, as for strings.
 func skipLiteral(b []byte, i int, lit string) (int, error) {
-	rest := b[i:]
-	if len(rest) < len(lit) && string(rest) == lit[:len(rest)] {
-		return 0, truncatedError(fmt.Sprintf("unterminated %s", lit))
+	end, ok, err := lexLiteral(b, i, lit)
+	switch {
+	case err != nil:
+		return 0, truncatedError(err.msg)
+	case !ok:
+		return 0, fmt.Errorf("unexpected %q at +%d", b[i], i)
 	}
-	if len(rest) >= len(lit) && string(rest[:len(lit)]) == lit {
-		return i + len(lit), nil
-	}
-	return 0, fmt.Errorf("unexpected %q at +%d", b[i], i)
+	return end, nil
 }
 
 // jsonString decodes a raw JSON string value (with quotes) into a Go string. Escapes

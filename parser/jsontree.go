@@ -284,8 +284,8 @@ func (p *treeParser) value(depth int) (*treeNode, *treeSyntaxError) {
 		return p.node(treeNode{kind: treeNumber, off: off, text: t}), nil
 	case c == 't' || c == 'f' || c == 'n':
 		for _, lit := range [...]string{"true", "false", "null"} {
-			if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
-				p.i += len(lit)
+			if end, ok, _ := lexLiteral(p.b, p.i, lit); ok {
+				p.i = end
 				if lit == "null" {
 					return p.node(treeNode{kind: treeNull, off: off}), nil
 				}
@@ -532,27 +532,16 @@ func (c *intArrayCache) put(raw []byte, ints []int64) {
 // str parses the string at p.i (p.b[p.i] == '"').
 func (p *treeParser) str() (string, *treeSyntaxError) {
 	start := p.i
-	j := p.i + 1
-	for {
-		if j >= len(p.b) {
-			p.i = j
+	end, lerr := lexString(p.b, p.i, true)
+	if lerr != nil {
+		p.i = lerr.at
+		if lerr.truncated {
 			return "", p.failEOF("the end of the string that starts at byte " + strconv.Itoa(start))
 		}
-		c := p.b[j]
-		if c == '"' {
-			break
-		}
-		if c < 0x20 {
-			p.i = j
-			return "", p.fail("control character in a string")
-		}
-		if c == '\\' {
-			j++ // skip the escaped byte; \u sequences are checked when decoding
-		}
-		j++
+		return "", p.fail(lerr.msg)
 	}
-	p.i = j + 1
-	s, ok := jsonString(p.b[start : j+1]) // the trace scanner's decoder (jsonscan.go)
+	p.i = end
+	s, ok := jsonString(p.b[start:end]) // the trace scanner's decoder (jsonscan.go)
 	if !ok {
 		return "", &treeSyntaxError{int64(start), "bad string escape"}
 	}
@@ -564,46 +553,16 @@ func (p *treeParser) str() (string, *treeSyntaxError) {
 func (p *treeParser) number() (string, *treeSyntaxError) {
 	start := p.i
 	for _, lit := range [...]string{"NaN", "Infinity", "-Infinity"} {
-		if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
-			p.i += len(lit)
+		if end, ok, _ := lexLiteral(p.b, p.i, lit); ok {
+			p.i = end
 			return lit, nil
 		}
 	}
 	b := p.b
-	i := p.i
-	digits := func() int {
-		n := 0
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		p.i = i
-		return "", p.fail("bad number: expected a digit")
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if digits() == 0 {
-			p.i = i
-			return "", p.fail("bad number: expected a digit after '.'")
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			p.i = i
-			return "", p.fail("bad number: expected a digit in the exponent")
-		}
+	i, lerr := lexNumber(b, p.i, true)
+	if lerr != nil {
+		p.i = lerr.at
+		return "", p.fail(lerr.msg)
 	}
 	p.i = i
 	if lit := b[start:i]; len(lit) <= 4 && lit[0] != '-' && (len(lit) == 1 || lit[0] != '0') && plainDigits(string(lit)) {
