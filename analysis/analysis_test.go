@@ -89,7 +89,7 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 func TestCompareWithStepTraceBands(t *testing.T) {
 	tests := []struct {
 		name               string
-		communicationUs    float64
+		communicationUs    int64
 		warnings, problems int
 		want               string
 	}{
@@ -100,7 +100,7 @@ func TestCompareWithStepTraceBands(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := []StepBreakdown{{Step: 3, StageNs: 100_000_000, ComputingNs: 10_000_000, CommunicationNs: 50_000_000}}
-			rows := []profile.StepTraceRow{{Step: 3, HasStep: true, StageUs: 100_000, ComputingUs: 10_000, CommunicationUs: tc.communicationUs}}
+			rows := []profile.StepTraceRow{{Step: 3, HasStep: true, StageNs: 100_000_000, ComputingNs: 10_000_000, CommunicationNs: tc.communicationUs * 1000}}
 			c := compareWithStepTrace(4, got, rows, "step_trace_time.csv")
 			require.Len(t, c.warnings, tc.warnings, "%v", c.warnings)
 			require.Len(t, c.problems, tc.problems, "%v", c.problems)
@@ -121,8 +121,8 @@ func TestStepTraceDisagreementIsAProblem(t *testing.T) {
 		CommOps:   []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(500_000, 900_000)}},
 		FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/step_trace_time.csv", "ASCEND_PROFILER_OUTPUT/trace_view.json"},
 		// The profiler: 200 us of computing, 700 us of communication, 600 us exposed.
-		StepTrace: []profile.StepTraceRow{{Step: 1, HasStep: true, ComputingUs: 200, CommNotOverlappedUs: 600, OverlappedUs: 100,
-			CommunicationUs: 700, FreeUs: 0, StageUs: 800, PreparingUs: 100, HasPreparing: true}},
+		StepTrace: []profile.StepTraceRow{{Step: 1, HasStep: true, ComputingNs: 200_000, CommNotOverlappedNs: 600_000, OverlappedNs: 100_000,
+			CommunicationNs: 700_000, FreeNs: 0, StageNs: 800_000, PreparingNs: 100_000, HasPreparing: true}},
 	}
 	rr, warnings := analyzeRank(r)
 	assert.Equal(t, SourceStepTrace, rr.Source)
@@ -213,8 +213,8 @@ func TestMetricNamesMatchMetrics(t *testing.T) {
 // timeline; a csv without the column leaves it unknown, not 0.
 func TestPreparingKnownOrAbsent(t *testing.T) {
 	steps := stepTraceSteps([]profile.StepTraceRow{
-		{Step: 1, HasStep: true, StageUs: 10, PreparingUs: 0, HasPreparing: true},
-		{Step: 2, HasStep: true, StageUs: 10},
+		{Step: 1, HasStep: true, StageNs: 10_000, PreparingNs: 0, HasPreparing: true},
+		{Step: 2, HasStep: true, StageNs: 10_000},
 	})
 	require.Len(t, steps, 2)
 	assert.True(t, steps[0].HasPreparing)

@@ -87,8 +87,8 @@ func TestClosingIdleWithoutStepMarkers(t *testing.T) {
 				return
 			}
 			require.Len(t, rows, 1)
-			assert.InDelta(t, float64(tc.stage)/1000, rows[0].StageUs, 1e-9, "the profiler's rows agree")
-			assert.InDelta(t, float64(tc.free)/1000, rows[0].FreeUs, 1e-9)
+			assert.Equal(t, tc.stage, rows[0].StageNs, "the profiler's rows agree")
+			assert.Equal(t, tc.free, rows[0].FreeNs)
 		})
 	}
 }

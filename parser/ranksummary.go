@@ -74,13 +74,55 @@ type summaryBody struct {
 	Free                 []int64
 	Flows                []int64 // device, host pairs, flat
 	ClipToStepWindows    bool
-	StepTrace            []profile.StepTraceRow
+	StepTrace            []summaryStepTraceRow
 	CommStats            []profile.CommOpStats
 	CommMatrix           []profile.MatrixLink
 	KernelCommOps        []profile.CommOp
 	FilesUsed            []string
 	FilesIgnored         []string
 	Problems             []string
+}
+
+// summaryStepTraceRow is profile.StepTraceRow as version 1 of the summary writes it:
+// in µs, as the profiler's files do, so that summaries written before the model held
+// ns read the same.
+type summaryStepTraceRow struct {
+	Step    int
+	HasStep bool
+	ComputingUs, CommNotOverlappedUs, OverlappedUs, CommunicationUs,
+	FreeUs, StageUs, BubbleUs, CommNotOverlappedExclRecvUs, PreparingUs float64
+	HasPreparing bool
+}
+
+func packStepTrace(rows []profile.StepTraceRow) []summaryStepTraceRow {
+	if rows == nil {
+		return nil
+	}
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	out := make([]summaryStepTraceRow, len(rows))
+	for i, r := range rows {
+		out[i] = summaryStepTraceRow{Step: r.Step, HasStep: r.HasStep,
+			ComputingUs: us(r.ComputingNs), CommNotOverlappedUs: us(r.CommNotOverlappedNs), OverlappedUs: us(r.OverlappedNs),
+			CommunicationUs: us(r.CommunicationNs), FreeUs: us(r.FreeNs), StageUs: us(r.StageNs), BubbleUs: us(r.BubbleNs),
+			CommNotOverlappedExclRecvUs: us(r.CommNotOverlappedExclRecvNs), PreparingUs: us(r.PreparingNs), HasPreparing: r.HasPreparing}
+	}
+	return out
+}
+
+func unpackStepTrace(rows []summaryStepTraceRow) []profile.StepTraceRow {
+	if rows == nil {
+		return nil
+	}
+	out := make([]profile.StepTraceRow, len(rows))
+	for i, r := range rows {
+		out[i] = profile.StepTraceRow{Step: r.Step, HasStep: r.HasStep,
+			ComputingNs: usFigureToNs(r.ComputingUs), CommNotOverlappedNs: usFigureToNs(r.CommNotOverlappedUs),
+			OverlappedNs: usFigureToNs(r.OverlappedUs), CommunicationNs: usFigureToNs(r.CommunicationUs),
+			FreeNs: usFigureToNs(r.FreeUs), StageNs: usFigureToNs(r.StageUs), BubbleNs: usFigureToNs(r.BubbleUs),
+			CommNotOverlappedExclRecvNs: usFigureToNs(r.CommNotOverlappedExclRecvUs), PreparingNs: usFigureToNs(r.PreparingUs),
+			HasPreparing: r.HasPreparing}
+	}
+	return out
 }
 
 // packedTasks holds a rank's HCCL tasks column by column, their strings once each and
@@ -217,7 +259,7 @@ func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 		Compute: packIntervals(r.Compute), BackwardCompute: packIntervals(r.BackwardCompute), MicroBatchesByWindow: r.MicroBatchesByWindow, CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: packTasks(r.CommTasks),
 		Computing: packIntervals(r.Overlap.Computing), Communication: packIntervals(r.Overlap.Communication),
 		CommNotOverlapped: packIntervals(r.Overlap.CommNotOverlapped), Free: packIntervals(r.Overlap.Free),
-		ClipToStepWindows: r.ClipToStepWindows, StepTrace: r.StepTrace, CommStats: r.CommStats, CommMatrix: r.CommMatrix,
+		ClipToStepWindows: r.ClipToStepWindows, StepTrace: packStepTrace(r.StepTrace), CommStats: r.CommStats, CommMatrix: r.CommMatrix,
 		KernelCommOps: r.KernelCommOps, FilesUsed: r.FilesUsed, FilesIgnored: r.FilesIgnored, Problems: r.Problems,
 	}
 	windows := make([]profile.Interval, len(r.Steps))
@@ -373,7 +415,7 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, Metadata: b.Metadata, HasTimeline: b.HasTimeline,
 		CommOps: b.CommOps, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
-		StepTrace: b.StepTrace, CommStats: b.CommStats, CommMatrix: b.CommMatrix, KernelCommOps: b.KernelCommOps,
+		StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix, KernelCommOps: b.KernelCommOps,
 		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems}
 	if !knownFormat(b.Format) {
 		return nil, fmt.Errorf("rank %d: unknown source format %q", rank, b.Format)

@@ -2,7 +2,6 @@ package parser
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
 
@@ -101,39 +100,39 @@ func badInterval(iv profile.Interval) bool {
 }
 
 // badStepRow says what is impossible in a step_trace_time.csv row, "" when nothing.
-// Times are µs; Bubble lies outside Stage (Stage = span − Bubble), so the parts of the
-// device span are bounded by Stage + Bubble.
+// Bubble lies outside Stage (Stage = span − Bubble), so the parts of the device span
+// are bounded by Stage + Bubble. Messages give µs, the unit of the file.
 func badStepRow(row profile.StepTraceRow) string {
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
 	fields := []struct {
 		name string
-		v    float64
+		v    int64
 	}{
-		{"Computing", row.ComputingUs}, {"Communication(Not Overlapped)", row.CommNotOverlappedUs},
-		{"Overlapped", row.OverlappedUs}, {"Communication", row.CommunicationUs}, {"Free", row.FreeUs},
-		{"Stage", row.StageUs}, {"Bubble", row.BubbleUs}, {"Preparing", row.PreparingUs},
+		{"Computing", row.ComputingNs}, {"Communication(Not Overlapped)", row.CommNotOverlappedNs},
+		{"Overlapped", row.OverlappedNs}, {"Communication", row.CommunicationNs}, {"Free", row.FreeNs},
+		{"Stage", row.StageNs}, {"Bubble", row.BubbleNs}, {"Preparing", row.PreparingNs},
 	}
-	maxUs := float64(maxPlausibleNs) / 1e3
 	for _, f := range fields {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > maxUs {
-			return fmt.Sprintf("%s = %g us is out of range", f.name, f.v)
+		if f.v < 0 || f.v > maxPlausibleNs {
+			return fmt.Sprintf("%s = %g us is out of range", f.name, us(f.v))
 		}
 	}
-	if row.StageUs <= 0 {
-		return fmt.Sprintf("Stage = %g us: a step has a length", row.StageUs)
+	if row.StageNs <= 0 {
+		return fmt.Sprintf("Stage = %g us: a step has a length", us(row.StageNs))
 	}
-	span := row.StageUs + row.BubbleUs
+	span := row.StageNs + row.BubbleNs
 	// The profiler rounds each figure to the ns: allow that, and no more.
-	const slackUs = 0.01
+	const slackNs = 10
 	for _, f := range []struct {
 		name string
-		v    float64
-	}{{"Computing", row.ComputingUs}, {"Communication", row.CommunicationUs}, {"Free", row.FreeUs}} {
-		if f.v > span+slackUs {
-			return fmt.Sprintf("%s = %g us exceeds the step (Stage %g + Bubble %g us)", f.name, f.v, row.StageUs, row.BubbleUs)
+		v    int64
+	}{{"Computing", row.ComputingNs}, {"Communication", row.CommunicationNs}, {"Free", row.FreeNs}} {
+		if f.v > span+slackNs {
+			return fmt.Sprintf("%s = %g us exceeds the step (Stage %g + Bubble %g us)", f.name, us(f.v), us(row.StageNs), us(row.BubbleNs))
 		}
 	}
-	if row.CommNotOverlappedUs > row.CommunicationUs+slackUs {
-		return fmt.Sprintf("Communication(Not Overlapped) = %g us exceeds Communication = %g us", row.CommNotOverlappedUs, row.CommunicationUs)
+	if row.CommNotOverlappedNs > row.CommunicationNs+slackNs {
+		return fmt.Sprintf("Communication(Not Overlapped) = %g us exceeds Communication = %g us", us(row.CommNotOverlappedNs), us(row.CommunicationNs))
 	}
 	return ""
 }

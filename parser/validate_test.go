@@ -20,23 +20,26 @@ import (
 // Values a profile cannot hold are dropped with a problem that names the file, the
 // item, the field and the value; the values it can hold pass untouched.
 func TestValidateStepRows(t *testing.T) {
-	good := profile.StepTraceRow{Step: 7, HasStep: true, ComputingUs: 60, CommNotOverlappedUs: 30, OverlappedUs: 10,
-		CommunicationUs: 40, FreeUs: 10, StageUs: 100}
+	good := profile.StepTraceRow{Step: 7, HasStep: true, ComputingNs: 60_000, CommNotOverlappedNs: 30_000, OverlappedNs: 10_000,
+		CommunicationNs: 40_000, FreeNs: 10_000, StageNs: 100_000}
 	cases := []struct {
 		name string
 		edit func(*profile.StepTraceRow)
 		want string // "" when the row is kept
 	}{
 		{"good", func(*profile.StepTraceRow) {}, ""},
-		{"negative Stage", func(r *profile.StepTraceRow) { r.StageUs = -5 }, "Stage = -5 us is out of range"},
-		{"zero Stage", func(r *profile.StepTraceRow) { r.StageUs = 0 }, "Stage = 0 us: a step has a length"},
-		{"Stage 1e300", func(r *profile.StepTraceRow) { r.StageUs = 1e300 }, "Stage = 1e+300 us is out of range"},
-		{"NaN", func(r *profile.StepTraceRow) { r.FreeUs = math.NaN() }, "Free = NaN us is out of range"},
-		{"communication above the step", func(r *profile.StepTraceRow) { r.CommunicationUs, r.CommNotOverlappedUs = 491, 491 },
+		{"negative Stage", func(r *profile.StepTraceRow) { r.StageNs = -5000 }, "Stage = -5 us is out of range"},
+		{"zero Stage", func(r *profile.StepTraceRow) { r.StageNs = 0 }, "Stage = 0 us: a step has a length"},
+		// A figure int64 ns cannot hold saturates at the parse (usFigureToNs).
+		{"Stage 1e300", func(r *profile.StepTraceRow) { r.StageNs = usFigureToNs(1e300) }, "Stage = 9.223372036854776e+15 us is out of range"},
+		{"NaN", func(r *profile.StepTraceRow) { r.FreeNs = usFigureToNs(math.NaN()) }, "Free = -9.223372036854776e+15 us is out of range"},
+		{"communication above the step", func(r *profile.StepTraceRow) { r.CommunicationNs, r.CommNotOverlappedNs = 491_000, 491_000 },
 			"Communication = 491 us exceeds the step (Stage 100 + Bubble 0 us)"},
-		{"not overlapped above communication", func(r *profile.StepTraceRow) { r.CommNotOverlappedUs = 45 },
+		{"not overlapped above communication", func(r *profile.StepTraceRow) { r.CommNotOverlappedNs = 45_000 },
 			"Communication(Not Overlapped) = 45 us exceeds Communication = 40 us"},
-		{"a pipeline's receive is outside Stage", func(r *profile.StepTraceRow) { r.BubbleUs, r.CommunicationUs, r.CommNotOverlappedUs = 50, 120, 110 }, ""},
+		{"a pipeline's receive is outside Stage", func(r *profile.StepTraceRow) {
+			r.BubbleNs, r.CommunicationNs, r.CommNotOverlappedNs = 50_000, 120_000, 110_000
+		}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

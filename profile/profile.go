@@ -255,12 +255,15 @@ func (o OverlapLayer) Present() bool {
 	return len(o.Computing)+len(o.Communication)+len(o.CommNotOverlapped)+len(o.Free) > 0
 }
 
-// StepTraceRow is one row of step_trace_time.csv, in µs as written.
+// StepTraceRow is one step of the profiler's own breakdown (step_trace_time.csv,
+// analysis.db's StepTraceTime, msprof-analyze's cluster tables), converted to ns: the
+// files write µs with up to 3 decimals, which the parsers convert from the decimal
+// text, so every figure is the one written.
 type StepTraceRow struct {
 	Step    int  // -1 when the column is empty
 	HasStep bool // false for runs without step markers
-	ComputingUs, CommNotOverlappedUs, OverlappedUs, CommunicationUs,
-	FreeUs, StageUs, BubbleUs, CommNotOverlappedExclRecvUs, PreparingUs float64
+	ComputingNs, CommNotOverlappedNs, OverlappedNs, CommunicationNs,
+	FreeNs, StageNs, BubbleNs, CommNotOverlappedExclRecvNs, PreparingNs int64
 	HasPreparing bool
 }
 
