@@ -72,9 +72,11 @@ func TestDeviceWindowsFollowFlows(t *testing.T) {
 func TestTimelineStepsSplitByStep(t *testing.T) {
 	r := &profile.Rank{
 		HasTimeline: true,
-		Steps:       []profile.StepMarker{{Step: 1, Interval: iv(0, 100)}, {Step: 2, Interval: iv(100, 200)}},
-		Compute:     []profile.Interval{iv(10, 40), iv(110, 150)},
-		CommOps:     []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(30, 60)}},
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, 100)}, {Step: 2, Interval: iv(100, 200)}},
+			Compute: []profile.Interval{iv(10, 40), iv(110, 150)},
+			CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(30, 60)}},
+		},
 	}
 	steps, overlapRows := timelineSteps(r)
 	assert.Empty(t, overlapRows, "no Overlap Analysis layer in this trace")
@@ -116,13 +118,16 @@ func TestCompareWithStepTraceBands(t *testing.T) {
 func TestStepTraceDisagreementIsAProblem(t *testing.T) {
 	r := &profile.Rank{
 		Rank: 2, Dir: "run/rank2", HasTimeline: true,
-		Steps:     []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
-		Compute:   []profile.Interval{iv(100_000, 600_000)},
-		CommOps:   []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(500_000, 900_000)}},
 		FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/step_trace_time.csv", "ASCEND_PROFILER_OUTPUT/trace_view.json"},
 		// The profiler: 200 us of computing, 700 us of communication, 600 us exposed.
-		StepTrace: []profile.StepTraceRow{{Step: 1, HasStep: true, ComputingNs: 200_000, CommNotOverlappedNs: 600_000, OverlappedNs: 100_000,
-			CommunicationNs: 700_000, FreeNs: 0, StageNs: 800_000, PreparingNs: 100_000, HasPreparing: true}},
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
+			Compute: []profile.Interval{iv(100_000, 600_000)},
+			CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(500_000, 900_000)}},
+		}, Reported: profile.Reported{
+			StepTrace: []profile.StepTraceRow{{Step: 1, HasStep: true, ComputingNs: 200_000, CommNotOverlappedNs: 600_000, OverlappedNs: 100_000,
+				CommunicationNs: 700_000, FreeNs: 0, StageNs: 800_000, PreparingNs: 100_000, HasPreparing: true}},
+		},
 	}
 	rr, warnings := analyzeRank(r)
 	assert.Equal(t, SourceStepTrace, rr.Source)
@@ -182,12 +187,15 @@ func TestParseGate(t *testing.T) {
 func TestOverlapLayerCrossCheck(t *testing.T) {
 	r := &profile.Rank{
 		HasTimeline: true,
-		Steps:       []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
-		Compute:     []profile.Interval{iv(0, 500_000)},
-		CommOps:     []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(400_000, 900_000)}},
 		// The profiler's rows say Computing lasted 600 us: 20% more than the tasks show.
-		Overlap: profile.OverlapLayer{Computing: []profile.Interval{iv(0, 600_000)},
-			Communication: []profile.Interval{iv(400_000, 900_000)}, CommNotOverlapped: []profile.Interval{iv(500_000, 900_000)}},
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
+			Compute: []profile.Interval{iv(0, 500_000)},
+			CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(400_000, 900_000)}},
+		}, Reported: profile.Reported{
+			Overlap: profile.OverlapLayer{Computing: []profile.Interval{iv(0, 600_000)},
+				Communication: []profile.Interval{iv(400_000, 900_000)}, CommNotOverlapped: []profile.Interval{iv(500_000, 900_000)}},
+		},
 	}
 	rr, warnings := analyzeRank(r)
 	require.Len(t, warnings, 1, "%v", warnings)
@@ -221,7 +229,7 @@ func TestPreparingKnownOrAbsent(t *testing.T) {
 	assert.Equal(t, int64(0), steps[0].PreparingNs)
 	assert.False(t, steps[1].HasPreparing)
 	// A run without step markers has no host step to prepare.
-	r := &profile.Rank{HasTimeline: true, Compute: []profile.Interval{iv(10, 40)}}
+	r := &profile.Rank{HasTimeline: true, Timeline: profile.Timeline{Compute: []profile.Interval{iv(10, 40)}}}
 	tl, _ := timelineSteps(r)
 	require.Len(t, tl, 1)
 	assert.False(t, tl[0].HasPreparing)

@@ -36,8 +36,12 @@ func TestTrailingIdleFollowsHostStepEnd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &profile.Rank{
 				HasTimeline: true,
-				Steps:       []profile.StepMarker{{Step: 1, Interval: iv(0, tc.hostStep1End)}, {Step: 2, Interval: iv(100, 200)}},
-				Compute:     compute, Flows: flows, Overlap: tc.overlap,
+
+				Timeline: profile.Timeline{
+					Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, tc.hostStep1End)}, {Step: 2, Interval: iv(100, 200)}},
+					Compute: compute,
+					Flows:   flows,
+				}, Reported: profile.Reported{Overlap: tc.overlap},
 			}
 			steps, _ := timelineSteps(r)
 			require.Len(t, steps, 2)
@@ -75,7 +79,7 @@ func TestClosingIdleWithoutStepMarkers(t *testing.T) {
 			if tc.freeRows != nil {
 				ov.Computing = compute
 			}
-			r := &profile.Rank{HasTimeline: true, Compute: compute, Overlap: ov}
+			r := &profile.Rank{HasTimeline: true, Timeline: profile.Timeline{Compute: compute}, Reported: profile.Reported{Overlap: ov}}
 			steps, rows := timelineSteps(r)
 			require.Len(t, steps, 1)
 			assert.False(t, steps[0].HasStep)

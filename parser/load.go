@@ -277,9 +277,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 				r.Problems = append(r.Problems, tl.Problems...)
 			}
 			if tl != nil && tl.Events > 0 {
-				r.HasTimeline = true
-				r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks
-				r.Overlap, r.Flows, r.BackwardCompute = tl.Overlap, tl.Flows, tl.BackwardCompute
+				r.HasTimeline, r.Timeline, r.Overlap = true, tl.Timeline, tl.Overlap
 			}
 			if err != nil && r.HasTimeline {
 				return fmt.Errorf("%v (the timeline is partial: %d events read before this point)", err, tl.Events)
@@ -440,9 +438,7 @@ func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
 		return
 	}
 	if tdb.Events > 0 {
-		r.HasTimeline = true
-		r.Steps, r.Compute, r.CommOps, r.CommTasks = tdb.Steps, tdb.Compute, tdb.CommOps, tdb.CommTasks
-		r.Overlap, r.Flows, r.BackwardCompute = tdb.Overlap, tdb.Flows, tdb.BackwardCompute
+		r.HasTimeline, r.Timeline, r.Overlap = true, tdb.Timeline.Timeline, tdb.Overlap
 	}
 	if md := tdb.Metadata; md.Env != nil {
 		r.Metadata.Env = md.Env

@@ -414,8 +414,9 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 // rank rebuilds the rank and checks what a writer cannot have written.
 func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, Metadata: b.Metadata, HasTimeline: b.HasTimeline,
-		CommOps: b.CommOps, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
-		StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix, KernelCommOps: b.KernelCommOps,
+		Timeline: profile.Timeline{CommOps: b.CommOps}, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
+		Reported: profile.Reported{StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix,
+			KernelCommOps: b.KernelCommOps},
 		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems}
 	if !knownFormat(b.Format) {
 		return nil, fmt.Errorf("rank %d: unknown source format %q", rank, b.Format)

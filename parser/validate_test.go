@@ -45,7 +45,7 @@ func TestValidateStepRows(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			row := good
 			c.edit(&row)
-			r := &profile.Rank{StepTrace: []profile.StepTraceRow{row}, FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/step_trace_time.csv"}}
+			r := &profile.Rank{FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/step_trace_time.csv"}, Reported: profile.Reported{StepTrace: []profile.StepTraceRow{row}}}
 			validate(r)
 			if c.want == "" {
 				assert.Empty(t, r.Problems)
@@ -57,7 +57,7 @@ func TestValidateStepRows(t *testing.T) {
 			assert.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv: step 7: "+c.want+": row dropped", r.Problems[0])
 		})
 	}
-	r := &profile.Rank{StepTrace: []profile.StepTraceRow{good, good}}
+	r := &profile.Rank{Reported: profile.Reported{StepTrace: []profile.StepTraceRow{good, good}}}
 	validate(r)
 	assert.Len(t, r.StepTrace, 1)
 	assert.Equal(t, []string{"step_trace_time.csv: step 7 appears twice: the second row dropped"}, r.Problems)
@@ -84,7 +84,7 @@ func TestValidateOps(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &profile.Rank{CommStats: []profile.CommOpStats{c.s}, FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/communication.json"}}
+			r := &profile.Rank{FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/communication.json"}, Reported: profile.Reported{CommStats: []profile.CommOpStats{c.s}}}
 			validate(r)
 			if c.want == "" {
 				assert.Empty(t, r.Problems)
@@ -95,8 +95,12 @@ func TestValidateOps(t *testing.T) {
 			assert.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json: op hcom_allReduce__586_0_1@17522688603477080586 step 50: "+c.want+": dropped", r.Problems[0])
 		})
 	}
-	r := &profile.Rank{CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Interval: profile.Interval{StartNs: 100, EndNs: 50}}},
-		Compute: []profile.Interval{{StartNs: 10, EndNs: 5}, {StartNs: 20, EndNs: 30}, {StartNs: 40, EndNs: 35}}}
+	r := &profile.Rank{
+		Timeline: profile.Timeline{
+			CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Interval: profile.Interval{StartNs: 100, EndNs: 50}}},
+			Compute: []profile.Interval{{StartNs: 10, EndNs: 5}, {StartNs: 20, EndNs: 30}, {StartNs: 40, EndNs: 35}},
+		},
+	}
 	validate(r)
 	assert.Empty(t, r.CommOps)
 	assert.Equal(t, []profile.Interval{{StartNs: 20, EndNs: 30}}, r.Compute)
