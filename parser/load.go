@@ -129,10 +129,14 @@ func readableFile(name string) bool {
 // ri.DB is set.
 func LoadRank(ri RankInput) *profile.Rank {
 	if ri.RankSummary != "" {
-		return loadRankSummary(ri) // validated and completed when it was written
+		// Completed when it was written (its ops chosen); Normalize finds nothing to
+		// drop in what a writer wrote, but a summary is a loader's result like any.
+		r := loadRankSummary(ri)
+		r.Normalize()
+		return r
 	}
 	r := loadRankFiles(ri)
-	validate(r)
+	r.Normalize()
 	opsFromCommStats(r)
 	return r
 }

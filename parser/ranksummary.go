@@ -461,13 +461,13 @@ func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 		ops  []profile.CommOp
 	}{{"CommOps", r.CommOps}, {"KernelCommOps", r.KernelCommOps}} {
 		for i, op := range ops.ops {
-			if badInterval(op.Interval) {
+			if profile.BadInterval(op.Interval) {
 				return nil, fmt.Errorf("%s[%d] (%s): %d to %d ns is impossible", ops.what, i, op.Name, op.StartNs, op.EndNs)
 			}
 		}
 	}
 	for i, t := range r.CommTasks {
-		if badInterval(t.Interval) || t.SizeBytes < 0 {
+		if profile.BadInterval(t.Interval) || t.SizeBytes < 0 {
 			return nil, fmt.Errorf("CommTasks[%d] (%s): %d to %d ns, %d bytes is impossible", i, t.Name, t.StartNs, t.EndNs, t.SizeBytes)
 		}
 	}
@@ -477,7 +477,7 @@ func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 		}
 	}
 	for i, row := range r.StepTrace {
-		if why := badStepRow(row); why != "" {
+		if why := row.Impossible(); why != "" {
 			return nil, fmt.Errorf("StepTrace[%d]: %s", i, why)
 		}
 	}

@@ -2,7 +2,6 @@ package parser
 
 import (
 	"database/sql"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,96 +15,6 @@ import (
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/profile"
 )
-
-// Values a profile cannot hold are dropped with a problem that names the file, the
-// item, the field and the value; the values it can hold pass untouched.
-func TestValidateStepRows(t *testing.T) {
-	good := profile.StepTraceRow{Step: 7, HasStep: true, ComputingNs: 60_000, CommNotOverlappedNs: 30_000, OverlappedNs: 10_000,
-		CommunicationNs: 40_000, FreeNs: 10_000, StageNs: 100_000}
-	cases := []struct {
-		name string
-		edit func(*profile.StepTraceRow)
-		want string // "" when the row is kept
-	}{
-		{"good", func(*profile.StepTraceRow) {}, ""},
-		{"negative Stage", func(r *profile.StepTraceRow) { r.StageNs = -5000 }, "Stage = -5 us is out of range"},
-		{"zero Stage", func(r *profile.StepTraceRow) { r.StageNs = 0 }, "Stage = 0 us: a step has a length"},
-		// A figure int64 ns cannot hold saturates at the parse (usFigureToNs).
-		{"Stage 1e300", func(r *profile.StepTraceRow) { r.StageNs = usFigureToNs(1e300) }, "Stage = 9.223372036854776e+15 us is out of range"},
-		{"NaN", func(r *profile.StepTraceRow) { r.FreeNs = usFigureToNs(math.NaN()) }, "Free = -9.223372036854776e+15 us is out of range"},
-		{"communication above the step", func(r *profile.StepTraceRow) { r.CommunicationNs, r.CommNotOverlappedNs = 491_000, 491_000 },
-			"Communication = 491 us exceeds the step (Stage 100 + Bubble 0 us)"},
-		{"not overlapped above communication", func(r *profile.StepTraceRow) { r.CommNotOverlappedNs = 45_000 },
-			"Communication(Not Overlapped) = 45 us exceeds Communication = 40 us"},
-		{"a pipeline's receive is outside Stage", func(r *profile.StepTraceRow) {
-			r.BubbleNs, r.CommunicationNs, r.CommNotOverlappedNs = 50_000, 120_000, 110_000
-		}, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			row := good
-			c.edit(&row)
-			r := &profile.Rank{FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/step_trace_time.csv"}, Reported: profile.Reported{StepTrace: []profile.StepTraceRow{row}}}
-			validate(r)
-			if c.want == "" {
-				assert.Empty(t, r.Problems)
-				assert.Len(t, r.StepTrace, 1)
-				return
-			}
-			assert.Empty(t, r.StepTrace)
-			require.Len(t, r.Problems, 1)
-			assert.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv: step 7: "+c.want+": row dropped", r.Problems[0])
-		})
-	}
-	r := &profile.Rank{Reported: profile.Reported{StepTrace: []profile.StepTraceRow{good, good}}}
-	validate(r)
-	assert.Len(t, r.StepTrace, 1)
-	assert.Equal(t, []string{"step_trace_time.csv: step 7 appears twice: the second row dropped"}, r.Problems)
-}
-
-func TestValidateOps(t *testing.T) {
-	ms := int64(1e6)
-	stats := func(edit func(*profile.CommOpStats)) profile.CommOpStats {
-		s := profile.CommOpStats{Step: 50, Name: "hcom_allReduce__586_0_1", Group: "17522688603477080586", StartNs: 1e18,
-			ElapseNs: 79 * ms, TransitNs: ms / 4, WaitNs: 5 * ms, SyncNs: 5 * ms}
-		edit(&s)
-		return s
-	}
-	cases := []struct {
-		name string
-		s    profile.CommOpStats
-		want string
-	}{
-		{"good", stats(func(*profile.CommOpStats) {}), ""},
-		{"wait -5 ms", stats(func(s *profile.CommOpStats) { s.WaitNs = -5 * ms }), "a negative time (Transit 0.25, Wait -5, Synchronization 5 ms)"},
-		{"wait 100 s in a 79 ms op", stats(func(s *profile.CommOpStats) { s.WaitNs = 100_000 * ms }), "Transit 0.25 ms + Wait 100000 ms exceed the Elapse Time 79 ms"},
-		{"sync above wait", stats(func(s *profile.CommOpStats) { s.SyncNs = 6 * ms }), "Synchronization 6 ms exceeds Wait 5 ms"},
-		{"negative elapse", stats(func(s *profile.CommOpStats) { s.ElapseNs = -ms; s.TransitNs, s.WaitNs, s.SyncNs = 0, 0, 0 }), "Elapse Time -1 ms is out of range"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := &profile.Rank{FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/communication.json"}, Reported: profile.Reported{CommStats: []profile.CommOpStats{c.s}}}
-			validate(r)
-			if c.want == "" {
-				assert.Empty(t, r.Problems)
-				return
-			}
-			assert.Empty(t, r.CommStats)
-			require.Len(t, r.Problems, 1)
-			assert.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json: op hcom_allReduce__586_0_1@17522688603477080586 step 50: "+c.want+": dropped", r.Problems[0])
-		})
-	}
-	r := &profile.Rank{
-		Timeline: profile.Timeline{
-			CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Interval: profile.Interval{StartNs: 100, EndNs: 50}}},
-			Compute: []profile.Interval{{StartNs: 10, EndNs: 5}, {StartNs: 20, EndNs: 30}, {StartNs: 40, EndNs: 35}},
-		},
-	}
-	validate(r)
-	assert.Empty(t, r.CommOps)
-	assert.Equal(t, []profile.Interval{{StartNs: 20, EndNs: 30}}, r.Compute)
-	assert.Len(t, r.Problems, 2, "one problem for the op, one for the compute tasks: %v", r.Problems)
-}
 
 // A real communication.json with one op's wait made impossible: the rank is flagged
 // with the op named, the op does not reach the analysis, and nothing else changes.
