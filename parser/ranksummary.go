@@ -496,16 +496,6 @@ func sortedByStart(ivs []profile.Interval) bool {
 	return true
 }
 
-// knownFormat reports whether a rank summary's source format is one this build reads.
-func knownFormat(f profile.Format) bool {
-	switch f {
-	case profile.FormatTorchNPUText, profile.FormatMsprof, profile.FormatMsprofDB, profile.FormatTorchNPUDB, profile.FormatKineto,
-		profile.FormatMindSporeText, profile.FormatMindSporeDB, profile.FormatMsprofAnalyze:
-		return true
-	}
-	return false
-}
-
 // rankSummaryInput is the rank input of a summary file: its rank (and its run's
 // notes) from its header, else from its name (reading it then reports the damage),
 // else unknown.
