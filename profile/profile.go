@@ -1,7 +1,9 @@
 // Package profile is hcclprof's one data model: what every parser produces and every
 // analysis reads. A new input format only has to fill these types (in package parser);
 // nothing downstream knows which file a value came from, except through the fields
-// kept for the report (Rank.Format, Rank.CommOpsSource, Rank.FilesUsed).
+// kept for the report (Rank.Format, Rank.CommOpsSource, Rank.FilesUsed). A rank keeps
+// apart the Timeline hcclprof recomputes from and what the profiler Reported of its
+// own; every parsed rank goes through Rank.Normalize (check.go) before analysis.
 //
 // Conventions: times are int64 nanoseconds (real traces carry µs strings such as
 // "1736408883732241.564" that float64 cannot hold exactly), durations end in Ns,
