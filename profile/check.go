@@ -8,7 +8,8 @@ import (
 )
 
 // MaxPlausibleNs bounds any duration a profile may hold: a day. A larger one is a
-// damaged value (1e300 µs wraps int64), not a measurement.
+// damaged value (1e300 µs, which the parsers saturate to the int64 bound), not a
+// measurement.
 const MaxPlausibleNs = int64(24 * 3600 * 1e9)
 
 // Normalize is the one check every parsed rank goes through, whatever its format,

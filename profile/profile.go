@@ -103,7 +103,7 @@ type Rank struct {
 // Timeline is a rank's events as the timeline gives them (trace_view.json, the
 // profiler db, msprof's timelines, a Kineto trace): what hcclprof recomputes the step
 // breakdown from. Times are int64 ns; every list is sorted by start time (Flows by
-// device time), which CheckValid enforces.
+// device time), which Rank.Normalize ensures.
 type Timeline struct {
 	Steps   []StepMarker // host-side ProfilerStep#N windows
 	Compute []Interval   // device compute tasks (Ascend Hardware; Kineto: non-NCCL GPU kernels)
