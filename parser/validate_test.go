@@ -103,3 +103,18 @@ func TestOnlyRegularFilesAreOpened(t *testing.T) {
 	_, err := openPath(t.TempDir())
 	assert.ErrorContains(t, err, "not a regular file (a directory)")
 }
+
+// A step_trace_time.csv figure too large for int64 ns is not a parse error: it
+// saturates, and Normalize drops its row with a problem naming the file and the field.
+func TestStepTraceFigureBeyondInt64IsDropped(t *testing.T) {
+	dir := t.TempDir()
+	csv := stHeader2024 + "\n1,10,30,5,35,2,100,0,30,1\n2,10,30,5,35,2,1e300,0,30,1\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "step_trace_time.csv"), []byte(csv), 0o644))
+	c, err := LoadCluster([]string{dir}, LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 1)
+	r := c.Ranks[0]
+	require.Len(t, r.StepTrace, 1)
+	assert.Equal(t, int64(100_000), r.StepTrace[0].StageNs)
+	assert.Equal(t, []string{"step_trace_time.csv: step 2: Stage = 9.223372036854776e+15 us is out of range: row dropped"}, r.Problems)
+}
