@@ -141,8 +141,10 @@ func TestSkipSteps(t *testing.T) {
 
 func TestExposedCommunication(t *testing.T) {
 	r := &profile.Rank{
-		CommOps: []profile.CommOp{{Interval: iv(0, 100)}, {Interval: iv(50, 150)}, {Interval: iv(300, 400)}},
-		Compute: []profile.Interval{iv(20, 40), iv(60, 120), iv(350, 500)},
+		Timeline: profile.Timeline{
+			CommOps: []profile.CommOp{{Interval: iv(0, 100)}, {Interval: iv(50, 150)}, {Interval: iv(300, 400)}},
+			Compute: []profile.Interval{iv(20, 40), iv(60, 120), iv(350, 500)},
+		},
 	}
 	assert.Equal(t, []profile.Interval{iv(0, 20), iv(40, 60), iv(120, 150), iv(300, 350)}, ExposedCommunication(r))
 	// Its total is the breakdown's Communication(Not Overlapped).

@@ -72,9 +72,11 @@ func TestDeviceWindowsFollowFlows(t *testing.T) {
 func TestTimelineStepsSplitByStep(t *testing.T) {
 	r := &profile.Rank{
 		HasTimeline: true,
-		Steps:       []profile.StepMarker{{Step: 1, Interval: iv(0, 100)}, {Step: 2, Interval: iv(100, 200)}},
-		Compute:     []profile.Interval{iv(10, 40), iv(110, 150)},
-		CommOps:     []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(30, 60)}},
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, 100)}, {Step: 2, Interval: iv(100, 200)}},
+			Compute: []profile.Interval{iv(10, 40), iv(110, 150)},
+			CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(30, 60)}},
+		},
 	}
 	steps, overlapRows := timelineSteps(r)
 	assert.Empty(t, overlapRows, "no Overlap Analysis layer in this trace")
@@ -89,7 +91,7 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 func TestCompareWithStepTraceBands(t *testing.T) {
 	tests := []struct {
 		name               string
-		communicationUs    float64
+		communicationUs    int64
 		warnings, problems int
 		want               string
 	}{
@@ -100,7 +102,7 @@ func TestCompareWithStepTraceBands(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := []StepBreakdown{{Step: 3, StageNs: 100_000_000, ComputingNs: 10_000_000, CommunicationNs: 50_000_000}}
-			rows := []profile.StepTraceRow{{Step: 3, HasStep: true, StageUs: 100_000, ComputingUs: 10_000, CommunicationUs: tc.communicationUs}}
+			rows := []profile.StepTraceRow{{Step: 3, HasStep: true, StageNs: 100_000_000, ComputingNs: 10_000_000, CommunicationNs: tc.communicationUs * 1000}}
 			c := compareWithStepTrace(4, got, rows, "step_trace_time.csv")
 			require.Len(t, c.warnings, tc.warnings, "%v", c.warnings)
 			require.Len(t, c.problems, tc.problems, "%v", c.problems)
@@ -116,13 +118,16 @@ func TestCompareWithStepTraceBands(t *testing.T) {
 func TestStepTraceDisagreementIsAProblem(t *testing.T) {
 	r := &profile.Rank{
 		Rank: 2, Dir: "run/rank2", HasTimeline: true,
-		Steps:     []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
-		Compute:   []profile.Interval{iv(100_000, 600_000)},
-		CommOps:   []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(500_000, 900_000)}},
 		FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/step_trace_time.csv", "ASCEND_PROFILER_OUTPUT/trace_view.json"},
 		// The profiler: 200 us of computing, 700 us of communication, 600 us exposed.
-		StepTrace: []profile.StepTraceRow{{Step: 1, HasStep: true, ComputingUs: 200, CommNotOverlappedUs: 600, OverlappedUs: 100,
-			CommunicationUs: 700, FreeUs: 0, StageUs: 800, PreparingUs: 100, HasPreparing: true}},
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
+			Compute: []profile.Interval{iv(100_000, 600_000)},
+			CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(500_000, 900_000)}},
+		}, Reported: profile.Reported{
+			StepTrace: []profile.StepTraceRow{{Step: 1, HasStep: true, ComputingNs: 200_000, CommNotOverlappedNs: 600_000, OverlappedNs: 100_000,
+				CommunicationNs: 700_000, FreeNs: 0, StageNs: 800_000, PreparingNs: 100_000, HasPreparing: true}},
+		},
 	}
 	rr, warnings := analyzeRank(r)
 	assert.Equal(t, SourceStepTrace, rr.Source)
@@ -182,12 +187,15 @@ func TestParseGate(t *testing.T) {
 func TestOverlapLayerCrossCheck(t *testing.T) {
 	r := &profile.Rank{
 		HasTimeline: true,
-		Steps:       []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
-		Compute:     []profile.Interval{iv(0, 500_000)},
-		CommOps:     []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(400_000, 900_000)}},
 		// The profiler's rows say Computing lasted 600 us: 20% more than the tasks show.
-		Overlap: profile.OverlapLayer{Computing: []profile.Interval{iv(0, 600_000)},
-			Communication: []profile.Interval{iv(400_000, 900_000)}, CommNotOverlapped: []profile.Interval{iv(500_000, 900_000)}},
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, 1_000_000)}},
+			Compute: []profile.Interval{iv(0, 500_000)},
+			CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Interval: iv(400_000, 900_000)}},
+		}, Reported: profile.Reported{
+			Overlap: profile.OverlapLayer{Computing: []profile.Interval{iv(0, 600_000)},
+				Communication: []profile.Interval{iv(400_000, 900_000)}, CommNotOverlapped: []profile.Interval{iv(500_000, 900_000)}},
+		},
 	}
 	rr, warnings := analyzeRank(r)
 	require.Len(t, warnings, 1, "%v", warnings)
@@ -213,15 +221,15 @@ func TestMetricNamesMatchMetrics(t *testing.T) {
 // timeline; a csv without the column leaves it unknown, not 0.
 func TestPreparingKnownOrAbsent(t *testing.T) {
 	steps := stepTraceSteps([]profile.StepTraceRow{
-		{Step: 1, HasStep: true, StageUs: 10, PreparingUs: 0, HasPreparing: true},
-		{Step: 2, HasStep: true, StageUs: 10},
+		{Step: 1, HasStep: true, StageNs: 10_000, PreparingNs: 0, HasPreparing: true},
+		{Step: 2, HasStep: true, StageNs: 10_000},
 	})
 	require.Len(t, steps, 2)
 	assert.True(t, steps[0].HasPreparing)
 	assert.Equal(t, int64(0), steps[0].PreparingNs)
 	assert.False(t, steps[1].HasPreparing)
 	// A run without step markers has no host step to prepare.
-	r := &profile.Rank{HasTimeline: true, Compute: []profile.Interval{iv(10, 40)}}
+	r := &profile.Rank{HasTimeline: true, Timeline: profile.Timeline{Compute: []profile.Interval{iv(10, 40)}}}
 	tl, _ := timelineSteps(r)
 	require.Len(t, tl, 1)
 	assert.False(t, tl[0].HasPreparing)

@@ -19,8 +19,11 @@ func capabilityMap(in Inspection) map[string]Capability {
 
 func TestInspectLevel0(t *testing.T) {
 	r := &profile.Rank{Rank: 3, Format: profile.FormatTorchNPUText, Info: profile.Info{ProfilerLevel: "Level0", RankID: 3},
-		StepTrace:     []profile.StepTraceRow{{Step: 50, HasStep: true}, {Step: 51, HasStep: true}},
-		KernelCommOps: []profile.CommOp{{Name: "hcom_allReduce__586_0_1", Type: "allreduce"}}}
+		Reported: profile.Reported{
+			StepTrace:     []profile.StepTraceRow{{Step: 50, HasStep: true}, {Step: 51, HasStep: true}},
+			KernelCommOps: []profile.CommOp{{Name: "hcom_allReduce__586_0_1", Type: "allreduce"}},
+		},
+	}
 	in := Inspect(&profile.Cluster{Ranks: []*profile.Rank{r}})[0]
 	assert.Equal(t, []int{50, 51}, in.Steps)
 	assert.Equal(t, 1, in.Ops)
@@ -38,12 +41,16 @@ func TestInspectLevel0(t *testing.T) {
 
 func TestInspectTimeline(t *testing.T) {
 	r := &profile.Rank{Rank: 0, HasTimeline: true,
-		Steps:     []profile.StepMarker{{Step: 7}},
-		Compute:   []profile.Interval{{StartNs: 0, EndNs: 10}},
-		CommOps:   []profile.CommOp{{Name: "hcom_allReduce__586_0_1"}},
-		CommTasks: []profile.CommTask{{Name: "Memcpy"}, {Name: "Notify_Wait"}},
-		Overlap:   profile.OverlapLayer{Computing: []profile.Interval{{StartNs: 0, EndNs: 10}}},
-		Metadata:  profile.Metadata{ParallelGroups: []profile.ParallelGroup{{Name: "dp"}}}}
+		Metadata: profile.Metadata{ParallelGroups: []profile.ParallelGroup{{Name: "dp"}}},
+		Timeline: profile.Timeline{
+			Steps:     []profile.StepMarker{{Step: 7}},
+			Compute:   []profile.Interval{{StartNs: 0, EndNs: 10}},
+			CommOps:   []profile.CommOp{{Name: "hcom_allReduce__586_0_1"}},
+			CommTasks: []profile.CommTask{{Name: "Memcpy"}, {Name: "Notify_Wait"}},
+		}, Reported: profile.Reported{
+			Overlap: profile.OverlapLayer{Computing: []profile.Interval{{StartNs: 0, EndNs: 10}}},
+		},
+	}
 	in := Inspect(&profile.Cluster{Ranks: []*profile.Rank{r}})[0]
 	assert.Equal(t, 2, in.Tasks)
 	c := capabilityMap(in)
@@ -58,9 +65,12 @@ func TestInspectTimeline(t *testing.T) {
 
 func TestInspectOtherFormats(t *testing.T) {
 	gpu := &profile.Rank{Format: profile.FormatKineto, HasTimeline: true, ClipToStepWindows: true,
-		Steps:   []profile.StepMarker{{Step: 4}},
-		Compute: []profile.Interval{{StartNs: 0, EndNs: 10}},
-		CommOps: []profile.CommOp{{Name: "ncclKernel_AllReduce_RING_LL_Sum_float"}}}
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 4}},
+			Compute: []profile.Interval{{StartNs: 0, EndNs: 10}},
+			CommOps: []profile.CommOp{{Name: "ncclKernel_AllReduce_RING_LL_Sum_float"}},
+		},
+	}
 	c := capabilityMap(Inspect(&profile.Cluster{Ranks: []*profile.Rank{gpu}})[0])
 	assert.Contains(t, c["comm_ops"].Source, "NCCL kernels")
 	assert.Contains(t, c["link_bandwidth"].Enable, "not in Kineto traces")
@@ -68,7 +78,8 @@ func TestInspectOtherFormats(t *testing.T) {
 	assert.True(t, c["host_device_mapping"].Available)
 
 	prof := &profile.Rank{Format: profile.FormatMsprof, HasTimeline: true,
-		Compute: []profile.Interval{{StartNs: 0, EndNs: 10}}}
+		Timeline: profile.Timeline{Compute: []profile.Interval{{StartNs: 0, EndNs: 10}}},
+	}
 	c = capabilityMap(Inspect(&profile.Cluster{Ranks: []*profile.Rank{prof}})[0])
 	assert.False(t, c["step_markers"].Available)
 	assert.Contains(t, c["step_markers"].Enable, "msprof marks no steps")

@@ -16,15 +16,17 @@ func TestClipToStepWindows(t *testing.T) {
 	r := &profile.Rank{
 		HasTimeline:       true,
 		ClipToStepWindows: true,
-		Steps:             []profile.StepMarker{{Step: 3, Interval: iv(100, 200)}, {Step: 4, Interval: iv(200, 300)}},
 		// A long kernel from before step 3 into it, one straddling 3→4, one after step 4.
-		Compute: []profile.Interval{iv(0, 130), iv(150, 250), iv(260, 270), iv(400, 500)},
-		CommOps: []profile.CommOp{
-			{Name: "ncclKernel_AllReduce_RING_LL_Sum_float", Type: "allreduce", Interval: iv(120, 160)},
-			{Name: "ncclKernel_Broadcast_RING_LL_Sum_int8_t", Type: "broadcast", Interval: iv(190, 230)},
-		},
 		// Flows that would move the windows if they were used.
-		Flows: []profile.DeviceFlow{{DeviceNs: 1000, HostNs: 150}},
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 3, Interval: iv(100, 200)}, {Step: 4, Interval: iv(200, 300)}},
+			Compute: []profile.Interval{iv(0, 130), iv(150, 250), iv(260, 270), iv(400, 500)},
+			CommOps: []profile.CommOp{
+				{Name: "ncclKernel_AllReduce_RING_LL_Sum_float", Type: "allreduce", Interval: iv(120, 160)},
+				{Name: "ncclKernel_Broadcast_RING_LL_Sum_int8_t", Type: "broadcast", Interval: iv(190, 230)},
+			},
+			Flows: []profile.DeviceFlow{{DeviceNs: 1000, HostNs: 150}},
+		},
 	}
 	steps, overlapRows := timelineSteps(r)
 	assert.Nil(t, overlapRows)
@@ -74,10 +76,14 @@ func TestClipIntervalsLongIntervals(t *testing.T) {
 
 // Kineto groups are keyed by the process group name and carry their own size source.
 func TestCollectivesKeyedGroups(t *testing.T) {
-	r := &profile.Rank{HasTimeline: true, CommOps: []profile.CommOp{
-		{Type: "allreduce", Group: "0", DataType: "FP32", Count: 1000, Interval: iv(0, 1000)},
-		{Type: "allgather", Group: "1", DataType: "BF16", Count: 800, Interval: iv(0, 400)},
-	}}
+	r := &profile.Rank{HasTimeline: true,
+		Timeline: profile.Timeline{
+			CommOps: []profile.CommOp{
+				{Type: "allreduce", Group: "0", DataType: "FP32", Count: 1000, Interval: iv(0, 1000)},
+				{Type: "allgather", Group: "1", DataType: "BF16", Count: 800, Interval: iv(0, 400)},
+			},
+		},
+	}
 	r.Metadata.ParallelGroups = []profile.ParallelGroup{
 		{Key: "0", Name: "default_pg", GlobalRanks: []int{0, 1, 2, 3}, Source: "distributedInfo.pg_config"},
 		{Key: "1", Size: 8, Source: "process group args of the NCCL ops"}, // ranks unknown, size known
@@ -97,7 +103,11 @@ func TestCollectivesKeyedGroups(t *testing.T) {
 
 func TestInspectClipRank(t *testing.T) {
 	r := &profile.Rank{HasTimeline: true, ClipToStepWindows: true, Format: profile.FormatKineto,
-		Steps: []profile.StepMarker{{Step: 1, Interval: iv(0, 10)}}, Compute: []profile.Interval{iv(1, 2)}}
+		Timeline: profile.Timeline{
+			Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, 10)}},
+			Compute: []profile.Interval{iv(1, 2)},
+		},
+	}
 	c := capabilityMap(Inspect(&profile.Cluster{Ranks: []*profile.Rank{r}})[0])
 	assert.True(t, c["host_device_mapping"].Available, "no flows needed with one clock")
 }

@@ -26,12 +26,16 @@ func TestPeerChecksAtTheirThresholds(t *testing.T) {
 		return profile.CommTask{Plane: 0, GroupRow: "row", Name: "Memcpy", Interval: iv(start, end), SrcRank: 0, DstRank: 1,
 			TransportType: "SDMA", LinkType: "HCCS", SizeBytes: size}
 	}
-	r := &profile.Rank{Rank: 0, HasTimeline: true, CommOps: []profile.CommOp{op},
-		Compute: []profile.Interval{iv(0, 400_000)},
+	r := &profile.Rank{Rank: 0, HasTimeline: true,
 		// The first copy (2 MiB) runs under the kernel at 10.5 GB/s, the second alone;
 		// the second's size is not a multiple of 512.
-		CommTasks: []profile.CommTask{task(100_000, 300_000, 2_097_152), task(500_000, 700_000, 2_097_252)},
-		Metadata:  profile.Metadata{Env: map[string]string{"HCCL_BUFFSIZE": "64"}}}
+		Metadata: profile.Metadata{Env: map[string]string{"HCCL_BUFFSIZE": "64"}},
+		Timeline: profile.Timeline{
+			CommOps:   []profile.CommOp{op},
+			Compute:   []profile.Interval{iv(0, 400_000)},
+			CommTasks: []profile.CommTask{task(100_000, 300_000, 2_097_152), task(500_000, 700_000, 2_097_252)},
+		},
+	}
 	ops := []OpStat{{Rank: 0, Step: -1, Name: op.Name, Type: "allreduce", Bytes: op.Bytes(),
 		Transports: map[string]TransportUse{"SDMA": {Bytes: 4_194_404}, "HCCS": {Bytes: 4_194_404}}}}
 	th := DefaultCheckThresholds

@@ -240,21 +240,21 @@ func overlapStepRow(ov profile.OverlapLayer, w stepWindow, b breakdownWithStart,
 	if !noMarkers {
 		hi = min(hi, max(b.lastNs, w.step.EndNs))
 	}
-	row := profile.StepTraceRow{Step: b.Step, HasStep: b.HasStep, BubbleUs: float64(b.BubbleNs) / 1000}
+	row := profile.StepTraceRow{Step: b.Step, HasStep: b.HasStep, BubbleNs: b.BubbleNs}
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	firstTask := int64(math.MaxInt64)
 	for _, c := range []struct {
 		ivs  []profile.Interval
-		dst  *float64
+		dst  *int64
 		task bool
 	}{
-		{ov.Computing, &row.ComputingUs, true},
-		{ov.Communication, &row.CommunicationUs, true},
-		{ov.CommNotOverlapped, &row.CommNotOverlappedUs, false},
-		{ov.Free, &row.FreeUs, false},
+		{ov.Computing, &row.ComputingNs, true},
+		{ov.Communication, &row.CommunicationNs, true},
+		{ov.CommNotOverlapped, &row.CommNotOverlappedNs, false},
+		{ov.Free, &row.FreeNs, false},
 	} {
 		in := inWindow(c.ivs, w.startNs, hi)
-		*c.dst = float64(totalNs(in)) / 1000
+		*c.dst = totalNs(in)
 		for _, iv := range in {
 			first, last = min(first, iv.StartNs), max(last, iv.EndNs)
 			if c.task {
@@ -262,12 +262,12 @@ func overlapStepRow(ov profile.OverlapLayer, w stepWindow, b breakdownWithStart,
 			}
 		}
 	}
-	row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
+	row.OverlappedNs = row.CommunicationNs - row.CommNotOverlappedNs
 	if last > first {
-		row.StageUs = float64(last-first-b.BubbleNs) / 1000
+		row.StageNs = last - first - b.BubbleNs
 	}
 	if !noMarkers && firstTask != math.MaxInt64 {
-		row.PreparingUs, row.HasPreparing = float64(firstTask-w.step.StartNs)/1000, true
+		row.PreparingNs, row.HasPreparing = firstTask-w.step.StartNs, true
 	}
 	return row
 }
@@ -459,12 +459,12 @@ func stepTraceSteps(rows []profile.StepTraceRow) []StepBreakdown {
 	for _, row := range rows {
 		b := StepBreakdown{
 			Step: row.Step, HasStep: row.HasStep,
-			StageNs: usNs(row.StageUs), ComputingNs: usNs(row.ComputingUs),
-			CommunicationNs: usNs(row.CommunicationUs), CommNotOverlappedNs: usNs(row.CommNotOverlappedUs),
-			OverlappedNs: usNs(row.OverlappedUs), FreeNs: usNs(row.FreeUs), BubbleNs: usNs(row.BubbleUs),
+			StageNs: row.StageNs, ComputingNs: row.ComputingNs,
+			CommunicationNs: row.CommunicationNs, CommNotOverlappedNs: row.CommNotOverlappedNs,
+			OverlappedNs: row.OverlappedNs, FreeNs: row.FreeNs, BubbleNs: row.BubbleNs,
 		}
 		if row.HasPreparing {
-			b.PreparingNs, b.HasPreparing = usNs(row.PreparingUs), true
+			b.PreparingNs, b.HasPreparing = row.PreparingNs, true
 		}
 		if !row.HasStep {
 			b.Step = -1
@@ -473,8 +473,6 @@ func stepTraceSteps(rows []profile.StepTraceRow) []StepBreakdown {
 	}
 	return out
 }
-
-func usNs(us float64) int64 { return int64(math.Round(us * 1000)) }
 
 // Differences between hcclprof's recomputation and the profiler's own step figures,
 // relative to the profiler's figure (or to 1% of the step for small fields): above

@@ -36,8 +36,12 @@ func TestTrailingIdleFollowsHostStepEnd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &profile.Rank{
 				HasTimeline: true,
-				Steps:       []profile.StepMarker{{Step: 1, Interval: iv(0, tc.hostStep1End)}, {Step: 2, Interval: iv(100, 200)}},
-				Compute:     compute, Flows: flows, Overlap: tc.overlap,
+
+				Timeline: profile.Timeline{
+					Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, tc.hostStep1End)}, {Step: 2, Interval: iv(100, 200)}},
+					Compute: compute,
+					Flows:   flows,
+				}, Reported: profile.Reported{Overlap: tc.overlap},
 			}
 			steps, _ := timelineSteps(r)
 			require.Len(t, steps, 2)
@@ -75,7 +79,7 @@ func TestClosingIdleWithoutStepMarkers(t *testing.T) {
 			if tc.freeRows != nil {
 				ov.Computing = compute
 			}
-			r := &profile.Rank{HasTimeline: true, Compute: compute, Overlap: ov}
+			r := &profile.Rank{HasTimeline: true, Timeline: profile.Timeline{Compute: compute}, Reported: profile.Reported{Overlap: ov}}
 			steps, rows := timelineSteps(r)
 			require.Len(t, steps, 1)
 			assert.False(t, steps[0].HasStep)
@@ -87,8 +91,8 @@ func TestClosingIdleWithoutStepMarkers(t *testing.T) {
 				return
 			}
 			require.Len(t, rows, 1)
-			assert.InDelta(t, float64(tc.stage)/1000, rows[0].StageUs, 1e-9, "the profiler's rows agree")
-			assert.InDelta(t, float64(tc.free)/1000, rows[0].FreeUs, 1e-9)
+			assert.Equal(t, tc.stage, rows[0].StageNs, "the profiler's rows agree")
+			assert.Equal(t, tc.free, rows[0].FreeNs)
 		})
 	}
 }

@@ -235,34 +235,40 @@ func stepTraceRowOf(t *dbTable) (profile.StepTraceRow, error) {
 	}
 	for _, c := range []struct {
 		col string
-		dst *float64
+		dst *int64
 	}{
-		{sttComputing, &row.ComputingUs}, {sttCommNotOvl, &row.CommNotOverlappedUs},
-		{sttCommunication, &row.CommunicationUs}, {sttFree, &row.FreeUs}, {sttStage, &row.StageUs},
+		{sttComputing, &row.ComputingNs}, {sttCommNotOvl, &row.CommNotOverlappedNs},
+		{sttCommunication, &row.CommunicationNs}, {sttFree, &row.FreeNs}, {sttStage, &row.StageNs},
 	} {
-		if *c.dst, err = t.mustFloat(c.col); err != nil {
+		v, err := t.mustFloat(c.col)
+		if err != nil {
 			return row, err
 		}
+		*c.dst = usFigureToNs(v)
+	}
+	opt := func(col string) (int64, bool, error) {
+		v, has, err := t.float(col)
+		return usFigureToNs(v), has, err
 	}
 	var has bool
-	if row.OverlappedUs, has, err = t.float(sttOverlapped); err != nil {
+	if row.OverlappedNs, has, err = opt(sttOverlapped); err != nil {
 		return row, err
 	} else if !has {
-		row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
+		row.OverlappedNs = row.CommunicationNs - row.CommNotOverlappedNs
 	}
-	if row.BubbleUs, _, err = t.float(sttBubble); err != nil {
+	if row.BubbleNs, _, err = opt(sttBubble); err != nil {
 		return row, err
 	}
-	if row.CommNotOverlappedExclRecvUs, has, err = t.float(sttExclReceive); err != nil {
+	if row.CommNotOverlappedExclRecvNs, has, err = opt(sttExclReceive); err != nil {
 		return row, err
 	} else if !has {
-		row.CommNotOverlappedExclRecvUs = row.CommNotOverlappedUs - row.BubbleUs
+		row.CommNotOverlappedExclRecvNs = row.CommNotOverlappedNs - row.BubbleNs
 	}
-	if row.PreparingUs, row.HasPreparing, err = t.float(sttPreparing); err != nil {
+	if row.PreparingNs, row.HasPreparing, err = opt(sttPreparing); err != nil {
 		return row, err
 	}
-	if row.PreparingUs > maxPreparingUs {
-		row.PreparingUs, row.HasPreparing = 0, false
+	if row.PreparingNs > maxPreparingNs {
+		row.PreparingNs, row.HasPreparing = 0, false
 	}
 	return row, nil
 }

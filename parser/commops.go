@@ -8,8 +8,8 @@ import (
 
 // Sources of a rank's per-op records (profile.Rank.CommOpsSource).
 const (
-	OpsFromTimeline = "timeline"
-	OpsFromKernels  = "kernel_details.csv"
+	OpsFromTimeline = profile.OpsFromTimeline
+	OpsFromKernels  = profile.OpsFromKernels
 )
 
 // opsFromCommStats gives a rank without timeline ops (Level0/Level2 output copied
@@ -46,11 +46,7 @@ func opsFromCommStats(r *profile.Rank) {
 	r.CommOpsSource = commStatsFile(r)
 }
 
-// commStatsFiles are the files a rank's per-op statistics may come from, in the
-// order they are preferred.
-var commStatsFiles = []string{"communication.json", analysisDBName, "communication_analyzer.db"}
-
 // commStatsFile names the file the rank's per-op statistics were read from.
 func commStatsFile(r *profile.Rank) string {
-	return filepath.Base(usedFile(r, "communication.json", commStatsFiles...))
+	return filepath.Base(r.CommStatsFile())
 }

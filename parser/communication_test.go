@@ -256,14 +256,17 @@ func FuzzCommunicationJSON(f *testing.F) {
 // groups is left unresolved rather than guessed.
 func TestAttachGroupHashesCollision(t *testing.T) {
 	r := &profile.Rank{
-		CommStats: []profile.CommOpStats{
-			{Name: "hcom_allReduce__206_0_1", Group: "111206", StartNs: 1_000_000},
-			{Name: "hcom_allReduce__206_0_1", Group: "999206", StartNs: 5_000_000},
-		},
-		CommOps: []profile.CommOp{
-			{Name: "hcom_allReduce__206_0_1", Group: "206", Interval: profile.Interval{StartNs: 5_000_100, EndNs: 5_100_000}},
-			{Name: "hcom_allReduce__206_0_1", Group: "206", Interval: profile.Interval{StartNs: 1_000_050, EndNs: 1_200_000}},
-			{Name: "hcom_allReduce__206_1_1", Group: "206", Interval: profile.Interval{StartNs: 7_000_000, EndNs: 7_100_000}},
+		Timeline: profile.Timeline{
+			CommOps: []profile.CommOp{
+				{Name: "hcom_allReduce__206_0_1", Group: "206", Interval: profile.Interval{StartNs: 5_000_100, EndNs: 5_100_000}},
+				{Name: "hcom_allReduce__206_0_1", Group: "206", Interval: profile.Interval{StartNs: 1_000_050, EndNs: 1_200_000}},
+				{Name: "hcom_allReduce__206_1_1", Group: "206", Interval: profile.Interval{StartNs: 7_000_000, EndNs: 7_100_000}},
+			},
+		}, Reported: profile.Reported{
+			CommStats: []profile.CommOpStats{
+				{Name: "hcom_allReduce__206_0_1", Group: "111206", StartNs: 1_000_000},
+				{Name: "hcom_allReduce__206_0_1", Group: "999206", StartNs: 5_000_000},
+			},
 		},
 	}
 	attachGroupHashes(r)

@@ -155,6 +155,17 @@ func (t *csvTable) floatField(i int, name string) (float64, error) {
 	return f, nil
 }
 
+// usField parses column i (named name, for the error) of the current record, a µs
+// figure, as ns (usTextToNs).
+func (t *csvTable) usField(i int, name string) (int64, error) {
+	s := t.field(i)
+	ns, ok := usTextToNs(s)
+	if !ok {
+		return 0, errAtLine(t.file, t.lineOf(i), "column %q: %q is not a number", name, s)
+	}
+	return ns, nil
+}
+
 // stepField parses a step column: empty or N/A means no step (-1, false).
 func (t *csvTable) stepField(i int, name string) (int, bool, error) {
 	s := t.field(i)

@@ -130,6 +130,8 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 		ri.notes = nil
 		found = append(found, ri)
 	}
+	d := &discovery{add: add, addSummary: addSummary, openArchive: openArchive, notes: &in.Notes,
+		addDevs: func(devs []MsprofDevice) { msprofDevs = append(msprofDevs, devs...) }}
 	for _, arg := range args {
 		st, err := statPath(arg)
 		if err != nil {
@@ -142,24 +144,14 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 				in.Release()
 				return nil, err
 			}
-		} else if !st.IsDir() && IsRankSummaryName(filepath.Base(arg)) {
-			add(rankSummaryInput(arg))
-			continue
-		} else if !st.IsDir() && isClusterSummaryFile(filepath.Base(arg)) {
-			addSummary(summaryInput{dir: filepath.Dir(arg), files: []string{arg}})
-			continue
 		} else if !st.IsDir() {
-			ri, ok := fileInput(arg)
-			if !ok {
+			if !d.detectFile(arg, false) {
 				in.Notes = append(in.Notes, fmt.Sprintf("ignored %s: not a profiler file hcclprof reads", arg))
-				continue
 			}
-			add(ri)
 			continue
 		}
 		n, nDevs, nSums := len(found), len(msprofDevs), len(summaries)
-		addDevs := func(devs []MsprofDevice) { msprofDevs = append(msprofDevs, devs...) }
-		if err := walkRanks(root, add, addDevs, addSummary, openArchive, &in.Notes); err != nil {
+		if err := walkRanks(root, d); err != nil {
 			in.Release()
 			return nil, err
 		}
@@ -171,8 +163,8 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 		kept, notes := AssignMsprofRanks(msprofDevs)
 		in.Notes = append(in.Notes, notes...)
 		for i := range kept {
-			d := kept[i]
-			add(RankInput{Rank: d.Rank, Dir: d.ProfDir, Msprof: &d})
+			dev := kept[i]
+			add(RankInput{Rank: dev.Rank, Dir: dev.ProfDir, Msprof: &dev})
 		}
 	}
 	in.Ranks = assignRanks(found, &in.Notes)
@@ -185,184 +177,54 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 	return in, nil
 }
 
-// kinetoInput recognises a PyTorch profiler (Kineto) trace by its content (a JSON
-// object with schemaVersion before traceEvents, plain or gzip); names such as
-// *.pt.trace.json(.gz) or nccl_data.json.gz vary too much to rely on.
-func kinetoInput(path string) (RankInput, bool) {
-	if !strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".json.gz") {
-		return RankInput{}, false
-	}
-	rank, ok := sniffKineto(path)
-	if !ok {
-		return RankInput{}, false
-	}
-	return RankInput{Rank: rank, Dir: path, Kineto: path}, true
-}
-
-// fileInput turns a single file argument into a rank input. A profiler db stands
-// for its rank alone: only the named file is read, as for a lone trace_view.json.
-func fileInput(path string) (RankInput, bool) {
-	if ri, ok := kinetoInput(path); ok {
-		return ri, true
-	}
-	base := filepath.Base(path)
-	dbRank, isDB := isProfilerDB(base)
-	if !isDB && !exportedFiles[base] && base != analysisDBName {
-		return RankInput{}, false
-	}
-	dir := filepath.Dir(path)
-	// A file inside a rank directory stands for that rank.
-	if filepath.Base(dir) == ascendOutput {
-		if ri, ok := rankDir(filepath.Dir(dir)); ok {
-			ri.Files, ri.DB, ri.notes = []string{path}, "", nil
-			if isDB {
-				ri.DB = path
-				if dbRank >= 0 {
-					ri.Rank = dbRank
-				}
-			}
-			return ri, true
-		}
-	}
-	ri := RankInput{Rank: -1, Dir: dir, OutputDir: dir, Files: []string{path}}
-	if isDB {
-		ri.DB, ri.Rank = path, dbRank
-	}
-	return ri, true
-}
-
-// walkRanks walks root for rank directories, msprof PROF_* directories (their
-// devices go to addDevs, to be numbered together) and Kineto traces. Archives found
-// on the way are opened with openArchive (which returns the path of their root) and
-// walked in turn.
-func walkRanks(root string, add func(RankInput), addDevs func([]MsprofDevice), addSummary func(summaryInput), openArchive func(string) (string, error), notes *[]string) error {
+// walkRanks walks root for the directories and files the formats recognise
+// (inputFormats, in order). Archives found on the way are opened with
+// d.openArchive (which returns the path of their root) and walked in turn.
+func walkRanks(root string, d *discovery) error {
 	root = filepath.Clean(root)
 	rootDepth := strings.Count(root, string(os.PathSeparator))
-	return walkPath(root, func(path string, d fs.DirEntry, err error) error {
+	return walkPath(root, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
-			*notes = append(*notes, fmt.Sprintf("skipped %s: %v", path, err))
-			if d != nil && d.IsDir() {
+			d.note(fmt.Sprintf("skipped %s: %v", path, err))
+			if e != nil && e.IsDir() {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !d.IsDir() {
-			if IsArchiveName(d.Name()) && !inArchive(path) && d.Type().IsRegular() {
-				aroot, err := openArchive(path)
+		if !e.IsDir() {
+			if IsArchiveName(e.Name()) && !inArchive(path) && e.Type().IsRegular() {
+				aroot, err := d.openArchive(path)
 				if err != nil {
-					*notes = append(*notes, fmt.Sprintf("skipped %v", err))
+					d.note(fmt.Sprintf("skipped %v", err))
 					return nil
 				}
-				return walkRanks(aroot, add, addDevs, addSummary, openArchive, notes)
+				return walkRanks(aroot, d)
 			}
-			if IsRankSummaryName(d.Name()) {
-				add(rankSummaryInput(path))
-			}
+			d.detectFile(path, true)
 			return nil
 		}
 		if strings.Count(path, string(os.PathSeparator))-rootDepth > maxWalkDepth {
 			if isRankCandidate(path) {
-				*notes = append(*notes, fmt.Sprintf("skipped %s: more than %d levels below %s (msprof-analyze's limit too)", path, maxWalkDepth, root))
+				d.note(fmt.Sprintf("skipped %s: more than %d levels below %s (msprof-analyze's limit too)", path, maxWalkDepth, root))
 			}
 			return fs.SkipDir
 		}
-		name := d.Name()
 		if _, err := listDir(path); err != nil {
 			// A directory that cannot be listed (permissions): when it looks like a
 			// rank it becomes a rank whose loading reports the error, so the rank is
 			// counted as unreadable rather than silently missing.
-			if rankLikeName(name) {
-				add(RankInput{Rank: -1, Dir: path, OutputDir: filepath.Join(path, ascendOutput), loadErr: err})
+			if rankLikeName(e.Name()) {
+				d.add(RankInput{Rank: -1, Dir: path, OutputDir: filepath.Join(path, ascendOutput), loadErr: err})
 			} else {
-				*notes = append(*notes, fmt.Sprintf("skipped %s: cannot read it: %v", path, err))
+				d.note(fmt.Sprintf("skipped %s: cannot read it: %v", path, err))
 			}
 			return fs.SkipDir
 		}
-		if files := clusterSummaryFilesIn(path); len(files) > 0 {
-			// msprof-analyze's output; walked on, as it may sit beside rank directories
-			// in the cluster directory it analysed.
-			addSummary(summaryInput{dir: path, files: files})
-		} else if name == clusterOutputDir {
-			*notes = append(*notes, fmt.Sprintf("skipped %s: none of msprof-analyze's files hcclprof reads (%s)", path, strings.Join(clusterSummaryFiles, ", ")))
-		}
-		if name == ascendOutput {
-			// Reached directly (the user named it, or loose layout): its parent is the rank.
-			if ri, ok := rankDir(filepath.Dir(path)); ok {
-				add(ri)
-			} else {
-				add(RankInput{Rank: -1, Dir: filepath.Dir(path), OutputDir: path})
-			}
+		if d.detectDir(path) {
 			return fs.SkipDir
-		}
-		if ri, ok := rankDir(path); ok {
-			add(ri)
-			return fs.SkipDir
-		}
-		if reason := notRankReason(path); reason != "" {
-			if info := profilerInfoIn(path); info != "" {
-				// It states its rank: a rank whose data is missing, not a gap to note.
-				ri := RankInput{Rank: -1, Dir: path, OutputDir: filepath.Join(path, ascendOutput), InfoFile: filepath.Join(path, info), missing: reason}
-				if r, ok := RankFromInfoFileName(info); ok {
-					ri.Rank = r
-				}
-				add(ri)
-			} else {
-				*notes = append(*notes, fmt.Sprintf("skipped %s: %s", path, reason))
-			}
-			return fs.SkipDir
-		}
-		// PROF_* directories inside *_ascend_pt/_ascend_ms are raw data of that rank;
-		// the rank directory was matched above and skipped, so these are msprof's own.
-		if IsMsprofDir(path) {
-			addMsprofDir(path, addDevs, notes)
-			return fs.SkipDir
-		}
-		if name == msprofExportDir && IsMsprofDir(filepath.Dir(path)) {
-			// A PROF directory's export named directly: its PROF directory is the rank.
-			addMsprofDir(filepath.Dir(path), addDevs, notes)
-			return fs.SkipDir
-		}
-		if dev, from, ok := ScanMsprofExport(path); ok {
-			device := "its files name no device"
-			if from != "" {
-				device = fmt.Sprintf("device %d from %s", dev.Device, from)
-			}
-			*notes = append(*notes, fmt.Sprintf("%s: an msprof export without its PROF_* directory (no info.json.N: no rank_id or chip; no analyze/: no communication.json); %s", path, device))
-			addDevs([]MsprofDevice{dev})
-			return fs.SkipDir
-		}
-		addKinetoTraces(path, add)
-		// A folder of loose exported files (a trace_view.json or a profiler db without
-		// the rank layout).
-		if db, dbRank := findProfilerDB(path); db != "" {
-			add(RankInput{Rank: dbRank, Dir: path, OutputDir: path, DB: db})
-		} else if fileExists(filepath.Join(path, "trace_view.json")) || fileExists(filepath.Join(path, "step_trace_time.csv")) {
-			add(RankInput{Rank: -1, Dir: path, OutputDir: path})
 		}
 		return nil
 	})
-}
-
-// addMsprofDir adds the devices of a PROF directory.
-func addMsprofDir(profDir string, addDevs func([]MsprofDevice), notes *[]string) {
-	devs, err := ScanMsprofDir(profDir)
-	if err != nil {
-		*notes = append(*notes, fmt.Sprintf("skipped %s: %v", profDir, err))
-	}
-	addDevs(devs)
-}
-
-// addKinetoTraces adds the Kineto traces directly inside dir.
-func addKinetoTraces(dir string, add func(RankInput)) {
-	entries, _ := readDirPath(dir)
-	for _, e := range entries {
-		if e.IsDir() || exportedFiles[e.Name()] {
-			continue
-		}
-		if ri, ok := kinetoInput(filepath.Join(dir, e.Name())); ok {
-			add(ri)
-		}
-	}
 }
 
 // rankLikeName reports whether a directory's name is that of a torch_npu or

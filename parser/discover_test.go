@@ -50,7 +50,7 @@ func TestDiscoverClusterRoot(t *testing.T) {
 	assert.Equal(t, []string{filepath.Join(ascendOutput, "memory_record.csv")}, r.FilesIgnored)
 	assert.Equal(t, "Level0", r.Info.ProfilerLevel)
 	require.Len(t, r.StepTrace, 1)
-	assert.Equal(t, 4.0, r.StepTrace[0].StageUs)
+	assert.Equal(t, int64(4000), r.StepTrace[0].StageNs)
 
 	c, err := LoadCluster([]string{root}, LoadOptions{Workers: 2})
 	require.NoError(t, err)

@@ -496,8 +496,7 @@ func (st *kinetoState) finish() *profile.Rank {
 		Info:              profile.Info{RankID: st.dist.rank, ChipName: st.chip},
 		HasTimeline:       st.events > 0,
 		ClipToStepWindows: true,
-		Steps:             st.steps,
-		Compute:           st.compute,
+		Timeline:          profile.Timeline{Steps: st.steps, Compute: st.compute},
 		FilesUsed:         []string{filepath.Base(st.file)},
 	}
 	r.Metadata.DistributedArgs = st.dist.args

@@ -125,59 +125,15 @@ func readableFile(name string) bool {
 	return exportedFiles[name] || isDB || name == analysisDBName
 }
 
-// LoadRank parses one rank's files: the text export, or the db export when
-// ri.DB is set.
+// LoadRank reads one rank with the format that owns it (inputFormats), then
+// normalises the result (profile.Rank.Normalize) and, unless the format's ranks were
+// completed when written, chooses where its ops come from.
 func LoadRank(ri RankInput) *profile.Rank {
-	if ri.RankSummary != "" {
-		return loadRankSummary(ri) // validated and completed when it was written
-	}
-	r := loadRankFiles(ri)
-	validate(r)
-	opsFromCommStats(r)
-	return r
-}
-
-// loadRankFiles reads a rank's files into the model, as they are.
-func loadRankFiles(ri RankInput) *profile.Rank {
-	switch {
-	case ri.Kineto != "":
-		r, err := OpenKineto(ri.Kineto)
-		if r == nil {
-			r = &profile.Rank{Format: profile.FormatKineto, Info: profile.Info{RankID: -1}}
-		}
-		if err != nil {
-			r.Problems = append(r.Problems, err.Error())
-		}
-		r.Rank, r.Dir = ri.Rank, ri.Dir
-		return r
-	case ri.Summary != nil:
-		if r := ri.Summary.Ranks[ri.Rank]; r != nil {
-			return r
-		}
-		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatMsprofAnalyze, Info: profile.Info{RankID: ri.Rank},
-			Problems: []string{"msprof-analyze's cluster output has no data for this rank"}}
-	case ri.Msprof != nil:
-		r := LoadMsprofDevice(*ri.Msprof)
-		r.Rank = ri.Rank
-		return r
-	}
-	if ri.missing != "" {
-		r := &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatTorchNPUText, Info: profile.Info{RankID: -1}}
-		r.Problems = append(r.Problems, fmt.Sprintf("%s %s", ri.Dir, ri.missing))
-		return r
-	}
-	if ri.loadErr != nil {
-		r := &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatTorchNPUText, Info: profile.Info{RankID: -1}}
-		r.Problems = append(r.Problems, fmt.Sprintf("cannot read the rank directory: %v", ri.loadErr))
-		return r
-	}
-	r := loadTorchRank(ri)
-	if strings.HasSuffix(filepath.Base(ri.Dir), "ascend_ms") {
-		// MindSpore writes torch_npu's layout (docs/formats.md §1.2); say which framework.
-		r.Format = profile.FormatMindSporeText
-		if ri.DB != "" {
-			r.Format = profile.FormatMindSporeDB
-		}
+	f := formatOf(ri)
+	r := f.load(ri)
+	r.Normalize()
+	if !f.complete {
+		opsFromCommStats(r)
 	}
 	return r
 }
@@ -277,9 +233,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 				r.Problems = append(r.Problems, tl.Problems...)
 			}
 			if tl != nil && tl.Events > 0 {
-				r.HasTimeline = true
-				r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks
-				r.Overlap, r.Flows, r.BackwardCompute = tl.Overlap, tl.Flows, tl.BackwardCompute
+				r.HasTimeline, r.Timeline, r.Overlap = true, tl.Timeline, tl.Overlap
 			}
 			if err != nil && r.HasTimeline {
 				return fmt.Errorf("%v (the timeline is partial: %d events read before this point)", err, tl.Events)
@@ -440,9 +394,7 @@ func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
 		return
 	}
 	if tdb.Events > 0 {
-		r.HasTimeline = true
-		r.Steps, r.Compute, r.CommOps, r.CommTasks = tdb.Steps, tdb.Compute, tdb.CommOps, tdb.CommTasks
-		r.Overlap, r.Flows, r.BackwardCompute = tdb.Overlap, tdb.Flows, tdb.BackwardCompute
+		r.HasTimeline, r.Timeline, r.Overlap = true, tdb.Timeline.Timeline, tdb.Overlap
 	}
 	if md := tdb.Metadata; md.Env != nil {
 		r.Metadata.Env = md.Env

@@ -842,9 +842,7 @@ func (l *msprofLoader) readTimeline(files []string) {
 		return
 	}
 	r := l.r
-	r.HasTimeline = true
-	r.Steps, r.Compute, r.CommOps, r.CommTasks = tl.Steps, tl.Compute, tl.CommOps, tl.CommTasks
-	r.Overlap, r.Flows, r.BackwardCompute = tl.Overlap, tl.Flows, tl.BackwardCompute
+	r.HasTimeline, r.Timeline, r.Overlap = true, tl.Timeline, tl.Overlap
 }
 
 // readStepMarkers reads the "Iteration {i}" events of step_trace files and keeps, as

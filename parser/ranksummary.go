@@ -74,13 +74,55 @@ type summaryBody struct {
 	Free                 []int64
 	Flows                []int64 // device, host pairs, flat
 	ClipToStepWindows    bool
-	StepTrace            []profile.StepTraceRow
+	StepTrace            []summaryStepTraceRow
 	CommStats            []profile.CommOpStats
 	CommMatrix           []profile.MatrixLink
 	KernelCommOps        []profile.CommOp
 	FilesUsed            []string
 	FilesIgnored         []string
 	Problems             []string
+}
+
+// summaryStepTraceRow is profile.StepTraceRow as version 1 of the summary writes it:
+// in µs, as the profiler's files do, so that summaries written before the model held
+// ns read the same.
+type summaryStepTraceRow struct {
+	Step    int
+	HasStep bool
+	ComputingUs, CommNotOverlappedUs, OverlappedUs, CommunicationUs,
+	FreeUs, StageUs, BubbleUs, CommNotOverlappedExclRecvUs, PreparingUs float64
+	HasPreparing bool
+}
+
+func packStepTrace(rows []profile.StepTraceRow) []summaryStepTraceRow {
+	if rows == nil {
+		return nil
+	}
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	out := make([]summaryStepTraceRow, len(rows))
+	for i, r := range rows {
+		out[i] = summaryStepTraceRow{Step: r.Step, HasStep: r.HasStep,
+			ComputingUs: us(r.ComputingNs), CommNotOverlappedUs: us(r.CommNotOverlappedNs), OverlappedUs: us(r.OverlappedNs),
+			CommunicationUs: us(r.CommunicationNs), FreeUs: us(r.FreeNs), StageUs: us(r.StageNs), BubbleUs: us(r.BubbleNs),
+			CommNotOverlappedExclRecvUs: us(r.CommNotOverlappedExclRecvNs), PreparingUs: us(r.PreparingNs), HasPreparing: r.HasPreparing}
+	}
+	return out
+}
+
+func unpackStepTrace(rows []summaryStepTraceRow) []profile.StepTraceRow {
+	if rows == nil {
+		return nil
+	}
+	out := make([]profile.StepTraceRow, len(rows))
+	for i, r := range rows {
+		out[i] = profile.StepTraceRow{Step: r.Step, HasStep: r.HasStep,
+			ComputingNs: usFigureToNs(r.ComputingUs), CommNotOverlappedNs: usFigureToNs(r.CommNotOverlappedUs),
+			OverlappedNs: usFigureToNs(r.OverlappedUs), CommunicationNs: usFigureToNs(r.CommunicationUs),
+			FreeNs: usFigureToNs(r.FreeUs), StageNs: usFigureToNs(r.StageUs), BubbleNs: usFigureToNs(r.BubbleUs),
+			CommNotOverlappedExclRecvNs: usFigureToNs(r.CommNotOverlappedExclRecvUs), PreparingNs: usFigureToNs(r.PreparingUs),
+			HasPreparing: r.HasPreparing}
+	}
+	return out
 }
 
 // packedTasks holds a rank's HCCL tasks column by column, their strings once each and
@@ -217,7 +259,7 @@ func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 		Compute: packIntervals(r.Compute), BackwardCompute: packIntervals(r.BackwardCompute), MicroBatchesByWindow: r.MicroBatchesByWindow, CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: packTasks(r.CommTasks),
 		Computing: packIntervals(r.Overlap.Computing), Communication: packIntervals(r.Overlap.Communication),
 		CommNotOverlapped: packIntervals(r.Overlap.CommNotOverlapped), Free: packIntervals(r.Overlap.Free),
-		ClipToStepWindows: r.ClipToStepWindows, StepTrace: r.StepTrace, CommStats: r.CommStats, CommMatrix: r.CommMatrix,
+		ClipToStepWindows: r.ClipToStepWindows, StepTrace: packStepTrace(r.StepTrace), CommStats: r.CommStats, CommMatrix: r.CommMatrix,
 		KernelCommOps: r.KernelCommOps, FilesUsed: r.FilesUsed, FilesIgnored: r.FilesIgnored, Problems: r.Problems,
 	}
 	windows := make([]profile.Interval, len(r.Steps))
@@ -372,8 +414,9 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 // rank rebuilds the rank and checks what a writer cannot have written.
 func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, Metadata: b.Metadata, HasTimeline: b.HasTimeline,
-		CommOps: b.CommOps, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
-		StepTrace: b.StepTrace, CommStats: b.CommStats, CommMatrix: b.CommMatrix, KernelCommOps: b.KernelCommOps,
+		Timeline: profile.Timeline{CommOps: b.CommOps}, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
+		Reported: profile.Reported{StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix,
+			KernelCommOps: b.KernelCommOps},
 		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems}
 	if !knownFormat(b.Format) {
 		return nil, fmt.Errorf("rank %d: unknown source format %q", rank, b.Format)
@@ -418,13 +461,13 @@ func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 		ops  []profile.CommOp
 	}{{"CommOps", r.CommOps}, {"KernelCommOps", r.KernelCommOps}} {
 		for i, op := range ops.ops {
-			if badInterval(op.Interval) {
+			if profile.BadInterval(op.Interval) {
 				return nil, fmt.Errorf("%s[%d] (%s): %d to %d ns is impossible", ops.what, i, op.Name, op.StartNs, op.EndNs)
 			}
 		}
 	}
 	for i, t := range r.CommTasks {
-		if badInterval(t.Interval) || t.SizeBytes < 0 {
+		if profile.BadInterval(t.Interval) || t.SizeBytes < 0 {
 			return nil, fmt.Errorf("CommTasks[%d] (%s): %d to %d ns, %d bytes is impossible", i, t.Name, t.StartNs, t.EndNs, t.SizeBytes)
 		}
 	}
@@ -434,7 +477,7 @@ func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
 		}
 	}
 	for i, row := range r.StepTrace {
-		if why := badStepRow(row); why != "" {
+		if why := row.Impossible(); why != "" {
 			return nil, fmt.Errorf("StepTrace[%d]: %s", i, why)
 		}
 	}
@@ -451,16 +494,6 @@ func sortedByStart(ivs []profile.Interval) bool {
 		}
 	}
 	return true
-}
-
-// knownFormat reports whether a rank summary's source format is one this build reads.
-func knownFormat(f profile.Format) bool {
-	switch f {
-	case profile.FormatTorchNPUText, profile.FormatMsprof, profile.FormatMsprofDB, profile.FormatTorchNPUDB, profile.FormatKineto,
-		profile.FormatMindSporeText, profile.FormatMindSporeDB, profile.FormatMsprofAnalyze:
-		return true
-	}
-	return false
 }
 
 // rankSummaryInput is the rank input of a summary file: its rank (and its run's

@@ -23,10 +23,10 @@ const (
 // maxPreparingUs is the largest Preparing value taken as a duration. In runs without
 // step markers torch_npu wrote an absolute epoch timestamp (~1.7e15 µs) into
 // Preparing; no step spends 11 days preparing, so larger values are dropped.
-const maxPreparingUs = 1e12
+const maxPreparingNs = 1e12 * 1e3
 
 // ParseStepTraceCSV reads step_trace_time.csv, the profiler's own per-step time
-// breakdown: one row per step, every figure a float in µs. Columns are read by name
+// breakdown: one row per step, every figure a µs decimal, kept in ns. Columns are read by name
 // because the header changed across versions (docs/formats.md §5): Preparing was appended
 // in 2024, torch_npu 2.7.1 put a Device_id column first, and the "Exclude Receive"
 // column is missing from some files. Device_id is ignored (it is not the rank).
@@ -86,45 +86,45 @@ func (t *csvTable) stepTraceRow(c stepTraceCols) (profile.StepTraceRow, error) {
 	for _, f := range []struct {
 		i    int
 		name string
-		dst  *float64
+		dst  *int64
 	}{
-		{c.comp, stColComputing, &row.ComputingUs},
-		{c.cno, stColCommNotOvl, &row.CommNotOverlappedUs},
-		{c.comm, stColCommunication, &row.CommunicationUs},
-		{c.free, stColFree, &row.FreeUs},
-		{c.stage, stColStage, &row.StageUs},
+		{c.comp, stColComputing, &row.ComputingNs},
+		{c.cno, stColCommNotOvl, &row.CommNotOverlappedNs},
+		{c.comm, stColCommunication, &row.CommunicationNs},
+		{c.free, stColFree, &row.FreeNs},
+		{c.stage, stColStage, &row.StageNs},
 	} {
-		if *f.dst, err = t.floatField(f.i, f.name); err != nil {
+		if *f.dst, err = t.usField(f.i, f.name); err != nil {
 			return row, err
 		}
 	}
 	// Optional columns: absent, empty or N/A means "not written".
-	opt := func(i int, name string) (float64, bool, error) {
+	opt := func(i int, name string) (int64, bool, error) {
 		if i < 0 || csvNull(t.field(i)) {
 			return 0, false, nil
 		}
-		v, err := t.floatField(i, name)
+		v, err := t.usField(i, name)
 		return v, err == nil, err
 	}
 	var has bool
-	if row.OverlappedUs, has, err = opt(c.ovl, stColOverlapped); err != nil {
+	if row.OverlappedNs, has, err = opt(c.ovl, stColOverlapped); err != nil {
 		return row, err
 	} else if !has {
-		row.OverlappedUs = row.CommunicationUs - row.CommNotOverlappedUs
+		row.OverlappedNs = row.CommunicationNs - row.CommNotOverlappedNs
 	}
-	if row.BubbleUs, _, err = opt(c.bubble, stColBubble); err != nil {
+	if row.BubbleNs, _, err = opt(c.bubble, stColBubble); err != nil {
 		return row, err
 	}
-	if row.CommNotOverlappedExclRecvUs, has, err = opt(c.excl, stColExclReceive); err != nil {
+	if row.CommNotOverlappedExclRecvNs, has, err = opt(c.excl, stColExclReceive); err != nil {
 		return row, err
 	} else if !has {
-		row.CommNotOverlappedExclRecvUs = row.CommNotOverlappedUs - row.BubbleUs
+		row.CommNotOverlappedExclRecvNs = row.CommNotOverlappedNs - row.BubbleNs
 	}
-	if row.PreparingUs, row.HasPreparing, err = opt(c.prep, stColPreparing); err != nil {
+	if row.PreparingNs, row.HasPreparing, err = opt(c.prep, stColPreparing); err != nil {
 		return row, err
 	}
-	if row.PreparingUs > maxPreparingUs {
-		row.PreparingUs, row.HasPreparing = 0, false
+	if row.PreparingNs > maxPreparingNs {
+		row.PreparingNs, row.HasPreparing = 0, false
 	}
 	return row, nil
 }

@@ -19,39 +19,21 @@ const (
 // stRank0 is the real row of imagenet-2rank-level1 rank 0.
 var stRank0 = profile.StepTraceRow{
 	Step: 50, HasStep: true,
-	ComputingUs: 8873.756, CommNotOverlappedUs: 101963.203, OverlappedUs: 4028.675,
-	CommunicationUs: 105991.878, FreeUs: 25744.050, StageUs: 136581.0, BubbleUs: 0,
-	CommNotOverlappedExclRecvUs: 101963.203, PreparingUs: 17902.5, HasPreparing: true,
+	ComputingNs: 8_873_756, CommNotOverlappedNs: 101_963_203, OverlappedNs: 4_028_675,
+	CommunicationNs: 105_991_878, FreeNs: 25_744_050, StageNs: 136_581_000, BubbleNs: 0,
+	CommNotOverlappedExclRecvNs: 101_963_203, PreparingNs: 17_902_500, HasPreparing: true,
 }
 
-// assertStepRow compares rows field by field within 1e-6 µs (files hold float reprs
-// such as 8873.756000000001).
+// assertStepRow compares rows exactly: the files hold float reprs such as
+// 8873.756000000001, which convert to the ns the profiler measured.
 func assertStepRow(t *testing.T, want, got profile.StepTraceRow) {
 	t.Helper()
-	assert.Equal(t, want.Step, got.Step, "Step")
-	assert.Equal(t, want.HasStep, got.HasStep, "HasStep")
-	assert.Equal(t, want.HasPreparing, got.HasPreparing, "HasPreparing")
-	for _, c := range []struct {
-		name      string
-		want, got float64
-	}{
-		{"Computing", want.ComputingUs, got.ComputingUs},
-		{"CommNotOverlapped", want.CommNotOverlappedUs, got.CommNotOverlappedUs},
-		{"Overlapped", want.OverlappedUs, got.OverlappedUs},
-		{"Communication", want.CommunicationUs, got.CommunicationUs},
-		{"Free", want.FreeUs, got.FreeUs},
-		{"Stage", want.StageUs, got.StageUs},
-		{"Bubble", want.BubbleUs, got.BubbleUs},
-		{"ExclRecv", want.CommNotOverlappedExclRecvUs, got.CommNotOverlappedExclRecvUs},
-		{"Preparing", want.PreparingUs, got.PreparingUs},
-	} {
-		assert.InDelta(t, c.want, c.got, 1e-6, c.name)
-	}
+	assert.Equal(t, want, got)
 }
 
 func TestParseStepTraceCSVVariants(t *testing.T) {
 	noPrep := stRank0
-	noPrep.PreparingUs, noPrep.HasPreparing = 0, false
+	noPrep.PreparingNs, noPrep.HasPreparing = 0, false
 
 	tests := []struct {
 		name string
@@ -96,32 +78,32 @@ func TestParseStepTraceCSVVariants(t *testing.T) {
 			in: "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble\n" +
 				"7,10,30,5,35,2,100,8\n",
 			want: []profile.StepTraceRow{{
-				Step: 7, HasStep: true, ComputingUs: 10, CommNotOverlappedUs: 30, OverlappedUs: 5,
-				CommunicationUs: 35, FreeUs: 2, StageUs: 100, BubbleUs: 8, CommNotOverlappedExclRecvUs: 22,
+				Step: 7, HasStep: true, ComputingNs: 10_000, CommNotOverlappedNs: 30_000, OverlappedNs: 5000,
+				CommunicationNs: 35_000, FreeNs: 2000, StageNs: 100_000, BubbleNs: 8000, CommNotOverlappedExclRecvNs: 22_000,
 			}},
 		},
 		{
 			name: "empty Step and an absolute-timestamp Preparing (no step markers)",
 			in:   stHeader2024 + "\n,10,30,5,35,2,100,0,30,1726054679554437.8\n",
 			want: []profile.StepTraceRow{{
-				Step: -1, HasStep: false, ComputingUs: 10, CommNotOverlappedUs: 30, OverlappedUs: 5,
-				CommunicationUs: 35, FreeUs: 2, StageUs: 100, CommNotOverlappedExclRecvUs: 30,
+				Step: -1, HasStep: false, ComputingNs: 10_000, CommNotOverlappedNs: 30_000, OverlappedNs: 5000,
+				CommunicationNs: 35_000, FreeNs: 2000, StageNs: 100_000, CommNotOverlappedExclRecvNs: 30_000,
 			}},
 		},
 		{
 			name: "N/A and empty optional fields",
 			in:   stHeader2024 + "\n1,10,30,N/A,35,2,100,,,N/A\n",
 			want: []profile.StepTraceRow{{
-				Step: 1, HasStep: true, ComputingUs: 10, CommNotOverlappedUs: 30, OverlappedUs: 5,
-				CommunicationUs: 35, FreeUs: 2, StageUs: 100, CommNotOverlappedExclRecvUs: 30,
+				Step: 1, HasStep: true, ComputingNs: 10_000, CommNotOverlappedNs: 30_000, OverlappedNs: 5000,
+				CommunicationNs: 35_000, FreeNs: 2000, StageNs: 100_000, CommNotOverlappedExclRecvNs: 30_000,
 			}},
 		},
 		{
 			name: "several steps, blank lines skipped",
 			in:   stHeader2024 + "\n1,1,2,0,2,3,6,0,2,0.5\n\n,,,,,,,,,\n2,1.5,2,0,2,3,6.5,0,2,0.25\n",
 			want: []profile.StepTraceRow{
-				{Step: 1, HasStep: true, ComputingUs: 1, CommNotOverlappedUs: 2, CommunicationUs: 2, FreeUs: 3, StageUs: 6, CommNotOverlappedExclRecvUs: 2, PreparingUs: 0.5, HasPreparing: true},
-				{Step: 2, HasStep: true, ComputingUs: 1.5, CommNotOverlappedUs: 2, CommunicationUs: 2, FreeUs: 3, StageUs: 6.5, CommNotOverlappedExclRecvUs: 2, PreparingUs: 0.25, HasPreparing: true},
+				{Step: 1, HasStep: true, ComputingNs: 1000, CommNotOverlappedNs: 2000, CommunicationNs: 2000, FreeNs: 3000, StageNs: 6000, CommNotOverlappedExclRecvNs: 2000, PreparingNs: 500, HasPreparing: true},
+				{Step: 2, HasStep: true, ComputingNs: 1500, CommNotOverlappedNs: 2000, CommunicationNs: 2000, FreeNs: 3000, StageNs: 6500, CommNotOverlappedExclRecvNs: 2000, PreparingNs: 250, HasPreparing: true},
 			},
 		},
 		{
@@ -215,20 +197,20 @@ func TestParseStepTraceCSVRealData(t *testing.T) {
 	}{
 		{summaryL1R0, stRank0},
 		{summaryL1R1, profile.StepTraceRow{
-			Step: 50, HasStep: true, ComputingUs: 8878.295, CommNotOverlappedUs: 96359.047, OverlappedUs: 4016.239,
-			CommunicationUs: 100375.286, FreeUs: 26675.274, StageUs: 131912.5, CommNotOverlappedExclRecvUs: 96359.047,
-			PreparingUs: 20433.25, HasPreparing: true,
+			Step: 50, HasStep: true, ComputingNs: 8_878_295, CommNotOverlappedNs: 96_359_047, OverlappedNs: 4_016_239,
+			CommunicationNs: 100_375_286, FreeNs: 26_675_274, StageNs: 131_912_500, CommNotOverlappedExclRecvNs: 96_359_047,
+			PreparingNs: 20_433_250, HasPreparing: true,
 		}},
 		// README gives Stage and Comm(Not Overlapped) for Level0; the rest is the file's.
 		{summaryL0R0, profile.StepTraceRow{
-			Step: 50, HasStep: true, ComputingUs: 8827.473, CommNotOverlappedUs: 81515.607, OverlappedUs: 4001.282,
-			CommunicationUs: 85516.889, FreeUs: 25908.102, StageUs: 116251.25, CommNotOverlappedExclRecvUs: 81515.607,
-			PreparingUs: 19358.0, HasPreparing: true,
+			Step: 50, HasStep: true, ComputingNs: 8_827_473, CommNotOverlappedNs: 81_515_607, OverlappedNs: 4_001_282,
+			CommunicationNs: 85_516_889, FreeNs: 25_908_102, StageNs: 116_251_250, CommNotOverlappedExclRecvNs: 81_515_607,
+			PreparingNs: 19_358_000, HasPreparing: true,
 		}},
 		{summaryL0R1, profile.StepTraceRow{
-			Step: 50, HasStep: true, ComputingUs: 8813.173, CommNotOverlappedUs: 64616.114, OverlappedUs: 3989.596,
-			CommunicationUs: 68605.71, FreeUs: 27172.943, StageUs: 100602.25, CommNotOverlappedExclRecvUs: 64616.114,
-			PreparingUs: 18920.0, HasPreparing: true,
+			Step: 50, HasStep: true, ComputingNs: 8_813_173, CommNotOverlappedNs: 64_616_114, OverlappedNs: 3_989_596,
+			CommunicationNs: 68_605_710, FreeNs: 27_172_943, StageNs: 100_602_250, CommNotOverlappedExclRecvNs: 64_616_114,
+			PreparingNs: 18_920_000, HasPreparing: true,
 		}},
 	}
 	for _, tc := range tests {
@@ -239,7 +221,7 @@ func TestParseStepTraceCSVRealData(t *testing.T) {
 			require.Len(t, rows, 1)
 			assertStepRow(t, tc.want, rows[0])
 			// The profiler's identity: Overlapped = Communication − Comm(Not Overlapped).
-			assert.InDelta(t, rows[0].CommunicationUs-rows[0].CommNotOverlappedUs, rows[0].OverlappedUs, 1e-6)
+			assert.Equal(t, rows[0].CommunicationNs-rows[0].CommNotOverlappedNs, rows[0].OverlappedNs)
 		})
 	}
 }

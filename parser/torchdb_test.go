@@ -94,9 +94,9 @@ func TestTorchDBRealDataMatchesProfiler(t *testing.T) {
 	assert.Contains(t, r.Metadata.Env, "HCCL_RDMA_TC")
 	assert.Nil(t, r.Metadata.ParallelGroups)
 	// analysis.db.
-	assert.Equal(t, []profile.StepTraceRow{{Step: 50, HasStep: true, ComputingUs: 8903.431, CommNotOverlappedUs: 98071.947,
-		OverlappedUs: 4036.153, CommunicationUs: 102108.1, FreeUs: 25258.144, StageUs: 132233.522, BubbleUs: 0,
-		CommNotOverlappedExclRecvUs: 98071.947, PreparingUs: 18055.693, HasPreparing: true}}, r.StepTrace)
+	assert.Equal(t, []profile.StepTraceRow{{Step: 50, HasStep: true, ComputingNs: 8_903_431, CommNotOverlappedNs: 98_071_947,
+		OverlappedNs: 4_036_153, CommunicationNs: 102_108_100, FreeNs: 25_258_144, StageNs: 132_233_522, BubbleNs: 0,
+		CommNotOverlappedExclRecvNs: 98_071_947, PreparingNs: 18_055_693, HasPreparing: true}}, r.StepTrace)
 	require.Len(t, r.CommStats, 4)
 	s0 := r.CommStats[0]
 	assert.Equal(t, "hcom_allReduce__210_0_1", s0.Name)
@@ -620,8 +620,8 @@ func TestAnalysisDBVariants(t *testing.T) {
 	)
 	a, err := parser.ParseAnalysisDB(p)
 	require.NoError(t, err)
-	assert.Equal(t, []profile.StepTraceRow{{Step: -1, HasStep: false, ComputingUs: 10, CommNotOverlappedUs: 4, OverlappedUs: 1,
-		CommunicationUs: 5, FreeUs: 2, StageUs: 17, CommNotOverlappedExclRecvUs: 4}}, a.StepTrace)
+	assert.Equal(t, []profile.StepTraceRow{{Step: -1, HasStep: false, ComputingNs: 10_000, CommNotOverlappedNs: 4000, OverlappedNs: 1000,
+		CommunicationNs: 5000, FreeNs: 2000, StageNs: 17_000, CommNotOverlappedExclRecvNs: 4000}}, a.StepTrace)
 	assert.Equal(t, []profile.CommOpStats{{Step: -1, P2P: true, Name: "hcom_send__1_0_1", Group: "7", StartNs: 1736410576431645200,
 		ElapseNs: 500000, TransitNs: 250000, IdleNs: 250000}}, a.CommStats)
 	assert.Empty(t, a.CommMatrix)

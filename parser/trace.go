@@ -20,15 +20,9 @@ import (
 // trace_view.json, msprof's msprof_*.json): step markers, device compute tasks, HCCL
 // ops and tasks, the profiler's Overlap Analysis rows, and host→device flows.
 type Timeline struct {
-	Steps   []profile.StepMarker
-	Compute []profile.Interval
-	// BackwardCompute are the compute tasks whose kernel names mark a backward pass.
-	BackwardCompute []profile.Interval
-	CommOps         []profile.CommOp
-	CommTasks       []profile.CommTask
-	Overlap         profile.OverlapLayer
-	Flows           []profile.DeviceFlow
-	Events          int // events read
+	profile.Timeline
+	Overlap profile.OverlapLayer // the trace's Overlap Analysis rows
+	Events  int                  // events read
 	// Problems name the events dropped as damaged (a complete event without the dur or
 	// the pid it must carry), by file and event number.
 	Problems []string
@@ -885,7 +879,7 @@ func (st *traceState) eventLabel(e *rawEvent) string {
 }
 
 func (st *traceState) finish() *Timeline {
-	tl := &Timeline{Events: st.events, Steps: st.steps}
+	tl := &Timeline{Events: st.events, Timeline: profile.Timeline{Steps: st.steps}}
 	if st.noDur > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d complete events without dur, the first %s: dropped", st.file, st.noDur, st.firstNoDur))
 	}

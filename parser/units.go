@@ -106,5 +106,34 @@ func msToNs(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
 // usToNs converts a float microsecond duration to ns.
 func usToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
 
+// usFigureToNs converts a µs figure the profiler computed (a step_trace_time.csv or
+// analysis.db value) to ns. A value int64 ns cannot hold saturates, and NaN becomes
+// the most negative value, so that the range checks after the parse reject the row
+// (naming the field) rather than the parse failing the file.
+func usFigureToNs(us float64) int64 {
+	ns := math.Round(us * 1e3)
+	switch {
+	case math.IsNaN(ns), ns <= math.MinInt64:
+		return math.MinInt64
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(ns)
+}
+
+// usTextToNs converts the text of a µs figure to ns: exactly for a plain decimal
+// (MicrosToNs), through usFigureToNs for anything else. ok is false when s is not a
+// finite number.
+func usTextToNs(s string) (ns int64, ok bool) {
+	if ns, err := MicrosToNs(s); err == nil {
+		return ns, true
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return usFigureToNs(f), true
+}
+
 // mbToBytes converts msprof's MB (10^6 bytes) to bytes.
 func mbToBytes(mb float64) int64 { return int64(math.Round(mb * 1e6)) }

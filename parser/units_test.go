@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"math"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +71,30 @@ func FuzzMicrosToNs(f *testing.F) {
 			t.Fatalf("%q: fast path %d, MicrosToNs %d, %v", in, ns, want, err)
 		}
 	})
+}
+
+// The profiler's µs figures convert to the ns written, including the float reprs real
+// step_trace_time.csv files carry; a value int64 ns cannot hold saturates so that the
+// range check rejects it; text that is no number is refused.
+func TestUsTextToNs(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"8873.756000000001", 8_873_756, true}, // imagenet-2rank-level1 rank 0's Computing
+		{"4028.6750000000175", 4_028_675, true},
+		{"231290.09999999995", 231_290_100, true},
+		{"1726054679554437.8", 1_726_054_679_554_437_800, true}, // torch_npu's epoch Preparing
+		{"1e300", math.MaxInt64, true},
+		{"-1e300", math.MinInt64, true},
+		{"NaN", 0, false},
+		{"Inf", 0, false},
+		{"x", 0, false},
+	}
+	for _, tc := range tests {
+		got, ok := usTextToNs(tc.in)
+		assert.Equal(t, tc.ok, ok, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
 }

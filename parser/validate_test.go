@@ -2,7 +2,6 @@ package parser
 
 import (
 	"database/sql"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,89 +15,6 @@ import (
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/profile"
 )
-
-// Values a profile cannot hold are dropped with a problem that names the file, the
-// item, the field and the value; the values it can hold pass untouched.
-func TestValidateStepRows(t *testing.T) {
-	good := profile.StepTraceRow{Step: 7, HasStep: true, ComputingUs: 60, CommNotOverlappedUs: 30, OverlappedUs: 10,
-		CommunicationUs: 40, FreeUs: 10, StageUs: 100}
-	cases := []struct {
-		name string
-		edit func(*profile.StepTraceRow)
-		want string // "" when the row is kept
-	}{
-		{"good", func(*profile.StepTraceRow) {}, ""},
-		{"negative Stage", func(r *profile.StepTraceRow) { r.StageUs = -5 }, "Stage = -5 us is out of range"},
-		{"zero Stage", func(r *profile.StepTraceRow) { r.StageUs = 0 }, "Stage = 0 us: a step has a length"},
-		{"Stage 1e300", func(r *profile.StepTraceRow) { r.StageUs = 1e300 }, "Stage = 1e+300 us is out of range"},
-		{"NaN", func(r *profile.StepTraceRow) { r.FreeUs = math.NaN() }, "Free = NaN us is out of range"},
-		{"communication above the step", func(r *profile.StepTraceRow) { r.CommunicationUs, r.CommNotOverlappedUs = 491, 491 },
-			"Communication = 491 us exceeds the step (Stage 100 + Bubble 0 us)"},
-		{"not overlapped above communication", func(r *profile.StepTraceRow) { r.CommNotOverlappedUs = 45 },
-			"Communication(Not Overlapped) = 45 us exceeds Communication = 40 us"},
-		{"a pipeline's receive is outside Stage", func(r *profile.StepTraceRow) { r.BubbleUs, r.CommunicationUs, r.CommNotOverlappedUs = 50, 120, 110 }, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			row := good
-			c.edit(&row)
-			r := &profile.Rank{StepTrace: []profile.StepTraceRow{row}, FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/step_trace_time.csv"}}
-			validate(r)
-			if c.want == "" {
-				assert.Empty(t, r.Problems)
-				assert.Len(t, r.StepTrace, 1)
-				return
-			}
-			assert.Empty(t, r.StepTrace)
-			require.Len(t, r.Problems, 1)
-			assert.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv: step 7: "+c.want+": row dropped", r.Problems[0])
-		})
-	}
-	r := &profile.Rank{StepTrace: []profile.StepTraceRow{good, good}}
-	validate(r)
-	assert.Len(t, r.StepTrace, 1)
-	assert.Equal(t, []string{"step_trace_time.csv: step 7 appears twice: the second row dropped"}, r.Problems)
-}
-
-func TestValidateOps(t *testing.T) {
-	ms := int64(1e6)
-	stats := func(edit func(*profile.CommOpStats)) profile.CommOpStats {
-		s := profile.CommOpStats{Step: 50, Name: "hcom_allReduce__586_0_1", Group: "17522688603477080586", StartNs: 1e18,
-			ElapseNs: 79 * ms, TransitNs: ms / 4, WaitNs: 5 * ms, SyncNs: 5 * ms}
-		edit(&s)
-		return s
-	}
-	cases := []struct {
-		name string
-		s    profile.CommOpStats
-		want string
-	}{
-		{"good", stats(func(*profile.CommOpStats) {}), ""},
-		{"wait -5 ms", stats(func(s *profile.CommOpStats) { s.WaitNs = -5 * ms }), "a negative time (Transit 0.25, Wait -5, Synchronization 5 ms)"},
-		{"wait 100 s in a 79 ms op", stats(func(s *profile.CommOpStats) { s.WaitNs = 100_000 * ms }), "Transit 0.25 ms + Wait 100000 ms exceed the Elapse Time 79 ms"},
-		{"sync above wait", stats(func(s *profile.CommOpStats) { s.SyncNs = 6 * ms }), "Synchronization 6 ms exceeds Wait 5 ms"},
-		{"negative elapse", stats(func(s *profile.CommOpStats) { s.ElapseNs = -ms; s.TransitNs, s.WaitNs, s.SyncNs = 0, 0, 0 }), "Elapse Time -1 ms is out of range"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := &profile.Rank{CommStats: []profile.CommOpStats{c.s}, FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/communication.json"}}
-			validate(r)
-			if c.want == "" {
-				assert.Empty(t, r.Problems)
-				return
-			}
-			assert.Empty(t, r.CommStats)
-			require.Len(t, r.Problems, 1)
-			assert.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json: op hcom_allReduce__586_0_1@17522688603477080586 step 50: "+c.want+": dropped", r.Problems[0])
-		})
-	}
-	r := &profile.Rank{CommOps: []profile.CommOp{{Name: "hcom_allReduce__1_0_1", Interval: profile.Interval{StartNs: 100, EndNs: 50}}},
-		Compute: []profile.Interval{{StartNs: 10, EndNs: 5}, {StartNs: 20, EndNs: 30}, {StartNs: 40, EndNs: 35}}}
-	validate(r)
-	assert.Empty(t, r.CommOps)
-	assert.Equal(t, []profile.Interval{{StartNs: 20, EndNs: 30}}, r.Compute)
-	assert.Len(t, r.Problems, 2, "one problem for the op, one for the compute tasks: %v", r.Problems)
-}
 
 // A real communication.json with one op's wait made impossible: the rank is flagged
 // with the op named, the op does not reach the analysis, and nothing else changes.
@@ -186,4 +102,19 @@ func TestOnlyRegularFilesAreOpened(t *testing.T) {
 	}
 	_, err := openPath(t.TempDir())
 	assert.ErrorContains(t, err, "not a regular file (a directory)")
+}
+
+// A step_trace_time.csv figure too large for int64 ns is not a parse error: it
+// saturates, and Normalize drops its row with a problem naming the file and the field.
+func TestStepTraceFigureBeyondInt64IsDropped(t *testing.T) {
+	dir := t.TempDir()
+	csv := stHeader2024 + "\n1,10,30,5,35,2,100,0,30,1\n2,10,30,5,35,2,1e300,0,30,1\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "step_trace_time.csv"), []byte(csv), 0o644))
+	c, err := LoadCluster([]string{dir}, LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 1)
+	r := c.Ranks[0]
+	require.Len(t, r.StepTrace, 1)
+	assert.Equal(t, int64(100_000), r.StepTrace[0].StageNs)
+	assert.Equal(t, []string{"step_trace_time.csv: step 2: Stage = 9.223372036854776e+15 us is out of range: row dropped"}, r.Problems)
 }

@@ -1,7 +1,9 @@
 // Package profile is hcclprof's one data model: what every parser produces and every
 // analysis reads. A new input format only has to fill these types (in package parser);
 // nothing downstream knows which file a value came from, except through the fields
-// kept for the report (Rank.Format, Rank.CommOpsSource, Rank.FilesUsed).
+// kept for the report (Rank.Format, Rank.CommOpsSource, Rank.FilesUsed). A rank keeps
+// apart the Timeline hcclprof recomputes from and what the profiler Reported of its
+// own; every parsed rank goes through Rank.Normalize (check.go) before analysis.
 //
 // Conventions: times are int64 nanoseconds (real traces carry µs strings such as
 // "1736408883732241.564" that float64 cannot hold exactly), durations end in Ns,
@@ -55,7 +57,9 @@ const (
 	FormatSummary Format = "hcclprof-summary"
 )
 
-// Rank holds what was kept of one rank's profile.
+// Rank holds what was kept of one rank's profile: the timeline hcclprof recomputes
+// its figures from, and apart from it what the profiler reported of its own
+// (Reported), which only cross-checks and stands in for a missing timeline.
 type Rank struct {
 	Rank   int    // global rank
 	Dir    string // the rank directory (or the file, for single-file input)
@@ -64,29 +68,19 @@ type Rank struct {
 	Info     Info
 	Metadata Metadata
 
-	// Timeline, from trace_view.json (or the profiler db of the db export).
-	// HasTimeline is false for Level0 output or when the file is missing.
+	// HasTimeline is false for Level0 output or when the timeline file is missing.
 	HasTimeline bool
-	Steps       []StepMarker // host-side ProfilerStep#N windows, by start time
-	Compute     []Interval   // device compute tasks (Ascend Hardware; Kineto: non-NCCL GPU kernels), by start time
-	// BackwardCompute are the compute tasks whose kernel names mark a backward pass
-	// (IsBackwardKernel), by start time: from the Ascend timelines (trace_view.json, msprof
-	// timelines, the db export); none from Kineto.
-	BackwardCompute []Interval
+	Timeline
 	// MicroBatchesByWindow, when set, is the micro-batch count of each device step
 	// window in order, counted from Compute and BackwardCompute before the timeline was
 	// compacted for a rank summary (the count needs every kernel); nil: counted from
 	// them.
 	MicroBatchesByWindow []int
-	CommOps              []CommOp // HCCL op rows (Kineto: NCCL kernels), by start time
 	// CommOpsSource says where CommOps came from: "timeline", or, for a rank without
 	// timeline ops, the profiler's per-op analysis ("communication.json",
 	// "analysis.db", "communication_analyzer.db") or "kernel_details.csv"; "" when
 	// the rank has no ops.
 	CommOpsSource string
-	CommTasks     []CommTask   // HCCL plane rows, by start time
-	Overlap       OverlapLayer // the profiler's own Overlap Analysis rows
-	Flows         []DeviceFlow // host→device flow ends, by device time (for step mapping)
 	// ClipToStepWindows says that device and host share a clock (Kineto: CUDA activity
 	// timestamps are converted to the host clock), so a step is its host ProfilerStep#N
 	// window itself: device intervals are clipped to it and Stage is its length, rather
@@ -94,18 +88,9 @@ type Rank struct {
 	// host and whose step time is the device span).
 	ClipToStepWindows bool
 
-	// StepTrace is the profiler's own step_trace_time.csv (or analysis.db's
-	// StepTraceTime), when present.
-	StepTrace []StepTraceRow
-	// CommStats is communication.json (or analysis.db's CommAnalyzer tables), when present.
-	CommStats []CommOpStats
-	// CommMatrix is communication_matrix.json (or analysis.db's CommAnalyzerMatrix), when present.
-	CommMatrix []MatrixLink
+	Reported
 	// matrixGroupSizes is what DropTimeline keeps of CommMatrix.
 	matrixGroupSizes map[string]int
-	// KernelCommOps holds the communication rows of kernel_details.csv (msprof:
-	// op_summary_*.csv), the only comm ops a Level0 profile has.
-	KernelCommOps []CommOp
 
 	// FilesUsed and FilesIgnored say what was read, relative to Dir.
 	FilesUsed    []string
@@ -113,6 +98,42 @@ type Rank struct {
 	// Problems are non-fatal issues met while parsing (a truncated file, a bad row).
 	// A rank with Problems is incomplete: its figures may be partial.
 	Problems []string
+}
+
+// Timeline is a rank's events as the timeline gives them (trace_view.json, the
+// profiler db, msprof's timelines, a Kineto trace): what hcclprof recomputes the step
+// breakdown from. Times are int64 ns; every list is sorted by start time (Flows by
+// device time), which Rank.Normalize ensures.
+type Timeline struct {
+	Steps   []StepMarker // host-side ProfilerStep#N windows
+	Compute []Interval   // device compute tasks (Ascend Hardware; Kineto: non-NCCL GPU kernels)
+	// BackwardCompute are the compute tasks whose kernel names mark a backward pass
+	// (IsBackwardKernel): from the Ascend timelines (trace_view.json, msprof
+	// timelines, the db export); none from Kineto.
+	BackwardCompute []Interval
+	// CommOps are the HCCL op rows (Kineto: NCCL kernels); for a rank without them,
+	// the ops its profiler analysis lists (see Rank.CommOpsSource).
+	CommOps   []CommOp
+	CommTasks []CommTask   // HCCL plane rows
+	Flows     []DeviceFlow // host→device flow ends (for step mapping)
+}
+
+// Reported is what the profiler computed itself, kept to cross-check hcclprof's
+// recomputation and to stand in for a timeline the rank lacks. Each is nil (or empty)
+// when the profile does not have it.
+type Reported struct {
+	// Overlap is the timeline's Overlap Analysis layer.
+	Overlap OverlapLayer
+	// StepTrace is step_trace_time.csv (or analysis.db's StepTraceTime, or
+	// msprof-analyze's cluster step table), in ns.
+	StepTrace []StepTraceRow
+	// CommStats is communication.json (or analysis.db's CommAnalyzer tables).
+	CommStats []CommOpStats
+	// CommMatrix is communication_matrix.json (or analysis.db's CommAnalyzerMatrix).
+	CommMatrix []MatrixLink
+	// KernelCommOps holds the communication rows of kernel_details.csv (msprof:
+	// op_summary_*.csv), the only comm ops a Level0 profile has.
+	KernelCommOps []CommOp
 }
 
 // Incomplete reports whether something in this rank could not be read in full.
@@ -255,12 +276,15 @@ func (o OverlapLayer) Present() bool {
 	return len(o.Computing)+len(o.Communication)+len(o.CommNotOverlapped)+len(o.Free) > 0
 }
 
-// StepTraceRow is one row of step_trace_time.csv, in µs as written.
+// StepTraceRow is one step of the profiler's own breakdown (step_trace_time.csv,
+// analysis.db's StepTraceTime, msprof-analyze's cluster tables), converted to ns: the
+// files write µs with up to 3 decimals, which the parsers convert from the decimal
+// text, so every figure is the one written.
 type StepTraceRow struct {
 	Step    int  // -1 when the column is empty
 	HasStep bool // false for runs without step markers
-	ComputingUs, CommNotOverlappedUs, OverlappedUs, CommunicationUs,
-	FreeUs, StageUs, BubbleUs, CommNotOverlappedExclRecvUs, PreparingUs float64
+	ComputingNs, CommNotOverlappedNs, OverlappedNs, CommunicationNs,
+	FreeNs, StageNs, BubbleNs, CommNotOverlappedExclRecvNs, PreparingNs int64
 	HasPreparing bool
 }
 

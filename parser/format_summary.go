@@ -1,0 +1,21 @@
+package parser
+
+import "path/filepath"
+
+// rankSummaryFormat is hcclprof summarize's rank file (ranksummary.go), found by its
+// name alone or in a walked directory. Its ranks keep the Format they were
+// summarised from, and were completed when written.
+var rankSummaryFormat = &inputFormat{
+	name: "hcclprof rank summary",
+	file: func(d *discovery, path string) bool {
+		if !IsRankSummaryName(filepath.Base(path)) {
+			return false
+		}
+		d.add(rankSummaryInput(path))
+		return true
+	},
+	walkedFile: true,
+	owns:       func(ri RankInput) bool { return ri.RankSummary != "" },
+	load:       loadRankSummary,
+	complete:   true,
+}

@@ -1,0 +1,82 @@
+package parser
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Every format a rank can carry is read by one registered format, and exactly one
+// format is the default that loads the inputs no other owns.
+func TestInputFormatsCoverEveryFormat(t *testing.T) {
+	readers := map[profile.Format]string{}
+	defaults := 0
+	for _, f := range inputFormats {
+		for _, g := range f.formats {
+			assert.Empty(t, readers[g], "%s is read by %s and %s", g, readers[g], f.name)
+			readers[g] = f.name
+		}
+		if f.load != nil && f.owns == nil {
+			defaults++
+		}
+		assert.True(t, f.file != nil || f.dir != nil, "%s is never detected", f.name)
+	}
+	assert.Equal(t, 1, defaults)
+	for _, g := range []profile.Format{profile.FormatTorchNPUText, profile.FormatMsprof, profile.FormatMsprofDB,
+		profile.FormatTorchNPUDB, profile.FormatKineto, profile.FormatMindSporeText, profile.FormatMindSporeDB,
+		profile.FormatMsprofAnalyze} {
+		assert.NotEmpty(t, readers[g], "no registered format reads %s", g)
+		assert.True(t, knownFormat(g), g)
+	}
+	assert.False(t, knownFormat(profile.FormatSummary), "a summary names the format it was summarised from")
+	assert.False(t, knownFormat("parquet"))
+}
+
+// A format is one registration: once in inputFormats, discovery finds its files in a
+// walked directory, LoadCluster reads them with its load, and the result is
+// normalised like any other (here, an op that ends before it starts is dropped).
+func TestRegisteredFormatIsFoundAndLoaded(t *testing.T) {
+	const suffix = ".testformat"
+	testFormat := &inputFormat{
+		name: "test format",
+		dir: func(d *discovery, path string) bool {
+			entries, _ := readDirPath(path)
+			for _, e := range entries {
+				if strings.HasSuffix(e.Name(), suffix) {
+					d.add(RankInput{Rank: 5, Dir: filepath.Join(path, e.Name()), Files: []string{filepath.Join(path, e.Name())}})
+				}
+			}
+			return false
+		},
+		owns: func(ri RankInput) bool { return len(ri.Files) == 1 && strings.HasSuffix(ri.Files[0], suffix) },
+		load: func(ri RankInput) *profile.Rank {
+			return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: "test", HasTimeline: true, FilesUsed: []string{filepath.Base(ri.Dir)},
+				Timeline: profile.Timeline{CommOps: []profile.CommOp{
+					{Name: "hcom_allReduce__1_0_1", Interval: profile.Interval{StartNs: 10, EndNs: 20}},
+					{Name: "hcom_allReduce__1_1_1", Interval: profile.Interval{StartNs: 30, EndNs: 25}},
+				}}}
+		},
+	}
+	saved := inputFormats
+	inputFormats = append([]*inputFormat{testFormat}, inputFormats...)
+	t.Cleanup(func() { inputFormats = saved })
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rank5"+suffix), []byte("x"), 0o644))
+	c, err := LoadCluster([]string{dir}, LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 1)
+	r := c.Ranks[0]
+	assert.Equal(t, 5, r.Rank)
+	assert.Equal(t, profile.Format("test"), r.Format)
+	require.Len(t, r.CommOps, 1)
+	assert.Equal(t, OpsFromTimeline, r.CommOpsSource)
+	require.Len(t, r.Problems, 1)
+	assert.Contains(t, r.Problems[0], "op hcom_allReduce__1_1_1 at 30 ns: end 25 ns before its start")
+}
