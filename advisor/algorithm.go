@@ -15,7 +15,7 @@ import (
 // HCCL_ALGO may name on the product: typically HCCL_ALGO forcing one, or an
 // automatic choice made with HCCL's fixed 60 µs / 20 GiB/s figures rather than the
 // links the run shows. One rank's ops of each step are priced per algorithm.
-func algorithmFindings(res *analysis.Result, env Env) []Finding {
+func algorithmFindings(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit) []Finding {
 	c := res.Communication
 	type key struct {
 		group string
@@ -51,9 +51,9 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 	}
 	sort.Strings(names)
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
-	deterministic := isDeterministic(env)
-	buffer := FactsOf(env, "").BuffsizeBytes
-	topologies := costmodel.Topologies(res)
+	deterministic := facts.Deterministic
+	buffer := facts.BuffsizeBytes
+	topologies := fit.Topologies()
 	var out []Finding
 	for _, g := range names {
 		topo := topologies[g]
@@ -126,7 +126,7 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 		}
 		forced := ""
 		forcedAlgo := ""
-		if v, ok := env["HCCL_ALGO"]; ok && strings.TrimSpace(v) != "" {
+		if v := facts.HCCLAlgo; strings.TrimSpace(v) != "" {
 			forced = fmt.Sprintf("; HCCL_ALGO=%s forces it", v)
 			forcedAlgo = ForcedLevel1(v, biggest.Type)
 		}

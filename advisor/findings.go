@@ -9,7 +9,6 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Severity grades a finding: high = act on it first (it costs a large share of the
@@ -67,34 +66,17 @@ type Options struct {
 	// Accumulation is the profiled run's micro-batches per optimizer step; 0: not
 	// known, inferred from the compute pattern (InferAccumulation).
 	Accumulation int
+	// DefaultBuffsizeBytes is HCCL_BUFFSIZE for a run whose environment does not set
+	// it (the config's checks.default_buffsize_mb); 0: DefaultBuffsizeBytes.
+	DefaultBuffsizeBytes int64
 }
 
 // DefaultOptions are the advisor's defaults.
 var DefaultOptions = Options{CommBudget: 0.30}
 
-// Env is the union of the ranks' profiler_metadata.json ENV_VARIABLES, for the
-// environment checks (a value set on any rank counts).
-type Env map[string]string
-
-// EnvOf collects the ranks' environment variables.
-func EnvOf(c *profile.Cluster) Env {
-	out := Env{}
-	if c == nil {
-		return out
-	}
-	for _, r := range c.Ranks {
-		for k, v := range r.Metadata.Env {
-			if v != "" {
-				out[k] = v
-			}
-		}
-	}
-	return out
-}
-
 // findings reads the analysis for what is wrong. Each rule is small and named by its
 // finding's ID; the order of the result is by severity, then by the size of the loss.
-func findings(res *analysis.Result, env Env, opts Options) []Finding {
+func findings(res *analysis.Result, env Env, facts RunFacts, fit *costmodel.RunFit, opts Options) []Finding {
 	var out []Finding
 	out = append(out, budgetFindings(res, opts)...)
 	out = append(out, waitFindings(res)...)
@@ -102,8 +84,8 @@ func findings(res *analysis.Result, env Env, opts Options) []Finding {
 	out = append(out, slowFindings(res.Communication)...)
 	out = append(out, checkFindings(res.Communication)...)
 	out = append(out, linkUseFindings(res.Communication)...)
-	out = append(out, latencyBoundFindings(res.Communication)...)
-	out = append(out, algorithmFindings(res, env)...)
+	out = append(out, latencyBoundFindings(res.Communication, fit.Links)...)
+	out = append(out, algorithmFindings(res, facts, fit)...)
 	out = append(out, pipelineFindings(res.Communication)...)
 	out = append(out, envFindings(env)...)
 	sortFindings(out)
@@ -548,9 +530,9 @@ func linkUseFindings(c analysis.Communication) []Finding {
 // latencyBoundFindings uses the links calibrated on the run: a transfer smaller than
 // n½ = α·BW runs at under half the link's bandwidth, its time mostly latency. When
 // most transfers of a transport are that small, fewer, larger messages would help.
-func latencyBoundFindings(c analysis.Communication) []Finding {
+func latencyBoundFindings(c analysis.Communication, links []costmodel.LinkFit) []Finding {
 	var out []Finding
-	for _, f := range costmodel.Calibrate(c.TransferSamples) {
+	for _, f := range links {
 		if f.Confidence == "none" || f.AlphaUs <= 0 {
 			continue
 		}

@@ -28,24 +28,6 @@ type Recommendation struct {
 	Settings    []costmodel.Setting // the plan, for replaying it (the generator, whatif)
 }
 
-// RunFacts are what the advisor needs to know of the run beyond the analysis.
-type RunFacts struct {
-	Framework     string
-	Accumulation  int   // micro-batches per optimizer step (1 when unknown)
-	BuffsizeBytes int64 // HCCL_BUFFSIZE in effect
-	Deterministic bool  // HCCL_DETERMINISTIC true or strict (no A2 pipeline)
-	HCCLAlgo      string
-}
-
-// FactsOf reads the framework and HCCL_BUFFSIZE of a run from its environment.
-func FactsOf(env Env, framework string) RunFacts {
-	f := RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: 200 << 20, Deterministic: isDeterministic(env), HCCLAlgo: env["HCCL_ALGO"]}
-	if v, err := strconv.Atoi(strings.TrimSpace(env["HCCL_BUFFSIZE"])); err == nil && v > 0 {
-		f.BuffsizeBytes = int64(v) << 20
-	}
-	return f
-}
-
 // negligibleGain is the share of the step below which a change is not recommended.
 const negligibleGain = 0.005
 
@@ -53,12 +35,12 @@ const negligibleGain = 0.005
 // a better bucket size, an HCCL_BUFFSIZE that removes rounds, and, when exposed
 // communication stays above the budget, gradient accumulation; ranked by gain.
 // Nothing is tuned while a rank, link or node is broken: the findings say which.
-func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommendation, []string, []Finding) {
+func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts Options) ([]Recommendation, []string, []Finding) {
 	c := res.Communication
 	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0 {
 		return nil, []string{"no tuning is recommended while a slow rank, link or node or a retransmission is found: fix it first (see the findings); no setting makes a broken node faster"}, nil
 	}
-	bk, err := costmodel.FitBucketing(res, facts.Accumulation, facts.BuffsizeBytes)
+	bk, err := fit.Bucketing()
 	if err != nil {
 		return nil, []string{"no recommendation from the cost model: " + err.Error()}, nil
 	}

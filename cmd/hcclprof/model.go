@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/report"
@@ -106,7 +107,7 @@ func (f modelFlags) run() (report.ModelDoc, error) {
 		pl = hw.ServerNPUs
 	}
 	if buffer == 0 {
-		buffer = 200 << 20 // HCCL_BUFFSIZE's default
+		buffer = advisor.DefaultBuffsizeBytes // HCCL_BUFFSIZE's default
 	}
 	intra := costmodel.Link{AlphaUs: hw.Level0LatencyUs, BWGBps: hw.PeakGBps["HCCS"], GammaBWGBps: f.gammaGBps}
 	inter := costmodel.Link{AlphaUs: hw.Level1LatencyUs, BWGBps: hw.PeakGBps["RDMA"], GammaBWGBps: f.gammaGBps}

@@ -129,6 +129,7 @@ func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
 		if c.CommBudget != nil {
 			adv.CommBudget = *c.CommBudget
 		}
+		adv.DefaultBuffsizeBytes = int64(ao.Checks.DefaultBuffsizeMB) << 20
 	}
 	ao.Workers, ao.SkipSteps, ao.Microbatches = f.workers, f.skipSteps, f.microbatches
 	if f.framework != "" {

@@ -68,17 +68,15 @@ incomplete unless --allow-partial.`,
 			if err != nil {
 				return err
 			}
-			// HCCL_BUFFSIZE as the run's environment says, unless given.
-			facts := advisor.FactsOf(advisor.EnvOf(run.cluster), "")
+			// HCCL_BUFFSIZE as the run's environment says (else the configured
+			// default), unless given.
+			facts := advisor.Facts(run.result, advisor.EnvOf(run.cluster), run.advisor)
 			buffer := facts.BuffsizeBytes
 			if cmd.Flags().Changed("buffsize-mb") {
 				buffer = int64(buffsizeMB) << 20
 			}
-			acc, accNote := af.accumulation, ""
-			if acc == 0 {
-				acc, accNote = advisor.InferAccumulation(run.result)
-			}
-			bk, err := costmodel.FitBucketing(run.result, max(acc, 1), buffer)
+			acc, accNote := facts.Accumulation, facts.AccumulationNote
+			bk, err := costmodel.FitBucketing(run.result, acc, buffer)
 			if err != nil {
 				// The fit may fail because the input is damaged: say so too.
 				if perr := partial(run.cluster, run.result, af.allowPartial); perr != nil {
