@@ -23,9 +23,7 @@ type Advice struct {
 // PyTorch DDP) and the micro-batches per optimizer step; HCCL_BUFFSIZE and the other
 // run facts come from env (Facts).
 func Advise(res *analysis.Result, env Env, opts Options) Advice {
-	if opts.CommBudget == 0 {
-		opts.CommBudget = DefaultOptions.CommBudget
-	}
+	opts = opts.withDefaults()
 	facts := Facts(res, env, opts)
 	// The cost model is fitted once: the findings and the recommendations price with it.
 	fit := costmodel.Fit(res, facts.Accumulation, facts.BuffsizeBytes)
@@ -37,7 +35,7 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 		a.Findings = slices.DeleteFunc(a.Findings, func(f Finding) bool { return f.ID == "comm_mostly_waiting" })
 	}
 	a.Findings = append(causeFindings(res, diag), a.Findings...)
-	a.Findings = append(a.Findings, distributedOptimizerFindings(res)...)
+	a.Findings = append(a.Findings, distributedOptimizerFindings(res, opts.Thresholds.Stake)...)
 	sortFindings(a.Findings)
 	var more []Finding
 	a.Recommendations, a.Notes, more = recommend(res, facts, fit, opts)

@@ -6,11 +6,27 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
+// WaitThresholds decide comm_mostly_waiting: less than MaxTransitShare of the
+// collectives' time moves data, and their exposed waiting is at least MinWaitShare of
+// the step (High above HighWaitShare).
+type WaitThresholds struct {
+	MaxTransitShare float64
+	MinWaitShare    float64
+	HighWaitShare   float64
+}
+
+// DefaultWaitThresholds are comm_mostly_waiting's defaults.
+var DefaultWaitThresholds = WaitThresholds{MaxTransitShare: 0.3, MinWaitShare: 0.1, HighWaitShare: 0.3}
+
+func (t *WaitThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"max_transit_share", &t.MaxTransitShare, 0, 1}, {"min_wait_share", &t.MinWaitShare, 0, 1}, {"high_wait_share", &t.HighWaitShare, 0, 1}}
+}
+
 // waitFindings separates time that moves data from time that waits: when the
 // collectives mostly wait (Wait + Idle of msprof's split), faster links or another
 // algorithm cannot help; the ranks arrive at different times (load imbalance, a rank
 // slowed by its host, or ranks outside the profile), which is what to chase.
-func waitFindings(res *analysis.Result) []Finding {
+func waitFindings(res *analysis.Result, th WaitThresholds) []Finding {
 	var elapse, transit int64
 	var worst analysis.OpStat
 	for _, o := range res.Communication.Ops {
@@ -37,11 +53,11 @@ func waitFindings(res *analysis.Result) []Finding {
 	if ex.OpsKnown {
 		waiting = int64((ex.WaitShare + ex.OtherShare) * float64(stage))
 	}
-	if elapse == 0 || stage == 0 || float64(transit)/float64(elapse) >= 0.3 || float64(waiting)/float64(stage) < 0.1 {
+	if elapse == 0 || stage == 0 || float64(transit)/float64(elapse) >= th.MaxTransitShare || float64(waiting)/float64(stage) < th.MinWaitShare {
 		return nil
 	}
 	sev := Medium
-	if float64(waiting)/float64(stage) > 0.3 {
+	if float64(waiting)/float64(stage) > th.HighWaitShare {
 		sev = High
 	}
 	unprofiled := ""

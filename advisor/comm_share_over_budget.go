@@ -6,7 +6,26 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
+// OverlapThresholds decide exposed_comm_could_overlap: exposed communication is over
+// MinExposedShare of the step while less than MaxOverlapRatio of the communication
+// overlaps, and compute, over MinComputeShare of the step, is there to hide it behind.
+type OverlapThresholds struct {
+	MinExposedShare float64
+	MaxOverlapRatio float64
+	MinComputeShare float64
+}
+
+// DefaultOverlapThresholds are exposed_comm_could_overlap's defaults.
+var DefaultOverlapThresholds = OverlapThresholds{MinExposedShare: 0.10, MaxOverlapRatio: 0.5, MinComputeShare: 0.2}
+
+func (t *OverlapThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"min_exposed_share", &t.MinExposedShare, 0, 1}, {"max_overlap_ratio", &t.MaxOverlapRatio, 0, 1}, {"min_compute_share", &t.MinComputeShare, 0, 1}}
+}
+
+// budgetFindings decides comm_share_over_budget (the exposed share above the budget)
+// and exposed_comm_could_overlap.
 func budgetFindings(res *analysis.Result, opts Options) []Finding {
+	th := opts.Thresholds.Overlap
 	s := res.Summary
 	if s.Ranks == 0 || s.CommTotalShare == 0 {
 		return nil
@@ -20,10 +39,8 @@ func budgetFindings(res *analysis.Result, opts Options) []Finding {
 				float64(s.StepTimeNs)/1e6, s.CommShare*float64(s.StepTimeNs)/1e6, worst.rank, analysis.StepLabel(worst.step.Step), 100*worst.step.CommShare()),
 			Refs: []Ref{{Rank: worst.rank, Step: worst.step.Step}}})
 	}
-	// Communication that runs alone although most of it could hide behind compute:
-	// exposed communication is over 10% of the step while less than half of the
-	// communication overlaps, and there is compute to hide it behind.
-	if s.CommShare > 0.10 && s.OverlapRatio < 0.5 {
+	// Communication that runs alone although most of it could hide behind compute.
+	if s.CommShare > th.MinExposedShare && s.OverlapRatio < th.MaxOverlapRatio {
 		var comp, stage int64
 		for _, r := range res.Ranks {
 			for _, st := range r.Steps {
@@ -31,7 +48,7 @@ func budgetFindings(res *analysis.Result, opts Options) []Finding {
 				stage += st.StageNs
 			}
 		}
-		if stage > 0 && float64(comp)/float64(stage) > 0.2 {
+		if stage > 0 && float64(comp)/float64(stage) > th.MinComputeShare {
 			out = append(out, Finding{ID: "exposed_comm_could_overlap", Severity: Medium,
 				Title: fmt.Sprintf("Only %.0f%% of the communication overlaps compute", 100*s.OverlapRatio),
 				Evidence: fmt.Sprintf("compute is %.1f%% of the step and communication %.1f%%, but %.1f%% of the step is communication alone",

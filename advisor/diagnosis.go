@@ -51,10 +51,8 @@ const (
 // split (analysis.Exposure): the device idling, communication within budget, or the
 // largest of moving data and the kinds of waiting.
 func Diagnose(res *analysis.Result, opts Options) Diagnosis {
+	opts = opts.withDefaults()
 	budget := opts.CommBudget
-	if budget == 0 {
-		budget = DefaultOptions.CommBudget
-	}
 	s := res.Summary
 	if s.Ranks == 0 {
 		return Diagnosis{Cause: CauseUnknown, Title: "no step breakdown could be computed"}
@@ -122,7 +120,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	// still costs a tenth of it (a straggler whose wait the overlap half hides), or a
 	// slow rank is found whose cost is worth a change.
 	leadsWithinBudget := waitingCause(lead.cause) && lead.share >= waitWithinBudget ||
-		lead.cause == CauseStraggler && slowStake >= mediumStake
+		lead.cause == CauseStraggler && slowStake >= opts.Thresholds.Stake.Medium
 	if s.CommShare <= budget && !leadsWithinBudget {
 		return computeBound(s, budget, computing, stage, freeShare)
 	}
@@ -366,7 +364,7 @@ func capitalise(s string) string {
 // is exposed. Those ops are the optimizer's, so the framework's overlap switches hide
 // them; the cost model does not price this (it models AllReduce buckets), so the
 // finding gives the switches with the exposed time they act on, not a prediction.
-func distributedOptimizerFindings(res *analysis.Result) []Finding {
+func distributedOptimizerFindings(res *analysis.Result, stake StakeThresholds) []Finding {
 	dp := map[string]bool{}
 	for _, g := range res.Communication.Groups {
 		if k := strings.ToLower(strings.TrimSuffix(g.Kind, "?")); strings.HasPrefix(k, "dp") {
@@ -393,10 +391,10 @@ func distributedOptimizerFindings(res *analysis.Result) []Finding {
 		}
 	}
 	share := float64(moving) * float64(exposed) / float64(comm) / float64(stage)
-	if ops == 0 || share < mediumStake {
+	if ops == 0 || share < stake.Medium {
 		return nil
 	}
-	return []Finding{{ID: "distributed_optimizer_exposed", Severity: stakeSeverity(share, res.Summary.Steps),
+	return []Finding{{ID: "distributed_optimizer_exposed", Severity: stake.severity(share, res.Summary.Steps),
 		Title: fmt.Sprintf("The data-parallel ReduceScatter/AllGather move data in the open: about %s of the step", pct(share)),
 		Evidence: fmt.Sprintf("%d ReduceScatter/AllGather ops in data-parallel groups move data for %.3f ms, and %s of the run's communication is not overlapped with compute. "+
 			"Overlap them with the backward and forward passes: Megatron --overlap-grad-reduce and --overlap-param-gather (with the distributed optimizer); DeepSpeed \"overlap_comm\": true. "+

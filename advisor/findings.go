@@ -65,24 +65,38 @@ type Options struct {
 	// DefaultBuffsizeBytes is HCCL_BUFFSIZE for a run whose environment does not set
 	// it (the config's checks.default_buffsize_mb); 0: DefaultBuffsizeBytes.
 	DefaultBuffsizeBytes int64
+	// Thresholds decide the findings; the zero value is DefaultThresholds.
+	Thresholds Thresholds
 }
 
 // DefaultOptions are the advisor's defaults.
-var DefaultOptions = Options{CommBudget: 0.30}
+var DefaultOptions = Options{CommBudget: 0.30, Thresholds: DefaultThresholds}
+
+// withDefaults fills what opts leaves at zero with the defaults.
+func (o Options) withDefaults() Options {
+	if o.CommBudget == 0 {
+		o.CommBudget = DefaultOptions.CommBudget
+	}
+	if o.Thresholds == (Thresholds{}) {
+		o.Thresholds = DefaultThresholds
+	}
+	return o
+}
 
 // findings reads the analysis for what is wrong. Each rule is small and named by its
 // finding's ID; the order of the result is by severity, then by the size of the loss.
 func findings(res *analysis.Result, env Env, facts RunFacts, fit *costmodel.RunFit, opts Options) []Finding {
 	var out []Finding
+	th := opts.Thresholds
 	out = append(out, budgetFindings(res, opts)...)
-	out = append(out, waitFindings(res)...)
-	out = append(out, warmupFindings(res)...)
-	out = append(out, slowFindings(res.Communication)...)
+	out = append(out, waitFindings(res, th.Waiting)...)
+	out = append(out, warmupFindings(res, th.Steps)...)
+	out = append(out, slowFindings(res.Communication, th.Stake)...)
 	out = append(out, checkFindings(res.Communication)...)
-	out = append(out, linkUseFindings(res.Communication)...)
-	out = append(out, latencyBoundFindings(res.Communication, fit.Links)...)
+	out = append(out, linkUseFindings(res.Communication, th.LinkUse)...)
+	out = append(out, latencyBoundFindings(res.Communication, fit.Links, th.LatencyBound)...)
 	out = append(out, algorithmFindings(res, facts, fit)...)
-	out = append(out, pipelineFindings(res.Communication)...)
+	out = append(out, pipelineFindings(res.Communication, th.Bubble)...)
 	out = append(out, envFindings(env)...)
 	sortFindings(out)
 	return out

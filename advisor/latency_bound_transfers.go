@@ -7,10 +7,23 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
+// LatencyBoundThresholds decide latency_bound_transfers: more than MinShare of a
+// transport's transfers are smaller than n½.
+type LatencyBoundThresholds struct {
+	MinShare float64
+}
+
+// DefaultLatencyBoundThresholds are latency_bound_transfers' defaults.
+var DefaultLatencyBoundThresholds = LatencyBoundThresholds{MinShare: 0.5}
+
+func (t *LatencyBoundThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"min_share", &t.MinShare, 0, 1}}
+}
+
 // latencyBoundFindings uses the links calibrated on the run: a transfer smaller than
 // n½ = α·BW runs at under half the link's bandwidth, its time mostly latency. When
 // most transfers of a transport are that small, fewer, larger messages would help.
-func latencyBoundFindings(c analysis.Communication, links []costmodel.LinkFit) []Finding {
+func latencyBoundFindings(c analysis.Communication, links []costmodel.LinkFit, th LatencyBoundThresholds) []Finding {
 	var out []Finding
 	for _, f := range links {
 		if f.Confidence == "none" || f.AlphaUs <= 0 {
@@ -27,7 +40,7 @@ func latencyBoundFindings(c analysis.Communication, links []costmodel.LinkFit) [
 				below += s.Count
 			}
 		}
-		if all == 0 || float64(below)/float64(all) <= 0.5 {
+		if all == 0 || float64(below)/float64(all) <= th.MinShare {
 			continue
 		}
 		sev := Medium

@@ -7,10 +7,23 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
+// LinkUseThresholds decide link_use_low: a transport whose links run, byte-weighted,
+// below MinUse of their peak.
+type LinkUseThresholds struct {
+	MinUse float64
+}
+
+// DefaultLinkUseThresholds are link_use_low's defaults.
+var DefaultLinkUseThresholds = LinkUseThresholds{MinUse: 0.5}
+
+func (t *LinkUseThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"min_use", &t.MinUse, 0, 1}}
+}
+
 // linkUseFindings flags a transport whose links, weighted by the bytes they carried,
 // run below half their peak: when messages are not small, that points at the links
 // or the algorithm's use of them, not at the workload.
-func linkUseFindings(c analysis.Communication) []Finding {
+func linkUseFindings(c analysis.Communication, th LinkUseThresholds) []Finding {
 	type acc struct{ bytes, weighted float64 }
 	by := map[string]*acc{}
 	for _, l := range c.Links {
@@ -33,7 +46,7 @@ func linkUseFindings(c analysis.Communication) []Finding {
 	var out []Finding
 	for _, n := range names {
 		use := by[n].weighted / by[n].bytes
-		if use >= 0.5 {
+		if use >= th.MinUse {
 			continue
 		}
 		peak, _ := c.Hardware.Peak(n)

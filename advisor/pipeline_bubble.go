@@ -8,11 +8,25 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
-func pipelineFindings(c analysis.Communication) []Finding {
+// BubbleThresholds decide pipeline_bubble: a measured bubble above OverTheory × the
+// theory's (p−1)/(m+p−1) plus Margin (a share of the step).
+type BubbleThresholds struct {
+	OverTheory float64
+	Margin     float64
+}
+
+// DefaultBubbleThresholds are pipeline_bubble's defaults.
+var DefaultBubbleThresholds = BubbleThresholds{OverTheory: 1.2, Margin: 0.02}
+
+func (t *BubbleThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"over_theory", &t.OverTheory, 1, 100}, {"margin_share", &t.Margin, 0, 1}}
+}
+
+func pipelineFindings(c analysis.Communication, th BubbleThresholds) []Finding {
 	var out []Finding
 	var over []analysis.Pipeline
 	for _, p := range c.Pipelines {
-		if p.Microbatches > 0 && p.MeasuredBubble > p.TheoryBubble*1.2+0.02 {
+		if p.Microbatches > 0 && p.MeasuredBubble > p.TheoryBubble*th.OverTheory+th.Margin {
 			over = append(over, p)
 		}
 	}

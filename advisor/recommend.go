@@ -89,7 +89,7 @@ func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts
 		return &out[len(out)-1]
 	}
 	var found []Finding
-	if f, ok := stormFinding(bk); ok {
+	if f, ok := stormFinding(bk, opts.Thresholds.Storm); ok {
 		found = append(found, f)
 		if r := add("fuse_small_collectives", []costmodel.Setting{{Knob: "fuse", Value: 1}}, facts.Accumulation,
 			"fusing changes the code that issues them: one flat buffer holds every tensor, its memory is allocated once"); r != nil {
@@ -217,9 +217,22 @@ func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts
 	return kept, append(notes, bk.Notes...), found
 }
 
+// StormThresholds grade small_collectives by what fusing the small collectives saves,
+// as a share of the step: High from HighSaving, Medium from MediumSaving, else Low.
+type StormThresholds struct {
+	HighSaving, MediumSaving float64
+}
+
+// DefaultStormThresholds are small_collectives' defaults.
+var DefaultStormThresholds = StormThresholds{HighSaving: 0.1, MediumSaving: 0.02}
+
+func (t *StormThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"high_saving_share", &t.HighSaving, 0, 1}, {"medium_saving_share", &t.MediumSaving, 0, 1}}
+}
+
 // stormFinding describes the gradient group's small collectives that are not
 // gradient buckets: who issues them, how many, and what fusing them saves.
-func stormFinding(bk *costmodel.Bucketing) (Finding, bool) {
+func stormFinding(bk *costmodel.Bucketing, th StormThresholds) (Finding, bool) {
 	st := bk.Storm
 	if st == nil || st.PerStep == 0 {
 		return Finding{}, false
@@ -234,9 +247,9 @@ func stormFinding(bk *costmodel.Bucketing) (Finding, bool) {
 	}
 	sev := Low
 	switch share := saving / bk.StepUs; {
-	case share >= 0.1:
+	case share >= th.HighSaving:
 		sev = High
-	case share >= 0.02:
+	case share >= th.MediumSaving:
 		sev = Medium
 	}
 	where := "among the gradient buckets"

@@ -7,14 +7,14 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
-func slowFindings(c analysis.Communication) []Finding {
+func slowFindings(c analysis.Communication, stake StakeThresholds) []Finding {
 	var out []Finding
 	for _, s := range c.SlowRanks {
 		refs := make([]Ref, 0, len(s.Steps))
 		for _, st := range s.Steps {
 			refs = append(refs, Ref{Rank: s.Rank, Step: st})
 		}
-		out = append(out, Finding{ID: "slow_rank", Severity: stakeSeverity(s.ShareOfStep, s.StepsSeen),
+		out = append(out, Finding{ID: "slow_rank", Severity: stake.severity(s.ShareOfStep, s.StepsSeen),
 			Title:    fmt.Sprintf("Rank %d holds the others back by %.1f%% of the step (cause: %s)", s.Rank, 100*s.ShareOfStep, s.Cause),
 			Evidence: s.Evidence + evidenceStrength(s.StepsSeen), Refs: refs})
 	}
@@ -39,20 +39,29 @@ func slowFindings(c analysis.Communication) []Finding {
 	return out
 }
 
-// Shares of the step at stake that make a finding high or medium.
-const (
-	highStake   = 0.10
-	mediumStake = 0.03
-)
+// StakeThresholds grade slow_rank and distributed_optimizer_exposed by the share of
+// the step at stake: High from High, Medium from Medium (below it the
+// distributed-optimizer finding is not made, and a slow rank does not lead a
+// diagnosis within the budget).
+type StakeThresholds struct {
+	High, Medium float64
+}
 
-// stakeSeverity grades a finding by the share of the step at stake, one level lower
+// DefaultStakeThresholds are the stakes' defaults.
+var DefaultStakeThresholds = StakeThresholds{High: 0.10, Medium: 0.03}
+
+func (t *StakeThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"high_share", &t.High, 0, 1}, {"medium_share", &t.Medium, 0, 1}}
+}
+
+// severity grades a finding by the share of the step at stake, one level lower
 // when it rests on a single step (one step is weak evidence).
-func stakeSeverity(share float64, steps int) Severity {
+func (t StakeThresholds) severity(share float64, steps int) Severity {
 	sev := Low
 	switch {
-	case share >= highStake:
+	case share >= t.High:
 		sev = High
-	case share >= mediumStake:
+	case share >= t.Medium:
 		sev = Medium
 	}
 	if steps < 2 {

@@ -16,7 +16,7 @@ import (
 // warm-up: it is reported as an outlier with what the profile shows in it (an RDMA
 // retransmission and its link), since skipping it would hide a fault. The median
 // over ranks of each step's Stage is compared with the median of all steps.
-func warmupFindings(res *analysis.Result) []Finding {
+func warmupFindings(res *analysis.Result, th StepThresholds) []Finding {
 	byStep := map[int][]float64{}
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
@@ -44,7 +44,7 @@ func warmupFindings(res *analysis.Result) []Finding {
 	var warmRefs, lateRefs []Ref
 	leading := true
 	for _, st := range steps {
-		if stepMedian[st] <= 1.5*typical {
+		if stepMedian[st] <= th.LongStepRatio*typical {
 			leading = false
 			continue
 		}
@@ -67,13 +67,13 @@ func warmupFindings(res *analysis.Result) []Finding {
 	}
 	var out []Finding
 	if len(warm) > 0 {
-		out = append(out, Finding{ID: "warmup_steps", Severity: skewSeverity(byStep, warmRefs),
+		out = append(out, Finding{ID: "warmup_steps", Severity: th.skewSeverity(byStep, warmRefs),
 			Title:    fmt.Sprintf("the first %d step(s) are a warm-up far longer than the typical %.3f ms: they skew the averages", len(warm), typical/1e6),
 			Evidence: strings.Join(warm, "; ") + ". Leave them out with --skip-steps " + joinSteps(warmRefs) + ".",
 			Refs:     warmRefs})
 	}
 	if len(late) > 0 {
-		out = append(out, Finding{ID: "outlier_steps", Severity: skewSeverity(byStep, lateRefs),
+		out = append(out, Finding{ID: "outlier_steps", Severity: th.skewSeverity(byStep, lateRefs),
 			Title: fmt.Sprintf("%d step(s) far longer than the typical %.3f ms are outliers, not warm-up", len(late), typical/1e6),
 			Evidence: strings.Join(late, "; ") + ". A long step after the run has settled is an event (a retransmission, a checkpoint, a host stall), not warm-up: " +
 				"find its cause before leaving it out; every average here includes it.",
@@ -82,9 +82,25 @@ func warmupFindings(res *analysis.Result) []Finding {
 	return out
 }
 
+// StepThresholds decide warmup_steps and outlier_steps: a step whose median Stage
+// over ranks is above LongStepRatio × the median step is long; the finding is Medium
+// when leaving the long steps out moves the mean step by over SkewShare (a skew that
+// misleads every average), else Low.
+type StepThresholds struct {
+	LongStepRatio float64
+	SkewShare     float64
+}
+
+// DefaultStepThresholds are warmup_steps' and outlier_steps' defaults.
+var DefaultStepThresholds = StepThresholds{LongStepRatio: 1.5, SkewShare: 0.1}
+
+func (t *StepThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"long_step_ratio", &t.LongStepRatio, 1, 1e3}, {"skew_share", &t.SkewShare, 0, 1}}
+}
+
 // skewSeverity is Medium when leaving the steps out moves the mean step by over
-// 10% (a skew that misleads every average), else Low.
-func skewSeverity(byStep map[int][]float64, refs []Ref) Severity {
+// SkewShare, else Low.
+func (th StepThresholds) skewSeverity(byStep map[int][]float64, refs []Ref) Severity {
 	var all, kept float64
 	var nAll, nKept int
 	outlier := map[int]bool{}
@@ -101,7 +117,7 @@ func skewSeverity(byStep map[int][]float64, refs []Ref) Severity {
 			}
 		}
 	}
-	if nKept > 0 && (all/float64(nAll)-kept/float64(nKept))/(all/float64(nAll)) > 0.1 {
+	if nKept > 0 && (all/float64(nAll)-kept/float64(nKept))/(all/float64(nAll)) > th.SkewShare {
 		return Medium
 	}
 	return Low

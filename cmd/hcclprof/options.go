@@ -126,10 +126,9 @@ func (f *analysisFlags) options() (analysis.Options, advisor.Options, error) {
 		if ao, err = c.Options(); err != nil {
 			return ao, adv, fmt.Errorf("%s: %w", f.config, err)
 		}
-		if c.CommBudget != nil {
-			adv.CommBudget = *c.CommBudget
+		if err := advisor.ApplyConfig(c, &adv); err != nil {
+			return ao, adv, fmt.Errorf("%s: %w", f.config, err)
 		}
-		adv.DefaultBuffsizeBytes = int64(ao.Checks.DefaultBuffsizeMB) << 20
 	}
 	ao.Workers, ao.SkipSteps, ao.Microbatches = f.workers, f.skipSteps, f.microbatches
 	if f.framework != "" {
