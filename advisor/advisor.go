@@ -34,7 +34,7 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 		// waiting" finding would only repeat it less precisely.
 		a.Findings = slices.DeleteFunc(a.Findings, func(f Finding) bool { return f.ID == "comm_mostly_waiting" })
 	}
-	a.Findings = append(causeFindings(res, diag), a.Findings...)
+	a.Findings = append(causeFindings(res, diag, opts.Thresholds.Diagnosis), a.Findings...)
 	a.Findings = append(a.Findings, distributedOptimizerFindings(res, opts.Thresholds.Stake)...)
 	sortFindings(a.Findings)
 	var more []Finding

@@ -95,7 +95,7 @@ func findings(res *analysis.Result, env Env, facts RunFacts, fit *costmodel.RunF
 	out = append(out, checkFindings(res.Communication)...)
 	out = append(out, linkUseFindings(res.Communication, th.LinkUse)...)
 	out = append(out, latencyBoundFindings(res.Communication, fit.Links, th.LatencyBound)...)
-	out = append(out, algorithmFindings(res, facts, fit)...)
+	out = append(out, algorithmFindings(res, facts, fit, th.Algorithm)...)
 	out = append(out, pipelineFindings(res.Communication, th.Bubble)...)
 	out = append(out, envFindings(env)...)
 	sortFindings(out)

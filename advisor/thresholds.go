@@ -24,13 +24,16 @@ type Thresholds struct {
 	LatencyBound LatencyBoundThresholds // latency_bound_transfers
 	Bubble       BubbleThresholds       // pipeline_bubble
 	Storm        StormThresholds        // small_collectives
+	Algorithm    AlgorithmThresholds    // algorithm_not_best
+	Diagnosis    DiagnosisThresholds    // the diagnosis (the verdict) and its cause_* finding
 }
 
 // DefaultThresholds are the findings' defaults (hcclprof.example.yaml lists them).
 var DefaultThresholds = Thresholds{
 	Overlap: DefaultOverlapThresholds, Steps: DefaultStepThresholds, Stake: DefaultStakeThresholds,
 	Waiting: DefaultWaitThresholds, LinkUse: DefaultLinkUseThresholds, LatencyBound: DefaultLatencyBoundThresholds,
-	Bubble: DefaultBubbleThresholds, Storm: DefaultStormThresholds,
+	Bubble: DefaultBubbleThresholds, Storm: DefaultStormThresholds, Algorithm: DefaultAlgorithmThresholds,
+	Diagnosis: DefaultDiagnosisThresholds,
 }
 
 // thresholdKey is one threshold's name in the configuration file, where it lives,
@@ -53,6 +56,8 @@ func (t *Thresholds) byFinding() map[string][]thresholdKey {
 		"latency_bound_transfers":    t.LatencyBound.keys(),
 		"pipeline_bubble":            t.Bubble.keys(),
 		"small_collectives":          t.Storm.keys(),
+		"algorithm_not_best":         t.Algorithm.keys(),
+		"diagnosis":                  t.Diagnosis.keys(),
 	}
 }
 
