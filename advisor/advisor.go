@@ -2,8 +2,10 @@ package advisor
 
 import (
 	"fmt"
-	"github.com/hcclprof/hcclprof/analysis"
 	"slices"
+
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // Advice is the advisor's output: what is wrong and what to change.
@@ -19,39 +21,26 @@ type Advice struct {
 // Advise reads an analysis and the run's environment variables for the diagnosis,
 // findings and recommendations. opts says what the profile cannot: the framework ("":
 // PyTorch DDP) and the micro-batches per optimizer step; HCCL_BUFFSIZE and the other
-// run facts come from env (FactsOf).
+// run facts come from env (Facts).
 func Advise(res *analysis.Result, env Env, opts Options) Advice {
-	if opts.CommBudget == 0 {
-		opts.CommBudget = DefaultOptions.CommBudget
-	}
+	opts = opts.withDefaults()
+	facts := Facts(res, env, opts)
+	// The cost model is fitted once: the findings and the recommendations price with it.
+	fit := costmodel.Fit(res, facts.Accumulation, facts.BuffsizeBytes)
 	diag := Diagnose(res, opts)
-	a := Advice{Diagnosis: diag, Findings: findings(res, env, opts)}
+	a := Advice{Diagnosis: diag, Findings: findings(res, env, facts, fit, opts)}
 	if waitingCause(diag.Cause) {
 		// The diagnosis says whom the collectives wait for: the generic "mostly
 		// waiting" finding would only repeat it less precisely.
 		a.Findings = slices.DeleteFunc(a.Findings, func(f Finding) bool { return f.ID == "comm_mostly_waiting" })
 	}
-	a.Findings = append(causeFindings(res, diag), a.Findings...)
-	a.Findings = append(a.Findings, distributedOptimizerFindings(res)...)
+	a.Findings = append(causeFindings(res, diag, opts.Thresholds.Diagnosis), a.Findings...)
+	a.Findings = append(a.Findings, distributedOptimizerFindings(res, opts.Thresholds.Stake)...)
 	sortFindings(a.Findings)
-	framework := opts.Framework
-	if framework == "" {
-		framework = FrameworkDDP
-	}
-	facts := FactsOf(env, framework)
-	facts.Accumulation = max(opts.Accumulation, 1)
-	var accNote string
-	if opts.Accumulation < 1 {
-		// Not given: read from the compute pattern.
-		var n int
-		if n, accNote = InferAccumulation(res); n > 0 {
-			facts.Accumulation = n
-		}
-	}
 	var more []Finding
-	a.Recommendations, a.Notes, more = recommend(res, facts, opts)
-	if accNote != "" {
-		a.Notes = append([]string{accNote}, a.Notes...)
+	a.Recommendations, a.Notes, more = recommend(res, facts, fit, opts)
+	if facts.AccumulationNote != "" {
+		a.Notes = append([]string{facts.AccumulationNote}, a.Notes...)
 	}
 	if len(more) > 0 {
 		a.Findings = append(a.Findings, more...)
@@ -65,7 +54,7 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 		a.Recommendations = nil
 	}
 	// The bubble's own cure comes first: more micro-batches per step.
-	if r, note := pipelineRecommendation(res, diag, framework); r != nil {
+	if r, note := pipelineRecommendation(res, diag, facts.Framework); r != nil {
 		a.Recommendations = append([]Recommendation{*r}, a.Recommendations...)
 	} else if note != "" {
 		a.Notes = append(a.Notes, note)

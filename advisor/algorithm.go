@@ -10,12 +10,29 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
+// AlgorithmThresholds decide algorithm_not_best: another level-1 algorithm prices
+// at least MinGainShare below the group's collectives' time and MinStepShare of the
+// step per step; with exposed communication under HiddenCommShare of the step the
+// finding is only Info (the step would not get shorter).
+type AlgorithmThresholds struct {
+	MinGainShare    float64
+	MinStepShare    float64
+	HiddenCommShare float64
+}
+
+// DefaultAlgorithmThresholds are algorithm_not_best's defaults.
+var DefaultAlgorithmThresholds = AlgorithmThresholds{MinGainShare: 0.05, MinStepShare: 0.01, HiddenCommShare: 0.05}
+
+func (t *AlgorithmThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"min_gain_share", &t.MinGainShare, 0, 1}, {"min_step_share", &t.MinStepShare, 0, 1}, {"hidden_comm_share", &t.HiddenCommShare, 0, 1}}
+}
+
 // algorithmFindings flags a group whose level-1 algorithm (the ops' alg_type) the
 // cost model, with the run's calibrated links, prices clearly above another that
 // HCCL_ALGO may name on the product: typically HCCL_ALGO forcing one, or an
 // automatic choice made with HCCL's fixed 60 µs / 20 GiB/s figures rather than the
 // links the run shows. One rank's ops of each step are priced per algorithm.
-func algorithmFindings(res *analysis.Result, env Env) []Finding {
+func algorithmFindings(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, th AlgorithmThresholds) []Finding {
 	c := res.Communication
 	type key struct {
 		group string
@@ -51,9 +68,9 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 	}
 	sort.Strings(names)
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
-	deterministic := isDeterministic(env)
-	buffer := FactsOf(env, "").BuffsizeBytes
-	topologies := costmodel.Topologies(res)
+	deterministic := facts.Deterministic
+	buffer := facts.BuffsizeBytes
+	topologies := fit.Topologies()
 	var out []Finding
 	for _, g := range names {
 		topo := topologies[g]
@@ -111,13 +128,13 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 		}
 		steps := float64(len(groups[g]))
 		savedPerStepUs := (cur - cost[best]) / steps
-		if best == topo.Level1 || cur-cost[best] < 0.05*cur || savedPerStepUs < 0.01*stepUs {
+		if best == topo.Level1 || cur-cost[best] < th.MinGainShare*cur || savedPerStepUs < th.MinStepShare*stepUs {
 			continue
 		}
 		sev := Medium
 		hidden := ""
 		switch {
-		case res.Summary.CommShare < 0.05:
+		case res.Summary.CommShare < th.HiddenCommShare:
 			sev, hidden = Info, " Communication is almost all hidden behind computation here, so the step would not get shorter."
 		case len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0:
 			sev, hidden = Low, " A slow rank, link or node is found: fix it first, it costs more than the algorithm."
@@ -126,7 +143,7 @@ func algorithmFindings(res *analysis.Result, env Env) []Finding {
 		}
 		forced := ""
 		forcedAlgo := ""
-		if v, ok := env["HCCL_ALGO"]; ok && strings.TrimSpace(v) != "" {
+		if v := facts.HCCLAlgo; strings.TrimSpace(v) != "" {
 			forced = fmt.Sprintf("; HCCL_ALGO=%s forces it", v)
 			forcedAlgo = ForcedLevel1(v, biggest.Type)
 		}

@@ -30,31 +30,44 @@ type Diagnosis struct {
 	Evidence string
 }
 
-// Thresholds of the diagnosis.
-const (
-	// hostBoundFreeShare: a device idle at least this share of Stage, and idle more than
-	// it communicates exposed, is held back by the host.
-	hostBoundFreeShare = 0.5
-	// stageImbalanceMin: pipeline stages whose compute differs by at least this much
-	// (slowest over fastest, less 1) make the other stages wait; below it the pipeline's
-	// waiting is its bubble.
-	stageImbalanceMin = 0.10
-	// waitWithinBudget: waiting of one kind that costs this share of the step leads
+// DiagnosisThresholds decide the diagnosis (the verdict) and grade its cause_*
+// finding.
+type DiagnosisThresholds struct {
+	// HostBoundFreeShare: a device idle at least this share of Stage, and idle more
+	// than it communicates exposed, is held back by the host.
+	HostBoundFreeShare float64
+	// StageImbalanceMin: pipeline stages whose compute differs by at least this much
+	// (slowest over fastest, less 1) make the other stages wait; below it the
+	// pipeline's waiting is its bubble.
+	StageImbalanceMin float64
+	// WaitWithinBudget: waiting of one kind that costs this share of the step leads
 	// the diagnosis even when the exposed communication is within the budget.
-	waitWithinBudget = 0.10
-	// minExplained: a cause that is less than this part of the exposed communication
+	WaitWithinBudget float64
+	// MinExplained: a cause that is less than this part of the exposed communication
 	// does not explain it.
-	minExplained = 0.25
-)
+	MinExplained float64
+	// CauseHighShare and CauseMediumShare grade the cause_* finding by the share of
+	// the step its cause explains.
+	CauseHighShare, CauseMediumShare float64
+}
+
+// DefaultDiagnosisThresholds are the diagnosis' defaults.
+var DefaultDiagnosisThresholds = DiagnosisThresholds{HostBoundFreeShare: 0.5, StageImbalanceMin: 0.10, WaitWithinBudget: 0.10,
+	MinExplained: 0.25, CauseHighShare: 0.3, CauseMediumShare: 0.1}
+
+func (t *DiagnosisThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"host_bound_free_share", &t.HostBoundFreeShare, 0, 1}, {"stage_imbalance_min", &t.StageImbalanceMin, 0, 100},
+		{"wait_within_budget", &t.WaitWithinBudget, 0, 1}, {"min_explained", &t.MinExplained, 0, 1},
+		{"cause_high_share", &t.CauseHighShare, 0, 1}, {"cause_medium_share", &t.CauseMediumShare, 0, 1}}
+}
 
 // Diagnose names the leading cause of a run's step time from the analysis' exposure
 // split (analysis.Exposure): the device idling, communication within budget, or the
 // largest of moving data and the kinds of waiting.
 func Diagnose(res *analysis.Result, opts Options) Diagnosis {
+	opts = opts.withDefaults()
+	th := opts.Thresholds.Diagnosis
 	budget := opts.CommBudget
-	if budget == 0 {
-		budget = DefaultOptions.CommBudget
-	}
 	s := res.Summary
 	if s.Ranks == 0 {
 		return Diagnosis{Cause: CauseUnknown, Title: "no step breakdown could be computed"}
@@ -75,7 +88,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	}
 	freeShare := float64(free) / float64(stage)
 	exposed := pct(s.CommShare)
-	if freeShare >= hostBoundFreeShare && freeShare > s.CommShare {
+	if freeShare >= th.HostBoundFreeShare && freeShare > s.CommShare {
 		return Diagnosis{Cause: CauseHostBound, Share: freeShare,
 			Title: fmt.Sprintf("the device idles %s of the step: the host is the bottleneck, not the NPU", pct(freeShare)),
 			Evidence: fmt.Sprintf("Free %.3f ms of a mean Stage of %.3f ms per step (computing %s, exposed communication %s; the host starts each step %.3f ms before its first device task on average): "+
@@ -121,8 +134,8 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	// Within the budget the step is the computation's, unless one kind of waiting
 	// still costs a tenth of it (a straggler whose wait the overlap half hides), or a
 	// slow rank is found whose cost is worth a change.
-	leadsWithinBudget := waitingCause(lead.cause) && lead.share >= waitWithinBudget ||
-		lead.cause == CauseStraggler && slowStake >= mediumStake
+	leadsWithinBudget := waitingCause(lead.cause) && lead.share >= th.WaitWithinBudget ||
+		lead.cause == CauseStraggler && slowStake >= opts.Thresholds.Stake.Medium
 	if s.CommShare <= budget && !leadsWithinBudget {
 		return computeBound(s, budget, computing, stage, freeShare)
 	}
@@ -140,7 +153,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	}
 	// (The pipeline's waiting is measured over the stages' span, Bubble included, and
 	// is not held to this.)
-	if lead.cause != CauseStageImbalance && ofExposed < minExplained {
+	if lead.cause != CauseStageImbalance && ofExposed < th.MinExplained {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication, mostly in neither moving data nor waiting for a peer", exposed),
 			Evidence: fmt.Sprintf("moving data (as the profiler times it, on one plane) %s, waiting for a peer %s, the rest (synchronisation, idle, transfers on other planes, retransmissions) %s of the step: look at the findings on links and retransmissions",
@@ -163,7 +176,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 		head := fmt.Sprintf("%s of the pipeline's time", pct(lead.share))
 		split += fmt.Sprintf("; receive time counted as Bubble %.3f ms", float64(ex.BubbleNs)/1e6)
 		pl, imb := mostImbalanced(res.Communication.Pipelines)
-		if pl == nil || imb < stageImbalanceMin {
+		if pl == nil || imb < th.StageImbalanceMin {
 			d.Cause = CausePipelineBubble
 			d.Title = head + " is pipeline waiting with balanced stages (the bubble)"
 			d.Evidence = split + bubbleEvidence(pl)
@@ -308,7 +321,7 @@ func waitingCause(cause string) bool {
 // causeFindings turns the diagnosis into the finding that says what to do about its
 // cause, with the framework's real knobs. Severity follows the share of the step at
 // stake; a straggler seen in a single profiled step is weak evidence, one level lower.
-func causeFindings(res *analysis.Result, d Diagnosis) []Finding {
+func causeFindings(res *analysis.Result, d Diagnosis, th DiagnosisThresholds) []Finding {
 	var cure string
 	id := "cause_" + d.Cause
 	switch d.Cause {
@@ -331,9 +344,9 @@ func causeFindings(res *analysis.Result, d Diagnosis) []Finding {
 	}
 	sev := Low
 	switch {
-	case d.Share >= 0.3:
+	case d.Share >= th.CauseHighShare:
 		sev = High
-	case d.Share >= 0.1:
+	case d.Share >= th.CauseMediumShare:
 		sev = Medium
 	}
 	// A straggler named from one step may be that step's noise.
@@ -366,7 +379,7 @@ func capitalise(s string) string {
 // is exposed. Those ops are the optimizer's, so the framework's overlap switches hide
 // them; the cost model does not price this (it models AllReduce buckets), so the
 // finding gives the switches with the exposed time they act on, not a prediction.
-func distributedOptimizerFindings(res *analysis.Result) []Finding {
+func distributedOptimizerFindings(res *analysis.Result, stake StakeThresholds) []Finding {
 	dp := map[string]bool{}
 	for _, g := range res.Communication.Groups {
 		if k := strings.ToLower(strings.TrimSuffix(g.Kind, "?")); strings.HasPrefix(k, "dp") {
@@ -393,10 +406,10 @@ func distributedOptimizerFindings(res *analysis.Result) []Finding {
 		}
 	}
 	share := float64(moving) * float64(exposed) / float64(comm) / float64(stage)
-	if ops == 0 || share < mediumStake {
+	if ops == 0 || share < stake.Medium {
 		return nil
 	}
-	return []Finding{{ID: "distributed_optimizer_exposed", Severity: stakeSeverity(share, res.Summary.Steps),
+	return []Finding{{ID: "distributed_optimizer_exposed", Severity: stake.severity(share, res.Summary.Steps),
 		Title: fmt.Sprintf("The data-parallel ReduceScatter/AllGather move data in the open: about %s of the step", pct(share)),
 		Evidence: fmt.Sprintf("%d ReduceScatter/AllGather ops in data-parallel groups move data for %.3f ms, and %s of the run's communication is not overlapped with compute. "+
 			"Overlap them with the backward and forward passes: Megatron --overlap-grad-reduce and --overlap-param-gather (with the distributed optimizer); DeepSpeed \"overlap_comm\": true. "+

@@ -28,24 +28,6 @@ type Recommendation struct {
 	Settings    []costmodel.Setting // the plan, for replaying it (the generator, whatif)
 }
 
-// RunFacts are what the advisor needs to know of the run beyond the analysis.
-type RunFacts struct {
-	Framework     string
-	Accumulation  int   // micro-batches per optimizer step (1 when unknown)
-	BuffsizeBytes int64 // HCCL_BUFFSIZE in effect
-	Deterministic bool  // HCCL_DETERMINISTIC true or strict (no A2 pipeline)
-	HCCLAlgo      string
-}
-
-// FactsOf reads the framework and HCCL_BUFFSIZE of a run from its environment.
-func FactsOf(env Env, framework string) RunFacts {
-	f := RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: 200 << 20, Deterministic: isDeterministic(env), HCCLAlgo: env["HCCL_ALGO"]}
-	if v, err := strconv.Atoi(strings.TrimSpace(env["HCCL_BUFFSIZE"])); err == nil && v > 0 {
-		f.BuffsizeBytes = int64(v) << 20
-	}
-	return f
-}
-
 // negligibleGain is the share of the step below which a change is not recommended.
 const negligibleGain = 0.005
 
@@ -53,12 +35,12 @@ const negligibleGain = 0.005
 // a better bucket size, an HCCL_BUFFSIZE that removes rounds, and, when exposed
 // communication stays above the budget, gradient accumulation; ranked by gain.
 // Nothing is tuned while a rank, link or node is broken: the findings say which.
-func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommendation, []string, []Finding) {
+func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts Options) ([]Recommendation, []string, []Finding) {
 	c := res.Communication
 	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0 {
 		return nil, []string{"no tuning is recommended while a slow rank, link or node or a retransmission is found: fix it first (see the findings); no setting makes a broken node faster"}, nil
 	}
-	bk, err := costmodel.FitBucketing(res, facts.Accumulation, facts.BuffsizeBytes)
+	bk, err := fit.Bucketing()
 	if err != nil {
 		return nil, []string{"no recommendation from the cost model: " + err.Error()}, nil
 	}
@@ -107,7 +89,7 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 		return &out[len(out)-1]
 	}
 	var found []Finding
-	if f, ok := stormFinding(bk); ok {
+	if f, ok := stormFinding(bk, opts.Thresholds.Storm); ok {
 		found = append(found, f)
 		if r := add("fuse_small_collectives", []costmodel.Setting{{Knob: "fuse", Value: 1}}, facts.Accumulation,
 			"fusing changes the code that issues them: one flat buffer holds every tensor, its memory is allocated once"); r != nil {
@@ -235,9 +217,22 @@ func recommend(res *analysis.Result, facts RunFacts, opts Options) ([]Recommenda
 	return kept, append(notes, bk.Notes...), found
 }
 
+// StormThresholds grade small_collectives by what fusing the small collectives saves,
+// as a share of the step: High from HighSaving, Medium from MediumSaving, else Low.
+type StormThresholds struct {
+	HighSaving, MediumSaving float64
+}
+
+// DefaultStormThresholds are small_collectives' defaults.
+var DefaultStormThresholds = StormThresholds{HighSaving: 0.1, MediumSaving: 0.02}
+
+func (t *StormThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"high_saving_share", &t.HighSaving, 0, 1}, {"medium_saving_share", &t.MediumSaving, 0, 1}}
+}
+
 // stormFinding describes the gradient group's small collectives that are not
 // gradient buckets: who issues them, how many, and what fusing them saves.
-func stormFinding(bk *costmodel.Bucketing) (Finding, bool) {
+func stormFinding(bk *costmodel.Bucketing, th StormThresholds) (Finding, bool) {
 	st := bk.Storm
 	if st == nil || st.PerStep == 0 {
 		return Finding{}, false
@@ -252,9 +247,9 @@ func stormFinding(bk *costmodel.Bucketing) (Finding, bool) {
 	}
 	sev := Low
 	switch share := saving / bk.StepUs; {
-	case share >= 0.1:
+	case share >= th.HighSaving:
 		sev = High
-	case share >= 0.02:
+	case share >= th.MediumSaving:
 		sev = Medium
 	}
 	where := "among the gradient buckets"

@@ -46,6 +46,10 @@ type Config struct {
 		AlignmentBytes    *int64   `yaml:"alignment_bytes"`
 		DefaultBuffsizeMB *int     `yaml:"default_buffsize_mb"`
 	} `yaml:"checks"`
+
+	// Findings are the advisor's thresholds by finding id (findings.<id>.<key>):
+	// the advisor owns their names and checks them (advisor.ApplyConfig).
+	Findings yaml.Node `yaml:"findings"`
 }
 
 // LoadConfig reads a configuration file. Errors name the file and line.

@@ -2,13 +2,11 @@
 // for programs: terminal text, Markdown, HTML, JUnit and GitHub annotations, and the JSON
 // contract that scripts and CI read, for analyze, advise, inspect, model, calibrate,
 // whatif and diff (export/ writes tables and a trace). Its figures come from
-// analysis.Result and advisor.Advice; it decides only the one-line verdict when no
-// advice was computed (VerdictWithin).
+// analysis.Result and advisor.Advice, its verdict from advisor.Verdict: it decides
+// nothing.
 package report
 
 import (
-	"fmt"
-
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/profile"
@@ -58,31 +56,13 @@ var DefaultCommBudget = advisor.DefaultOptions.CommBudget
 // Verdict is a one-line reading of the shares against the default budget.
 func Verdict(s analysis.Summary) string { return VerdictWithin(s, DefaultCommBudget) }
 
-// VerdictWithin reads the shares against a budget.
+// VerdictWithin reads the shares against a budget (advisor.SharesVerdict).
 func VerdictWithin(s analysis.Summary, budget float64) string {
-	switch {
-	case s.Ranks == 0:
-		return "no step breakdown could be computed"
-	case s.CommTotalShare == 0:
-		return "no communication in the profiled steps"
-	case s.CommShare > budget:
-		return fmt.Sprintf("communication is the bottleneck: exposed communication is above the %.0f%% budget", 100*budget)
-	case s.CommShare > budget/3:
-		return fmt.Sprintf("communication is a significant cost, within the %.0f%% budget", 100*budget)
-	default:
-		return "communication is a minor cost"
-	}
+	return advisor.SharesVerdict(s, budget)
 }
 
-// verdict is the document's verdict: the diagnosis' title when the advice was
-// computed (it names the cause), else the shares against the budget.
+// verdict is the document's verdict (advisor.Verdict): the diagnosis' title when the
+// advice was computed, else the shares against the budget.
 func (d *Document) verdict() string {
-	if d.Advice != nil && d.Advice.Diagnosis.Title != "" {
-		return d.Advice.Diagnosis.Title
-	}
-	b := d.CommBudget
-	if b == 0 {
-		b = DefaultCommBudget
-	}
-	return VerdictWithin(d.Result.Summary, b)
+	return advisor.Verdict(d.Advice, d.Result.Summary, d.CommBudget)
 }

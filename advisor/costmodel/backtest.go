@@ -32,6 +32,12 @@ type OpBackTest struct {
 // BackTest compares every op type's measured time with the calibrated model's.
 // bufferBytes is the run's HCCL_BUFFSIZE (rounds).
 func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
+	return Fit(res, 1, bufferBytes).BackTest()
+}
+
+// BackTest compares every op type's measured time with the model on the run's fit.
+func (f *RunFit) BackTest() []OpBackTest {
+	res, bufferBytes := f.res, f.bufferBytes
 	byGroup := map[string][]analysis.OpStat{}
 	for _, o := range res.Communication.Ops {
 		byGroup[o.Group] = append(byGroup[o.Group], o)
@@ -44,10 +50,10 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 		why          string
 	}
 	by := map[string]*acc{}
-	shape := newClusterShape(res)
+	topologies := f.Topologies()
 	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		ops := byGroup[g]
-		topo := shape.topology(res, g, ops)
+		topo := topologies[g]
 		seen := map[string]bool{} // one fastest rank per op instance
 		for _, o := range ops {
 			if o.CrossWaitNs != 0 || o.ElapseNs <= 0 || o.Bytes <= 0 || seen[o.Name] {

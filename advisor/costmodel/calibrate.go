@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -44,12 +45,17 @@ func (f LinkFit) Link() Link {
 	return Link{AlphaUs: f.AlphaUs, BWGBps: f.BWGBps, GammaBWGBps: f.GammaGBps}
 }
 
+// calibrations and bucketings count the fits made, so a test can hold a run to one
+// of each (RunFit).
+var calibrations, bucketings atomic.Int64
+
 // Calibrate fits α, β and (where reductions show) γ per transport from the cluster's
 // typical transfer times (analysis.TransferSample: per size, the median over ranks).
 // The fit is least squares of time against size, weighted by the number of
 // transfers; a parameter the free fit makes negative is held at 0 and the rest refitted
 // (non-negative least squares by elimination).
 func Calibrate(samples []analysis.TransferSample) []LinkFit {
+	calibrations.Add(1)
 	by := map[string][]analysis.TransferSample{}
 	for _, s := range samples {
 		if s.SizeBytes > 0 && s.MedianNs > 0 {

@@ -3,6 +3,7 @@ package costmodel
 import (
 	"fmt"
 
+	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 )
 
@@ -42,7 +43,7 @@ func PriceOnProduct(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 	}
 	buffer := q.BufferBytes
 	if buffer == 0 {
-		buffer = 200 << 20 // HCCL_BUFFSIZE's default
+		buffer = int64(analysis.DefaultCheckThresholds.DefaultBuffsizeMB) << 20 // HCCL_BUFFSIZE's default
 	}
 	intra := Link{AlphaUs: hw.Level0LatencyUs, BWGBps: hw.PeakGBps["HCCS"], GammaBWGBps: q.GammaGBps}
 	inter := Link{AlphaUs: hw.Level1LatencyUs, BWGBps: hw.PeakGBps["RDMA"], GammaBWGBps: q.GammaGBps}

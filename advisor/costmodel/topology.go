@@ -33,11 +33,15 @@ type Topology struct {
 // Topologies are every group's topologies, keyed by group; the cluster-wide work
 // (servers, link calibration) is done once.
 func Topologies(res *analysis.Result) map[string]Topology {
+	return newClusterShape(res, Calibrate(res.Communication.TransferSamples)).topologies(res)
+}
+
+// topologies are every group's topologies on the shape.
+func (shape clusterShape) topologies(res *analysis.Result) map[string]Topology {
 	byGroup := map[string][]analysis.OpStat{}
 	for _, o := range res.Communication.Ops {
 		byGroup[o.Group] = append(byGroup[o.Group], o)
 	}
-	shape := newClusterShape(res)
 	out := make(map[string]Topology, len(byGroup))
 	for g, ops := range byGroup {
 		out[g] = shape.topology(res, g, ops)
@@ -53,7 +57,9 @@ type clusterShape struct {
 	fits     map[string]LinkFit
 }
 
-func newClusterShape(res *analysis.Result) clusterShape {
+// newClusterShape reads the servers from the run's links; links are the run's
+// calibrated links (Calibrate).
+func newClusterShape(res *analysis.Result, links []LinkFit) clusterShape {
 	c := res.Communication
 	var s clusterShape
 	if len(c.Links) > 0 {
@@ -78,7 +84,7 @@ func newClusterShape(res *analysis.Result) clusterShape {
 		}
 	}
 	s.fits = map[string]LinkFit{}
-	for _, f := range Calibrate(c.TransferSamples) {
+	for _, f := range links {
 		s.fits[f.Transport] = f
 	}
 	return s

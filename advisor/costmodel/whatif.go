@@ -94,6 +94,15 @@ type Prediction struct {
 // synchronisation. accumulation is the run's micro-batches per step (1 when
 // unknown); bufferBytes its HCCL_BUFFSIZE.
 func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*Bucketing, error) {
+	return fitBucketing(res, accumulation, bufferBytes, func() clusterShape {
+		return newClusterShape(res, Calibrate(res.Communication.TransferSamples))
+	})
+}
+
+// fitBucketing is FitBucketing on the cluster's shape, which shape gives when the
+// fit needs it.
+func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, shape func() clusterShape) (*Bucketing, error) {
+	bucketings.Add(1)
 	type key struct {
 		group string
 		step  int
@@ -239,7 +248,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 	if len(windows) > 0 {
 		bk.measuredWindowUs = sumOf(windows) / float64(len(windows))
 	}
-	bk.Topology = newClusterShape(res).topology(res, group, groupOps)
+	bk.Topology = shape().topology(res, group, groupOps)
 	// The line is fitted per round without the handshakes that open the rounds after
 	// the first, which bucketTimes adds back for the new round counts.
 	for i, r := range rs {

@@ -975,3 +975,67 @@ type junitFile struct {
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
+
+// TestConfigDefaultBuffsize: checks.default_buffsize_mb is HCCL_BUFFSIZE for a run
+// whose environment does not set it, in whatif and advise alike (calibrate reads the same run facts). The run
+// has 300 MiB buckets and no HCCL_BUFFSIZE: at HCCL's 200 MiB each AllReduce runs in
+// two rounds, at a configured 400 MiB in one.
+func TestConfigDefaultBuffsize(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "big-buckets.yaml")
+	require.NoError(t, os.WriteFile(sc, []byte(`description: "16 ranks on 2 A2 servers, 300 MiB buckets, HCCL_BUFFSIZE not set"
+product: a2
+ranks: 16
+ranks_per_node: 8
+steps: 2
+first_step: 30
+seed: 8
+model:
+  name: gpt-2.7b
+  gradient_bytes: 1400000000
+  dtype: BFP16
+  forward_ms: 30
+  backward_ms: 60
+  optimizer_ms: 4
+  kernel_us: 1500
+ddp:
+  bucket_mb: 300
+  overlap: 0.6
+algorithm:
+  inter: ring
+`), 0o644))
+	run := filepath.Join(dir, "run")
+	_, stderr, code := runCLI(t, "gen", sc, "-o", run)
+	require.Equal(t, 0, code, stderr)
+	cfg := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("checks:\n  default_buffsize_mb: 400\n"), 0o644))
+
+	whatif := func(args ...string) whatIfReport {
+		t.Helper()
+		out, stderr, code := runCLI(t, append([]string{"whatif", run, "--set", "buffsize=400MiB", "--format", "json"}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		var rep whatIfReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		return rep
+	}
+	rep := whatif()
+	assert.Less(t, rep.Predicted.StepTimeUs, (1-1e-4)*rep.Measured.StepTimeUs, "HCCL's 200 MiB: two rounds become one")
+	rep = whatif("--config", cfg)
+	assert.InEpsilon(t, rep.Measured.StepTimeUs, rep.Predicted.StepTimeUs, 1e-6, "the configured 400 MiB is already in effect")
+
+	adviseIDs := func(args ...string) []string {
+		t.Helper()
+		out, stderr, code := runCLI(t, append([]string{"advise", run, "--format", "json"}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		var a struct{ Recommendations []struct{ ID string } }
+		require.NoError(t, json.Unmarshal([]byte(out), &a))
+		var ids []string
+		for _, r := range a.Recommendations {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	assert.Contains(t, adviseIDs(), "hccl_buffsize", "300 MiB buckets do not fit HCCL's 200 MiB")
+	assert.NotContains(t, adviseIDs("--config", cfg), "hccl_buffsize", "they fit the configured 400 MiB")
+
+}

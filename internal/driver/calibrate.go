@@ -26,9 +26,9 @@ func Calibrate(env Env, args []string, f CalibrateFlags) error {
 	if err != nil {
 		return err
 	}
-	buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "").BuffsizeBytes
-	doc := report.CalibrationDoc{Links: costmodel.Calibrate(run.result.Communication.TransferSamples),
-		BackTest: costmodel.BackTest(run.result, buffer), Width: width}
+	buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "", run.advisor.DefaultBuffsizeBytes).BuffsizeBytes
+	fit := costmodel.Fit(run.result, 1, buffer)
+	doc := report.CalibrationDoc{Links: fit.Links, BackTest: fit.BackTest(), Width: width}
 	if err := write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteCalibrationText(w, doc) },
 		func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) }); err != nil {
 		return err

@@ -110,8 +110,8 @@ func (f *AnalysisFlags) options() (analysis.Options, advisor.Options, error) {
 		if ao, err = c.Options(); err != nil {
 			return ao, adv, fmt.Errorf("%s: %w", f.Config, err)
 		}
-		if c.CommBudget != nil {
-			adv.CommBudget = *c.CommBudget
+		if err := advisor.ApplyConfig(c, &adv); err != nil {
+			return ao, adv, fmt.Errorf("%s: %w", f.Config, err)
 		}
 	}
 	ao.Workers, ao.SkipSteps, ao.Microbatches = f.Workers, f.SkipSteps, f.Microbatches

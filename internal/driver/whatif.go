@@ -48,17 +48,15 @@ func WhatIf(env Env, args []string, f WhatIfFlags) error {
 	if err != nil {
 		return err
 	}
-	// HCCL_BUFFSIZE as the run's environment says, unless given.
-	facts := advisor.FactsOf(advisor.EnvOf(run.cluster), "")
+	// HCCL_BUFFSIZE as the run's environment says (else the configured default),
+	// unless given.
+	facts := advisor.Facts(run.result, advisor.EnvOf(run.cluster), run.advisor)
 	buffer := facts.BuffsizeBytes
 	if env.changed("buffsize-mb") {
 		buffer = int64(f.BuffsizeMB) << 20
 	}
-	acc, accNote := f.Analysis.Accumulation, ""
-	if acc == 0 {
-		acc, accNote = advisor.InferAccumulation(run.result)
-	}
-	bk, err := costmodel.FitBucketing(run.result, max(acc, 1), buffer)
+	acc, accNote := facts.Accumulation, facts.AccumulationNote
+	bk, err := costmodel.FitBucketing(run.result, acc, buffer)
 	if err != nil {
 		// The fit may fail because the input is damaged: say so too.
 		if perr := partial(run.cluster, run.result, f.Analysis.AllowPartial); perr != nil {

@@ -1,0 +1,62 @@
+package advisor
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// LinkUseThresholds decide link_use_low: a transport whose links run, byte-weighted,
+// below MinUse of their peak.
+type LinkUseThresholds struct {
+	MinUse float64
+}
+
+// DefaultLinkUseThresholds are link_use_low's defaults.
+var DefaultLinkUseThresholds = LinkUseThresholds{MinUse: 0.5}
+
+func (t *LinkUseThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"min_use", &t.MinUse, 0, 1}}
+}
+
+// linkUseFindings flags a transport whose links, weighted by the bytes they carried,
+// run below half their peak: when messages are not small, that points at the links
+// or the algorithm's use of them, not at the workload.
+func linkUseFindings(c analysis.Communication, th LinkUseThresholds) []Finding {
+	type acc struct{ bytes, weighted float64 }
+	by := map[string]*acc{}
+	for _, l := range c.Links {
+		if l.PeakGBps <= 0 || l.Bytes <= 0 {
+			continue
+		}
+		a := by[l.Transport]
+		if a == nil {
+			a = &acc{}
+			by[l.Transport] = a
+		}
+		a.bytes += float64(l.Bytes)
+		a.weighted += float64(l.Bytes) * l.Utilisation
+	}
+	names := make([]string, 0, len(by))
+	for n := range by {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []Finding
+	for _, n := range names {
+		use := by[n].weighted / by[n].bytes
+		if use >= th.MinUse {
+			continue
+		}
+		peak, _ := c.Hardware.Peak(n)
+		assumed := ""
+		if c.Hardware.Assumed {
+			assumed = " (the product was assumed: set --hardware if it is not " + c.Hardware.Name + ")"
+		}
+		out = append(out, Finding{ID: "link_use_low", Severity: Medium,
+			Title:    fmt.Sprintf("%s links run at %.0f%% of %s's %.1f GB/s peak", n, 100*use, c.Hardware.Name, peak),
+			Evidence: fmt.Sprintf("byte-weighted over %s links; small messages, contention or a congested fabric lower it%s", n, assumed)})
+	}
+	return out
+}

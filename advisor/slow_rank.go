@@ -1,0 +1,78 @@
+package advisor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+func slowFindings(c analysis.Communication, stake StakeThresholds) []Finding {
+	var out []Finding
+	for _, s := range c.SlowRanks {
+		refs := make([]Ref, 0, len(s.Steps))
+		for _, st := range s.Steps {
+			refs = append(refs, Ref{Rank: s.Rank, Step: st})
+		}
+		out = append(out, Finding{ID: "slow_rank", Severity: stake.severity(s.ShareOfStep, s.StepsSeen),
+			Title:    fmt.Sprintf("Rank %d holds the others back by %.1f%% of the step (cause: %s)", s.Rank, 100*s.ShareOfStep, s.Cause),
+			Evidence: s.Evidence + evidenceStrength(s.StepsSeen), Refs: refs})
+	}
+	for _, n := range c.SlowNodes {
+		out = append(out, Finding{ID: "slow_node", Severity: High,
+			Title:    fmt.Sprintf("Node %d's %s links run at %.0f%% of their peers'", n.Node, n.Transport, 100*n.Fraction),
+			Evidence: n.Evidence})
+	}
+	for _, l := range c.SlowLinks {
+		out = append(out, Finding{ID: "slow_link", Severity: High,
+			Title:    fmt.Sprintf("Link %d→%d (%s) runs at %.0f%% of its peers' bandwidth", l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/math.Max(l.PeerMedianGBps, 1e-9)),
+			Evidence: l.Evidence, Refs: []Ref{{Rank: l.Src, Step: -1}}})
+	}
+	if n := len(c.Retransmissions); n > 0 {
+		r := c.Retransmissions[0]
+		out = append(out, Finding{ID: "rdma_retransmission", Severity: High,
+			Title: fmt.Sprintf("%d RDMA transfer(s) took over 4 s: packet loss and retransmission", n),
+			Evidence: fmt.Sprintf("first: %d→%d in %s, step %s, %.3f s; check the switch and the NICs (not an HCCL setting)",
+				r.Src, r.Dst, r.Op, analysis.StepLabel(r.Step), float64(r.TimeNs)/1e9),
+			Refs: []Ref{{Rank: r.Src, Step: r.Step, Op: r.Op}}})
+	}
+	return out
+}
+
+// StakeThresholds grade slow_rank and distributed_optimizer_exposed by the share of
+// the step at stake: High from High, Medium from Medium (below it the
+// distributed-optimizer finding is not made, and a slow rank does not lead a
+// diagnosis within the budget).
+type StakeThresholds struct {
+	High, Medium float64
+}
+
+// DefaultStakeThresholds are the stakes' defaults.
+var DefaultStakeThresholds = StakeThresholds{High: 0.10, Medium: 0.03}
+
+func (t *StakeThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"high_share", &t.High, 0, 1}, {"medium_share", &t.Medium, 0, 1}}
+}
+
+// severity grades a finding by the share of the step at stake, one level lower
+// when it rests on a single step (one step is weak evidence).
+func (t StakeThresholds) severity(share float64, steps int) Severity {
+	sev := Low
+	switch {
+	case share >= t.High:
+		sev = High
+	case share >= t.Medium:
+		sev = Medium
+	}
+	if steps < 2 {
+		sev = lower(sev)
+	}
+	return sev
+}
+
+func evidenceStrength(steps int) string {
+	if steps < 2 {
+		return " (seen in one profiled step only: confirm on more steps)"
+	}
+	return ""
+}
