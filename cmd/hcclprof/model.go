@@ -8,6 +8,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -31,7 +32,8 @@ HCCL_BUFFSIZE rounds. With --product and --servers it gives HCCL's own level-1 c
 rule; AlltoAll: the staged path) and the cost of the two-level execution with the
 product's figures, level 0 as HCCL runs it there (910A: the 8P ring; A2: the mesh).
 
-Sizes accept KiB/MiB/GiB (binary) and KB/MB/GB (decimal); bandwidths are decimal GB/s.`,
+Sizes accept KiB/MiB/GiB, and KB/MB/GB as the same binary units (HCCL reads MB as MiB);
+bandwidths are decimal GB/s.`,
 		Example: `  hcclprof model --op allreduce --algo ring --ranks 8 --size 256MiB --alpha-us 20 --bw-gbps 18.3
   hcclprof model --op allreduce --product a2 --servers 4 --size 64MiB --format json`,
 		Args: cobra.NoArgs,
@@ -65,7 +67,7 @@ Sizes accept KiB/MiB/GiB (binary) and KB/MB/GB (decimal); bandwidths are decimal
 	fl.Float64Var(&f.alphaUs, "alpha-us", 0, "α: latency per step in µs")
 	fl.Float64Var(&f.bwGBps, "bw-gbps", 0, "the link bandwidth behind β, decimal GB/s")
 	fl.Float64Var(&f.gammaGBps, "gamma-gbps", 0, "the reduction bandwidth behind γ, GB/s (0: free)")
-	fl.IntVar(&f.buffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE in MB (0: no rounds)")
+	fl.IntVar(&f.buffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE in MB = MiB (0: no rounds)")
 	fl.StringVar(&f.product, "product", "", "910A, A2 or A3: HCCL's choice and cost with the product's figures")
 	fl.IntVar(&f.servers, "servers", 0, "servers (with --product)")
 	fl.IntVar(&f.npus, "npus-per-server", 0, "NPUs per server (with --product; default the product's)")
@@ -82,7 +84,7 @@ func (f modelFlags) run() (report.ModelDoc, error) {
 	if f.size == "" {
 		return report.ModelDoc{}, errors.New("--size is required")
 	}
-	n, err := costmodel.ParseSize(f.size)
+	n, err := units.ParseSize(f.size)
 	if err != nil {
 		return report.ModelDoc{}, err
 	}
