@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -459,12 +460,12 @@ func stepTraceSteps(rows []profile.StepTraceRow) []StepBreakdown {
 	for _, row := range rows {
 		b := StepBreakdown{
 			Step: row.Step, HasStep: row.HasStep,
-			StageNs: usNs(row.StageUs), ComputingNs: usNs(row.ComputingUs),
-			CommunicationNs: usNs(row.CommunicationUs), CommNotOverlappedNs: usNs(row.CommNotOverlappedUs),
-			OverlappedNs: usNs(row.OverlappedUs), FreeNs: usNs(row.FreeUs), BubbleNs: usNs(row.BubbleUs),
+			StageNs: units.NsFromUs(row.StageUs), ComputingNs: units.NsFromUs(row.ComputingUs),
+			CommunicationNs: units.NsFromUs(row.CommunicationUs), CommNotOverlappedNs: units.NsFromUs(row.CommNotOverlappedUs),
+			OverlappedNs: units.NsFromUs(row.OverlappedUs), FreeNs: units.NsFromUs(row.FreeUs), BubbleNs: units.NsFromUs(row.BubbleUs),
 		}
 		if row.HasPreparing {
-			b.PreparingNs, b.HasPreparing = usNs(row.PreparingUs), true
+			b.PreparingNs, b.HasPreparing = units.NsFromUs(row.PreparingUs), true
 		}
 		if !row.HasStep {
 			b.Step = -1
@@ -473,8 +474,6 @@ func stepTraceSteps(rows []profile.StepTraceRow) []StepBreakdown {
 	}
 	return out
 }
-
-func usNs(us float64) int64 { return int64(math.Round(us * 1000)) }
 
 // Differences between hcclprof's recomputation and the profiler's own step figures,
 // relative to the profiler's figure (or to 1% of the step for small fields): above

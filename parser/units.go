@@ -66,12 +66,3 @@ func plainDigits(s string) bool {
 	}
 	return true
 }
-
-// msToNs converts a float millisecond figure (communication.json) to ns.
-func msToNs(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
-
-// usToNs converts a float microsecond duration to ns.
-func usToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
-
-// mbToBytes converts msprof's MB (10^6 bytes) to bytes.
-func mbToBytes(mb float64) int64 { return int64(math.Round(mb * 1e6)) }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -148,8 +149,8 @@ func mdSteps(p *printer, r *analysis.Result) {
 			}
 			sort.Float64s(stage)
 			sort.Float64s(share)
-			p.printf("| %s | %d | %s | %s | %s | %s |\n", analysis.StepLabel(step), len(stage), msf(analysis.Median(stage)), msf(stage[len(stage)-1]),
-				pct(analysis.Median(share)), pct(share[len(share)-1]))
+			p.printf("| %s | %d | %s | %s | %s | %s |\n", analysis.StepLabel(step), len(stage), msf(stats.MedianSorted(stage)), msf(stage[len(stage)-1]),
+				pct(stats.MedianSorted(share)), pct(share[len(share)-1]))
 		}
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -266,8 +267,8 @@ func writeStepDistribution(p *printer, r *analysis.Result) {
 		for _, xs := range [][]float64{stage, comp, exposed, share} {
 			sort.Float64s(xs)
 		}
-		t.Append(analysis.StepLabel(step), strconv.Itoa(len(stage)), msf(stage[0]), msf(analysis.Median(stage)), msf(stage[len(stage)-1]),
-			msf(analysis.Median(comp)), msf(analysis.Median(exposed)), pct(share[0]), pct(analysis.Median(share)), pct(share[len(share)-1]))
+		t.Append(analysis.StepLabel(step), strconv.Itoa(len(stage)), msf(stage[0]), msf(stats.MedianSorted(stage)), msf(stage[len(stage)-1]),
+			msf(stats.MedianSorted(comp)), msf(stats.MedianSorted(exposed)), pct(share[0]), pct(stats.MedianSorted(share)), pct(share[len(share)-1]))
 	}
 	p.table(t)
 	type rankStep struct {
@@ -369,7 +370,7 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 		theory = fmt.Sprintf("%.1f%% for p=%d, m=%d (%s)", 100*worst.TheoryBubble, worst.Stages, worst.Microbatches, worst.MicrobatchesSource)
 	}
 	p.printf("\nPipelines: %d of %d stages; bubble %.1f%% of the step (median; %.1f%%–%.1f%%); theory %s\n",
-		len(c.Pipelines), worst.Stages, 100*analysis.Median(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
+		len(c.Pipelines), worst.Stages, 100*stats.MedianSorted(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
 	p.printf("  largest: ranks %s, bubble %.1f%%, stage imbalance %.1f%%\n", rankList(worst.Ranks), 100*worst.MeasuredBubble, 100*worst.Imbalance)
 	if worst.Note != "" {
 		p.printf("  %s\n", worst.Note)

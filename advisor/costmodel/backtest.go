@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // OpBackTest is the calibrated model's error on one op type: each op instance's
@@ -82,7 +83,7 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 			sort.Float64s(a.errs)
 			sort.Float64s(a.ratios)
 			bt.MAPE = sumOf(a.errs) / float64(len(a.errs))
-			bt.P90 = a.errs[int(math.Ceil(0.9*float64(len(a.errs))))-1]
+			bt.P90 = stats.QuantileSorted(a.errs, 0.9)
 			bt.MedianRatio = a.ratios[len(a.ratios)/2]
 		}
 		switch {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -275,7 +276,7 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 		sumBy[int64(x)] += ys[i]
 		nBy[int64(x)]++
 	}
-	bk.OpErrorP90 = quantile(rel, 0.9)
+	bk.OpErrorP90 = stats.Quantile(rel, 0.9)
 	for _, x := range slices.Sorted(maps.Keys(sumBy)) {
 		bk.fitSizes = append(bk.fitSizes, x)
 		bk.fitMeanUs = append(bk.fitMeanUs, sumBy[x]/nBy[x])
@@ -868,20 +869,9 @@ func (bk *Bucketing) structuralError() float64 {
 		}
 		errs = append(errs, math.Abs(times[0]-bk.fitMeanUs[i])/bk.fitMeanUs[i])
 	}
-	q := quantile(errs, 0.9)
+	q := stats.Quantile(errs, 0.9)
 	bk.structErr = &q
 	return q
-}
-
-// quantile is the q-th quantile of xs (nearest rank), 0 for none.
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }
 
 // reprice prices buckets under a changed topology or algorithm with HCCL's two-level

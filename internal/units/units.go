@@ -42,7 +42,7 @@ func Ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // FormatMs writes ns as milliseconds with three decimals (µs resolution), the
 // reports' duration format.
-func FormatMs(ns float64) string { return strconv.FormatFloat(ns/1e6, 'f', 3, 64) }
+func FormatMs(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) }
 
 // GBps is bytes over ns in decimal GB/s (bytes per ns), 0 without a positive time.
 func GBps(bytes, ns int64) float64 {
