@@ -9,6 +9,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -193,13 +194,13 @@ func warmupFindings(res *analysis.Result) []Finding {
 	stepMedian := map[int]float64{}
 	for st, v := range byStep {
 		sort.Float64s(v)
-		stepMedian[st] = v[len(v)/2]
+		stepMedian[st] = stats.UpperMedianSorted(v)
 		steps = append(steps, st)
 		medians = append(medians, stepMedian[st])
 	}
 	sort.Ints(steps)
 	sort.Float64s(medians)
-	typical := medians[len(medians)/2]
+	typical := stats.UpperMedianSorted(medians)
 	var warm, late []string
 	var warmRefs, lateRefs []Ref
 	leading := true

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // writeCommunication writes, briefly, who waits for whom, link use per transport,
@@ -44,10 +45,10 @@ func writeCommunication(p *printer, c analysis.Communication) {
 			sort.Float64s(v)
 			peak, use := "-", "-"
 			if pk, ok := hw.Peak(n); ok {
-				peak, use = fmt.Sprintf("%.1f", pk), pct(v[len(v)/2]/pk)
+				peak, use = fmt.Sprintf("%.1f", pk), pct(stats.UpperMedianSorted(v)/pk)
 			}
 			t.Append(n, strconv.Itoa(len(v)), fmt.Sprintf("%.2f", float64(bytes[n])/1e9),
-				fmt.Sprintf("%.2f", v[0]), fmt.Sprintf("%.2f", v[len(v)/2]), fmt.Sprintf("%.2f", v[len(v)-1]), peak, use)
+				fmt.Sprintf("%.2f", v[0]), fmt.Sprintf("%.2f", stats.UpperMedianSorted(v)), fmt.Sprintf("%.2f", v[len(v)-1]), peak, use)
 		}
 		p.table(t)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -245,7 +246,7 @@ func linksChart(c analysis.Communication) *svgChart {
 	for i, n := range names {
 		v := byT[n]
 		sort.Float64s(v)
-		b := bar{med: v[len(v)/2]}
+		b := bar{med: stats.UpperMedianSorted(v)}
 		peak, ok := c.Hardware.Peak(n)
 		b.peak = peak
 		b.value = fmt.Sprintf("median %.2f of %.1f GB/s", b.med, peak)

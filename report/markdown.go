@@ -182,9 +182,9 @@ func mdLinks(p *printer, c analysis.Communication) {
 		sort.Float64s(v)
 		peak, use := "-", "-"
 		if pk, ok := c.Hardware.Peak(n); ok {
-			peak, use = fmt.Sprintf("%.1f", pk), pct(v[len(v)/2]/pk)
+			peak, use = fmt.Sprintf("%.1f", pk), pct(stats.UpperMedianSorted(v)/pk)
 		}
-		p.printf("| %s | %d | %.2f | %.2f | %.2f | %s | %s |\n", mdText(n), len(v), v[0], v[len(v)/2], v[len(v)-1], peak, use)
+		p.printf("| %s | %d | %.2f | %.2f | %.2f | %s | %s |\n", mdText(n), len(v), v[0], stats.UpperMedianSorted(v), v[len(v)-1], peak, use)
 	}
 	p.printf("\n</details>\n\n")
 }

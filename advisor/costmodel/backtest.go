@@ -84,7 +84,7 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 			sort.Float64s(a.ratios)
 			bt.MAPE = sumOf(a.errs) / float64(len(a.errs))
 			bt.P90 = stats.QuantileSorted(a.errs, 0.9)
-			bt.MedianRatio = a.ratios[len(a.ratios)/2]
+			bt.MedianRatio = stats.UpperMedianSorted(a.ratios)
 		}
 		switch {
 		case len(a.errs) == 0:

@@ -57,3 +57,9 @@ func TestMedianMAD(t *testing.T) {
 	m, mad = MedianMAD(nil)
 	assert.Zero(t, m+mad)
 }
+
+func TestUpperMedian(t *testing.T) {
+	assert.Equal(t, 30.0, UpperMedianSorted([]float64{10, 20, 30, 40}), "the upper middle value, where Median gives 25")
+	assert.Equal(t, 20.0, UpperMedianSorted([]float64{10, 20, 30}))
+	assert.Equal(t, 0.0, UpperMedianSorted(nil))
+}
