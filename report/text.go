@@ -13,6 +13,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/stats"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -174,8 +175,8 @@ func newTable(w io.Writer) *tablewriter.Table {
 	)
 }
 
-func ms(ns int64) string    { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
-func msf(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) }
+func ms(ns int64) string    { return units.FormatMs(float64(ns)) }
+func msf(ns float64) string { return units.FormatMs(ns) }
 func pct(x float64) string  { return fmt.Sprintf("%.2f%%", 100*x) }
 
 // gateValue is a gate's measured value, or why there is none.
