@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,7 +13,6 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
-	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 type genFlags struct {
@@ -71,7 +72,7 @@ this run wrote is removed; with --force, what the directory held before stays.`,
 	fl.IntVar(&f.ranks, "ranks", 0, "override the number of ranks (a multiple of ranks_per_node)")
 	fl.IntVar(&f.workers, "workers", 0, "ranks written in parallel (0: one per CPU)")
 	fl.BoolVar(&f.force, "force", false, "write into a non-empty output directory")
-	fl.StringVar(&f.maxBytes, "max-bytes", "64GiB", "refuse a scenario estimated above this size, and stop a run whose files pass it (bytes, or with KiB, MiB, GiB, TiB; KB, MB, GB, TB mean the same; 0: no limit)")
+	fl.StringVar(&f.maxBytes, "max-bytes", "64GiB", "refuse a scenario estimated above this size, and stop a run whose files pass it (bytes, or with KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0: no limit)")
 	fl.StringSliceVar(&f.omit, "omit", nil, "parts not to write, overriding the scenario's omit: trace (every device timeline; the summaries stay), or none")
 	return cmd
 }
@@ -108,7 +109,7 @@ func runGen(cmd *cobra.Command, args []string, f genFlags) error {
 	if err != nil {
 		return usage(err)
 	}
-	maxBytes, err := units.ParseSize(f.maxBytes)
+	maxBytes, err := parseByteSize(f.maxBytes)
 	if err != nil {
 		return usage(fmt.Errorf("--max-bytes: %w", err))
 	}
@@ -146,7 +147,7 @@ func runGen(cmd *cobra.Command, args []string, f genFlags) error {
 	}
 	if est := render.EstimateBytes(sc, format); maxBytes > 0 && est > float64(maxBytes) {
 		return usage(fmt.Errorf("%s would write about %s in the %s format, above the limit of %s (--max-bytes raises it)",
-			sc.Name, units.FormatBytes(int64(est)), format, units.FormatBytes(maxBytes)))
+			sc.Name, fmtBytes(est), format, fmtBytes(float64(maxBytes))))
 	}
 	if maxBytes == 0 {
 		maxBytes = -1 // render's "no limit"
@@ -176,4 +177,40 @@ func loadScenario(arg string) (*scenario.Scenario, error) {
 		return scenario.Load(arg)
 	}
 	return scenario.Builtin(arg)
+}
+
+// parseByteSize reads a size: a number of bytes, with an optional decimal (KB, MB,
+// GB, TB) or binary (KiB, MiB, GiB, TiB) unit.
+func parseByteSize(text string) (int64, error) {
+	t := strings.TrimSpace(text)
+	units := []struct {
+		suffix string
+		scale  float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	scale := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(t), strings.ToUpper(u.suffix)) {
+			t, scale = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.scale
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || v < 0 || v*scale >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is not a size (bytes, or a number with KB, MB, GB, TB, KiB, MiB, GiB or TiB)", text)
+	}
+	return int64(v * scale), nil
+}
+
+// fmtBytes writes a size in binary units.
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1<<40:
+		return fmt.Sprintf("%.1f TiB", b/(1<<40))
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.0f bytes", b)
 }
