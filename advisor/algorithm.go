@@ -8,6 +8,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 // AlgorithmThresholds decide algorithm_not_best: another level-1 algorithm prices
@@ -150,7 +151,7 @@ func algorithmFindings(res *analysis.Result, facts RunFacts, fit *costmodel.RunF
 		hcclSays := ""
 		if errChoice == nil {
 			hcclSays = fmt.Sprintf(" HCCL's own choice for its largest %s (%s) with HCCL_ALGO unset: %s (%s).",
-				biggest.Type, costmodel.FormatBytes(biggest.Bytes), costmodel.HCCLAlgoName(choice.Algo), choice.Reason)
+				biggest.Type, units.FormatBytes(biggest.Bytes), costmodel.HCCLAlgoName(choice.Algo), choice.Reason)
 			if best != choice.Algo {
 				hcclSays += fmt.Sprintf(" HCCL's selector prices with fixed figures (δ = 60 µs per step, 20 GiB/s); with this run's links %s prices %.2f ms per step below it.",
 					costmodel.HCCLAlgoName(best), (cost[choice.Algo]-cost[best])/float64(len(groups[g]))/1e3)

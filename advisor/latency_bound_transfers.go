@@ -5,6 +5,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 // LatencyBoundThresholds decide latency_bound_transfers: more than MinShare of a
@@ -48,7 +49,7 @@ func latencyBoundFindings(c analysis.Communication, links []costmodel.LinkFit, t
 			sev = Low
 		}
 		out = append(out, Finding{ID: "latency_bound_transfers", Severity: sev,
-			Title: fmt.Sprintf("%.0f%% of %s transfers are latency-bound (smaller than n½ = %s)", 100*float64(below)/float64(all), f.Transport, costmodel.FormatBytes(int64(nHalf))),
+			Title: fmt.Sprintf("%.0f%% of %s transfers are latency-bound (smaller than n½ = %s)", 100*float64(below)/float64(all), f.Transport, units.FormatBytes(int64(nHalf))),
 			Evidence: fmt.Sprintf("calibrated on this run: α %.1f µs, %.2f GB/s (confidence %s); below n½ = α·BW a transfer gets under half the link's bandwidth; fewer, larger messages (bigger buckets, fusion) move the same bytes faster",
 				f.AlphaUs, f.BWGBps, f.Confidence)})
 	}

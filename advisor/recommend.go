@@ -10,6 +10,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 // Recommendation is one change to make, with how to make it and what the calibrated
@@ -239,7 +240,7 @@ func stormFinding(bk *costmodel.Bucketing, th StormThresholds) (Finding, bool) {
 	}
 	sizes := make([]string, len(st.SizesBytes))
 	for i, n := range st.SizesBytes {
-		sizes[i] = costmodel.FormatBytes(n)
+		sizes[i] = units.FormatBytes(n)
 	}
 	saving := bk.StepUs
 	if p, err := bk.WhatIf(costmodel.Setting{Knob: "fuse", Value: 1}); err == nil {
@@ -260,7 +261,7 @@ func stormFinding(bk *costmodel.Bucketing, th StormThresholds) (Finding, bool) {
 		Title: fmt.Sprintf("%d small %s ops per step (%s each) are not gradient buckets: fusing them into one would save %.2f ms (%.0f%% of the step)",
 			st.PerStep, st.Type, strings.Join(sizes, ", "), saving/1e3, 100*saving/bk.StepUs),
 		Evidence: fmt.Sprintf("in group %s, %s to %s, %s per step in all, run %s; they take %.2f ms a step (%.2f ms exposed), one op of the same bytes %.2f ms. A bucket size does not change them: the code that issues them does (the profile has no call stacks: rerun the profiler with with_stack=True to see the caller)",
-			bk.Group, st.FirstName, st.LastName, costmodel.FormatBytes(st.BytesPerStep), where, st.MeasuredUs/1e3, st.ExposedUs/1e3, st.FusedUs/1e3),
+			bk.Group, st.FirstName, st.LastName, units.FormatBytes(st.BytesPerStep), where, st.MeasuredUs/1e3, st.ExposedUs/1e3, st.FusedUs/1e3),
 		Refs: []Ref{{Rank: -1, Step: -1, Op: st.FirstName}}}, true
 }
 
@@ -306,7 +307,7 @@ func settingOf(s costmodel.Setting) Setting {
 func valueOf(s costmodel.Setting) string {
 	switch s.Knob {
 	case "bucket":
-		return costmodel.FormatBytes(int64(s.Value))
+		return units.FormatBytes(int64(s.Value))
 	case "buffsize":
 		return fmt.Sprintf("%d MB", int64(s.Value)>>20)
 	case "algo":
@@ -363,7 +364,7 @@ func algorithmAdvice(bk *costmodel.Bucketing, plan []costmodel.Setting, facts Ru
 	defaultSays := ""
 	if errChoice == nil {
 		defaultSays = fmt.Sprintf("HCCL's own choice for a %s AllReduce on %s, %d servers × %d NPUs (level 0 %s), with HCCL_ALGO unset: %s (%s)",
-			costmodel.FormatBytes(largest), t.Product, t.Servers, t.RanksPerServer, t.Level0, costmodel.HCCLAlgoName(choice.Algo), choice.Reason)
+			units.FormatBytes(largest), t.Product, t.Servers, t.RanksPerServer, t.Level0, costmodel.HCCLAlgoName(choice.Algo), choice.Reason)
 	}
 	forced := ForcedLevel1(facts.HCCLAlgo, "allreduce")
 	// Unset a forced HCCL_ALGO when HCCL's own choice is faster.

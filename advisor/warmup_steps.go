@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // warmupFindings flags steps much longer than the run's median step. Only the
@@ -33,13 +34,13 @@ func warmupFindings(res *analysis.Result, th StepThresholds) []Finding {
 	stepMedian := map[int]float64{}
 	for st, v := range byStep {
 		sort.Float64s(v)
-		stepMedian[st] = v[len(v)/2]
+		stepMedian[st] = stats.UpperMedianSorted(v)
 		steps = append(steps, st)
 		medians = append(medians, stepMedian[st])
 	}
 	sort.Ints(steps)
 	sort.Float64s(medians)
-	typical := medians[len(medians)/2]
+	typical := stats.UpperMedianSorted(medians)
 	var warm, late []string
 	var warmRefs, lateRefs []Ref
 	leading := true

@@ -5,8 +5,7 @@ import (
 	"sort"
 	"strconv"
 
-	"gonum.org/v1/gonum/stat"
-
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -76,8 +75,8 @@ func collectives(c *profile.Cluster, skip func(rank, op int) bool) ([]Collective
 		d := durs[k]
 		sort.Float64s(d)
 		a.MeanNs = float64(a.TotalNs) / float64(a.Count)
-		a.P50Ns = stat.Quantile(0.5, stat.LinInterp, d, nil)
-		a.P95Ns = stat.Quantile(0.95, stat.LinInterp, d, nil)
+		a.P50Ns = stats.InterpQuantileSorted(d, 0.5)
+		a.P95Ns = stats.InterpQuantileSorted(d, 0.95)
 		a.GroupName = names[k.group]
 		if gs, ok := sizes[k.group]; ok {
 			a.GroupSize, a.GroupSizeSource = gs.size, gs.source

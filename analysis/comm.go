@@ -11,6 +11,8 @@ import (
 
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/internal/order"
+	"github.com/hcclprof/hcclprof/internal/stats"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -80,14 +82,7 @@ type TransportUse struct {
 }
 
 // BandwidthGBps is Bytes/Time in decimal GB/s.
-func (t TransportUse) BandwidthGBps() float64 { return gbps(t.Bytes, t.TimeNs) }
-
-func gbps(bytes, ns int64) float64 {
-	if ns <= 0 {
-		return 0
-	}
-	return float64(bytes) / float64(ns)
-}
+func (t TransportUse) BandwidthGBps() float64 { return units.GBps(t.Bytes, t.TimeNs) }
 
 // Link is the traffic of one directed link between two global ranks over one transport.
 type Link struct {
@@ -101,7 +96,7 @@ type Link struct {
 }
 
 // BandwidthGBps is Bytes/Time in decimal GB/s.
-func (l Link) BandwidthGBps() float64 { return gbps(l.Bytes, l.TimeNs) }
+func (l Link) BandwidthGBps() float64 { return units.GBps(l.Bytes, l.TimeNs) }
 
 // Group is one communicator as the ranks' metadata describe it.
 type Group struct {
@@ -298,7 +293,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 	out.samples = make(map[sampleKey]rankSample, len(times))
 	for k, v := range times {
 		sort.Float64s(v)
-		out.samples[k] = rankSample{medianNs: Median(v), count: len(v)}
+		out.samples[k] = rankSample{medianNs: stats.MedianSorted(v), count: len(v)}
 	}
 	return out
 }
@@ -444,7 +439,7 @@ func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
 		o.MovingSource = "transit"
 		if v := level0[opKey{o.Group, o.Name, o.Step}]; len(v) > 0 {
 			sort.Float64s(v)
-			o.MovingNs = min(o.MovingNs+int64(Median(v)), max(o.ElapseNs, 0))
+			o.MovingNs = min(o.MovingNs+int64(stats.MedianSorted(v)), max(o.ElapseNs, 0))
 			o.MovingSource = "transit+rdma"
 		}
 	}
@@ -978,7 +973,7 @@ func applyPeaks(c *Communication, colls []Collective) {
 	for i := range c.Ops {
 		o := &c.Ops[i]
 		if p := size[[2]string{o.Type, o.Group}]; o.Bytes > 0 && o.TransitNs > 0 && p >= 2 {
-			o.BusBwGBps = gbps(o.Bytes, o.TransitNs) * profile.BusBandwidthFactor(o.Type, p)
+			o.BusBwGBps = units.GBps(o.Bytes, o.TransitNs) * profile.BusBandwidthFactor(o.Type, p)
 		}
 		busiest, most := "", int64(-1)
 		for name, t := range o.Transports {
@@ -1008,7 +1003,7 @@ func transferSamples(ranks []rankComm) []TransferSample {
 	out := make([]TransferSample, 0, len(medians))
 	for k, v := range medians {
 		sort.Float64s(v)
-		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, Reduce: k.reduce, MedianNs: Median(v), Count: counts[k], Ranks: len(v)})
+		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, Reduce: k.reduce, MedianNs: stats.MedianSorted(v), Count: counts[k], Ranks: len(v)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Transport != out[j].Transport {
@@ -1024,15 +1019,3 @@ func transferSamples(ranks []rankComm) []TransferSample {
 
 // intern returns the canonical copy of s.
 func intern(s string) string { return unique.Make(s).Value() }
-
-// Median is the median of sorted values (the mean of the middle two for an even count).
-func Median(sorted []float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"sync"
+
+	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // Dixon's test for one low outlier, as msprof-analyze's slow_rank recipe uses it for
@@ -61,17 +63,17 @@ func dixonCriticalValue(n int) float64 {
 		return v
 	}
 	rng := rand.New(rand.NewPCG(uint64(n), 0x48434c)) // seeded by n: the same value in every run
-	stats := make([]float64, dixonReps)
+	draws := make([]float64, dixonReps)
 	sample := make([]float64, n)
-	for i := range stats {
+	for i := range draws {
 		for j := range sample {
 			sample[j] = rng.NormFloat64()
 		}
 		sort.Float64s(sample)
-		stats[i] = dixonStatistic(sample)
+		draws[i] = dixonStatistic(sample)
 	}
-	sort.Float64s(stats)
-	v := stats[int(math.Ceil(dixonConfidence*float64(dixonReps)))-1]
+	sort.Float64s(draws)
+	v := stats.QuantileSorted(draws, dixonConfidence)
 	dixonCritical.byN[n] = v
 	return v
 }

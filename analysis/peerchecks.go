@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -151,7 +152,7 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th CheckThre
 				rc.contendedTransfers++
 				rc.contendedBytes += t.SizeBytes
 				rc.contendedNs += t.DurNs()
-				bw := gbps(t.SizeBytes, t.DurNs())
+				bw := units.GBps(t.SizeBytes, t.DurNs())
 				rc.contentionEx.keep(bw < rc.contentionEx.value, tref, bw,
 					fmt.Sprintf("%s: %.1f MB in %.1f µs (%.2f GB/s) while compute runs", op.Name, float64(t.SizeBytes)/1e6, float64(t.DurNs())/1e3, bw))
 			}
@@ -224,7 +225,7 @@ func evaluateChecks(per []rankChecks, retrans []Retransmission, th CheckThreshol
 	add(Check{ID: "small_packets_rdma", Title: "Small RDMA messages", Count: sum.smallRDMA, Total: sum.rdmaOps,
 		Fired:     share(sum.smallRDMA, sum.rdmaOps) > th.SmallShare,
 		Threshold: fmt.Sprintf("ops moving < %.0f MB over RDMA in over %.0f%% of RDMA ops", float64(th.SmallRDMABytes)/1e6, 100*th.SmallShare)}, sum.smallRDMAEx)
-	contBW := gbps(sum.contendedBytes, sum.contendedNs)
+	contBW := units.GBps(sum.contendedBytes, sum.contendedNs)
 	add(Check{ID: "bandwidth_contention", Title: "SDMA bandwidth under compute", Count: sum.contendedTransfers, Total: sum.sdmaTransfers,
 		Fired: sum.contendedTransfers > 0 && contBW < th.ContentionGBps,
 		Threshold: fmt.Sprintf("SDMA transfers of ≥ %.0f MB overlapped by compute at < %.1f GB/s (here %.2f GB/s over %d transfers; any compute kernel counts, not only MatMul)",

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -94,7 +95,7 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 				}
 			}
 			if profiled == p {
-				m := int(math.Round(per[len(per)/2] / float64(2*(p-1))))
+				m := int(math.Round(stats.UpperMedianSorted(per) / float64(2*(p-1))))
 				if m > 0 {
 					pl.Microbatches, pl.MicrobatchesSource = m, "inferred from receive counts"
 				}

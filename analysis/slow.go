@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -122,15 +123,15 @@ func slowRanks(ops []OpStat, ranks []RankResult, links []SlowLink, th Thresholds
 		var vals, totals []float64
 		for r, w := range byRank {
 			sort.Float64s(w)
-			typical[r] = stat.Quantile(0.5, stat.Empirical, w, nil)
+			typical[r] = stats.LowerMedianSorted(w)
 			vals = append(vals, typical[r])
 			for _, x := range w {
 				total[r] += x
 			}
 			totals = append(totals, total[r])
 		}
-		med, mad := medianMAD(vals)
-		medTotal, _ := medianMAD(totals)
+		med, mad := stats.MedianMAD(vals)
+		medTotal, _ := stats.MedianMAD(totals)
 		dixonOut, dixonScore := false, 0.0
 		if th.SlowRankMethod == "dixon" {
 			dixonOut, dixonScore = lowOutlier(vals)
@@ -218,7 +219,7 @@ func stepStake(rank int, byRank map[int]StepBreakdown, deficitNs float64) (stake
 	if len(othersExposed) == 0 {
 		return 0, false
 	}
-	medExposed, _ := medianMAD(othersExposed)
+	medExposed, _ := stats.MedianMAD(othersExposed)
 	capNs := medExposed - float64(mine.ExposedCommNs())
 	est := work(mine) - nextSlowest
 	ownWork = est > 0
@@ -258,7 +259,7 @@ func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown
 			return 0, 0
 		}
 		sort.Float64s(others)
-		m := stat.Quantile(0.5, stat.Empirical, others, nil)
+		m := stats.LowerMedianSorted(others)
 		return stat.Mean(mine, nil), m
 	}
 	if mine, med := ratio(func(b StepBreakdown) int64 { return b.ComputingNs }); med > 0 && mine > 1.05*med {
@@ -274,21 +275,6 @@ func slowRankCause(rank int, steps []int, stepTime map[int]map[int]StepBreakdown
 		}
 	}
 	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow"
-}
-
-func medianMAD(vals []float64) (median, mad float64) {
-	if len(vals) == 0 {
-		return 0, 0
-	}
-	s := append([]float64(nil), vals...)
-	sort.Float64s(s)
-	median = stat.Quantile(0.5, stat.Empirical, s, nil)
-	dev := make([]float64, len(s))
-	for i, v := range s {
-		dev[i] = math.Abs(v - median)
-	}
-	sort.Float64s(dev)
-	return median, stat.Quantile(0.5, stat.Empirical, dev, nil)
 }
 
 // modifiedZ is Iglewicz and Hoaglin's robust z-score; a MAD of 0 (most ranks charged
@@ -375,7 +361,7 @@ func (p peerSamples) linkRatios(alphaNs map[string]float64) map[linkKey]float64 
 		}
 		sorted := append([]float64(nil), bw...)
 		sort.Float64s(sorted)
-		ref := stat.Quantile(0.75, stat.Empirical, sorted, nil)
+		ref := stats.QuantileSorted(sorted, 0.75)
 		if ref <= 0 {
 			continue
 		}
@@ -551,7 +537,7 @@ func slowNodes(links []Link, slow []SlowLink, ratios map[linkKey]float64, nodeOf
 			continue
 		}
 		sort.Float64s(mine)
-		frac := stat.Quantile(0.5, stat.Empirical, mine, nil)
+		frac := stats.LowerMedianSorted(mine)
 		host := ""
 		if k.node < len(hosts) {
 			host = hosts[k.node]

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -294,7 +295,7 @@ func (d treeReader) packetBin(m treeMember) (profile.PacketBin, error) {
 	if err != nil || math.IsNaN(mb) || math.IsInf(mb, 0) || math.Abs(mb*1e6) > treeMaxScaled {
 		return bin, errAtOffset(d.file, m.keyOff, "Size Distribution: key %q is not a packet size in MB", m.key)
 	}
-	bin.SizeBytes = mbToBytes(mb)
+	bin.SizeBytes = units.BytesFromDecimalMB(mb)
 	v := m.val
 	if v == nil || v.kind != treeArray || len(v.elems) < 2 {
 		return bin, d.errAt(v, "Size Distribution %q: expected [count, time in ms]", m.key)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -127,7 +128,7 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 		op.Type = profile.OpType(name)
 		op.Group = profile.GroupIDFromName(name)
 		op.StartNs = start
-		op.EndNs = start + usToNs(durUs)
+		op.EndNs = start + units.NsFromUs(durUs)
 		ops = append(ops, op)
 	}
 	slices.SortStableFunc(ops, func(a, b KernelCommOp) int {

@@ -100,12 +100,6 @@ func plainDigits(s string) bool {
 	return true
 }
 
-// msToNs converts a float millisecond figure (communication.json) to ns.
-func msToNs(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
-
-// usToNs converts a float microsecond duration to ns.
-func usToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
-
 // usFigureToNs converts a µs figure the profiler computed (a step_trace_time.csv or
 // analysis.db value) to ns. A value int64 ns cannot hold saturates, and NaN becomes
 // the most negative value, so that the range checks after the parse reject the row
@@ -134,6 +128,3 @@ func usTextToNs(s string) (ns int64, ok bool) {
 	}
 	return usFigureToNs(f), true
 }
-
-// mbToBytes converts msprof's MB (10^6 bytes) to bytes.
-func mbToBytes(mb float64) int64 { return int64(math.Round(mb * 1e6)) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -425,8 +426,8 @@ func prose(s string) template.HTML {
 
 var htmlFuncs = template.FuncMap{
 	"pct":   func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) },
-	"ms":    func(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e6) },
-	"nsms":  func(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) },
+	"ms":    func(ns int64) string { return units.FormatMs(float64(ns)) },
+	"nsms":  units.FormatMs,
 	"usms":  func(us float64) string { return fmt.Sprintf("%.3f", us/1e3) },
 	"upper": strings.ToUpper,
 	"f1":    func(x float64) string { return fmt.Sprintf("%.1f", x) },

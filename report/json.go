@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/contract"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
@@ -106,7 +107,7 @@ func sharePtr(x *float64) *float64 {
 }
 
 // us converts ns to µs, exact to the ns.
-func us(ns int64) float64 { return float64(ns) / 1000 }
+func us(ns int64) float64 { return units.Us(ns) }
 
 func usf(ns float64) float64 { return round(ns/1000, 3) }
 

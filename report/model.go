@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -84,7 +85,7 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 		}
 	}
 	p.printf("%s %s on %d ranks, %s: %.1f µs (latency %.1f, bandwidth %.1f, reduce %.1f; %d round(s)); algbw %.2f GB/s, busbw %.2f GB/s\n",
-		c.Op, c.Algo, c.Ranks, costmodel.FormatBytes(c.Bytes), c.TimeUs, c.LatencyUs, c.BandwidthUs, c.ReduceUs, c.Rounds, c.AlgBwGBps, c.BusBwGBps)
+		c.Op, c.Algo, c.Ranks, units.FormatBytes(c.Bytes), c.TimeUs, c.LatencyUs, c.BandwidthUs, c.ReduceUs, c.Rounds, c.AlgBwGBps, c.BusBwGBps)
 	for _, n := range d.Notes {
 		p.printf("  note: %s\n", n)
 	}
@@ -124,7 +125,7 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 			}
 		}
 		t.Append(f.Transport, fmt.Sprintf("%.2f", f.AlphaUs), fmt.Sprintf("%.2f", f.AlphaSEUs), fmt.Sprintf("%.2f", f.BWGBps),
-			fmt.Sprintf("%.2f", f.BWSEGBps), gamma, gammaSE, fmt.Sprint(f.Points), costmodel.FormatBytes(f.MinBytes)+"–"+costmodel.FormatBytes(f.MaxBytes),
+			fmt.Sprintf("%.2f", f.BWSEGBps), gamma, gammaSE, fmt.Sprint(f.Points), units.FormatBytes(f.MinBytes)+"–"+units.FormatBytes(f.MaxBytes),
 			fmt.Sprintf("%d (%d)", f.Transfers, f.ReduceTransfers), pct(f.MAPE), f.Confidence)
 	}
 	p.table(t)
@@ -227,7 +228,7 @@ func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
 	p := newPrinter(w, d.Width)
 	b, pr := d.Bucketing, d.Prediction
 	p.printf("Measured: step %.3f ms, exposed communication %.3f ms (%.1f%%); %d gradient buckets of %s in all, each round α %.1f µs + n/%.2f GB/s (fitted), overlap window %.3f ms\n",
-		b.StepUs/1e3, b.ExposedUs/1e3, 100*b.ExposedUs/b.StepUs, len(b.Buckets), costmodel.FormatBytes(b.GradientBytes),
+		b.StepUs/1e3, b.ExposedUs/1e3, 100*b.ExposedUs/b.StepUs, len(b.Buckets), units.FormatBytes(b.GradientBytes),
 		b.AlphaUs, 1e-3/b.BetaUsPerB, b.WindowUs/1e3)
 	t := b.Topology
 	level1 := costmodel.HCCLAlgoName(t.Level1) + " (" + t.Level1Source + ")"

@@ -12,6 +12,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -173,8 +175,8 @@ func newTable(w io.Writer) *tablewriter.Table {
 	)
 }
 
-func ms(ns int64) string    { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
-func msf(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) }
+func ms(ns int64) string    { return units.FormatMs(float64(ns)) }
+func msf(ns float64) string { return units.FormatMs(ns) }
 func pct(x float64) string  { return fmt.Sprintf("%.2f%%", 100*x) }
 
 // gateValue is a gate's measured value, or why there is none.
@@ -340,7 +342,7 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 		theory = fmt.Sprintf("%.1f%% for p=%d, m=%d (%s)", 100*worst.TheoryBubble, worst.Stages, worst.Microbatches, worst.MicrobatchesSource)
 	}
 	p.printf("\nPipelines: %d of %d stages; bubble %.1f%% of the step (median; %.1f%%–%.1f%%); theory %s\n",
-		len(c.Pipelines), worst.Stages, 100*analysis.Median(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
+		len(c.Pipelines), worst.Stages, 100*stats.MedianSorted(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
 	p.printf("  largest: ranks %s, bubble %.1f%%, stage imbalance %.1f%%\n", rankList(worst.Ranks), 100*worst.MeasuredBubble, 100*worst.Imbalance)
 	if worst.Note != "" {
 		p.printf("  %s\n", worst.Note)

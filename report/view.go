@@ -5,6 +5,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // reportView is what the report says, computed once from a Document: the text,
@@ -34,7 +35,7 @@ type reportView struct {
 
 // stepDist is one step over the ranks: the spread of Stage and comm_share, the
 // medians of Computing and exposed communication. Times are ns. The medians are
-// analysis.Median's (the mean of the two middle values for an even count).
+// stats.Median's (the mean of the two middle values for an even count).
 type stepDist struct {
 	Step, Ranks                        int
 	StageMinNs, StageP50Ns, StageMaxNs float64
@@ -58,9 +59,9 @@ type collectiveRow struct {
 }
 
 // transportLinks is the spread of the src→dst links' bandwidth over one transport.
-// The median is the upper middle link (the element at n/2 of the sorted list), the
+// The median is the upper middle link (stats.UpperMedianSorted), the
 // convention the link tables and chart have always used; it differs from
-// analysis.Median's for an even number of links.
+// stats.Median's for an even number of links.
 type transportLinks struct {
 	Transport                    string
 	Links                        int
@@ -182,9 +183,9 @@ func stepDists(r *analysis.Result, steps []int) []stepDist {
 			sort.Float64s(xs)
 		}
 		out = append(out, stepDist{Step: step, Ranks: len(stage),
-			StageMinNs: stage[0], StageP50Ns: analysis.Median(stage), StageMaxNs: stage[len(stage)-1],
-			ComputingP50Ns: analysis.Median(comp), ExposedP50Ns: analysis.Median(exposed),
-			ShareMin: share[0], ShareP50: analysis.Median(share), ShareMax: share[len(share)-1]})
+			StageMinNs: stage[0], StageP50Ns: stats.MedianSorted(stage), StageMaxNs: stage[len(stage)-1],
+			ComputingP50Ns: stats.MedianSorted(comp), ExposedP50Ns: stats.MedianSorted(exposed),
+			ShareMin: share[0], ShareP50: stats.MedianSorted(share), ShareMax: share[len(share)-1]})
 	}
 	return out
 }
@@ -221,7 +222,7 @@ func linksPerTransport(c analysis.Communication) []transportLinks {
 		bw := byTransport[n]
 		sort.Float64s(bw)
 		t := transportLinks{Transport: n, Links: len(bw), Bytes: bytes[n],
-			MinGBps: bw[0], MedianGBps: bw[len(bw)/2], MaxGBps: bw[len(bw)-1]}
+			MinGBps: bw[0], MedianGBps: stats.UpperMedianSorted(bw), MaxGBps: bw[len(bw)-1]}
 		t.PeakGBps, t.HasPeak = c.Hardware.Peak(n)
 		out = append(out, t)
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // OpBackTest is the calibrated model's error on one op type: each op instance's
@@ -88,8 +89,8 @@ func (f *RunFit) BackTest() []OpBackTest {
 			sort.Float64s(a.errs)
 			sort.Float64s(a.ratios)
 			bt.MAPE = sumOf(a.errs) / float64(len(a.errs))
-			bt.P90 = a.errs[int(math.Ceil(0.9*float64(len(a.errs))))-1]
-			bt.MedianRatio = a.ratios[len(a.ratios)/2]
+			bt.P90 = stats.QuantileSorted(a.errs, 0.9)
+			bt.MedianRatio = stats.UpperMedianSorted(a.ratios)
 		}
 		switch {
 		case len(a.errs) == 0:

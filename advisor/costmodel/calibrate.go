@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 // LinkFit is one transport's calibrated link: a transfer of n bytes takes
@@ -92,7 +93,7 @@ func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 		}
 		f.BWGBps = float64(f.MinBytes) / (t / w)
 		f.Confidence = "none"
-		f.Note = fmt.Sprintf("one transfer size (%s): α and β cannot be separated; %.2f GB/s includes the latency", FormatBytes(f.MinBytes), f.BWGBps)
+		f.Note = fmt.Sprintf("one transfer size (%s): α and β cannot be separated; %.2f GB/s includes the latency", units.FormatBytes(f.MinBytes), f.BWGBps)
 		return f
 	}
 	// Columns: 1 (α), n (β), n if reduce (γ); y in µs; weights: transfers,
@@ -150,7 +151,7 @@ func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 	default:
 		f.Confidence = "low"
 		f.Note = fmt.Sprintf("%d sizes from %s to %s, back-test error %.1f%%: treat the fit as a hypothesis",
-			len(sizes), FormatBytes(f.MinBytes), FormatBytes(f.MaxBytes), 100*f.MAPE)
+			len(sizes), units.FormatBytes(f.MinBytes), units.FormatBytes(f.MaxBytes), 100*f.MAPE)
 	}
 	gammaNote := ""
 	switch {

@@ -10,6 +10,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Coeffs are an algorithm's multipliers: T = A·α + B·n·β + C·n·γ for a message of n
@@ -260,18 +262,6 @@ func (c *Cost) finish() {
 	c.TimeUs = c.LatencyUs + c.BandwidthUs + c.ReduceUs
 	if c.TimeUs > 0 {
 		c.AlgBwGBps = float64(c.Bytes) / (c.TimeUs * 1e3) // bytes/ns = GB/s
-		c.BusBwGBps = c.AlgBwGBps * busFactor(c.Op, c.Ranks)
+		c.BusBwGBps = c.AlgBwGBps * profile.BusBandwidthFactor(c.Op, c.Ranks)
 	}
-}
-
-// busFactor is nccl-tests' busbw factor (docs/costmodel.md §3.1).
-func busFactor(op string, p int) float64 {
-	f := float64(p)
-	switch op {
-	case "allreduce":
-		return 2 * (f - 1) / f
-	case "allgather", "reducescatter", "alltoall":
-		return (f - 1) / f
-	}
-	return 1
 }

@@ -273,20 +273,3 @@ func TestTwoLevel(t *testing.T) {
 	assert.InDelta(t, 2*(3*math.Max(stepR, stepL)+stepL), p.TimeUs, 1e-6)
 	assert.Less(t, p.TimeUs, h.TimeUs, "overlapping the levels beats running them one after the other")
 }
-
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"256MiB": 256 << 20, "64 MiB": 64 << 20, "1GiB": 1 << 30, "2KiB": 2048,
-		"200MB": 200e6, "1.5GB": 1.5e9, "4096": 4096, "10B": 10} {
-		got, err := ParseSize(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
-	}
-	for _, bad := range []string{"", "x", "-1MiB", "1TiB"} {
-		_, err := ParseSize(bad)
-		assert.Error(t, err, bad)
-	}
-	assert.Equal(t, "256 MiB", FormatBytes(256<<20))
-	assert.Equal(t, "1 GiB", FormatBytes(1<<30))
-	assert.Equal(t, "16.89 MiB", FormatBytes(17713600))
-	assert.Equal(t, "1.5 KiB", FormatBytes(1536))
-}

@@ -3,8 +3,9 @@ package costmodel
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 // HierarchicalAllReduce is HCCL's AllReduceMeshExecutor on m servers of pl NPUs
@@ -186,7 +187,7 @@ func selectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic
 				min = pipelineSliceLite
 			}
 			if slice >= min {
-				return Choice{Algo: "pipeline", Reason: fmt.Sprintf("slice = size/(m·p_l) = %s ≥ %s", FormatBytes(slice), FormatBytes(min))}, nil
+				return Choice{Algo: "pipeline", Reason: fmt.Sprintf("slice = size/(m·p_l) = %s ≥ %s", units.FormatBytes(slice), units.FormatBytes(min))}, nil
 			}
 		case "reducescatter", "allgather":
 			min := int64(pipelineMin)
@@ -197,7 +198,7 @@ func selectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic
 				min = max(min, 256<<10)
 			}
 			if size >= min && !(o == "reducescatter" && deterministic && m <= 1) {
-				return Choice{Algo: "pipeline", Reason: fmt.Sprintf("size %s ≥ %s", FormatBytes(size), FormatBytes(min))}, nil
+				return Choice{Algo: "pipeline", Reason: fmt.Sprintf("size %s ≥ %s", units.FormatBytes(size), units.FormatBytes(min))}, nil
 			}
 		}
 	}
@@ -294,45 +295,4 @@ func selectLevel1(product, op string, pl, m int, size, bufferBytes int64, determ
 		}
 	}
 	return c, nil
-}
-
-// ParseSize reads a size: bytes, or with KiB/MiB/GiB (binary) or KB/MB/GB (decimal).
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mul    float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	mul := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mul = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mul
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v*mul > math.MaxInt64/2 {
-		return 0, fmt.Errorf("size %q: want a number of bytes, or with KiB/MiB/GiB (binary) or KB/MB/GB (decimal)", s)
-	}
-	return int64(math.Round(v * mul)), nil
-}
-
-// FormatBytes writes a size in binary units.
-func FormatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20:
-		return trimZeros(float64(n)/(1<<20)) + " MiB"
-	case n >= 1<<10:
-		return trimZeros(float64(n)/(1<<10)) + " KiB"
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// trimZeros writes x with at most two decimals, without trailing zeros.
-func trimZeros(x float64) string {
-	s := strconv.FormatFloat(x, 'f', 2, 64)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -268,7 +270,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		}
 		oneSize = true
 		bk.Notes = append(bk.Notes, fmt.Sprintf("the AllReduces have one size (%s): α %.1f µs is the calibrated links' through HCCL's two-level formula (%s, %s), β from the ops' time at that size; predictions are hypotheses",
-			FormatBytes(int64(xs[0])), a, bk.Topology.IntraSource, bk.Topology.InterSource))
+			units.FormatBytes(int64(xs[0])), a, bk.Topology.IntraSource, bk.Topology.InterSource))
 	case b <= 0:
 		return nil, fmt.Errorf("the AllReduces' time does not grow with their size (they mostly wait, not move data): the model cannot price them")
 	}
@@ -283,7 +285,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		sumBy[int64(x)] += ys[i]
 		nBy[int64(x)]++
 	}
-	bk.OpErrorP90 = quantile(rel, 0.9)
+	bk.OpErrorP90 = stats.Quantile(rel, 0.9)
 	for _, x := range slices.Sorted(maps.Keys(sumBy)) {
 		bk.fitSizes = append(bk.fitSizes, x)
 		bk.fitMeanUs = append(bk.fitMeanUs, sumBy[x]/nBy[x])
@@ -558,7 +560,7 @@ func ParseSetting(s string) (Setting, error) {
 	}
 	switch k {
 	case "bucket", "buffsize":
-		n, err := ParseSize(v)
+		n, err := units.ParseSize(v)
 		if err != nil {
 			return Setting{}, fmt.Errorf("%s: %w", k, err)
 		}
@@ -658,14 +660,14 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			}
 			sc.buckets = split(bk.GradientBytes, int64(s.Value))
 			sc.sizes = true
-			value = FormatBytes(int64(s.Value))
+			value = units.FormatBytes(int64(s.Value))
 		case "buffsize":
 			if s.Value < 1 {
 				return Prediction{}, fmt.Errorf("buffsize must be positive")
 			}
 			sc.buffer = int64(s.Value)
 			sc.sizes = true
-			value = FormatBytes(sc.buffer)
+			value = units.FormatBytes(sc.buffer)
 			p.Assumptions = append(p.Assumptions, "each buffer round pays the fitted latency again")
 		case "accumulation":
 			if s.Value < 1 {
@@ -704,9 +706,9 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 				return Prediction{}, fmt.Errorf("no storm of small collectives in the gradient group: nothing to fuse")
 			}
 			sc.fused = true
-			value = fmt.Sprintf("%d × %s → 1 × %s", bk.Storm.PerStep, FormatBytes(bk.Storm.BytesPerStep/int64(bk.Storm.PerStep)), FormatBytes(bk.Storm.BytesPerStep))
+			value = fmt.Sprintf("%d × %s → 1 × %s", bk.Storm.PerStep, units.FormatBytes(bk.Storm.BytesPerStep/int64(bk.Storm.PerStep)), units.FormatBytes(bk.Storm.BytesPerStep))
 			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the %d small collectives of a step become one of %s priced on the fitted line (%.1f µs + %.3g µs/KiB), after the same wait for the other ranks as the first of them; their exposed part shrinks with their time",
-				bk.Storm.PerStep, FormatBytes(bk.Storm.BytesPerStep), bk.AlphaUs, bk.BetaUsPerB*1024))
+				bk.Storm.PerStep, units.FormatBytes(bk.Storm.BytesPerStep), bk.AlphaUs, bk.BetaUsPerB*1024))
 		case "dp":
 			n := int(s.Value)
 			per := t.RanksPerServer
@@ -752,7 +754,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 			if c.Algo != t.Level1 && !slices.Contains(switched, c.Algo) {
 				switched = append(switched, c.Algo)
 				p.Assumptions = append(p.Assumptions, fmt.Sprintf("HCCL's selector picks level-1 %s for the %s AllReduces (%s) where the run had %s",
-					HCCLAlgoName(c.Algo), FormatBytes(n), c.Reason, HCCLAlgoName(t.Level1)))
+					HCCLAlgoName(c.Algo), units.FormatBytes(n), c.Reason, HCCLAlgoName(t.Level1)))
 			}
 		}
 		if algos[i] != t.Level1 {
@@ -781,7 +783,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 		if round > extrapolation*bk.FitMaxBytes || round*extrapolation < bk.FitMinBytes {
 			p.Confidence = "low"
 			p.Assumptions = append(p.Assumptions, fmt.Sprintf("%s per round is outside the sizes the run was fitted on (%s–%s): an extrapolation",
-				FormatBytes(round), FormatBytes(bk.FitMinBytes), FormatBytes(bk.FitMaxBytes)))
+				units.FormatBytes(round), units.FormatBytes(bk.FitMinBytes), units.FormatBytes(bk.FitMaxBytes)))
 			break
 		}
 	}
@@ -876,20 +878,9 @@ func (bk *Bucketing) structuralError() float64 {
 		}
 		errs = append(errs, math.Abs(times[0]-bk.fitMeanUs[i])/bk.fitMeanUs[i])
 	}
-	q := quantile(errs, 0.9)
+	q := stats.Quantile(errs, 0.9)
 	bk.structErr = &q
 	return q
-}
-
-// quantile is the q-th quantile of xs (nearest rank), 0 for none.
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }
 
 // reprice prices buckets under a changed topology or algorithm with HCCL's two-level

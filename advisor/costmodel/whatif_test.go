@@ -139,7 +139,7 @@ func baseRun(t *testing.T, name string, edit func(*scenario.Scenario)) (*analysi
 func TestParseSetting(t *testing.T) {
 	for in, want := range map[string]costmodel.Setting{
 		"bucket=64MiB":     {Knob: "bucket", Value: 64 << 20},
-		"buffsize=400MB":   {Knob: "buffsize", Value: 400e6},
+		"buffsize=400MB":   {Knob: "buffsize", Value: 400 << 20}, // MB is MiB, as in HCCL_BUFFSIZE
 		"accumulation=4":   {Knob: "accumulation", Value: 4},
 		"overlap=0.9":      {Knob: "overlap", Value: 0.9},
 		"overlap=50%":      {Knob: "overlap", Value: 0.5},

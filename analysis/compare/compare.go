@@ -16,6 +16,7 @@ import (
 	"sort"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -110,16 +111,14 @@ type metricDef struct {
 	num func(StepSample) int64
 }
 
-func usOf(ns int64) float64 { return float64(ns) / 1000 }
-
 var metricDefs = []metricDef{
-	{name: "step_time_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.StageNs) }},
-	{name: "computing_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.ComputingNs) }},
-	{name: "communication_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.CommunicationNs) }},
-	{name: "communication_not_overlapped_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.CommNotOverlappedNs) }},
-	{name: "overlapped_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.OverlappedNs) }},
-	{name: "free_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.FreeNs) }},
-	{name: "bubble_us", unit: "us", value: func(s StepSample) float64 { return usOf(s.BubbleNs) }},
+	{name: "step_time_us", unit: "us", value: func(s StepSample) float64 { return units.Us(s.StageNs) }},
+	{name: "computing_us", unit: "us", value: func(s StepSample) float64 { return units.Us(s.ComputingNs) }},
+	{name: "communication_us", unit: "us", value: func(s StepSample) float64 { return units.Us(s.CommunicationNs) }},
+	{name: "communication_not_overlapped_us", unit: "us", value: func(s StepSample) float64 { return units.Us(s.CommNotOverlappedNs) }},
+	{name: "overlapped_us", unit: "us", value: func(s StepSample) float64 { return units.Us(s.OverlappedNs) }},
+	{name: "free_us", unit: "us", value: func(s StepSample) float64 { return units.Us(s.FreeNs) }},
+	{name: "bubble_us", unit: "us", value: func(s StepSample) float64 { return units.Us(s.BubbleNs) }},
 	{name: "comm_share", unit: "share", num: func(s StepSample) int64 { return s.exposedNs() }},
 	{name: "comm_total_share", unit: "share", num: func(s StepSample) int64 { return s.CommunicationNs }},
 }
@@ -453,7 +452,7 @@ func collectivesOf(r *Run) map[collKey]*collRun {
 			out[key.k] = cr
 		}
 		cr.fallback = false
-		cr.meanUs = append(cr.meanUs, usOf(a.elapse)/float64(a.n))
+		cr.meanUs = append(cr.meanUs, units.Us(a.elapse)/float64(a.n))
 		if !a.unknownBytes && a.busElapse > 0 {
 			cr.busbw = append(cr.busbw, a.busBytes/float64(a.busElapse))
 		}

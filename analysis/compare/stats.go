@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // MannWhitney is the result of a two-sided Mann-Whitney U test of two samples.
@@ -158,8 +160,8 @@ func BootstrapMeanDiff(x, y []float64, iters int, alpha float64, seed uint64) In
 	}
 	sort.Float64s(diffs)
 	return Interval{
-		Lo: stat.Quantile(alpha/2, stat.Empirical, diffs, nil),
-		Hi: stat.Quantile(1-alpha/2, stat.Empirical, diffs, nil),
+		Lo: stats.QuantileSorted(diffs, alpha/2),
+		Hi: stats.QuantileSorted(diffs, 1-alpha/2),
 	}
 }
 
@@ -182,7 +184,7 @@ func Describe(xs []float64) Dist {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	d.Mean = stat.Mean(s, nil)
-	d.Median = stat.Quantile(0.5, stat.LinInterp, s, nil)
+	d.Median = stats.InterpQuantileSorted(s, 0.5)
 	if len(s) > 1 {
 		d.StdDev = stat.StdDev(s, nil)
 	}

@@ -17,7 +17,8 @@ HCCL_BUFFSIZE rounds. With --product and --servers it gives HCCL's own level-1 c
 rule; AlltoAll: the staged path) and the cost of the two-level execution with the
 product's figures, level 0 as HCCL runs it there (910A: the 8P ring; A2: the mesh).
 
-Sizes accept KiB/MiB/GiB (binary) and KB/MB/GB (decimal); bandwidths are decimal GB/s.`,
+Sizes accept KiB/MiB/GiB, and KB/MB/GB as the same binary units (HCCL reads MB as MiB);
+bandwidths are decimal GB/s.`,
 		Example: `  hcclprof model --op allreduce --algo ring --ranks 8 --size 256MiB --alpha-us 20 --bw-gbps 18.3
   hcclprof model --op allreduce --product a2 --servers 4 --size 64MiB --format json`,
 		Args: cobra.NoArgs,
@@ -34,7 +35,7 @@ Sizes accept KiB/MiB/GiB (binary) and KB/MB/GB (decimal); bandwidths are decimal
 	fl.Float64Var(&f.AlphaUs, "alpha-us", 0, "α: latency per step in µs")
 	fl.Float64Var(&f.BWGBps, "bw-gbps", 0, "the link bandwidth behind β, decimal GB/s")
 	fl.Float64Var(&f.GammaGBps, "gamma-gbps", 0, "the reduction bandwidth behind γ, GB/s (0: free)")
-	fl.IntVar(&f.BuffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE in MB (0: no rounds)")
+	fl.IntVar(&f.BuffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE in MB = MiB (0: no rounds)")
 	fl.StringVar(&f.Product, "product", "", "910A, A2 or A3: HCCL's choice and cost with the product's figures")
 	fl.IntVar(&f.Servers, "servers", 0, "servers (with --product)")
 	fl.IntVar(&f.NPUs, "npus-per-server", 0, "NPUs per server (with --product; default the product's)")

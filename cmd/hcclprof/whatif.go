@@ -23,6 +23,8 @@ rhd or H-D_R, nb, pipeline) and dp=N (data-parallel ranks, weak scaling). The al
 and scale what-ifs price HCCL's two-level AllReduce with the calibrated links, scaled to
 the run's own fit. --grad-accumulation says how many micro-batches the measured run
 accumulated; HCCL_BUFFSIZE comes from the run's environment unless --buffsize-mb is given.
+Sizes are bytes or take KiB, MiB, GiB; MB means MiB (and KB, GB the binary units too), as
+HCCL reads HCCL_BUFFSIZE and PyTorch bucket_cap_mb: buffsize=400MB is HCCL_BUFFSIZE=400.
 
 Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit; 3 input
 incomplete unless --allow-partial.`,
@@ -33,11 +35,11 @@ incomplete unless --allow-partial.`,
 		}),
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.Sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB, overlap=0.9, algo=nhr (algo=auto: HCCL_ALGO unset), dp=64; repeatable (applied together)")
+	fl.StringArrayVar(&f.Sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB (MB = MiB, as HCCL reads it), overlap=0.9, algo=nhr (algo=auto: HCCL_ALGO unset), dp=64; repeatable (applied together)")
 	fl.Float64Var(&f.BackwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
 	// The flag's own default is 0 so that the help states one default, the run's
 	// environment (HCCL's 200 MB when it is not set), not a second one of 200.
-	fl.IntVar(&f.BuffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB (default: the run's environment, else HCCL's 200)")
+	fl.IntVar(&f.BuffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB = MiB (default: the run's environment, else HCCL's 200)")
 	fl.StringVar(&f.Format, "format", "text", "text or json")
 	registerWidth(fl, &f.Width)
 	registerAnalysis(fl, &f.Analysis)

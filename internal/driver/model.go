@@ -5,6 +5,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -46,7 +47,7 @@ func (f ModelFlags) price() (report.ModelDoc, error) {
 	if f.Size == "" {
 		return report.ModelDoc{}, errors.New("--size is required")
 	}
-	n, err := costmodel.ParseSize(f.Size)
+	n, err := units.ParseSize(f.Size)
 	if err != nil {
 		return report.ModelDoc{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
@@ -55,7 +56,7 @@ var null = cell{null: true}
 func ival(x int64) cell   { return cell{i: x} }
 func fval(x float64) cell { return cell{f: x} }
 func sval(s string) cell  { return cell{s: s} }
-func usval(ns int64) cell { return cell{f: float64(ns) / 1e3} }
+func usval(ns int64) cell { return cell{f: units.Us(ns)} }
 func intCell(x int) cell  { return cell{i: int64(x)} }
 func optString(s string) cell {
 	if s == "" {
