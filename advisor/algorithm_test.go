@@ -13,22 +13,20 @@ import (
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
-	"github.com/hcclprof/hcclprof/fixtures/sim"
-	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// generateOn is generate with the product the analysis assumes (nil: detected).
+// generateOn is generate with the product the analysis assumes (nil: detected). The
+// cluster is the test kit's, shared by every test generating the same scenario.
 func generateOn(t *testing.T, sc *scenario.Scenario, hw *hardware.Profile) (*analysis.Result, *profile.Cluster) {
 	t.Helper()
-	run, err := sim.Simulate(sc)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
-	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
-	require.NoError(t, err)
-	return analysis.Analyze(c, analysis.Options{Hardware: hw}), c
+	if hw == nil {
+		a := testkit.Analyse(t, sc, render.FormatText)
+		return a.Result, a.Cluster
+	}
+	res, a := testkit.AnalyseWith(t, sc, render.FormatText, analysis.Options{Hardware: hw})
+	return res, a.Cluster
 }
 
 // adviceText is everything the advice says, for names that must not appear.
