@@ -19,7 +19,11 @@ func fitsOf(t *testing.T, dir string) map[string]costmodel.LinkFit {
 	t.Helper()
 	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 	require.NoError(t, err)
-	res := analysis.Analyze(c, analysis.Options{})
+	return fitsOfResult(t, analysis.Analyze(c, analysis.Options{}))
+}
+
+func fitsOfResult(t *testing.T, res *analysis.Result) map[string]costmodel.LinkFit {
+	t.Helper()
 	out := map[string]costmodel.LinkFit{}
 	for _, f := range costmodel.Calibrate(res.Communication.TransferSamples) {
 		t.Logf("%s: α %.2f µs ± %.2f, %.2f GB/s ± %.2f, γ %.2f GB/s ± %.2f, %d sizes %d..%d B, %d transfers, MAPE %.3f, %s %s",
@@ -35,7 +39,7 @@ func fitsOf(t *testing.T, dir string) map[string]costmodel.LinkFit {
 func TestCalibrationRecoversGeneratorLinks(t *testing.T) {
 	sc := testkit.Builtin(t, "small-buckets-32rank")
 	sc.Steps = 2
-	fits := fitsOf(t, testkit.Generate(t, sc, render.FormatText).Dir)
+	fits := fitsOfResult(t, testkit.Analyse(t, sc, render.FormatText).Result)
 	t.Logf("scenario: intra %+v, inter %+v", sc.Links.Intra, sc.Links.Inter)
 	for transport, want := range map[string]scenario.Link{"HCCS": sc.Links.Intra, "RDMA": sc.Links.Inter} {
 		f, ok := fits[transport]

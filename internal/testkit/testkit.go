@@ -12,6 +12,8 @@ package testkit
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -189,7 +191,7 @@ func entryOf(tb testing.TB, sc *scenario.Scenario, format render.Format) *entry 
 		}
 		cache.root, cache.entries = root, map[string]*entry{}
 	}
-	e := &entry{dir: fmt.Sprintf("%s/%d", cache.root, len(cache.entries))}
+	e := &entry{dir: filepath.Join(cache.root, strconv.Itoa(len(cache.entries)))}
 	cache.entries[key] = e
 	return e
 }
