@@ -159,9 +159,16 @@ func TestWhatIfExtrapolation(t *testing.T) {
 
 // TestWhatIfPipelineParallel: on TP8 × PP4 × DP8 the gradient group is a dp group
 // (a TP group moves more AllReduce bytes), it spans 8 servers of one NPU, and every
-// prediction is low confidence because the pipeline schedule is not modelled.
+// prediction is low confidence because the pipeline schedule is not modelled. -short
+// cuts the data parallelism to 2 (64 ranks: the group spans 2 servers).
 func TestWhatIfPipelineParallel(t *testing.T) {
-	res, _ := baseRun(t, "pp4-dp8-256rank", func(*scenario.Scenario) {})
+	servers := 8
+	edit := func(*scenario.Scenario) {}
+	if testkit.Short(t, "DP2 instead of DP8 (64 ranks)") {
+		servers = 2
+		edit = func(sc *scenario.Scenario) { sc.Ranks = 64 }
+	}
+	res, _ := baseRun(t, "pp4-dp8-256rank", edit)
 	bk, err := costmodel.FitBucketing(res, 1, 200<<20)
 	require.NoError(t, err)
 	kind := ""
@@ -171,7 +178,7 @@ func TestWhatIfPipelineParallel(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "dp", kind)
-	assert.Equal(t, 8, bk.Topology.Servers)
+	assert.Equal(t, servers, bk.Topology.Servers)
 	assert.Equal(t, 1, bk.Topology.RanksPerServer)
 	assert.Equal(t, "low", bk.Confidence)
 	assert.Contains(t, strings.Join(bk.Notes, " "), "pipeline-parallel")
