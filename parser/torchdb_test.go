@@ -23,6 +23,7 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 
@@ -195,13 +196,14 @@ func TestTorchDBMatchesTextExport(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := runScenario(t, tc.scenario, tc.edit)
-			textDir, dbDir := t.TempDir(), t.TempDir()
-			truth, _, err := render.WriteCluster(run, textDir, render.Options{Format: render.FormatText})
-			require.NoError(t, err)
-			dbTruth, _, err := render.WriteCluster(run, dbDir, render.Options{Format: render.FormatDB})
-			require.NoError(t, err)
-			require.Equal(t, truth.Ranks, dbTruth.Ranks, "one run, one truth")
+			sc := testkit.Builtin(t, tc.scenario)
+			if tc.edit != nil {
+				tc.edit(sc)
+				require.NoError(t, sc.Normalize())
+			}
+			text, db := testkit.Generate(t, sc, render.FormatText), testkit.Generate(t, sc, render.FormatDB)
+			textDir, dbDir, truth := text.Dir, db.Dir, text.Truth
+			require.Equal(t, truth.Ranks, db.Truth.Ranks, "one run, one truth")
 
 			textC, err := parser.LoadCluster([]string{textDir}, parser.LoadOptions{})
 			require.NoError(t, err)
