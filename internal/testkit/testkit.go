@@ -6,13 +6,16 @@
 //
 // What it hands out is shared: tests read it and never change it (copy a directory
 // before writing into it). A package using the kit runs its tests through Main, which
-// removes the clusters at the end of the process.
+// removes the clusters at the end of the process. The directories and the analyses
+// stay for the whole process; only the last few loaded clusters stay in memory (a
+// 256-rank one holds about a hundred MB), the others are read again when asked for.
 package testkit
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -32,7 +35,9 @@ type Generated struct {
 	Truth *sim.Truth
 }
 
-// Analysed is a generated cluster loaded and analysed with the default options.
+// Analysed is a generated cluster loaded and analysed with the default options. The
+// Result is the same for every test asking; the Cluster may be a fresh read of the
+// same directory.
 type Analysed struct {
 	*Generated
 	Cluster *profile.Cluster
@@ -96,12 +101,18 @@ func Analyse(tb testing.TB, sc *scenario.Scenario, format render.Format) *Analys
 			e.anErr = err
 			return
 		}
-		e.an = &Analysed{Generated: g, Cluster: c, Result: analysis.Analyze(c, analysis.Options{})}
+		e.res = analysis.Analyze(c, analysis.Options{})
+		keepCluster(e, c) // before the Once returns: the tests waiting on it find it
 	})
 	if e.anErr != nil {
 		tb.Fatalf("loading %s as %s: %v", sc.Name, format, e.anErr)
 	}
-	return e.an
+	c := recentCluster(e)
+	if c == nil {
+		c = Load(tb, g, parser.LoadOptions{})
+	}
+	keepCluster(e, c)
+	return &Analysed{Generated: g, Cluster: c, Result: e.res}
 }
 
 // AnalyseBuiltin is Analyse of a built-in scenario as it is.
@@ -160,8 +171,31 @@ type entry struct {
 	gen     *Generated
 	genErr  error
 	anOnce  sync.Once
-	an      *Analysed
+	res     *analysis.Result
 	anErr   error
+	cluster *profile.Cluster // while among the recent ones (under cache.mu)
+}
+
+// recentClusters is how many loaded clusters stay in memory.
+const recentClusters = 6
+
+func recentCluster(e *entry) *profile.Cluster {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	return e.cluster
+}
+
+// keepCluster makes e's cluster the most recent, dropping the oldest beyond
+// recentClusters (a test still holding one keeps it alive).
+func keepCluster(e *entry, c *profile.Cluster) {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	e.cluster = c
+	cache.recent = append(slices.DeleteFunc(cache.recent, func(o *entry) bool { return o == e }), e)
+	for len(cache.recent) > recentClusters {
+		cache.recent[0].cluster = nil
+		cache.recent = cache.recent[1:]
+	}
 }
 
 var cache struct {
@@ -169,6 +203,7 @@ var cache struct {
 	inMain  bool
 	root    string
 	entries map[string]*entry
+	recent  []*entry // entries holding their cluster, oldest first
 }
 
 // entryOf finds or makes the entry of a scenario and format. The key is the
