@@ -12,8 +12,7 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
-	"github.com/hcclprof/hcclprof/fixtures/sim"
-	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 )
 
 // assertRealKnobs checks every recommendation names only allowlisted settings.
@@ -92,14 +91,8 @@ func TestSeedPlanConfirmedByTheGenerator(t *testing.T) {
 	for _, s := range plan.Settings {
 		require.NoError(t, sc.SetKnob(s.Knob, s.Value, s.Algo))
 	}
-	run, err := sim.Simulate(sc)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	truth, _, err := render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
-	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
-	require.NoError(t, err)
-	got := analysis.Analyze(c, analysis.Options{}).Summary
+	gen := testkit.Analyse(t, sc, render.FormatText)
+	got, truth := gen.Result.Summary, gen.Truth
 	t.Logf("plan %s = %s: predicted step %.0f µs share %.3f; generated %.0f µs share %.3f (truth %.3f)",
 		plan.Knob, plan.Value, plan.Predicted.StepTimeUs, plan.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare, truth.Summary.CommShare)
 	assert.Less(t, got.CommShare, 0.30)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/render"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -133,12 +134,9 @@ func fromArchive(c *profile.Cluster, archiveRoot, dir string) {
 // packed as .zip, .tar.gz and .tgz, loads and analyses exactly as its directory
 // does (same ranks, files, timelines and step breakdowns to the ns).
 func TestArchivesEqualTheirUnpackedForm(t *testing.T) {
-	run := runScenario(t, "demo-2node-8rank", nil)
 	for _, format := range []render.Format{render.FormatText, render.FormatDB, render.FormatMsprof} {
 		t.Run(string(format), func(t *testing.T) {
-			dir := t.TempDir()
-			_, _, err := render.WriteCluster(run, dir, render.Options{Format: format})
-			require.NoError(t, err)
+			dir := testkit.GenerateBuiltin(t, "demo-2node-8rank", format).Dir
 			want, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 			require.NoError(t, err)
 			wantRes := analysis.Analyze(want, analysis.Options{})
@@ -174,10 +172,7 @@ func TestArchivesEqualTheirUnpackedForm(t *testing.T) {
 
 // An archive of one rank directory, named or found in a directory walked, is that rank.
 func TestArchiveOfOneRank(t *testing.T) {
-	run := runScenario(t, "demo-2node-8rank", nil)
-	dir := t.TempDir()
-	_, _, err := render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
+	dir := testkit.GenerateBuiltin(t, "demo-2node-8rank", render.FormatText).Dir
 	rankDirs, err := filepath.Glob(filepath.Join(dir, "*_ascend_pt"))
 	require.NoError(t, err)
 	require.NotEmpty(t, rankDirs)
@@ -303,10 +298,7 @@ func TestArchiveLinksInside(t *testing.T) {
 
 // A truncated or damaged archive gives an error naming it, and no panic.
 func TestArchiveTruncated(t *testing.T) {
-	run := runScenario(t, "demo-2node-8rank", nil)
-	dir := t.TempDir()
-	_, _, err := render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
+	dir := testkit.GenerateBuiltin(t, "demo-2node-8rank", render.FormatText).Dir
 	members := dirMembers(t, dir, "")
 	for _, ext := range []string{".tar.gz", ".zip", ".tar"} {
 		full := filepath.Join(t.TempDir(), "full"+ext)

@@ -9,9 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/fixtures/render"
-	"github.com/hcclprof/hcclprof/fixtures/scenario"
-	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -92,50 +89,6 @@ func TestTorchRankRawDeviceInfo(t *testing.T) {
 	assert.Nil(t, chip)
 	require.Len(t, problems, 1)
 	assert.Contains(t, problems[0], "DeviceInfo: expected an array")
-}
-
-// TestGenerated910AReadsAs910A writes a 910A cluster in every format and checks that
-// each carries the chip fact a real 910A profile carries (text: the raw PROF_*'s
-// info.json; db: NPU_INFO Ascend910A; msprof: info.json) and that the analysis holds
-// the links against 910A's peaks; an A2 cluster reads as A2 from the same facts.
-func TestGenerated910AReadsAs910A(t *testing.T) {
-	const info910A = "info.json ai_core_num 32, aiv_num 0, platform_version 1"
-	const infoA2 = "info.json ai_core_num 24, aiv_num 48, platform_version 5"
-	for _, tc := range []struct {
-		product string
-		format  render.Format
-		want    string
-		source  string
-	}{
-		{"910a", render.FormatText, "910A", info910A},
-		{"910a", render.FormatDB, "910A", "NPU_INFO Ascend910A"},
-		{"910a", render.FormatMsprof, "910A", info910A},
-		{"a2", render.FormatText, "A2", infoA2},
-		{"a2", render.FormatDB, "A2", "NPU_INFO Ascend910B"},
-		{"a2", render.FormatMsprof, "A2", infoA2},
-		{"a3", render.FormatDB, "A3", "NPU_INFO Ascend910_9392"},
-	} {
-		t.Run(tc.product+"/"+string(tc.format), func(t *testing.T) {
-			sc, err := scenario.Builtin("seed-8card-bert")
-			require.NoError(t, err)
-			sc.Product = tc.product
-			require.NoError(t, sc.Normalize())
-			run, err := sim.Simulate(sc)
-			require.NoError(t, err)
-			dir := t.TempDir()
-			_, _, err = render.WriteCluster(run, dir, render.Options{Format: tc.format})
-			require.NoError(t, err)
-			c, err := LoadCluster([]string{dir}, LoadOptions{})
-			require.NoError(t, err)
-			for _, r := range c.Ranks {
-				assert.Empty(t, r.Problems, "rank %d", r.Rank)
-			}
-			hw := analysis.Analyze(c, analysis.Options{}).Communication.Hardware
-			assert.Equal(t, tc.want, hw.Name)
-			assert.Equal(t, tc.source, hw.Source)
-			assert.False(t, hw.Assumed)
-		})
-	}
 }
 
 // TestKinetoIsNVIDIA: a Kineto trace is NCCL on NVIDIA GPUs with or without

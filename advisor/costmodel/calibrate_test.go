@@ -10,8 +10,8 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
-	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/parser"
 )
 
@@ -19,7 +19,11 @@ func fitsOf(t *testing.T, dir string) map[string]costmodel.LinkFit {
 	t.Helper()
 	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 	require.NoError(t, err)
-	res := analysis.Analyze(c, analysis.Options{})
+	return fitsOfResult(t, analysis.Analyze(c, analysis.Options{}))
+}
+
+func fitsOfResult(t *testing.T, res *analysis.Result) map[string]costmodel.LinkFit {
+	t.Helper()
 	out := map[string]costmodel.LinkFit{}
 	for _, f := range costmodel.Calibrate(res.Communication.TransferSamples) {
 		t.Logf("%s: α %.2f µs ± %.2f, %.2f GB/s ± %.2f, γ %.2f GB/s ± %.2f, %d sizes %d..%d B, %d transfers, MAPE %.3f, %s %s",
@@ -33,15 +37,9 @@ func fitsOf(t *testing.T, dir string) map[string]costmodel.LinkFit {
 // several sizes, the fitted α and bandwidth of each link level are the scenario's
 // within 10%.
 func TestCalibrationRecoversGeneratorLinks(t *testing.T) {
-	sc, err := scenario.Builtin("small-buckets-32rank")
-	require.NoError(t, err)
+	sc := testkit.Builtin(t, "small-buckets-32rank")
 	sc.Steps = 2
-	run, err := sim.Simulate(sc)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	_, _, err = render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
-	fits := fitsOf(t, dir)
+	fits := fitsOfResult(t, testkit.Analyse(t, sc, render.FormatText).Result)
 	t.Logf("scenario: intra %+v, inter %+v", sc.Links.Intra, sc.Links.Inter)
 	for transport, want := range map[string]scenario.Link{"HCCS": sc.Links.Intra, "RDMA": sc.Links.Inter} {
 		f, ok := fits[transport]

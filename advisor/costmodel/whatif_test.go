@@ -15,24 +15,19 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/parser"
 )
 
 // generated runs a built-in scenario (changed by edit), writes it as text and
-// analyses it; it returns the analysis and the generator's own summary.
+// analyses it, through the test kit; it returns the analysis and the generator's own
+// summary.
 func generated(t *testing.T, name string, edit func(*scenario.Scenario)) (*analysis.Result, sim.Summary) {
 	t.Helper()
-	sc, err := scenario.Builtin(name)
-	require.NoError(t, err)
+	sc := testkit.Builtin(t, name)
 	edit(sc)
-	run, err := sim.Simulate(sc)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	truth, _, err := render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
-	require.NoError(t, err)
-	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
-	require.NoError(t, err)
-	return analysis.Analyze(c, analysis.Options{}), truth.Summary
+	a := testkit.Analyse(t, sc, render.FormatText)
+	return a.Result, a.Truth.Summary
 }
 
 // TestWhatIfAgainstTheGenerator predicts a knob's change from one run and compares it
@@ -45,6 +40,7 @@ func TestWhatIfAgainstTheGenerator(t *testing.T) {
 	var mu sync.Mutex
 	var inside, total int
 	var widths []float64
+	testkit.Short(t, "one case per knob")
 	t.Run("cases", func(t *testing.T) {
 		whatIfCases(t, func(p costmodel.Prediction, gotUs float64) {
 			mu.Lock()
@@ -63,25 +59,31 @@ func TestWhatIfAgainstTheGenerator(t *testing.T) {
 	assert.Positive(t, widths[0], "a zero-width interval")
 }
 
+// whatIfCases runs every knob's what-if against the generator; -short runs one case
+// per knob, on the smallest scenario that has it.
 func whatIfCases(t *testing.T, record func(p costmodel.Prediction, generatedUs float64)) {
 	for _, tc := range []struct {
 		scenario string
 		set      string
+		short    bool
 	}{
-		{"seed-8card-bert", "bucket=64MiB"},
-		{"seed-8card-bert", "bucket=4MiB"},
-		{"seed-8card-bert", "accumulation=4"},
-		{"seed-8card-bert", "overlap=0.9"},
-		{"seed-8card-bert", "dp=16"},
-		{"small-buffsize-16rank", "buffsize=200MiB"},
-		{"small-buckets-32rank", "algo=ring"},
-		{"small-buckets-32rank", "algo=rhd"},
-		{"small-buckets-32rank", "dp=64"},
-		{"small-buckets-32rank", "dp=16"},
-		{"small-buckets-32rank", "overlap=0.2"},
-		{"healthy-2node-16rank", "algo=pipeline"},
-		{"healthy-2node-16rank", "overlap=0"},
+		{"seed-8card-bert", "bucket=64MiB", true},
+		{"seed-8card-bert", "bucket=4MiB", false},
+		{"seed-8card-bert", "accumulation=4", true},
+		{"seed-8card-bert", "overlap=0.9", true},
+		{"seed-8card-bert", "dp=16", true},
+		{"small-buffsize-16rank", "buffsize=200MiB", true},
+		{"small-buckets-32rank", "algo=ring", false},
+		{"small-buckets-32rank", "algo=rhd", false},
+		{"small-buckets-32rank", "dp=64", false},
+		{"small-buckets-32rank", "dp=16", false},
+		{"small-buckets-32rank", "overlap=0.2", false},
+		{"healthy-2node-16rank", "algo=pipeline", true},
+		{"healthy-2node-16rank", "overlap=0", false},
 	} {
+		if testing.Short() && !tc.short {
+			continue
+		}
 		t.Run(tc.scenario+"/"+tc.set, func(t *testing.T) {
 			t.Parallel()
 			set, err := costmodel.ParseSetting(tc.set)
@@ -108,32 +110,11 @@ func whatIfCases(t *testing.T, record func(p costmodel.Prediction, generatedUs f
 	}
 }
 
-var baseRuns struct {
-	sync.Mutex
-	m map[string]*baseResult
-}
-
-type baseResult struct {
-	once sync.Once
-	res  *analysis.Result
-	sum  sim.Summary
-}
-
-// baseRun is generated() once per scenario for the parallel subtests.
+// baseRun is the unchanged run the what-ifs predict from: generated once per
+// scenario (the test kit shares it between the parallel subtests).
 func baseRun(t *testing.T, name string, edit func(*scenario.Scenario)) (*analysis.Result, sim.Summary) {
-	baseRuns.Lock()
-	if baseRuns.m == nil {
-		baseRuns.m = map[string]*baseResult{}
-	}
-	b := baseRuns.m[name]
-	if b == nil {
-		b = &baseResult{}
-		baseRuns.m[name] = b
-	}
-	baseRuns.Unlock()
-	b.once.Do(func() { b.res, b.sum = generated(t, name, edit) })
-	require.NotNil(t, b.res, "the base run of %s failed", name)
-	return b.res, b.sum
+	t.Helper()
+	return generated(t, name, edit)
 }
 
 func TestParseSetting(t *testing.T) {
@@ -178,9 +159,16 @@ func TestWhatIfExtrapolation(t *testing.T) {
 
 // TestWhatIfPipelineParallel: on TP8 × PP4 × DP8 the gradient group is a dp group
 // (a TP group moves more AllReduce bytes), it spans 8 servers of one NPU, and every
-// prediction is low confidence because the pipeline schedule is not modelled.
+// prediction is low confidence because the pipeline schedule is not modelled. -short
+// cuts the data parallelism to 2 (64 ranks: the group spans 2 servers).
 func TestWhatIfPipelineParallel(t *testing.T) {
-	res, _ := baseRun(t, "pp4-dp8-256rank", func(*scenario.Scenario) {})
+	servers := 8
+	edit := func(*scenario.Scenario) {}
+	if testkit.Short(t, "DP2 instead of DP8 (64 ranks)") {
+		servers = 2
+		edit = func(sc *scenario.Scenario) { sc.Ranks = 64 }
+	}
+	res, _ := baseRun(t, "pp4-dp8-256rank", edit)
 	bk, err := costmodel.FitBucketing(res, 1, 200<<20)
 	require.NoError(t, err)
 	kind := ""
@@ -190,7 +178,7 @@ func TestWhatIfPipelineParallel(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "dp", kind)
-	assert.Equal(t, 8, bk.Topology.Servers)
+	assert.Equal(t, servers, bk.Topology.Servers)
 	assert.Equal(t, 1, bk.Topology.RanksPerServer)
 	assert.Equal(t, "low", bk.Confidence)
 	assert.Contains(t, strings.Join(bk.Notes, " "), "pipeline-parallel")

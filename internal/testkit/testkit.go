@@ -1,0 +1,232 @@
+// Package testkit gives the tests their generated clusters: a scenario simulated,
+// written in one profiler format, loaded and analysed once per test process, and
+// shared by every test that asks for the same scenario and format. Tests that edit a
+// scenario get their own cluster (the key is the edited scenario itself), and the
+// generator being deterministic, a shared cluster is the one the test would have made.
+//
+// What it hands out is shared: tests read it and never change it (copy a directory
+// before writing into it). A package using the kit runs its tests through Main, which
+// removes the clusters at the end of the process. The directories and the analyses
+// stay for the whole process; only the last few loaded clusters stay in memory (a
+// 256-rank one holds about a hundred MB), the others are read again when asked for.
+package testkit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/fixtures/render"
+	"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/fixtures/sim"
+	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// Generated is a scenario written in a format: the cluster directory and the
+// generator's ground truth.
+type Generated struct {
+	Dir   string
+	Truth *sim.Truth
+}
+
+// Analysed is a generated cluster loaded and analysed with the default options. The
+// Result is the same for every test asking; the Cluster may be a fresh read of the
+// same directory.
+type Analysed struct {
+	*Generated
+	Cluster *profile.Cluster
+	Result  *analysis.Result
+}
+
+// Main runs a package's tests (call it from TestMain) and removes the generated
+// clusters after.
+func Main(m *testing.M) {
+	cache.mu.Lock()
+	cache.inMain = true
+	cache.mu.Unlock()
+	code := m.Run()
+	cache.mu.Lock()
+	if cache.root != "" {
+		if err := os.RemoveAll(cache.root); err != nil {
+			fmt.Fprintln(os.Stderr, "testkit:", err)
+		}
+	}
+	cache.mu.Unlock()
+	os.Exit(code)
+}
+
+// Builtin returns a fresh copy of a built-in scenario, for the test to edit.
+func Builtin(tb testing.TB, name string) *scenario.Scenario {
+	tb.Helper()
+	sc, err := scenario.Builtin(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sc
+}
+
+// Generate simulates a scenario and writes it in a format, once per process for the
+// same scenario and format.
+func Generate(tb testing.TB, sc *scenario.Scenario, format render.Format) *Generated {
+	tb.Helper()
+	e := entryOf(tb, sc, format)
+	e.genOnce.Do(func() { e.gen, e.genErr = generate(sc, format, e.dir) })
+	if e.genErr != nil {
+		tb.Fatalf("generating %s as %s: %v", sc.Name, format, e.genErr)
+	}
+	return e.gen
+}
+
+// GenerateBuiltin is Generate of a built-in scenario as it is.
+func GenerateBuiltin(tb testing.TB, name string, format render.Format) *Generated {
+	tb.Helper()
+	return Generate(tb, Builtin(tb, name), format)
+}
+
+// Analyse is Generate, then the cluster loaded and analysed with the default options,
+// once per process for the same scenario and format.
+func Analyse(tb testing.TB, sc *scenario.Scenario, format render.Format) *Analysed {
+	tb.Helper()
+	g := Generate(tb, sc, format)
+	e := entryOf(tb, sc, format)
+	e.anOnce.Do(func() {
+		c, err := parser.LoadCluster([]string{g.Dir}, parser.LoadOptions{})
+		if err != nil {
+			e.anErr = err
+			return
+		}
+		e.res = analysis.Analyze(c, analysis.Options{})
+		keepCluster(e, c) // before the Once returns: the tests waiting on it find it
+	})
+	if e.anErr != nil {
+		tb.Fatalf("loading %s as %s: %v", sc.Name, format, e.anErr)
+	}
+	c := recentCluster(e)
+	if c == nil {
+		c = Load(tb, g, parser.LoadOptions{})
+	}
+	keepCluster(e, c)
+	return &Analysed{Generated: g, Cluster: c, Result: e.res}
+}
+
+// AnalyseBuiltin is Analyse of a built-in scenario as it is.
+func AnalyseBuiltin(tb testing.TB, name string, format render.Format) *Analysed {
+	tb.Helper()
+	return Analyse(tb, Builtin(tb, name), format)
+}
+
+// AnalyseWith analyses the shared cluster with other options (the analysis only
+// reads the cluster). The result is the caller's own.
+func AnalyseWith(tb testing.TB, sc *scenario.Scenario, format render.Format, opts analysis.Options) (*analysis.Result, *Analysed) {
+	tb.Helper()
+	a := Analyse(tb, sc, format)
+	return analysis.Analyze(a.Cluster, opts), a
+}
+
+// Load reads a generated cluster afresh: the caller's own, to change or to read with
+// other load options.
+func Load(tb testing.TB, g *Generated, opts parser.LoadOptions) *profile.Cluster {
+	tb.Helper()
+	c, err := parser.LoadCluster([]string{g.Dir}, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// Short says, under -short, that the test checks part of its cases and why (the full
+// run checks all): "-short: why" in the test's log.
+func Short(tb testing.TB, why string) bool {
+	tb.Helper()
+	if testing.Short() {
+		tb.Log("-short: " + why)
+		return true
+	}
+	return false
+}
+
+func generate(sc *scenario.Scenario, format render.Format, dir string) (*Generated, error) {
+	run, err := sim.Simulate(sc)
+	if err != nil {
+		return nil, err
+	}
+	truth, _, err := render.WriteCluster(run, dir, render.Options{Format: format})
+	if err != nil {
+		return nil, err
+	}
+	return &Generated{Dir: dir, Truth: truth}, nil
+}
+
+// entry is one scenario and format: generated once, analysed once. Errors are kept
+// rather than reported inside the Once, so that every test asking fails alike.
+type entry struct {
+	dir     string
+	genOnce sync.Once
+	gen     *Generated
+	genErr  error
+	anOnce  sync.Once
+	res     *analysis.Result
+	anErr   error
+	cluster *profile.Cluster // while among the recent ones (under cache.mu)
+}
+
+// recentClusters is how many loaded clusters stay in memory.
+const recentClusters = 6
+
+func recentCluster(e *entry) *profile.Cluster {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	return e.cluster
+}
+
+// keepCluster makes e's cluster the most recent, dropping the oldest beyond
+// recentClusters (a test still holding one keeps it alive).
+func keepCluster(e *entry, c *profile.Cluster) {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	e.cluster = c
+	cache.recent = append(slices.DeleteFunc(cache.recent, func(o *entry) bool { return o == e }), e)
+	for len(cache.recent) > recentClusters {
+		cache.recent[0].cluster = nil
+		cache.recent = cache.recent[1:]
+	}
+}
+
+var cache struct {
+	mu      sync.Mutex
+	inMain  bool
+	root    string
+	entries map[string]*entry
+	recent  []*entry // entries holding their cluster, oldest first
+}
+
+// entryOf finds or makes the entry of a scenario and format. The key is the
+// scenario's whole JSON, so an edited scenario is its own entry.
+func entryOf(tb testing.TB, sc *scenario.Scenario, format render.Format) *entry {
+	tb.Helper()
+	key := string(format) + "\n" + string(sc.JSON())
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if !cache.inMain {
+		tb.Fatal("testkit: the package's TestMain must call testkit.Main, which removes the generated clusters")
+	}
+	if e := cache.entries[key]; e != nil {
+		return e
+	}
+	if cache.root == "" {
+		root, err := os.MkdirTemp("", "hcclprof-testkit-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cache.root, cache.entries = root, map[string]*entry{}
+	}
+	e := &entry{dir: filepath.Join(cache.root, strconv.Itoa(len(cache.entries)))}
+	cache.entries[key] = e
+	return e
+}

@@ -1,0 +1,9 @@
+package parser_test
+
+import (
+	"testing"
+
+	"github.com/hcclprof/hcclprof/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
