@@ -12,8 +12,9 @@ import (
 // encoding/json: a trace is hundreds of MB of events of which hcclprof keeps a few
 // fields of a minority; decoding each event with encoding/json costs several times
 // more than finding its boundaries and the handful of keys we need (see
-// BenchmarkTraceView). The reader never builds a tree: it hands out one event's bytes
-// at a time, and objIter walks an event's keys without allocating.
+// BenchmarkTraceView). The reader never builds a tree: each event is parsed where it
+// lies in the stream's buffer (readEvent), objIter walking its keys without
+// allocating; the tokens' rules are the lexer's (jsonlex.go).
 
 // jsonStream reads consecutive JSON values from r with a sliding buffer. Byte offsets
 // are tracked so that errors can name the position in the file.
