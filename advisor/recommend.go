@@ -29,8 +29,36 @@ type Recommendation struct {
 	Settings    []costmodel.Setting // the plan, for replaying it (the generator, whatif)
 }
 
-// negligibleGain is the share of the step below which a change is not recommended.
-const negligibleGain = 0.005
+// RecommendThresholds decide which changes are recommended and in what order, as
+// shares of the step: the configuration file's findings.recommendations section.
+type RecommendThresholds struct {
+	// NegligibleShare: a change worth less is not listed at all (the notes count them).
+	NegligibleShare float64
+	// MinGainShare: the smallest gain the model backs (beyond its own uncertainty);
+	// under it a change is a hypothesis, a bucket size is not changed, and a forced
+	// HCCL_ALGO is not unset.
+	MinGainShare float64
+	// OverlapBelow and OverlapExposedShare: overlap is recommended when buckets are
+	// launched over less of the backward pass than OverlapBelow and their exposed
+	// communication is over OverlapExposedShare of the step.
+	OverlapBelow, OverlapExposedShare float64
+	// ForceAlgoShare: forcing a level-1 algorithm must beat HCCL's own choice by this
+	// much (and beyond the model's uncertainty).
+	ForceAlgoShare float64
+	// LastResortRatio: a forced algorithm goes below the changes that gain this part
+	// of its gain or more.
+	LastResortRatio float64
+}
+
+// DefaultRecommendThresholds are the recommendations' defaults.
+var DefaultRecommendThresholds = RecommendThresholds{NegligibleShare: 0.005, MinGainShare: 0.01,
+	OverlapBelow: 0.5, OverlapExposedShare: 0.05, ForceAlgoShare: 0.03, LastResortRatio: 0.8}
+
+func (t *RecommendThresholds) keys() []thresholdKey {
+	return []thresholdKey{{"negligible_share", &t.NegligibleShare, 0, 1}, {"min_gain_share", &t.MinGainShare, 0, 1},
+		{"overlap_below", &t.OverlapBelow, 0, 1}, {"overlap_exposed_share", &t.OverlapExposedShare, 0, 1},
+		{"force_algo_share", &t.ForceAlgoShare, 0, 1}, {"last_resort_ratio", &t.LastResortRatio, 0, 1}}
+}
 
 // recommend builds the recommendations from the fitted gradient synchronisation:
 // a better bucket size, an HCCL_BUFFSIZE that removes rounds, and, when exposed
@@ -38,6 +66,7 @@ const negligibleGain = 0.005
 // Nothing is tuned while a rank, link or node is broken: the findings say which.
 func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts Options) ([]Recommendation, []string, []Finding) {
 	c := res.Communication
+	th := opts.Thresholds.Recommend
 	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0 {
 		return nil, []string{"no tuning is recommended while a slow rank, link or node or a retransmission is found: fix it first (see the findings); no setting makes a broken node faster"}, nil
 	}
@@ -83,7 +112,7 @@ func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts
 		}
 		r.Knob, r.Apply, r.Value = strings.Join(knobs, " + "), strings.Join(applies, "\n"), strings.Join(values, " + ")
 		// Below the interval's width or 1% of the step, the model does not back a gain.
-		if r.GainUs <= math.Max(p.High-p.Low, 0.01*bk.StepUs) || r.Confidence == "low" {
+		if r.GainUs <= math.Max(p.High-p.Low, th.MinGainShare*bk.StepUs) || r.Confidence == "low" {
 			r.Hypothesis = true
 		}
 		out = append(out, r)
@@ -100,7 +129,7 @@ func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts
 	plan := []costmodel.Setting{}
 	// Overlap: buckets launched over little of the backward pass.
 	// MindSpore overlaps its fused AllReduces by itself and has no switch for it.
-	if f := bk.OverlapFraction(); !bk.WindowBound && f < 0.5 && bk.GroupExposedUs > 0.05*bk.StepUs && facts.Framework != FrameworkMindSpore {
+	if f := bk.OverlapFraction(); !bk.WindowBound && f < th.OverlapBelow && bk.GroupExposedUs > th.OverlapExposedShare*bk.StepUs && facts.Framework != FrameworkMindSpore {
 		risks := []string{"overlapped communication can slow the backward kernels it runs beside (shared HBM and SDMA bandwidth): the gain may be smaller"}
 		switch facts.Framework {
 		case FrameworkMegatron:
@@ -142,7 +171,7 @@ func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts
 			best, bestSize = &p, size
 		}
 	}
-	if best != nil && best.StepTimeUs < base-0.01*bk.StepUs {
+	if best != nil && best.StepTimeUs < base-th.MinGainShare*bk.StepUs {
 		plan = append(plan, costmodel.Setting{Knob: "bucket", Value: float64(bestSize)})
 		add("bucket_size", plan, facts.Accumulation,
 			"larger buckets start communication later in the backward pass; smaller ones add ops")
@@ -162,7 +191,7 @@ func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts
 	// forced HCCL_ALGO that HCCL's own choice beats is unset; forcing another is a
 	// last resort (docs/costmodel.md §7), only when it beats HCCL's choice beyond the
 	// model's uncertainty and 3% of the step.
-	if r := algorithmAdvice(bk, plan, facts); r != nil {
+	if r := algorithmAdvice(bk, plan, facts, th); r != nil {
 		if rec := add(r.id, r.plan, facts.Accumulation, r.risks...); rec != nil {
 			rec.Assumptions = append(rec.Assumptions, r.assumptions...)
 			if r.id == "unset_hccl_algo" {
@@ -203,17 +232,17 @@ func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts
 		}
 		return out[i].GainUs > out[j].GainUs
 	})
-	lastResort(out)
+	lastResort(out, th.LastResortRatio)
 	// A change worth a negligible part of the step is not listed at all (a pipeline
 	// run's top plan was worth 0.009 ms): the note says how many were left out.
 	kept := out[:0]
 	for _, r := range out {
-		if r.GainUs >= negligibleGain*bk.StepUs {
+		if r.GainUs >= th.NegligibleShare*bk.StepUs {
 			kept = append(kept, r)
 		}
 	}
 	if dropped := len(out) - len(kept); dropped > 0 {
-		notes = append(notes, fmt.Sprintf("%d change(s) worth under %.1f%% of the step (%.3f ms) left out", dropped, 100*negligibleGain, negligibleGain*bk.StepUs/1e3))
+		notes = append(notes, fmt.Sprintf("%d change(s) worth under %.1f%% of the step (%.3f ms) left out", dropped, 100*th.NegligibleShare, th.NegligibleShare*bk.StepUs/1e3))
 	}
 	return kept, append(notes, bk.Notes...), found
 }
@@ -272,14 +301,15 @@ func fuseApply(st *costmodel.SmallCollectives) string {
 }
 
 // lastResort moves an HCCL_ALGO recommendation below the ones after it that gain
-// nearly as much (80% or more) at the same footing: forcing an algorithm turns off
-// HCCL's own choice at every size, so it is the last resort (docs/costmodel.md §7).
-func lastResort(out []Recommendation) {
+// nearly as much (ratio of its gain, 80% by default, or more) at the same footing:
+// forcing an algorithm turns off HCCL's own choice at every size, so it is the last
+// resort (docs/costmodel.md §7).
+func lastResort(out []Recommendation, ratio float64) {
 	for i := len(out) - 2; i >= 0; i-- {
 		if out[i].ID != "hccl_algo" {
 			continue
 		}
-		for j := i; j+1 < len(out) && out[j+1].Hypothesis == out[j].Hypothesis && out[j+1].GainUs >= 0.8*out[j].GainUs; j++ {
+		for j := i; j+1 < len(out) && out[j+1].Hypothesis == out[j].Hypothesis && out[j+1].GainUs >= ratio*out[j].GainUs; j++ {
 			out[j], out[j+1] = out[j+1], out[j]
 		}
 	}
@@ -334,8 +364,9 @@ type algoAdvice struct {
 // algorithmAdvice compares, after plan, HCCL's own choice (HCCL_ALGO unset) and every
 // level-1 algorithm the shape has, and returns the change worth making: unsetting a
 // forced HCCL_ALGO that HCCL's own choice beats, or forcing an algorithm that beats
-// HCCL's choice beyond the model's uncertainty and 3% of the step; nil otherwise.
-func algorithmAdvice(bk *costmodel.Bucketing, plan []costmodel.Setting, facts RunFacts) *algoAdvice {
+// HCCL's choice beyond the model's uncertainty and 3% of the step (th's shares); nil
+// otherwise.
+func algorithmAdvice(bk *costmodel.Bucketing, plan []costmodel.Setting, facts RunFacts, th RecommendThresholds) *algoAdvice {
 	t := bk.Topology
 	if t.Servers < 2 || t.NCCL {
 		return nil
@@ -351,7 +382,7 @@ func algorithmAdvice(bk *costmodel.Bucketing, plan []costmodel.Setting, facts Ru
 		}
 		baseUs = p.StepTimeUs
 	}
-	margin := func(p costmodel.Prediction) float64 { return math.Max(0.03*bk.StepUs, 2*(p.High-p.Low)) }
+	margin := func(p costmodel.Prediction) float64 { return math.Max(th.ForceAlgoShare*bk.StepUs, 2*(p.High-p.Low)) }
 	// HCCL's own choice for the plan's largest AllReduce, said in the advice.
 	auto, errAuto := bk.WhatIfPlan(with(costmodel.Setting{Knob: "algo", Algo: "auto"}))
 	largest := bk.GradientBytes
@@ -411,7 +442,7 @@ func algorithmAdvice(bk *costmodel.Bucketing, plan []costmodel.Setting, facts Ru
 	}
 	// Unsetting returns to HCCL's default, which needs no measured gain to be safe:
 	// 1% of the step beyond the model's uncertainty is enough.
-	if forced != "" && errAuto == nil && baseUs-autoUs > math.Max(0.01*bk.StepUs, 2*(auto.High-auto.Low)) {
+	if forced != "" && errAuto == nil && baseUs-autoUs > math.Max(th.MinGainShare*bk.StepUs, 2*(auto.High-auto.Low)) {
 		as := []string{fmt.Sprintf("HCCL_ALGO=%s forces level-1 %s; unset, HCCL chooses per op and size and saves %.2f ms per step after the changes before it",
 			facts.HCCLAlgo, costmodel.HCCLAlgoName(forced), (baseUs-autoUs)/1e3)}
 		if defaultSays != "" {

@@ -26,6 +26,7 @@ type Thresholds struct {
 	Storm        StormThresholds        // small_collectives
 	Algorithm    AlgorithmThresholds    // algorithm_not_best
 	Diagnosis    DiagnosisThresholds    // the diagnosis (the verdict) and its cause_* finding
+	Recommend    RecommendThresholds    // which changes are recommended, and their order
 }
 
 // DefaultThresholds are the findings' defaults (hcclprof.example.yaml lists them).
@@ -33,7 +34,7 @@ var DefaultThresholds = Thresholds{
 	Overlap: DefaultOverlapThresholds, Steps: DefaultStepThresholds, Stake: DefaultStakeThresholds,
 	Waiting: DefaultWaitThresholds, LinkUse: DefaultLinkUseThresholds, LatencyBound: DefaultLatencyBoundThresholds,
 	Bubble: DefaultBubbleThresholds, Storm: DefaultStormThresholds, Algorithm: DefaultAlgorithmThresholds,
-	Diagnosis: DefaultDiagnosisThresholds,
+	Diagnosis: DefaultDiagnosisThresholds, Recommend: DefaultRecommendThresholds,
 }
 
 // thresholdKey is one threshold's name in the configuration file, where it lives,
@@ -58,6 +59,7 @@ func (t *Thresholds) byFinding() map[string][]thresholdKey {
 		"small_collectives":          t.Storm.keys(),
 		"algorithm_not_best":         t.Algorithm.keys(),
 		"diagnosis":                  t.Diagnosis.keys(),
+		"recommendations":            t.Recommend.keys(),
 	}
 }
 

@@ -1,6 +1,7 @@
 package advisor_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +10,8 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/fixtures/render"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/parser"
 )
 
@@ -71,4 +74,20 @@ func TestFindingThresholdsFromConfig(t *testing.T) {
 	assert.Empty(t, byID(advisor.Advise(res, advisor.EnvOf(c), opts), "exposed_comm_could_overlap"))
 	// Options without thresholds keep the defaults.
 	assert.Equal(t, def, advisor.Advise(res, advisor.EnvOf(c), advisor.Options{}))
+}
+
+// TestRecommendThresholdsFromConfig: the recommendations' own thresholds come from the
+// configuration file too. With nothing worth less than 90% of the step listed, a run
+// whose small buckets get advice gets none, and the notes count what was left out.
+func TestRecommendThresholdsFromConfig(t *testing.T) {
+	a := testkit.AnalyseBuiltin(t, "small-buckets-32rank", render.FormatText)
+	def := advisor.Advise(a.Result, advisor.EnvOf(a.Cluster), advisor.DefaultOptions)
+	require.NotEmpty(t, def.Recommendations)
+	cfg, err := analysis.ParseConfig(strings.NewReader("findings:\n  recommendations: {negligible_share: 0.9}\n"), "c.yaml")
+	require.NoError(t, err)
+	opts := advisor.DefaultOptions
+	require.NoError(t, advisor.ApplyConfig(cfg, &opts))
+	got := advisor.Advise(a.Result, advisor.EnvOf(a.Cluster), opts)
+	assert.Empty(t, got.Recommendations)
+	assert.Contains(t, strings.Join(got.Notes, "\n"), fmt.Sprintf("%d change(s) worth under 90.0%% of the step", len(def.Recommendations)))
 }
