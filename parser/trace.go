@@ -886,9 +886,35 @@ func (st *traceState) finish() *Timeline {
 	if st.noPid > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d device events without pid, the first %s: dropped", st.file, st.noPid, st.firstNoPid))
 	}
-	// Sized up front: grown by append, these copies were most of what finish allocated.
-	tl.CommOps = make([]profile.CommOp, 0, len(st.ops)+len(st.generic))
-	tl.CommTasks = make([]profile.CommTask, 0, len(st.tasks)+len(st.generic))
+	isOpRow := func(pid, tid int64) (string, bool) {
+		tn := st.threadName[pidTid{pid, tid}]
+		return tn, strings.Contains(tn, "Communication")
+	}
+	// Sized up front, exactly: grown by append, these copies were most of what finish
+	// allocated, and sized for every generic event (most of them on other processes)
+	// the ops a cluster's analysis keeps of each rank were mostly spare capacity.
+	nOps, nTasks := 0, 0
+	for _, o := range st.ops {
+		if isHCCLProcess(st.procName[o.pid]) {
+			nOps++
+		}
+	}
+	for _, t := range st.tasks {
+		if isHCCLProcess(st.procName[t.pid]) {
+			nTasks++
+		}
+	}
+	for _, g := range st.generic {
+		if isHCCLProcess(st.procName[g.pid]) {
+			if _, ok := isOpRow(g.pid, g.tid); ok {
+				nOps++
+			} else {
+				nTasks++
+			}
+		}
+	}
+	tl.CommOps = make([]profile.CommOp, 0, nOps)
+	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
 	commStreams, commConns := st.commStreams()
 	nCompute := 0
 	for _, h := range st.hw {
@@ -908,10 +934,6 @@ func (st *traceState) finish() *Timeline {
 				tl.BackwardCompute = append(tl.BackwardCompute, h.iv)
 			}
 		}
-	}
-	isOpRow := func(pid, tid int64) (string, bool) {
-		tn := st.threadName[pidTid{pid, tid}]
-		return tn, strings.Contains(tn, "Communication")
 	}
 	for _, o := range st.ops {
 		if !isHCCLProcess(st.procName[o.pid]) {
