@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 func slowFindings(c analysis.Communication, stake StakeThresholds) []Finding {
@@ -31,7 +32,7 @@ func slowFindings(c analysis.Communication, stake StakeThresholds) []Finding {
 	if n := len(c.Retransmissions); n > 0 {
 		r := c.Retransmissions[0]
 		out = append(out, Finding{ID: "rdma_retransmission", Severity: High,
-			Title: fmt.Sprintf("%d RDMA transfer(s) took over 4 s: packet loss and retransmission", n),
+			Title: fmt.Sprintf("%d RDMA transfer(s) took over %s: packet loss and retransmission", n, units.FormatSeconds(r.LimitNs)),
 			Evidence: fmt.Sprintf("first: %d→%d in %s, step %s, %.3f s; check the switch and the NICs (not an HCCL setting)",
 				r.Src, r.Dst, r.Op, analysis.StepLabel(r.Step), float64(r.TimeNs)/1e9),
 			Refs: []Ref{{Rank: r.Src, Step: r.Step, Op: r.Op}}})

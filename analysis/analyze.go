@@ -267,7 +267,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Communication.Groups = inferGroups(res.Communication.Groups, res.Communication.Ops, len(c.Ranks))
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
-	res.Communication.Checks = evaluateChecks(checks, res.Communication.Retransmissions, opts.checkThresholds())
+	res.Communication.Checks = evaluateChecks(checks, res.Communication.Retransmissions, opts.checkThresholds(), opts.thresholds().RetransmissionNs)
 	hw := opts.Hardware
 	if hw == nil {
 		d := hardware.Detect(evidence, transportsSeen(res.Communication.Links))

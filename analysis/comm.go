@@ -269,7 +269,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps 
 			}
 			if transport == "RDMA" && ns > th.RetransmissionNs {
 				out.retransmissions = append(out.retransmissions, Retransmission{Src: members[src], Dst: members[dst],
-					Step: steps[i], Op: op.Name, TimeNs: ns})
+					Step: steps[i], Op: op.Name, TimeNs: ns, LimitNs: th.RetransmissionNs})
 				return
 			}
 			k := linkKey{members[src], members[dst], transport}

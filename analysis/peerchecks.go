@@ -176,7 +176,7 @@ func overlapsAny(sorted []profile.Interval, maxDurNs int64, iv profile.Interval)
 }
 
 // evaluateChecks joins the ranks' samples into the checks' verdicts.
-func evaluateChecks(per []rankChecks, retrans []Retransmission, th CheckThresholds) []Check {
+func evaluateChecks(per []rankChecks, retrans []Retransmission, th CheckThresholds, retransmissionNs int64) []Check {
 	var sum rankChecks
 	worst := func(dst *checkExample, src checkExample, lower bool) {
 		if !src.set {
@@ -238,7 +238,7 @@ func evaluateChecks(per []rankChecks, retrans []Retransmission, th CheckThreshol
 		Threshold: fmt.Sprintf("op size above HCCL_BUFFSIZE (default %d MB): the op runs in ⌈size/buffer⌉ rounds, each paying its latency again", th.DefaultBuffsizeMB)}, sum.bufferEx)
 	rt := Check{ID: "rdma_retransmission", Title: "RDMA retransmission", Count: len(retrans), Total: sum.rdmaOps, Fired: len(retrans) > 0,
 		Where:     CheckRef{Rank: -1, Step: -1},
-		Threshold: "an RDMA transfer longer than the retransmission limit (4 s)"}
+		Threshold: fmt.Sprintf("an RDMA transfer longer than the retransmission limit (%s)", units.FormatSeconds(retransmissionNs))}
 	if len(retrans) > 0 {
 		r := retrans[0]
 		rt.Where = CheckRef{Rank: r.Src, Step: r.Step, Op: r.Op}

@@ -39,7 +39,7 @@ func TestPeerChecksAtTheirThresholds(t *testing.T) {
 	ops := []OpStat{{Rank: 0, Step: -1, Name: op.Name, Type: "allreduce", Bytes: op.Bytes(),
 		Transports: map[string]TransportUse{"SDMA": {Bytes: 4_194_404}, "HCCS": {Bytes: 4_194_404}}}}
 	th := DefaultCheckThresholds
-	got := checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, indexRank(r), ops, th)}, nil, th))
+	got := checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, indexRank(r), ops, th)}, nil, th, DefaultThresholds.RetransmissionNs))
 
 	assert.True(t, got["small_packets_sdma"].Fired, "4 MB < 16 MB in 1 of 1 ops")
 	assert.Equal(t, [2]int{1, 1}, [2]int{got["small_packets_sdma"].Count, got["small_packets_sdma"].Total})
@@ -62,11 +62,15 @@ func TestPeerChecksAtTheirThresholds(t *testing.T) {
 	th.ContentionGBps = 10
 	th.AlignmentBytes = 4
 	r.Metadata.Env["HCCL_BUFFSIZE"] = "100"
-	got = checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, indexRank(r), ops, th)}, []Retransmission{{Src: 1, Dst: 9, Step: 3, Op: "x", TimeNs: 5e9}}, th))
+	got = checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, indexRank(r), ops, th)}, []Retransmission{{Src: 1, Dst: 9, Step: 3, Op: "x", TimeNs: 5e9}}, th, DefaultThresholds.RetransmissionNs))
 	assert.False(t, got["small_packets_sdma"].Fired, "4.19 MB is not < 4 MB")
 	assert.False(t, got["bandwidth_contention"].Fired, "10.5 GB/s is not < 10")
 	assert.False(t, got["byte_alignment"].Fired, "both sizes are multiples of 4")
 	assert.False(t, got["over_buffsize"].Fired, "100 MiB is not above 100 MiB")
 	require.True(t, got["rdma_retransmission"].Fired)
 	assert.Equal(t, "1→9 in x, step 3: 5.000 s", got["rdma_retransmission"].Evidence)
+	assert.Equal(t, "an RDMA transfer longer than the retransmission limit (4 s)", got["rdma_retransmission"].Threshold)
+	// The limit the check names is the configured one (retransmission_s), not a fixed 4 s.
+	got = checkMap(evaluateChecks(nil, nil, th, 2_500_000_000))
+	assert.Equal(t, "an RDMA transfer longer than the retransmission limit (2.5 s)", got["rdma_retransmission"].Threshold)
 }

@@ -66,6 +66,7 @@ type Retransmission struct {
 	Step     int
 	Op       string
 	TimeNs   int64
+	LimitNs  int64 // the retransmission limit it exceeded (Thresholds.RetransmissionNs)
 }
 
 // slowRanks finds the ranks the others wait for. In every collective the last rank

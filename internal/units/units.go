@@ -44,6 +44,9 @@ func Ms(ns int64) float64 { return float64(ns) / 1e6 }
 // reports' duration format.
 func FormatMs(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) }
 
+// FormatSeconds writes a limit given in seconds as it was given: "4 s", "0.5 s".
+func FormatSeconds(ns int64) string { return strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64) + " s" }
+
 // GBps is bytes over ns in decimal GB/s (bytes per ns), 0 without a positive time.
 func GBps(bytes, ns int64) float64 {
 	if ns <= 0 {

@@ -37,6 +37,8 @@ func TestFormatBytes(t *testing.T) {
 }
 
 func TestDurations(t *testing.T) {
+	assert.Equal(t, "4 s", FormatSeconds(4e9))
+	assert.Equal(t, "0.5 s", FormatSeconds(5e8))
 	assert.Equal(t, int64(1500), NsFromUs(1.5))
 	assert.Equal(t, int64(2), NsFromUs(0.0015), "rounds to the nearest ns")
 	assert.Equal(t, int64(12_345_679), NsFromMs(12.3456789))
