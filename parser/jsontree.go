@@ -201,44 +201,6 @@ func (p *treeParser) recycle() {
 	}
 }
 
-// finishMembers moves the members stacked from base into the slab.
-func (p *treeParser) finishMembers(base int) []treeMember {
-	ms := p.memberStack[base:]
-	n := len(ms)
-	var out []treeMember
-	switch {
-	case n == 0:
-		return nil
-	case n > 256:
-		out = make([]treeMember, n)
-	default:
-		out = p.members.alloc(n)
-	}
-	copy(out, ms)
-	clear(ms)
-	p.memberStack = p.memberStack[:base]
-	return out
-}
-
-// finishElems moves the elements stacked from base into the slab.
-func (p *treeParser) finishElems(base int) []*treeNode {
-	es := p.elemStack[base:]
-	n := len(es)
-	var out []*treeNode
-	switch {
-	case n == 0:
-		return nil
-	case n > 256:
-		out = make([]*treeNode, n)
-	default:
-		out = p.elems.alloc(n)
-	}
-	copy(out, es)
-	clear(es)
-	p.elemStack = p.elemStack[:base]
-	return out
-}
-
 func (p *treeParser) ws() { p.i = skipWS(p.b, p.i) }
 
 func (p *treeParser) fail(msg string) *treeSyntaxError {
@@ -308,7 +270,7 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 		}
 		if p.b[p.i] == '}' {
 			p.i++
-			n.members = p.finishMembers(base)
+			n.members = unstack(&p.memberStack, base, &p.members)
 			return n, nil
 		}
 		if !first {
@@ -390,7 +352,7 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 		}
 		if p.b[p.i] == ']' {
 			p.i++
-			n.elems = p.finishElems(base)
+			n.elems = unstack(&p.elemStack, base, &p.elems)
 			return n, nil
 		}
 		if !first {

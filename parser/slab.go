@@ -48,3 +48,23 @@ func (s *slab[T]) bytes() int {
 	}
 	return n * int(unsafe.Sizeof(t))
 }
+
+// unstack moves what was stacked from base (an object's members, an array's
+// elements) into the slab, at its exact length, and pops it off the stack. A run over
+// 256 gets its own allocation rather than a slab chunk.
+func unstack[T any](stack *[]T, base int, s *slab[T]) []T {
+	run := (*stack)[base:]
+	if len(run) == 0 {
+		return nil
+	}
+	var out []T
+	if len(run) > 256 {
+		out = make([]T, len(run))
+	} else {
+		out = s.alloc(len(run))
+	}
+	copy(out, run)
+	clear(run)
+	*stack = (*stack)[:base]
+	return out
+}
