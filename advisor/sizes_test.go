@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
-	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // TestWhatIfSizesReadMBAsHCCL: a size given to whatif in MB is the one HCCL means by
@@ -26,13 +25,4 @@ func TestWhatIfSizesReadMBAsHCCL(t *testing.T) {
 	set, err = costmodel.ParseSetting("bucket=1GB")
 	require.NoError(t, err)
 	assert.Equal(t, float64(1<<30), set.Value, "GB is GiB, as MB is MiB")
-}
-
-// The retransmission finding names the limit the transfer exceeded, as configured
-// (retransmission_s), not a fixed 4 s.
-func TestRetransmissionFindingNamesTheLimit(t *testing.T) {
-	c := analysis.Communication{Retransmissions: []analysis.Retransmission{{Src: 1, Dst: 2, Step: 3, Op: "x", TimeNs: 9e8, LimitNs: 5e8}}}
-	fs := slowFindings(c, DefaultStakeThresholds)
-	require.Len(t, fs, 1)
-	assert.Equal(t, "1 RDMA transfer(s) took over 0.5 s: packet loss and retransmission", fs[0].Title)
 }
