@@ -890,20 +890,11 @@ func (st *traceState) finish() *Timeline {
 		tn := st.threadName[pidTid{pid, tid}]
 		return tn, strings.Contains(tn, "Communication")
 	}
-	// Sized up front, exactly: grown by append, these copies were most of what finish
-	// allocated, and sized for every generic event (most of them on other processes)
-	// the ops a cluster's analysis keeps of each rank were mostly spare capacity.
-	nOps, nTasks := 0, 0
-	for _, o := range st.ops {
-		if isHCCLProcess(st.procName[o.pid]) {
-			nOps++
-		}
-	}
-	for _, t := range st.tasks {
-		if isHCCLProcess(st.procName[t.pid]) {
-			nTasks++
-		}
-	}
+	// Sized up front: grown by append, these copies were most of what finish
+	// allocated. The generic events are counted to the list they join: sized for all
+	// of them (most are on other processes), the ops a cluster's analysis keeps of each
+	// rank were mostly spare capacity. (ops and tasks are HCCL's but for a few.)
+	nOps, nTasks := len(st.ops), len(st.tasks)
 	for _, g := range st.generic {
 		if isHCCLProcess(st.procName[g.pid]) {
 			if _, ok := isOpRow(g.pid, g.tid); ok {
