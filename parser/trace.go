@@ -2,7 +2,6 @@ package parser
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -124,6 +123,28 @@ func isComputeTask(taskType, name string, c hwTaskClass) bool {
 }
 
 type pidTid struct{ pid, tid int64 }
+
+// pidNames looks up process names, remembering the last: a trace's events come in long
+// runs of one process, and a map lookup per event was a fifth of finish's time.
+type pidNames struct {
+	names map[int64]string
+	pid   int64
+	name  string
+	known bool
+}
+
+func (p *pidNames) of(pid int64) string {
+	if !p.known || pid != p.pid {
+		p.pid, p.name, p.known = pid, p.names[pid], true
+	}
+	return p.name
+}
+
+// hwNameKind is what a hardware task's name says of it under one task type.
+type hwNameKind struct {
+	taskType                 uint16
+	known, compute, backward bool
+}
 
 type hwRec struct {
 	pid      int64
@@ -907,39 +928,60 @@ func (st *traceState) finish() *Timeline {
 	tl.CommOps = make([]profile.CommOp, 0, nOps)
 	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
 	commStreams, commConns := st.commStreams()
+	procs := pidNames{names: st.procName}
 	nCompute := 0
 	for _, h := range st.hw {
-		if st.procName[h.pid] == procAscendHardware {
+		if procs.of(h.pid) == procAscendHardware {
 			nCompute++
 		}
 	}
 	tl.Compute = make([]profile.Interval, 0, nCompute)
+	kinds := make([]hwNameKind, len(st.nameStr))
 	for _, h := range st.hw {
-		if st.procName[h.pid] != procAscendHardware {
+		if procs.of(h.pid) != procAscendHardware {
 			continue
 		}
-		class := hwTaskClass{onCommStream: commStreams[h.stream], tiedToCommOp: h.conn != noConn && commConns[h.conn]}
-		if name := st.nameStr[h.name]; isComputeTask(st.taskTypeStr[h.taskType], name, class) {
+		if commStreams[h.stream] || h.conn != noConn && commConns[h.conn] {
+			continue // communication, whatever its name
+		}
+		k := &kinds[h.name]
+		if !k.known || k.taskType != h.taskType { // the kind of a name under one task type, memoised
+			name := st.nameStr[h.name]
+			*k = hwNameKind{known: true, taskType: h.taskType, compute: isComputeTask(st.taskTypeStr[h.taskType], name, hwTaskClass{}),
+				backward: profile.IsBackwardKernel(name)}
+		}
+		if k.compute {
 			tl.Compute = append(tl.Compute, h.iv)
-			if profile.IsBackwardKernel(name) {
+			if k.backward {
 				tl.BackwardCompute = append(tl.BackwardCompute, h.iv)
 			}
 		}
 	}
 	for _, o := range st.ops {
-		if !isHCCLProcess(st.procName[o.pid]) {
+		if !isHCCLProcess(procs.of(o.pid)) {
 			continue
 		}
 		o.op.GroupRow, _ = isOpRow(o.pid, o.tid)
 		tl.CommOps = append(tl.CommOps, o.op)
 	}
 	rowOf := st.planeGroupRows(isOpRow)
+	var last struct {
+		at         pidTid
+		plane      int
+		row        string
+		known, hcl bool
+	}
 	for _, t := range st.tasks {
-		if !isHCCLProcess(st.procName[t.pid]) {
+		if at := (pidTid{t.pid, t.tid}); !last.known || at != last.at { // tasks come in runs of one row
+			last.at, last.known, last.hcl = at, true, isHCCLProcess(procs.of(t.pid))
+			if last.hcl {
+				last.plane, last.row = st.plane(t.pid, t.tid), rowOf[at]
+			}
+		}
+		if !last.hcl {
 			continue
 		}
-		t.task.Plane = st.plane(t.pid, t.tid)
-		t.task.GroupRow = rowOf[pidTid{t.pid, t.tid}]
+		t.task.Plane, t.task.GroupRow = last.plane, last.row
 		tl.CommTasks = append(tl.CommTasks, t.task)
 	}
 	for _, g := range st.generic {
@@ -980,8 +1022,8 @@ func (st *traceState) finish() *Timeline {
 	sort.Slice(tl.Steps, func(i, j int) bool { return tl.Steps[i].StartNs < tl.Steps[j].StartNs })
 	sortByStart(tl.Compute)
 	sortByStart(tl.BackwardCompute)
-	order.Stable(tl.CommOps, func(a, b *profile.CommOp) int { return cmp.Compare(a.StartNs, b.StartNs) })
-	order.Stable(tl.CommTasks, func(a, b *profile.CommTask) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	order.StableByKey(tl.CommOps, func(o *profile.CommOp) int64 { return o.StartNs })
+	order.StableByKey(tl.CommTasks, func(t *profile.CommTask) int64 { return t.StartNs })
 	for _, ivs := range [][]profile.Interval{tl.Overlap.Computing, tl.Overlap.Communication, tl.Overlap.CommNotOverlapped, tl.Overlap.Free} {
 		sortByStart(ivs)
 	}
@@ -996,13 +1038,14 @@ func (st *traceState) finish() *Timeline {
 // so every task on them is communication, whatever its Task Type says.
 func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 	streams, conns = map[int64]bool{}, map[int64]bool{}
+	procs := pidNames{names: st.procName}
 	for _, t := range st.tasks {
-		if t.stream != noConn && isHCCLProcess(st.procName[t.pid]) {
+		if t.stream != noConn && isHCCLProcess(procs.of(t.pid)) {
 			streams[t.stream] = true
 		}
 	}
 	for _, o := range st.ops {
-		if o.conn != noConn && isHCCLProcess(st.procName[o.pid]) {
+		if o.conn != noConn && isHCCLProcess(procs.of(o.pid)) {
 			conns[o.conn] = true
 		}
 	}
@@ -1012,12 +1055,16 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 		// are launches of HCCL ops.
 		tied, all := map[int64]int{}, map[int64]int{}
 		for _, h := range st.hw {
-			if st.procName[h.pid] != procAscendHardware {
+			if h.conn == noConn || !conns[h.conn] || procs.of(h.pid) != procAscendHardware {
 				continue
 			}
-			all[h.stream]++
-			if h.conn != noConn && conns[h.conn] {
-				tied[h.stream]++
+			tied[h.stream]++
+		}
+		if len(tied) > 0 {
+			for _, h := range st.hw {
+				if _, ok := tied[h.stream]; ok && procs.of(h.pid) == procAscendHardware {
+					all[h.stream]++
+				}
 			}
 		}
 		for s, n := range tied {

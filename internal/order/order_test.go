@@ -14,12 +14,12 @@ type item struct {
 	pad      [12]int64
 }
 
-// Stable agrees with slices.SortStableFunc on inputs with many ties, sorted, reversed
+// Stable and StableByKey agree with slices.SortStableFunc on inputs with many ties, sorted, reversed
 // and random, and empty or single inputs.
 func TestStableAgreesWithTheStandardSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 2, 7, 100, 5000} {
-		for _, shape := range []string{"random", "sorted", "reversed", "ties"} {
+		for _, shape := range []string{"random", "sorted", "reversed", "ties", "runs"} {
 			xs := make([]item, n)
 			for i := range xs {
 				switch shape {
@@ -31,13 +31,18 @@ func TestStableAgreesWithTheStandardSort(t *testing.T) {
 					xs[i].key = n - i
 				case "ties":
 					xs[i].key = rng.IntN(3)
+				case "runs": // five ascending runs with ties across them, as planes' tasks
+					xs[i].key = (i%(n/5+1))*2 + rng.IntN(2)
 				}
 				xs[i].pos = i
 			}
 			want := slices.Clone(xs)
 			slices.SortStableFunc(want, func(a, b item) int { return cmp.Compare(a.key, b.key) })
+			byKey := slices.Clone(xs)
 			Stable(xs, func(a, b *item) int { return cmp.Compare(a.key, b.key) })
 			assert.Equal(t, want, xs, "%d %s", n, shape)
+			StableByKey(byKey, func(a *item) int64 { return int64(a.key) })
+			assert.Equal(t, want, byKey, "by key: %d %s", n, shape)
 		}
 	}
 }
@@ -53,6 +58,50 @@ func BenchmarkStable(b *testing.B) {
 	for b.Loop() {
 		copy(xs, src)
 		Stable(xs, func(a, b *item) int { return cmp.Compare(a.key, b.key) })
+	}
+}
+
+func BenchmarkStableByKey(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]item, 3000)
+	for i := range src {
+		src[i].key = rng.IntN(1 << 20)
+	}
+	xs := make([]item, len(src))
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(xs, src)
+		StableByKey(xs, func(a *item) int64 { return int64(a.key) })
+	}
+}
+
+// BenchmarkStableByKeyRuns sorts what a rank's tasks look like: eight planes' rows,
+// each in order.
+func BenchmarkStableByKeyRuns(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]item, 3000)
+	for p := range 8 {
+		t := 0
+		for i := p * 375; i < (p+1)*375; i++ {
+			t += 1 + rng.IntN(1000)
+			src[i].key = t
+		}
+	}
+	xs := make([]item, len(src))
+	for _, sorter := range []struct {
+		name string
+		sort func([]item)
+	}{
+		{"Stable", func(xs []item) { Stable(xs, func(a, b *item) int { return cmp.Compare(a.key, b.key) }) }},
+		{"StableByKey", func(xs []item) { StableByKey(xs, func(a *item) int64 { return int64(a.key) }) }},
+	} {
+		b.Run(sorter.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(xs, src)
+				sorter.sort(xs)
+			}
+		})
 	}
 }
 
