@@ -131,6 +131,7 @@ type RankSummary struct {
 	checks   rankChecks
 	skipOps  []bool            // by CommOps index: ops of skipped steps
 	hw       hardware.Evidence // what the profile says of its hardware
+	colls    []collPart        // its part of the collectives table
 }
 
 // SummarizeRank computes a rank's summary. It only reads the rank.
@@ -160,6 +161,7 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 			s.skipOps[i] = skip[st]
 		}
 	}
+	s.colls = rankCollectives(r, func(op int) bool { return op < len(s.skipOps) && s.skipOps[op] })
 	return s
 }
 
@@ -256,10 +258,11 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Summary = summarize(res.Ranks)
 	res.Summary.RanksExpected = worldSize(c)
 	var collWarnings []string
-	res.Collectives, collWarnings = collectives(c, func(rank, op int) bool {
-		sk := sums[rank].skipOps
-		return op < len(sk) && sk[op]
-	})
+	parts := make([][]collPart, len(sums))
+	for i, s := range sums {
+		parts[i] = s.colls
+	}
+	res.Collectives, collWarnings = mergeCollectives(c, parts)
 	res.Warnings = append(res.Warnings, collWarnings...)
 	th := opts.thresholds()
 	res.Communication = mergeCommunication(c, comms, th)

@@ -32,38 +32,92 @@ type Collective struct {
 
 type collKey struct{ op, group string }
 
+// collPart is one rank's ops of one (op type, group): what the collectives table
+// needs of them, taken when the rank is summarised so that its ops need not be kept
+// (a cluster's ops were a fifth of what analyze held at 4096 ranks).
+type collPart struct {
+	key          collKey
+	count        int
+	totalNs      int64
+	maxNs        int64
+	bytes        int64
+	unknownBytes bool      // some op's size is unknown
+	dursNs       []float64 // each op's duration, in the rank's op order
+}
+
+// rankCollectives takes a rank's part of the collectives table, leaving out the
+// ops skip says to (ops of skipped steps); skip may be nil. Parts are in the order
+// their first op comes.
+func rankCollectives(r *profile.Rank, skip func(op int) bool) []collPart {
+	var parts []collPart
+	at := map[collKey]int{}
+	for oi, op := range r.CommOps {
+		if skip != nil && skip(oi) {
+			continue
+		}
+		k := collKey{op.Type, op.Group}
+		i, ok := at[k]
+		if !ok {
+			i = len(parts)
+			at[k] = i
+			parts = append(parts, collPart{key: k})
+		}
+		p := &parts[i]
+		d := op.DurNs()
+		p.count++
+		p.totalNs += d
+		p.maxNs = max(p.maxNs, d)
+		if b := op.Bytes(); b > 0 {
+			p.bytes += b
+		} else {
+			p.unknownBytes = true
+		}
+		p.dursNs = append(p.dursNs, float64(d))
+	}
+	return parts
+}
+
 // collectives aggregates the comm ops of every rank by (op type, group), leaving out
 // the timeline ops skip says to (skipped steps); skip may be nil.
 func collectives(c *profile.Cluster, skip func(rank, op int) bool) ([]Collective, []string) {
+	parts := make([][]collPart, len(c.Ranks))
+	for ri, r := range c.Ranks {
+		var skipOp func(int) bool
+		if skip != nil {
+			skipOp = func(op int) bool { return skip(ri, op) }
+		}
+		parts[ri] = rankCollectives(r, skipOp)
+	}
+	return mergeCollectives(c, parts)
+}
+
+// mergeCollectives adds up the ranks' parts (parts[i] is c.Ranks[i]'s) into the
+// collectives table.
+func mergeCollectives(c *profile.Cluster, parts [][]collPart) ([]Collective, []string) {
 	durs := map[collKey][]float64{}
 	acc := map[collKey]*Collective{}
 	groupRanks := map[string]map[int]bool{}
 	unknownBytes := map[collKey]bool{}
 	for ri, r := range c.Ranks {
-		for oi, op := range r.CommOps {
-			if skip != nil && skip(ri, oi) {
-				continue
-			}
-			k := collKey{op.Type, op.Group}
+		for _, p := range parts[ri] {
+			k := p.key
 			a := acc[k]
 			if a == nil {
-				a = &Collective{Op: op.Type, Group: op.Group}
+				a = &Collective{Op: k.op, Group: k.group}
 				acc[k] = a
 			}
-			d := op.DurNs()
-			a.Count++
-			a.TotalNs += d
-			a.MaxNs = max(a.MaxNs, d)
-			if b := op.Bytes(); b > 0 {
-				a.Bytes += b
-			} else {
+			a.Count += p.count
+			a.TotalNs += p.totalNs
+			a.MaxNs = max(a.MaxNs, p.maxNs)
+			a.Bytes += p.bytes
+			if p.unknownBytes {
 				unknownBytes[k] = true
 			}
-			durs[k] = append(durs[k], float64(d))
-			if groupRanks[op.Group] == nil {
-				groupRanks[op.Group] = map[int]bool{}
+			durs[k] = append(durs[k], p.dursNs...)
+			if groupRanks[k.group] == nil {
+				groupRanks[k.group] = map[int]bool{}
 			}
-			groupRanks[op.Group][r.Rank] = true
+			groupRanks[k.group][r.Rank] = true
 		}
 	}
 	sizes := groupSizes(c)

@@ -354,12 +354,12 @@ func GroupSizeFromMatrix(links []MatrixLink) map[string]int {
 }
 
 // DropTimeline releases what only the per-rank analysis reads (device tasks, HCCL
-// plane tasks, flows, the Overlap layer, the profiler's per-op statistics and its
-// communication matrix, of which the group sizes are kept), once
-// the rank has been summarised, so a large cluster's memory holds summaries rather
-// than traces. Metadata, ops, steps and the step trace stay: cross-rank analyses
-// read them.
+// ops and plane tasks, flows, the Overlap layer, the profiler's per-op statistics and
+// its communication matrix, of which the group sizes are kept), once the rank has been
+// summarised, so a large cluster's memory holds summaries rather than traces.
+// Metadata, steps and the step trace stay: cross-rank analyses read them.
 func (r *Rank) DropTimeline() {
+	r.CommOps = nil
 	r.Compute = nil
 	r.BackwardCompute = nil
 	r.CommTasks = nil
