@@ -381,7 +381,7 @@ func baseRun(t *testing.T, base string) string {
 	case strings.HasPrefix(base, "gen:"): // gen:FORMAT[:OMIT]
 		dir := filepath.Join(t.TempDir(), "run")
 		format, omit, _ := strings.Cut(strings.TrimPrefix(base, "gen:"), ":")
-		args := []string{"gen", "demo-2node-8rank", "-o", dir, "--format", format}
+		args := []string{"gen", "demo-2server-8rank", "-o", dir, "--format", format}
 		if omit != "" {
 			args = append(args, "--omit", omit)
 		}

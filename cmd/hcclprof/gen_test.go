@@ -16,7 +16,7 @@ import (
 // records the omission; --omit none overrides a scenario's omit.
 func TestGenOmit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "c")
-	_, errOut, code := runCLI(t, "gen", "demo-2node-8rank", "-o", dir, "--omit", "trace")
+	_, errOut, code := runCLI(t, "gen", "demo-2server-8rank", "-o", dir, "--omit", "trace")
 	require.Equal(t, 0, code, errOut)
 	traces, _ := filepath.Glob(filepath.Join(dir, "*_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
 	assert.Empty(t, traces)
@@ -47,7 +47,7 @@ func TestGenOmit(t *testing.T) {
 		traces, _ := filepath.Glob(filepath.Join(out, "*_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
 		assert.Len(t, traces, tc.traces, "%v", tc.args)
 	}
-	_, errOut, code = runCLI(t, "gen", "demo-2node-8rank", "-o", t.TempDir(), "--omit", "kernels")
+	_, errOut, code = runCLI(t, "gen", "demo-2server-8rank", "-o", t.TempDir(), "--omit", "kernels")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `omit "kernels"`)
 }
@@ -98,7 +98,7 @@ func TestGenCleansUpAfterFailure(t *testing.T) {
 	// The fifth rank's directory name, taken by a file.
 	blocker := "node1_3001000_20250109074733000_ascend_pt"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, blocker), []byte("in the way"), 0o644))
-	_, errOut, code := runCLI(t, "gen", "demo-2node-8rank", "-o", dir, "--force", "--workers", "1")
+	_, errOut, code := runCLI(t, "gen", "demo-2server-8rank", "-o", dir, "--force", "--workers", "1")
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errOut, blocker)
 	entries, err := os.ReadDir(dir)
