@@ -495,7 +495,7 @@ func TestDiffCorrupt(t *testing.T) {
 		return f
 	}
 	truncated := save("truncated.json", good[:len(good)/2])
-	future := save("future.json", strings.Replace(good, `"schema_version": 1`, `"schema_version": 99`, 1))
+	future := save("future.json", strings.Replace(good, `"schema_version": 2`, `"schema_version": 99`, 1))
 	empty := save("empty.json", "")
 	incomplete := save("incomplete.json", partialReport)
 	base := save("base.json", good)

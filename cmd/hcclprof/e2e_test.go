@@ -86,7 +86,7 @@ func TestJSONReport(t *testing.T) {
 	tb, err := os.ReadFile(filepath.Join(sample, "ground_truth.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(tb, &truth))
-	assert.Equal(t, 1, rep.SchemaVersion)
+	assert.Equal(t, 2, rep.SchemaVersion)
 	assert.Equal(t, 8.0, rep.Summary["ranks"])
 	assert.Equal(t, 2.0, rep.Summary["steps"])
 	assert.InDelta(t, truth.Summary["comm_share"], rep.Summary["comm_share"], 0.000001)
