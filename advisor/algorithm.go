@@ -138,7 +138,7 @@ func algorithmFindings(res *analysis.Result, facts RunFacts, fit *costmodel.RunF
 		case res.Summary.CommShare < th.HiddenCommShare:
 			sev, hidden = Info, " Communication is almost all hidden behind computation here, so the step would not get shorter."
 		case len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0:
-			sev, hidden = Low, " A slow rank, link or node is found: fix it first, it costs more than the algorithm."
+			sev, hidden = Low, " A slow rank, link or server is found: fix it first, it costs more than the algorithm."
 		case strings.HasPrefix(topo.InterSource, "hardware") || strings.HasPrefix(topo.IntraSource, "hardware"):
 			sev = Low
 		}

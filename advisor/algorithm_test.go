@@ -62,7 +62,7 @@ func TestNoPipelineOn910A(t *testing.T) {
 			name = "read as A2"
 		}
 		t.Run(name, func(t *testing.T) {
-			sc, err := scenario.Builtin("healthy-2node-16rank")
+			sc, err := scenario.Builtin("healthy-2server-16rank")
 			require.NoError(t, err)
 			edit(sc)
 			res, c := generateOn(t, sc, hw)
@@ -84,7 +84,7 @@ func TestNoPipelineOn910A(t *testing.T) {
 			}
 			top := a.Recommendations[0]
 			assert.NotEqual(t, "hccl_algo", top.ID)
-			got := generatedSummary(t, "healthy-2node-16rank", edit, top.Settings)
+			got := generatedSummary(t, "healthy-2server-16rank", edit, top.Settings)
 			t.Logf("first %s %s: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs (base %.0f)", top.ID, top.Value,
 				top.Predicted.StepTimeUs, top.Predicted.Low, top.Predicted.High, stepUs(got), stepUs(res.Summary))
 			assert.InEpsilon(t, stepUs(got), top.Predicted.StepTimeUs, 0.1)

@@ -69,7 +69,7 @@ func TestFindingsOnScenarios(t *testing.T) {
 		assertOnlyRealKnobs(t, a)
 	})
 	t.Run("slow link names the link", func(t *testing.T) {
-		a := adviseBuiltin(t, "slow-link-2node", nil)
+		a := adviseBuiltin(t, "slow-link-2server", nil)
 		links := byID(a, "slow_link")
 		require.Len(t, links, 1)
 		assert.Contains(t, links[0].Title, "3→11 (RDMA)")
@@ -98,7 +98,7 @@ func TestFindingsOnScenarios(t *testing.T) {
 		assertOnlyRealKnobs(t, a)
 	})
 	t.Run("healthy has no high-severity finding", func(t *testing.T) {
-		a := adviseBuiltin(t, "healthy-2node-16rank", func(sc *scenario.Scenario) { sc.Steps = 3 })
+		a := adviseBuiltin(t, "healthy-2server-16rank", func(sc *scenario.Scenario) { sc.Steps = 3 })
 		for _, f := range a.Findings {
 			assert.NotEqual(t, advisor.High, f.Severity, "%+v", f)
 		}

@@ -281,7 +281,7 @@ func TestPipelineBubbleGetsMicrobatchAdvice(t *testing.T) {
 // step's span and stays within 100%.
 func TestCommTotalShareWithinTheStep(t *testing.T) {
 	sc := parsedScenario(t, pipelineBubble)
-	sc.Parallel.PP, sc.Ranks, sc.RanksPerNode = 4, 4, 4
+	sc.Parallel.PP, sc.Ranks, sc.RanksPerServer = 4, 4, 4
 	res, _ := generate(t, sc)
 	assert.LessOrEqual(t, res.Summary.CommTotalShare, 1.0)
 	assert.Greater(t, res.Summary.CommTotalShare, 0.5)

@@ -14,7 +14,7 @@ import (
 )
 
 // sampleRank is one rank of the bundled sample, in the text export.
-const sampleRank = "../fixtures/samples/demo-2node-8rank/node0_3000000_20250109074733000_ascend_pt"
+const sampleRank = "../fixtures/samples/demo-2server-8rank/node0_3000000_20250109074733000_ascend_pt"
 
 // rankFiles are the sample rank's files (paths relative to the rank directory, sorted)
 // and their contents.

@@ -68,7 +68,7 @@ func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts
 	c := res.Communication
 	th := opts.Thresholds.Recommend
 	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0 {
-		return nil, []string{"no tuning is recommended while a slow rank, link or node or a retransmission is found: fix it first (see the findings); no setting makes a broken node faster"}, nil
+		return nil, []string{"no tuning is recommended while a slow rank, link or server or a retransmission is found: fix it first (see the findings); no setting makes a broken server faster"}, nil
 	}
 	bk, err := fit.Bucketing()
 	if err != nil {

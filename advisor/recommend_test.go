@@ -59,7 +59,7 @@ func TestRecommendations(t *testing.T) {
 			}
 		}
 	})
-	for _, broken := range []string{"straggler-64rank", "slow-link-2node"} {
+	for _, broken := range []string{"straggler-64rank", "slow-link-2server"} {
 		t.Run(broken+": no knob pretends to fix a broken node", func(t *testing.T) {
 			a := adviseBuiltin(t, broken, nil)
 			assert.Empty(t, a.Recommendations)
@@ -180,7 +180,7 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
 	})
 	t.Run("hidden communication: no algorithm alarm", func(t *testing.T) {
-		a := adviseBuiltin(t, "healthy-2node-16rank", edit)
+		a := adviseBuiltin(t, "healthy-2server-16rank", edit)
 		assert.Nil(t, recommendationByID(a, "hccl_algo"))
 		for _, f := range byID(a, "algorithm_not_best") {
 			assert.Equal(t, advisor.Info, f.Severity)

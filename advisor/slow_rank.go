@@ -20,8 +20,8 @@ func slowFindings(c analysis.Communication, stake StakeThresholds) []Finding {
 			Evidence: s.Evidence + evidenceStrength(s.StepsSeen), Refs: refs})
 	}
 	for _, n := range c.SlowNodes {
-		out = append(out, Finding{ID: "slow_node", Severity: High,
-			Title:    fmt.Sprintf("Node %d's %s links run at %.0f%% of their peers'", n.Node, n.Transport, 100*n.Fraction),
+		out = append(out, Finding{ID: "slow_server", Severity: High,
+			Title:    fmt.Sprintf("Server %d's %s links run at %.0f%% of their peers'", n.Node, n.Transport, 100*n.Fraction),
 			Evidence: n.Evidence})
 	}
 	for _, l := range c.SlowLinks {

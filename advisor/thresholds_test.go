@@ -62,7 +62,7 @@ func TestApplyConfig(t *testing.T) {
 // finding. 20% of the sample's communication overlaps compute, under the default 50%
 // (exposed_comm_could_overlap); with max_overlap_ratio at 0.1 it is enough.
 func TestFindingThresholdsFromConfig(t *testing.T) {
-	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2server-8rank"}, parser.LoadOptions{})
 	require.NoError(t, err)
 	res := analysis.Analyze(c, analysis.Options{})
 	def := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)

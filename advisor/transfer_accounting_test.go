@@ -26,14 +26,14 @@ func TestHealthyMultiServerRunsMoveData(t *testing.T) {
 		// behind the own compute, which costs nothing)
 		exposed bool
 	}{
-		{"healthy-2node-16rank", func(sc *scenario.Scenario) { sc.Steps = 2 }, advisor.CauseComputeBound, false},
+		{"healthy-2server-16rank", func(sc *scenario.Scenario) { sc.Steps = 2 }, advisor.CauseComputeBound, false},
 		{"comm-heavy 4 servers", func(sc *scenario.Scenario) {
-			sc.Steps, sc.Ranks, sc.RanksPerNode = 2, 16, 4
+			sc.Steps, sc.Ranks, sc.RanksPerServer = 2, 16, 4
 			sc.Model.GradientBytes, sc.DDP.Overlap = 2_000_000_000, 0.5
 		}, advisor.CauseTransfer, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := scenario.Builtin("healthy-2node-16rank")
+			sc, err := scenario.Builtin("healthy-2server-16rank")
 			require.NoError(t, err)
 			tc.edit(sc)
 			res, c := generate(t, sc)

@@ -15,7 +15,7 @@ import (
 // TestAccumulatorEqualsAnalyze checks that summarising each rank as it is read and
 // dropping its timeline gives exactly the analysis of the whole cluster in memory.
 func TestAccumulatorEqualsAnalyze(t *testing.T) {
-	dir := filepath.Join("..", "fixtures", "samples", "demo-2node-8rank")
+	dir := filepath.Join("..", "fixtures", "samples", "demo-2server-8rank")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("bundled sample absent")
 	}

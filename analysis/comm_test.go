@@ -80,7 +80,7 @@ func TestOpSplitRecomputedMatchesProfiler(t *testing.T) {
 // TestLinksAndCrossRankWait maps group-local task ranks to global ranks through
 // parallel_group_info and splits each op's elapse into wait for others and transit.
 func TestLinksAndCrossRankWait(t *testing.T) {
-	dir := filepath.Join("..", "fixtures", "samples", "demo-2node-8rank")
+	dir := filepath.Join("..", "fixtures", "samples", "demo-2server-8rank")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("bundled sample absent")
 	}

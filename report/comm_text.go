@@ -9,7 +9,7 @@ import (
 )
 
 // writeCommunication writes, briefly, who waits for whom, link use per transport,
-// and the slow ranks, links, nodes and retransmissions with their evidence.
+// and the slow ranks, links, servers and retransmissions with their evidence.
 func writeCommunication(p *printer, c analysis.Communication, v *reportView) {
 	if len(c.Ops) == 0 {
 		return
@@ -72,7 +72,7 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView) {
 		p.printf("  slow rank %d (cause: %s): %s\n", r.Rank, r.Cause, r.Evidence)
 	}
 	for _, n := range c.SlowNodes {
-		p.printf("  slow node: %s\n", n.Evidence)
+		p.printf("  slow server: %s\n", n.Evidence)
 	}
 	for i, l := range c.SlowLinks {
 		if i == 5 {

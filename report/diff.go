@@ -15,13 +15,13 @@ import (
 // ReadReportRun reads a saved JSON report (hcclprof analyze --format json) as one side
 // of a diff; label names it in errors and in the diff.
 func ReadReportRun(r io.Reader, label string) (*compare.Run, error) {
-	var rep contract.Report
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&rep); err != nil {
+	rep, err := contract.Decode(r)
+	if err != nil {
 		return nil, fmt.Errorf("%s: not an hcclprof JSON report: %v", label, err)
 	}
-	if rep.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d, this hcclprof reads %d", label, rep.SchemaVersion, SchemaVersion)
+	// Version 1 differs only in words (node for server), which Decode maps.
+	if rep.SchemaVersion < 1 || rep.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, this hcclprof reads 1 to %d", label, rep.SchemaVersion, SchemaVersion)
 	}
 	ns := func(us float64) int64 { return int64(math.Round(us * 1000)) }
 	run := &compare.Run{Label: label, Ranks: rep.Summary.Ranks, Steps: rep.Summary.Steps, Incomplete: rep.Summary.Incomplete, Warnings: rep.Warnings}

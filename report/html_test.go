@@ -29,7 +29,7 @@ import (
 func htmlDoc(t *testing.T) *report.Document {
 	t.Helper()
 	d := sampleDoc(t)
-	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2server-8rank"}, parser.LoadOptions{})
 	require.NoError(t, err)
 	for _, r := range c.Ranks {
 		if r.Rank == 3 {

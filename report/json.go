@@ -14,7 +14,7 @@ import (
 
 func commJSON(c analysis.Communication) contract.Communication {
 	out := contract.Communication{Ops: []contract.Op{}, Groups: []contract.Group{}, Links: []contract.Link{}, SlowRanks: []contract.SlowRank{},
-		SlowLinks: []contract.SlowLink{}, SlowNodes: []contract.SlowNode{}, Retransmissions: []contract.Retransmission{},
+		SlowLinks: []contract.SlowLink{}, SlowServers: []contract.SlowServer{}, Retransmissions: []contract.Retransmission{},
 		Checks: []contract.Check{}, GroupSteps: []contract.GroupStep{}, Pipelines: []contract.Pipeline{},
 		Hardware: contract.Hardware{Name: c.Hardware.Name, Assumed: c.Hardware.Assumed, Source: c.Hardware.Source,
 			PeaksGBps: c.Hardware.PeakGBps}}
@@ -51,10 +51,10 @@ func commJSON(c analysis.Communication) contract.Communication {
 	}
 	for _, l := range c.SlowLinks {
 		out.SlowLinks = append(out.SlowLinks, contract.SlowLink{Src: l.Src, Dst: l.Dst, Transport: l.Transport,
-			BandwidthGBps: round(l.BandwidthGBps, 4), PeerMedianGBps: round(l.PeerMedianGBps, 4), Node: l.Node, Evidence: l.Evidence})
+			BandwidthGBps: round(l.BandwidthGBps, 4), PeerMedianGBps: round(l.PeerMedianGBps, 4), Server: l.Node, Evidence: l.Evidence})
 	}
 	for _, n := range c.SlowNodes {
-		out.SlowNodes = append(out.SlowNodes, contract.SlowNode{Node: n.Node, Host: n.Host, Transport: n.Transport, Fraction: round(n.Fraction, 4), Evidence: n.Evidence})
+		out.SlowServers = append(out.SlowServers, contract.SlowServer{Server: n.Node, Host: n.Host, Transport: n.Transport, Fraction: round(n.Fraction, 4), Evidence: n.Evidence})
 	}
 	for _, r := range c.Retransmissions {
 		out.Retransmissions = append(out.Retransmissions, contract.Retransmission{Src: r.Src, Dst: r.Dst, Step: r.Step, Op: r.Op, TimeUs: us(r.TimeNs)})

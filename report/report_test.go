@@ -23,14 +23,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func sampleDoc(t *testing.T) *report.Document {
 	t.Helper()
-	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2server-8rank"}, parser.LoadOptions{})
 	require.NoError(t, err)
 	res := analysis.Analyze(c, analysis.Options{})
 	g, err := analysis.ParseGate("comm_share>30%", analysis.MetricNames)
 	require.NoError(t, err)
 	advice := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
 	return &report.Document{Result: res, Advice: &advice, Gates: analysis.EvaluateGates([]analysis.Gate{g}, res.Summary.Metrics()),
-		Notes: c.Notes, Command: "hcclprof analyze fixtures/samples/demo-2node-8rank --fail-on comm_share>30%", Version: "test"}
+		Notes: c.Notes, Command: "hcclprof analyze fixtures/samples/demo-2server-8rank --fail-on comm_share>30%", Version: "test"}
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -112,7 +112,7 @@ func TestCalibrationOnRealData(t *testing.T) {
 // BenchmarkCalibrate fits the links and the gradient synchronisation of the bundled
 // sample's analysis.
 func BenchmarkCalibrate(b *testing.B) {
-	c, err := parser.LoadCluster([]string{"../../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	c, err := parser.LoadCluster([]string{"../../fixtures/samples/demo-2server-8rank"}, parser.LoadOptions{})
 	if err != nil {
 		b.Skip("bundled sample absent")
 	}
@@ -131,7 +131,7 @@ func BenchmarkCalibrate(b *testing.B) {
 // BenchmarkWhatIfAndBackTest prices a plan of every structural knob and back-tests
 // every op of the bundled sample.
 func BenchmarkWhatIfAndBackTest(b *testing.B) {
-	c, err := parser.LoadCluster([]string{"../../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	c, err := parser.LoadCluster([]string{"../../fixtures/samples/demo-2server-8rank"}, parser.LoadOptions{})
 	if err != nil {
 		b.Skip("bundled sample absent")
 	}

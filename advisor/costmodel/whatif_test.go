@@ -78,8 +78,8 @@ func whatIfCases(t *testing.T, record func(p costmodel.Prediction, generatedUs f
 		{"small-buckets-32rank", "dp=64", false},
 		{"small-buckets-32rank", "dp=16", false},
 		{"small-buckets-32rank", "overlap=0.2", false},
-		{"healthy-2node-16rank", "algo=pipeline", true},
-		{"healthy-2node-16rank", "overlap=0", false},
+		{"healthy-2server-16rank", "algo=pipeline", true},
+		{"healthy-2server-16rank", "overlap=0", false},
 	} {
 		if testing.Short() && !tc.short {
 			continue

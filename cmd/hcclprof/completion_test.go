@@ -30,7 +30,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"whatif", "x", "--set", "b"}, []string{"bucket=", "buffsize="}, ":6"},
 		{[]string{"whatif", "x", "--set", "algo="}, []string{"algo=ring", "algo=nhr", "algo=rhd", "algo=nb", "algo=pipeline"}, ":4"},
 		{[]string{"gen", "straggler"}, []string{"straggler-64rank"}, ":0"},
-		{[]string{"gen", "demo-2node-8rank", ""}, nil, ":4"},
+		{[]string{"gen", "demo-2server-8rank", ""}, nil, ":4"},
 	}
 	for _, tt := range tests {
 		out, stderr, code := runCLI(t, append([]string{"__complete"}, tt.args...)...)
@@ -48,7 +48,7 @@ func TestCompletion(t *testing.T) {
 	// gen with no partial name offers every built-in scenario, and files too.
 	out, _, code := runCLI(t, "__complete", "gen", "")
 	require.Equal(t, 0, code)
-	for _, name := range []string{"demo-2node-8rank", "straggler-64rank", "seed-8card-bert"} {
+	for _, name := range []string{"demo-2server-8rank", "straggler-64rank", "seed-8card-bert"} {
 		assert.Contains(t, strings.Split(out, "\n"), name)
 	}
 	assert.True(t, strings.HasSuffix(out, "\n:0\n"), out)

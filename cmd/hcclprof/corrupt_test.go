@@ -381,7 +381,7 @@ func baseRun(t *testing.T, base string) string {
 	case strings.HasPrefix(base, "gen:"): // gen:FORMAT[:OMIT]
 		dir := filepath.Join(t.TempDir(), "run")
 		format, omit, _ := strings.Cut(strings.TrimPrefix(base, "gen:"), ":")
-		args := []string{"gen", "demo-2node-8rank", "-o", dir, "--format", format}
+		args := []string{"gen", "demo-2server-8rank", "-o", dir, "--format", format}
 		if omit != "" {
 			args = append(args, "--omit", omit)
 		}
@@ -495,7 +495,7 @@ func TestDiffCorrupt(t *testing.T) {
 		return f
 	}
 	truncated := save("truncated.json", good[:len(good)/2])
-	future := save("future.json", strings.Replace(good, `"schema_version": 1`, `"schema_version": 99`, 1))
+	future := save("future.json", strings.Replace(good, `"schema_version": 2`, `"schema_version": 99`, 1))
 	empty := save("empty.json", "")
 	incomplete := save("incomplete.json", partialReport)
 	base := save("base.json", good)

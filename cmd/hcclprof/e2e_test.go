@@ -19,7 +19,7 @@ import (
 	"github.com/hcclprof/hcclprof/internal/realdata"
 )
 
-const sample = "../../fixtures/samples/demo-2node-8rank"
+const sample = "../../fixtures/samples/demo-2server-8rank"
 
 func TestExitCodes(t *testing.T) {
 	empty := t.TempDir()
@@ -86,7 +86,7 @@ func TestJSONReport(t *testing.T) {
 	tb, err := os.ReadFile(filepath.Join(sample, "ground_truth.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(tb, &truth))
-	assert.Equal(t, 1, rep.SchemaVersion)
+	assert.Equal(t, 2, rep.SchemaVersion)
 	assert.Equal(t, 8.0, rep.Summary["ranks"])
 	assert.Equal(t, 2.0, rep.Summary["steps"])
 	assert.InDelta(t, truth.Summary["comm_share"], rep.Summary["comm_share"], 0.000001)
@@ -321,11 +321,11 @@ func TestGen(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `no built-in scenario "no-such-scenario"`)
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte("ranks: 12\nranks_per_node: 8\nmodel: {forward_ms: 1}\n"), 0o644))
+	require.NoError(t, os.WriteFile(bad, []byte("ranks: 12\nranks_per_server: 8\nmodel: {forward_ms: 1}\n"), 0o644))
 	_, errOut, code = runCLI(t, "gen", bad, "-o", t.TempDir())
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errOut, "multiple of ranks_per_node")
-	_, errOut, code = runCLI(t, "gen", "demo-2node-8rank", "-o", t.TempDir(), "--format", "csv")
+	assert.Contains(t, errOut, "multiple of ranks_per_server")
+	_, errOut, code = runCLI(t, "gen", "demo-2server-8rank", "-o", t.TempDir(), "--format", "csv")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `unknown format "csv"`)
 }
@@ -913,7 +913,7 @@ func TestDiff(t *testing.T) {
 	small, large := filepath.Join(dir, "b16"), filepath.Join(dir, "b64")
 	for path, mb := range map[string]string{small: "16", large: "256"} {
 		sc := filepath.Join(dir, "sc"+mb+".yaml")
-		require.NoError(t, os.WriteFile(sc, []byte("description: diff test\nproduct: a2\nranks: 8\nranks_per_node: 8\nsteps: 4\nseed: 3\n"+
+		require.NoError(t, os.WriteFile(sc, []byte("description: diff test\nproduct: a2\nranks: 8\nranks_per_server: 8\nsteps: 4\nseed: 3\n"+
 			"model: {gradient_bytes: 1360000000, dtype: FP32, forward_ms: 10, backward_ms: 20, optimizer_ms: 3, kernel_us: 400}\n"+
 			"ddp: {bucket_mb: "+mb+", overlap: 0.15}\n"), 0o644))
 		_, errOut, code := runCLI(t, "gen", sc, "-o", path)
@@ -986,7 +986,7 @@ func TestConfigDefaultBuffsize(t *testing.T) {
 	require.NoError(t, os.WriteFile(sc, []byte(`description: "16 ranks on 2 A2 servers, 300 MiB buckets, HCCL_BUFFSIZE not set"
 product: a2
 ranks: 16
-ranks_per_node: 8
+ranks_per_server: 8
 steps: 2
 first_step: 30
 seed: 8

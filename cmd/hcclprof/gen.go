@@ -46,7 +46,7 @@ this run wrote is removed; with --force, what the directory held before stays.`,
 	fl.StringVar(&f.Format, "format", "text", "output format: text, db or msprof")
 	fl.Int64Var(&f.Seed, "seed", 0, "random seed (0: the scenario's own)")
 	fl.IntVar(&f.Steps, "steps", 0, "override the number of steps")
-	fl.IntVar(&f.Ranks, "ranks", 0, "override the number of ranks (a multiple of ranks_per_node)")
+	fl.IntVar(&f.Ranks, "ranks", 0, "override the number of ranks (a multiple of ranks_per_server)")
 	fl.IntVar(&f.Workers, "workers", 0, "ranks written in parallel (0: one per CPU)")
 	fl.BoolVar(&f.Force, "force", false, "write into a non-empty output directory")
 	fl.StringVar(&f.MaxBytes, "max-bytes", "64GiB", "refuse a scenario estimated above this size, and stop a run whose files pass it (bytes, or with KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0: no limit)")

@@ -16,10 +16,10 @@ func newSummarizeCmd(in invocation) *cobra.Command {
 DIR/rank<N>` + parser.RankSummarySuffix + `: what the analysis reads of the rank, usually
 a few hundredths of its traces or less. analyze, advise, diff, export and inspect read
 summaries as they read rank directories, alone or mixed with raw ranks, and report the
-same figures. Run it on every node over that node's profiler output, into one shared
+same figures. Run it on every server over that server's profiler output, into one shared
 directory (or gather the files), then analyze that directory once.
 
-Each file is written under a temporary name and renamed, so processes on several nodes
+Each file is written under a temporary name and renamed, so processes on several servers
 can write into the same directory at once; a rank summarised twice keeps the last.
 
 Exit codes: 0 done; 2 usage or input error (nothing found, DIR not writable);

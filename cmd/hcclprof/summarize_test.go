@@ -95,7 +95,7 @@ func TestSummaryReportsEqualRaw(t *testing.T) {
 	for _, format := range render.Formats {
 		for _, name := range scenario.BuiltinNames() {
 			t.Run(string(format)+"/"+name, func(t *testing.T) {
-				if testing.Short() && name != "demo-2node-8rank" {
+				if testing.Short() && name != "demo-2server-8rank" {
 					t.Skip("-short: the bundled scenario only")
 				}
 				dir := genSmall(t, name, format)
@@ -169,7 +169,7 @@ func TestSummarizeInParallelProcesses(t *testing.T) {
 func TestMixedRawAndSummaries(t *testing.T) {
 	for _, format := range []render.Format{render.FormatText, render.FormatDB} {
 		t.Run(string(format), func(t *testing.T) {
-			dir := genSmall(t, "demo-2node-8rank", format)
+			dir := genSmall(t, "demo-2server-8rank", format)
 			ranks, err := filepath.Glob(filepath.Join(dir, "*_ascend_pt"))
 			require.NoError(t, err)
 			require.Len(t, ranks, 8)
@@ -217,7 +217,7 @@ func TestSummaryIsSmall(t *testing.T) {
 	sc, err := scenario.Parse([]byte(`
 product: a2
 ranks: 2
-ranks_per_node: 2
+ranks_per_server: 2
 steps: 2
 model: {gradient_bytes: 600000000, dtype: BFP16, forward_ms: 60, backward_ms: 120, optimizer_ms: 5, kernel_us: 60}
 ddp: {bucket_mb: 25, overlap: 0.8}
@@ -253,7 +253,7 @@ func TestSummaryKeepsTheMicroBatches(t *testing.T) {
 	sc, err := scenario.Parse([]byte(`
 product: a2
 ranks: 8
-ranks_per_node: 8
+ranks_per_server: 8
 steps: 3
 seed: 33
 model: {gradient_bytes: 2000000000, dtype: FP32, forward_ms: 1.5, backward_ms: 3, optimizer_ms: 2, kernel_us: 150}

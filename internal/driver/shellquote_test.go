@@ -68,7 +68,7 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 	assert.Equal(t, append([]string{"hcclprof"}, args...), shellWords(t, got))
 }
 
-const sample = "../../fixtures/samples/demo-2node-8rank"
+const sample = "../../fixtures/samples/demo-2server-8rank"
 
 // TestRecordedCommandQuoted: the command a JSON report records, pasted into a shell,
 // gives the binary the arguments it was run with (a path with a space, a quote, '$'

@@ -84,7 +84,7 @@ func Summarize(env Env, args []string, f SummarizeFlags) error {
 }
 
 // writeRankSummary writes r's summary into dir under a temporary name, then renames
-// it into place, so that a reader never sees half a file and writers on other nodes
+// it into place, so that a reader never sees half a file and writers on other servers
 // never clash. It returns the file's size.
 func writeRankSummary(dir string, r *profile.Rank, notes []string) (int64, error) {
 	tmp, err := os.CreateTemp(dir, ".rank*.tmp")

@@ -53,7 +53,7 @@ func QuantileSorted(s []float64, q float64) float64 {
 
 // LowerMedianSorted is QuantileSorted(s, 0.5): the middle value, the lower of the
 // two middle values for an even count. The robust outlier tests (slow ranks, links
-// and nodes) use it so that the median is always one of the measured values.
+// and servers) use it so that the median is always one of the measured values.
 func LowerMedianSorted(s []float64) float64 { return QuantileSorted(s, 0.5) }
 
 // UpperMedianSorted is the middle of values sorted ascending, the upper of the two

@@ -18,19 +18,19 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // A scenario and format is generated and analysed once; an edited scenario or another
 // format is its own cluster; the cluster is the generator's output with its truth.
 func TestSharedByContent(t *testing.T) {
-	a := testkit.AnalyseBuiltin(t, "demo-2node-8rank", render.FormatText)
-	again := testkit.Analyse(t, testkit.Builtin(t, "demo-2node-8rank"), render.FormatText)
+	a := testkit.AnalyseBuiltin(t, "demo-2server-8rank", render.FormatText)
+	again := testkit.Analyse(t, testkit.Builtin(t, "demo-2server-8rank"), render.FormatText)
 	assert.Same(t, a.Result, again.Result)
 	assert.Same(t, a.Cluster, again.Cluster, "the cluster is among the recent ones")
-	assert.Same(t, a.Generated, testkit.GenerateBuiltin(t, "demo-2node-8rank", render.FormatText))
+	assert.Same(t, a.Generated, testkit.GenerateBuiltin(t, "demo-2server-8rank", render.FormatText))
 	require.Len(t, a.Cluster.Ranks, 8)
 	assert.Equal(t, a.Truth.Summary.Ranks, a.Result.Summary.Ranks)
 	_, err := os.Stat(filepath.Join(a.Dir, "ground_truth.json"))
 	assert.NoError(t, err)
 
-	db := testkit.GenerateBuiltin(t, "demo-2node-8rank", render.FormatDB)
+	db := testkit.GenerateBuiltin(t, "demo-2server-8rank", render.FormatDB)
 	assert.NotEqual(t, a.Dir, db.Dir)
-	edited := testkit.Builtin(t, "demo-2node-8rank")
+	edited := testkit.Builtin(t, "demo-2server-8rank")
 	edited.Steps = 1
 	one := testkit.Analyse(t, edited, render.FormatText)
 	assert.NotEqual(t, a.Dir, one.Dir)
@@ -39,7 +39,7 @@ func TestSharedByContent(t *testing.T) {
 
 	// Other options read the shared cluster without changing its analysis.
 	base := a.Result.Summary
-	skipped, shared := testkit.AnalyseWith(t, testkit.Builtin(t, "demo-2node-8rank"), render.FormatText, analysis.Options{SkipSteps: []int{a.Result.Ranks[0].Steps[0].Step}})
+	skipped, shared := testkit.AnalyseWith(t, testkit.Builtin(t, "demo-2server-8rank"), render.FormatText, analysis.Options{SkipSteps: []int{a.Result.Ranks[0].Steps[0].Step}})
 	assert.Same(t, a.Result, shared.Result)
 	assert.Equal(t, 1, skipped.Summary.Steps)
 	assert.Equal(t, base, a.Result.Summary)

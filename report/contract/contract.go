@@ -8,8 +8,10 @@
 package contract
 
 // SchemaVersion is the version of the JSON report. It changes only when a field is
-// removed or changes meaning; new fields may be added within a version.
-const SchemaVersion = 1
+// removed, renamed or changes meaning; new fields may be added within a version.
+// Version 2 calls a machine a server, HCCL's word: version 1's slow_nodes and node
+// keys are slow_servers and server (Decode reads both).
+const SchemaVersion = 2
 
 // Report is the whole JSON report of analyze (and of advise's full form): what
 // `hcclprof analyze --format json` writes and `hcclprof diff` reads back.
@@ -115,7 +117,7 @@ type Communication struct {
 	Links           []Link           `json:"links"`
 	SlowRanks       []SlowRank       `json:"slow_ranks"`
 	SlowLinks       []SlowLink       `json:"slow_links"`
-	SlowNodes       []SlowNode       `json:"slow_nodes"`
+	SlowServers     []SlowServer     `json:"slow_servers"`
 	Retransmissions []Retransmission `json:"retransmissions"`
 	Checks          []Check          `json:"checks"`
 	GroupSteps      []GroupStep      `json:"group_steps"`
@@ -202,13 +204,13 @@ type SlowLink struct {
 	Transport      string  `json:"transport"`
 	BandwidthGBps  float64 `json:"bandwidth_gbps"`
 	PeerMedianGBps float64 `json:"peer_median_gbps"`
-	Node           int     `json:"node"`
+	Server         int     `json:"server"` // the server of Src; -1 when unknown
 	Evidence       string  `json:"evidence"`
 }
 
-// SlowNode is a node whose links are slower than the others'.
-type SlowNode struct {
-	Node      int     `json:"node"`
+// SlowServer is a server whose links are slower than the others'.
+type SlowServer struct {
+	Server    int     `json:"server"`
 	Host      string  `json:"host"`
 	Transport string  `json:"transport"`
 	Fraction  float64 `json:"fraction"`

@@ -21,7 +21,7 @@ import (
 	"github.com/hcclprof/hcclprof/report/export"
 )
 
-const sample = "../../fixtures/samples/demo-2node-8rank"
+const sample = "../../fixtures/samples/demo-2server-8rank"
 
 // pqColumn is one column of a Parquet file as arrow-go's reader gives it: its schema
 // and its values, nil for NULL (definition level 0).

@@ -29,7 +29,7 @@ type traceEv struct {
 
 func sampleTrace(t *testing.T) ([]byte, *analysis.Result, *advisor.Advice) {
 	t.Helper()
-	c, err := parser.LoadCluster([]string{"../../fixtures/samples/demo-2node-8rank"}, parser.LoadOptions{})
+	c, err := parser.LoadCluster([]string{"../../fixtures/samples/demo-2server-8rank"}, parser.LoadOptions{})
 	require.NoError(t, err)
 	res := analysis.Analyze(c, analysis.Options{})
 	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)

@@ -1,0 +1,74 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/report"
+	"github.com/hcclprof/hcclprof/report/contract"
+)
+
+// withSlowServer is the sample report with one slow server added under the key
+// schema 2 gives it.
+func withSlowServer(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(mustRead(t, "sample.json"), &m))
+	comm := m["communication"].(map[string]any)
+	require.NotEmpty(t, comm["slow_links"], "the sample has a slow link, with its server")
+	comm["slow_servers"] = []any{map[string]any{"server": 1, "host": "node1", "transport": "RDMA", "fraction": 0.4, "evidence": "e"}}
+	return m
+}
+
+// asSchema1 writes a schema-2 report as schema 1 wrote it: a server was a node.
+func asSchema1(t *testing.T, m map[string]any) []byte {
+	t.Helper()
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	old := strings.NewReplacer(`"slow_servers":`, `"slow_nodes":`, `"server":`, `"node":`, `"schema_version":2`, `"schema_version":1`).Replace(string(b))
+	require.Contains(t, old, `"slow_nodes":[{`)
+	require.Contains(t, old, `"schema_version":1`)
+	return []byte(old)
+}
+
+// TestDecodeSchema1: a report written by schema 1 (slow_nodes, node) decodes to the
+// same values as its schema-2 form.
+func TestDecodeSchema1(t *testing.T) {
+	m := withSlowServer(t)
+	now, err := json.Marshal(m)
+	require.NoError(t, err)
+	want, err := contract.Decode(bytes.NewReader(now))
+	require.NoError(t, err)
+	require.Len(t, want.Communication.SlowServers, 1)
+	got, err := contract.Decode(bytes.NewReader(asSchema1(t, m)))
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.SchemaVersion)
+	got.SchemaVersion = want.SchemaVersion
+	assert.Equal(t, want, got)
+	assert.Equal(t, contract.SlowServer{Server: 1, Host: "node1", Transport: "RDMA", Fraction: 0.4, Evidence: "e"}, got.Communication.SlowServers[0])
+	assert.Equal(t, want.Communication.SlowLinks[0].Server, got.Communication.SlowLinks[0].Server)
+}
+
+// TestDiffReadsSchema1: diff reads a saved report of schema 1 as the same run as its
+// schema-2 form, and refuses a version it does not know.
+func TestDiffReadsSchema1(t *testing.T) {
+	m := withSlowServer(t)
+	now, err := json.Marshal(m)
+	require.NoError(t, err)
+	want, err := report.ReadReportRun(bytes.NewReader(now), "r")
+	require.NoError(t, err)
+	got, err := report.ReadReportRun(bytes.NewReader(asSchema1(t, m)), "r")
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.NotEmpty(t, got.Samples)
+	for _, v := range []string{"0", "3"} {
+		doc := strings.Replace(string(now), `"schema_version":2`, `"schema_version":`+v, 1)
+		_, err := report.ReadReportRun(strings.NewReader(doc), "r")
+		assert.EqualError(t, err, "r: schema_version "+v+", this hcclprof reads 1 to 2")
+	}
+}
