@@ -136,7 +136,7 @@ func fromArchive(c *profile.Cluster, archiveRoot, dir string) {
 func TestArchivesEqualTheirUnpackedForm(t *testing.T) {
 	for _, format := range []render.Format{render.FormatText, render.FormatDB, render.FormatMsprof} {
 		t.Run(string(format), func(t *testing.T) {
-			dir := testkit.GenerateBuiltin(t, "demo-2node-8rank", format).Dir
+			dir := testkit.GenerateBuiltin(t, "demo-2server-8rank", format).Dir
 			want, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
 			require.NoError(t, err)
 			wantRes := analysis.Analyze(want, analysis.Options{})
@@ -172,7 +172,7 @@ func TestArchivesEqualTheirUnpackedForm(t *testing.T) {
 
 // An archive of one rank directory, named or found in a directory walked, is that rank.
 func TestArchiveOfOneRank(t *testing.T) {
-	dir := testkit.GenerateBuiltin(t, "demo-2node-8rank", render.FormatText).Dir
+	dir := testkit.GenerateBuiltin(t, "demo-2server-8rank", render.FormatText).Dir
 	rankDirs, err := filepath.Glob(filepath.Join(dir, "*_ascend_pt"))
 	require.NoError(t, err)
 	require.NotEmpty(t, rankDirs)
@@ -298,7 +298,7 @@ func TestArchiveLinksInside(t *testing.T) {
 
 // A truncated or damaged archive gives an error naming it, and no panic.
 func TestArchiveTruncated(t *testing.T) {
-	dir := testkit.GenerateBuiltin(t, "demo-2node-8rank", render.FormatText).Dir
+	dir := testkit.GenerateBuiltin(t, "demo-2server-8rank", render.FormatText).Dir
 	members := dirMembers(t, dir, "")
 	for _, ext := range []string{".tar.gz", ".zip", ".tar"} {
 		full := filepath.Join(t.TempDir(), "full"+ext)
@@ -317,7 +317,7 @@ func TestArchiveTruncated(t *testing.T) {
 
 // BenchmarkArchive loads the 8-rank demo cluster from a .tar.gz and from a .zip.
 func BenchmarkArchive(b *testing.B) {
-	dir := filepath.Join("..", "fixtures", "samples", "demo-2node-8rank")
+	dir := filepath.Join("..", "fixtures", "samples", "demo-2server-8rank")
 	if _, err := os.Stat(dir); err != nil {
 		b.Skip("bundled sample absent")
 	}

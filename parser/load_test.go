@@ -17,7 +17,7 @@ func TestInOrderFollowsTheRanks(t *testing.T) {
 	var mu sync.Mutex
 	var seen []*profile.Rank
 	busy := 0
-	c, err := LoadCluster([]string{"../fixtures/samples/demo-2node-8rank"}, LoadOptions{Workers: 4,
+	c, err := LoadCluster([]string{"../fixtures/samples/demo-2server-8rank"}, LoadOptions{Workers: 4,
 		OnRank: func(r *profile.Rank) { time.Sleep(time.Duration(8-r.Rank) * 5 * time.Millisecond) },
 		InOrder: func(r *profile.Rank) {
 			mu.Lock()

@@ -142,7 +142,7 @@ func msprofProfDirs(tb testing.TB, dir string) []string {
 // equal the ground truth's sums over steps. Free and Stage also count the device idle
 // time between steps, which no step holds: both exceed the sums by that same gap.
 func TestMsprofGeneratedCluster(t *testing.T) {
-	truth, dir := genMsprof(t, "demo-2node-8rank", nil)
+	truth, dir := genMsprof(t, "demo-2server-8rank", nil)
 	profs := msprofProfDirs(t, dir)
 	require.Len(t, profs, 8)
 	var ranks []*profile.Rank
@@ -216,7 +216,7 @@ func TestMsprofGeneratedCluster(t *testing.T) {
 // generated PROF directory: every op key but the "Total HCCL Operators" entry, step
 // -1, the group hash attached to the timeline's ops.
 func TestMsprofCommunicationFlat(t *testing.T) {
-	_, dir := genMsprof(t, "demo-2node-8rank", nil)
+	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	p := msprofProfDirs(t, dir)[0]
 	raw, err := os.ReadFile(filepath.Join(p, "analyze", "communication.json"))
 	require.NoError(t, err)
@@ -293,7 +293,7 @@ func msprofExportTimeline(tb testing.TB, prof string) string {
 // TestMsprofTruncatedTimeline: a truncated or corrupt timeline leaves a partial rank
 // with a problem naming the file and the byte offset; the other files are read.
 func TestMsprofTruncatedTimeline(t *testing.T) {
-	_, dir := genMsprof(t, "demo-2node-8rank", nil)
+	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	src := msprofProfDirs(t, dir)[0]
 	full, err := LoadMsprofDir(src)
 	require.NoError(t, err)
@@ -346,7 +346,7 @@ func TestMsprofTruncatedTimeline(t *testing.T) {
 // the whole file does, even when the process names are in another slice than the
 // events; the newest export wins over an older one.
 func TestMsprofSlices(t *testing.T) {
-	_, dir := genMsprof(t, "demo-2node-8rank", nil)
+	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	src := msprofProfDirs(t, dir)[0]
 	full, err := LoadMsprofDir(src)
 	require.NoError(t, err)
@@ -577,7 +577,7 @@ func TestAssignMsprofRanks(t *testing.T) {
 		assert.Contains(t, strings.Join(notes, "\n"), "a/"+early+" device_0 ignored")
 	})
 	t.Run("generated cluster with rank ids cleared", func(t *testing.T) {
-		_, dir := genMsprof(t, "demo-2node-8rank", nil)
+		_, dir := genMsprof(t, "demo-2server-8rank", nil)
 		var devs []MsprofDevice
 		want := map[string]int{}
 		for _, p := range msprofProfDirs(t, dir) {
@@ -611,7 +611,7 @@ func TestAssignMsprofRanks(t *testing.T) {
 }
 
 func TestMsprofMultiDeviceExport(t *testing.T) {
-	_, dir := genMsprof(t, "demo-2node-8rank", nil)
+	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	src := msprofProfDirs(t, dir)[0]
 	prof := filepath.Join(t.TempDir(), filepath.Base(src))
 	msprofCopyTree(t, src, prof)
@@ -635,7 +635,7 @@ func TestMsprofMultiDeviceExport(t *testing.T) {
 func BenchmarkMsprofDir(b *testing.B) {
 	sc, err := scenario.Parse([]byte(`
 ranks: 2
-ranks_per_node: 2
+ranks_per_server: 2
 steps: 4
 model: {gradient_bytes: 600000000, dtype: BFP16, forward_ms: 60, backward_ms: 120, optimizer_ms: 5, kernel_us: 60}
 ddp: {bucket_mb: 25, overlap: 0.8}

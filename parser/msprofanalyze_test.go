@@ -38,7 +38,7 @@ type genRank struct {
 // writeTextCluster generates the demo cluster in the torch_npu text export.
 func writeTextCluster(t *testing.T) string {
 	t.Helper()
-	run := runScenario(t, "demo-2node-8rank", nil)
+	run := runScenario(t, "demo-2server-8rank", nil)
 	dir := t.TempDir()
 	_, _, err := render.WriteCluster(run, dir, render.Options{Format: render.FormatText})
 	require.NoError(t, err)

@@ -40,7 +40,7 @@ func bareExports(tb testing.TB, root string, profs map[string]string) {
 // directory's export is: the same compute and ops, no analyze/ files, the device from
 // op_summary's Device_id and the rank numbered (no info.json.N says it).
 func TestDiscoverMsprofExportOnly(t *testing.T) {
-	_, dir := genMsprof(t, "demo-2node-8rank", nil)
+	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	profs := msprofProfDirs(t, dir)
 	src := profs[0]
 	device := msprofDeviceOf(t, src)
@@ -107,7 +107,7 @@ func TestDiscoverMsprofExportOnly(t *testing.T) {
 // copies of one device number are two devices (no hostUid tells them apart), not
 // duplicates.
 func TestDiscoverMsprofExportsNumbered(t *testing.T) {
-	_, dir := genMsprof(t, "demo-2node-8rank", nil)
+	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	profs := msprofProfDirs(t, dir)
 	byDevice := map[int]string{}
 	for _, p := range profs {

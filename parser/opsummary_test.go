@@ -15,7 +15,7 @@ import (
 // still gives the ops, from op_summary's HCCL rows, with their steps and times equal to
 // the timeline's ops.
 func TestMsprofOpSummaryWithoutTimeline(t *testing.T) {
-	_, dir := genMsprof(t, "demo-2node-8rank", nil)
+	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	prof := msprofProfDirs(t, dir)[0]
 	full, err := LoadMsprofDir(prof)
 	require.NoError(t, err)

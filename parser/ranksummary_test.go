@@ -23,7 +23,7 @@ var (
 // sampleRank is rank 2 of the bundled sample, as LoadRank reads it.
 func sampleRank(t testing.TB) *profile.Rank {
 	t.Helper()
-	in, err := Discover([]string{"../fixtures/samples/demo-2node-8rank"})
+	in, err := Discover([]string{"../fixtures/samples/demo-2server-8rank"})
 	require.NoError(t, err)
 	defer in.Release()
 	require.Greater(t, len(in.Ranks), 2)

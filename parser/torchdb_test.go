@@ -178,15 +178,15 @@ func runScenario(t testing.TB, name string, edit func(*scenario.Scenario)) *sim.
 
 // The text and db renderings of one generated run analyse identically, step by step
 // and rank by rank, and both match the generator's ground truth. -short leaves out
-// slow-link-2node (16 ranks) and cuts the pipeline case to TP2 × PP4 (8 ranks).
+// slow-link-2server (16 ranks) and cuts the pipeline case to TP2 × PP4 (8 ranks).
 func TestTorchDBMatchesTextExport(t *testing.T) {
 	cases := []struct {
 		name     string
 		scenario string
 		edit     func(*scenario.Scenario)
 	}{
-		{"demo-2node-8rank", "demo-2node-8rank", nil},
-		{"slow-link-2node", "slow-link-2node", nil},
+		{"demo-2server-8rank", "demo-2server-8rank", nil},
+		{"slow-link-2server", "slow-link-2server", nil},
 		// Pipeline parallelism (hcom_send/hcom_receive, Bubble): pp4-dp8-256rank cut to
 		// 32 ranks, TP8 × PP4 × DP1.
 		{"pp4-tp8-32rank", "pp4-dp8-256rank", func(sc *scenario.Scenario) {
@@ -197,7 +197,7 @@ func TestTorchDBMatchesTextExport(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "slow-link-2node" && testing.Short() {
+			if tc.name == "slow-link-2server" && testing.Short() {
 				t.Skip("-short: the demo and the pipeline case")
 			}
 			sc := testkit.Builtin(t, tc.scenario)
@@ -325,11 +325,11 @@ func assertTruth(t *testing.T, res *analysis.Result, truth *sim.Truth) {
 	near("step time", s.StepTimeNs, truth.Summary.StepTimeUs)
 }
 
-// writeDemoDB writes demo-2node-8rank in the db format and returns the cluster dir and
+// writeDemoDB writes demo-2server-8rank in the db format and returns the cluster dir and
 // rank 0's directory.
 func writeDemoDB(t testing.TB) (cluster, rank0 string) {
 	t.Helper()
-	run := runScenario(t, "demo-2node-8rank", nil)
+	run := runScenario(t, "demo-2server-8rank", nil)
 	dir := t.TempDir()
 	_, _, err := render.WriteCluster(run, dir, render.Options{Format: render.FormatDB})
 	require.NoError(t, err)
@@ -522,7 +522,7 @@ func TestTorchDBCorruptions(t *testing.T) {
 // and the text files are listed as skipped; ranks come from the db's name.
 func TestDiscoverPrefersDB(t *testing.T) {
 	_, rank0 := writeDemoDB(t)
-	textRun := runScenario(t, "demo-2node-8rank", nil)
+	textRun := runScenario(t, "demo-2server-8rank", nil)
 	textDir := t.TempDir()
 	_, _, err := render.WriteCluster(textRun, textDir, render.Options{Format: render.FormatText})
 	require.NoError(t, err)
@@ -576,7 +576,7 @@ func BenchmarkTorchDB(b *testing.B) {
 	b.Run("generated", func(b *testing.B) {
 		sc, err := scenario.Parse([]byte(`
 ranks: 2
-ranks_per_node: 2
+ranks_per_server: 2
 steps: 4
 model: {gradient_bytes: 600000000, dtype: BFP16, forward_ms: 60, backward_ms: 120, optimizer_ms: 5, kernel_us: 60}
 ddp: {bucket_mb: 25, overlap: 0.8}

@@ -42,7 +42,7 @@ func TestValidateRealCommunicationJSON(t *testing.T) {
 // A db op that ends before it starts (it made the analysis slice out of range) is
 // dropped with a problem, in a db built from the bundled sample's db export.
 func TestValidateDBOpEndBeforeStart(t *testing.T) {
-	dbs, err := filepath.Glob(filepath.Join("..", "fixtures", "samples", "demo-2node-8rank-db", "*", "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_*.db"))
+	dbs, err := filepath.Glob(filepath.Join("..", "fixtures", "samples", "demo-2server-8rank-db", "*", "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_*.db"))
 	require.NoError(t, err)
 	require.NotEmpty(t, dbs)
 	srcDir := filepath.Dir(filepath.Dir(dbs[0]))
