@@ -183,13 +183,35 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 func walkRanks(root string, d *discovery) error {
 	root = filepath.Clean(root)
 	rootDepth := strings.Count(root, string(os.PathSeparator))
-	return walkPath(root, func(path string, e fs.DirEntry, err error) error {
+	// WalkDir does not follow a root that is a symbolic link (`analyze ./latest`, a
+	// link to the run), and would see one file; through a trailing separator the
+	// system resolves it. Links below the root are not followed as directories.
+	walkRoot := root
+	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if st, err := os.Stat(root); err == nil && st.IsDir() {
+			walkRoot = root + string(os.PathSeparator)
+		}
+	}
+	if !inArchive(root) {
+		if real, err := realPath(root); err == nil {
+			d.walked = append(d.walked, real)
+		}
+	}
+	return walkPath(walkRoot, func(path string, e fs.DirEntry, err error) error {
+		if path == walkRoot {
+			path = root // the user's spelling, without the separator
+		}
 		if err != nil {
 			d.note(fmt.Sprintf("skipped %s: %v", path, err))
 			if e != nil && e.IsDir() {
 				return fs.SkipDir
 			}
 			return nil
+		}
+		if path != root && e.Type()&fs.ModeSymlink != 0 && !inArchive(path) {
+			if st, err := os.Stat(path); err == nil && st.IsDir() {
+				return walkLinkedDir(path, d)
+			}
 		}
 		if !e.IsDir() {
 			if IsArchiveName(e.Name()) && !inArchive(path) && e.Type().IsRegular() {
@@ -225,6 +247,39 @@ func walkRanks(root string, d *discovery) error {
 		}
 		return nil
 	})
+}
+
+// walkLinkedDir walks a directory reached through a symbolic link below a root (ranks
+// gathered into one directory by links), unless its real path is inside a tree walked
+// already or holds one: that would read ranks twice, or loop.
+func walkLinkedDir(path string, d *discovery) error {
+	real, err := realPath(path)
+	if err != nil {
+		d.note(fmt.Sprintf("skipped %s: %v", path, err))
+		return nil
+	}
+	for _, w := range d.walked {
+		if within(real, w) || within(w, real) {
+			d.note(fmt.Sprintf("skipped %s: a link to %s, which overlaps %s, read already", path, real, w))
+			return nil
+		}
+	}
+	return walkRanks(path, d)
+}
+
+// realPath is path's absolute path with every link resolved.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// within reports whether path is dir or below it (both clean and absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(os.PathSeparator))
 }
 
 // rankLikeName reports whether a directory's name is that of a torch_npu or

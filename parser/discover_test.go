@@ -58,6 +58,55 @@ func TestDiscoverClusterRoot(t *testing.T) {
 	assert.Contains(t, c.Notes, "ignored files hcclprof does not read: memory_record.csv (1)")
 }
 
+// A path given that is a symbolic link to the run (`analyze ./latest`) or to one rank
+// is read through the link, its ranks named under the path the user gave; a link to a
+// rank inside a cluster directory is read as before.
+func TestDiscoverThroughSymlinkedRoot(t *testing.T) {
+	real, err := filepath.EvalSymlinks(t.TempDir()) // as the notes name it
+	require.NoError(t, err)
+	mkRank(t, real, "host_1_20250101000000001_ascend_pt", 0)
+	mkRank(t, real, "host_2_20250101000000001_ascend_pt", 1)
+	links := t.TempDir()
+	latest := filepath.Join(links, "latest")
+	require.NoError(t, os.Symlink(real, latest))
+	one := filepath.Join(links, "rank1")
+	require.NoError(t, os.Symlink(filepath.Join(real, "host_2_20250101000000001_ascend_pt"), one))
+	inside := filepath.Join(links, "cluster")
+	require.NoError(t, os.MkdirAll(inside, 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(real, "host_1_20250101000000001_ascend_pt"), filepath.Join(inside, "r0")))
+
+	in, err := Discover([]string{latest})
+	require.NoError(t, err, "a link to the run")
+	require.Len(t, in.Ranks, 2)
+	assert.Equal(t, filepath.Join(latest, "host_1_20250101000000001_ascend_pt"), in.Ranks[0].Dir)
+	assert.Equal(t, filepath.Join(latest, "host_2_20250101000000001_ascend_pt"), in.Ranks[1].Dir)
+
+	in, err = Discover([]string{one + string(os.PathSeparator)})
+	require.NoError(t, err, "a link to a rank, with a trailing separator")
+	require.Len(t, in.Ranks, 1)
+	in, err = Discover([]string{one})
+	require.NoError(t, err, "a link to a rank")
+	require.Len(t, in.Ranks, 1)
+	assert.Equal(t, one, in.Ranks[0].Dir)
+	assert.Equal(t, 1, in.Ranks[0].Rank)
+
+	in, err = Discover([]string{inside})
+	require.NoError(t, err, "a link to a rank inside a cluster directory")
+	require.Len(t, in.Ranks, 1)
+	assert.Equal(t, filepath.Join(inside, "r0"), in.Ranks[0].Dir)
+
+	// Links back up the tree, or into a part of it read already, are not followed:
+	// no loop, no rank twice. Relative paths resolve from the working directory.
+	require.NoError(t, os.Symlink(real, filepath.Join(real, "host_1_20250101000000001_ascend_pt", "up")))
+	require.NoError(t, os.Symlink(filepath.Join(real, "host_2_20250101000000001_ascend_pt"), filepath.Join(real, "again")))
+	t.Chdir(links)
+	in, err = Discover([]string{"latest"})
+	require.NoError(t, err)
+	require.Len(t, in.Ranks, 2)
+	assert.Equal(t, filepath.Join("latest", "host_1_20250101000000001_ascend_pt"), in.Ranks[0].Dir)
+	assert.Contains(t, in.Notes, "skipped "+filepath.Join("latest", "again")+": a link to "+filepath.Join(real, "host_2_20250101000000001_ascend_pt")+", which overlaps "+real+", read already")
+}
+
 func TestDiscoverUnrankedAndFiles(t *testing.T) {
 	root := t.TempDir()
 	a := mkRank(t, root, "a_ascend_pt", -1)

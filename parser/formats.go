@@ -59,6 +59,10 @@ type discovery struct {
 	addSummary  func(summaryInput)   // msprof-analyze outputs, read after the raw ranks
 	openArchive func(string) (string, error)
 	notes       *[]string
+	// walked are the real paths of the trees walked so far (the roots and the
+	// directories reached through links), so that a link into one of them, or above
+	// one, is not walked twice.
+	walked []string
 }
 
 func (d *discovery) note(s string) { *d.notes = append(*d.notes, s) }
