@@ -120,17 +120,25 @@ type Communication struct {
 	// Retransmissions are RDMA transfers longer than the retransmission limit; they
 	// are left out of the links' bandwidth.
 	Retransmissions []Retransmission
-	SlowRanks       []SlowRank
-	SlowLinks       []SlowLink
-	SlowNodes       []SlowNode
+	// PeerRatios are, per link, how fast its transfers ran against their peers' (the
+	// same ops' transfers over the same transport and size, latency taken off): the
+	// measure the advisor's slow-link and slow-node detectors read. A link with no
+	// group of peers to compare with has none.
+	PeerRatios map[LinkID]float64
+	// NodeOf numbers each rank's server, from the rank directories' host names (Hosts,
+	// by server number); a rank whose host is unknown has none.
+	NodeOf map[int]int
+	Hosts  []string
 	// GroupSteps is each communicator's communication per step; Pipelines the
 	// pipeline-parallel groups with their bubble against theory.
 	GroupSteps []GroupStep
 	Pipelines  []Pipeline
 	// TransferSamples are the typical transfer times per transport and size.
 	TransferSamples []TransferSample
-	// Checks are msprof-analyze's communication checks and the HCCL_BUFFSIZE one.
-	Checks []Check
+	// CheckSamples are the cluster's counts for msprof-analyze's communication checks
+	// and the HCCL_BUFFSIZE one, taken at Limits' sizes; the advisor decides which fire.
+	CheckSamples CheckSamples
+	Limits       Limits
 	// Hardware is the product whose link peaks the utilisations use.
 	Hardware hardware.Profile
 }
@@ -202,7 +210,7 @@ func indexRank(r *profile.Rank) rankIndex {
 
 // rankCommunication computes one rank's per-op statistics and transfers. With the
 // peer checks, it is the only part of the communication analysis that reads tasks.
-func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps map[int]bool) rankComm {
+func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[int]bool) rankComm {
 	var out rankComm
 	ops := r.CommOps
 	if len(ops) == 0 {
@@ -455,8 +463,8 @@ func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
 }
 
 // mergeCommunication joins the ranks' communication into the cluster's: cross-rank
-// waits, links, groups, slow links and nodes.
-func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Communication {
+// waits, links and their peer ratios, groups, servers.
+func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
 	var out Communication
 	links := map[linkKey]*Link{}
 	peers := peerSamples{}
@@ -479,8 +487,8 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 	crossRankWait(out.Ops)
 	out.TransferSamples = transferSamples(ranks)
 	out.Groups = clusterGroups(c)
-	nodeOf, hosts := nodesOf(c)
-	inServerLevel(out.Ops, out.Groups, nodeOf)
+	out.NodeOf, out.Hosts = nodesOf(c)
+	inServerLevel(out.Ops, out.Groups, out.NodeOf)
 	for _, l := range links {
 		out.Links = append(out.Links, *l)
 	}
@@ -495,14 +503,9 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 		return a.Transport < b.Transport
 	})
 	ratios := peers.linkRatios(transferLatencyNs(out.TransferSamples))
-	slow := slowLinks(out.Links, ratios, nodeOf, th)
-	var explained map[linkKey]bool
-	out.SlowNodes, explained = slowNodes(out.Links, slow, ratios, nodeOf, hosts, th)
-	// A node's slow NIC is one finding, not one per link it slows.
-	for _, l := range slow {
-		if !explained[linkKey{l.Src, l.Dst, l.Transport}] {
-			out.SlowLinks = append(out.SlowLinks, l)
-		}
+	out.PeerRatios = make(map[LinkID]float64, len(ratios))
+	for k, r := range ratios {
+		out.PeerRatios[LinkID{k.src, k.dst, k.transport}] = r
 	}
 	return out
 }
