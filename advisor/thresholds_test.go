@@ -52,9 +52,9 @@ func TestApplyConfig(t *testing.T) {
 		"findings:\n  link_use_low: 0.5\n":                    "line 2: findings.link_use_low: want a mapping of thresholds",
 		"findings: [1]\n":                                     "line 1: findings: want a mapping",
 		"findings:\n  warmup_steps: {long_step_ratio: 0.5}\n": "findings.warmup_steps.long_step_ratio = 0.5: want a value in [1, 1000]",
-		"slow_link: {fraction: 2}\n":                         "slow_link.fraction = 2: want a value in [0, 1]",
-		"slow_rank: {method: vote}\n":                        `slow_rank.method = "vote": want mad or dixon`,
-		"checks: {small_share: 1.5}\n":                       "checks.small_share = 1.5: want a value in [0, 1]",
+		"slow_link: {fraction: 2}\n":                          "slow_link.fraction = 2: want a value in [0, 1]",
+		"slow_rank: {method: vote}\n":                         `slow_rank.method = "vote": want mad or dixon`,
+		"checks: {small_share: 1.5}\n":                        "checks.small_share = 1.5: want a value in [0, 1]",
 	} {
 		_, err := parse(doc)
 		require.Error(t, err, doc)
