@@ -1,9 +1,11 @@
 // Package analysis computes hcclprof's metrics from the data model (package profile):
 // the per-rank, per-step breakdown of step time into computation, communication and
 // idle time, the communication shares and why the exposed part is exposed (Exposure),
-// per-collective and per-link statistics, slow ranks, links and servers,
-// msprof-analyze's checks, and the CI gates. It reads profile types, and no profiler
-// file; the only file it reads is the configuration of its thresholds (LoadConfig).
+// per-collective and per-link statistics, each link's bandwidth against its peers',
+// the servers, the samples msprof-analyze's checks count, and the CI gates. It
+// measures; which ranks, links and servers are slow and which checks fire is the
+// advisor's decision. It reads profile types, and no profiler file; the only file it
+// reads is the configuration file (LoadConfig).
 package analysis
 
 import (
