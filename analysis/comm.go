@@ -138,7 +138,8 @@ type Communication struct {
 	// CheckSamples are the cluster's counts for msprof-analyze's communication checks
 	// and the HCCL_BUFFSIZE one, taken at Limits' sizes; the advisor decides which fire.
 	CheckSamples CheckSamples
-	Limits       Limits
+	// Limits are where the measurements were cut (Options.Limits, else DefaultLimits).
+	Limits Limits
 	// Hardware is the product whose link peaks the utilisations use.
 	Hardware hardware.Profile
 }
