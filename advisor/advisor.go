@@ -11,7 +11,10 @@ import (
 // Advice is the advisor's output: what is wrong and what to change.
 type Advice struct {
 	// Diagnosis is what holds the step back most (Diagnose).
-	Diagnosis       Diagnosis
+	Diagnosis Diagnosis
+	// Detections are the slow ranks, links and nodes and the checks that fired
+	// (Detect), which the findings and the diagnosis read.
+	Detections      Detections
 	Findings        []Finding
 	Recommendations []Recommendation
 	// Notes say why a recommendation is missing or what the model could not fit.
@@ -27,18 +30,19 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	facts := Facts(res, env, opts)
 	// The cost model is fitted once: the findings and the recommendations price with it.
 	fit := costmodel.Fit(res, facts.Accumulation, facts.BuffsizeBytes)
-	diag := Diagnose(res, opts)
-	a := Advice{Diagnosis: diag, Findings: findings(res, env, facts, fit, opts)}
+	det := Detect(res, opts.Detect)
+	diag := Diagnose(res, det, opts)
+	a := Advice{Diagnosis: diag, Detections: det, Findings: findings(res, det, env, facts, fit, opts)}
 	if waitingCause(diag.Cause) {
 		// The diagnosis says whom the collectives wait for: the generic "mostly
 		// waiting" finding would only repeat it less precisely.
 		a.Findings = slices.DeleteFunc(a.Findings, func(f Finding) bool { return f.ID == "comm_mostly_waiting" })
 	}
-	a.Findings = append(causeFindings(res, diag, opts.Thresholds.Diagnosis), a.Findings...)
+	a.Findings = append(causeFindings(res, det, diag, opts.Thresholds.Diagnosis), a.Findings...)
 	a.Findings = append(a.Findings, distributedOptimizerFindings(res, opts.Thresholds.Stake)...)
 	sortFindings(a.Findings)
 	var more []Finding
-	a.Recommendations, a.Notes, more = recommend(res, facts, fit, opts)
+	a.Recommendations, a.Notes, more = recommend(res, det, facts, fit, opts)
 	if facts.AccumulationNote != "" {
 		a.Notes = append([]string{facts.AccumulationNote}, a.Notes...)
 	}

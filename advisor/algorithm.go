@@ -33,7 +33,7 @@ func (t *AlgorithmThresholds) keys() []thresholdKey {
 // HCCL_ALGO may name on the product: typically HCCL_ALGO forcing one, or an
 // automatic choice made with HCCL's fixed 60 µs / 20 GiB/s figures rather than the
 // links the run shows. One rank's ops of each step are priced per algorithm.
-func algorithmFindings(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, th AlgorithmThresholds) []Finding {
+func algorithmFindings(res *analysis.Result, det Detections, facts RunFacts, fit *costmodel.RunFit, th AlgorithmThresholds) []Finding {
 	c := res.Communication
 	type key struct {
 		group string
@@ -137,7 +137,7 @@ func algorithmFindings(res *analysis.Result, facts RunFacts, fit *costmodel.RunF
 		switch {
 		case res.Summary.CommShare < th.HiddenCommShare:
 			sev, hidden = Info, " Communication is almost all hidden behind computation here, so the step would not get shorter."
-		case len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0:
+		case det.faulty(c):
 			sev, hidden = Low, " A slow rank, link or server is found: fix it first, it costs more than the algorithm."
 		case strings.HasPrefix(topo.InterSource, "hardware") || strings.HasPrefix(topo.IntraSource, "hardware"):
 			sev = Low

@@ -64,7 +64,7 @@ func (t *DiagnosisThresholds) keys() []thresholdKey {
 // Diagnose names the leading cause of a run's step time from the analysis' exposure
 // split (analysis.Exposure): the device idling, communication within budget, or the
 // largest of moving data and the kinds of waiting.
-func Diagnose(res *analysis.Result, opts Options) Diagnosis {
+func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	opts = opts.withDefaults()
 	th := opts.Thresholds.Diagnosis
 	budget := opts.CommBudget
@@ -113,7 +113,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	// behind compute (many small buckets). The slow rank's stake measures it directly:
 	// it ranks the straggler, and stands for its share where the split's figure is
 	// under half of it.
-	slowStake := slowRankStake(res.Communication.SlowRanks)
+	slowStake := slowRankStake(det.SlowRanks)
 	stragglerRank := max(ex.StragglerWaitShare, min(slowStake, s.CommShare))
 	stragglerShare := ex.StragglerWaitShare
 	if 2*stragglerShare < slowStake {
@@ -189,7 +189,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 	case CauseStraggler:
 		d.Title = head + " waits for a slower rank"
 		d.Evidence = split + ": ranks of the same group arrive at their collectives at different times"
-		if sr := res.Communication.SlowRanks; len(sr) > 0 {
+		if sr := det.SlowRanks; len(sr) > 0 {
 			d.Title = head + fmt.Sprintf(" waits for rank %d", sr[0].Rank)
 			d.Evidence += fmt.Sprintf("; rank %d arrives last and costs the step about %s (%s)", sr[0].Rank, pct(slowStake), sr[0].Evidence)
 		}
@@ -199,7 +199,7 @@ func Diagnose(res *analysis.Result, opts Options) Diagnosis {
 
 // slowRankStake is what the costliest slow rank costs the run: its share of its
 // flagged steps, over all the steps in which waits were compared.
-func slowRankStake(srs []analysis.SlowRank) float64 {
+func slowRankStake(srs []SlowRank) float64 {
 	var best float64
 	for _, r := range srs {
 		if r.StepsSeen > 0 {
@@ -321,7 +321,7 @@ func waitingCause(cause string) bool {
 // causeFindings turns the diagnosis into the finding that says what to do about its
 // cause, with the framework's real knobs. Severity follows the share of the step at
 // stake; a straggler seen in a single profiled step is weak evidence, one level lower.
-func causeFindings(res *analysis.Result, d Diagnosis, th DiagnosisThresholds) []Finding {
+func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th DiagnosisThresholds) []Finding {
 	var cure string
 	id := "cause_" + d.Cause
 	switch d.Cause {
@@ -333,7 +333,7 @@ func causeFindings(res *analysis.Result, d Diagnosis, th DiagnosisThresholds) []
 	case CauseUnprofiled:
 		cure = "Profile every rank of those groups (torch_npu: start the profiler on all ranks, not only some; msprof: collect on every device), then run hcclprof on all of them to see which rank arrives late."
 	case CauseStraggler:
-		if len(res.Communication.SlowRanks) > 0 {
+		if len(det.SlowRanks) > 0 {
 			return nil // the slow_rank finding names it, with its cause
 		}
 		cure = "Find why that rank arrives late (its compute per step, its host: data loading, CPU binding, launches) before changing links or algorithms."

@@ -43,7 +43,7 @@ type RunFacts struct {
 
 // DefaultBuffsizeBytes is HCCL_BUFFSIZE when neither the run's environment nor the
 // configuration (checks.default_buffsize_mb) says: HCCL's 200 MB, which HCCL reads as MiB.
-var DefaultBuffsizeBytes = int64(analysis.DefaultCheckThresholds.DefaultBuffsizeMB) << 20
+var DefaultBuffsizeBytes = int64(analysis.DefaultLimits.DefaultBuffsizeMB) << 20
 
 // FactsOf reads the framework and HCCL_BUFFSIZE of a run from its environment;
 // defaultBuffsizeBytes is HCCL_BUFFSIZE when the environment does not set it (0:

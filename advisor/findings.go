@@ -67,10 +67,13 @@ type Options struct {
 	DefaultBuffsizeBytes int64
 	// Thresholds decide the findings; the zero value is DefaultThresholds.
 	Thresholds Thresholds
+	// Detect decides the slow ranks, links and nodes and the checks; the zero value
+	// is DefaultDetectThresholds.
+	Detect DetectThresholds
 }
 
 // DefaultOptions are the advisor's defaults.
-var DefaultOptions = Options{CommBudget: 0.30, Thresholds: DefaultThresholds}
+var DefaultOptions = Options{CommBudget: 0.30, Thresholds: DefaultThresholds, Detect: DefaultDetectThresholds}
 
 // withDefaults fills what opts leaves at zero with the defaults.
 func (o Options) withDefaults() Options {
@@ -80,22 +83,25 @@ func (o Options) withDefaults() Options {
 	if o.Thresholds == (Thresholds{}) {
 		o.Thresholds = DefaultThresholds
 	}
+	if o.Detect == (DetectThresholds{}) {
+		o.Detect = DefaultDetectThresholds
+	}
 	return o
 }
 
 // findings reads the analysis for what is wrong. Each rule is small and named by its
 // finding's ID; the order of the result is by severity, then by the size of the loss.
-func findings(res *analysis.Result, env Env, facts RunFacts, fit *costmodel.RunFit, opts Options) []Finding {
+func findings(res *analysis.Result, det Detections, env Env, facts RunFacts, fit *costmodel.RunFit, opts Options) []Finding {
 	var out []Finding
 	th := opts.Thresholds
 	out = append(out, budgetFindings(res, opts)...)
 	out = append(out, waitFindings(res, th.Waiting)...)
 	out = append(out, warmupFindings(res, th.Steps)...)
-	out = append(out, slowFindings(res.Communication, th.Stake)...)
-	out = append(out, checkFindings(res.Communication)...)
+	out = append(out, slowFindings(det, res.Communication.Retransmissions, th.Stake)...)
+	out = append(out, checkFindings(det.Checks)...)
 	out = append(out, linkUseFindings(res.Communication, th.LinkUse)...)
 	out = append(out, latencyBoundFindings(res.Communication, fit.Links, th.LatencyBound)...)
-	out = append(out, algorithmFindings(res, facts, fit, th.Algorithm)...)
+	out = append(out, algorithmFindings(res, det, facts, fit, th.Algorithm)...)
 	out = append(out, pipelineFindings(res.Communication, th.Bubble)...)
 	out = append(out, envFindings(env)...)
 	sortFindings(out)

@@ -2,15 +2,13 @@ package advisor
 
 import (
 	"fmt"
-
-	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // checkFindings turns the peer checks that fired into findings. Retransmission is
 // already a finding of its own (slowFindings).
-func checkFindings(c analysis.Communication) []Finding {
+func checkFindings(checks []Check) []Finding {
 	var out []Finding
-	for _, ch := range c.Checks {
+	for _, ch := range checks {
 		if !ch.Fired {
 			continue
 		}

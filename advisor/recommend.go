@@ -64,10 +64,10 @@ func (t *RecommendThresholds) keys() []thresholdKey {
 // a better bucket size, an HCCL_BUFFSIZE that removes rounds, and, when exposed
 // communication stays above the budget, gradient accumulation; ranked by gain.
 // Nothing is tuned while a rank, link or node is broken: the findings say which.
-func recommend(res *analysis.Result, facts RunFacts, fit *costmodel.RunFit, opts Options) ([]Recommendation, []string, []Finding) {
+func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmodel.RunFit, opts Options) ([]Recommendation, []string, []Finding) {
 	c := res.Communication
 	th := opts.Thresholds.Recommend
-	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) > 0 {
+	if det.faulty(c) {
 		return nil, []string{"no tuning is recommended while a slow rank, link or server or a retransmission is found: fix it first (see the findings); no setting makes a broken server faster"}, nil
 	}
 	bk, err := fit.Bucketing()

@@ -8,9 +8,9 @@ import (
 	"github.com/hcclprof/hcclprof/internal/units"
 )
 
-func slowFindings(c analysis.Communication, stake StakeThresholds) []Finding {
+func slowFindings(det Detections, retrans []analysis.Retransmission, stake StakeThresholds) []Finding {
 	var out []Finding
-	for _, s := range c.SlowRanks {
+	for _, s := range det.SlowRanks {
 		refs := make([]Ref, 0, len(s.Steps))
 		for _, st := range s.Steps {
 			refs = append(refs, Ref{Rank: s.Rank, Step: st})
@@ -19,18 +19,18 @@ func slowFindings(c analysis.Communication, stake StakeThresholds) []Finding {
 			Title:    fmt.Sprintf("Rank %d holds the others back by %.1f%% of the step (cause: %s)", s.Rank, 100*s.ShareOfStep, s.Cause),
 			Evidence: s.Evidence + evidenceStrength(s.StepsSeen), Refs: refs})
 	}
-	for _, n := range c.SlowNodes {
+	for _, n := range det.SlowServers {
 		out = append(out, Finding{ID: "slow_server", Severity: High,
-			Title:    fmt.Sprintf("Server %d's %s links run at %.0f%% of their peers'", n.Node, n.Transport, 100*n.Fraction),
+			Title:    fmt.Sprintf("Server %d's %s links run at %.0f%% of their peers'", n.Server, n.Transport, 100*n.Fraction),
 			Evidence: n.Evidence})
 	}
-	for _, l := range c.SlowLinks {
+	for _, l := range det.SlowLinks {
 		out = append(out, Finding{ID: "slow_link", Severity: High,
 			Title:    fmt.Sprintf("Link %d→%d (%s) runs at %.0f%% of its peers' bandwidth", l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/math.Max(l.PeerMedianGBps, 1e-9)),
 			Evidence: l.Evidence, Refs: []Ref{{Rank: l.Src, Step: -1}}})
 	}
-	if n := len(c.Retransmissions); n > 0 {
-		r := c.Retransmissions[0]
+	if n := len(retrans); n > 0 {
+		r := retrans[0]
 		out = append(out, Finding{ID: "rdma_retransmission", Severity: High,
 			Title: fmt.Sprintf("%d RDMA transfer(s) took over %s: packet loss and retransmission", n, units.FormatSeconds(r.LimitNs)),
 			Evidence: fmt.Sprintf("first: %d→%d in %s, step %s, %.3f s; check the switch and the NICs (not an HCCL setting)",

@@ -12,8 +12,8 @@ import (
 // The retransmission finding names the limit the transfer exceeded, as configured
 // (retransmission_s), not a fixed 4 s.
 func TestRetransmissionFindingNamesTheLimit(t *testing.T) {
-	c := analysis.Communication{Retransmissions: []analysis.Retransmission{{Src: 1, Dst: 2, Step: 3, Op: "x", TimeNs: 9e8, LimitNs: 5e8}}}
-	fs := slowFindings(c, DefaultStakeThresholds)
+	retrans := []analysis.Retransmission{{Src: 1, Dst: 2, Step: 3, Op: "x", TimeNs: 9e8, LimitNs: 5e8}}
+	fs := slowFindings(Detections{}, retrans, DefaultStakeThresholds)
 	require.Len(t, fs, 1)
 	assert.Equal(t, "1 RDMA transfer(s) took over 0.5 s: packet loss and retransmission", fs[0].Title)
 }

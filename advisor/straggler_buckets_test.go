@@ -32,8 +32,8 @@ func TestStragglerHiddenBySmallBuckets(t *testing.T) {
 
 	assert.Equal(t, advisor.CauseStraggler, a.Diagnosis.Cause, a.Diagnosis.Title)
 	assert.Contains(t, a.Diagnosis.Title, "waits for rank 19")
-	require.Len(t, res.Communication.SlowRanks, 1)
-	sr := res.Communication.SlowRanks[0]
+	require.Len(t, a.Detections.SlowRanks, 1)
+	sr := a.Detections.SlowRanks[0]
 	assert.Equal(t, 19, sr.Rank)
 	assert.Equal(t, "compute", sr.Cause)
 	assert.Contains(t, sr.Evidence, "it arrives last at")

@@ -64,8 +64,9 @@ func (t *Thresholds) byFinding() map[string][]thresholdKey {
 }
 
 // ApplyConfig sets the advisor's options from the configuration file: comm_budget,
-// checks.default_buffsize_mb (HCCL_BUFFSIZE when the run does not set it) and the
-// findings section's thresholds. Errors name the file's line.
+// checks.default_buffsize_mb (HCCL_BUFFSIZE when the run does not set it), the
+// detectors' slow_rank, slow_link and checks sections, and the findings section's
+// thresholds. Errors name the file's line.
 func ApplyConfig(c analysis.Config, o *Options) error {
 	if c.CommBudget != nil {
 		o.CommBudget = *c.CommBudget
@@ -76,7 +77,46 @@ func ApplyConfig(c analysis.Config, o *Options) error {
 	if o.Thresholds == (Thresholds{}) {
 		o.Thresholds = DefaultThresholds
 	}
+	if o.Detect == (DetectThresholds{}) {
+		o.Detect = DefaultDetectThresholds
+	}
+	if err := applyDetect(c, &o.Detect); err != nil {
+		return err
+	}
 	return applyFindings(&c.Findings, &o.Thresholds)
+}
+
+// applyDetect reads the detectors' sections onto th, each value checked against its
+// range.
+func applyDetect(c analysis.Config, th *DetectThresholds) error {
+	for _, k := range []struct {
+		name   string
+		dst    *float64
+		src    *float64
+		lo, hi float64
+	}{
+		{"slow_rank.z", &th.SlowRank.Z, c.SlowRank.Z, 0, 1e3},
+		{"slow_rank.min_share", &th.SlowRank.MinShare, c.SlowRank.MinShare, 0, 1},
+		{"slow_rank.persist", &th.SlowRank.Persist, c.SlowRank.Persist, 0, 1},
+		{"slow_link.fraction", &th.SlowLink.Fraction, c.SlowLink.Fraction, 0, 1},
+		{"checks.small_share", &th.Checks.SmallShare, c.Checks.SmallShare, 0, 1},
+		{"checks.contention_gbps", &th.Checks.ContentionGBps, c.Checks.ContentionGBps, 0, 1e4},
+	} {
+		if k.src == nil {
+			continue
+		}
+		if *k.src < k.lo || *k.src > k.hi {
+			return fmt.Errorf("%s = %v: want a value in [%v, %v]", k.name, *k.src, k.lo, k.hi)
+		}
+		*k.dst = *k.src
+	}
+	if m := c.SlowRank.Method; m != nil {
+		if *m != "mad" && *m != "dixon" {
+			return fmt.Errorf("slow_rank.method = %q: want mad or dixon", *m)
+		}
+		th.SlowRank.Method = *m
+	}
+	return nil
 }
 
 // applyFindings reads the findings section, a mapping of finding ids to mappings of

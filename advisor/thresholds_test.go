@@ -23,6 +23,7 @@ func TestExampleConfigIsTheAdvisorsDefaults(t *testing.T) {
 	var o advisor.Options
 	require.NoError(t, advisor.ApplyConfig(c, &o))
 	assert.Equal(t, advisor.DefaultThresholds, o.Thresholds)
+	assert.Equal(t, advisor.DefaultDetectThresholds, o.Detect)
 	assert.Equal(t, advisor.DefaultOptions.CommBudget, o.CommBudget)
 	assert.Equal(t, int64(200<<20), o.DefaultBuffsizeBytes)
 	assert.Equal(t, advisor.DefaultBuffsizeBytes, o.DefaultBuffsizeBytes)
@@ -51,11 +52,28 @@ func TestApplyConfig(t *testing.T) {
 		"findings:\n  link_use_low: 0.5\n":                    "line 2: findings.link_use_low: want a mapping of thresholds",
 		"findings: [1]\n":                                     "line 1: findings: want a mapping",
 		"findings:\n  warmup_steps: {long_step_ratio: 0.5}\n": "findings.warmup_steps.long_step_ratio = 0.5: want a value in [1, 1000]",
+		"slow_link: {fraction: 2}\n":                          "slow_link.fraction = 2: want a value in [0, 1]",
+		"slow_rank: {method: vote}\n":                         `slow_rank.method = "vote": want mad or dixon`,
+		"checks: {small_share: 1.5}\n":                        "checks.small_share = 1.5: want a value in [0, 1]",
 	} {
 		_, err := parse(doc)
 		require.Error(t, err, doc)
 		assert.Contains(t, err.Error(), msg)
 	}
+}
+
+// TestApplyConfigDetectors: the slow_rank, slow_link and checks sections set the
+// detectors' thresholds; the keys left out keep their defaults.
+func TestApplyConfigDetectors(t *testing.T) {
+	c, err := analysis.ParseConfig(strings.NewReader("slow_rank: {method: dixon, z: 4}\nslow_link: {fraction: 0.5}\nchecks: {contention_gbps: 12, small_rdma_mb: 2}\n"), "c.yaml")
+	require.NoError(t, err)
+	o := advisor.DefaultOptions
+	require.NoError(t, advisor.ApplyConfig(c, &o))
+	want := advisor.DefaultDetectThresholds
+	want.SlowRank.Method, want.SlowRank.Z = "dixon", 4
+	want.SlowLink.Fraction = 0.5
+	want.Checks.ContentionGBps = 12
+	assert.Equal(t, want, o.Detect)
 }
 
 // TestFindingThresholdsFromConfig: a threshold from the configuration decides its

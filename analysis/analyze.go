@@ -1,9 +1,11 @@
 // Package analysis computes hcclprof's metrics from the data model (package profile):
 // the per-rank, per-step breakdown of step time into computation, communication and
 // idle time, the communication shares and why the exposed part is exposed (Exposure),
-// per-collective and per-link statistics, slow ranks, links and servers,
-// msprof-analyze's checks, and the CI gates. It reads profile types, and no profiler
-// file; the only file it reads is the configuration of its thresholds (LoadConfig).
+// per-collective and per-link statistics, each link's bandwidth against its peers',
+// the servers, the samples msprof-analyze's checks count, and the CI gates. It
+// measures; which ranks, links and servers are slow and which checks fire is the
+// advisor's decision. It reads profile types, and no profiler file; the only file it
+// reads is the configuration file (LoadConfig).
 package analysis
 
 import (
@@ -92,11 +94,9 @@ type RankResult struct {
 type Options struct {
 	// Workers bounds the ranks analysed at once; 0 means GOMAXPROCS.
 	Workers int
-	// Thresholds of the slow-rank and slow-link detectors; zero means DefaultThresholds.
-	Thresholds Thresholds
-	// Checks are the limits of the communication checks; zero means
-	// DefaultCheckThresholds.
-	Checks CheckThresholds
+	// Limits are where the measurements cut (retransmissions, the checks' sizes);
+	// zero means DefaultLimits.
+	Limits Limits
 	// Hardware gives the link peaks for utilisation; nil detects the product from the
 	// data (hardware.Detect), falling back to A2 with Communication.Hardware.Assumed.
 	Hardware *hardware.Profile
@@ -128,7 +128,7 @@ type RankSummary struct {
 	result   RankResult
 	warnings []string
 	comm     rankComm
-	checks   rankChecks
+	checks   CheckSamples
 	skipOps  []bool            // by CommOps index: ops of skipped steps
 	hw       hardware.Evidence // what the profile says of its hardware
 	colls    []collPart        // its part of the collectives table
@@ -152,8 +152,8 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 		s.result.Steps = kept
 	}
 	idx := indexRank(r)
-	s.comm = rankCommunication(r, idx, opts.thresholds(), skip)
-	s.checks = rankCheckSamples(r, idx, s.comm.ops, opts.checkThresholds())
+	s.comm = rankCommunication(r, idx, opts.limits(), skip)
+	s.checks = rankCheckSamples(r, idx, s.comm.ops, opts.limits())
 	s.hw = hardware.EvidenceOf(r)
 	if len(skip) > 0 {
 		s.skipOps = make([]bool, len(r.CommOps))
@@ -227,18 +227,11 @@ func (a *Accumulator) Result(c *profile.Cluster) *Result {
 	return analyzeSummaries(c, sums, a.opts)
 }
 
-func (o Options) checkThresholds() CheckThresholds {
-	if o.Checks == (CheckThresholds{}) {
-		return DefaultCheckThresholds
+func (o Options) limits() Limits {
+	if o.Limits == (Limits{}) {
+		return DefaultLimits
 	}
-	return o.Checks
-}
-
-func (o Options) thresholds() Thresholds {
-	if o.Thresholds == (Thresholds{}) {
-		return DefaultThresholds
-	}
-	return o.Thresholds
+	return o.Limits
 }
 
 // analyzeSummaries computes the cross-rank metrics from the ranks' summaries and what
@@ -246,7 +239,7 @@ func (o Options) thresholds() Thresholds {
 func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Result {
 	res := &Result{Ranks: make([]RankResult, len(sums))}
 	comms := make([]rankComm, len(sums))
-	checks := make([]rankChecks, len(sums))
+	checks := make([]CheckSamples, len(sums))
 	evidence := make([]hardware.Evidence, 0, len(sums))
 	for i, s := range sums {
 		res.Ranks[i] = s.result
@@ -264,13 +257,12 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	}
 	res.Collectives, collWarnings = mergeCollectives(c, parts)
 	res.Warnings = append(res.Warnings, collWarnings...)
-	th := opts.thresholds()
-	res.Communication = mergeCommunication(c, comms, th)
-	res.Communication.SlowRanks = slowRanks(res.Communication.Ops, res.Ranks, res.Communication.SlowLinks, th)
+	res.Communication = mergeCommunication(c, comms)
 	res.Communication.Groups = inferGroups(res.Communication.Groups, res.Communication.Ops, len(c.Ranks))
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
-	res.Communication.Checks = evaluateChecks(checks, res.Communication.Retransmissions, opts.checkThresholds(), opts.thresholds().RetransmissionNs)
+	res.Communication.CheckSamples = mergeCheckSamples(checks)
+	res.Communication.Limits = opts.limits()
 	hw := opts.Hardware
 	if hw == nil {
 		d := hardware.Detect(evidence, transportsSeen(res.Communication.Links))

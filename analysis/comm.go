@@ -120,17 +120,26 @@ type Communication struct {
 	// Retransmissions are RDMA transfers longer than the retransmission limit; they
 	// are left out of the links' bandwidth.
 	Retransmissions []Retransmission
-	SlowRanks       []SlowRank
-	SlowLinks       []SlowLink
-	SlowNodes       []SlowNode
+	// PeerRatios are, per link, how fast its transfers ran against their peers' (the
+	// same ops' transfers over the same transport and size, latency taken off): the
+	// measure the advisor's slow-link and slow-node detectors read. A link with no
+	// group of peers to compare with has none.
+	PeerRatios map[LinkID]float64
+	// ServerOf numbers each rank's server, from the rank directories' host names (Hosts,
+	// by server number); a rank whose host is unknown has none.
+	ServerOf map[int]int
+	Hosts    []string
 	// GroupSteps is each communicator's communication per step; Pipelines the
 	// pipeline-parallel groups with their bubble against theory.
 	GroupSteps []GroupStep
 	Pipelines  []Pipeline
 	// TransferSamples are the typical transfer times per transport and size.
 	TransferSamples []TransferSample
-	// Checks are msprof-analyze's communication checks and the HCCL_BUFFSIZE one.
-	Checks []Check
+	// CheckSamples are the cluster's counts for msprof-analyze's communication checks
+	// and the HCCL_BUFFSIZE one, taken at Limits' sizes; the advisor decides which fire.
+	CheckSamples CheckSamples
+	// Limits are where the measurements were cut (Options.Limits, else DefaultLimits).
+	Limits Limits
 	// Hardware is the product whose link peaks the utilisations use.
 	Hardware hardware.Profile
 }
@@ -202,7 +211,7 @@ func indexRank(r *profile.Rank) rankIndex {
 
 // rankCommunication computes one rank's per-op statistics and transfers. With the
 // peer checks, it is the only part of the communication analysis that reads tasks.
-func rankCommunication(r *profile.Rank, idx rankIndex, th Thresholds, skipSteps map[int]bool) rankComm {
+func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[int]bool) rankComm {
 	var out rankComm
 	ops := r.CommOps
 	if len(ops) == 0 {
@@ -397,7 +406,7 @@ const movingRDMAPlane = "transit (RDMA plane)"
 // so it lasts the RDMA time. Where the group's members or the servers are unknown,
 // an op whose profiler's plane was the RDMA one takes its in-server level from the
 // same op's other ranks (their Transit, the median).
-func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
+func inServerLevel(ops []OpStat, groups []Group, serverOf map[int]int) {
 	// Per group, its members on each server and how often each rank is a member:
 	// counting a world group's thousands of members anew for each op was most of a
 	// large cluster's analysis.
@@ -409,7 +418,7 @@ func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
 	for _, g := range groups {
 		gs := &groupServers{onServer: map[int]int{}, member: map[int]int{}}
 		for _, r := range g.Ranks {
-			if n, ok := nodeOf[r]; ok {
+			if n, ok := serverOf[r]; ok {
 				gs.onServer[n]++
 				gs.member[r]++
 			}
@@ -432,10 +441,10 @@ func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
 		if o.MovingSource != movingRDMAPlane && o.MovingSource != "transit+rdma" {
 			continue
 		}
-		node, known := nodeOf[o.Rank]
+		server, known := serverOf[o.Rank]
 		peers := 0
 		if gs := servers[o.Group]; known && gs != nil {
-			peers = gs.onServer[node] - gs.member[o.Rank] // the group's other ranks on this server
+			peers = gs.onServer[server] - gs.member[o.Rank] // the group's other ranks on this server
 		}
 		if peers > 0 {
 			o.MovingNs = min(o.Transports["SDMA"].TimeNs/int64(peers)+o.Transports["RDMA"].TimeNs, max(o.ElapseNs, 0))
@@ -455,8 +464,8 @@ func inServerLevel(ops []OpStat, groups []Group, nodeOf map[int]int) {
 }
 
 // mergeCommunication joins the ranks' communication into the cluster's: cross-rank
-// waits, links, groups, slow links and nodes.
-func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Communication {
+// waits, links and their peer ratios, groups, servers.
+func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
 	var out Communication
 	links := map[linkKey]*Link{}
 	peers := peerSamples{}
@@ -479,8 +488,8 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 	crossRankWait(out.Ops)
 	out.TransferSamples = transferSamples(ranks)
 	out.Groups = clusterGroups(c)
-	nodeOf, hosts := nodesOf(c)
-	inServerLevel(out.Ops, out.Groups, nodeOf)
+	out.ServerOf, out.Hosts = serversOf(c)
+	inServerLevel(out.Ops, out.Groups, out.ServerOf)
 	for _, l := range links {
 		out.Links = append(out.Links, *l)
 	}
@@ -495,14 +504,9 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, th Thresholds) Com
 		return a.Transport < b.Transport
 	})
 	ratios := peers.linkRatios(transferLatencyNs(out.TransferSamples))
-	slow := slowLinks(out.Links, ratios, nodeOf, th)
-	var explained map[linkKey]bool
-	out.SlowNodes, explained = slowNodes(out.Links, slow, ratios, nodeOf, hosts, th)
-	// A node's slow NIC is one finding, not one per link it slows.
-	for _, l := range slow {
-		if !explained[linkKey{l.Src, l.Dst, l.Transport}] {
-			out.SlowLinks = append(out.SlowLinks, l)
-		}
+	out.PeerRatios = make(map[LinkID]float64, len(ratios))
+	for k, r := range ratios {
+		out.PeerRatios[LinkID{k.src, k.dst, k.transport}] = r
 	}
 	return out
 }

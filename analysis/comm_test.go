@@ -146,7 +146,7 @@ func TestRDMATransferRule(t *testing.T) {
 func commOf(c *profile.Cluster) Communication {
 	comms := make([]rankComm, len(c.Ranks))
 	for i, r := range c.Ranks {
-		comms[i] = rankCommunication(r, indexRank(r), DefaultThresholds, nil)
+		comms[i] = rankCommunication(r, indexRank(r), DefaultLimits, nil)
 	}
-	return mergeCommunication(c, comms, DefaultThresholds)
+	return mergeCommunication(c, comms)
 }

@@ -91,9 +91,12 @@ func ParseConfig(r io.Reader, name string) (Config, error) {
 	return c, nil
 }
 
-// Options applies the file to the defaults.
+// Options applies the file's measurement keys to the defaults: retransmission_s and
+// the checks' sizes (Limits), the hardware and its peaks; it checks comm_budget. The
+// detectors' thresholds (slow_rank, slow_link, checks.small_share,
+// checks.contention_gbps) and the findings' are the advisor's (advisor.ApplyConfig).
 func (c Config) Options() (Options, error) {
-	o := Options{Thresholds: DefaultThresholds, Checks: DefaultCheckThresholds}
+	o := Options{Limits: DefaultLimits}
 	setF := func(dst *float64, src *float64, name string, lo, hi float64) error {
 		if src == nil {
 			return nil
@@ -104,35 +107,23 @@ func (c Config) Options() (Options, error) {
 		*dst = *src
 		return nil
 	}
-	th, ch := &o.Thresholds, &o.Checks
-	var retransS = float64(th.RetransmissionNs) / 1e9
+	ch := &o.Limits
+	var retransS = float64(ch.RetransmissionNs) / 1e9
 	smallSDMA, smallRDMA := float64(ch.SmallSDMABytes)/1e6, float64(ch.SmallRDMABytes)/1e6
 	contentionMin := float64(ch.ContentionMinBytes) / 1e6
 	for _, e := range []error{
-		setF(&th.SlowRankZ, c.SlowRank.Z, "slow_rank.z", 0, 1e3),
-		setF(&th.SlowRankMinShare, c.SlowRank.MinShare, "slow_rank.min_share", 0, 1),
-		setF(&th.SlowRankPersist, c.SlowRank.Persist, "slow_rank.persist", 0, 1),
-		setF(&th.SlowLinkFraction, c.SlowLink.Fraction, "slow_link.fraction", 0, 1),
 		setF(&retransS, c.RetransmissionS, "retransmission_s", 0.001, 3600),
 		setF(&smallSDMA, c.Checks.SmallSDMAMB, "checks.small_sdma_mb", 0, 1e6),
 		setF(&smallRDMA, c.Checks.SmallRDMAMB, "checks.small_rdma_mb", 0, 1e6),
-		setF(&ch.SmallShare, c.Checks.SmallShare, "checks.small_share", 0, 1),
-		setF(&ch.ContentionGBps, c.Checks.ContentionGBps, "checks.contention_gbps", 0, 1e4),
 		setF(&contentionMin, c.Checks.ContentionMinMB, "checks.contention_min_mb", 0, 1e6),
 	} {
 		if e != nil {
 			return Options{}, e
 		}
 	}
-	th.RetransmissionNs = int64(retransS * 1e9)
+	ch.RetransmissionNs = int64(retransS * 1e9)
 	ch.SmallSDMABytes, ch.SmallRDMABytes = int64(smallSDMA*1e6), int64(smallRDMA*1e6)
 	ch.ContentionMinBytes = int64(contentionMin * 1e6)
-	if m := c.SlowRank.Method; m != nil {
-		if *m != "mad" && *m != "dixon" {
-			return Options{}, fmt.Errorf("slow_rank.method = %q: want mad or dixon", *m)
-		}
-		th.SlowRankMethod = *m
-	}
 	if a := c.Checks.AlignmentBytes; a != nil {
 		if *a < 1 {
 			return Options{}, fmt.Errorf("checks.alignment_bytes = %d: want ≥ 1", *a)

@@ -16,10 +16,7 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 	require.NoError(t, err)
 	o, err := c.Options()
 	require.NoError(t, err)
-	want := DefaultThresholds
-	want.SlowRankMethod = "mad"
-	assert.Equal(t, want, o.Thresholds)
-	assert.Equal(t, DefaultCheckThresholds, o.Checks)
+	assert.Equal(t, DefaultLimits, o.Limits)
 	assert.Nil(t, o.Hardware, "hardware detected")
 	require.NotNil(t, c.CommBudget)
 	assert.Equal(t, 0.30, *c.CommBudget)
@@ -30,9 +27,8 @@ func TestConfigOverrides(t *testing.T) {
 	require.NoError(t, err)
 	o, err := c.Options()
 	require.NoError(t, err)
-	assert.Equal(t, "dixon", o.Thresholds.SlowRankMethod)
-	assert.Equal(t, int64(2_000_000_000), o.Thresholds.RetransmissionNs)
-	assert.Equal(t, int64(2_000_000), o.Checks.SmallRDMABytes)
+	assert.Equal(t, int64(2_000_000_000), o.Limits.RetransmissionNs)
+	assert.Equal(t, int64(2_000_000), o.Limits.SmallRDMABytes)
 	require.NotNil(t, o.Hardware)
 	assert.Equal(t, "A3", o.Hardware.Name)
 	hw := o.Hardware.WithPeaks(o.PeaksGBps) // as the analysis applies them
@@ -44,8 +40,8 @@ func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{"slow_rank:\n  zz: 3\n", "c.yaml: line 2: field zz not found"},
 		{"hardware: H100\n", `unknown hardware "H100"`},
-		{"slow_link: {fraction: 2}\n", "slow_link.fraction = 2: want a value in [0, 1]"},
-		{"slow_rank: {method: vote}\n", `slow_rank.method = "vote"`},
+		{"retransmission_s: 0\n", "retransmission_s = 0: want a value in [0.001, 3600]"},
+		{"checks: {alignment_bytes: 0}\n", "checks.alignment_bytes = 0: want ≥ 1"},
 		{"peaks_gbps: {RDMA: -1}\n", "peaks_gbps.RDMA = -1"},
 		{"comm_budget: 30\n", "comm_budget = 30"},
 		{"checks: [1]\n", "c.yaml: line 1"},

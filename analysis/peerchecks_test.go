@@ -4,22 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-func checkMap(cs []Check) map[string]Check {
-	out := map[string]Check{}
-	for _, c := range cs {
-		out[c.ID] = c
-	}
-	return out
-}
-
-// TestPeerChecksAtTheirThresholds builds one rank whose single op copies over SDMA
-// while a kernel runs, and moves the thresholds across its values.
-func TestPeerChecksAtTheirThresholds(t *testing.T) {
+// TestCheckSamplesAtTheirLimits builds one rank whose single op copies over SDMA
+// while a kernel runs, and moves the limits across its values: what each check
+// counts, and its worst case (advisor's TestChecksAtTheirThresholds decides on them).
+func TestCheckSamplesAtTheirLimits(t *testing.T) {
 	op := profile.CommOp{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Group: "g", GroupRow: "row", Interval: iv(0, 1_000_000),
 		DataType: "FP32", Count: 100 << 20 / 4} // 100 MiB
 	task := func(start, end, size int64) profile.CommTask {
@@ -38,39 +30,45 @@ func TestPeerChecksAtTheirThresholds(t *testing.T) {
 	}
 	ops := []OpStat{{Rank: 0, Step: -1, Name: op.Name, Type: "allreduce", Bytes: op.Bytes(),
 		Transports: map[string]TransportUse{"SDMA": {Bytes: 4_194_404}, "HCCS": {Bytes: 4_194_404}}}}
-	th := DefaultCheckThresholds
-	got := checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, indexRank(r), ops, th)}, nil, th, DefaultThresholds.RetransmissionNs))
+	th := DefaultLimits
+	got := mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th)})
 
-	assert.True(t, got["small_packets_sdma"].Fired, "4 MB < 16 MB in 1 of 1 ops")
-	assert.Equal(t, [2]int{1, 1}, [2]int{got["small_packets_sdma"].Count, got["small_packets_sdma"].Total})
-	assert.False(t, got["small_packets_rdma"].Fired, "no RDMA")
-	c := got["bandwidth_contention"]
-	assert.True(t, c.Fired, "2 MiB in 200 µs under the kernel = 10.5 GB/s < 14.4: %+v", c)
-	assert.Equal(t, 1, c.Count)
-	assert.Equal(t, int64(100_000), c.Where.StartNs)
-	a := got["byte_alignment"]
-	assert.True(t, a.Fired)
-	assert.Equal(t, [2]int{1, 2}, [2]int{a.Count, a.Total})
-	assert.Contains(t, a.Evidence, "2097252 bytes (100 mod 512)")
-	b := got["over_buffsize"]
-	assert.True(t, b.Fired, "100 MiB > HCCL_BUFFSIZE=64")
-	assert.Contains(t, b.Evidence, "HCCL_BUFFSIZE=64: 2 rounds")
-	assert.False(t, got["rdma_retransmission"].Fired)
+	assert.Equal(t, [2]int{1, 1}, [2]int{got.SmallSDMA, got.SDMAOps}, "4 MB < 16 MB in 1 of 1 ops")
+	assert.Equal(t, [2]int{0, 0}, [2]int{got.SmallRDMA, got.RDMAOps}, "no RDMA")
+	assert.Equal(t, 1, got.ContendedTransfers, "the 2 MiB copy runs under the kernel")
+	assert.InDelta(t, 10.49, float64(got.ContendedBytes)/float64(got.ContendedNs), 0.01, "2 MiB in 200 µs")
+	assert.Equal(t, int64(100_000), got.ContentionEx.Ref.StartNs)
+	assert.Equal(t, [2]int{1, 2}, [2]int{got.Misaligned, got.SDMATransfers})
+	assert.Contains(t, got.AlignmentEx.Text, "2097252 bytes (100 mod 512)")
+	assert.Equal(t, [2]int{1, 1}, [2]int{got.OverBuffer, got.SizedOps}, "100 MiB > HCCL_BUFFSIZE=64")
+	assert.Contains(t, got.BufferEx.Text, "HCCL_BUFFSIZE=64: 2 rounds")
 
-	// At the other side of each threshold.
+	// At the other side of each limit.
 	th.SmallSDMABytes = 4_000_000
-	th.ContentionGBps = 10
 	th.AlignmentBytes = 4
+	th.ContentionMinBytes = 3_000_000
 	r.Metadata.Env["HCCL_BUFFSIZE"] = "100"
-	got = checkMap(evaluateChecks([]rankChecks{rankCheckSamples(r, indexRank(r), ops, th)}, []Retransmission{{Src: 1, Dst: 9, Step: 3, Op: "x", TimeNs: 5e9}}, th, DefaultThresholds.RetransmissionNs))
-	assert.False(t, got["small_packets_sdma"].Fired, "4.19 MB is not < 4 MB")
-	assert.False(t, got["bandwidth_contention"].Fired, "10.5 GB/s is not < 10")
-	assert.False(t, got["byte_alignment"].Fired, "both sizes are multiples of 4")
-	assert.False(t, got["over_buffsize"].Fired, "100 MiB is not above 100 MiB")
-	require.True(t, got["rdma_retransmission"].Fired)
-	assert.Equal(t, "1→9 in x, step 3: 5.000 s", got["rdma_retransmission"].Evidence)
-	assert.Equal(t, "an RDMA transfer longer than the retransmission limit (4 s)", got["rdma_retransmission"].Threshold)
-	// The limit the check names is the configured one (retransmission_s), not a fixed 4 s.
-	got = checkMap(evaluateChecks(nil, nil, th, 2_500_000_000))
-	assert.Equal(t, "an RDMA transfer longer than the retransmission limit (2.5 s)", got["rdma_retransmission"].Threshold)
+	got = mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th)})
+	assert.Equal(t, 0, got.SmallSDMA, "4.19 MB is not < 4 MB")
+	assert.Equal(t, 0, got.ContendedTransfers, "2 MiB is under the 3 MB the contention check looks at")
+	assert.Equal(t, 0, got.Misaligned, "both sizes are multiples of 4")
+	assert.Equal(t, 0, got.OverBuffer, "100 MiB is not above 100 MiB")
+	assert.False(t, got.BufferEx.Set)
+}
+
+// TestMergeCheckSamplesKeepsTheWorst: counts add up; the worst case is the smallest
+// message, the slowest contended copy, the most rounds.
+func TestMergeCheckSamplesKeepsTheWorst(t *testing.T) {
+	ex := func(rank int, v float64) CheckExample {
+		return CheckExample{Ref: CheckRef{Rank: rank}, Value: v, Set: true}
+	}
+	got := mergeCheckSamples([]CheckSamples{
+		{SDMAOps: 2, SmallSDMA: 1, SmallSDMAEx: ex(0, 5), OverBuffer: 1, BufferEx: ex(0, 3)},
+		{SDMAOps: 3, SmallSDMA: 2, SmallSDMAEx: ex(1, 4), OverBuffer: 1, BufferEx: ex(1, 2)},
+		{SDMAOps: 1},
+	})
+	assert.Equal(t, [2]int{3, 6}, [2]int{got.SmallSDMA, got.SDMAOps})
+	assert.Equal(t, 1, got.SmallSDMAEx.Ref.Rank, "the smaller message")
+	assert.Equal(t, 0, got.BufferEx.Ref.Rank, "the more rounds")
+	assert.Equal(t, 2, got.OverBuffer)
 }

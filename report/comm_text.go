@@ -47,8 +47,9 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView) {
 		}
 		p.table(t)
 	}
+	det := v.Detections
 	fired, unevaluated := v.FiredChecks, v.UnevaluatedChecks
-	if len(unevaluated) > 0 && len(unevaluated) < len(c.Checks) {
+	if len(unevaluated) > 0 && len(unevaluated) < len(det.Checks) {
 		p.printf("\nChecks not evaluated (nothing to examine): %s\n", strings.Join(unevaluated, ", "))
 	} else if len(unevaluated) > 0 {
 		p.printf("\nChecks not evaluated: no HCCL task rows to examine\n")
@@ -63,20 +64,20 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView) {
 			p.printf("\n")
 		}
 	}
-	if len(c.SlowRanks)+len(c.SlowLinks)+len(c.SlowNodes)+len(c.Retransmissions) == 0 {
+	if len(det.SlowRanks)+len(det.SlowLinks)+len(det.SlowServers)+len(c.Retransmissions) == 0 {
 		p.printf("\nNo slow rank, slow link or retransmission found.\n")
 		return
 	}
 	p.printf("\nFound\n")
-	for _, r := range c.SlowRanks {
+	for _, r := range det.SlowRanks {
 		p.printf("  slow rank %d (cause: %s): %s\n", r.Rank, r.Cause, r.Evidence)
 	}
-	for _, n := range c.SlowNodes {
+	for _, n := range det.SlowServers {
 		p.printf("  slow server: %s\n", n.Evidence)
 	}
-	for i, l := range c.SlowLinks {
+	for i, l := range det.SlowLinks {
 		if i == 5 {
-			p.printf("  ... and %d more slow links (see the JSON report)\n", len(c.SlowLinks)-5)
+			p.printf("  ... and %d more slow links (see the JSON report)\n", len(det.SlowLinks)-5)
 			break
 		}
 		p.printf("  slow link: %s\n", l.Evidence)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
@@ -34,7 +35,7 @@ type htmlPage struct {
 	Timeline   *svgChart
 	TimeTitle  string
 	Compute    bool // the timeline has compute lanes
-	Checks     []analysis.Check
+	Checks     []advisor.Check
 }
 
 // chartWidth is the width of the bar charts and the timeline, in user units.

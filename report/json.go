@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/contract"
@@ -12,13 +13,13 @@ import (
 
 // The JSON report: its shape is package contract's types; this file fills them.
 
-func commJSON(c analysis.Communication) contract.Communication {
+func commJSON(c analysis.Communication, det advisor.Detections) contract.Communication {
 	out := contract.Communication{Ops: []contract.Op{}, Groups: []contract.Group{}, Links: []contract.Link{}, SlowRanks: []contract.SlowRank{},
 		SlowLinks: []contract.SlowLink{}, SlowServers: []contract.SlowServer{}, Retransmissions: []contract.Retransmission{},
 		Checks: []contract.Check{}, GroupSteps: []contract.GroupStep{}, Pipelines: []contract.Pipeline{},
 		Hardware: contract.Hardware{Name: c.Hardware.Name, Assumed: c.Hardware.Assumed, Source: c.Hardware.Source,
 			PeaksGBps: c.Hardware.PeakGBps}}
-	for _, ch := range c.Checks {
+	for _, ch := range det.Checks {
 		var fired *bool
 		status := "not evaluated"
 		if ch.Evaluated() {
@@ -45,16 +46,16 @@ func commJSON(c analysis.Communication) contract.Communication {
 			MicrobatchesSource: p.MicrobatchesSource, TheoryBubble: share(p.TheoryBubble), MeasuredBubble: share(p.MeasuredBubble),
 			StageComputingUs: comp, Imbalance: share(p.Imbalance), Note: p.Note})
 	}
-	for _, r := range c.SlowRanks {
+	for _, r := range det.SlowRanks {
 		out.SlowRanks = append(out.SlowRanks, contract.SlowRank{Rank: r.Rank, Score: r.Score, Steps: r.Steps, Cause: r.Cause, Evidence: r.Evidence,
 			ShareOfStep: share(r.ShareOfStep), StepsSeen: r.StepsSeen})
 	}
-	for _, l := range c.SlowLinks {
+	for _, l := range det.SlowLinks {
 		out.SlowLinks = append(out.SlowLinks, contract.SlowLink{Src: l.Src, Dst: l.Dst, Transport: l.Transport,
-			BandwidthGBps: round(l.BandwidthGBps, 4), PeerMedianGBps: round(l.PeerMedianGBps, 4), Server: l.Node, Evidence: l.Evidence})
+			BandwidthGBps: round(l.BandwidthGBps, 4), PeerMedianGBps: round(l.PeerMedianGBps, 4), Server: l.Server, Evidence: l.Evidence})
 	}
-	for _, n := range c.SlowNodes {
-		out.SlowServers = append(out.SlowServers, contract.SlowServer{Server: n.Node, Host: n.Host, Transport: n.Transport, Fraction: round(n.Fraction, 4), Evidence: n.Evidence})
+	for _, n := range det.SlowServers {
+		out.SlowServers = append(out.SlowServers, contract.SlowServer{Server: n.Server, Host: n.Host, Transport: n.Transport, Fraction: round(n.Fraction, 4), Evidence: n.Evidence})
 	}
 	for _, r := range c.Retransmissions {
 		out.Retransmissions = append(out.Retransmissions, contract.Retransmission{Src: r.Src, Dst: r.Dst, Step: r.Step, Op: r.Op, TimeUs: us(r.TimeNs)})
@@ -136,7 +137,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 		Warnings:        nonNil(r.Warnings),
 		Notes:           nonNil(d.Notes),
 		Gates:           []contract.Gate{},
-		Communication:   commJSON(r.Communication),
+		Communication:   commJSON(r.Communication, d.view().Detections),
 		Findings:        adviceFindings(d.Advice),
 		Recommendations: adviceRecommendations(d.Advice),
 	}

@@ -27,7 +27,10 @@ type reportView struct {
 	Collectives  []collectiveRow
 	Links        []transportLinks // sorted by transport name
 	TopWaits     []waitRow        // the ops waited in longest, at most maxTopWaits
-	FiredChecks  []analysis.Check
+	// Detections are the advisor's slow ranks, links and nodes and its checks (none
+	// without advice); FiredChecks those of its checks that fired.
+	Detections  advisor.Detections
+	FiredChecks []advisor.Check
 	// UnevaluatedChecks are the titles of the checks that had nothing to examine.
 	UnevaluatedChecks []string
 	Gates             []gateRow
@@ -140,7 +143,10 @@ func buildView(d *Document) *reportView {
 	}
 	v.Links = linksPerTransport(r.Communication)
 	v.TopWaits = topWaits(r.Communication.Ops)
-	for _, ch := range r.Communication.Checks {
+	if d.Advice != nil {
+		v.Detections = d.Advice.Detections
+	}
+	for _, ch := range v.Detections.Checks {
 		if ch.Fired {
 			v.FiredChecks = append(v.FiredChecks, ch)
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 )
@@ -40,8 +41,8 @@ func TestViewFigures(t *testing.T) {
 		c.Ops = append(c.Ops, analysis.OpStat{Rank: 1, Step: 3, Group: "g", Name: name, CrossWaitNs: int64(10-i) * 1e6})
 	}
 	c.Ops = append(c.Ops, analysis.OpStat{Rank: 2, Step: 3, Group: "g", Name: "a"})
-	c.Checks = []analysis.Check{{Title: "fired", Fired: true, Total: 4, Count: 2}, {Title: "quiet", Total: 4}, {Title: "blind"}}
-	d := &Document{Result: r, Gates: []analysis.GateResult{{Gate: analysis.Gate{Expr: "steps<1", Metric: "steps"}, Passed: true, Value: 1}}}
+	adv := &advisor.Advice{Detections: advisor.Detections{Checks: []advisor.Check{{Title: "fired", Fired: true, Total: 4, Count: 2}, {Title: "quiet", Total: 4}, {Title: "blind"}}}}
+	d := &Document{Result: r, Advice: adv, Gates: []analysis.GateResult{{Gate: analysis.Gate{Expr: "steps<1", Metric: "steps"}, Passed: true, Value: 1}}}
 
 	v := d.view()
 	assert.Equal(t, "no communication in the profiled steps", v.Verdict)

@@ -43,7 +43,7 @@ func PriceOnProduct(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 	}
 	buffer := q.BufferBytes
 	if buffer == 0 {
-		buffer = int64(analysis.DefaultCheckThresholds.DefaultBuffsizeMB) << 20 // HCCL_BUFFSIZE's default
+		buffer = int64(analysis.DefaultLimits.DefaultBuffsizeMB) << 20 // HCCL_BUFFSIZE's default
 	}
 	intra := Link{AlphaUs: hw.Level0LatencyUs, BWGBps: hw.PeakGBps["HCCS"], GammaBWGBps: q.GammaGBps}
 	inter := Link{AlphaUs: hw.Level1LatencyUs, BWGBps: hw.PeakGBps["RDMA"], GammaBWGBps: q.GammaGBps}

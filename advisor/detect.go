@@ -1,0 +1,58 @@
+package advisor
+
+import (
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// Detections are the advisor's verdicts on the run's ranks, links, servers and
+// communication checks, decided once per run (Detect) from the analysis'
+// measurements; the findings, the diagnosis and the report read them.
+type Detections struct {
+	SlowRanks   []SlowRank
+	SlowLinks   []SlowLink
+	SlowServers []SlowServer
+	// Checks are msprof-analyze's communication checks and the HCCL_BUFFSIZE one.
+	Checks []Check
+}
+
+// DetectThresholds are the detectors' thresholds: the configuration file's
+// slow_rank, slow_link and checks sections (ApplyConfig).
+type DetectThresholds struct {
+	SlowRank SlowRankThresholds
+	SlowLink SlowLinkThresholds
+	Checks   CheckThresholds
+}
+
+// DefaultDetectThresholds are the detectors' defaults (hcclprof.example.yaml lists
+// them).
+var DefaultDetectThresholds = DetectThresholds{SlowRank: DefaultSlowRankThresholds, SlowLink: DefaultSlowLinkThresholds,
+	Checks: DefaultCheckThresholds}
+
+// Detect decides the slow links and servers from the links' peer ratios, then the slow
+// ranks (a slow link of its own is a rank's cause), then which checks fire.
+func Detect(res *analysis.Result, th DetectThresholds) Detections {
+	c := &res.Communication
+	var d Detections
+	slow := slowLinks(c.Links, c.PeerRatios, c.ServerOf, th.SlowLink)
+	var explained map[analysis.LinkID]bool
+	d.SlowServers, explained = slowServers(c.Links, slow, c.PeerRatios, c.ServerOf, c.Hosts, th.SlowLink)
+	// A server's slow NIC is one finding, not one per link it slows.
+	for _, l := range slow {
+		if !explained[linkID(l.Src, l.Dst, l.Transport)] {
+			d.SlowLinks = append(d.SlowLinks, l)
+		}
+	}
+	d.SlowRanks = slowRanks(c.Ops, res.Ranks, d.SlowLinks, th.SlowRank)
+	d.Checks = evaluateChecks(c.CheckSamples, c.Retransmissions, c.Limits, th.Checks)
+	return d
+}
+
+// faulty reports whether a rank, link or server is slow or a transfer was
+// retransmitted: then no setting is tuned, the fault is fixed first.
+func (d Detections) faulty(c analysis.Communication) bool {
+	return len(d.SlowRanks)+len(d.SlowLinks)+len(d.SlowServers)+len(c.Retransmissions) > 0
+}
+
+func linkID(src, dst int, transport string) analysis.LinkID {
+	return analysis.LinkID{Src: src, Dst: dst, Transport: transport}
+}

@@ -1,0 +1,265 @@
+package advisor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
+)
+
+// SlowRankThresholds decide which ranks the others wait for (slowRanks): the
+// configuration file's slow_rank section.
+type SlowRankThresholds struct {
+	// A rank is slow when the wait it causes others is an outlier: modified z-score
+	// (median/MAD) above Z, the wait above MinShare of its step, in at least Persist
+	// of the steps.
+	Z        float64
+	MinShare float64
+	Persist  float64
+	// Method is "mad" (the default: modified z-score) or "dixon" (msprof-analyze's
+	// choice: Dixon's test at 99.5% up to 100 ranks, 3σ beyond; the score is then the
+	// statistic over its critical value).
+	Method string
+}
+
+// DefaultSlowRankThresholds are conservative robust-statistics choices.
+var DefaultSlowRankThresholds = SlowRankThresholds{Z: 3.5, MinShare: 0.02, Persist: 0.5, Method: "mad"}
+
+// SlowRank is a rank the others wait for.
+type SlowRank struct {
+	Rank     int
+	Score    float64 // modified z-score of the wait it causes
+	Steps    []int   // steps in which it was an outlier
+	Cause    string  // compute, host, link or unknown
+	Evidence string
+	// ShareOfStep is what it costs the flagged steps (stepStake: how much shorter
+	// they would be if it were like the others) over its Stage there: what is at
+	// stake. StepsSeen counts the steps in which waits could be compared at all.
+	ShareOfStep float64
+	StepsSeen   int
+}
+
+// slowRanks finds the ranks the others wait for. In every collective the last rank
+// to arrive waits least (its cross-rank wait is 0) while the others wait for it. Per
+// step, each rank's typical wait (the median over its collectives) is compared with
+// the other ranks' by median/MAD: a rank that waits far less than the rest, at a cost
+// above MinShare of its step (stepStake), in at least Persist of the
+// steps, is the one they wait for. Cross-rank waits are durations, so clock offsets
+// between ranks do not matter.
+//
+// The cost is judged per step, not per collective: with many small collectives (small
+// gradient buckets) each op's wait is a sliver of the step while they add up to the
+// straggler's whole lag.
+func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, links []SlowLink, th SlowRankThresholds) []SlowRank {
+	members := map[[2]string]int{}
+	for _, o := range ops {
+		members[[2]string{o.Group, o.Name}]++
+	}
+	waits := map[int]map[int][]float64{} // step → rank → cross-rank waits
+	last := map[int]map[int]int{}        // step → rank → collectives it arrived last at
+	for _, o := range ops {
+		if members[[2]string{o.Group, o.Name}] < 2 || o.Step < 0 && len(ranks) > 0 && hasSteps(ranks) {
+			continue
+		}
+		if waits[o.Step] == nil {
+			waits[o.Step] = map[int][]float64{}
+			last[o.Step] = map[int]int{}
+		}
+		waits[o.Step][o.Rank] = append(waits[o.Step][o.Rank], float64(o.CrossWaitNs))
+		if o.CrossWaitNs == 0 {
+			last[o.Step][o.Rank]++
+		}
+	}
+	stepTime := map[int]map[int]analysis.StepBreakdown{} // step → rank → breakdown
+	for _, rr := range ranks {
+		for _, s := range rr.Steps {
+			if stepTime[s.Step] == nil {
+				stepTime[s.Step] = map[int]analysis.StepBreakdown{}
+			}
+			stepTime[s.Step][rr.Rank] = s
+		}
+	}
+	flagged := map[int][]int{}
+	scores := map[int]float64{}
+	deficits := map[int]float64{}
+	stakes := map[int]float64{}
+	stages := map[int]float64{}
+	lastAt, seenAt := map[int]int{}, map[int]int{}
+	for step, byRank := range waits {
+		if len(byRank) < 3 {
+			continue
+		}
+		typical := map[int]float64{}
+		total := map[int]float64{}
+		var vals, totals []float64
+		for r, w := range byRank {
+			sort.Float64s(w)
+			typical[r] = stats.LowerMedianSorted(w)
+			vals = append(vals, typical[r])
+			for _, x := range w {
+				total[r] += x
+			}
+			totals = append(totals, total[r])
+		}
+		med, mad := stats.MedianMAD(vals)
+		medTotal, _ := stats.MedianMAD(totals)
+		dixonOut, dixonScore := false, 0.0
+		if th.Method == "dixon" {
+			dixonOut, dixonScore = lowOutlier(vals)
+		}
+		lowest := math.Inf(1)
+		for _, e := range typical {
+			lowest = min(lowest, e)
+		}
+		for r, e := range typical {
+			var outlier bool
+			var score float64
+			if th.Method == "dixon" {
+				outlier, score = dixonOut && e == lowest, dixonScore
+			} else {
+				score = modifiedZ(-e, -med, mad)
+				outlier = score > th.Z
+			}
+			stage := stepTime[step][r].StageNs
+			if !outlier || stage <= 0 {
+				continue
+			}
+			deficit := medTotal - total[r]
+			stake, ownWork := stepStake(r, stepTime[step], deficit)
+			// Late for a reason outside its own work (its link, its launches), it must
+			// at least be consistently the last: at most of its collectives.
+			consistent := ownWork || 2*last[step][r] > len(byRank[r])
+			if consistent && stake > th.MinShare*float64(stage) {
+				flagged[r] = append(flagged[r], step)
+				scores[r] = max(scores[r], score)
+				deficits[r] += deficit
+				stakes[r] += stake
+				stages[r] += float64(stage)
+				lastAt[r] += last[step][r]
+				seenAt[r] += len(byRank[r])
+			}
+		}
+	}
+	var out []SlowRank
+	for r, steps := range flagged {
+		if float64(len(steps)) < th.Persist*float64(len(waits)) {
+			continue
+		}
+		sort.Ints(steps)
+		cause, evidence := slowRankCause(r, steps, stepTime, links)
+		score := scores[r]
+		if math.IsInf(score, 1) {
+			score = 999 // every other rank waited the same: the MAD is 0
+		}
+		n := float64(len(steps))
+		out = append(out, SlowRank{Rank: r, Score: math.Round(score*100) / 100, Steps: steps, Cause: cause,
+			ShareOfStep: stakes[r] / stages[r], StepsSeen: len(waits),
+			Evidence: fmt.Sprintf("it arrives last at %d of its %d collectives in those steps; the others wait %.3f ms per step for it in their collectives, of which it costs the step about %.3f ms (%d of %d steps); %s",
+				lastAt[r], seenAt[r], deficits[r]/n/1e6, stakes[r]/n/1e6, len(steps), len(waits), evidence)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+// stepStake is what a rank the others wait for costs one step: how much shorter the
+// step would be if it were like the others. The step waits for its slowest rank, so
+// without this one it would wait for the next slowest: the rank's own work (Stage
+// less its exposed communication, plus Preparing) over the largest of the others'.
+// That is capped by what the others actually wait in the open (their median exposed
+// communication over its own), for work they overlap costs nothing. When its work is
+// not longer (it is late for another reason: a slow link of its own), the others'
+// total wait for it in their collectives (deficitNs), under the same cap; ownWork
+// reports which.
+func stepStake(rank int, byRank map[int]analysis.StepBreakdown, deficitNs float64) (stakeNs float64, ownWork bool) {
+	work := func(b analysis.StepBreakdown) float64 {
+		return float64(b.StageNs - b.ExposedCommNs() + b.PreparingNs)
+	}
+	mine, ok := byRank[rank]
+	if !ok {
+		return 0, false
+	}
+	var othersExposed []float64
+	nextSlowest := math.Inf(-1)
+	for r, b := range byRank {
+		if r == rank {
+			continue
+		}
+		othersExposed = append(othersExposed, float64(b.ExposedCommNs()))
+		nextSlowest = max(nextSlowest, work(b))
+	}
+	if len(othersExposed) == 0 {
+		return 0, false
+	}
+	medExposed, _ := stats.MedianMAD(othersExposed)
+	capNs := medExposed - float64(mine.ExposedCommNs())
+	est := work(mine) - nextSlowest
+	ownWork = est > 0
+	if !ownWork {
+		est = deficitNs
+	}
+	return max(0, min(est, capNs)), ownWork
+}
+
+func hasSteps(ranks []analysis.RankResult) bool {
+	for _, r := range ranks {
+		for _, s := range r.Steps {
+			if s.HasStep {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// slowRankCause compares the slow rank's steps with the other ranks': longer
+// Computing is a compute cause, longer Preparing or Free a host cause, and a slow link
+// of its own (sending or receiving) a link cause.
+func slowRankCause(rank int, steps []int, stepTime map[int]map[int]analysis.StepBreakdown, links []SlowLink) (cause, evidence string) {
+	ratio := func(field func(analysis.StepBreakdown) int64) (float64, float64) {
+		var mine, others []float64
+		for _, s := range steps {
+			for r, b := range stepTime[s] {
+				if r == rank {
+					mine = append(mine, float64(field(b)))
+				} else {
+					others = append(others, float64(field(b)))
+				}
+			}
+		}
+		if len(mine) == 0 || len(others) == 0 {
+			return 0, 0
+		}
+		sort.Float64s(others)
+		m := stats.LowerMedianSorted(others)
+		return stat.Mean(mine, nil), m
+	}
+	if mine, med := ratio(func(b analysis.StepBreakdown) int64 { return b.ComputingNs }); med > 0 && mine > 1.05*med {
+		return "compute", fmt.Sprintf("its Computing is %.1f%% above the median rank's (%.3f vs %.3f ms)", 100*(mine/med-1), mine/1e6, med/1e6)
+	}
+	if mine, med := ratio(func(b analysis.StepBreakdown) int64 { return b.PreparingNs + b.FreeNs }); mine > med+1e6 && mine > 1.2*med {
+		return "host", fmt.Sprintf("its Preparing+Free is %.3f ms against the median rank's %.3f ms", mine/1e6, med/1e6)
+	}
+	for _, l := range links {
+		if l.Src == rank || l.Dst == rank {
+			return "link", fmt.Sprintf("its link %d→%d %s runs at %.0f%% of its peers' (%.2f vs %.2f GB/s)",
+				l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/l.PeerMedianGBps, l.BandwidthGBps, l.PeerMedianGBps)
+		}
+	}
+	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow"
+}
+
+// modifiedZ is Iglewicz and Hoaglin's robust z-score; a MAD of 0 (most ranks charged
+// nothing) makes any value above the median an outlier.
+func modifiedZ(v, median, mad float64) float64 {
+	if mad == 0 {
+		if v > median {
+			return math.Inf(1)
+		}
+		return 0
+	}
+	return 0.6745 * (v - median) / mad
+}

@@ -1,0 +1,126 @@
+package advisor
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
+)
+
+// SlowServer is a server whose links of one transport are slow while the same
+// transport's links elsewhere are not: its NICs (RDMA) or its fabric, rather than one
+// cable.
+type SlowServer struct {
+	Server    int
+	Host      string
+	Transport string
+	Fraction  float64 // the median peer ratio of the server's slow links
+	Evidence  string
+}
+
+// slowServers rolls slow links up to servers. A server all of whose links of a
+// transport to other servers run slow, or which every slow link of the transport
+// touches (two or more, with no other server common to them all), has a slow NIC or
+// fabric, not a bad cable; when the slow links also share one rank, it is that rank's
+// NIC. Either way some link of the transport elsewhere must be fine: with every link
+// slow (two servers, one slow NIC) the data cannot say whose NIC it is. The links a
+// server explains are returned apart, to be left out of the slow links.
+func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.LinkID]float64, serverOf map[int]int, hosts []string, th SlowLinkThresholds) ([]SlowServer, map[analysis.LinkID]bool) {
+	type serverT struct {
+		server    int
+		transport string
+	}
+	touching := map[serverT][]float64{}
+	healthy := map[string]bool{} // a transport with some fine link between servers
+	for _, l := range links {
+		r, ok := ratios[linkID(l.Src, l.Dst, l.Transport)]
+		ns, okS := serverOf[l.Src]
+		nd, okD := serverOf[l.Dst]
+		if !ok || !okS || !okD || ns == nd {
+			continue
+		}
+		touching[serverT{ns, l.Transport}] = append(touching[serverT{ns, l.Transport}], r)
+		touching[serverT{nd, l.Transport}] = append(touching[serverT{nd, l.Transport}], r)
+		healthy[l.Transport] = healthy[l.Transport] || r >= th.Fraction
+	}
+	// The servers every slow link of a transport touches, and the ranks.
+	slowBy := map[string][]SlowLink{}
+	for _, l := range slow {
+		ns, okS := serverOf[l.Src]
+		nd, okD := serverOf[l.Dst]
+		if okS && okD && ns != nd {
+			slowBy[l.Transport] = append(slowBy[l.Transport], l)
+		}
+	}
+	common := map[serverT]int{} // → the rank all of them share, or -1
+	for transport, ls := range slowBy {
+		if len(ls) < 2 {
+			continue
+		}
+		servers := map[int]int{}
+		ranks := map[int]int{}
+		for _, l := range ls {
+			servers[serverOf[l.Src]]++
+			servers[serverOf[l.Dst]]++
+			ranks[l.Src]++
+			ranks[l.Dst]++
+		}
+		var all []int
+		for n, c := range servers {
+			if c == len(ls) {
+				all = append(all, n)
+			}
+		}
+		if len(all) != 1 {
+			continue
+		}
+		rank := -1
+		for r, c := range ranks {
+			if c == len(ls) {
+				rank = r
+			}
+		}
+		common[serverT{all[0], transport}] = rank
+	}
+	var out []SlowServer
+	explained := map[analysis.LinkID]bool{}
+	for k, rs := range touching {
+		if !healthy[k.transport] || len(rs) < 2 {
+			continue
+		}
+		sort.Float64s(rs)
+		rank, shared := common[k]
+		if !shared && rs[len(rs)-1] >= th.Fraction { // some link of the server is fine
+			continue
+		}
+		var mine []float64
+		for _, l := range slowBy[k.transport] {
+			if serverOf[l.Src] == k.server || serverOf[l.Dst] == k.server {
+				explained[linkID(l.Src, l.Dst, l.Transport)] = true
+				mine = append(mine, l.BandwidthGBps/l.PeerMedianGBps)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		sort.Float64s(mine)
+		frac := stats.LowerMedianSorted(mine)
+		host := ""
+		if k.server < len(hosts) {
+			host = hosts[k.server]
+		}
+		what := fmt.Sprintf("all %d of its %s links to other servers are slow", len(rs), k.transport)
+		if shared {
+			what = fmt.Sprintf("every slow %s link (%d) has an end on it, while its other links and the %s links elsewhere are fine", k.transport, len(mine), k.transport)
+			if rank >= 0 {
+				what += fmt.Sprintf("; they all run to or from rank %d: its NIC", rank)
+			}
+		}
+		out = append(out, SlowServer{Server: k.server, Host: host, Transport: k.transport, Fraction: frac,
+			Evidence: fmt.Sprintf("server %d (%s) %s at %.0f%% of its peers' bandwidth: %s",
+				k.server, host, k.transport, 100*frac, what)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Fraction < out[j].Fraction })
+	return out, explained
+}
