@@ -47,12 +47,18 @@ func TestStableAgreesWithTheStandardSort(t *testing.T) {
 	}
 }
 
-func BenchmarkStable(b *testing.B) {
+// randomItems are 3000 items with random keys, the benchmarks' input.
+func randomItems() []item {
 	rng := rand.New(rand.NewPCG(1, 2))
 	src := make([]item, 3000)
 	for i := range src {
 		src[i].key = rng.IntN(1 << 20)
 	}
+	return src
+}
+
+func BenchmarkStable(b *testing.B) {
+	src := randomItems()
 	xs := make([]item, len(src))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -62,11 +68,7 @@ func BenchmarkStable(b *testing.B) {
 }
 
 func BenchmarkStableByKey(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	src := make([]item, 3000)
-	for i := range src {
-		src[i].key = rng.IntN(1 << 20)
-	}
+	src := randomItems()
 	xs := make([]item, len(src))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -106,11 +108,7 @@ func BenchmarkStableByKeyRuns(b *testing.B) {
 }
 
 func BenchmarkSortStableFunc(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	src := make([]item, 3000)
-	for i := range src {
-		src[i].key = rng.IntN(1 << 20)
-	}
+	src := randomItems()
 	xs := make([]item, len(src))
 	b.ReportAllocs()
 	for b.Loop() {
