@@ -121,6 +121,17 @@ func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.Lin
 			Evidence: fmt.Sprintf("server %d (%s) %s at %.0f%% of its peers' bandwidth: %s",
 				k.server, host, k.transport, 100*frac, what)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Fraction < out[j].Fraction })
+	// Built from a map: equal fractions are ordered by server and transport, so the
+	// report is the same from run to run.
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Fraction != b.Fraction {
+			return a.Fraction < b.Fraction
+		}
+		if a.Server != b.Server {
+			return a.Server < b.Server
+		}
+		return a.Transport < b.Transport
+	})
 	return out, explained
 }
