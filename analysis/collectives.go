@@ -77,20 +77,6 @@ func rankCollectives(r *profile.Rank, skip func(op int) bool) []collPart {
 	return parts
 }
 
-// collectives aggregates the comm ops of every rank by (op type, group), leaving out
-// the timeline ops skip says to (skipped steps); skip may be nil.
-func collectives(c *profile.Cluster, skip func(rank, op int) bool) ([]Collective, []string) {
-	parts := make([][]collPart, len(c.Ranks))
-	for ri, r := range c.Ranks {
-		var skipOp func(int) bool
-		if skip != nil {
-			skipOp = func(op int) bool { return skip(ri, op) }
-		}
-		parts[ri] = rankCollectives(r, skipOp)
-	}
-	return mergeCollectives(c, parts)
-}
-
 // mergeCollectives adds up the ranks' parts (parts[i] is c.Ranks[i]'s) into the
 // collectives table.
 func mergeCollectives(c *profile.Cluster, parts [][]collPart) ([]Collective, []string) {
