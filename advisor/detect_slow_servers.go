@@ -1,8 +1,11 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/stats"
@@ -123,15 +126,8 @@ func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.Lin
 	}
 	// Built from a map: equal fractions are ordered by server and transport, so the
 	// report is the same from run to run.
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Fraction != b.Fraction {
-			return a.Fraction < b.Fraction
-		}
-		if a.Server != b.Server {
-			return a.Server < b.Server
-		}
-		return a.Transport < b.Transport
+	slices.SortFunc(out, func(a, b SlowServer) int {
+		return cmp.Or(cmp.Compare(a.Fraction, b.Fraction), cmp.Compare(a.Server, b.Server), strings.Compare(a.Transport, b.Transport))
 	})
 	return out, explained
 }
