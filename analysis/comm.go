@@ -31,7 +31,7 @@ type OpStat struct {
 	TransitNs, WaitNs int64
 	SyncNs, IdleNs    int64
 	Bytes             int64
-	Transports        map[string]TransportUse // HCCS, PCIE, SIO, SDMA (their sum), RDMA
+	Transports        Transports // HCCS, PCIE, SIO, SDMA (their sum), RDMA
 	// BusBwGBps is Bytes over the op's Transit time × the nccl-tests factor of its
 	// type and group size (0 when either is unknown). Utilisation is the bandwidth of
 	// the op's busiest transport (its bytes over its transfers' time: a per-link
@@ -71,8 +71,44 @@ func ratio4(a, b int64) float64 {
 	return math.Round(float64(a)/float64(b)*1e4) / 1e4
 }
 
+// Transports is what an op moved over each transport, sorted by name. It is a slice
+// rather than a map because every op of every rank keeps one until the cluster's
+// figures are made: a map each was a sixth of what a 4096-rank cluster kept.
+type Transports []TransportUse
+
+// Get returns the op's use of the named transport; ok is false when the op has none.
+func (ts Transports) Get(name string) (u TransportUse, ok bool) {
+	for _, t := range ts {
+		if t.Transport == name {
+			return t, true
+		}
+	}
+	return TransportUse{}, false
+}
+
+// Of returns the op's use of the named transport, zero when the op has none.
+func (ts Transports) Of(name string) TransportUse {
+	u, _ := ts.Get(name)
+	return u
+}
+
+// sortedTransports turns a map of uses by name into Transports.
+func sortedTransports(m map[string]TransportUse) Transports {
+	if m == nil {
+		return nil
+	}
+	out := make(Transports, 0, len(m))
+	for name, u := range m {
+		u.Transport = name
+		out = append(out, u)
+	}
+	slices.SortFunc(out, func(a, b TransportUse) int { return strings.Compare(a.Transport, b.Transport) })
+	return out
+}
+
 // TransportUse is what one op moved over one transport.
 type TransportUse struct {
+	Transport        string // HCCS, PCIE, SIO, SDMA (the SDMA links' sum) or RDMA
 	Bytes, TimeNs    int64
 	Packets          int
 	LargePacketRatio float64 // share of packets above the transport's large-packet size
@@ -160,8 +196,8 @@ type rankComm struct {
 	unmappedBytes   int64
 	// samples are the rank's transfer times per transport and size (the median of
 	// its transfers), for calibrating the links; kept whether or not the group's
-	// global ranks are known.
-	samples map[sampleKey]rankSample
+	// global ranks are known. A slice: a map each was 8 MB of a 4096-rank cluster.
+	samples []rankSample
 }
 
 type sampleKey struct {
@@ -171,6 +207,7 @@ type sampleKey struct {
 }
 
 type rankSample struct {
+	sampleKey
 	medianNs float64
 	count    int
 }
@@ -191,11 +228,38 @@ type TransferSample struct {
 
 // transfer is the data one op moved over one link (the sum of its tasks there), kept
 // with its peer key so slow links can be judged against the same op's other links.
+// Every rank's transfers are kept until the cluster's figures are made, so a transfer
+// is small: ranks as int32 and the peer key (which holds the link's transport)
+// interned, since every rank repeats the same few keys. Three strings per transfer
+// made them half of what a 4096-rank cluster kept.
 type transfer struct {
+	peer          unique.Handle[peerKey]
+	bytes, timeNs int64
+	src, dst      int32
+	count         int32
+}
+
+func (t transfer) link() linkKey {
+	return linkKey{int(t.src), int(t.dst), t.peer.Value().transport}
+}
+
+// wideTransfer is a transfer while its op's tasks are summed, before it is kept.
+type wideTransfer struct {
 	link          linkKey
 	peer          peerKey
 	bytes, timeNs int64
 	count         int
+}
+
+// keep appends w to kept as a transfer; a rank beyond int32 (no real cluster has
+// one) is left out with the unmapped bytes.
+func (w wideTransfer) keep(kept []transfer, unmappedBytes *int64) []transfer {
+	if int(int32(w.link.src)) != w.link.src || int(int32(w.link.dst)) != w.link.dst || w.count > math.MaxInt32 {
+		*unmappedBytes += w.bytes
+		return kept
+	}
+	return append(kept, transfer{peer: unique.Make(w.peer), bytes: w.bytes, timeNs: w.timeNs,
+		src: int32(w.link.src), dst: int32(w.link.dst), count: int32(w.count)})
 }
 
 // rankIndex is what the per-rank passes over tasks share, computed once: each op's
@@ -225,6 +289,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 	groupRanks := globalRanksByGroup(r)
 	times := map[sampleKey][]float64{}
 	var splitter planeSplitter
+	var opTransfers []wideTransfer
 	for i, op := range ops {
 		if skipSteps[steps[i]] {
 			continue
@@ -238,7 +303,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
 			st.Source = "profiler"
 			st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
-			st.Transports = map[string]TransportUse{}
+			uses := make(map[string]TransportUse, len(ps.Transports))
 			for name, t := range ps.Transports {
 				if t.Bytes == 0 && t.TimeNs == 0 {
 					continue
@@ -247,9 +312,10 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 				for _, b := range t.SizeDistribution {
 					n += b.Count
 				}
-				st.Transports[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio,
+				uses[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio,
 					Sizes: t.SizeDistribution}
 			}
+			st.Transports = sortedTransports(uses)
 		} else if len(opTasks) > 0 {
 			st.Source = "tasks"
 			st.TransitNs, st.WaitNs, st.SyncNs = timeSplit(planes)
@@ -266,7 +332,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		}
 		out.ops = append(out.ops, st)
 		members := groupRanks[op.Group]
-		first := len(out.transfers)
+		opTransfers = opTransfers[:0]
 		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
 				k := sampleKey{transport, bytes, reduce}
@@ -285,24 +351,27 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 			pk := peerKey{op.Group, op.Name, transport, bytes}
 			// Transfers of one op over one link and size are summed; the bandwidth of
 			// the sum is the byte-weighted mean of theirs.
-			for j := first; j < len(out.transfers); j++ {
-				if t := &out.transfers[j]; t.link == k && t.peer == pk {
+			for j := range opTransfers {
+				if t := &opTransfers[j]; t.link == k && t.peer == pk {
 					t.bytes += bytes
 					t.timeNs += ns
 					t.count++
 					return
 				}
 			}
-			out.transfers = append(out.transfers, transfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1})
+			opTransfers = append(opTransfers, wideTransfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1})
 		})
+		for _, w := range opTransfers {
+			out.transfers = w.keep(out.transfers, &out.unmappedBytes)
+		}
 	}
 	if len(r.CommTasks) == 0 {
 		matrixTransfers(&out, r, groupRanks, skipSteps)
 	}
-	out.samples = make(map[sampleKey]rankSample, len(times))
+	out.samples = make([]rankSample, 0, len(times))
 	for k, v := range times {
 		sort.Float64s(v)
-		out.samples[k] = rankSample{medianNs: stats.MedianSorted(v), count: len(v)}
+		out.samples = append(out.samples, rankSample{sampleKey: k, medianNs: stats.MedianSorted(v), count: len(v)})
 	}
 	// What a rank keeps until the cluster's figures are made is copied to its length:
 	// grown by append, a quarter of it on average was spare capacity, held for every
@@ -332,13 +401,13 @@ func matrixTransfers(out *rankComm, r *profile.Rank, groupRanks map[string][]int
 			continue
 		}
 		transport := strings.ToUpper(l.Transport)
-		out.transfers = append(out.transfers, transfer{
+		out.transfers = wideTransfer{
 			link: linkKey{members[l.SrcLocal], members[l.DstLocal], transport},
 			// Peers are the op's links that moved as many bytes: an algorithm's steps
 			// move different sizes (NHR's and RHD's halving), and a smaller one runs at a
 			// lower bandwidth on a healthy link.
 			peer:  peerKey{l.Group, l.OpKey, transport, l.Bytes},
-			bytes: l.Bytes, timeNs: l.TimeNs, count: 1})
+			bytes: l.Bytes, timeNs: l.TimeNs, count: 1}.keep(out.transfers, &out.unmappedBytes)
 	}
 }
 
@@ -365,7 +434,7 @@ func matrixTotal(opKey string) bool {
 // ranks (inServerLevel).
 func movingTime(o OpStat) (int64, string) {
 	if o.TransitNs > 0 {
-		rdma, sdma := o.Transports["RDMA"], o.Transports["SDMA"]
+		rdma, sdma := o.Transports.Of("RDMA"), o.Transports.Of("SDMA")
 		if rdma.TimeNs > 0 && sdma.Bytes > 0 {
 			if math.Abs(float64(o.TransitNs-rdma.TimeNs)) <= 0.01*float64(rdma.TimeNs) {
 				return min(o.TransitNs, o.ElapseNs), movingRDMAPlane
@@ -380,10 +449,10 @@ func movingTime(o OpStat) (int64, string) {
 		return min(o.TransitNs, o.ElapseNs), "transit"
 	}
 	var busiest int64
-	for name, t := range o.Transports {
-		switch name {
+	for _, t := range o.Transports {
+		switch t.Transport {
 		case "HCCS", "PCIE", "SIO":
-			if _, summed := o.Transports["SDMA"]; summed {
+			if _, summed := o.Transports.Get("SDMA"); summed {
 				continue
 			}
 		}
@@ -447,7 +516,7 @@ func inServerLevel(ops []OpStat, groups []Group, serverOf map[int]int) {
 			peers = gs.onServer[server] - gs.member[o.Rank] // the group's other ranks on this server
 		}
 		if peers > 0 {
-			o.MovingNs = min(o.Transports["SDMA"].TimeNs/int64(peers)+o.Transports["RDMA"].TimeNs, max(o.ElapseNs, 0))
+			o.MovingNs = min(o.Transports.Of("SDMA").TimeNs/int64(peers)+o.Transports.Of("RDMA").TimeNs, max(o.ElapseNs, 0))
 			o.MovingSource = "transports"
 			continue
 		}
@@ -467,22 +536,30 @@ func inServerLevel(ops []OpStat, groups []Group, serverOf map[int]int) {
 // waits, links and their peer ratios, groups, servers.
 func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
 	var out Communication
-	links := map[linkKey]*Link{}
-	peers := peerSamples{}
+	links := map[linkKey]int{} // index in out.Links
+	nOps := 0
+	for _, rc := range ranks {
+		nOps += len(rc.ops)
+	}
+	if nOps > 0 {
+		out.Ops = make([]OpStat, 0, nOps) // exactly: a cluster's ops are a third of what it keeps
+	}
 	for _, rc := range ranks {
 		out.Ops = append(out.Ops, rc.ops...)
 		out.Retransmissions = append(out.Retransmissions, rc.retransmissions...)
 		out.UnmappedLinkBytes += rc.unmappedBytes
 		for _, t := range rc.transfers {
-			peers.addTransfer(t)
-			l := links[t.link]
-			if l == nil {
-				l = &Link{Src: t.link.src, Dst: t.link.dst, Transport: t.link.transport}
-				links[t.link] = l
+			k := t.link()
+			i, ok := links[k]
+			if !ok {
+				i = len(out.Links)
+				links[k] = i
+				out.Links = append(out.Links, Link{Src: k.src, Dst: k.dst, Transport: k.transport})
 			}
+			l := &out.Links[i]
 			l.Bytes += t.bytes
 			l.TimeNs += t.timeNs
-			l.Transfers += t.count
+			l.Transfers += int(t.count)
 		}
 	}
 	crossRankWait(out.Ops)
@@ -490,8 +567,8 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
 	out.Groups = clusterGroups(c)
 	out.ServerOf, out.Hosts = serversOf(c)
 	inServerLevel(out.Ops, out.Groups, out.ServerOf)
-	for _, l := range links {
-		out.Links = append(out.Links, *l)
+	if cap(out.Links) > len(out.Links)+len(out.Links)/8 {
+		out.Links = slices.Clone(out.Links) // at its length: the result is kept to the end
 	}
 	sort.Slice(out.Links, func(i, j int) bool {
 		a, b := out.Links[i], out.Links[j]
@@ -503,11 +580,7 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
 		}
 		return a.Transport < b.Transport
 	})
-	ratios := peers.linkRatios(transferLatencyNs(out.TransferSamples))
-	out.PeerRatios = make(map[LinkID]float64, len(ratios))
-	for k, r := range ratios {
-		out.PeerRatios[LinkID{k.src, k.dst, k.transport}] = r
-	}
+	out.PeerRatios = groupPeers(ranks).linkRatios(transferLatencyNs(out.TransferSamples))
 	return out
 }
 
@@ -799,7 +872,7 @@ func sdmaLink(linkType string) string {
 
 // transportUse sums an op's transfers per transport; SDMA is the sum of the SDMA
 // links (never added to them again).
-func transportUse(planes [][]profile.CommTask) map[string]TransportUse {
+func transportUse(planes [][]profile.CommTask) Transports {
 	out := map[string]TransportUse{}
 	large := map[string]int{}
 	bins := map[string]map[int64]profile.PacketBin{}
@@ -853,7 +926,10 @@ func transportUse(planes [][]profile.CommTask) map[string]TransportUse {
 		sdma.LargePacketRatio = math.Round(float64(largeSDMA)/float64(sdma.Packets)*1e4) / 1e4
 		out["SDMA"] = sdma
 	}
-	return out
+	if len(out) == 0 {
+		return nil
+	}
+	return sortedTransports(out)
 }
 
 func sortedBins(m map[int64]profile.PacketBin) []profile.PacketBin {
@@ -989,16 +1065,16 @@ func applyPeaks(c *Communication, colls []Collective) {
 			o.BusBwGBps = units.GBps(o.Bytes, o.TransitNs) * profile.BusBandwidthFactor(o.Type, p)
 		}
 		busiest, most := "", int64(-1)
-		for name, t := range o.Transports {
-			if name == "SDMA" { // the sum of the SDMA links, not a link of its own
+		for _, t := range o.Transports {
+			if t.Transport == "SDMA" { // the sum of the SDMA links, not a link of its own
 				continue
 			}
 			if t.Bytes > most {
-				busiest, most = name, t.Bytes
+				busiest, most = t.Transport, t.Bytes
 			}
 		}
 		if peak, ok := hw.Peak(busiest); ok {
-			o.Utilisation = o.Transports[busiest].BandwidthGBps() / peak
+			o.Utilisation = o.Transports.Of(busiest).BandwidthGBps() / peak
 		}
 	}
 }
@@ -1008,7 +1084,8 @@ func transferSamples(ranks []rankComm) []TransferSample {
 	medians := map[sampleKey][]float64{}
 	counts := map[sampleKey]int{}
 	for _, rc := range ranks {
-		for k, s := range rc.samples {
+		for _, s := range rc.samples {
+			k := s.sampleKey
 			medians[k] = append(medians[k], s.medianNs)
 			counts[k] += s.count
 		}

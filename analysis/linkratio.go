@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unique"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -26,25 +27,84 @@ type LinkID struct {
 	Transport string
 }
 
-// peerSamples holds each transfer beside its peers': the transfers of the same op
+// peerGroups holds each transfer beside its peers': the transfers of the same op
 // (group and name) over the same transport with the same size, which cross the same
-// kind of link at the same time, so that message size cancels out.
-type peerSamples map[peerKey][]peerSample
+// kind of link at the same time, so that message size cancels out. The groups are
+// cut from one array of references to the ranks' transfers, counted first: a slice of
+// copies per group held a cluster's transfers twice over, and more, at the end of a
+// 4096-rank load.
+type peerGroups struct {
+	ranks   []rankComm
+	keys    []peerKey // sorted, so that float sums do not depend on map order
+	starts  []int     // group i is members[starts[i]:starts[i+1]]
+	members []transferRef
+}
+
+// transferRef is ranks[rank].transfers[index].
+type transferRef struct{ rank, index int32 }
+
+func (p peerGroups) transfer(m transferRef) transfer { return p.ranks[m.rank].transfers[m.index] }
 
 type peerKey struct {
 	group, op, transport string
 	bytes                int64
 }
 
-type peerSample struct {
-	link   linkKey
-	bytes  int64 // what the op moved over the link at this size (its weight)
-	timeNs int64
-	count  int // transfers summed in it
+// groupPeers gathers the ranks' transfers by peer key, each group in rank order.
+func groupPeers(ranks []rankComm) peerGroups {
+	index := map[unique.Handle[peerKey]]int{}
+	var handles []unique.Handle[peerKey]
+	var counts []int
+	total := 0
+	for _, rc := range ranks {
+		for _, t := range rc.transfers {
+			i, ok := index[t.peer]
+			if !ok {
+				i = len(handles)
+				index[t.peer] = i
+				handles = append(handles, t.peer)
+				counts = append(counts, 0)
+			}
+			counts[i]++
+			total++
+		}
+	}
+	order := make([]int, len(handles))
+	for i := range order {
+		order[i] = i
+	}
+	g := peerGroups{ranks: ranks, keys: make([]peerKey, len(handles)), starts: make([]int, len(handles)+1), members: make([]transferRef, total)}
+	sort.Slice(order, func(i, j int) bool { return lessPeerKey(handles[order[i]].Value(), handles[order[j]].Value()) })
+	next := make([]int, len(handles)) // where each group's next transfer goes
+	at := 0
+	for pos, i := range order {
+		g.keys[pos] = handles[i].Value()
+		g.starts[pos] = at
+		next[i] = at
+		at += counts[i]
+	}
+	g.starts[len(handles)] = at
+	for ri, rc := range ranks {
+		for ti, t := range rc.transfers {
+			i := index[t.peer]
+			g.members[next[i]] = transferRef{int32(ri), int32(ti)}
+			next[i]++
+		}
+	}
+	return g
 }
 
-func (p peerSamples) addTransfer(t transfer) {
-	p[t.peer] = append(p[t.peer], peerSample{t.link, t.bytes, t.timeNs, t.count})
+func lessPeerKey(a, b peerKey) bool {
+	if a.group != b.group {
+		return a.group < b.group
+	}
+	if a.op != b.op {
+		return a.op < b.op
+	}
+	if a.transport != b.transport {
+		return a.transport < b.transport
+	}
+	return a.bytes < b.bytes
 }
 
 // minPayloadShare bounds the latency taken off a transfer's time: at least this share
@@ -61,56 +121,44 @@ const minPayloadShare = 0.1
 // because one slow server can touch half the transfers of a phase (a 4-server ring
 // passes through it twice), and the median would then sit between the slow and the
 // healthy links. Only groups of 3 or more transfers count.
-func (p peerSamples) linkRatios(alphaNs map[string]float64) map[linkKey]float64 {
-	weighted := map[linkKey]float64{}
-	bytes := map[linkKey]float64{}
-	// Sum in a fixed order: float sums must not depend on map iteration.
-	keys := make([]peerKey, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.group != b.group {
-			return a.group < b.group
-		}
-		if a.op != b.op {
-			return a.op < b.op
-		}
-		if a.transport != b.transport {
-			return a.transport < b.transport
-		}
-		return a.bytes < b.bytes
-	})
-	for _, k := range keys {
-		samples := p[k]
+func (p peerGroups) linkRatios(alphaNs map[string]float64) map[LinkID]float64 {
+	type sums struct{ weighted, bytes float64 }
+	perLink := map[linkKey]sums{}
+	var bw, sorted []float64
+	for gi, k := range p.keys {
+		samples := p.members[p.starts[gi]:p.starts[gi+1]]
 		if len(samples) < 3 {
 			continue
 		}
 		alpha := alphaNs[k.transport]
-		bw := make([]float64, len(samples))
-		for i, s := range samples {
+		bw = append(bw[:0], make([]float64, len(samples))...)
+		for i, m := range samples {
+			s := p.transfer(m)
 			t := float64(s.timeNs)
 			if s.timeNs <= 0 {
 				continue
 			}
 			bw[i] = float64(s.bytes) / max(t-float64(s.count)*alpha, minPayloadShare*t)
 		}
-		sorted := append([]float64(nil), bw...)
+		sorted = append(sorted[:0], bw...)
 		sort.Float64s(sorted)
 		ref := stats.QuantileSorted(sorted, 0.75)
 		if ref <= 0 {
 			continue
 		}
-		for i, s := range samples {
-			weighted[s.link] += float64(s.bytes) * bw[i] / ref
-			bytes[s.link] += float64(s.bytes)
+		for i, m := range samples {
+			s := p.transfer(m)
+			link := s.link()
+			sum := perLink[link]
+			sum.weighted += float64(s.bytes) * bw[i] / ref
+			sum.bytes += float64(s.bytes)
+			perLink[link] = sum
 		}
 	}
-	out := map[linkKey]float64{}
-	for k, b := range bytes {
-		if b > 0 {
-			out[k] = weighted[k] / b
+	out := make(map[LinkID]float64, len(perLink))
+	for k, sum := range perLink {
+		if sum.bytes > 0 {
+			out[LinkID{k.src, k.dst, k.transport}] = sum.weighted / sum.bytes
 		}
 	}
 	return out

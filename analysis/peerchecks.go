@@ -96,7 +96,7 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 			{"SDMA", th.SmallSDMABytes, &rc.SDMAOps, &rc.SmallSDMA, &rc.SmallSDMAEx},
 			{"RDMA", th.SmallRDMABytes, &rc.RDMAOps, &rc.SmallRDMA, &rc.SmallRDMAEx},
 		} {
-			t, ok := o.Transports[small.transport]
+			t, ok := o.Transports.Get(small.transport)
 			if !ok || t.Bytes <= 0 {
 				continue
 			}

@@ -29,7 +29,7 @@ func TestCheckSamplesAtTheirLimits(t *testing.T) {
 		},
 	}
 	ops := []OpStat{{Rank: 0, Step: -1, Name: op.Name, Type: "allreduce", Bytes: op.Bytes(),
-		Transports: map[string]TransportUse{"SDMA": {Bytes: 4_194_404}, "HCCS": {Bytes: 4_194_404}}}}
+		Transports: Transports{{Transport: "HCCS", Bytes: 4_194_404}, {Transport: "SDMA", Bytes: 4_194_404}}}}
 	th := DefaultLimits
 	got := mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th)})
 

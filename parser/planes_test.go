@@ -114,13 +114,13 @@ func TestMsprofAlexnetOpTasks(t *testing.T) {
 	assert.Equal(t, int64(29_645_550), op.SyncNs)
 	assert.Equal(t, int64(492_800), op.IdleNs)
 	assert.Zero(t, op.Bytes, "the op's count and type are not in the profile")
-	assert.Equal(t, analysis.TransportUse{Bytes: 294_968_576, TimeNs: 20_042_920, Packets: 42}, stripSizes(op.Transports["HCCS"]))
-	assert.Equal(t, analysis.TransportUse{Bytes: 98_323_456, TimeNs: 6_840_500, Packets: 14}, stripSizes(op.Transports["PCIE"]))
-	assert.Equal(t, int64(393_292_032), op.Transports["SDMA"].Bytes)
-	assert.Equal(t, int64(26_883_420), op.Transports["SDMA"].TimeNs)
+	assert.Equal(t, analysis.TransportUse{Transport: "HCCS", Bytes: 294_968_576, TimeNs: 20_042_920, Packets: 42}, stripSizes(op.Transports.Of("HCCS")))
+	assert.Equal(t, analysis.TransportUse{Transport: "PCIE", Bytes: 98_323_456, TimeNs: 6_840_500, Packets: 14}, stripSizes(op.Transports.Of("PCIE")))
+	assert.Equal(t, int64(393_292_032), op.Transports.Of("SDMA").Bytes)
+	assert.Equal(t, int64(26_883_420), op.Transports.Of("SDMA").TimeNs)
 	// Iterations 2 and 3 move the same bytes, waiting far less.
 	for _, o := range ops[1:] {
-		assert.Equal(t, int64(393_292_032), o.Transports["SDMA"].Bytes, "step %d", o.Step)
+		assert.Equal(t, int64(393_292_032), o.Transports.Of("SDMA").Bytes, "step %d", o.Step)
 		assert.Less(t, o.WaitNs, op.WaitNs/10, "step %d", o.Step)
 	}
 	assert.Equal(t, []int64{6_591_320, 7_091_230}, []int64{ops[1].TransitNs, ops[2].TransitNs})

@@ -65,12 +65,12 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 			ElapseUs: us(o.ElapseNs), TransitUs: us(o.TransitNs), WaitUs: us(o.WaitNs), SyncUs: us(o.SyncNs),
 			IdleUs: us(o.IdleNs), WaitRatio: o.WaitRatio(), SyncRatio: o.SyncRatio(), CrossWait: us(o.CrossWaitNs),
 			Bytes: o.Bytes, BusBwGBps: round(o.BusBwGBps, 4), Util: round(o.Utilisation, 4), Source: o.Source, Transports: map[string]contract.Transport{}}
-		for name, t := range o.Transports {
+		for _, t := range o.Transports {
 			bins := make([]contract.SizeBin, 0, len(t.Sizes))
 			for _, b := range t.Sizes {
 				bins = append(bins, contract.SizeBin{SizeBytes: b.SizeBytes, Count: b.Count, TimeUs: us(b.TimeNs)})
 			}
-			jo.Transports[name] = contract.Transport{Bytes: t.Bytes, TimeUs: us(t.TimeNs), BandwidthGBps: round(t.BandwidthGBps(), 4),
+			jo.Transports[t.Transport] = contract.Transport{Bytes: t.Bytes, TimeUs: us(t.TimeNs), BandwidthGBps: round(t.BandwidthGBps(), 4),
 				LargePacketRatio: t.LargePacketRatio, SizeDistribution: bins}
 		}
 		out.Ops = append(out.Ops, jo)
