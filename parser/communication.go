@@ -275,6 +275,10 @@ func (d treeReader) transport(m treeMember) (profile.TransportStats, error) {
 	if err := d.object(dist, what+": "+strconv.Quote(cjSizeDist)); err != nil {
 		return ts, err
 	}
+	// At its length: every op's distributions are kept until the cluster is measured.
+	if len(dist.members) > 0 {
+		ts.SizeDistribution = make([]profile.PacketBin, 0, len(dist.members))
+	}
 	for _, bm := range dist.members {
 		bin, err := d.packetBin(bm)
 		if err != nil {

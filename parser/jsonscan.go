@@ -59,6 +59,18 @@ func newJSONStream(r io.Reader) *jsonStream {
 // ranks. It keeps at most 8 (32 MiB).
 var streamBufs = make(chan []byte, 8)
 
+// dropStreamBuffers leaves the recycled buffers to the collector once a load is done:
+// kept, they were 8 MiB or more of the heap while a cluster's figures are made.
+func dropStreamBuffers() {
+	for {
+		select {
+		case <-streamBufs:
+		default:
+			return
+		}
+	}
+}
+
 // release gives the buffer back for the next stream; s must not be used after it, nor
 // any bytes it handed out. A buffer grown for a huge value is left to the collector.
 func (s *jsonStream) release() {

@@ -83,6 +83,7 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 			opts.Progress(int(done.Add(1)), len(in.Ranks))
 		}
 	})
+	dropStreamBuffers()
 	if note := ignoredNote(c.Ranks); note != "" {
 		c.Notes = append(c.Notes, note)
 	}

@@ -39,8 +39,9 @@ func BackTest(res *analysis.Result, bufferBytes int64) []OpBackTest {
 // BackTest compares every op type's measured time with the model on the run's fit.
 func (f *RunFit) BackTest() []OpBackTest {
 	res, bufferBytes := f.res, f.bufferBytes
-	byGroup := map[string][]analysis.OpStat{}
-	for _, o := range res.Communication.Ops {
+	byGroup := map[string][]*analysis.OpStat{}
+	for i := range res.Communication.Ops {
+		o := &res.Communication.Ops[i]
 		byGroup[o.Group] = append(byGroup[o.Group], o)
 	}
 	type acc struct {

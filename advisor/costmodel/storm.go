@@ -41,7 +41,7 @@ const (
 // stormSizes returns the sizes of one rank's step that are small collectives: sizes
 // at most 1/16 of the step's largest op that occur at least twice, when there are at
 // least 4 such ops. nil when there is no storm.
-func stormSizes(ops []analysis.OpStat) map[int64]bool {
+func stormSizes(ops []*analysis.OpStat) map[int64]bool {
 	var largest int64
 	count := map[int64]int{}
 	for _, o := range ops {
@@ -63,12 +63,12 @@ func stormSizes(ops []analysis.OpStat) map[int64]bool {
 
 // measureStorm fills the storm's measured time from every rank's steps of the group
 // and prices its fusion on the fitted line.
-func (bk *Bucketing) measureStorm(stepOps [][]analysis.OpStat, sizes map[int64]bool) {
+func (bk *Bucketing) measureStorm(stepOps [][]*analysis.OpStat, sizes map[int64]bool) {
 	s := bk.Storm
 	s.SizesBytes = slices.Sorted(maps.Keys(sizes))
 	var total, firstWait, n float64
 	for _, ops := range stepOps {
-		byRank := map[int][]analysis.OpStat{}
+		byRank := map[int][]*analysis.OpStat{}
 		for _, o := range ops {
 			if sizes[o.Bytes] {
 				byRank[o.Rank] = append(byRank[o.Rank], o)

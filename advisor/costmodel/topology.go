@@ -38,8 +38,10 @@ func Topologies(res *analysis.Result) map[string]Topology {
 
 // topologies are every group's topologies on the shape.
 func (shape clusterShape) topologies(res *analysis.Result) map[string]Topology {
-	byGroup := map[string][]analysis.OpStat{}
-	for _, o := range res.Communication.Ops {
+	// Pointers, not copies: a 4096-rank run's ops copied per group were 40 MB.
+	byGroup := map[string][]*analysis.OpStat{}
+	for i := range res.Communication.Ops {
+		o := &res.Communication.Ops[i]
 		byGroup[o.Group] = append(byGroup[o.Group], o)
 	}
 	out := make(map[string]Topology, len(byGroup))
@@ -94,7 +96,7 @@ func newClusterShape(res *analysis.Result, links []LinkFit) clusterShape {
 // hardware profile's NPUs per server; its level-1 algorithm from the ops'
 // alg_type, else HCCL's default; and its links from the calibration, else the
 // priors.
-func (s clusterShape) topology(res *analysis.Result, group string, ops []analysis.OpStat) Topology {
+func (s clusterShape) topology(res *analysis.Result, group string, ops []*analysis.OpStat) Topology {
 	hw := res.Communication.Hardware
 	t := Topology{Product: hw.Name, NCCL: hw.Name == "NVIDIA"}
 	var members []int
@@ -129,7 +131,7 @@ func (s clusterShape) topology(res *analysis.Result, group string, ops []analysi
 		per := max(hw.ServerNPUs, 1)
 		rdma := false
 		for _, o := range ops {
-			if o.Transports["RDMA"].Bytes > 0 {
+			if o.Transports.Of("RDMA").Bytes > 0 {
 				rdma = true
 			}
 		}

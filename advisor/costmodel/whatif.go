@@ -110,8 +110,9 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		step  int
 	}
 	bytesBy := map[string]int64{}
-	steps := map[key][]analysis.OpStat{}
-	for _, o := range res.Communication.Ops {
+	steps := map[key][]*analysis.OpStat{} // pointers: copies were the advice's largest allocation
+	for i := range res.Communication.Ops {
+		o := &res.Communication.Ops[i]
 		if o.Type != "allreduce" || o.Bytes <= 0 || o.Step < 0 {
 			continue
 		}
@@ -157,8 +158,8 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	// One rank's buckets of one step, in launch order (every rank has the same).
 	firstKey := key{group, groupSteps[0]}
 	rank0 := steps[firstKey][0].Rank
-	var groupOps []analysis.OpStat
-	var rank0Ops []analysis.OpStat
+	var groupOps []*analysis.OpStat
+	var rank0Ops []*analysis.OpStat
 	for _, o := range steps[firstKey] {
 		if o.Rank == rank0 {
 			rank0Ops = append(rank0Ops, o)
@@ -226,7 +227,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	// the buckets' launches span (k−1)/k of the window.
 	var windows []float64
 	for _, step := range groupSteps {
-		byRank := map[int][]analysis.OpStat{}
+		byRank := map[int][]*analysis.OpStat{}
 		for _, o := range steps[key{group, step}] {
 			if !storm[o.Bytes] { // the buckets' launches set the window
 				byRank[o.Rank] = append(byRank[o.Rank], o)
@@ -321,7 +322,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		bk.GroupExposedUs = math.Min(gExposed/gN, bk.ExposedUs)
 	}
 	if bk.Storm != nil {
-		stepOps := make([][]analysis.OpStat, 0, len(groupSteps))
+		stepOps := make([][]*analysis.OpStat, 0, len(groupSteps))
 		for _, step := range groupSteps {
 			stepOps = append(stepOps, steps[key{group, step}])
 		}
