@@ -10,7 +10,6 @@ import (
 	"unique"
 
 	"github.com/hcclprof/hcclprof/analysis/hardware"
-	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
@@ -266,11 +265,12 @@ func (w wideTransfer) keep(kept []transfer, unmappedBytes *int64) []transfer {
 // step and the tasks by op row.
 type rankIndex struct {
 	steps []int
-	byRow map[string][]profile.CommTask
+	tasks []profile.CommTask // the rank's
+	byRow map[string][]int32 // each row's tasks by start, as indices into tasks
 }
 
 func indexRank(r *profile.Rank) rankIndex {
-	return rankIndex{steps: opSteps(r), byRow: tasksByRow(r.CommTasks)}
+	return rankIndex{steps: opSteps(r), tasks: r.CommTasks, byRow: tasksByRow(r.CommTasks)}
 }
 
 // rankCommunication computes one rank's per-op statistics and transfers. With the
@@ -281,7 +281,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 	if len(ops) == 0 {
 		return out
 	}
-	steps, tasks := idx.steps, idx.byRow
+	steps := idx.steps
 	profilerStats := map[string]profile.CommOpStats{}
 	for _, s := range r.CommStats {
 		profilerStats[s.Name+"@"+s.Group] = s
@@ -298,8 +298,8 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		// its parse, and thousands of ranks would each keep a copy.
 		st := OpStat{Rank: r.Rank, Step: steps[i], OpIndex: i, Group: intern(op.Group), Name: op.Name, Type: intern(op.Type),
 			StartNs: op.StartNs, ElapseNs: op.DurNs(), Bytes: op.Bytes(), Source: "none", AlgType: intern(op.AlgType), DataType: intern(op.DataType)}
-		opTasks := tasksOf(tasks, op)
-		planes := splitter.split(opTasks)
+		opTasks := idx.tasksOf(op)
+		planes := splitter.split(idx.tasks, opTasks)
 		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
 			st.Source = "profiler"
 			st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
@@ -615,36 +615,42 @@ func opSteps(r *profile.Rank) []int {
 	return out
 }
 
-// tasksByRow groups a rank's tasks by their op row, each list sorted by start.
-func tasksByRow(tasks []profile.CommTask) map[string][]profile.CommTask {
-	// One copy sorted by row, then start, cut into rows: appending each task to its
-	// row's slice was the largest allocation analysis made on a cluster.
-	sorted := slices.Clone(tasks)
-	order.Stable(sorted, func(a, b *profile.CommTask) int {
-		if c := strings.Compare(a.GroupRow, b.GroupRow); c != 0 {
-			return c
+// tasksByRow lists each row's tasks by start, as indices into tasks: a copy of the
+// tasks sorted by row was a fifth of what a cluster's analysis allocated. Tasks come
+// sorted by start (profile.Rank.Normalize); a row that is not is sorted here, stably.
+func tasksByRow(tasks []profile.CommTask) map[string][]int32 {
+	counts := map[string]int{}
+	for i := range tasks {
+		counts[tasks[i].GroupRow]++
+	}
+	all := make([]int32, len(tasks))
+	out := make(map[string][]int32, len(counts))
+	at := 0
+	for row, n := range counts {
+		out[row] = all[at : at : at+n]
+		at += n
+	}
+	for i := range tasks {
+		row := tasks[i].GroupRow
+		out[row] = append(out[row], int32(i))
+	}
+	for _, ids := range out {
+		byStart := func(a, b int32) int { return cmp.Compare(tasks[a].StartNs, tasks[b].StartNs) }
+		if !slices.IsSortedFunc(ids, byStart) {
+			slices.SortStableFunc(ids, byStart)
 		}
-		return cmp.Compare(a.StartNs, b.StartNs)
-	})
-	out := map[string][]profile.CommTask{}
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j].GroupRow == sorted[i].GroupRow {
-			j++
-		}
-		out[sorted[i].GroupRow] = sorted[i:j:j]
-		i = j
 	}
 	return out
 }
 
-// tasksOf returns an op's tasks: those of its row that start within the op, as
-// msprof-analyze's compare tool attributes them (docs/formats.md §2.5).
-func tasksOf(byRow map[string][]profile.CommTask, op profile.CommOp) []profile.CommTask {
-	ts := byRow[op.GroupRow]
-	lo := sort.Search(len(ts), func(i int) bool { return ts[i].StartNs >= op.StartNs })
-	hi := sort.Search(len(ts), func(i int) bool { return ts[i].StartNs > op.EndNs })
-	return ts[lo:hi]
+// tasksOf returns an op's tasks, as indices into x.tasks: those of its row that start
+// within the op, as msprof-analyze's compare tool attributes them (docs/formats.md
+// §2.5).
+func (x rankIndex) tasksOf(op profile.CommOp) []int32 {
+	ids := x.byRow[op.GroupRow]
+	lo := sort.Search(len(ids), func(i int) bool { return x.tasks[ids[i]].StartNs >= op.StartNs })
+	hi := sort.Search(len(ids), func(i int) bool { return x.tasks[ids[i]].StartNs > op.EndNs })
+	return ids[lo:hi]
 }
 
 func isDataTask(t *profile.CommTask) bool {
@@ -721,17 +727,11 @@ func classifyPlane(tasks []profile.CommTask, fn func(t *profile.CommTask, transf
 	}
 }
 
-// byPlane splits an op's tasks by plane, planes in order, each plane's tasks in their
-// order.
-func byPlane(tasks []profile.CommTask) [][]profile.CommTask {
-	var s planeSplitter
-	return s.split(tasks)
-}
-
-// planeSplitter is byPlane with its buffers kept from op to op of a rank: what it
-// returns is valid until its next split. An op has a few planes: the tasks are counted
-// into place (a stable counting sort) rather than sorted, and sorting (and allocating)
-// them for each op was the costliest step of a cluster's analysis.
+// planeSplitter splits an op's tasks by plane, planes in order, each plane's tasks in
+// their order, with its buffers kept from op to op of a rank: what it returns is valid
+// until its next split. An op has a few planes: the tasks are counted into place (a
+// stable counting sort) rather than sorted, and sorting (and allocating) them for each
+// op was the costliest step of a cluster's analysis.
 type planeSplitter struct {
 	ids    []int // the distinct planes, in order
 	next   []int // where each plane's next task goes
@@ -739,32 +739,34 @@ type planeSplitter struct {
 	planes [][]profile.CommTask
 }
 
-func (s *planeSplitter) split(tasks []profile.CommTask) [][]profile.CommTask {
+func (s *planeSplitter) split(all []profile.CommTask, ids []int32) [][]profile.CommTask {
 	s.ids = s.ids[:0]
-	for i := range tasks {
-		if p := tasks[i].Plane; len(s.ids) == 0 || s.ids[len(s.ids)-1] != p {
+	for _, k := range ids {
+		if p := all[k].Plane; len(s.ids) == 0 || s.ids[len(s.ids)-1] != p {
 			if j, found := slices.BinarySearch(s.ids, p); !found {
 				s.ids = slices.Insert(s.ids, j, p)
 			}
 		}
 	}
-	s.buf = slices.Grow(s.buf[:0], len(tasks))[:len(tasks)]
+	s.buf = slices.Grow(s.buf[:0], len(ids))[:len(ids)]
 	if len(s.ids) > 64 {
-		copy(s.buf, tasks)
+		for i, k := range ids {
+			s.buf[i] = all[k]
+		}
 		slices.SortStableFunc(s.buf, func(a, b profile.CommTask) int { return cmp.Compare(a.Plane, b.Plane) })
 	} else {
 		s.next = append(s.next[:0], make([]int, len(s.ids))...)
-		for i := range tasks {
-			j, _ := slices.BinarySearch(s.ids, tasks[i].Plane)
+		for _, k := range ids {
+			j, _ := slices.BinarySearch(s.ids, all[k].Plane)
 			s.next[j]++
 		}
 		at := 0
 		for j, n := range s.next {
 			s.next[j], at = at, at+n
 		}
-		for i := range tasks {
-			j, _ := slices.BinarySearch(s.ids, tasks[i].Plane)
-			s.buf[s.next[j]] = tasks[i]
+		for _, k := range ids {
+			j, _ := slices.BinarySearch(s.ids, all[k].Plane)
+			s.buf[s.next[j]] = all[k]
 			s.next[j]++
 		}
 	}

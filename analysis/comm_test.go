@@ -150,3 +150,30 @@ func commOf(c *profile.Cluster) Communication {
 	}
 	return mergeCommunication(c, comms)
 }
+
+// byPlane splits tasks by plane, as the analysis does for one op.
+func byPlane(tasks []profile.CommTask) [][]profile.CommTask {
+	var s planeSplitter
+	ids := make([]int32, len(tasks))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	return s.split(tasks, ids)
+}
+
+// TestTasksByRow: each row's tasks by start, as indices into the rank's tasks, ties
+// in the tasks' order; a row out of order is sorted; an op gets the tasks of its row
+// that start within it.
+func TestTasksByRow(t *testing.T) {
+	task := func(row string, startNs int64) profile.CommTask {
+		return profile.CommTask{GroupRow: row, Interval: profile.Interval{StartNs: startNs, EndNs: startNs + 5}}
+	}
+	tasks := []profile.CommTask{task("a", 10), task("b", 10), task("a", 20), task("a", 20), task("b", 5), task("a", 30)}
+	x := rankIndex{tasks: tasks, byRow: tasksByRow(tasks)}
+	assert.Equal(t, map[string][]int32{"a": {0, 2, 3, 5}, "b": {4, 1}}, x.byRow)
+	op := profile.CommOp{GroupRow: "a", Interval: profile.Interval{StartNs: 15, EndNs: 30}}
+	assert.Equal(t, []int32{2, 3, 5}, x.tasksOf(op), "starts within [15, 30]")
+	op.GroupRow = "c"
+	assert.Empty(t, x.tasksOf(op))
+	assert.Empty(t, tasksByRow(nil))
+}

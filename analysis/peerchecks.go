@@ -120,11 +120,12 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 	if len(r.CommTasks) == 0 {
 		return rc
 	}
-	steps, byRow := idx.steps, idx.byRow
+	steps := idx.steps
 	computeMaxNs := maxDur(r.Compute)
 	for i, op := range r.CommOps {
 		ref := CheckRef{Rank: r.Rank, Step: steps[i], Op: op.Name}
-		for _, t := range tasksOf(byRow, op) {
+		for _, k := range idx.tasksOf(op) {
+			t := idx.tasks[k]
 			if t.TransportType != "SDMA" || !isDataTask(&t) || t.LinkType == "ON_CHIP" || t.SizeBytes <= 0 {
 				continue
 			}
