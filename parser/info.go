@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -177,10 +178,7 @@ func (d treeReader) parallelGroup(m treeMember) (profile.ParallelGroup, error) {
 		return g, d.errAt(gr, "%s: global_ranks: expected an array, found %s", what, gr.kind)
 	}
 	if gr.ints != nil {
-		g.GlobalRanks = make([]int, len(gr.ints))
-		for i, v := range gr.ints {
-			g.GlobalRanks[i] = int(v)
-		}
+		g.GlobalRanks = sharedRankLists.of(gr.ints)
 		return g, nil
 	}
 	g.GlobalRanks = make([]int, 0, len(gr.elems))
@@ -195,6 +193,43 @@ func (d treeReader) parallelGroup(m treeMember) (profile.ParallelGroup, error) {
 		g.GlobalRanks = append(g.GlobalRanks, v)
 	}
 	return g, nil
+}
+
+// sharedRankLists converts each shared int array (sharedIntArrays) to a rank list
+// once: every rank of a cluster repeats its world and data-parallel groups, and
+// converting them per rank allocated ranks × group size integers (120 MB on 4096
+// ranks). The lists are shared and never written, as profile.RankListInterner's are.
+var sharedRankLists = rankListCache{m: map[*int64][]int{}}
+
+type rankListCache struct {
+	mu sync.Mutex
+	m  map[*int64][]int // by the shared array's first element
+}
+
+func (c *rankListCache) of(ints []int64) []int {
+	convert := func() []int {
+		out := make([]int, len(ints))
+		for i, v := range ints {
+			out[i] = int(v)
+		}
+		return out
+	}
+	// 128 ints take at least 382 bytes of text, so they came from sharedIntArrays;
+	// smaller lists are cheap to convert each time.
+	if len(ints) < minSharedIntArray/2 {
+		return convert()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if out, ok := c.m[&ints[0]]; ok && len(out) == len(ints) {
+		return out
+	}
+	if len(c.m) >= 64 { // as sharedIntArrays: a job has a few large groups
+		clear(c.m)
+	}
+	out := convert()
+	c.m[&ints[0]] = out
+	return out
 }
 
 // RankFromInfoFileName returns the rank in a profiler_info_N.json file name

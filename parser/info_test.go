@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -244,4 +245,29 @@ func TestIntArraysReadAlike(t *testing.T) {
 	require.Len(t, md.ParallelGroups, 2)
 	assert.Equal(t, []int{0, 8, 16}, md.ParallelGroups[0].GlobalRanks)
 	assert.Equal(t, []int{0, 1}, md.ParallelGroups[1].GlobalRanks)
+}
+
+// TestRankListsShared: a large group's rank list, repeated in every rank's metadata,
+// is converted once and shared; a small one is converted each time.
+func TestRankListsShared(t *testing.T) {
+	metadata := func(n int) string {
+		ranks := make([]string, n)
+		for i := range ranks {
+			ranks[i] = strconv.Itoa(i)
+		}
+		return `{"parallel_group_info": {"g": {"group_name": "dp", "group_rank": 0, "global_ranks": [` + strings.Join(ranks, ", ") + `]}}}`
+	}
+	parse := func(doc string) []int {
+		md, err := ParseProfilerMetadata(strings.NewReader(doc), "profiler_metadata.json")
+		require.NoError(t, err)
+		require.Len(t, md.ParallelGroups, 1)
+		return md.ParallelGroups[0].GlobalRanks
+	}
+	a, b := parse(metadata(4096)), parse(metadata(4096))
+	require.Len(t, a, 4096)
+	assert.Equal(t, 4095, a[4095])
+	assert.Same(t, &a[0], &b[0], "one list for both ranks")
+	small1, small2 := parse(metadata(8)), parse(metadata(8))
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, small1)
+	assert.NotSame(t, &small1[0], &small2[0])
 }
