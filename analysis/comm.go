@@ -676,16 +676,26 @@ const (
 
 // taskKindOf compares without lowering the name: strings.ToLower allocated a copy of
 // every task name three times per op, the largest allocation of a cluster's analysis.
+// The length picks the one name to compare: EqualFold against each of the four took
+// 1.3% of a 4096-rank analyze's CPU.
 func taskKindOf(name string) taskKind {
-	switch {
-	case strings.EqualFold(name, "notify_wait"):
-		return kindNotifyWait
-	case strings.EqualFold(name, "memcpy"):
-		return kindMemcpy
-	case strings.EqualFold(name, "rdmasend"):
-		return kindRDMASend
-	case strings.EqualFold(name, "reduce_inline"):
-		return kindReduceInline
+	switch len(name) {
+	case len("notify_wait"):
+		if strings.EqualFold(name, "notify_wait") {
+			return kindNotifyWait
+		}
+	case len("memcpy"):
+		if strings.EqualFold(name, "memcpy") {
+			return kindMemcpy
+		}
+	case len("rdmasend"):
+		if strings.EqualFold(name, "rdmasend") {
+			return kindRDMASend
+		}
+	case len("reduce_inline"):
+		if strings.EqualFold(name, "reduce_inline") {
+			return kindReduceInline
+		}
 	}
 	return kindOther
 }

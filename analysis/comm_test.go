@@ -177,3 +177,16 @@ func TestTasksByRow(t *testing.T) {
 	assert.Empty(t, x.tasksOf(op))
 	assert.Empty(t, tasksByRow(nil))
 }
+
+// TestTaskKindOf: the task names the time split reads, in any case; anything else,
+// including names of the same length, is another kind.
+func TestTaskKindOf(t *testing.T) {
+	for name, want := range map[string]taskKind{
+		"Notify_Wait": kindNotifyWait, "notify_wait": kindNotifyWait, "NOTIFY_WAIT": kindNotifyWait,
+		"Memcpy": kindMemcpy, "MEMCPY": kindMemcpy, "RDMASend": kindRDMASend, "rdmasend": kindRDMASend,
+		"Reduce_Inline": kindReduceInline, "reduce_inline": kindReduceInline,
+		"Notify_Post": kindOther, "Memset": kindOther, "RDMASendX": kindOther, "Reduce_TBE": kindOther, "": kindOther,
+	} {
+		assert.Equal(t, want, taskKindOf(name), name)
+	}
+}

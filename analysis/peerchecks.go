@@ -52,9 +52,11 @@ type CheckExample struct {
 	Set   bool
 }
 
-func (e *CheckExample) keep(worse bool, ref CheckRef, value float64, text string) {
+// keep makes the case the example when it is the first or a worse one; text is
+// written only then (formatting every candidate's was a tenth of a rank's analysis).
+func (e *CheckExample) keep(worse bool, ref CheckRef, value float64, text func() string) {
 	if !e.Set || worse {
-		*e = CheckExample{Ref: ref, Value: value, Text: text, Set: true}
+		*e = CheckExample{Ref: ref, Value: value, Text: text(), Set: true}
 	}
 }
 
@@ -104,7 +106,9 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 			if t.Bytes < small.limit {
 				*small.smallOps++
 				small.example.keep(float64(t.Bytes) < small.example.Value, ref, float64(t.Bytes),
-					fmt.Sprintf("%s moves %.3f MB over %s", o.Name, float64(t.Bytes)/1e6, small.transport))
+					func() string {
+						return fmt.Sprintf("%s moves %.3f MB over %s", o.Name, float64(t.Bytes)/1e6, small.transport)
+					})
 			}
 		}
 		if o.Bytes > 0 {
@@ -113,7 +117,9 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 				rc.OverBuffer++
 				rounds := float64((o.Bytes + bufBytes - 1) / bufBytes)
 				rc.BufferEx.keep(rounds > rc.BufferEx.Value, ref, rounds,
-					fmt.Sprintf("%s carries %.1f MiB against HCCL_BUFFSIZE=%d: %.0f rounds", o.Name, float64(o.Bytes)/(1<<20), buffMB, rounds))
+					func() string {
+						return fmt.Sprintf("%s carries %.1f MiB against HCCL_BUFFSIZE=%d: %.0f rounds", o.Name, float64(o.Bytes)/(1<<20), buffMB, rounds)
+					})
 			}
 		}
 	}
@@ -135,7 +141,9 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 			if th.AlignmentBytes > 0 && t.SizeBytes%th.AlignmentBytes != 0 {
 				rc.Misaligned++
 				rc.AlignmentEx.keep(false, tref, float64(t.SizeBytes),
-					fmt.Sprintf("%s copies %d bytes (%d mod %d)", op.Name, t.SizeBytes, t.SizeBytes%th.AlignmentBytes, th.AlignmentBytes))
+					func() string {
+						return fmt.Sprintf("%s copies %d bytes (%d mod %d)", op.Name, t.SizeBytes, t.SizeBytes%th.AlignmentBytes, th.AlignmentBytes)
+					})
 			}
 			if t.SizeBytes >= th.ContentionMinBytes && t.DurNs() > 0 && overlapsAny(r.Compute, computeMaxNs, t.Interval) {
 				rc.ContendedTransfers++
@@ -143,7 +151,9 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 				rc.ContendedNs += t.DurNs()
 				bw := units.GBps(t.SizeBytes, t.DurNs())
 				rc.ContentionEx.keep(bw < rc.ContentionEx.Value, tref, bw,
-					fmt.Sprintf("%s: %.1f MB in %.1f µs (%.2f GB/s) while compute runs", op.Name, float64(t.SizeBytes)/1e6, float64(t.DurNs())/1e3, bw))
+					func() string {
+						return fmt.Sprintf("%s: %.1f MB in %.1f µs (%.2f GB/s) while compute runs", op.Name, float64(t.SizeBytes)/1e6, float64(t.DurNs())/1e3, bw)
+					})
 			}
 		}
 	}
