@@ -63,26 +63,36 @@ bench: build
 	@echo "--- analyze at scale:"
 	@$(MAKE) --no-print-directory scale
 
-# Whole-process time and peak RSS of analyze on generated clusters of SCALE_RANKS
-# ranks (fixtures/testdata/scale-N.yaml, ~1.2 MB a rank; 4096 ranks need 5 GB of
-# disk under $(BENCH_DIR): make scale SCALE_RANKS="64 512 4096").
+# Whole-process time, throughput and peak RSS of analyze on generated clusters of
+# SCALE_RANKS ranks (fixtures/testdata/scale-N.yaml, ~1.2 MB a rank; 4096 ranks need
+# 5 GB of disk under $(BENCH_DIR): make scale SCALE_RANKS="64 512 4096"), SCALE_RUNS
+# runs each for the spread.
 SCALE_RANKS ?= 64 512
+SCALE_RUNS ?= 3
 scale: build
 	@for n in $(SCALE_RANKS); do \
 	  rm -rf $(BENCH_DIR)/scale$$n; \
 	  $(BIN) gen fixtures/testdata/scale-$$n.yaml -o $(BENCH_DIR)/scale$$n >/dev/null || exit 1; \
-	  /usr/bin/env time -f "$$n ranks ($$(du -sh $(BENCH_DIR)/scale$$n | cut -f1)): analyze wall %e s, peak RSS %M KB" \
-	    $(BIN) analyze $(BENCH_DIR)/scale$$n >/dev/null; \
-	  rm -rf $(BENCH_DIR)/scale$$n; \
+	  bytes=$$(du -sb $(BENCH_DIR)/scale$$n | cut -f1); \
+	  for run in $$(seq $(SCALE_RUNS)); do \
+	    /usr/bin/env time -f '%e %M' -o $(BENCH_DIR)/scale.time $(BIN) analyze $(BENCH_DIR)/scale$$n >/dev/null || exit 1; \
+	    read wall rss < $(BENCH_DIR)/scale.time; \
+	    awk -v n=$$n -v b=$$bytes -v w=$$wall -v r=$$rss -v k=$$run 'BEGIN { printf "%d ranks (%.0f MB), run %d: analyze wall %.2f s, %.0f MB/s, peak RSS %.0f MiB\n", n, b/1e6, k, w, b/1e6/w, r/1024 }'; \
+	  done; \
+	  rm -rf $(BENCH_DIR)/scale$$n $(BENCH_DIR)/scale.time; \
 	done
 
 # The same analyze on 4096 ranks without device timelines (summaries only: ~0.6 GB).
 scale-summaries: build
 	@rm -rf $(BENCH_DIR)/scale4096s
 	@$(BIN) gen fixtures/testdata/scale-4096-summaries.yaml -o $(BENCH_DIR)/scale4096s >/dev/null || exit 1
-	@/usr/bin/env time -f "4096 ranks, summaries only ($$(du -sh $(BENCH_DIR)/scale4096s | cut -f1)): analyze wall %e s, peak RSS %M KB" \
-	  $(BIN) analyze $(BENCH_DIR)/scale4096s >/dev/null
-	@rm -rf $(BENCH_DIR)/scale4096s
+	@bytes=$$(du -sb $(BENCH_DIR)/scale4096s | cut -f1); \
+	for run in $$(seq $(SCALE_RUNS)); do \
+	  /usr/bin/env time -f '%e %M' -o $(BENCH_DIR)/scale.time $(BIN) analyze $(BENCH_DIR)/scale4096s >/dev/null || exit 1; \
+	  read wall rss < $(BENCH_DIR)/scale.time; \
+	  awk -v b=$$bytes -v w=$$wall -v r=$$rss -v k=$$run 'BEGIN { printf "4096 ranks, summaries only (%.0f MB), run %d: analyze wall %.2f s, peak RSS %.0f MiB\n", b/1e6, k, w, r/1024 }'; \
+	done
+	@rm -rf $(BENCH_DIR)/scale4096s $(BENCH_DIR)/scale.time
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
