@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unique"
@@ -73,8 +75,8 @@ func groupPeers(ranks []rankComm) peerGroups {
 	for i := range order {
 		order[i] = i
 	}
+	slices.SortFunc(order, func(a, b int) int { return comparePeerKeys(handles[a].Value(), handles[b].Value()) })
 	g := peerGroups{ranks: ranks, keys: make([]peerKey, len(handles)), starts: make([]int, len(handles)+1), members: make([]transferRef, total)}
-	sort.Slice(order, func(i, j int) bool { return lessPeerKey(handles[order[i]].Value(), handles[order[j]].Value()) })
 	next := make([]int, len(handles)) // where each group's next transfer goes
 	at := 0
 	for pos, i := range order {
@@ -94,17 +96,9 @@ func groupPeers(ranks []rankComm) peerGroups {
 	return g
 }
 
-func lessPeerKey(a, b peerKey) bool {
-	if a.group != b.group {
-		return a.group < b.group
-	}
-	if a.op != b.op {
-		return a.op < b.op
-	}
-	if a.transport != b.transport {
-		return a.transport < b.transport
-	}
-	return a.bytes < b.bytes
+func comparePeerKeys(a, b peerKey) int {
+	return cmp.Or(strings.Compare(a.group, b.group), strings.Compare(a.op, b.op),
+		strings.Compare(a.transport, b.transport), cmp.Compare(a.bytes, b.bytes))
 }
 
 // minPayloadShare bounds the latency taken off a transfer's time: at least this share
