@@ -1059,8 +1059,13 @@ func (st *traceState) finish() *Timeline {
 	}
 	// Each list is let go once read, the hardware tasks (the most), the Overlap rows
 	// and the flows before the HCCL lists are made, so that a big trace's candidates
-	// and its timeline are not all held at once.
-	released := st.hw.bytes() + st.overlap.bytes() + st.flowEnds.bytes()
+	// and its timeline are not all held at once. A big trace's are collected at once,
+	// before the HCCL lists and again before the analysis, so that their memory
+	// serves these: left to the collector's own pace, the heap grew by the timeline
+	// and the analysis on top of them. Peak RSS of analyze on a 1.96 GB trace:
+	// 217-223 MB without, 171-172 MB with, for ~1 ms of marking each (the lists hold
+	// no pointers).
+	big := st.hw.bytes()+st.tasks.bytes()+st.generic.bytes()+st.overlap.bytes()+st.flowEnds.bytes() >= collectAfterBytes
 	done(st, &st.hw)
 	for _, part := range st.overlap.parts {
 		for i := range part {
@@ -1097,11 +1102,7 @@ func (st *traceState) finish() *Timeline {
 	}
 	done(st, &st.flowEnds)
 	st.flowNums, st.flowStarts = nil, nil
-	if released >= collectAfterBytes {
-		// Collected now, the released lists' memory serves the HCCL lists and the
-		// analysis: left to the collector's own pace, the heap grew by the whole
-		// timeline on top of them (peak RSS on a 1.96 GB trace 217-223 MB, with this
-		// 182-190 MB, for ~1 ms of marking: the lists hold no pointers).
+	if big {
 		runtime.GC()
 	}
 	tl.CommOps = make([]profile.CommOp, 0, nOps)
@@ -1159,6 +1160,9 @@ func (st *traceState) finish() *Timeline {
 		}
 	}
 	done(st, &st.generic)
+	if big {
+		runtime.GC()
+	}
 	sortByStart := func(ivs []profile.Interval) {
 		sort.Slice(ivs, func(i, j int) bool { return ivs[i].StartNs < ivs[j].StartNs })
 	}
@@ -1174,8 +1178,8 @@ func (st *traceState) finish() *Timeline {
 	return tl
 }
 
-// collectAfterBytes is how much finish releases, before it makes the HCCL lists, for
-// it to collect then: the candidates of a trace of ~350 MB or more.
+// collectAfterBytes is the size of the candidate lists from which finish collects
+// them as it lets them go: those of a trace of ~200 MB or more.
 const collectAfterBytes = 8 << 20
 
 // done empties a list finish has read: its first chunks are kept when st's lists go
