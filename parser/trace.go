@@ -1067,36 +1067,57 @@ func (st *traceState) finish() *Timeline {
 	// no pointers).
 	big := st.hw.bytes()+st.tasks.bytes()+st.generic.bytes()+st.overlap.bytes()+st.flowEnds.bytes() >= collectAfterBytes
 	done(st, &st.hw)
+	// The Overlap rows and the flows are counted first: grown by append, a big
+	// trace's lists were allocated five times over.
+	var nOverlap [4]int
 	for _, part := range st.overlap.parts {
 		for i := range part {
-			g := &part[i]
-			if st.procName[st.rows[g.row].pid] != procOverlap {
-				continue
+			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
+				if k := overlapKind(st.strList[g.name]); k >= 0 {
+					nOverlap[k]++
+				}
 			}
-			switch st.strList[g.name] {
-			case "Computing", "Compute":
-				tl.Overlap.Computing = append(tl.Overlap.Computing, g.iv)
-			case "Communication":
-				tl.Overlap.Communication = append(tl.Overlap.Communication, g.iv)
-			case "Communication(Not Overlapped)":
-				tl.Overlap.CommNotOverlapped = append(tl.Overlap.CommNotOverlapped, g.iv)
-			case "Free":
-				tl.Overlap.Free = append(tl.Overlap.Free, g.iv)
+		}
+	}
+	overlap := [4]*[]profile.Interval{&tl.Overlap.Computing, &tl.Overlap.Communication, &tl.Overlap.CommNotOverlapped, &tl.Overlap.Free}
+	for k, n := range nOverlap {
+		if n > 0 {
+			*overlap[k] = make([]profile.Interval, 0, n)
+		}
+	}
+	for _, part := range st.overlap.parts {
+		for i := range part {
+			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
+				if k := overlapKind(st.strList[g.name]); k >= 0 {
+					*overlap[k] = append(*overlap[k], g.iv)
+				}
 			}
 		}
 	}
 	done(st, &st.overlap)
+	flowStart := func(f *flowEnd) (int64, bool) {
+		if f.isNum {
+			host, ok := st.flowNums[f.num]
+			return host, ok
+		}
+		host, ok := st.flowStarts[st.strList[f.str]]
+		return host, ok
+	}
+	nFlows := 0
 	for _, part := range st.flowEnds.parts {
-		for _, f := range part {
-			var host int64
-			var ok bool
-			if f.isNum {
-				host, ok = st.flowNums[f.num]
-			} else {
-				host, ok = st.flowStarts[st.strList[f.str]]
+		for i := range part {
+			if _, ok := flowStart(&part[i]); ok {
+				nFlows++
 			}
-			if ok {
-				tl.Flows = append(tl.Flows, profile.DeviceFlow{DeviceNs: f.deviceNs, HostNs: host})
+		}
+	}
+	if nFlows > 0 {
+		tl.Flows = make([]profile.DeviceFlow, 0, nFlows)
+	}
+	for _, part := range st.flowEnds.parts {
+		for i := range part {
+			if host, ok := flowStart(&part[i]); ok {
+				tl.Flows = append(tl.Flows, profile.DeviceFlow{DeviceNs: part[i].deviceNs, HostNs: host})
 			}
 		}
 	}
@@ -1176,6 +1197,22 @@ func (st *traceState) finish() *Timeline {
 	}
 	sort.Slice(tl.Flows, func(i, j int) bool { return tl.Flows[i].DeviceNs < tl.Flows[j].DeviceNs })
 	return tl
+}
+
+// overlapKind is the Overlap Analysis row an event's name puts it on: 0 Computing, 1
+// Communication, 2 Communication(Not Overlapped), 3 Free; -1 none.
+func overlapKind(name string) int {
+	switch name {
+	case "Computing", "Compute":
+		return 0
+	case "Communication":
+		return 1
+	case "Communication(Not Overlapped)":
+		return 2
+	case "Free":
+		return 3
+	}
+	return -1
 }
 
 // collectAfterBytes is the size of the candidate lists from which finish collects
