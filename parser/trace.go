@@ -1217,7 +1217,7 @@ func overlapKind(name string) int {
 
 // collectAfterBytes is the size of the candidate lists from which finish collects
 // them as it lets them go: those of a trace of ~200 MB or more.
-const collectAfterBytes = 8 << 20
+var collectAfterBytes = 8 << 20
 
 // done empties a list finish has read: its first chunks are kept when st's lists go
 // to the next trace (keepScratch), the rest are let go.
