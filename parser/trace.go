@@ -223,7 +223,8 @@ type traceState struct {
 	lastRow     pidTid
 	lastRowID   uint32
 	lastRowOK   bool
-	keepScratch bool // the lists go to the next trace (recycle) when finished
+	keepScratch bool     // the lists go to the next trace (recycle) when finished
+	raw         rawEvent // the event being read (see parseRawEventInto)
 	events      int
 	// Complete events dropped for lacking dur or pid: how many, and the first.
 	noDur, noPid           int
@@ -497,6 +498,16 @@ type rawArgs struct {
 // walked in the same pass: each byte is read once.
 func parseRawEvent(b []byte) (rawEvent, int, error) {
 	var e rawEvent
+	n, err := parseRawEventInto(b, &e)
+	return e, n, err
+}
+
+// parseRawEventInto is parseRawEvent into e, which it clears first. A trace's reader
+// keeps one rawEvent for all its events: returned by value, the 650-byte struct was
+// cleared and copied on the stack for each event, and at some stack alignments those
+// stores alone cost a tenth of the parse.
+func parseRawEventInto(b []byte, e *rawEvent) (int, error) {
+	*e = rawEvent{}
 	it := newObjIter(b)
 	if it.err != nil && len(b) == skipWS(b, 0) {
 		it.err = truncatedError("expected an event")
@@ -547,7 +558,7 @@ func parseRawEvent(b []byte) (rawEvent, int, error) {
 			e.args, e.argsObject, e.arg = v, false, rawArgs{}
 		}
 	}
-	return e, it.i, it.err
+	return it.i, it.err
 }
 
 // read walks an args object's members, keeping those hcclprof reads.
@@ -597,7 +608,8 @@ func (a *rawArgs) read(it *objIter) {
 }
 
 func (st *traceState) event(b []byte) (int, error) {
-	e, n, err := parseRawEvent(b)
+	e := &st.raw
+	n, err := parseRawEventInto(b, e)
 	if err != nil {
 		return 0, err
 	}
@@ -607,11 +619,11 @@ func (st *traceState) event(b []byte) (int, error) {
 	}
 	switch e.ph[1] {
 	case 'M':
-		err = st.meta(&e)
+		err = st.meta(e)
 	case 'X':
-		err = st.complete(&e)
+		err = st.complete(e)
 	case 's', 'f':
-		err = st.flow(&e)
+		err = st.flow(e)
 	}
 	return n, err
 }
@@ -988,6 +1000,7 @@ func (st *traceState) eventLabel(e *rawEvent) string {
 }
 
 func (st *traceState) finish() *Timeline {
+	st.raw = rawEvent{} // it points into a stream buffer that is another trace's now
 	tl := &Timeline{Events: st.events, Timeline: profile.Timeline{Steps: st.steps}}
 	if st.noDur > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d complete events without dur, the first %s: dropped", st.file, st.noDur, st.firstNoDur))
