@@ -6,10 +6,10 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/profile"
@@ -164,21 +164,34 @@ type opRec struct {
 	op       profile.CommOp
 }
 
+// taskRec is an HCCL task as read, before its row's process is known to be HCCL's.
+// Its strings are ids in traceState.strList and its row an id in traceState.rows:
+// a big trace holds hundreds of thousands of these until finish, and as a whole
+// CommTask with its process and thread a record took 136 bytes where this takes 56.
 type taskRec struct {
-	pid, tid int64
-	stream   int64 // the "stream id" argument; noConn when absent
-	task     profile.CommTask
+	iv                    profile.Interval
+	stream                int64 // the "stream id" argument; noConn when absent
+	size                  int64
+	row                   uint32
+	name, transport, link uint32
+	src, dst              int32 // -1 for none
 }
 
+// genRec is another complete event (an HCCL row without task arguments, a CANN
+// event, an Overlap Analysis row), its name an id in traceState.strList.
 type genRec struct {
-	pid, tid int64
-	name     string
-	iv       profile.Interval
+	iv   profile.Interval
+	row  uint32
+	name uint32
 }
 
+// flowEnd is the device end of a host→device flow. An id written as a canonical
+// integer (torch_npu's are) is kept as that integer, another as a string id.
 type flowEnd struct {
-	id       string
 	deviceNs int64
+	num      int64
+	str      uint32
+	isNum    bool
 }
 
 // traceState accumulates candidate events until the process and thread names (which
@@ -190,19 +203,28 @@ type traceState struct {
 	threadSort  map[pidTid]int64 // thread_sort_index
 	planeOf     map[pidTid]int   // plane of a thread, from its name (see plane)
 	strPids     map[string]int64
-	hw          []hwRec
-	ops         []opRec
-	tasks       []taskRec
-	generic     []genRec
-	overlap     []genRec
+	hw          chunks[hwRec]
+	ops         chunks[opRec]
+	tasks       chunks[taskRec]
+	generic     chunks[genRec]
+	overlap     chunks[genRec]
 	steps       []profile.StepMarker
-	flowStarts  map[string]int64
-	flowEnds    []flowEnd
+	flowStarts  map[string]int64 // flow starts by id, for ids not kept as integers
+	flowNums    map[int64]int64  // flow starts by id, for integer ids
+	flowEnds    chunks[flowEnd]
 	taskTypes   map[string]uint16
 	taskTypeStr []string
 	names       map[string]uint32
-	strs        map[string]string // see str
 	nameStr     []string
+	strIDs      map[string]uint32 // see strID
+	strList     []string
+	rowIDs      map[pidTid]uint32 // see rowID
+	rows        []pidTid
+	lastRow     pidTid
+	lastRowID   uint32
+	lastRowOK   bool
+	keepScratch bool     // the lists go to the next trace (recycle) when finished
+	raw         rawEvent // the event being read (see parseRawEventInto)
 	events      int
 	// Complete events dropped for lacking dur or pid: how many, and the first.
 	noDur, noPid           int
@@ -218,6 +240,7 @@ func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 		return tl, nil
 	}
 	st := newTraceState(file)
+	st.keepScratch = true
 	s := newJSONStream(r)
 	err := st.read(s)
 	s.release()
@@ -228,33 +251,33 @@ func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 
 // traceScratch is the candidate lists of a traceState, kept for the next trace: on a
 // cluster, growing them anew for each rank was a quarter of the bytes a parse
-// allocated. finish copies out of them, so a finished state's lists can be reused.
+// allocated. finish empties them as it is done with each (see chunks.reset).
 type traceScratch struct {
-	hw               []hwRec
-	ops              []opRec
-	tasks            []taskRec
-	generic, overlap []genRec
+	hw               chunks[hwRec]
+	ops              chunks[opRec]
+	tasks            chunks[taskRec]
+	generic, overlap chunks[genRec]
+	flowEnds         chunks[flowEnd]
 }
 
 // traceScratches holds a few sets of lists (the ranks read at once).
 var traceScratches = make(chan traceScratch, 4)
 
-// recycle gives st's lists to the next trace; st must not be used after it. Lists of
-// a big trace (over 16 MiB) are left to the collector rather than kept.
+// scratchKeepBytes is what each list keeps for the next trace: the chunks of a small
+// trace, the first chunks of a big one (the rest go to the collector when finish is
+// done with them, before the timeline is analysed).
+const scratchKeepBytes = 2 << 20
+
+// recycle gives st's lists to the next trace; st must not be used after it.
 func (st *traceState) recycle() {
-	// Cleared, so that the kept lists hold no strings of this trace alive.
-	clear(st.hw[:cap(st.hw)])
-	clear(st.ops[:cap(st.ops)])
-	clear(st.tasks[:cap(st.tasks)])
-	clear(st.generic[:cap(st.generic)])
-	clear(st.overlap[:cap(st.overlap)])
-	sc := traceScratch{hw: st.hw[:0], ops: st.ops[:0], tasks: st.tasks[:0], generic: st.generic[:0], overlap: st.overlap[:0]}
-	st.hw, st.ops, st.tasks, st.generic, st.overlap = nil, nil, nil, nil, nil
-	bytes := cap(sc.hw)*int(unsafe.Sizeof(hwRec{})) + cap(sc.ops)*int(unsafe.Sizeof(opRec{})) +
-		cap(sc.tasks)*int(unsafe.Sizeof(taskRec{})) + (cap(sc.generic)+cap(sc.overlap))*int(unsafe.Sizeof(genRec{}))
-	if bytes > 16<<20 {
-		return
-	}
+	st.hw.reset(scratchKeepBytes)
+	st.ops.reset(scratchKeepBytes)
+	st.tasks.reset(scratchKeepBytes)
+	st.generic.reset(scratchKeepBytes)
+	st.overlap.reset(scratchKeepBytes)
+	st.flowEnds.reset(scratchKeepBytes)
+	sc := traceScratch{hw: st.hw, ops: st.ops, tasks: st.tasks, generic: st.generic, overlap: st.overlap, flowEnds: st.flowEnds}
+	st.hw, st.ops, st.tasks, st.generic, st.overlap, st.flowEnds = chunks[hwRec]{}, chunks[opRec]{}, chunks[taskRec]{}, chunks[genRec]{}, chunks[genRec]{}, chunks[flowEnd]{}
 	select {
 	case traceScratches <- sc:
 	default:
@@ -276,15 +299,18 @@ func newTraceState(file string) *traceState {
 		tasks:      sc.tasks,
 		generic:    sc.generic,
 		overlap:    sc.overlap,
+		flowEnds:   sc.flowEnds,
 		file:       file,
 		procName:   map[int64]string{},
 		threadName: map[pidTid]string{},
 		threadSort: map[pidTid]int64{},
 		strPids:    map[string]int64{},
 		flowStarts: map[string]int64{},
+		flowNums:   map[int64]int64{},
 		taskTypes:  map[string]uint16{},
 		names:      map[string]uint32{},
-		strs:       map[string]string{},
+		strIDs:     map[string]uint32{},
+		rowIDs:     map[pidTid]uint32{},
 	}
 }
 
@@ -472,6 +498,16 @@ type rawArgs struct {
 // walked in the same pass: each byte is read once.
 func parseRawEvent(b []byte) (rawEvent, int, error) {
 	var e rawEvent
+	n, err := parseRawEventInto(b, &e)
+	return e, n, err
+}
+
+// parseRawEventInto is parseRawEvent into e, which it clears first. A trace's reader
+// keeps one rawEvent for all its events: returned by value, the 650-byte struct was
+// cleared and copied on the stack for each event, and at some stack alignments those
+// stores alone cost a tenth of the parse.
+func parseRawEventInto(b []byte, e *rawEvent) (int, error) {
+	*e = rawEvent{}
 	it := newObjIter(b)
 	if it.err != nil && len(b) == skipWS(b, 0) {
 		it.err = truncatedError("expected an event")
@@ -522,7 +558,7 @@ func parseRawEvent(b []byte) (rawEvent, int, error) {
 			e.args, e.argsObject, e.arg = v, false, rawArgs{}
 		}
 	}
-	return e, it.i, it.err
+	return it.i, it.err
 }
 
 // read walks an args object's members, keeping those hcclprof reads.
@@ -572,7 +608,8 @@ func (a *rawArgs) read(it *objIter) {
 }
 
 func (st *traceState) event(b []byte) (int, error) {
-	e, n, err := parseRawEvent(b)
+	e := &st.raw
+	n, err := parseRawEventInto(b, e)
 	if err != nil {
 		return 0, err
 	}
@@ -582,11 +619,11 @@ func (st *traceState) event(b []byte) (int, error) {
 	}
 	switch e.ph[1] {
 	case 'M':
-		err = st.meta(&e)
+		err = st.meta(e)
 	case 'X':
-		err = st.complete(&e)
+		err = st.complete(e)
 	case 's', 'f':
-		err = st.flow(&e)
+		err = st.flow(e)
 	}
 	return n, err
 }
@@ -700,18 +737,47 @@ func (st *traceState) intern(s []byte) uint32 {
 // str decodes a JSON string, sharing one copy of each distinct value: task names,
 // transports and link types repeat on every one of a rank's hundreds of thousands of
 // events, and allocating each anew was most of the objects a cluster's parse made.
-func (st *traceState) str(v []byte) string {
+func (st *traceState) str(v []byte) string { return st.strList[st.strID(v)] }
+
+// strID is the id of a JSON string's decoded value in st.strList ("" for what is not
+// a string).
+func (st *traceState) strID(v []byte) uint32 {
 	inner := rawStringBody(v)
 	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(inner, '\\') >= 0 {
 		out, _ := jsonString(v)
-		return out
+		return st.internStr(out)
 	}
-	if out, ok := st.strs[string(inner)]; ok {
-		return out
+	if id, ok := st.strIDs[string(inner)]; ok {
+		return id
 	}
-	out := string(inner)
-	st.strs[out] = out
-	return out
+	return st.internStr(string(inner))
+}
+
+func (st *traceState) internStr(s string) uint32 {
+	if id, ok := st.strIDs[s]; ok {
+		return id
+	}
+	id := uint32(len(st.strList))
+	st.strIDs[s] = id
+	st.strList = append(st.strList, s)
+	return id
+}
+
+// rowID is the id of a process and thread in st.rows. Events come in long runs of
+// one row, so the last is remembered.
+func (st *traceState) rowID(pid, tid int64) uint32 {
+	at := pidTid{pid, tid}
+	if st.lastRowOK && at == st.lastRow {
+		return st.lastRowID
+	}
+	id, ok := st.rowIDs[at]
+	if !ok {
+		id = uint32(len(st.rows))
+		st.rowIDs[at] = id
+		st.rows = append(st.rows, at)
+	}
+	st.lastRow, st.lastRowID, st.lastRowOK = at, id, true
+	return id
 }
 
 func (st *traceState) internTaskType(s string) uint16 {
@@ -781,31 +847,28 @@ func (st *traceState) complete(e *rawEvent) error {
 		if n, ok := optIntArg(stream); ok {
 			hs = n
 		}
-		st.hw = append(st.hw, hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.internTaskType(tt), name: st.intern(rawStringBody(e.name))})
+		st.hw.add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.internTaskType(tt), name: st.intern(rawStringBody(e.name))})
 	case hcclTaskType != nil:
-		name := st.str(hcclTaskType)
-		if name == "" {
-			name = st.str(e.name)
+		name := st.strID(hcclTaskType)
+		if st.strList[name] == "" {
+			name = st.strID(e.name)
 		}
-		t := profile.CommTask{Name: name, Interval: iv, SrcRank: rankArg(src), DstRank: rankArg(dst)}
-		t.TransportType = st.str(transport)
-		t.LinkType = st.str(link)
-		t.SizeBytes = intArg(size)
-		st.tasks = append(st.tasks, taskRec{pid: pid, tid: tid, stream: connArg(hcclStream), task: t})
+		st.tasks.add(taskRec{iv: iv, stream: connArg(hcclStream), size: intArg(size), row: st.rowID(pid, tid),
+			name: name, transport: st.strID(transport), link: st.strID(link), src: int32(rankArg(src)), dst: int32(rankArg(dst))})
 	case isOp:
 		name, _ := jsonString(e.name)
 		op := profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: intArg(count)}
 		op.DataType = st.str(dataType)
 		op.AlgType = st.str(algType)
-		st.ops = append(st.ops, opRec{pid: pid, tid: tid, conn: connArg(conn), op: op})
+		st.ops.add(opRec{pid: pid, tid: tid, conn: connArg(conn), op: op})
 	default:
-		name := st.str(e.name)
-		rec := genRec{pid: pid, tid: tid, name: name, iv: iv}
-		switch name {
+		name := st.strID(e.name)
+		rec := genRec{iv: iv, row: st.rowID(pid, tid), name: name}
+		switch st.strList[name] {
 		case "Computing", "Compute", "Communication", "Communication(Not Overlapped)", "Free":
-			st.overlap = append(st.overlap, rec)
+			st.overlap.add(rec)
 		default:
-			st.generic = append(st.generic, rec)
+			st.generic.add(rec)
 		}
 	}
 	return nil
@@ -875,21 +938,58 @@ func rankArg(v []byte) int {
 }
 
 func (st *traceState) flow(e *rawEvent) error {
-	cat, _ := jsonString(e.cat)
-	if cat != "async_npu" {
-		return nil
+	if !bytes.Equal(e.cat, asyncNpuCat) {
+		if bytes.IndexByte(e.cat, '\\') < 0 {
+			return nil
+		}
+		if cat, _ := jsonString(e.cat); cat != "async_npu" {
+			return nil
+		}
 	}
 	ts, err := timeNs(e.ts)
 	if err != nil {
 		return err
 	}
-	id := string(rawStringBody(e.id))
-	if e.ph[1] == 's' {
-		st.flowStarts[id] = ts
-	} else {
-		st.flowEnds = append(st.flowEnds, flowEnd{id: id, deviceNs: ts})
+	id := rawStringBody(e.id)
+	num, isNum := canonicalInt(id)
+	switch {
+	case e.ph[1] == 's' && isNum:
+		st.flowNums[num] = ts
+	case e.ph[1] == 's':
+		st.flowStarts[string(id)] = ts
+	case isNum:
+		st.flowEnds.add(flowEnd{deviceNs: ts, num: num, isNum: true})
+	default:
+		st.flowEnds.add(flowEnd{deviceNs: ts, str: st.internStr(string(id))})
 	}
 	return nil
+}
+
+var asyncNpuCat = []byte(`"async_npu"`)
+
+// canonicalInt parses b when it is an integer written as strconv.FormatInt writes it,
+// so that two ids are equal as integers exactly when they are equal as text.
+func canonicalInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	digits := b
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || digits[0] == '0' && (len(digits) > 1 || len(b) > 1) {
+		return 0, false // a leading zero, "-0"
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
 }
 
 // finish classifies the candidates now that every process and thread name is known.
@@ -900,6 +1000,7 @@ func (st *traceState) eventLabel(e *rawEvent) string {
 }
 
 func (st *traceState) finish() *Timeline {
+	st.raw = rawEvent{} // it points into a stream buffer that is another trace's now
 	tl := &Timeline{Events: st.events, Timeline: profile.Timeline{Steps: st.steps}}
 	if st.noDur > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d complete events without dur, the first %s: dropped", st.file, st.noDur, st.firstNoDur))
@@ -911,110 +1012,190 @@ func (st *traceState) finish() *Timeline {
 		tn := st.threadName[pidTid{pid, tid}]
 		return tn, strings.Contains(tn, "Communication")
 	}
+	// What a row is, found once per row rather than once per event.
+	type rowKind struct{ hccl, opRow bool }
+	rowKinds := make([]rowKind, len(st.rows))
+	for i, at := range st.rows {
+		_, op := isOpRow(at.pid, at.tid)
+		rowKinds[i] = rowKind{hccl: isHCCLProcess(st.procName[at.pid]), opRow: op}
+	}
 	// Sized up front: grown by append, these copies were most of what finish
 	// allocated. The generic events are counted to the list they join: sized for all
 	// of them (most are on other processes), the ops a cluster's analysis keeps of each
 	// rank were mostly spare capacity. (ops and tasks are HCCL's but for a few.)
-	nOps, nTasks := len(st.ops), len(st.tasks)
-	for _, g := range st.generic {
-		if isHCCLProcess(st.procName[g.pid]) {
-			if _, ok := isOpRow(g.pid, g.tid); ok {
-				nOps++
-			} else {
-				nTasks++
+	nOps, nTasks := st.ops.len(), st.tasks.len()
+	for _, part := range st.generic.parts {
+		for i := range part {
+			if k := rowKinds[part[i].row]; k.hccl {
+				if k.opRow {
+					nOps++
+				} else {
+					nTasks++
+				}
 			}
 		}
 	}
-	tl.CommOps = make([]profile.CommOp, 0, nOps)
-	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
 	commStreams, commConns := st.commStreams()
 	procs := pidNames{names: st.procName}
 	nCompute := 0
-	for _, h := range st.hw {
-		if procs.of(h.pid) == procAscendHardware {
-			nCompute++
+	for _, part := range st.hw.parts {
+		for i := range part {
+			if procs.of(part[i].pid) == procAscendHardware {
+				nCompute++
+			}
 		}
 	}
 	tl.Compute = make([]profile.Interval, 0, nCompute)
 	kinds := make([]hwNameKind, len(st.nameStr))
-	for _, h := range st.hw {
-		if procs.of(h.pid) != procAscendHardware {
-			continue
-		}
-		if commStreams[h.stream] || h.conn != noConn && commConns[h.conn] {
-			continue // communication, whatever its name
-		}
-		k := &kinds[h.name]
-		if !k.known || k.taskType != h.taskType { // the kind of a name under one task type, memoised
-			name := st.nameStr[h.name]
-			*k = hwNameKind{known: true, taskType: h.taskType, compute: isComputeTask(st.taskTypeStr[h.taskType], name, hwTaskClass{}),
-				backward: profile.IsBackwardKernel(name)}
-		}
-		if k.compute {
-			tl.Compute = append(tl.Compute, h.iv)
-			if k.backward {
-				tl.BackwardCompute = append(tl.BackwardCompute, h.iv)
+	for _, part := range st.hw.parts {
+		for i := range part {
+			h := &part[i]
+			if procs.of(h.pid) != procAscendHardware {
+				continue
+			}
+			if commStreams[h.stream] || h.conn != noConn && commConns[h.conn] {
+				continue // communication, whatever its name
+			}
+			k := &kinds[h.name]
+			if !k.known || k.taskType != h.taskType { // the kind of a name under one task type, memoised
+				name := st.nameStr[h.name]
+				*k = hwNameKind{known: true, taskType: h.taskType, compute: isComputeTask(st.taskTypeStr[h.taskType], name, hwTaskClass{}),
+					backward: profile.IsBackwardKernel(name)}
+			}
+			if k.compute {
+				tl.Compute = append(tl.Compute, h.iv)
+				if k.backward {
+					tl.BackwardCompute = append(tl.BackwardCompute, h.iv)
+				}
 			}
 		}
 	}
-	for _, o := range st.ops {
-		if !isHCCLProcess(procs.of(o.pid)) {
-			continue
+	// Each list is let go once read, the hardware tasks (the most), the Overlap rows
+	// and the flows before the HCCL lists are made, so that a big trace's candidates
+	// and its timeline are not all held at once. A big trace's are collected at once,
+	// before the HCCL lists and again before the analysis, so that their memory
+	// serves these: left to the collector's own pace, the heap grew by the timeline
+	// and the analysis on top of them. Peak RSS of analyze on a 1.96 GB trace:
+	// 217-223 MB without, 171-172 MB with, for ~1 ms of marking each (the lists hold
+	// no pointers).
+	big := st.hw.bytes()+st.tasks.bytes()+st.generic.bytes()+st.overlap.bytes()+st.flowEnds.bytes() >= collectAfterBytes
+	done(st, &st.hw)
+	// The Overlap rows and the flows are counted first: grown by append, a big
+	// trace's lists were allocated five times over.
+	var nOverlap [4]int
+	for _, part := range st.overlap.parts {
+		for i := range part {
+			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
+				if k := overlapKind(st.strList[g.name]); k >= 0 {
+					nOverlap[k]++
+				}
+			}
 		}
-		o.op.GroupRow, _ = isOpRow(o.pid, o.tid)
-		tl.CommOps = append(tl.CommOps, o.op)
 	}
+	overlap := [4]*[]profile.Interval{&tl.Overlap.Computing, &tl.Overlap.Communication, &tl.Overlap.CommNotOverlapped, &tl.Overlap.Free}
+	for k, n := range nOverlap {
+		if n > 0 {
+			*overlap[k] = make([]profile.Interval, 0, n)
+		}
+	}
+	for _, part := range st.overlap.parts {
+		for i := range part {
+			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
+				if k := overlapKind(st.strList[g.name]); k >= 0 {
+					*overlap[k] = append(*overlap[k], g.iv)
+				}
+			}
+		}
+	}
+	done(st, &st.overlap)
+	flowStart := func(f *flowEnd) (int64, bool) {
+		if f.isNum {
+			host, ok := st.flowNums[f.num]
+			return host, ok
+		}
+		host, ok := st.flowStarts[st.strList[f.str]]
+		return host, ok
+	}
+	nFlows := 0
+	for _, part := range st.flowEnds.parts {
+		for i := range part {
+			if _, ok := flowStart(&part[i]); ok {
+				nFlows++
+			}
+		}
+	}
+	if nFlows > 0 {
+		tl.Flows = make([]profile.DeviceFlow, 0, nFlows)
+	}
+	for _, part := range st.flowEnds.parts {
+		for i := range part {
+			if host, ok := flowStart(&part[i]); ok {
+				tl.Flows = append(tl.Flows, profile.DeviceFlow{DeviceNs: part[i].deviceNs, HostNs: host})
+			}
+		}
+	}
+	done(st, &st.flowEnds)
+	st.flowNums, st.flowStarts = nil, nil
+	if big {
+		runtime.GC()
+	}
+	tl.CommOps = make([]profile.CommOp, 0, nOps)
+	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
+	for _, part := range st.ops.parts {
+		for _, o := range part {
+			if !isHCCLProcess(procs.of(o.pid)) {
+				continue
+			}
+			o.op.GroupRow, _ = isOpRow(o.pid, o.tid)
+			tl.CommOps = append(tl.CommOps, o.op)
+		}
+	}
+	done(st, &st.ops)
 	rowOf := st.planeGroupRows(isOpRow)
 	var last struct {
-		at         pidTid
+		row        uint32
 		plane      int
-		row        string
+		group      string
 		known, hcl bool
 	}
-	for _, t := range st.tasks {
-		if at := (pidTid{t.pid, t.tid}); !last.known || at != last.at { // tasks come in runs of one row
-			last.at, last.known, last.hcl = at, true, isHCCLProcess(procs.of(t.pid))
-			if last.hcl {
-				last.plane, last.row = st.plane(t.pid, t.tid), rowOf[at]
+	for _, part := range st.tasks.parts {
+		for i := range part {
+			t := &part[i]
+			if !last.known || t.row != last.row { // tasks come in runs of one row
+				last.row, last.known, last.hcl = t.row, true, rowKinds[t.row].hccl
+				if last.hcl {
+					at := st.rows[t.row]
+					last.plane, last.group = st.plane(at.pid, at.tid), rowOf[at]
+				}
+			}
+			if !last.hcl {
+				continue
+			}
+			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Plane: last.plane, GroupRow: last.group, Name: st.strList[t.name],
+				Interval: t.iv, SrcRank: int(t.src), DstRank: int(t.dst), TransportType: st.strList[t.transport],
+				LinkType: st.strList[t.link], SizeBytes: t.size})
+		}
+	}
+	done(st, &st.tasks)
+	for _, part := range st.generic.parts {
+		for i := range part {
+			g := &part[i]
+			if !rowKinds[g.row].hccl {
+				continue
+			}
+			at, name := st.rows[g.row], st.strList[g.name]
+			if row, ok := isOpRow(at.pid, at.tid); ok {
+				tl.CommOps = append(tl.CommOps, profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name),
+					Group: profile.GroupIDFromName(name), GroupRow: row, Interval: g.iv})
+			} else {
+				tl.CommTasks = append(tl.CommTasks, profile.CommTask{Name: name, Interval: g.iv,
+					Plane: st.plane(at.pid, at.tid), SrcRank: -1, DstRank: -1})
 			}
 		}
-		if !last.hcl {
-			continue
-		}
-		t.task.Plane, t.task.GroupRow = last.plane, last.row
-		tl.CommTasks = append(tl.CommTasks, t.task)
 	}
-	for _, g := range st.generic {
-		if !isHCCLProcess(st.procName[g.pid]) {
-			continue
-		}
-		if row, ok := isOpRow(g.pid, g.tid); ok {
-			tl.CommOps = append(tl.CommOps, profile.CommOp{Step: -1, Name: g.name, Type: profile.OpType(g.name),
-				Group: profile.GroupIDFromName(g.name), GroupRow: row, Interval: g.iv})
-		} else {
-			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Name: g.name, Interval: g.iv,
-				Plane: st.plane(g.pid, g.tid), SrcRank: -1, DstRank: -1})
-		}
-	}
-	for _, g := range st.overlap {
-		if st.procName[g.pid] != procOverlap {
-			continue
-		}
-		switch g.name {
-		case "Computing", "Compute":
-			tl.Overlap.Computing = append(tl.Overlap.Computing, g.iv)
-		case "Communication":
-			tl.Overlap.Communication = append(tl.Overlap.Communication, g.iv)
-		case "Communication(Not Overlapped)":
-			tl.Overlap.CommNotOverlapped = append(tl.Overlap.CommNotOverlapped, g.iv)
-		case "Free":
-			tl.Overlap.Free = append(tl.Overlap.Free, g.iv)
-		}
-	}
-	for _, f := range st.flowEnds {
-		if host, ok := st.flowStarts[f.id]; ok {
-			tl.Flows = append(tl.Flows, profile.DeviceFlow{DeviceNs: f.deviceNs, HostNs: host})
-		}
+	done(st, &st.generic)
+	if big {
+		runtime.GC()
 	}
 	sortByStart := func(ivs []profile.Interval) {
 		sort.Slice(ivs, func(i, j int) bool { return ivs[i].StartNs < ivs[j].StartNs })
@@ -1031,6 +1212,36 @@ func (st *traceState) finish() *Timeline {
 	return tl
 }
 
+// overlapKind is the Overlap Analysis row an event's name puts it on: 0 Computing, 1
+// Communication, 2 Communication(Not Overlapped), 3 Free; -1 none.
+func overlapKind(name string) int {
+	switch name {
+	case "Computing", "Compute":
+		return 0
+	case "Communication":
+		return 1
+	case "Communication(Not Overlapped)":
+		return 2
+	case "Free":
+		return 3
+	}
+	return -1
+}
+
+// collectAfterBytes is the size of the candidate lists from which finish collects
+// them as it lets them go: those of a trace of ~200 MB or more.
+var collectAfterBytes = 8 << 20
+
+// done empties a list finish has read: its first chunks are kept when st's lists go
+// to the next trace (keepScratch), the rest are let go.
+func done[T any](st *traceState, c *chunks[T]) {
+	if st.keepScratch {
+		c.reset(scratchKeepBytes)
+	} else {
+		c.release()
+	}
+}
+
 // commStreams finds the hardware streams that carry communication and the
 // connection ids of HCCL ops' launches. A stream carries communication when HCCL's
 // layer puts one of its tasks on it ("stream id"), or when most of its hardware tasks
@@ -1039,14 +1250,18 @@ func (st *traceState) finish() *Timeline {
 func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 	streams, conns = map[int64]bool{}, map[int64]bool{}
 	procs := pidNames{names: st.procName}
-	for _, t := range st.tasks {
-		if t.stream != noConn && isHCCLProcess(procs.of(t.pid)) {
-			streams[t.stream] = true
+	for _, part := range st.tasks.parts {
+		for i := range part {
+			if t := &part[i]; t.stream != noConn && isHCCLProcess(procs.of(st.rows[t.row].pid)) {
+				streams[t.stream] = true
+			}
 		}
 	}
-	for _, o := range st.ops {
-		if o.conn != noConn && isHCCLProcess(procs.of(o.pid)) {
-			conns[o.conn] = true
+	for _, part := range st.ops.parts {
+		for i := range part {
+			if o := &part[i]; o.conn != noConn && isHCCLProcess(procs.of(o.pid)) {
+				conns[o.conn] = true
+			}
 		}
 	}
 	if len(conns) > 0 {
@@ -1054,16 +1269,22 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 		// stream it waits for), so a stream is the op's only when most of its tasks
 		// are launches of HCCL ops.
 		tied, all := map[int64]int{}, map[int64]int{}
-		for _, h := range st.hw {
-			if h.conn == noConn || !conns[h.conn] || procs.of(h.pid) != procAscendHardware {
-				continue
+		for _, part := range st.hw.parts {
+			for i := range part {
+				h := &part[i]
+				if h.conn == noConn || !conns[h.conn] || procs.of(h.pid) != procAscendHardware {
+					continue
+				}
+				tied[h.stream]++
 			}
-			tied[h.stream]++
 		}
 		if len(tied) > 0 {
-			for _, h := range st.hw {
-				if _, ok := tied[h.stream]; ok && procs.of(h.pid) == procAscendHardware {
-					all[h.stream]++
+			for _, part := range st.hw.parts {
+				for i := range part {
+					h := &part[i]
+					if _, ok := tied[h.stream]; ok && procs.of(h.pid) == procAscendHardware {
+						all[h.stream]++
+					}
 				}
 			}
 		}

@@ -228,16 +228,60 @@ func (st *traceState) absorb(o *traceState) bool {
 	for k, v := range o.flowStarts {
 		st.flowStarts[k] = v
 	}
-	for _, h := range o.hw {
-		h.taskType = st.internTaskType(o.taskTypeStr[h.taskType])
-		h.name = st.intern([]byte(o.nameStr[h.name]))
-		st.hw = append(st.hw, h)
+	for k, v := range o.flowNums {
+		st.flowNums[k] = v
 	}
-	st.ops = append(st.ops, o.ops...)
-	st.tasks = append(st.tasks, o.tasks...)
-	st.generic = append(st.generic, o.generic...)
-	st.overlap = append(st.overlap, o.overlap...)
+	// o's ids of names, strings and rows, as st's; its records are rewritten in place
+	// and their chunks joined to st's, not copied.
+	taskTypes := make([]uint16, len(o.taskTypeStr))
+	for i, t := range o.taskTypeStr {
+		taskTypes[i] = st.internTaskType(t)
+	}
+	names := make([]uint32, len(o.nameStr))
+	for i, n := range o.nameStr {
+		names[i] = st.intern([]byte(n))
+	}
+	strs := make([]uint32, len(o.strList))
+	for i, s := range o.strList {
+		strs[i] = st.internStr(s)
+	}
+	rows := make([]uint32, len(o.rows))
+	for i, at := range o.rows {
+		rows[i] = st.rowID(at.pid, at.tid)
+	}
+	for _, part := range o.hw.parts {
+		for i := range part {
+			h := &part[i]
+			h.taskType, h.name = taskTypes[h.taskType], names[h.name]
+		}
+	}
+	for _, part := range o.tasks.parts {
+		for i := range part {
+			t := &part[i]
+			t.row, t.name, t.transport, t.link = rows[t.row], strs[t.name], strs[t.transport], strs[t.link]
+		}
+	}
+	for _, list := range []*chunks[genRec]{&o.generic, &o.overlap} {
+		for _, part := range list.parts {
+			for i := range part {
+				g := &part[i]
+				g.row, g.name = rows[g.row], strs[g.name]
+			}
+		}
+	}
+	for _, part := range o.flowEnds.parts {
+		for i := range part {
+			if f := &part[i]; !f.isNum {
+				f.str = strs[f.str]
+			}
+		}
+	}
+	st.hw.join(&o.hw)
+	st.ops.join(&o.ops)
+	st.tasks.join(&o.tasks)
+	st.generic.join(&o.generic)
+	st.overlap.join(&o.overlap)
+	st.flowEnds.join(&o.flowEnds)
 	st.steps = append(st.steps, o.steps...)
-	st.flowEnds = append(st.flowEnds, o.flowEnds...)
 	return true
 }

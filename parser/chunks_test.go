@@ -1,0 +1,279 @@
+package parser
+
+import (
+	"cmp"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/benchtrace"
+	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+func chunkValues[T any](c *chunks[T]) []T {
+	var out []T
+	for _, p := range c.parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// TestChunksKeepOrderWithoutCopying: elements stay where they were put (a pointer
+// taken early still sees the element) and come back in order; chunks double up to
+// maxChunkBytes, so the room left over is at most one chunk.
+func TestChunksKeepOrderWithoutCopying(t *testing.T) {
+	var c chunks[hwRec]
+	c.add(hwRec{pid: 0})
+	first := &c.parts[0][0]
+	const n = 100_000
+	for i := 1; i < n; i++ {
+		c.add(hwRec{pid: int64(i)})
+	}
+	first.stream = 7 // the element was never moved
+	got := chunkValues(&c)
+	require.Len(t, got, n)
+	assert.Equal(t, n, c.len())
+	assert.Equal(t, int64(7), got[0].stream)
+	for i, h := range got {
+		require.Equal(t, int64(i), h.pid)
+	}
+	maxLen := maxChunkBytes / int(unsafe.Sizeof(hwRec{}))
+	assert.Equal(t, minChunkLen, cap(c.parts[0]))
+	for _, p := range c.parts[:len(c.parts)-1] {
+		assert.Equal(t, len(p), cap(p), "only the last chunk has room")
+		assert.LessOrEqual(t, cap(p), maxLen)
+	}
+	assert.Less(t, c.bytes()-n*int(unsafe.Sizeof(hwRec{})), maxChunkBytes, "more than one chunk spare")
+}
+
+// TestChunksJoin: a joined list is the first's elements then the second's, sharing
+// the second's chunks; what is added after goes at the end.
+func TestChunksJoin(t *testing.T) {
+	var a, b, empty chunks[genRec]
+	for i := range 100 {
+		a.add(genRec{row: uint32(i)})
+	}
+	for i := range 1000 {
+		b.add(genRec{row: uint32(100 + i)})
+	}
+	inB := &b.parts[0][0]
+	a.join(&b)
+	a.join(&empty)
+	a.add(genRec{row: 1100})
+	assert.Equal(t, 0, b.len())
+	assert.Nil(t, b.parts)
+	got := chunkValues(&a)
+	require.Len(t, got, 1101)
+	assert.Equal(t, 1101, a.len())
+	for i, g := range got {
+		require.Equal(t, uint32(i), g.row)
+	}
+	inB.name = 9
+	assert.Equal(t, uint32(9), a.parts[2][0].name, "b's chunks are a's now, not copies")
+}
+
+// TestChunksResetKeepsZeroedChunks: reset keeps chunks up to its budget, cleared,
+// and the next elements fill them before any new chunk is made; release keeps none.
+func TestChunksResetKeepsZeroedChunks(t *testing.T) {
+	var c chunks[flowEnd]
+	for i := range 10_000 {
+		c.add(flowEnd{num: int64(i), deviceNs: 1})
+	}
+	size := int(unsafe.Sizeof(flowEnd{}))
+	budget := 1000 * size
+	c.reset(budget)
+	assert.Equal(t, 0, c.len())
+	assert.Nil(t, c.parts)
+	kept := 0
+	for _, p := range c.spare {
+		kept += cap(p) * size
+		assert.Empty(t, p)
+		for _, f := range p[:cap(p)] {
+			require.Zero(t, f, "a kept chunk still holds an old element")
+		}
+	}
+	assert.Positive(t, kept)
+	assert.LessOrEqual(t, kept, budget)
+	assert.Equal(t, kept, c.bytes())
+
+	spare := len(c.spare)
+	for i := range 50 {
+		c.add(flowEnd{num: int64(i)})
+	}
+	assert.Len(t, c.spare, spare-1, "a kept chunk was used")
+	got := chunkValues(&c)
+	require.Len(t, got, 50)
+	assert.Equal(t, int64(49), got[49].num)
+
+	c.reset(budget) // again: what is kept stays within the budget
+	assert.LessOrEqual(t, c.bytes(), budget)
+	c.release()
+	assert.Zero(t, c.bytes())
+	assert.Zero(t, c.len())
+}
+
+// TestCanonicalInt: flow ids are matched as integers only where the integer's text is
+// the id's text, so that ids equal as text are the ids equal as integers.
+func TestCanonicalInt(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true},
+		{"1736408883700059821", 1736408883700059821, true},
+		{"-42", -42, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		{"9223372036854775808", 0, false}, // out of range
+		{"-0", 0, false},
+		{"007", 0, false},
+		{"+7", 0, false},
+		{"1.0", 0, false},
+		{"1e3", 0, false},
+		{"", 0, false},
+		{"-", 0, false},
+		{"abc", 0, false},
+	} {
+		n, ok := canonicalInt([]byte(tc.in))
+		assert.Equal(t, tc.ok, ok, tc.in)
+		assert.Equal(t, tc.want, n, tc.in)
+	}
+}
+
+// TestFlowIDsMatchAsText: a flow's ends meet when their ids are the same text
+// (quoted or not), integer ids as integers and others as strings; the last start of
+// an id wins.
+func TestFlowIDsMatchAsText(t *testing.T) {
+	trace := `[
+{"ph": "s", "cat": "async_npu", "id": 7, "pid": 1, "tid": 1, "ts": "1.000"},
+{"ph": "f", "cat": "async_npu", "id": "7", "pid": 2, "tid": 1, "ts": "10.000"},
+{"ph": "s", "cat": "async_npu", "id": "007", "pid": 1, "tid": 1, "ts": "2.000"},
+{"ph": "f", "cat": "async_npu", "id": 8, "pid": 2, "tid": 1, "ts": "11.000"},
+{"ph": "f", "cat": "async_npu", "id": "007", "pid": 2, "tid": 1, "ts": "12.000"},
+{"ph": "s", "cat": "async_npu", "id": "a\"b", "pid": 1, "tid": 1, "ts": "3.000"},
+{"ph": "s", "cat": "async_npu", "id": "a\"b", "pid": 1, "tid": 1, "ts": "4.000"},
+{"ph": "f", "cat": "async_npu", "id": "a\"b", "pid": 2, "tid": 1, "ts": "13.000"},
+{"ph": "s", "cat": "async_\u006epu", "id": 9, "pid": 1, "tid": 1, "ts": "5.000"},
+{"ph": "f", "cat": "async_npu", "id": 9, "pid": 2, "tid": 1, "ts": "14.000"},
+{"ph": "s", "cat": "fwdbwd", "id": 10, "pid": 1, "tid": 1, "ts": "6.000"},
+{"ph": "f", "cat": "async_npu", "id": 10, "pid": 2, "tid": 1, "ts": "15.000"}
+]`
+	tl, err := ParseTraceView(strings.NewReader(trace), "flows.json")
+	require.NoError(t, err)
+	assert.Equal(t, []profile.DeviceFlow{
+		{DeviceNs: 10_000, HostNs: 1_000},
+		{DeviceNs: 12_000, HostNs: 2_000},
+		{DeviceNs: 13_000, HostNs: 4_000},
+		{DeviceNs: 14_000, HostNs: 5_000},
+	}, tl.Flows)
+}
+
+// TestRepeatedTraceIsTheTraceRepeated: a real trace repeated n times over (each copy
+// shifted past the previous one) reads as the trace's timeline n times over, shifted,
+// through the chunked candidate lists (n copies fill many chunks), the parts read in
+// parallel and joined, and the collections of a big trace.
+func TestRepeatedTraceIsTheTraceRepeated(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+	splitSmall(t)
+	collect := collectAfterBytes
+	collectAfterBytes = 1 << 20
+	t.Cleanup(func() { collectAfterBytes = collect })
+
+	const n = 12
+	one := parseTraceFile(t, src)
+	p, err := benchtrace.Repeat(src, t.TempDir(), n)
+	require.NoError(t, err)
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	_, parallel := parseTraceParallel(f, p)
+	require.True(t, parallel, "the parts were not used")
+	all := parseTraceFile(t, p)
+
+	require.Len(t, one.Steps, 1)
+	require.Len(t, all.Steps, n)
+	shiftNs := all.Steps[1].StartNs - all.Steps[0].StartNs
+	require.Positive(t, shiftNs)
+	shift := func(iv profile.Interval, k int) profile.Interval {
+		return profile.Interval{StartNs: iv.StartNs + int64(k)*shiftNs, EndNs: iv.EndNs + int64(k)*shiftNs}
+	}
+	want := &Timeline{Events: n*one.Events - (n-1)*metaEvents(t, src)}
+	for k := range n {
+		for _, s := range one.Steps {
+			want.Steps = append(want.Steps, profile.StepMarker{Step: s.Step + k, Interval: shift(s.Interval, k)})
+		}
+		for _, iv := range one.Compute {
+			want.Compute = append(want.Compute, shift(iv, k))
+		}
+		for _, iv := range one.BackwardCompute {
+			want.BackwardCompute = append(want.BackwardCompute, shift(iv, k))
+		}
+		for _, op := range one.CommOps {
+			op.Interval = shift(op.Interval, k)
+			want.CommOps = append(want.CommOps, op)
+		}
+		for _, task := range one.CommTasks {
+			task.Interval = shift(task.Interval, k)
+			want.CommTasks = append(want.CommTasks, task)
+		}
+		for _, fl := range one.Flows {
+			want.Flows = append(want.Flows, profile.DeviceFlow{DeviceNs: fl.DeviceNs + int64(k)*shiftNs, HostNs: fl.HostNs + int64(k)*shiftNs})
+		}
+		for i, ivs := range [][]profile.Interval{one.Overlap.Computing, one.Overlap.Communication, one.Overlap.CommNotOverlapped, one.Overlap.Free} {
+			dst := []*[]profile.Interval{&want.Overlap.Computing, &want.Overlap.Communication, &want.Overlap.CommNotOverlapped, &want.Overlap.Free}[i]
+			for _, iv := range ivs {
+				*dst = append(*dst, shift(iv, k))
+			}
+		}
+	}
+	// Lists sorted by an unstable sort may order equal starts either way.
+	for _, tl := range []*Timeline{want, all} {
+		for _, ivs := range [][]profile.Interval{tl.Compute, tl.BackwardCompute, tl.Overlap.Computing, tl.Overlap.Communication, tl.Overlap.CommNotOverlapped, tl.Overlap.Free} {
+			slices.SortFunc(ivs, func(a, b profile.Interval) int {
+				return cmp.Or(cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.EndNs, b.EndNs))
+			})
+		}
+		slices.SortFunc(tl.Flows, func(a, b profile.DeviceFlow) int {
+			return cmp.Or(cmp.Compare(a.DeviceNs, b.DeviceNs), cmp.Compare(a.HostNs, b.HostNs))
+		})
+	}
+	assert.NotEmpty(t, one.CommTasks)
+	assert.NotEmpty(t, one.Flows)
+	assert.NotEmpty(t, one.Overlap.Free)
+	require.Equal(t, want, all)
+}
+
+func parseTraceFile(t *testing.T, p string) *Timeline {
+	t.Helper()
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	tl, err := ParseTraceView(f, p)
+	require.NoError(t, err)
+	return tl
+}
+
+// metaEvents counts a trace's "M" events, which a repeated trace has once.
+func metaEvents(t *testing.T, p string) int {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var events []struct {
+		Ph string `json:"ph"`
+	}
+	require.NoError(t, json.Unmarshal(data, &events))
+	m := 0
+	for _, e := range events {
+		if e.Ph == "M" {
+			m++
+		}
+	}
+	return m
+}
