@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -1077,8 +1078,11 @@ func (st *traceState) finish() *Timeline {
 	// serves these: left to the collector's own pace, the heap grew by the timeline
 	// and the analysis on top of them. Peak RSS of analyze on a 1.96 GB trace:
 	// 217-223 MB without, 171-172 MB with, for ~1 ms of marking each (the lists hold
-	// no pointers).
-	big := st.hw.bytes()+st.tasks.bytes()+st.generic.bytes()+st.overlap.bytes()+st.flowEnds.bytes() >= collectAfterBytes
+	// no pointers). A collection marks the whole heap, though: in a cluster's load,
+	// where the heap holds the other ranks' summaries and another worker's trace, it
+	// is forced only when the lists are most of what is live.
+	records := st.hw.bytes() + st.tasks.bytes() + st.generic.bytes() + st.overlap.bytes() + st.flowEnds.bytes()
+	big := records >= collectAfterBytes && uint64(records)*2 >= liveHeapBytes()
 	done(st, &st.hw)
 	// The Overlap rows and the flows are counted first: grown by append, a big
 	// trace's lists were allocated five times over.
@@ -1231,6 +1235,16 @@ func overlapKind(name string) int {
 // collectAfterBytes is the size of the candidate lists from which finish collects
 // them as it lets them go: those of a trace of ~200 MB or more.
 var collectAfterBytes = 8 << 20
+
+// liveHeapBytes is the heap the last collection found live.
+func liveHeapBytes() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
 
 // done empties a list finish has read: its first chunks are kept when st's lists go
 // to the next trace (keepScratch), the rest are let go.
