@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/realdata"
 )
 
 // TestMapFile: a regular file at its start is mapped with its bytes; a reader that is
@@ -66,4 +68,30 @@ func TestReadMappedFileThatShrinks(t *testing.T) {
 	assert.Contains(t, err.Error(), p+": the file changed while it was read")
 	assert.NoError(t, readMapped(p, func() error { return nil }))
 	assert.PanicsWithValue(t, "not a fault", func() { _ = readMapped(p, func() error { panic("not a fault") }) })
+}
+
+// TestMappedTraceReadsAsStreamed: a trace read from its mapped file gives the same
+// timeline as the same bytes streamed, and a file cut inside an event the same error.
+func TestMappedTraceReadsAsStreamed(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+	data, err := os.ReadFile(src)
+	require.NoError(t, err)
+	streamed, err := ParseTraceView(bytes.NewReader(data), src)
+	require.NoError(t, err)
+	mapped := parseTraceFile(t, src)
+	require.NotEmpty(t, mapped.CommTasks)
+	assert.Equal(t, streamed, mapped)
+
+	cut := filepath.Join(t.TempDir(), "trace_view.json")
+	require.NoError(t, os.WriteFile(cut, data[:len(data)/2], 0o644))
+	_, wantErr := ParseTraceView(bytes.NewReader(data[:len(data)/2]), cut)
+	require.Error(t, wantErr)
+	f, err := os.Open(cut)
+	require.NoError(t, err)
+	defer f.Close()
+	_, unmap, ok := mapFile(f)
+	require.True(t, ok, "the cut file is mapped")
+	unmap()
+	_, gotErr := ParseTraceView(f, cut)
+	assert.Equal(t, wantErr.Error(), gotErr.Error())
 }

@@ -242,9 +242,15 @@ func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 	}
 	st := newTraceState(file)
 	st.keepScratch = true
-	s := newJSONStream(r)
-	err := st.read(s)
-	s.release()
+	var err error
+	if data, unmap, ok := mapFile(r); ok {
+		err = readMapped(file, func() error { return st.read(newMappedStream(data)) })
+		unmap()
+	} else {
+		s := newJSONStream(r)
+		err = st.read(s)
+		s.release()
+	}
 	tl := st.finish()
 	st.recycle()
 	return tl, err
