@@ -65,7 +65,7 @@ func TestReadMappedFileThatShrinks(t *testing.T) {
 		return nil
 	})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), p+": the file changed while it was read")
+	assert.Contains(t, err.Error(), p+": the file could not be read to its end: it shrank while it was read")
 	assert.NoError(t, readMapped(p, func() error { return nil }))
 	assert.PanicsWithValue(t, "not a fault", func() { _ = readMapped(p, func() error { panic("not a fault") }) })
 }
