@@ -35,6 +35,5 @@ func mapFile(r io.Reader) (data []byte, unmap func(), ok bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL) // a hint: read ahead of the scanner
 	return data, func() { _ = unix.Munmap(data) }, true
 }
