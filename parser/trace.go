@@ -166,7 +166,7 @@ type opRec struct {
 }
 
 // taskRec is an HCCL task as read, before its row's process is known to be HCCL's.
-// Its strings are ids in traceState.strList and its row an id in traceState.rows:
+// Its strings are ids in traceState.strs and its row an id in traceState.rows:
 // a big trace holds hundreds of thousands of these until finish, and as a whole
 // CommTask with its process and thread a record took 136 bytes where this takes 56.
 type taskRec struct {
@@ -179,7 +179,7 @@ type taskRec struct {
 }
 
 // genRec is another complete event (an HCCL row without task arguments, a CANN
-// event, an Overlap Analysis row), its name an id in traceState.strList.
+// event, an Overlap Analysis row), its name an id in traceState.strs.
 type genRec struct {
 	iv   profile.Interval
 	row  uint32
@@ -213,12 +213,9 @@ type traceState struct {
 	flowStarts  map[string]int64 // flow starts by id, for ids not kept as integers
 	flowNums    map[int64]int64  // flow starts by id, for integer ids
 	flowEnds    chunks[flowEnd]
-	taskTypes   map[string]uint16
-	taskTypeStr []string
-	names       map[string]uint32
-	nameStr     []string
-	strIDs      map[string]uint32 // see strID
-	strList     []string
+	taskTypes   stringIDs[uint16] // of the hardware tasks
+	names       stringIDs[uint32] // the hardware tasks' names, as written (escapes kept)
+	strs        stringIDs[uint32] // every other string kept, decoded (see strID)
 	rowIDs      map[pidTid]uint32 // see rowID
 	rows        []pidTid
 	lastRow     pidTid
@@ -314,9 +311,6 @@ func newTraceState(file string) *traceState {
 		strPids:    map[string]int64{},
 		flowStarts: map[string]int64{},
 		flowNums:   map[int64]int64{},
-		taskTypes:  map[string]uint16{},
-		names:      map[string]uint32{},
-		strIDs:     map[string]uint32{},
 		rowIDs:     map[pidTid]uint32{},
 	}
 }
@@ -730,43 +724,48 @@ func durNs(v []byte) (int64, error) {
 	return int64(math.Round(f * 1000)), nil
 }
 
-func (st *traceState) intern(s []byte) uint32 {
-	if id, ok := st.names[string(s)]; ok {
-		return id
-	}
-	id := uint32(len(st.nameStr))
-	str := string(s)
-	st.names[str] = id
-	st.nameStr = append(st.nameStr, str)
-	return id
-}
-
 // str decodes a JSON string, sharing one copy of each distinct value: task names,
 // transports and link types repeat on every one of a rank's hundreds of thousands of
 // events, and allocating each anew was most of the objects a cluster's parse made.
-func (st *traceState) str(v []byte) string { return st.strList[st.strID(v)] }
+func (st *traceState) str(v []byte) string { return st.strs.values[st.strID(v)] }
 
-// strID is the id of a JSON string's decoded value in st.strList ("" for what is not
-// a string).
+// strID is the id of a JSON string's decoded value in st.strs ("" for what is not a
+// string).
 func (st *traceState) strID(v []byte) uint32 {
 	inner := rawStringBody(v)
 	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(inner, '\\') >= 0 {
 		out, _ := jsonString(v)
-		return st.internStr(out)
+		return st.strs.id(out)
 	}
-	if id, ok := st.strIDs[string(inner)]; ok {
-		return id
-	}
-	return st.internStr(string(inner))
+	return st.strs.idOfBytes(inner)
 }
 
-func (st *traceState) internStr(s string) uint32 {
-	if id, ok := st.strIDs[s]; ok {
+// stringIDs numbers distinct strings in the order first seen: a trace's records hold
+// the ids, and each string is kept once.
+type stringIDs[I uint16 | uint32] struct {
+	ids    map[string]I
+	values []string
+}
+
+// idOfBytes is b's id, numbering it when new; looking it up does not allocate.
+func (t *stringIDs[I]) idOfBytes(b []byte) I {
+	if id, ok := t.ids[string(b)]; ok {
 		return id
 	}
-	id := uint32(len(st.strList))
-	st.strIDs[s] = id
-	st.strList = append(st.strList, s)
+	return t.id(string(b))
+}
+
+// id is s's id, numbering it when new.
+func (t *stringIDs[I]) id(s string) I {
+	if id, ok := t.ids[s]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = map[string]I{}
+	}
+	id := I(len(t.values))
+	t.ids[s] = id
+	t.values = append(t.values, s)
 	return id
 }
 
@@ -784,16 +783,6 @@ func (st *traceState) rowID(pid, tid int64) uint32 {
 		st.rows = append(st.rows, at)
 	}
 	st.lastRow, st.lastRowID, st.lastRowOK = at, id, true
-	return id
-}
-
-func (st *traceState) internTaskType(s string) uint16 {
-	if id, ok := st.taskTypes[s]; ok {
-		return id
-	}
-	id := uint16(len(st.taskTypeStr))
-	st.taskTypes[s] = id
-	st.taskTypeStr = append(st.taskTypeStr, s)
 	return id
 }
 
@@ -854,10 +843,10 @@ func (st *traceState) complete(e *rawEvent) error {
 		if n, ok := optIntArg(stream); ok {
 			hs = n
 		}
-		st.hw.add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.internTaskType(tt), name: st.intern(rawStringBody(e.name))})
+		st.hw.add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.id(tt), name: st.names.idOfBytes(rawStringBody(e.name))})
 	case hcclTaskType != nil:
 		name := st.strID(hcclTaskType)
-		if st.strList[name] == "" {
+		if st.strs.values[name] == "" {
 			name = st.strID(e.name)
 		}
 		st.tasks.add(taskRec{iv: iv, stream: connArg(hcclStream), size: intArg(size), row: st.rowID(pid, tid),
@@ -871,7 +860,7 @@ func (st *traceState) complete(e *rawEvent) error {
 	default:
 		name := st.strID(e.name)
 		rec := genRec{iv: iv, row: st.rowID(pid, tid), name: name}
-		switch st.strList[name] {
+		switch st.strs.values[name] {
 		case "Computing", "Compute", "Communication", "Communication(Not Overlapped)", "Free":
 			st.overlap.add(rec)
 		default:
@@ -967,7 +956,7 @@ func (st *traceState) flow(e *rawEvent) error {
 	case isNum:
 		st.flowEnds.add(flowEnd{deviceNs: ts, num: num, isNum: true})
 	default:
-		st.flowEnds.add(flowEnd{deviceNs: ts, str: st.internStr(string(id))})
+		st.flowEnds.add(flowEnd{deviceNs: ts, str: st.strs.id(string(id))})
 	}
 	return nil
 }
@@ -1053,7 +1042,7 @@ func (st *traceState) finish() *Timeline {
 		}
 	}
 	tl.Compute = make([]profile.Interval, 0, nCompute)
-	kinds := make([]hwNameKind, len(st.nameStr))
+	kinds := make([]hwNameKind, len(st.names.values))
 	for _, part := range st.hw.parts {
 		for i := range part {
 			h := &part[i]
@@ -1065,8 +1054,8 @@ func (st *traceState) finish() *Timeline {
 			}
 			k := &kinds[h.name]
 			if !k.known || k.taskType != h.taskType { // the kind of a name under one task type, memoised
-				name := st.nameStr[h.name]
-				*k = hwNameKind{known: true, taskType: h.taskType, compute: isComputeTask(st.taskTypeStr[h.taskType], name, hwTaskClass{}),
+				name := st.names.values[h.name]
+				*k = hwNameKind{known: true, taskType: h.taskType, compute: isComputeTask(st.taskTypes.values[h.taskType], name, hwTaskClass{}),
 					backward: profile.IsBackwardKernel(name)}
 			}
 			if k.compute {
@@ -1096,7 +1085,7 @@ func (st *traceState) finish() *Timeline {
 	for _, part := range st.overlap.parts {
 		for i := range part {
 			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
-				if k := overlapKind(st.strList[g.name]); k >= 0 {
+				if k := overlapKind(st.strs.values[g.name]); k >= 0 {
 					nOverlap[k]++
 				}
 			}
@@ -1111,7 +1100,7 @@ func (st *traceState) finish() *Timeline {
 	for _, part := range st.overlap.parts {
 		for i := range part {
 			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
-				if k := overlapKind(st.strList[g.name]); k >= 0 {
+				if k := overlapKind(st.strs.values[g.name]); k >= 0 {
 					*overlap[k] = append(*overlap[k], g.iv)
 				}
 			}
@@ -1123,7 +1112,7 @@ func (st *traceState) finish() *Timeline {
 			host, ok := st.flowNums[f.num]
 			return host, ok
 		}
-		host, ok := st.flowStarts[st.strList[f.str]]
+		host, ok := st.flowStarts[st.strs.values[f.str]]
 		return host, ok
 	}
 	nFlows := 0
@@ -1181,9 +1170,9 @@ func (st *traceState) finish() *Timeline {
 			if !last.hcl {
 				continue
 			}
-			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Plane: last.plane, GroupRow: last.group, Name: st.strList[t.name],
-				Interval: t.iv, SrcRank: int(t.src), DstRank: int(t.dst), TransportType: st.strList[t.transport],
-				LinkType: st.strList[t.link], SizeBytes: t.size})
+			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Plane: last.plane, GroupRow: last.group, Name: st.strs.values[t.name],
+				Interval: t.iv, SrcRank: int(t.src), DstRank: int(t.dst), TransportType: st.strs.values[t.transport],
+				LinkType: st.strs.values[t.link], SizeBytes: t.size})
 		}
 	}
 	done(st, &st.tasks)
@@ -1193,7 +1182,7 @@ func (st *traceState) finish() *Timeline {
 			if !rowKinds[g.row].hccl {
 				continue
 			}
-			at, name := st.rows[g.row], st.strList[g.name]
+			at, name := st.rows[g.row], st.strs.values[g.name]
 			if row, ok := isOpRow(at.pid, at.tid); ok {
 				tl.CommOps = append(tl.CommOps, profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name),
 					Group: profile.GroupIDFromName(name), GroupRow: row, Interval: g.iv})

@@ -233,17 +233,17 @@ func (st *traceState) absorb(o *traceState) bool {
 	}
 	// o's ids of names, strings and rows, as st's; its records are rewritten in place
 	// and their chunks joined to st's, not copied.
-	taskTypes := make([]uint16, len(o.taskTypeStr))
-	for i, t := range o.taskTypeStr {
-		taskTypes[i] = st.internTaskType(t)
+	taskTypes := make([]uint16, len(o.taskTypes.values))
+	for i, t := range o.taskTypes.values {
+		taskTypes[i] = st.taskTypes.id(t)
 	}
-	names := make([]uint32, len(o.nameStr))
-	for i, n := range o.nameStr {
-		names[i] = st.intern([]byte(n))
+	names := make([]uint32, len(o.names.values))
+	for i, n := range o.names.values {
+		names[i] = st.names.id(n)
 	}
-	strs := make([]uint32, len(o.strList))
-	for i, s := range o.strList {
-		strs[i] = st.internStr(s)
+	strs := make([]uint32, len(o.strs.values))
+	for i, s := range o.strs.values {
+		strs[i] = st.strs.id(s)
 	}
 	rows := make([]uint32, len(o.rows))
 	for i, at := range o.rows {
