@@ -99,9 +99,9 @@ func ParseKineto(r io.Reader, file string) (*profile.Rank, error) {
 		names:    map[string]string{},
 		dist:     distInfo{rank: -1, worldSize: -1},
 	}
-	s := newJSONStream(r)
-	err := readChromeTrace(s, file, wholeEvent(st.event), st.member)
-	s.release()
+	err := readStream(r, file, func(s *jsonStream) error {
+		return readChromeTrace(s, file, wholeEvent(st.event), st.member)
+	})
 	rank := st.finish()
 	if err != nil && st.events > 0 {
 		var se *SyntaxError

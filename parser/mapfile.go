@@ -2,6 +2,7 @@ package parser
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 )
@@ -27,4 +28,17 @@ func readMapped(file string, read func() error) (err error) {
 		panic(p)
 	}()
 	return read()
+}
+
+// readStream runs read over a stream of r: of its mapped file when it can be mapped
+// (mapFile), read in place, else of its reads. Nothing read hands out may be kept past
+// it, as for any stream (jsonStream.release).
+func readStream(r io.Reader, file string, read func(s *jsonStream) error) error {
+	if data, unmap, ok := mapFile(r); ok {
+		defer unmap()
+		return readMapped(file, func() error { return read(newMappedStream(data)) })
+	}
+	s := newJSONStream(r)
+	defer s.release()
+	return read(s)
 }

@@ -4,6 +4,8 @@ package parser
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,4 +96,31 @@ func TestMappedTraceReadsAsStreamed(t *testing.T) {
 	unmap()
 	_, gotErr := ParseTraceView(f, cut)
 	assert.Equal(t, wantErr.Error(), gotErr.Error())
+}
+
+// TestMappedKinetoReadsAsStreamed: a Kineto trace read from its mapped file gives the
+// same rank as its bytes streamed.
+func TestMappedKinetoReadsAsStreamed(t *testing.T) {
+	gz, err := os.Open(realdata.Path(t, "kineto-nccl-a100-2gpu", "nccl_data.json.gz"))
+	require.NoError(t, err)
+	defer gz.Close()
+	zr, err := gzip.NewReader(gz)
+	require.NoError(t, err)
+	data, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "trace.json")
+	require.NoError(t, os.WriteFile(p, data, 0o644))
+
+	streamed, err := ParseKineto(bytes.NewReader(data), p)
+	require.NoError(t, err)
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	_, unmap, ok := mapFile(f)
+	require.True(t, ok)
+	unmap()
+	mapped, err := ParseKineto(f, p)
+	require.NoError(t, err)
+	require.NotEmpty(t, mapped.CommOps)
+	assert.Equal(t, streamed, mapped)
 }

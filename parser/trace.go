@@ -239,15 +239,7 @@ func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 	}
 	st := newTraceState(file)
 	st.keepScratch = true
-	var err error
-	if data, unmap, ok := mapFile(r); ok {
-		err = readMapped(file, func() error { return st.read(newMappedStream(data)) })
-		unmap()
-	} else {
-		s := newJSONStream(r)
-		err = st.read(s)
-		s.release()
-	}
+	err := readStream(r, file, st.read)
 	tl := st.finish()
 	st.recycle()
 	return tl, err
