@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -357,7 +356,7 @@ func corruptCases() []corruptCase {
 			mutate: func(t *testing.T, run string) {
 				p := rankFile(t, run, traceRel)
 				require.NoError(t, os.Remove(p))
-				require.NoError(t, syscall.Mkfifo(p, 0o644))
+				mkfifo(t, p)
 			}},
 		{name: "msprof timelines []", base: "gen:msprof", code: 3, reason: "msprof_", codes: map[string]int{"whatif": 2},
 			mutate: func(t *testing.T, run string) {
