@@ -542,7 +542,7 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
 		nOps += len(rc.ops)
 	}
 	if nOps > 0 {
-		out.Ops = make([]OpStat, 0, nOps) // exactly: a cluster's ops are a third of what it keeps
+		out.Ops = make([]OpStat, 0, nOps) // at its length: grown by append, the ops were copied several times over
 	}
 	for _, rc := range ranks {
 		out.Ops = append(out.Ops, rc.ops...)
