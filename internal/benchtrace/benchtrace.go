@@ -44,7 +44,7 @@ func Repeat(src, dstDir string, times int) (string, error) {
 	rankDir := filepath.Join(dstDir, "rank0_ascend_pt")
 	out := filepath.Join(rankDir, "ASCEND_PROFILER_OUTPUT", "trace_view.json")
 	stamp := filepath.Join(dstDir, "source.txt")
-	want := fmt.Sprintf("%s x%d v1", src, times)
+	want := fmt.Sprintf("%s x%d v2", src, times)
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == want {
 		if _, err := os.Stat(out); err == nil {
 			return out, nil
@@ -71,6 +71,15 @@ func Repeat(src, dstDir string, times int) (string, error) {
 		return "", fmt.Errorf("%s: no timed events", src)
 	}
 	shiftNs := (hi - lo) + 1_000_000 // 1 ms gap between copies
+	// Each copy's steps follow the previous copy's: a source of steps 5 and 6 repeated
+	// three times has steps 5 to 10.
+	firstStep, lastStep := math.MaxInt, math.MinInt
+	for _, e := range events {
+		if n, ok := stepOf(e); ok {
+			firstStep, lastStep = min(firstStep, n), max(lastStep, n)
+		}
+	}
+	stepsPerCopy := max(lastStep-firstStep+1, 1)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
 	}
@@ -101,7 +110,7 @@ func Repeat(src, dstDir string, times int) (string, error) {
 			}
 			if k > 0 {
 				shiftID(c, int64(k)*shiftNs, k)
-				renumberStep(c, k)
+				renumberStep(c, k*stepsPerCopy)
 			}
 			b, err := json.Marshal(c)
 			if err != nil {
@@ -170,15 +179,20 @@ func shiftID(c map[string]json.RawMessage, shiftNs int64, k int) {
 	}
 }
 
-func renumberStep(c map[string]json.RawMessage, k int) {
+// stepOf is the number of a ProfilerStep#N event.
+func stepOf(e map[string]json.RawMessage) (int, bool) {
 	var name string
-	if json.Unmarshal(c["name"], &name) != nil || !strings.HasPrefix(name, "ProfilerStep#") {
-		return
+	if json.Unmarshal(e["name"], &name) != nil || !strings.HasPrefix(name, "ProfilerStep#") {
+		return 0, false
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(name, "ProfilerStep#"))
-	if err != nil {
-		return
+	return n, err == nil
+}
+
+// renumberStep adds by to a step marker's number.
+func renumberStep(c map[string]json.RawMessage, by int) {
+	if n, ok := stepOf(c); ok {
+		b, _ := json.Marshal(fmt.Sprintf("ProfilerStep#%d", n+by))
+		c["name"] = b
 	}
-	b, _ := json.Marshal(fmt.Sprintf("ProfilerStep#%d", n+k))
-	c["name"] = b
 }
