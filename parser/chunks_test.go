@@ -178,13 +178,10 @@ func TestFlowIDsMatchAsText(t *testing.T) {
 // TestRepeatedTraceIsTheTraceRepeated: a real trace repeated n times over (each copy
 // shifted past the previous one) reads as the trace's timeline n times over, shifted,
 // through the chunked candidate lists (n copies fill many chunks), the parts read in
-// parallel and joined, and the collections of a big trace.
+// parallel and joined.
 func TestRepeatedTraceIsTheTraceRepeated(t *testing.T) {
 	src := realdata.Path(t, "imagenet-2rank-level1", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
 	splitSmall(t)
-	collect := collectAfterBytes
-	collectAfterBytes = 1 << 20
-	t.Cleanup(func() { collectAfterBytes = collect })
 
 	const n = 12
 	one := parseTraceFile(t, src)
