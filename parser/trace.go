@@ -850,10 +850,9 @@ func (st *traceState) complete(e *rawEvent) error {
 	default:
 		name := st.strID(e.name)
 		rec := genRec{iv: iv, row: st.rowID(pid, tid), name: name}
-		switch st.strs.values[name] {
-		case "Computing", "Compute", "Communication", "Communication(Not Overlapped)", "Free":
+		if overlapKind(st.strs.values[name]) >= 0 {
 			st.overlap.add(rec)
-		default:
+		} else {
 			st.generic.add(rec)
 		}
 	}
