@@ -985,7 +985,7 @@ func (st *traceState) eventLabel(e *rawEvent) string {
 }
 
 func (st *traceState) finish() *Timeline {
-	st.raw = rawEvent{} // it points into a stream buffer that is another trace's now
+	st.raw = rawEvent{} // it points into the stream's buffer, another trace's or unmapped now
 	tl := &Timeline{Events: st.events, Timeline: profile.Timeline{Steps: st.steps}}
 	if st.noDur > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d complete events without dur, the first %s: dropped", st.file, st.noDur, st.firstNoDur))
