@@ -57,22 +57,22 @@ type summaryBody struct {
 	Dir             string
 	Format          profile.Format
 	Info            profile.Info
-	Metadata        profile.Metadata
+	Metadata        summaryMetadata
 	HasTimeline     bool
-	Steps           []int   // step numbers, by Steps
-	StepWindows     []int64 // packed
-	Compute         []int64 // packed
-	BackwardCompute []int64 `json:",omitempty"` // packed
+	Steps           intColumn   // step numbers, by Steps
+	StepWindows     int64Column // packed
+	Compute         int64Column // packed
+	BackwardCompute int64Column `json:",omitempty"` // packed
 	// MicroBatchesByWindow: see profile.Rank.
-	MicroBatchesByWindow []int `json:",omitempty"`
+	MicroBatchesByWindow intColumn `json:",omitempty"`
 	CommOps              []profile.CommOp
 	CommOpsSource        string
 	CommTasks            *packedTasks `json:",omitempty"`
-	Computing            []int64      // Overlap Analysis rows, packed
-	Communication        []int64
-	CommNotOverlapped    []int64
-	Free                 []int64
-	Flows                []int64 // device, host pairs, flat
+	Computing            int64Column  // Overlap Analysis rows, packed
+	Communication        int64Column
+	CommNotOverlapped    int64Column
+	Free                 int64Column
+	Flows                int64Column // device, host pairs, flat
 	ClipToStepWindows    bool
 	StepTrace            []summaryStepTraceRow
 	CommStats            []profile.CommOpStats
@@ -129,11 +129,11 @@ func unpackStepTrace(rows []summaryStepTraceRow) []profile.StepTraceRow {
 // their times packed: the tasks are most of a summary, and columns compress several
 // times better than one object per task.
 type packedTasks struct {
-	Strings                         []string // GroupRow, Name, TransportType and LinkType values
-	GroupRow, Name, Transport, Link []int    // indexes into Strings
-	Plane, SrcRank, DstRank         []int
-	Times                           []int64 // packed
-	SizeBytes                       []int64
+	Strings                         []string  // GroupRow, Name, TransportType and LinkType values
+	GroupRow, Name, Transport, Link intColumn // indexes into Strings
+	Plane, SrcRank, DstRank         intColumn
+	Times                           int64Column // packed
+	SizeBytes                       int64Column
 }
 
 func packTasks(tasks []profile.CommTask) *packedTasks {
@@ -255,7 +255,7 @@ func unpackIntervals(what string, p []int64) ([]profile.Interval, error) {
 // written faithfully.
 func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	b := summaryBody{
-		Dir: r.Dir, Format: r.Format, Info: r.Info, Metadata: r.Metadata, HasTimeline: r.HasTimeline,
+		Dir: r.Dir, Format: r.Format, Info: r.Info, Metadata: toSummaryMetadata(r.Metadata), HasTimeline: r.HasTimeline,
 		Compute: packIntervals(r.Compute), BackwardCompute: packIntervals(r.BackwardCompute), MicroBatchesByWindow: r.MicroBatchesByWindow, CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: packTasks(r.CommTasks),
 		Computing: packIntervals(r.Overlap.Computing), Communication: packIntervals(r.Overlap.Communication),
 		CommNotOverlapped: packIntervals(r.Overlap.CommNotOverlapped), Free: packIntervals(r.Overlap.Free),
@@ -271,18 +271,22 @@ func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	for _, f := range r.Flows {
 		b.Flows = append(b.Flows, f.DeviceNs, f.HostNs)
 	}
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
-	if err != nil {
-		return err
+	// The header and the body are gzip members of their own (one stream to a reader):
+	// discovery reads the header of every summary, and when it shared the body's
+	// first deflate block, that was decompressed too, thousands of times.
+	for _, v := range []any{summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Notes: notes}, b} {
+		zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+		if err != nil {
+			return err
+		}
+		if err := json.NewEncoder(zw).Encode(v); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
 	}
-	enc := json.NewEncoder(zw)
-	if err := enc.Encode(summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Notes: notes}); err != nil {
-		return err
-	}
-	if err := enc.Encode(b); err != nil {
-		return err
-	}
-	return zw.Close()
+	return nil
 }
 
 // summaryError names the summary and where in its decompressed text reading stopped.
@@ -320,18 +324,28 @@ func readSummaryHeader(path string, br *bufio.Reader) (summaryHeader, int64, err
 		}
 		break
 	}
+	h, err := checkSummaryHeader(path, line)
+	if err != nil {
+		return h, 0, err
+	}
+	return h, int64(len(line)), nil
+}
+
+// checkSummaryHeader decodes and checks a summary's header line.
+func checkSummaryHeader(path string, line []byte) (summaryHeader, error) {
+	var h summaryHeader
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil || h.Format != profile.FormatSummary {
-		return h, 0, summaryError(path, 0, "not an hcclprof rank summary (its first line is not a %q header)", profile.FormatSummary)
+		return h, summaryError(path, 0, "not an hcclprof rank summary (its first line is not a %q header)", profile.FormatSummary)
 	}
 	if h.Version != RankSummaryVersion {
-		return h, 0, summaryError(path, 0, "summary version %d; this hcclprof reads version %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, RankSummaryVersion)
+		return h, summaryError(path, 0, "summary version %d; this hcclprof reads version %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, RankSummaryVersion)
 	}
 	if h.Rank < 0 {
-		return h, 0, summaryError(path, 0, "rank %d is impossible", h.Rank)
+		return h, summaryError(path, 0, "rank %d is impossible", h.Rank)
 	}
-	return h, int64(len(line)), nil
+	return h, nil
 }
 
 // gzipCause says what a read error means for a compressed summary.
@@ -353,6 +367,7 @@ func sniffRankSummary(path string) (summaryHeader, error) {
 	if err != nil {
 		return summaryHeader{}, summaryError(path, 0, "not gzip: %v", gzipCause(err))
 	}
+	zr.Multistream(false) // the header's member only (a summary of one member is read on)
 	h, _, err := readSummaryHeader(path, bufio.NewReader(zr))
 	return h, err
 }
@@ -371,6 +386,19 @@ func ReadRankSummary(path string) (*profile.Rank, error) {
 }
 
 func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
+	data, err := io.ReadAll(f) // small: that is a summary's point
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r, ok := readRankSummaryFast(data); ok {
+		return r, nil
+	}
+	return readRankSummaryPlain(path, bytes.NewReader(data))
+}
+
+// readRankSummaryPlain reads a summary with encoding/json alone: the reference the
+// fast path (summaryfast.go) gives way to, and what words every error.
+func readRankSummaryPlain(path string, f io.Reader) (*profile.Rank, error) {
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		return nil, summaryError(path, 0, "not gzip: %v", gzipCause(err))
@@ -413,7 +441,7 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 
 // rank rebuilds the rank and checks what a writer cannot have written.
 func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
-	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, Metadata: b.Metadata, HasTimeline: b.HasTimeline,
+	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, Metadata: b.Metadata.metadata(), HasTimeline: b.HasTimeline,
 		Timeline: profile.Timeline{CommOps: b.CommOps}, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
 		Reported: profile.Reported{StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix,
 			KernelCommOps: b.KernelCommOps},

@@ -146,6 +146,14 @@ func FuzzRankSummary(f *testing.F) {
 	f.Add(gzipLines(`{"traceEvents": []}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const name = "fuzz" + RankSummarySuffix
+		// The fast path takes only what the plain reader reads the same.
+		if fast, ok := readRankSummaryFast(data); ok {
+			plain, err := readRankSummaryPlain(name, bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("the fast path took a summary the plain reader refuses: %v", err)
+			}
+			assert.Equal(t, plain, fast)
+		}
 		got, err := readRankSummary(name, bytes.NewReader(data))
 		if err != nil {
 			if !strings.Contains(err.Error(), name) {

@@ -1,0 +1,158 @@
+package parser
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/realdata"
+)
+
+// readPlain decodes a summary body as the plain reader does.
+func readPlain(data []byte, b *summaryBody) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(b)
+}
+
+// TestFastPathReadsWhatWritersWrite: every rank hcclprof can read, written as a
+// summary, is read by the fast path (not handed to the plain decoder) into the same
+// rank. Without real data, the bundled sample's ranks.
+func TestFastPathReadsWhatWritersWrite(t *testing.T) {
+	dirs := []string{"../fixtures/samples/demo-2server-8rank"}
+	if root := realdata.Root(); root != "" {
+		entries, err := os.ReadDir(root)
+		require.NoError(t, err)
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(root, e.Name()))
+			}
+		}
+	}
+	read := 0
+	for _, dir := range dirs {
+		in, err := Discover([]string{dir})
+		if err != nil {
+			continue // a dataset of files hcclprof does not read as ranks
+		}
+		for k, ri := range in.Ranks {
+			if k == 4 {
+				break
+			}
+			r := LoadRank(ri)
+			data := summaryBytes(t, r, []string{"a note"})
+			fast, ok := readRankSummaryFast(data)
+			require.True(t, ok, "%s rank %d: the fast path gave up", dir, r.Rank)
+			plain, err := readRankSummaryPlain("x", bytes.NewReader(data))
+			require.NoError(t, err)
+			require.Equal(t, plain, fast, "%s rank %d", dir, r.Rank)
+			read++
+		}
+		in.Release()
+	}
+	t.Logf("%d ranks of %d datasets", read, len(dirs))
+	assert.GreaterOrEqual(t, read, 8)
+}
+
+// TestFastPathGivesWay: what the fast path does not take (and the plain decoder may
+// read differently, or refuse with its own words) goes to the plain decoder.
+func TestFastPathGivesWay(t *testing.T) {
+	for _, body := range []string{
+		`{"dir": "x"}`,                       // a name cased otherwise (encoding/json matches it)
+		`{"Dir": "x", "Dir": "y"}`,           // repeated
+		`{"Nope": 1}`,                        // unknown
+		`{"Steps": [1, 2.0]}`,                // not an integer
+		`{"Steps": [01]}`,                    // not JSON
+		`{"Steps": [1,]}`,                    // not JSON
+		`{"Compute": [9223372036854775808]}`, // out of range
+		`{"HasTimeline": "true"}`,            // the wrong kind
+		`{"Info": {"RankID": 1e3}}`,          // an exponent for an int
+		`{"Dir": "a` + "\x01" + `"}`,         // a control character
+		`{"Dir": "x"} {}`,                    // something after
+	} {
+		var b summaryBody
+		end, err := decodeFast([]byte(body), 0, reflect.ValueOf(&b).Elem(), 0)
+		if err == nil && skipWS([]byte(body), end) == len(body) {
+			t.Errorf("%s: taken by the fast path", body)
+		}
+	}
+	// Escapes and non-ASCII strings are decoded as encoding/json decodes them.
+	body := `{"Dir": "a\u00e9\"\\ é ` + "\xff" + `", "Problems": ["\t"]}`
+	var fast, plain summaryBody
+	_, err := decodeFast([]byte(body), 0, reflect.ValueOf(&fast).Elem(), 0)
+	require.NoError(t, err)
+	require.NoError(t, readPlain([]byte(body), &plain))
+	assert.Equal(t, plain, fast)
+	assert.Equal(t, "a\u00e9\"\\ é \ufffd", fast.Dir)
+}
+
+// TestDecodeIntArray holds the column decoder to encoding/json's []int64.
+func TestDecodeIntArray(t *testing.T) {
+	for _, in := range []string{`[]`, ` [ 1 , -2,3 ] `, `null`, `[0]`, `[-0]`, `[9223372036854775807, -9223372036854775808]`,
+		`[9223372036854775808]`, `[1.5]`, `[1e2]`, `[01]`, `[1,]`, `[,1]`, `[1 2]`, `["1"]`, `{}`, `[1]x`, `[-]`, `[`, ``} {
+		checkIntArray(t, []byte(in))
+	}
+}
+
+func checkIntArray(t *testing.T, in []byte) {
+	t.Helper()
+	var want []int64
+	werr := json.Unmarshal(in, &want)
+	got, err := decodeIntArray(in, []int64(nil), math.MinInt64, math.MaxInt64)
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("%q: err %v, encoding/json's %v", in, err, werr)
+	}
+	if err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: %v, encoding/json's %v", in, got, want)
+	}
+}
+
+func FuzzDecodeIntArray(f *testing.F) {
+	for _, s := range []string{`[1,2,3]`, `[-9223372036854775808]`, `null`, `[ ]`, `[1.0]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) { checkIntArray(t, in) })
+}
+
+// FuzzSummaryFastPath: a body the fast path takes, encoding/json takes too, into the
+// same value.
+func FuzzSummaryFastPath(f *testing.F) {
+	f.Add([]byte(`{"Dir":"x","Steps":[1,2],"Metadata":{"ParallelGroups":[{"Name":"dp","GlobalRanks":[0,1]}],"DistributedArgs":{"a":[1,"b",null]}}}`))
+	f.Add([]byte(`{"CommOps":[{"Name":"op","StartNs":1,"EndNs":2,"Step":-1}],"CommStats":[{"Transports":{"HCCS":{"Bytes":1,"SizeDistribution":null}}}]}`))
+	f.Add([]byte(`{"CommTasks":{"Strings":["a"],"Name":[0],"Times":[1,2]},"Info":{"RankID":3},"StepTrace":[{"StageUs":1.5e3}]}`))
+	text := decompressed(f, summaryBytes(f, sampleRank(f), nil))
+	f.Add(text[bytes.IndexByte(text, '\n')+1:])
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var fast summaryBody
+		end, err := decodeFast(body, skipWS(body, 0), reflect.ValueOf(&fast).Elem(), 0)
+		if err != nil || skipWS(body, end) != len(body) {
+			return
+		}
+		var plain summaryBody
+		if perr := readPlain(body, &plain); perr != nil {
+			t.Fatalf("the fast path took what encoding/json refuses (%v): %q", perr, body)
+		}
+		if strings.TrimSpace(string(body)) != "" && !reflect.DeepEqual(fast, plain) {
+			t.Fatalf("the fast path read %+v, encoding/json %+v", fast, plain)
+		}
+	})
+}
+
+func decompressed(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	_, err = buf.ReadFrom(zr)
+	require.NoError(t, err)
+	return buf.Bytes()
+}
