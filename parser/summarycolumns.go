@@ -1,9 +1,11 @@
 package parser
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -166,6 +168,49 @@ func jsonKind(b []byte) string {
 	return "number " + numberText(b, 0)
 }
 
+// rankListColumn is a group's rank list: an intColumn that the fast path shares
+// between the summaries that hold the same list (every rank of a job holds its world
+// group's), as the raw readers do (sharedRankLists). The lists are never written.
+type rankListColumn []int
+
+func (c *rankListColumn) UnmarshalJSON(b []byte) error {
+	v, err := decodeIntArray(b, []int(*c)[:0], math.MinInt, math.MaxInt)
+	*c = v
+	return err
+}
+
+// summaryRankLists are the rank lists read from summaries, by their text.
+var summaryRankLists = struct {
+	sync.Mutex
+	m map[string][]int
+}{m: map[string][]int{}}
+
+// decodeRankList decodes the rank list at b[i] (a '['), sharing a long one.
+func decodeRankList(b []byte, i int) ([]int, int, error) {
+	last := bytes.IndexByte(b[i:], ']') // a list of integers ends at its first ']'
+	if last < minSharedIntArray {
+		return decodeIntList(b, i, []int(nil), math.MinInt, math.MaxInt)
+	}
+	text := b[i : i+last+1]
+	summaryRankLists.Lock()
+	list, ok := summaryRankLists.m[string(text)]
+	summaryRankLists.Unlock()
+	if ok {
+		return list, i + last + 1, nil // the same text as a list decoded before
+	}
+	list, end, err := decodeIntList(b, i, []int(nil), math.MinInt, math.MaxInt)
+	if err != nil || end != i+last+1 {
+		return list, end, err
+	}
+	summaryRankLists.Lock()
+	if len(summaryRankLists.m) >= 64 { // a job has a few large groups
+		clear(summaryRankLists.m)
+	}
+	summaryRankLists.m[string(text)] = list
+	summaryRankLists.Unlock()
+	return list, end, nil
+}
+
 // summaryMetadata is profile.Metadata as a summary holds it: the same fields (a test
 // holds them to profile's), the group rank lists decoded as columns.
 type summaryMetadata struct {
@@ -179,7 +224,7 @@ type summaryParallelGroup struct {
 	HCCLName    string
 	Name        string
 	GroupRank   int
-	GlobalRanks intColumn
+	GlobalRanks rankListColumn
 	Key         string
 	Size        int
 	Source      string

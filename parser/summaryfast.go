@@ -66,8 +66,9 @@ func readRankSummaryFast(data []byte) (r *profile.Rank, ok bool) {
 }
 
 var (
-	intColumnType   = reflect.TypeFor[intColumn]()
-	int64ColumnType = reflect.TypeFor[int64Column]()
+	intColumnType      = reflect.TypeFor[intColumn]()
+	int64ColumnType    = reflect.TypeFor[int64Column]()
+	rankListColumnType = reflect.TypeFor[rankListColumn]()
 )
 
 // decodeFast decodes the JSON value at data[i] into v (settable, at its zero value)
@@ -92,6 +93,13 @@ func decodeFast(data []byte, i int, v reflect.Value, depth int) (int, error) {
 			return 0, errNotFast
 		}
 		v.Set(reflect.ValueOf(intColumn(col)))
+		return end, nil
+	case rankListColumnType:
+		list, end, err := decodeRankList(data, i)
+		if err != nil {
+			return 0, errNotFast
+		}
+		v.Set(reflect.ValueOf(rankListColumn(list)))
 		return end, nil
 	case int64ColumnType:
 		col, end, err := decodeIntList(data, i, []int64(nil), math.MinInt64, math.MaxInt64)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // readPlain decodes a summary body as the plain reader does.
@@ -155,4 +156,28 @@ func decompressed(t testing.TB, data []byte) []byte {
 	_, err = buf.ReadFrom(zr)
 	require.NoError(t, err)
 	return buf.Bytes()
+}
+
+// TestSummaryRankListsShared: the world group's rank list, the same in every rank's
+// summary, is read once and shared, and reads the same as encoding/json reads it.
+func TestSummaryRankListsShared(t *testing.T) {
+	world := make([]int, 1000)
+	for i := range world {
+		world[i] = i
+	}
+	var got [][]int
+	for rank := range 2 {
+		r := sampleRank(t)
+		r.Rank = rank
+		r.Metadata.ParallelGroups = []profile.ParallelGroup{{HCCLName: "w", Name: "default", GroupRank: rank, GlobalRanks: world}}
+		data := summaryBytes(t, r, nil)
+		fast, ok := readRankSummaryFast(data)
+		require.True(t, ok)
+		plain, err := readRankSummaryPlain("x", bytes.NewReader(data))
+		require.NoError(t, err)
+		require.Equal(t, plain, fast)
+		got = append(got, fast.Metadata.ParallelGroups[0].GlobalRanks)
+	}
+	assert.Equal(t, world, got[0])
+	assert.Same(t, &got[0][0], &got[1][0])
 }
