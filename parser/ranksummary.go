@@ -187,24 +187,19 @@ func (p *packedTasks) unpack() ([]profile.CommTask, error) {
 	if len(ivs) != n {
 		return nil, fmt.Errorf("CommTasks: %d times for %d tasks", len(ivs), n)
 	}
-	str := func(i, k int) (string, error) {
-		if k < 0 || k >= len(p.Strings) {
-			return "", fmt.Errorf("CommTasks[%d]: string %d of %d", i, k, len(p.Strings))
+	// Each string index is checked before any task is made: this loop runs for every
+	// task of thousands of summaries.
+	for _, col := range [][]int{p.GroupRow, p.Name, p.Transport, p.Link} {
+		for i, k := range col {
+			if k < 0 || k >= len(p.Strings) {
+				return nil, fmt.Errorf("CommTasks[%d]: string %d of %d", i, k, len(p.Strings))
+			}
 		}
-		return p.Strings[k], nil
 	}
 	out := make([]profile.CommTask, n)
 	for i := range out {
-		t := profile.CommTask{Plane: p.Plane[i], Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i]}
-		for _, f := range []struct {
-			dst *string
-			k   int
-		}{{&t.GroupRow, p.GroupRow[i]}, {&t.Name, p.Name[i]}, {&t.TransportType, p.Transport[i]}, {&t.LinkType, p.Link[i]}} {
-			if *f.dst, err = str(i, f.k); err != nil {
-				return nil, err
-			}
-		}
-		out[i] = t
+		out[i] = profile.CommTask{Plane: p.Plane[i], Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i],
+			GroupRow: p.Strings[p.GroupRow[i]], Name: p.Strings[p.Name[i]], TransportType: p.Strings[p.Transport[i]], LinkType: p.Strings[p.Link[i]]}
 	}
 	return out, nil
 }

@@ -59,9 +59,7 @@ func readRankSummaryFast(data []byte) (r *profile.Rank, ok bool) {
 		return nil, false
 	}
 	var b summaryBody
-	body := text[nl+1:]
-	end, err := decodeFast(body, skipWS(body, 0), reflect.ValueOf(&b).Elem(), 0)
-	if err != nil || skipWS(body, end) != len(body) {
+	if decodeSummaryBody(text[nl+1:], &b) != nil {
 		return nil, false
 	}
 	r, err = b.rank(h.Rank)
@@ -74,13 +72,81 @@ var (
 	rankListColumnType = reflect.TypeFor[rankListColumn]()
 )
 
+// decodeSummaryBody decodes a summary's body (the text after the header line) on the
+// fast path; errNotFast when it gives up.
+func decodeSummaryBody(body []byte, b *summaryBody) error {
+	end, err := decodeFast(body, skipWS(body, 0), reflect.ValueOf(b).Elem(), summaryBodyPlan, 0)
+	if err != nil || skipWS(body, end) != len(body) {
+		return errNotFast
+	}
+	return nil
+}
+
+// fastPlan is how the fast path decodes one type, worked out once (planOf): looking
+// the type's members and methods up for every value was a tenth of the work.
+type fastPlan struct {
+	kind   reflect.Kind
+	column reflect.Type // intColumn, int64Column or rankListColumn, else nil
+	bits   int          // integers' size
+	custom bool         // encoding/json would call the type's own methods: give up
+	elem   *fastPlan    // of a slice's, map's or pointer's elements
+	fields *fastFields  // of a struct
+}
+
+// summaryBodyPlan decodes summaryBody; made at start, read only after.
+var summaryBodyPlan = planOf(reflect.TypeFor[summaryBody](), map[reflect.Type]*fastPlan{})
+
+func planOf(t reflect.Type, plans map[reflect.Type]*fastPlan) *fastPlan {
+	if p, ok := plans[t]; ok {
+		return p
+	}
+	p := &fastPlan{kind: t.Kind()}
+	plans[t] = p
+	switch t {
+	case intColumnType, int64ColumnType, rankListColumnType:
+		p.column = t
+		return p
+	}
+	ptr := reflect.PointerTo(t)
+	p.custom = t.Implements(jsonUnmarshalerType) || ptr.Implements(jsonUnmarshalerType) ||
+		t.Implements(textUnmarshalerType) || ptr.Implements(textUnmarshalerType)
+	switch p.kind {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		p.bits = t.Bits()
+	case reflect.Float32:
+		p.kind = reflect.Invalid // encoding/json rounds to float32: left to it
+	case reflect.Slice, reflect.Pointer:
+		p.elem = planOf(t.Elem(), plans)
+		if p.kind == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			p.kind = reflect.Invalid // encoding/json reads base64 into []byte
+		}
+		if p.kind == reflect.Pointer && t.Elem().Kind() != reflect.Struct {
+			p.kind = reflect.Invalid
+		}
+	case reflect.Map:
+		p.elem = planOf(t.Elem(), plans)
+		if t.Key() != reflect.TypeFor[string]() {
+			p.kind = reflect.Invalid
+		}
+	case reflect.Struct:
+		p.fields = fastFieldsOf(t, plans)
+		if p.fields == nil {
+			p.kind = reflect.Invalid
+		}
+	case reflect.Interface:
+		if t.NumMethod() != 0 {
+			p.kind = reflect.Invalid
+		}
+	}
+	return p
+}
+
 // decodeFast decodes the JSON value at data[i] into v (settable, at its zero value)
-// and returns the index after it.
-func decodeFast(data []byte, i int, v reflect.Value, depth int) (int, error) {
+// by plan p and returns the index after it.
+func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (int, error) {
 	if i >= len(data) || depth > maxJSONDepth {
 		return 0, errNotFast
 	}
-	t := v.Type()
 	if data[i] == 'n' {
 		end, ok, _ := lexLiteral(data, i, "null")
 		if !ok {
@@ -89,20 +155,13 @@ func decodeFast(data []byte, i int, v reflect.Value, depth int) (int, error) {
 		v.SetZero() // encoding/json: nil for slices, maps, pointers; others are left (at zero)
 		return end, nil
 	}
-	switch t {
+	switch p.column {
 	case intColumnType:
 		col, end, err := decodeIntList(data, i, []int(nil), math.MinInt, math.MaxInt)
 		if err != nil {
 			return 0, errNotFast
 		}
 		v.Set(reflect.ValueOf(intColumn(col)))
-		return end, nil
-	case rankListColumnType:
-		list, end, err := decodeRankList(data, i)
-		if err != nil {
-			return 0, errNotFast
-		}
-		v.Set(reflect.ValueOf(rankListColumn(list)))
 		return end, nil
 	case int64ColumnType:
 		col, end, err := decodeIntList(data, i, []int64(nil), math.MinInt64, math.MaxInt64)
@@ -111,11 +170,18 @@ func decodeFast(data []byte, i int, v reflect.Value, depth int) (int, error) {
 		}
 		v.Set(reflect.ValueOf(int64Column(col)))
 		return end, nil
+	case rankListColumnType:
+		list, end, err := decodeRankList(data, i)
+		if err != nil {
+			return 0, errNotFast
+		}
+		v.Set(reflect.ValueOf(rankListColumn(list)))
+		return end, nil
 	}
-	if customDecoding(t) {
+	if p.custom {
 		return 0, errNotFast
 	}
-	switch t.Kind() {
+	switch p.kind {
 	case reflect.String:
 		s, end, err := decodeFastString(data, i)
 		if err != nil {
@@ -132,7 +198,7 @@ func decodeFast(data []byte, i int, v reflect.Value, depth int) (int, error) {
 		}
 		return 0, errNotFast
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		lo := int64(-1) << (t.Bits() - 1)
+		lo := int64(-1) << (p.bits - 1)
 		n, end, err := decodeJSONInt(data, i, lo, -(lo + 1))
 		if err != nil || end < len(data) && isNumberByte(data[end]) {
 			return 0, errNotFast
@@ -154,22 +220,17 @@ func decodeFast(data []byte, i int, v reflect.Value, depth int) (int, error) {
 		v.SetFloat(f)
 		return end, nil
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			return 0, errNotFast // encoding/json reads base64 into []byte
-		}
-		v.Set(reflect.MakeSlice(t, 0, 0))
-		return walkFastArray(data, i, depth, func(j int) (int, error) {
+		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+		return walkFastArray(data, i, func(j int) (int, error) {
 			n := v.Len()
 			if n == v.Cap() {
 				v.Grow(1)
 			}
 			v.SetLen(n + 1)
-			return decodeFast(data, j, v.Index(n), depth+1)
+			return decodeFast(data, j, v.Index(n), p.elem, depth+1)
 		})
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String || t.Key() != reflect.TypeFor[string]() {
-			return 0, errNotFast
-		}
+		t := v.Type()
 		m := reflect.MakeMap(t)
 		v.Set(m)
 		return walkFastObject(data, i, func(name string, j int) (int, error) {
@@ -177,7 +238,7 @@ func decodeFast(data []byte, i int, v reflect.Value, depth int) (int, error) {
 				return 0, errNotFast // a repeated key
 			}
 			elem := reflect.New(t.Elem()).Elem()
-			end, err := decodeFast(data, j, elem, depth+1)
+			end, err := decodeFast(data, j, elem, p.elem, depth+1)
 			if err != nil {
 				return 0, err
 			}
@@ -185,34 +246,24 @@ func decodeFast(data []byte, i int, v reflect.Value, depth int) (int, error) {
 			return end, nil
 		})
 	case reflect.Struct:
-		fields := fastFieldsOf(t)
-		if fields == nil {
-			return 0, errNotFast
-		}
 		var seen uint64
 		return walkFastObject(data, i, func(name string, j int) (int, error) {
-			k, ok := fields.byName[name]
+			k, ok := p.fields.byName[name]
 			if !ok || seen&(1<<k) != 0 {
 				return 0, errNotFast // unknown (or cased otherwise), or repeated
 			}
 			seen |= 1 << k
-			return decodeFast(data, j, v.FieldByIndex(fields.index[k]), depth+1)
+			return decodeFast(data, j, v.FieldByIndex(p.fields.index[k]), p.fields.plans[k], depth+1)
 		})
 	case reflect.Pointer:
-		if t.Elem().Kind() != reflect.Struct {
-			return 0, errNotFast
-		}
-		p := reflect.New(t.Elem())
-		end, err := decodeFast(data, i, p.Elem(), depth)
+		ptr := reflect.New(v.Type().Elem())
+		end, err := decodeFast(data, i, ptr.Elem(), p.elem, depth)
 		if err != nil {
 			return 0, err
 		}
-		v.Set(p)
+		v.Set(ptr)
 		return end, nil
 	case reflect.Interface:
-		if t.NumMethod() != 0 {
-			return 0, errNotFast
-		}
 		end, err := skipValue(data, i, depth)
 		if err != nil {
 			return 0, errNotFast
@@ -237,20 +288,6 @@ var (
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
-
-var customDecodingCache sync.Map // reflect.Type → bool
-
-// customDecoding reports whether encoding/json would decode t by its own methods.
-func customDecoding(t reflect.Type) bool {
-	if c, ok := customDecodingCache.Load(t); ok {
-		return c.(bool)
-	}
-	p := reflect.PointerTo(t)
-	c := t.Implements(jsonUnmarshalerType) || p.Implements(jsonUnmarshalerType) ||
-		t.Implements(textUnmarshalerType) || p.Implements(textUnmarshalerType)
-	customDecodingCache.Store(t, c)
-	return c
-}
 
 // decodeFastString decodes the JSON string at data[i].
 func decodeFastString(data []byte, i int) (string, int, error) {
@@ -281,7 +318,7 @@ func decodeFastString(data []byte, i int) (string, int, error) {
 
 // walkFastArray calls elem at each value of the JSON array at data[i]; elem returns
 // the index after the value.
-func walkFastArray(data []byte, i, depth int, elem func(j int) (int, error)) (int, error) {
+func walkFastArray(data []byte, i int, elem func(j int) (int, error)) (int, error) {
 	if data[i] != '[' {
 		return 0, errNotFast
 	}
@@ -353,26 +390,21 @@ func walkFastObject(data []byte, i int, member func(name string, j int) (int, er
 type fastFields struct {
 	byName map[string]int
 	index  [][]int
+	plans  []*fastPlan
 }
-
-var fastFieldCache sync.Map // reflect.Type → *fastFields (nil: not on the fast path)
 
 // fastFieldsOf is t's members, or nil when t has what the fast path leaves to
 // encoding/json: a ",string" option, more than 64 members, or embedded structs
 // whose members collide.
-func fastFieldsOf(t reflect.Type) *fastFields {
-	if f, ok := fastFieldCache.Load(t); ok {
-		return f.(*fastFields)
-	}
+func fastFieldsOf(t reflect.Type, plans map[reflect.Type]*fastPlan) *fastFields {
 	f := &fastFields{byName: map[string]int{}}
-	if !f.add(t, nil) || len(f.index) > 64 {
-		f = nil
+	if !f.add(t, nil, plans) || len(f.index) > 64 {
+		return nil
 	}
-	fastFieldCache.Store(t, f)
 	return f
 }
 
-func (f *fastFields) add(t reflect.Type, at []int) bool {
+func (f *fastFields) add(t reflect.Type, at []int, plans map[reflect.Type]*fastPlan) bool {
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag, hasTag := sf.Tag.Lookup("json")
@@ -392,7 +424,7 @@ func (f *fastFields) add(t reflect.Type, at []int) bool {
 				}
 				return false
 			}
-			if !f.add(ft, index) {
+			if !f.add(ft, index, plans) {
 				return false
 			}
 			continue
@@ -408,6 +440,7 @@ func (f *fastFields) add(t reflect.Type, at []int) bool {
 		}
 		f.byName[name] = len(f.index)
 		f.index = append(f.index, index)
+		f.plans = append(f.plans, planOf(sf.Type, plans))
 	}
 	return true
 }
