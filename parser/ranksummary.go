@@ -23,9 +23,10 @@ import (
 const (
 	// RankSummarySuffix ends the name of every rank summary file.
 	RankSummarySuffix = ".hcclprof-summary.json.gz"
-	// RankSummaryVersion is the version this build writes and reads. Raise it when the
-	// body changes in any way an older reader would misread.
-	RankSummaryVersion = 1
+	// RankSummaryVersion is the version this build writes; it reads it and every one
+	// before. Raise it when the body changes in any way an older reader would misread.
+	// Version 2 writes group rank lists as steps (summaryParallelGroup.RankSteps).
+	RankSummaryVersion = 2
 	// maxSummaryHeader bounds the header line a reader accepts.
 	maxSummaryHeader = 1 << 20
 )
@@ -334,8 +335,8 @@ func checkSummaryHeader(path string, line []byte) (summaryHeader, error) {
 	if err := dec.Decode(&h); err != nil || h.Format != profile.FormatSummary {
 		return h, summaryError(path, 0, "not an hcclprof rank summary (its first line is not a %q header)", profile.FormatSummary)
 	}
-	if h.Version != RankSummaryVersion {
-		return h, summaryError(path, 0, "summary version %d; this hcclprof reads version %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, RankSummaryVersion)
+	if h.Version < 1 || h.Version > RankSummaryVersion {
+		return h, summaryError(path, 0, "summary version %d; this hcclprof reads versions 1 to %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, RankSummaryVersion)
 	}
 	if h.Rank < 0 {
 		return h, summaryError(path, 0, "rank %d is impossible", h.Rank)
@@ -427,7 +428,7 @@ func readRankSummaryPlain(path string, f io.Reader) (*profile.Rank, error) {
 	if len(bytes.TrimSpace(rest)) > 0 {
 		return nil, summaryError(path, off+dec.InputOffset(), "unexpected data after the summary")
 	}
-	r, err := b.rank(h.Rank)
+	r, err := b.rank(h.Rank, h.Version)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -435,16 +436,19 @@ func readRankSummaryPlain(path string, f io.Reader) (*profile.Rank, error) {
 }
 
 // rank rebuilds the rank and checks what a writer cannot have written.
-func (b *summaryBody) rank(rank int) (*profile.Rank, error) {
-	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, Metadata: b.Metadata.metadata(), HasTimeline: b.HasTimeline,
+func (b *summaryBody) rank(rank, version int) (*profile.Rank, error) {
+	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, HasTimeline: b.HasTimeline,
 		Timeline: profile.Timeline{CommOps: b.CommOps}, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
 		Reported: profile.Reported{StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix,
 			KernelCommOps: b.KernelCommOps},
 		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems}
+	var err error
+	if r.Metadata, err = b.Metadata.metadata(version); err != nil {
+		return nil, err
+	}
 	if !knownFormat(b.Format) {
 		return nil, fmt.Errorf("rank %d: unknown source format %q", rank, b.Format)
 	}
-	var err error
 	unpack := func(what string, p []int64) []profile.Interval {
 		if err != nil {
 			return nil

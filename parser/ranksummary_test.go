@@ -75,6 +75,7 @@ func TestDamagedRankSummaries(t *testing.T) {
 	r := sampleRank(t)
 	good := summaryBytes(t, r, nil)
 	header := `{"format":"hcclprof-summary","version":1,"rank":2}`
+	header2 := `{"format":"hcclprof-summary","version":2,"rank":2}`
 	body := func(edit func(s string) string) []byte {
 		zr, err := gzip.NewReader(bytes.NewReader(good))
 		require.NoError(t, err)
@@ -93,7 +94,14 @@ func TestDamagedRankSummaries(t *testing.T) {
 		{"truncated gzip", good[:len(good)/2], "the file is truncated"},
 		{"truncated in the header", good[:12], "the file is truncated"},
 		{"bad JSON", gzipLines(header, `{"Dir": "x", "Compute": [1, 2,, 3]}`), "byte 82 of the decompressed summary: invalid character ','"},
-		{"wrong version", gzipLines(`{"format":"hcclprof-summary","version":2,"rank":2}`, `{}`), "summary version 2; this hcclprof reads version 1"},
+		{"later version", gzipLines(`{"format":"hcclprof-summary","version":3,"rank":2}`, `{}`), "summary version 3; this hcclprof reads versions 1 to 2"},
+		{"version 0", gzipLines(`{"format":"hcclprof-summary","version":0,"rank":2}`, `{}`), "summary version 0; this hcclprof reads versions 1 to 2"},
+		{"rank steps in version 1", gzipLines(`{"format":"hcclprof-summary","version":1,"rank":2}`,
+			`{"Format":"torch_npu-text","Metadata":{"ParallelGroups":[{"Name":"dp","RankSteps":[0,1]}]}}`), "RankSteps in a version 1 summary"},
+		{"ranks twice", gzipLines(header2, `{"Format":"torch_npu-text","Metadata":{"ParallelGroups":[{"Name":"dp","GlobalRanks":[0,1],"RankSteps":[0,1]}]}}`),
+			"both GlobalRanks and RankSteps"},
+		{"rank overflow", gzipLines(header2, `{"Format":"torch_npu-text","Metadata":{"ParallelGroups":[{"Name":"dp","RankSteps":[9223372036854775807,1]}]}}`),
+			"the rank overflows"},
 		{"foreign JSON", gzipLines(`{"traceEvents": []}`), "not an hcclprof rank summary"},
 		{"no header line", gzipLines(strings.Repeat("x", 2<<20)), "no header line in the first"},
 		{"unknown field", gzipLines(header, `{"Dir": "x", "Format": "torch_npu-text", "Extra": 1}`), `unknown field "Extra"`},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 
 	"github.com/hcclprof/hcclprof/profile"
@@ -185,20 +186,31 @@ var summaryRankLists = struct {
 	m map[string][]int
 }{m: map[string][]int{}}
 
-// decodeRankList decodes the rank list at b[i] (a '['), sharing a long one.
-func decodeRankList(b []byte, i int) ([]int, int, error) {
-	last := bytes.IndexByte(b[i:], ']') // a list of integers ends at its first ']'
-	if last < minSharedIntArray {
-		return decodeIntList(b, i, []int(nil), math.MinInt, math.MaxInt)
+// decodeRankList decodes the rank list at b[i] (a '['), written as ranks or, when
+// steps, as steps (rankSteps); a long one is shared.
+func decodeRankList(b []byte, i int, steps bool) ([]int, int, error) {
+	decode := func() ([]int, int, error) {
+		list, end, err := decodeIntList(b, i, []int(nil), math.MinInt, math.MaxInt)
+		if err == nil && steps {
+			list, err = ranksFromSteps(list)
+		}
+		return list, end, err
 	}
-	text := b[i : i+last+1]
+	last := bytes.IndexByte(b[i:], ']') // a list of integers ends at its first ']'
+	if last < minSharedIntArray/8 {     // steps of 1 take 2 bytes a rank
+		return decode()
+	}
+	key := string(b[i : i+last+1])
+	if steps {
+		key = "steps" + key // the same text as ranks is another list
+	}
 	summaryRankLists.Lock()
-	list, ok := summaryRankLists.m[string(text)]
+	list, ok := summaryRankLists.m[key]
 	summaryRankLists.Unlock()
 	if ok {
 		return list, i + last + 1, nil // the same text as a list decoded before
 	}
-	list, end, err := decodeIntList(b, i, []int(nil), math.MinInt, math.MaxInt)
+	list, end, err := decode()
 	if err != nil || end != i+last+1 {
 		return list, end, err
 	}
@@ -206,7 +218,7 @@ func decodeRankList(b []byte, i int) ([]int, int, error) {
 	if len(summaryRankLists.m) >= 64 { // a job has a few large groups
 		clear(summaryRankLists.m)
 	}
-	summaryRankLists.m[string(text)] = list
+	summaryRankLists.m[key] = list
 	summaryRankLists.Unlock()
 	return list, end, nil
 }
@@ -219,37 +231,99 @@ type summaryMetadata struct {
 	DistributedArgs map[string]any
 }
 
-// summaryParallelGroup is profile.ParallelGroup with its rank list as a column.
+// summaryParallelGroup is profile.ParallelGroup with its rank list as a column:
+// GlobalRanks as version 1 wrote it, RankSteps as version 2 writes it.
 type summaryParallelGroup struct {
 	HCCLName    string
 	Name        string
 	GroupRank   int
-	GlobalRanks rankListColumn
-	Key         string
-	Size        int
-	Source      string
+	GlobalRanks rankListColumn `json:",omitempty"`
+	// RankSteps is the rank list as its first rank and the steps between
+	// neighbours: the world group's 0, 1, ..., 4095 was two thirds of a 4096-rank
+	// job's summary as ranks, and compresses to almost nothing as steps of 1.
+	RankSteps rankSteps `json:",omitempty"`
+	Key       string
+	Size      int
+	Source    string
 }
 
+// rankSteps is a rank list, held as the ranks and written as steps (see
+// summaryParallelGroup.RankSteps).
+type rankSteps []int
+
+func (r rankSteps) MarshalJSON() ([]byte, error) {
+	if r == nil {
+		return []byte("null"), nil
+	}
+	out := make([]byte, 0, 2+3*len(r))
+	out = append(out, '[')
+	prev := 0
+	for i, v := range r {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendInt(out, int64(v-prev), 10)
+		prev = v
+	}
+	return append(out, ']'), nil
+}
+
+func (r *rankSteps) UnmarshalJSON(b []byte) error {
+	steps, err := decodeIntArray(b, []int(nil), math.MinInt, math.MaxInt)
+	if err != nil {
+		return err
+	}
+	ranks, err := ranksFromSteps(steps)
+	*r = ranks
+	return err
+}
+
+// ranksFromSteps turns steps into ranks in place; a rank outside int is an error.
+func ranksFromSteps(steps []int) ([]int, error) {
+	prev := 0
+	for i, d := range steps {
+		v := prev + d
+		if (d > 0 && v < prev) || (d < 0 && v > prev) {
+			return nil, fmt.Errorf("RankSteps[%d]: the rank overflows", i)
+		}
+		steps[i], prev = v, v
+	}
+	return steps, nil
+}
+
+// toSummaryMetadata is m as version 2 writes it, its rank lists as steps.
 func toSummaryMetadata(m profile.Metadata) summaryMetadata {
 	out := summaryMetadata{Env: m.Env, DistributedArgs: m.DistributedArgs}
 	if m.ParallelGroups != nil {
 		out.ParallelGroups = make([]summaryParallelGroup, len(m.ParallelGroups))
 		for i, g := range m.ParallelGroups {
 			out.ParallelGroups[i] = summaryParallelGroup{HCCLName: g.HCCLName, Name: g.Name, GroupRank: g.GroupRank,
-				GlobalRanks: g.GlobalRanks, Key: g.Key, Size: g.Size, Source: g.Source}
+				RankSteps: g.GlobalRanks, Key: g.Key, Size: g.Size, Source: g.Source}
 		}
 	}
 	return out
 }
 
-func (m summaryMetadata) metadata() profile.Metadata {
+// metadata is m, of a summary of version, as profile holds it. A group's ranks are
+// in GlobalRanks (version 1) or RankSteps (version 2), never both.
+func (m summaryMetadata) metadata(version int) (profile.Metadata, error) {
 	out := profile.Metadata{Env: m.Env, DistributedArgs: m.DistributedArgs}
 	if m.ParallelGroups != nil {
 		out.ParallelGroups = make([]profile.ParallelGroup, len(m.ParallelGroups))
 		for i, g := range m.ParallelGroups {
+			ranks := []int(g.GlobalRanks)
+			if g.RankSteps != nil {
+				if version < 2 {
+					return out, fmt.Errorf("Metadata.ParallelGroups[%d] (%s): RankSteps in a version %d summary", i, g.Name, version)
+				}
+				if g.GlobalRanks != nil {
+					return out, fmt.Errorf("Metadata.ParallelGroups[%d] (%s): both GlobalRanks and RankSteps", i, g.Name)
+				}
+				ranks = g.RankSteps
+			}
 			out.ParallelGroups[i] = profile.ParallelGroup{HCCLName: g.HCCLName, Name: g.Name, GroupRank: g.GroupRank,
-				GlobalRanks: g.GlobalRanks, Key: g.Key, Size: g.Size, Source: g.Source}
+				GlobalRanks: ranks, Key: g.Key, Size: g.Size, Source: g.Source}
 		}
 	}
-	return out
+	return out, nil
 }

@@ -62,7 +62,7 @@ func readRankSummaryFast(data []byte) (r *profile.Rank, ok bool) {
 	if decodeSummaryBody(text[nl+1:], &b) != nil {
 		return nil, false
 	}
-	r, err = b.rank(h.Rank)
+	r, err = b.rank(h.Rank, h.Version)
 	return r, err == nil
 }
 
@@ -70,6 +70,7 @@ var (
 	intColumnType      = reflect.TypeFor[intColumn]()
 	int64ColumnType    = reflect.TypeFor[int64Column]()
 	rankListColumnType = reflect.TypeFor[rankListColumn]()
+	rankStepsType      = reflect.TypeFor[rankSteps]()
 )
 
 // decodeSummaryBody decodes a summary's body (the text after the header line) on the
@@ -86,7 +87,7 @@ func decodeSummaryBody(body []byte, b *summaryBody) error {
 // the type's members and methods up for every value was a tenth of the work.
 type fastPlan struct {
 	kind   reflect.Kind
-	column reflect.Type // intColumn, int64Column or rankListColumn, else nil
+	column reflect.Type // intColumn, int64Column, rankListColumn or rankSteps, else nil
 	bits   int          // integers' size
 	custom bool         // encoding/json would call the type's own methods: give up
 	elem   *fastPlan    // of a slice's, map's or pointer's elements
@@ -103,7 +104,7 @@ func planOf(t reflect.Type, plans map[reflect.Type]*fastPlan) *fastPlan {
 	p := &fastPlan{kind: t.Kind()}
 	plans[t] = p
 	switch t {
-	case intColumnType, int64ColumnType, rankListColumnType:
+	case intColumnType, int64ColumnType, rankListColumnType, rankStepsType:
 		p.column = t
 		return p
 	}
@@ -171,11 +172,18 @@ func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (in
 		v.Set(reflect.ValueOf(int64Column(col)))
 		return end, nil
 	case rankListColumnType:
-		list, end, err := decodeRankList(data, i)
+		list, end, err := decodeRankList(data, i, false)
 		if err != nil {
 			return 0, errNotFast
 		}
 		v.Set(reflect.ValueOf(rankListColumn(list)))
+		return end, nil
+	case rankStepsType:
+		list, end, err := decodeRankList(data, i, true)
+		if err != nil {
+			return 0, errNotFast
+		}
+		v.Set(reflect.ValueOf(rankSteps(list)))
 		return end, nil
 	}
 	if p.custom {

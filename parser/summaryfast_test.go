@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,4 +178,71 @@ func TestSummaryRankListsShared(t *testing.T) {
 	}
 	assert.Equal(t, world, got[0])
 	assert.Same(t, &got[0][0], &got[1][0])
+}
+
+// TestSummaryMetadataMirrorsProfile: the summary's metadata types hold every member of
+// profile's (a member they lacked would be dropped from every summary).
+func TestSummaryMetadataMirrorsProfile(t *testing.T) {
+	for _, pair := range [][2]reflect.Type{
+		{reflect.TypeFor[summaryMetadata](), reflect.TypeFor[profile.Metadata]()},
+		{reflect.TypeFor[summaryParallelGroup](), reflect.TypeFor[profile.ParallelGroup]()},
+	} {
+		for i := range pair[1].NumField() {
+			name := pair[1].Field(i).Name
+			_, ok := pair[0].FieldByName(name)
+			assert.True(t, ok, "%v lacks %s", pair[0], name)
+		}
+	}
+}
+
+// worldRank is the sample's rank 2 as a 4096-rank job's: its metadata holds the world
+// group's rank list.
+func worldRank(t testing.TB) *profile.Rank {
+	r := sampleRank(t)
+	world := make([]int, 4096)
+	for i := range world {
+		world[i] = i
+	}
+	r.Metadata.ParallelGroups = append(slices.Clone(r.Metadata.ParallelGroups),
+		profile.ParallelGroup{HCCLName: "world", Name: "default", GroupRank: 2, GlobalRanks: world})
+	return r
+}
+
+// TestWorldGroupCostsLittle: a 4096-rank world group adds little to a summary (as
+// ranks it added 10 KB, two thirds of a generated 4096-rank job's summary, whose
+// trace is 1.26 MB: the summary was 80 times smaller, not 100).
+func TestWorldGroupCostsLittle(t *testing.T) {
+	small := len(summaryBytes(t, sampleRank(t), nil))
+	big := len(summaryBytes(t, worldRank(t), nil))
+	t.Logf("summary %d bytes, with a 4096-rank group %d", small, big)
+	assert.Less(t, big-small, 300)
+}
+
+// TestVersion1SummariesRead: a summary of version 1, whose rank lists are ranks, reads
+// as it did.
+func TestVersion1SummariesRead(t *testing.T) {
+	r := worldRank(t)
+	text := decompressed(t, summaryBytes(t, r, []string{"a note"}))
+	nl := bytes.IndexByte(text, '\n')
+	header := strings.Replace(string(text[:nl]), `"version":2`, `"version":1`, 1)
+	require.NotEqual(t, string(text[:nl]), header)
+	var body map[string]any
+	dec := json.NewDecoder(bytes.NewReader(text[nl+1:]))
+	dec.UseNumber() // int64 ns exactly
+	require.NoError(t, dec.Decode(&body))
+	groups := body["Metadata"].(map[string]any)["ParallelGroups"].([]any)
+	for k, g := range groups {
+		group := g.(map[string]any)
+		group["GlobalRanks"] = r.Metadata.ParallelGroups[k].GlobalRanks
+		delete(group, "RankSteps")
+	}
+	v1Body, err := json.Marshal(body)
+	require.NoError(t, err)
+	data := gzipLines(header, string(v1Body))
+	fast, ok := readRankSummaryFast(data)
+	require.True(t, ok)
+	plain, err := readRankSummaryPlain("x", bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, r, plain)
+	assert.Equal(t, r, fast)
 }
