@@ -4,7 +4,7 @@ BIN     ?= bin/hcclprof
 PKGS    := ./...
 BENCH_DIR ?= $(or $(TMPDIR),/tmp)/hcclprof-bench
 
-.PHONY: build install dist test test-all bench scale scale-summaries lint demo fuzz clean
+.PHONY: build install dist test test-all bench scale scale-summaries scale-gathered lint demo fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/hcclprof
@@ -93,6 +93,26 @@ scale-summaries: build
 	  awk -v b=$$bytes -v w=$$wall -v r=$$rss -v k=$$run 'BEGIN { printf "4096 ranks, summaries only (%.0f MB), run %d: analyze wall %.2f s, peak RSS %.0f MiB\n", b/1e6, k, w, r/1024 }'; \
 	done
 	@rm -rf $(BENCH_DIR)/scale4096s $(BENCH_DIR)/scale.time
+
+# The workflow for clusters too big to copy: summarize each generated cluster of
+# SCALE_RANKS ranks (timed once), then analyze the gathered summaries SCALE_RUNS times.
+scale-gathered: build
+	@for n in $(SCALE_RANKS); do \
+	  rm -rf $(BENCH_DIR)/scale$$n $(BENCH_DIR)/gathered$$n; \
+	  $(BIN) gen fixtures/testdata/scale-$$n.yaml -o $(BENCH_DIR)/scale$$n >/dev/null || exit 1; \
+	  bytes=$$(du -sb $(BENCH_DIR)/scale$$n | cut -f1); \
+	  /usr/bin/env time -f '%e %M' -o $(BENCH_DIR)/scale.time $(BIN) summarize --quiet $(BENCH_DIR)/scale$$n -o $(BENCH_DIR)/gathered$$n >/dev/null || exit 1; \
+	  read wall rss < $(BENCH_DIR)/scale.time; \
+	  sbytes=$$(du -sb $(BENCH_DIR)/gathered$$n | cut -f1); \
+	  awk -v n=$$n -v b=$$bytes -v s=$$sbytes -v w=$$wall -v r=$$rss 'BEGIN { printf "%d ranks (%.0f MB): summarize wall %.2f s, peak RSS %.0f MiB; summaries %.1f MB, %.0fx smaller\n", n, b/1e6, w, r/1024, s/1e6, b/s }'; \
+	  rm -rf $(BENCH_DIR)/scale$$n; \
+	  for run in $$(seq $(SCALE_RUNS)); do \
+	    /usr/bin/env time -f '%e %M' -o $(BENCH_DIR)/scale.time $(BIN) analyze $(BENCH_DIR)/gathered$$n >/dev/null || exit 1; \
+	    read wall rss < $(BENCH_DIR)/scale.time; \
+	    awk -v n=$$n -v w=$$wall -v r=$$rss -v k=$$run 'BEGIN { printf "%d gathered summaries, run %d: analyze wall %.2f s, peak RSS %.0f MiB\n", n, k, w, r/1024 }'; \
+	  done; \
+	  rm -rf $(BENCH_DIR)/gathered$$n $(BENCH_DIR)/scale.time; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
