@@ -156,34 +156,32 @@ func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (in
 		v.SetZero() // encoding/json: nil for slices, maps, pointers; others are left (at zero)
 		return end, nil
 	}
-	switch p.column {
-	case intColumnType:
-		col, end, err := decodeIntList(data, i, []int(nil), math.MinInt, math.MaxInt)
+	if p.column != nil {
+		var col any
+		var end int
+		var err error
+		switch p.column {
+		case intColumnType:
+			var c []int
+			c, end, err = decodeIntList(data, i, c, math.MinInt, math.MaxInt)
+			col = intColumn(c)
+		case int64ColumnType:
+			var c []int64
+			c, end, err = decodeIntList(data, i, c, math.MinInt64, math.MaxInt64)
+			col = int64Column(c)
+		case rankListColumnType, rankStepsType:
+			var c []int
+			steps := p.column == rankStepsType
+			c, end, err = decodeRankList(data, i, steps)
+			col = rankListColumn(c)
+			if steps {
+				col = rankSteps(c)
+			}
+		}
 		if err != nil {
 			return 0, errNotFast
 		}
-		v.Set(reflect.ValueOf(intColumn(col)))
-		return end, nil
-	case int64ColumnType:
-		col, end, err := decodeIntList(data, i, []int64(nil), math.MinInt64, math.MaxInt64)
-		if err != nil {
-			return 0, errNotFast
-		}
-		v.Set(reflect.ValueOf(int64Column(col)))
-		return end, nil
-	case rankListColumnType:
-		list, end, err := decodeRankList(data, i, false)
-		if err != nil {
-			return 0, errNotFast
-		}
-		v.Set(reflect.ValueOf(rankListColumn(list)))
-		return end, nil
-	case rankStepsType:
-		list, end, err := decodeRankList(data, i, true)
-		if err != nil {
-			return 0, errNotFast
-		}
-		v.Set(reflect.ValueOf(rankSteps(list)))
+		v.Set(reflect.ValueOf(col))
 		return end, nil
 	}
 	if p.custom {
@@ -327,47 +325,13 @@ func decodeFastString(data []byte, i int) (string, int, error) {
 // walkFastArray calls elem at each value of the JSON array at data[i]; elem returns
 // the index after the value.
 func walkFastArray(data []byte, i int, elem func(j int) (int, error)) (int, error) {
-	if data[i] != '[' {
-		return 0, errNotFast
-	}
-	j := skipWS(data, i+1)
-	if j < len(data) && data[j] == ']' {
-		return j + 1, nil
-	}
-	for {
-		end, err := elem(j)
-		if err != nil {
-			return 0, err
-		}
-		j = skipWS(data, end)
-		if j >= len(data) {
-			return 0, errNotFast
-		}
-		switch data[j] {
-		case ']':
-			return j + 1, nil
-		case ',':
-			j = skipWS(data, j+1)
-		default:
-			return 0, errNotFast
-		}
-	}
+	return walkFastList(data, i, '[', ']', elem)
 }
 
 // walkFastObject calls member with each member of the JSON object at data[i] (its
 // name and the index of its value); member returns the index after the value.
 func walkFastObject(data []byte, i int, member func(name string, j int) (int, error)) (int, error) {
-	if data[i] != '{' {
-		return 0, errNotFast
-	}
-	j := skipWS(data, i+1)
-	if j < len(data) && data[j] == '}' {
-		return j + 1, nil
-	}
-	for {
-		if j >= len(data) {
-			return 0, errNotFast
-		}
+	return walkFastList(data, i, '{', '}', func(j int) (int, error) {
 		name, end, err := decodeFastString(data, j)
 		if err != nil {
 			return 0, err
@@ -376,17 +340,35 @@ func walkFastObject(data []byte, i int, member func(name string, j int) (int, er
 		if j >= len(data) || data[j] != ':' {
 			return 0, errNotFast
 		}
-		if end, err = member(name, skipWS(data, j+1)); err != nil {
-			return 0, err
-		}
-		j = skipWS(data, end)
+		return member(name, skipWS(data, j+1))
+	})
+}
+
+// walkFastList calls item at each item of the list between open and close at data[i],
+// its items separated by commas; item returns the index after the item.
+func walkFastList(data []byte, i int, open, close byte, item func(j int) (int, error)) (int, error) {
+	if data[i] != open {
+		return 0, errNotFast
+	}
+	j := skipWS(data, i+1)
+	if j < len(data) && data[j] == close {
+		return j + 1, nil
+	}
+	for {
 		if j >= len(data) {
 			return 0, errNotFast
 		}
-		switch data[j] {
-		case '}':
+		end, err := item(j)
+		if err != nil {
+			return 0, err
+		}
+		j = skipWS(data, end)
+		switch {
+		case j >= len(data):
+			return 0, errNotFast
+		case data[j] == close:
 			return j + 1, nil
-		case ',':
+		case data[j] == ',':
 			j = skipWS(data, j+1)
 		default:
 			return 0, errNotFast
