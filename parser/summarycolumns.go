@@ -175,7 +175,8 @@ func jsonKind(b []byte) string {
 type rankListColumn []int
 
 func (c *rankListColumn) UnmarshalJSON(b []byte) error {
-	v, err := decodeIntArray(b, []int(*c)[:0], math.MinInt, math.MaxInt)
+	// A fresh list, never the one held: that may be shared.
+	v, err := decodeIntArray(b, []int(nil), math.MinInt, math.MaxInt)
 	*c = v
 	return err
 }
