@@ -103,15 +103,14 @@ func decodeJSONInt(b []byte, i int, lo, hi int64) (int64, int, error) {
 	if neg {
 		i++
 	}
-	var u uint64
+	var u uint64 // 19 digits cannot overflow it; a 20th (no leading zero) is out of range
 	digits := 0
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		d := uint64(b[i] - '0')
-		if u > (math.MaxUint64-d)/10 {
-			return 0, i, fmt.Errorf("json: cannot unmarshal number %s into an integer: out of range", numberText(b, start))
-		}
-		u = u*10 + d
+		u = u*10 + uint64(b[i]-'0')
 		digits++
+	}
+	if digits > 19 {
+		return 0, i, fmt.Errorf("json: cannot unmarshal number %s into an integer: out of range", numberText(b, start))
 	}
 	// JSON has no leading zeros, fractions or exponents in an integer (the fast path
 	// reads unchecked bytes).
