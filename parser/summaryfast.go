@@ -31,16 +31,24 @@ import (
 // errNotFast makes the fast path give up.
 var errNotFast = errors.New("not on the fast path")
 
-// summaryBuffers are the decompressed summaries' buffers, reused.
-var summaryBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// summaryBuffers are the decompressed summaries' buffers, and summaryReaders their
+// decompressors (tens of KB of tables each), reused.
+var (
+	summaryBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	summaryReaders sync.Pool
+)
 
 // readRankSummaryFast reads the summary in data (the compressed file); ok is false
 // when it gave up. It inflates with klauspost/compress (already in the build, by
 // Arrow), a tenth faster per summary than compress/gzip; the plain reader keeps the
 // standard library's, and its messages.
 func readRankSummaryFast(data []byte) (r *profile.Rank, ok bool) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
+	zr, _ := summaryReaders.Get().(*gzip.Reader)
+	if zr == nil {
+		zr = new(gzip.Reader)
+	}
+	defer summaryReaders.Put(zr)
+	if zr.Reset(bytes.NewReader(data)) != nil {
 		return nil, false
 	}
 	buf := summaryBuffers.Get().(*bytes.Buffer)
