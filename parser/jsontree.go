@@ -466,23 +466,25 @@ func hasControl(b []byte) bool {
 // of large groups, not a tuple of two numbers.
 const minSharedIntArray = 256
 
-// sharedIntArrays maps an int array's bytes to its ints (see intArray). It keeps at
-// most 64 arrays, and forgets them all when full: a job has a few large groups.
-var sharedIntArrays = intArrayCache{m: map[string][]int64{}}
+// sharedIntArrays maps an int array's bytes to its ints (see intArray).
+var sharedIntArrays = intArrayCache[int64]{m: map[string][]int64{}}
 
-type intArrayCache struct {
+// intArrayCache maps the text of large int arrays to their values, so that ranks
+// repeating the same rank list share one. It keeps at most 64 arrays, and forgets them
+// all when full: a job has a few large groups.
+type intArrayCache[T int | int64] struct {
 	mu sync.Mutex
-	m  map[string][]int64
+	m  map[string][]T
 }
 
-func (c *intArrayCache) get(raw []byte) ([]int64, bool) {
+func (c *intArrayCache[T]) get(raw []byte) ([]T, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ints, ok := c.m[string(raw)]
 	return ints, ok
 }
 
-func (c *intArrayCache) put(raw []byte, ints []int64) {
+func (c *intArrayCache[T]) put(raw []byte, ints []T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= 64 {

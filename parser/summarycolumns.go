@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -180,11 +179,9 @@ func (c *rankListColumn) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// summaryRankLists are the rank lists read from summaries, by their text.
-var summaryRankLists = struct {
-	sync.Mutex
-	m map[string][]int
-}{m: map[string][]int{}}
+// summaryRankLists are the rank lists read from summaries, by their text: written as
+// ranks (version 1), and as steps (version 2).
+var summaryRankLists, summaryRankSteps = intArrayCache[int]{m: map[string][]int{}}, intArrayCache[int]{m: map[string][]int{}}
 
 // decodeRankList decodes the rank list at b[i] (a '['), written as ranks or, when
 // steps, as steps (rankSteps); a long one is shared.
@@ -200,26 +197,18 @@ func decodeRankList(b []byte, i int, steps bool) ([]int, int, error) {
 	if last < minSharedIntArray/8 {     // steps of 1 take 2 bytes a rank
 		return decode()
 	}
-	key := string(b[i : i+last+1])
+	key, cache := b[i:i+last+1], &summaryRankLists
 	if steps {
-		key = "steps" + key // the same text as ranks is another list
+		cache = &summaryRankSteps
 	}
-	summaryRankLists.Lock()
-	list, ok := summaryRankLists.m[key]
-	summaryRankLists.Unlock()
-	if ok {
+	if list, ok := cache.get(key); ok {
 		return list, i + last + 1, nil // the same text as a list decoded before
 	}
 	list, end, err := decode()
 	if err != nil || end != i+last+1 {
 		return list, end, err
 	}
-	summaryRankLists.Lock()
-	if len(summaryRankLists.m) >= 64 { // a job has a few large groups
-		clear(summaryRankLists.m)
-	}
-	summaryRankLists.m[key] = list
-	summaryRankLists.Unlock()
+	cache.put(key, list)
 	return list, end, nil
 }
 
