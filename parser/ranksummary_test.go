@@ -106,6 +106,13 @@ func TestDamagedRankSummaries(t *testing.T) {
 		{"no header line", gzipLines(strings.Repeat("x", 2<<20)), "no header line in the first"},
 		{"unknown field", gzipLines(header, `{"Dir": "x", "Format": "torch_npu-text", "Extra": 1}`), `unknown field "Extra"`},
 		{"wrong type", gzipLines(header, `{"Dir": 5}`), "byte 60 of the decompressed summary: json: cannot unmarshal number"},
+		// A column's damage is placed and named as encoding/json places and names it.
+		{"wrong type in a column", gzipLines(header, `{"Dir": "x", "Steps": [1, "x"], "Compute": [1,2]}`),
+			"byte 80 of the decompressed summary: json: cannot unmarshal string into Go struct field summaryBody.Steps of type int"},
+		{"fraction in a task column", gzipLines(header, `{"Dir": "x", "CommTasks": {"Plane": [1.5]}, "Compute": [1,2]}`),
+			"byte 91 of the decompressed summary: json: cannot unmarshal number 1.5 into Go struct field packedTasks.CommTasks.Plane of type int"},
+		{"wrong type in rank steps", gzipLines(header2, `{"Dir":"x","Metadata":{"ParallelGroups":[{"Name":"dp","RankSteps":[0,"a"]}]}}`),
+			"RankSteps: item 1: json: cannot unmarshal string into an integer"},
 		{"data after the body", gzipLines(header, `{"Format": "torch_npu-text"}`, `{}`), "unexpected data after the summary"},
 		{"unknown source format", gzipLines(header, `{"Format": "nvprof"}`), `unknown source format "nvprof"`},
 		{"negative compute duration", body(func(s string) string { return strings.Replace(s, `"Compute":[`, `"Compute":[5,-3,`, 1) }),

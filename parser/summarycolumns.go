@@ -11,28 +11,16 @@ import (
 )
 
 // A summary is mostly long lists of integers (its tasks' columns, its packed times, the
-// world group's rank list in every rank's metadata), and encoding/json decodes each
-// number by reflection: over four thousand gathered summaries that was most of an
-// analyze's time. The lists decode through these types instead; they encode as the
-// plain slices they are, so the files are unchanged.
+// group rank lists in every rank's metadata). The fast path (summaryfast.go) knows
+// these types and decodes each list in one loop; encoding/json, the plain reader,
+// decodes them as the plain slices they are, so its results, and the byte and field
+// its errors name, are the reference. They encode as plain slices too.
 
-// intColumn is a JSON array of integers decoded in one pass.
+// intColumn is a JSON array of integers.
 type intColumn []int
 
-// int64Column is a JSON array of int64 decoded in one pass.
+// int64Column is a JSON array of int64.
 type int64Column []int64
-
-func (c *intColumn) UnmarshalJSON(b []byte) error {
-	v, err := decodeIntArray(b, []int(*c)[:0], math.MinInt, math.MaxInt)
-	*c = v
-	return err
-}
-
-func (c *int64Column) UnmarshalJSON(b []byte) error {
-	v, err := decodeIntArray(b, []int64(*c)[:0], math.MinInt64, math.MaxInt64)
-	*c = v
-	return err
-}
 
 // decodeIntArray appends to dst the integers of b, a JSON array or null (nil). Any
 // other JSON, or a value that is not an integer in [lo, hi], is an error, as
@@ -172,13 +160,6 @@ func jsonKind(b []byte) string {
 // group's), as the raw readers do (sharedRankLists). The lists are never written.
 type rankListColumn []int
 
-func (c *rankListColumn) UnmarshalJSON(b []byte) error {
-	// A fresh list, never the one held: that may be shared.
-	v, err := decodeIntArray(b, []int(nil), math.MinInt, math.MaxInt)
-	*c = v
-	return err
-}
-
 // summaryRankLists are the rank lists read from summaries, by their text: written as
 // ranks (version 1), and as steps (version 2).
 var summaryRankLists, summaryRankSteps = intArrayCache[int]{m: map[string][]int{}}, intArrayCache[int]{m: map[string][]int{}}
@@ -257,10 +238,12 @@ func (r rankSteps) MarshalJSON() ([]byte, error) {
 	return append(out, ']'), nil
 }
 
+// UnmarshalJSON is the plain reader's: only it turns steps into ranks, so its errors
+// name the member themselves (encoding/json places them where it stopped reading).
 func (r *rankSteps) UnmarshalJSON(b []byte) error {
 	steps, err := decodeIntArray(b, []int(nil), math.MinInt, math.MaxInt)
 	if err != nil {
-		return err
+		return fmt.Errorf("RankSteps: %w", err)
 	}
 	ranks, err := ranksFromSteps(steps)
 	*r = ranks
