@@ -100,8 +100,6 @@ func TestDamagedRankSummaries(t *testing.T) {
 			`{"Format":"torch_npu-text","Metadata":{"ParallelGroups":[{"Name":"dp","RankSteps":[0,1]}]}}`), "RankSteps in a version 1 summary"},
 		{"ranks twice", gzipLines(header2, `{"Format":"torch_npu-text","Metadata":{"ParallelGroups":[{"Name":"dp","GlobalRanks":[0,1],"RankSteps":[0,1]}]}}`),
 			"both GlobalRanks and RankSteps"},
-		{"rank overflow", gzipLines(header2, `{"Format":"torch_npu-text","Metadata":{"ParallelGroups":[{"Name":"dp","RankSteps":[9223372036854775807,1]}]}}`),
-			"the rank overflows"},
 		{"foreign JSON", gzipLines(`{"traceEvents": []}`), "not an hcclprof rank summary"},
 		{"no header line", gzipLines(strings.Repeat("x", 2<<20)), "no header line in the first"},
 		{"unknown field", gzipLines(header, `{"Dir": "x", "Format": "torch_npu-text", "Extra": 1}`), `unknown field "Extra"`},

@@ -170,7 +170,7 @@ func decodeRankList(b []byte, i int, steps bool) ([]int, int, error) {
 	decode := func() ([]int, int, error) {
 		list, end, err := decodeIntList(b, i, []int(nil), math.MinInt, math.MaxInt)
 		if err == nil && steps {
-			list, err = ranksFromSteps(list)
+			list = ranksFromSteps(list)
 		}
 		return list, end, err
 	}
@@ -211,7 +211,7 @@ type summaryParallelGroup struct {
 	// RankSteps is the rank list as its first rank and the steps between
 	// neighbours: the world group's 0, 1, ..., 4095 was two thirds of a 4096-rank
 	// job's summary as ranks, and compresses to almost nothing as steps of 1.
-	RankSteps rankSteps `json:",omitempty"`
+	RankSteps rankSteps // null for none, [] for an empty list: both read back as written
 	Key       string
 	Size      int
 	Source    string
@@ -232,7 +232,7 @@ func (r rankSteps) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = strconv.AppendInt(out, int64(v-prev), 10)
+		out = strconv.AppendInt(out, int64(v-prev), 10) // wraps for ranks far apart; so does the reader
 		prev = v
 	}
 	return append(out, ']'), nil
@@ -245,22 +245,20 @@ func (r *rankSteps) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("RankSteps: %w", err)
 	}
-	ranks, err := ranksFromSteps(steps)
-	*r = ranks
-	return err
+	*r = ranksFromSteps(steps)
+	return nil
 }
 
-// ranksFromSteps turns steps into ranks in place; a rank outside int is an error.
-func ranksFromSteps(steps []int) ([]int, error) {
+// ranksFromSteps turns steps into ranks in place. The sums wrap as the writer's
+// differences did (MarshalJSON), so every rank list, however far apart its ranks,
+// reads back exactly.
+func ranksFromSteps(steps []int) []int {
 	prev := 0
 	for i, d := range steps {
-		v := prev + d
-		if (d > 0 && v < prev) || (d < 0 && v > prev) {
-			return nil, fmt.Errorf("RankSteps[%d]: the rank overflows", i)
-		}
-		steps[i], prev = v, v
+		prev += d
+		steps[i] = prev
 	}
-	return steps, nil
+	return steps
 }
 
 // toSummaryMetadata is m as version 2 writes it, its rank lists as steps.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -245,4 +246,21 @@ func TestVersion1SummariesRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, r, plain)
 	assert.Equal(t, r, fast)
+}
+
+// TestRankListsRoundTrip: every shape of group rank list reads back as written,
+// absent and empty apart, on both readers.
+func TestRankListsRoundTrip(t *testing.T) {
+	r := sampleRank(t)
+	r.Metadata.ParallelGroups = nil
+	for k, ranks := range [][]int{nil, {}, {5}, {3, 1, 2}, {0, 8, 16, 24}, {math.MaxInt, math.MinInt}} {
+		r.Metadata.ParallelGroups = append(r.Metadata.ParallelGroups, profile.ParallelGroup{Name: strconv.Itoa(k), GlobalRanks: ranks})
+	}
+	data := summaryBytes(t, r, nil)
+	fast, ok := readRankSummaryFast(data)
+	require.True(t, ok)
+	plain, err := readRankSummaryPlain("x", bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, r.Metadata, plain.Metadata)
+	assert.Equal(t, r.Metadata, fast.Metadata)
 }
