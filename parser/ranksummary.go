@@ -392,10 +392,18 @@ func ReadRankSummary(path string) (*profile.Rank, error) {
 }
 
 func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
-	data, err := io.ReadAll(f) // small: that is a summary's point
-	if err != nil {
+	// A file that is not gzip (a trace named as a summary) is refused by the plain
+	// reader from its first bytes, not read whole first.
+	size := sizeOf(f)
+	br := bufio.NewReader(f)
+	if magic, _ := br.Peek(2); !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		return readRankSummaryPlain(path, br)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), 1<<30)+bytes.MinRead)) // small: that is a summary's point
+	if _, err := buf.ReadFrom(br); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	data := buf.Bytes()
 	if r, ok := readRankSummaryFast(data); ok {
 		return r, nil
 	}
