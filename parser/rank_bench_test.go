@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/hcclprof/hcclprof/profile"
@@ -71,18 +70,11 @@ func must(b *testing.B, ok bool) {
 // does, thousands of times: the bundled sample's rank 2, and the same rank as a
 // 4096-rank job's would be, its world group's rank list in its metadata.
 func BenchmarkReadRankSummary(b *testing.B) {
-	small := sampleRank(b)
-	big := *small
-	world := make([]int, 4096)
-	for i := range world {
-		world[i] = i
-	}
-	big.Metadata.ParallelGroups = append(slices.Clone(small.Metadata.ParallelGroups),
-		profile.ParallelGroup{HCCLName: "world", Name: "default", GroupRank: 2, GlobalRanks: world})
+	small, big := sampleRank(b), worldRank(b)
 	for _, c := range []struct {
 		name string
 		r    *profile.Rank
-	}{{"sample", small}, {"world4096", &big}} {
+	}{{"sample", small}, {"world4096", big}} {
 		data := summaryBytes(b, c.r, nil)
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
