@@ -19,7 +19,7 @@ import (
 
 func chunkValues[T any](c *chunks[T]) []T {
 	var out []T
-	for _, p := range c.parts {
+	for p := range c.all() {
 		out = append(out, p...)
 	}
 	return out
@@ -29,28 +29,29 @@ func chunkValues[T any](c *chunks[T]) []T {
 // taken early still sees the element) and come back in order; chunks double up to
 // maxChunkBytes, so the room left over is at most one chunk.
 func TestChunksKeepOrderWithoutCopying(t *testing.T) {
-	var c chunks[hwRec]
-	c.add(hwRec{pid: 0})
-	first := &c.parts[0][0]
+	var c chunks[opRec] // a type with pointers: never packed
+	c.add(opRec{pid: 0})
+	first := &c.parts[0].recs[0]
 	const n = 100_000
 	for i := 1; i < n; i++ {
-		c.add(hwRec{pid: int64(i)})
+		c.add(opRec{pid: int64(i)})
 	}
-	first.stream = 7 // the element was never moved
+	first.conn = 7 // the element was never moved
 	got := chunkValues(&c)
 	require.Len(t, got, n)
 	assert.Equal(t, n, c.len())
-	assert.Equal(t, int64(7), got[0].stream)
+	assert.Equal(t, int64(7), got[0].conn)
 	for i, h := range got {
 		require.Equal(t, int64(i), h.pid)
 	}
-	maxLen := maxChunkBytes / int(unsafe.Sizeof(hwRec{}))
-	assert.Equal(t, minChunkLen, cap(c.parts[0]))
+	maxLen := maxChunkBytes / int(unsafe.Sizeof(opRec{}))
+	assert.Equal(t, minChunkLen, cap(c.parts[0].recs))
 	for _, p := range c.parts[:len(c.parts)-1] {
-		assert.Equal(t, len(p), cap(p), "only the last chunk has room")
-		assert.LessOrEqual(t, cap(p), maxLen)
+		assert.False(t, p.isPacked())
+		assert.Equal(t, len(p.recs), cap(p.recs), "only the last chunk has room")
+		assert.LessOrEqual(t, cap(p.recs), maxLen)
 	}
-	assert.Less(t, c.bytes()-n*int(unsafe.Sizeof(hwRec{})), maxChunkBytes, "more than one chunk spare")
+	assert.Less(t, c.bytes()-n*int(unsafe.Sizeof(opRec{})), maxChunkBytes, "more than one chunk spare")
 }
 
 // TestChunksJoin: a joined list is the first's elements then the second's, sharing
@@ -63,7 +64,7 @@ func TestChunksJoin(t *testing.T) {
 	for i := range 1000 {
 		b.add(genRec{row: uint32(100 + i)})
 	}
-	inB := &b.parts[0][0]
+	inB := &b.parts[0].recs[0]
 	a.join(&b)
 	a.join(&empty)
 	a.add(genRec{row: 1100})
@@ -76,7 +77,7 @@ func TestChunksJoin(t *testing.T) {
 		require.Equal(t, uint32(i), g.row)
 	}
 	inB.name = 9
-	assert.Equal(t, uint32(9), a.parts[2][0].name, "b's chunks are a's now, not copies")
+	assert.Equal(t, uint32(9), a.parts[2].recs[0].name, "b's chunks are a's now, not copies")
 }
 
 // TestChunksResetKeepsZeroedChunks: reset keeps chunks up to its budget, cleared,

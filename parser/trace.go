@@ -196,32 +196,37 @@ type flowEnd struct {
 // traceState accumulates candidate events until the process and thread names (which
 // may come after the events they name) are all known.
 type traceState struct {
-	file        string
-	procName    map[int64]string
-	threadName  map[pidTid]string
-	threadSort  map[pidTid]int64 // thread_sort_index
-	planeOf     map[pidTid]int   // plane of a thread, from its name (see plane)
-	strPids     map[string]int64
-	hw          chunks[hwRec]
-	ops         chunks[opRec]
-	tasks       chunks[taskRec]
-	generic     chunks[genRec]
-	overlap     chunks[genRec]
-	steps       []profile.StepMarker
-	flowStarts  map[string]int64 // flow starts by id, for ids not kept as integers
-	flowNums    map[int64]int64  // flow starts by id, for integer ids
-	flowEnds    chunks[flowEnd]
-	taskTypes   stringIDs[uint16] // of the hardware tasks
-	names       stringIDs[uint32] // the hardware tasks' names, as written (escapes kept)
-	strs        stringIDs[uint32] // every other string kept, decoded (see strID)
-	rowIDs      map[pidTid]uint32 // see rowID
-	rows        []pidTid
-	lastRow     pidTid
-	lastRowID   uint32
-	lastRowOK   bool
-	keepScratch bool     // the lists go to the next trace (recycle) when finished
-	raw         rawEvent // the event being read (see parseRawEventInto)
-	events      int
+	file       string
+	procName   map[int64]string
+	threadName map[pidTid]string
+	threadSort map[pidTid]int64 // thread_sort_index
+	planeOf    map[pidTid]int   // plane of a thread, from its name (see plane)
+	strPids    map[string]int64
+	hw         chunks[hwRec]
+	ops        chunks[opRec]
+	tasks      chunks[taskRec]
+	generic    chunks[genRec]
+	overlap    chunks[genRec]
+	steps      []profile.StepMarker
+	flowStarts map[string]int64 // flow starts by id, for ids not kept as integers
+	flowNums   map[int64]int64  // flow starts by id, for integer ids
+	flowEnds   chunks[flowEnd]
+	taskTypes  stringIDs[uint16] // of the hardware tasks
+	names      stringIDs[uint32] // the hardware tasks' names, as written (escapes kept)
+	strs       stringIDs[uint32] // every other string kept, decoded (see strID)
+	rowIDs     map[pidTid]uint32 // see rowID
+	// What finish sizes its lists by, counted as the candidates are read: a big
+	// trace's candidates are packed, and a pass to count them unpacked them all.
+	hwByPid      []pidCount // hardware tasks by process
+	genericByRow []int      // generic events by row
+	overlapByRow [][4]int   // Overlap Analysis rows by row and kind (overlapKind)
+	rows         []pidTid
+	lastRow      pidTid
+	lastRowID    uint32
+	lastRowOK    bool
+	keepScratch  bool     // the lists go to the next trace (recycle) when finished
+	raw          rawEvent // the event being read (see parseRawEventInto)
+	events       int
 	// Complete events dropped for lacking dur or pid: how many, and the first.
 	noDur, noPid           int
 	firstNoDur, firstNoPid string
@@ -759,6 +764,35 @@ func (t *stringIDs[I]) id(s string) I {
 	return id
 }
 
+// pidCount is a number of events of one process.
+type pidCount struct {
+	pid int64
+	n   int
+}
+
+// countHW counts n hardware tasks of pid's. Their processes are few, and their
+// tasks come in runs: the last is looked at first.
+func (st *traceState) countHW(pid int64, n int) {
+	for i := len(st.hwByPid) - 1; i >= 0; i-- {
+		if st.hwByPid[i].pid == pid {
+			st.hwByPid[i].n += n
+			if last := len(st.hwByPid) - 1; i != last {
+				st.hwByPid[i], st.hwByPid[last] = st.hwByPid[last], st.hwByPid[i]
+			}
+			return
+		}
+	}
+	st.hwByPid = append(st.hwByPid, pidCount{pid: pid, n: n})
+}
+
+// growTo is the element i of *s, grown to hold it.
+func growTo[T any](s *[]T, i uint32) *T {
+	if int(i) >= len(*s) {
+		*s = append(*s, make([]T, int(i)+1-len(*s))...)
+	}
+	return &(*s)[i]
+}
+
 // rowID is the id of a process and thread in st.rows. Events come in long runs of
 // one row, so the last is remembered.
 func (st *traceState) rowID(pid, tid int64) uint32 {
@@ -833,6 +867,7 @@ func (st *traceState) complete(e *rawEvent) error {
 		if n, ok := optIntArg(stream); ok {
 			hs = n
 		}
+		st.countHW(pid, 1)
 		st.hw.add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.id(tt), name: st.names.idOfBytes(rawStringBody(e.name))})
 	case hcclTaskType != nil:
 		name := st.strID(hcclTaskType)
@@ -850,9 +885,11 @@ func (st *traceState) complete(e *rawEvent) error {
 	default:
 		name := st.strID(e.name)
 		rec := genRec{iv: iv, row: st.rowID(pid, tid), name: name}
-		if overlapKind(st.strs.values[name]) >= 0 {
+		if k := overlapKind(st.strs.values[name]); k >= 0 {
+			growTo(&st.overlapByRow, rec.row)[k]++
 			st.overlap.add(rec)
 		} else {
+			*growTo(&st.genericByRow, rec.row)++
 			st.generic.add(rec)
 		}
 	}
@@ -1009,30 +1046,26 @@ func (st *traceState) finish() *Timeline {
 	// of them (most are on other processes), the ops a cluster's analysis keeps of each
 	// rank were mostly spare capacity. (ops and tasks are HCCL's but for a few.)
 	nOps, nTasks := st.ops.len(), st.tasks.len()
-	for _, part := range st.generic.parts {
-		for i := range part {
-			if k := rowKinds[part[i].row]; k.hccl {
-				if k.opRow {
-					nOps++
-				} else {
-					nTasks++
-				}
+	for row, n := range st.genericByRow {
+		if k := rowKinds[row]; k.hccl {
+			if k.opRow {
+				nOps += n
+			} else {
+				nTasks += n
 			}
 		}
 	}
 	commStreams, commConns := st.commStreams()
 	procs := pidNames{names: st.procName}
 	nCompute := 0
-	for _, part := range st.hw.parts {
-		for i := range part {
-			if procs.of(part[i].pid) == procAscendHardware {
-				nCompute++
-			}
+	for _, c := range st.hwByPid {
+		if procs.of(c.pid) == procAscendHardware {
+			nCompute += c.n
 		}
 	}
 	tl.Compute = make([]profile.Interval, 0, nCompute)
 	kinds := make([]hwNameKind, len(st.names.values))
-	for _, part := range st.hw.parts {
+	for part := range st.hw.all() {
 		for i := range part {
 			h := &part[i]
 			if procs.of(h.pid) != procAscendHardware {
@@ -1064,12 +1097,10 @@ func (st *traceState) finish() *Timeline {
 	// The Overlap rows and the flows are counted first: grown by append, a big
 	// trace's lists were allocated five times over.
 	var nOverlap [4]int
-	for _, part := range st.overlap.parts {
-		for i := range part {
-			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
-				if k := overlapKind(st.strs.values[g.name]); k >= 0 {
-					nOverlap[k]++
-				}
+	for row, byKind := range st.overlapByRow {
+		if st.procName[st.rows[row].pid] == procOverlap {
+			for k, n := range byKind {
+				nOverlap[k] += n
 			}
 		}
 	}
@@ -1079,7 +1110,7 @@ func (st *traceState) finish() *Timeline {
 			*overlap[k] = make([]profile.Interval, 0, n)
 		}
 	}
-	for _, part := range st.overlap.parts {
+	for part := range st.overlap.all() {
 		for i := range part {
 			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
 				if k := overlapKind(st.strs.values[g.name]); k >= 0 {
@@ -1098,7 +1129,7 @@ func (st *traceState) finish() *Timeline {
 		return host, ok
 	}
 	nFlows := 0
-	for _, part := range st.flowEnds.parts {
+	for part := range st.flowEnds.all() {
 		for i := range part {
 			if _, ok := flowStart(&part[i]); ok {
 				nFlows++
@@ -1108,7 +1139,7 @@ func (st *traceState) finish() *Timeline {
 	if nFlows > 0 {
 		tl.Flows = make([]profile.DeviceFlow, 0, nFlows)
 	}
-	for _, part := range st.flowEnds.parts {
+	for part := range st.flowEnds.all() {
 		for i := range part {
 			if host, ok := flowStart(&part[i]); ok {
 				tl.Flows = append(tl.Flows, profile.DeviceFlow{DeviceNs: part[i].deviceNs, HostNs: host})
@@ -1119,7 +1150,7 @@ func (st *traceState) finish() *Timeline {
 	st.flowNums, st.flowStarts = nil, nil
 	tl.CommOps = make([]profile.CommOp, 0, nOps)
 	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
-	for _, part := range st.ops.parts {
+	for part := range st.ops.all() {
 		for _, o := range part {
 			if !isHCCLProcess(procs.of(o.pid)) {
 				continue
@@ -1136,7 +1167,7 @@ func (st *traceState) finish() *Timeline {
 		group      string
 		known, hcl bool
 	}
-	for _, part := range st.tasks.parts {
+	for part := range st.tasks.all() {
 		for i := range part {
 			t := &part[i]
 			if !last.known || t.row != last.row { // tasks come in runs of one row
@@ -1155,7 +1186,7 @@ func (st *traceState) finish() *Timeline {
 		}
 	}
 	done(st, &st.tasks)
-	for _, part := range st.generic.parts {
+	for part := range st.generic.all() {
 		for i := range part {
 			g := &part[i]
 			if !rowKinds[g.row].hccl {
@@ -1221,14 +1252,14 @@ func done[T any](st *traceState, c *chunks[T]) {
 func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 	streams, conns = map[int64]bool{}, map[int64]bool{}
 	procs := pidNames{names: st.procName}
-	for _, part := range st.tasks.parts {
+	for part := range st.tasks.all() {
 		for i := range part {
 			if t := &part[i]; t.stream != noConn && isHCCLProcess(procs.of(st.rows[t.row].pid)) {
 				streams[t.stream] = true
 			}
 		}
 	}
-	for _, part := range st.ops.parts {
+	for part := range st.ops.all() {
 		for i := range part {
 			if o := &part[i]; o.conn != noConn && isHCCLProcess(procs.of(o.pid)) {
 				conns[o.conn] = true
@@ -1239,25 +1270,29 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 		// An op's launch may also touch another stream (an event on the compute
 		// stream it waits for), so a stream is the op's only when most of its tasks
 		// are launches of HCCL ops.
+		// One pass: a big trace's hardware tasks are packed (chunks), and each pass
+		// unpacks them. A run of one stream's tasks is counted at its end.
 		tied, all := map[int64]int{}, map[int64]int{}
-		for _, part := range st.hw.parts {
+		run, runLen := int64(0), 0
+		for part := range st.hw.all() {
 			for i := range part {
 				h := &part[i]
-				if h.conn == noConn || !conns[h.conn] || procs.of(h.pid) != procAscendHardware {
+				if procs.of(h.pid) != procAscendHardware {
 					continue
 				}
-				tied[h.stream]++
-			}
-		}
-		if len(tied) > 0 {
-			for _, part := range st.hw.parts {
-				for i := range part {
-					h := &part[i]
-					if _, ok := tied[h.stream]; ok && procs.of(h.pid) == procAscendHardware {
-						all[h.stream]++
-					}
+				if runLen > 0 && h.stream != run {
+					all[run] += runLen
+					runLen = 0
+				}
+				run = h.stream
+				runLen++
+				if h.conn != noConn && conns[h.conn] {
+					tied[h.stream]++
 				}
 			}
+		}
+		if runLen > 0 {
+			all[run] += runLen
 		}
 		for s, n := range tied {
 			if 2*n > all[s] {

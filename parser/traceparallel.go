@@ -249,33 +249,45 @@ func (st *traceState) absorb(o *traceState) bool {
 	for i, at := range o.rows {
 		rows[i] = st.rowID(at.pid, at.tid)
 	}
-	for _, part := range o.hw.parts {
+	for _, c := range o.hwByPid {
+		st.countHW(c.pid, c.n)
+	}
+	for i, n := range o.genericByRow {
+		*growTo(&st.genericByRow, rows[i]) += n
+	}
+	for i, byKind := range o.overlapByRow {
+		mine := growTo(&st.overlapByRow, rows[i])
+		for k, n := range byKind {
+			mine[k] += n
+		}
+	}
+	o.hw.update(func(part []hwRec) {
 		for i := range part {
 			h := &part[i]
 			h.taskType, h.name = taskTypes[h.taskType], names[h.name]
 		}
-	}
-	for _, part := range o.tasks.parts {
+	})
+	o.tasks.update(func(part []taskRec) {
 		for i := range part {
 			t := &part[i]
 			t.row, t.name, t.transport, t.link = rows[t.row], strs[t.name], strs[t.transport], strs[t.link]
 		}
-	}
+	})
 	for _, list := range []*chunks[genRec]{&o.generic, &o.overlap} {
-		for _, part := range list.parts {
+		list.update(func(part []genRec) {
 			for i := range part {
 				g := &part[i]
 				g.row, g.name = rows[g.row], strs[g.name]
 			}
-		}
+		})
 	}
-	for _, part := range o.flowEnds.parts {
+	o.flowEnds.update(func(part []flowEnd) {
 		for i := range part {
 			if f := &part[i]; !f.isNum {
 				f.str = strs[f.str]
 			}
 		}
-	}
+	})
 	st.hw.join(&o.hw)
 	st.ops.join(&o.ops)
 	st.tasks.join(&o.tasks)

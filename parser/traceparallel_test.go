@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,13 +28,18 @@ func splitSmall(t *testing.T) {
 	})
 }
 
-// bothWays parses data from a file (in parts when it can) and from memory (alone),
-// and requires the same timeline and error; it returns whether the parts were used.
+// bothWays parses data from a file (in parts when it can, every full candidate chunk
+// packed) and from memory (alone, none packed), and requires the same timeline and
+// error; it returns whether the parts were used.
 func bothWays(t *testing.T, data []byte) (parallel bool) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "trace_view.json")
 	require.NoError(t, os.WriteFile(p, data, 0o644))
+	pack := packFromBytes
+	defer func() { packFromBytes = pack }()
+	packFromBytes = math.MaxInt
 	want, wantErr := ParseTraceView(bytes.NewReader(data), p)
+	packFromBytes = 0
 
 	f, err := os.Open(p)
 	require.NoError(t, err)
