@@ -153,19 +153,18 @@ func packTasks(tasks []profile.CommTask) *packedTasks {
 		}
 		return i
 	}
-	ivs := make([]profile.Interval, len(tasks))
+	// Sized up front: a big trace has hundreds of thousands of tasks, and columns
+	// grown by append were copied a dozen times each.
+	n := len(tasks)
+	p.GroupRow, p.Name, p.Transport, p.Link = make(intColumn, n), make(intColumn, n), make(intColumn, n), make(intColumn, n)
+	p.Plane, p.SrcRank, p.DstRank, p.SizeBytes = make(intColumn, n), make(intColumn, n), make(intColumn, n), make(int64Column, n)
+	p.Times = make(int64Column, 0, 2*n)
+	var prev int64
 	for i, t := range tasks {
-		p.GroupRow = append(p.GroupRow, str(t.GroupRow))
-		p.Name = append(p.Name, str(t.Name))
-		p.Transport = append(p.Transport, str(t.TransportType))
-		p.Link = append(p.Link, str(t.LinkType))
-		p.Plane = append(p.Plane, t.Plane)
-		p.SrcRank = append(p.SrcRank, t.SrcRank)
-		p.DstRank = append(p.DstRank, t.DstRank)
-		p.SizeBytes = append(p.SizeBytes, t.SizeBytes)
-		ivs[i] = t.Interval
+		p.GroupRow[i], p.Name[i], p.Transport[i], p.Link[i] = str(t.GroupRow), str(t.Name), str(t.TransportType), str(t.LinkType)
+		p.Plane[i], p.SrcRank[i], p.DstRank[i], p.SizeBytes[i] = t.Plane, t.SrcRank, t.DstRank, t.SizeBytes
+		p.Times = appendPacked(p.Times, t.Interval, &prev)
 	}
-	p.Times = packIntervals(ivs)
 	return p
 }
 
@@ -215,9 +214,15 @@ func packIntervals(ivs []profile.Interval) []int64 {
 	out := make([]int64, 0, 2*len(ivs))
 	var prev int64
 	for _, iv := range ivs {
-		out = append(out, iv.StartNs-prev, iv.EndNs-iv.StartNs)
-		prev = iv.StartNs
+		out = appendPacked(out, iv, &prev)
 	}
+	return out
+}
+
+// appendPacked appends iv to a packed list whose last start is *prevNs.
+func appendPacked(out []int64, iv profile.Interval, prevNs *int64) []int64 {
+	out = append(out, iv.StartNs-*prevNs, iv.EndNs-iv.StartNs)
+	*prevNs = iv.StartNs
 	return out
 }
 

@@ -56,7 +56,12 @@ func Summarize(env Env, args []string, f SummarizeFlags) error {
 		if i == 0 {
 			notes = in.Notes // the run's discovery notes, carried by its lowest rank
 		}
-		n, err := writeRankSummary(f.Output, analysis.Compact(r), notes)
+		c.Ranks[i] = &profile.Rank{Rank: r.Rank, Dir: r.Dir, Problems: r.Problems}
+		// r is not used past this point: the timeline Compact reduced (a big trace's
+		// tens of MB) can go while the summary is written.
+		compact := analysis.Compact(r)
+		r = nil
+		n, err := writeRankSummary(f.Output, compact, notes)
 		if err != nil {
 			mu.Lock()
 			writeErr = errors.Join(writeErr, err)
@@ -65,7 +70,6 @@ func Summarize(env Env, args []string, f SummarizeFlags) error {
 			written.Add(1)
 			size.Add(n)
 		}
-		c.Ranks[i] = &profile.Rank{Rank: r.Rank, Dir: r.Dir, Problems: r.Problems}
 		prog.Count("summarised ranks", int(done.Add(1)), len(in.Ranks))
 	})
 	if writeErr != nil {
