@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -305,13 +306,20 @@ func summaryError(path string, offset int64, format string, args ...any) error {
 	return fmt.Errorf("%s: byte %d of the decompressed summary: %s", path, offset, fmt.Sprintf(format, args...))
 }
 
-// byteCounter counts the bytes read through it.
+// byteCounter counts the bytes read through it, and fails past limit bytes.
 type byteCounter struct {
-	r io.Reader
-	n int64
+	r     io.Reader
+	n     int64
+	limit int64
 }
 
 func (c *byteCounter) Read(p []byte) (int, error) {
+	if c.n >= c.limit {
+		return 0, errInflateLimit
+	}
+	if int64(len(p)) > c.limit-c.n {
+		p = p[:c.limit-c.n]
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
@@ -402,27 +410,38 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 	size := sizeOf(f)
 	br := bufio.NewReader(f)
 	if magic, _ := br.Peek(2); !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		return readRankSummaryPlain(path, br)
+		return readRankSummaryPlain(path, br, math.MaxInt64)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), 1<<30)+bytes.MinRead)) // small: that is a summary's point
 	if _, err := buf.ReadFrom(br); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	data := buf.Bytes()
-	if r, ok := readRankSummaryFast(data); ok {
+	limit := maxInflatedSummary(int64(len(data)))
+	if r, ok := readRankSummaryFast(data, limit); ok {
 		return r, nil
 	}
-	return readRankSummaryPlain(path, bytes.NewReader(data))
+	return readRankSummaryPlain(path, bytes.NewReader(data), limit)
 }
+
+// maxInflatedSummary is what a summary of packedBytes may decompress to: the limit
+// on archives' members (DefaultArchiveLimits.MaxRatio, from RatioMinSize on), so that
+// a crafted file cannot take gigabytes. Written summaries are a few times their size.
+func maxInflatedSummary(packedBytes int64) int64 {
+	return max(RatioMinSize, DefaultArchiveLimits.MaxRatio*max(packedBytes, 1))
+}
+
+// errInflateLimit is a summary decompressing past maxInflatedSummary.
+var errInflateLimit = fmt.Errorf("decompresses to more than %d times its size: refused (a limit against decompression bombs)", DefaultArchiveLimits.MaxRatio)
 
 // readRankSummaryPlain reads a summary with encoding/json alone: the reference the
 // fast path (summaryfast.go) gives way to, and what words every error.
-func readRankSummaryPlain(path string, f io.Reader) (*profile.Rank, error) {
+func readRankSummaryPlain(path string, f io.Reader, limit int64) (*profile.Rank, error) {
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		return nil, summaryError(path, 0, "not gzip: %v", gzipCause(err))
 	}
-	cr := &byteCounter{r: zr}
+	cr := &byteCounter{r: zr, limit: limit}
 	br := bufio.NewReader(cr)
 	h, off, err := readSummaryHeader(path, br)
 	if err != nil {

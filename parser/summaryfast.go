@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"reflect"
 	"strconv"
@@ -42,7 +43,9 @@ var (
 // when it gave up. It inflates with klauspost/compress (already in the build, by
 // Arrow), a tenth faster per summary than compress/gzip; the plain reader keeps the
 // standard library's, and its messages.
-func readRankSummaryFast(data []byte) (r *profile.Rank, ok bool) {
+//
+// It gives up past limit bytes inflated (the plain reader says why).
+func readRankSummaryFast(data []byte, limit int64) (r *profile.Rank, ok bool) {
 	zr, _ := summaryReaders.Get().(*gzip.Reader)
 	if zr == nil {
 		zr = new(gzip.Reader)
@@ -54,7 +57,7 @@ func readRankSummaryFast(data []byte) (r *profile.Rank, ok bool) {
 	buf := summaryBuffers.Get().(*bytes.Buffer)
 	defer summaryBuffers.Put(buf)
 	buf.Reset()
-	if _, err := buf.ReadFrom(zr); err != nil {
+	if n, err := buf.ReadFrom(io.LimitReader(zr, limit+1)); err != nil || n > limit {
 		return nil, false
 	}
 	text := buf.Bytes()

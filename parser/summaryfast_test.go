@@ -53,9 +53,9 @@ func TestFastPathReadsWhatWritersWrite(t *testing.T) {
 			}
 			r := LoadRank(ri)
 			data := summaryBytes(t, r, []string{"a note"})
-			fast, ok := readRankSummaryFast(data)
+			fast, ok := readRankSummaryFast(data, maxInflatedSummary(int64(len(data))))
 			require.True(t, ok, "%s rank %d: the fast path gave up", dir, r.Rank)
-			plain, err := readRankSummaryPlain("x", bytes.NewReader(data))
+			plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
 			require.NoError(t, err)
 			require.Equal(t, plain, fast, "%s rank %d", dir, r.Rank)
 			read++
@@ -170,9 +170,9 @@ func TestSummaryRankListsShared(t *testing.T) {
 		r.Rank = rank
 		r.Metadata.ParallelGroups = []profile.ParallelGroup{{HCCLName: "w", Name: "default", GroupRank: rank, GlobalRanks: world}}
 		data := summaryBytes(t, r, nil)
-		fast, ok := readRankSummaryFast(data)
+		fast, ok := readRankSummaryFast(data, maxInflatedSummary(int64(len(data))))
 		require.True(t, ok)
-		plain, err := readRankSummaryPlain("x", bytes.NewReader(data))
+		plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
 		require.NoError(t, err)
 		require.Equal(t, plain, fast)
 		got = append(got, fast.Metadata.ParallelGroups[0].GlobalRanks)
@@ -240,9 +240,9 @@ func TestVersion1SummariesRead(t *testing.T) {
 	v1Body, err := json.Marshal(body)
 	require.NoError(t, err)
 	data := gzipLines(header, string(v1Body))
-	fast, ok := readRankSummaryFast(data)
+	fast, ok := readRankSummaryFast(data, maxInflatedSummary(int64(len(data))))
 	require.True(t, ok)
-	plain, err := readRankSummaryPlain("x", bytes.NewReader(data))
+	plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
 	require.NoError(t, err)
 	assert.Equal(t, r, plain)
 	assert.Equal(t, r, fast)
@@ -257,9 +257,9 @@ func TestRankListsRoundTrip(t *testing.T) {
 		r.Metadata.ParallelGroups = append(r.Metadata.ParallelGroups, profile.ParallelGroup{Name: strconv.Itoa(k), GlobalRanks: ranks})
 	}
 	data := summaryBytes(t, r, nil)
-	fast, ok := readRankSummaryFast(data)
+	fast, ok := readRankSummaryFast(data, maxInflatedSummary(int64(len(data))))
 	require.True(t, ok)
-	plain, err := readRankSummaryPlain("x", bytes.NewReader(data))
+	plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
 	require.NoError(t, err)
 	assert.Equal(t, r.Metadata, plain.Metadata)
 	assert.Equal(t, r.Metadata, fast.Metadata)
