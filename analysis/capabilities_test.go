@@ -46,7 +46,7 @@ func TestInspectTimeline(t *testing.T) {
 			Steps:     []profile.StepMarker{{Step: 7}},
 			Compute:   []profile.Interval{{StartNs: 0, EndNs: 10}},
 			CommOps:   []profile.CommOp{{Name: "hcom_allReduce__586_0_1"}},
-			CommTasks: []profile.CommTask{{Name: "Memcpy"}, {Name: "Notify_Wait"}},
+			CommTasks: []profile.CommTask{{TaskLabels: &profile.TaskLabels{Name: "Memcpy"}}, {TaskLabels: &profile.TaskLabels{Name: "Notify_Wait"}}},
 		}, Reported: profile.Reported{
 			Overlap: profile.OverlapLayer{Computing: []profile.Interval{{StartNs: 0, EndNs: 10}}},
 		},

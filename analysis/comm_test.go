@@ -125,13 +125,13 @@ func TestLinksAndCrossRankWait(t *testing.T) {
 func TestRDMATransferRule(t *testing.T) {
 	ns := func(a, b int64) profile.Interval { return profile.Interval{StartNs: a, EndNs: b} }
 	tasks := []profile.CommTask{
-		{Plane: 1, Name: "Notify_Record", Interval: ns(0, 1)},
-		{Plane: 1, Name: "Notify_Wait", Interval: ns(1, 100)}, // sync: before any data
-		{Plane: 1, Name: "RDMASend", Interval: ns(100, 110), TransportType: "RDMA", SizeBytes: 1 << 20, SrcRank: 0, DstRank: 1},
-		{Plane: 1, Name: "RDMASend", Interval: ns(110, 111), TransportType: "RDMA", SizeBytes: 4},
-		{Plane: 1, Name: "Notify_Wait", Interval: ns(111, 611)}, // the RDMA transfer
-		{Plane: 1, Name: "Notify_Record", Interval: ns(611, 612)},
-		{Plane: 1, Name: "Notify_Wait", Interval: ns(612, 700)}, // a wait again
+		{Plane: 1, TaskLabels: &profile.TaskLabels{Name: "Notify_Record"}, Interval: ns(0, 1)},
+		{Plane: 1, TaskLabels: &profile.TaskLabels{Name: "Notify_Wait"}, Interval: ns(1, 100)}, // sync: before any data
+		{Plane: 1, TaskLabels: &profile.TaskLabels{Name: "RDMASend", TransportType: "RDMA"}, Interval: ns(100, 110), SizeBytes: 1 << 20, SrcRank: 0, DstRank: 1},
+		{Plane: 1, TaskLabels: &profile.TaskLabels{Name: "RDMASend", TransportType: "RDMA"}, Interval: ns(110, 111), SizeBytes: 4},
+		{Plane: 1, TaskLabels: &profile.TaskLabels{Name: "Notify_Wait"}, Interval: ns(111, 611)}, // the RDMA transfer
+		{Plane: 1, TaskLabels: &profile.TaskLabels{Name: "Notify_Record"}, Interval: ns(611, 612)},
+		{Plane: 1, TaskLabels: &profile.TaskLabels{Name: "Notify_Wait"}, Interval: ns(612, 700)}, // a wait again
 	}
 	transit, wait, sync := timeSplit(byPlane(tasks))
 	assert.Equal(t, int64(10+500), transit, "the data RDMASend and the wait that completes it")
@@ -166,7 +166,7 @@ func byPlane(tasks []profile.CommTask) [][]profile.CommTask {
 // that start within it.
 func TestTasksByRow(t *testing.T) {
 	task := func(row string, startNs int64) profile.CommTask {
-		return profile.CommTask{GroupRow: row, Interval: profile.Interval{StartNs: startNs, EndNs: startNs + 5}}
+		return profile.CommTask{TaskLabels: &profile.TaskLabels{GroupRow: row}, Interval: profile.Interval{StartNs: startNs, EndNs: startNs + 5}}
 	}
 	tasks := []profile.CommTask{task("a", 10), task("b", 10), task("a", 20), task("a", 20), task("b", 5), task("a", 30)}
 	x := rankIndex{tasks: tasks, byRow: tasksByRow(tasks)}

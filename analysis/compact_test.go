@@ -45,8 +45,8 @@ func randomRank(seed uint64, markers, clip bool) *profile.Rank {
 		r.CommOps = append(r.CommOps, op)
 		for k := int64(0); k < 4; k++ {
 			ts := op.StartNs + k*(op.DurNs()/4)
-			r.CommTasks = append(r.CommTasks, profile.CommTask{Plane: 0, GroupRow: op.GroupRow, Name: "Memcpy", Interval: profile.Interval{StartNs: ts, EndNs: ts + op.DurNs()/5},
-				SrcRank: 0, DstRank: 1, TransportType: "SDMA", LinkType: "HCCS", SizeBytes: 2_000_000})
+			r.CommTasks = append(r.CommTasks, profile.CommTask{Plane: 0, TaskLabels: &profile.TaskLabels{GroupRow: op.GroupRow, Name: "Memcpy", TransportType: "SDMA", LinkType: "HCCS"}, Interval: profile.Interval{StartNs: ts, EndNs: ts + op.DurNs()/5},
+				SrcRank: 0, DstRank: 1, SizeBytes: 2_000_000})
 		}
 	}
 	profile.SortOpsByStart(r.CommOps)

@@ -15,8 +15,7 @@ func TestCheckSamplesAtTheirLimits(t *testing.T) {
 	op := profile.CommOp{Name: "hcom_allReduce__1_0_1", Type: "allreduce", Group: "g", GroupRow: "row", Interval: iv(0, 1_000_000),
 		DataType: "FP32", Count: 100 << 20 / 4} // 100 MiB
 	task := func(start, end, size int64) profile.CommTask {
-		return profile.CommTask{Plane: 0, GroupRow: "row", Name: "Memcpy", Interval: iv(start, end), SrcRank: 0, DstRank: 1,
-			TransportType: "SDMA", LinkType: "HCCS", SizeBytes: size}
+		return profile.CommTask{Plane: 0, TaskLabels: &profile.TaskLabels{GroupRow: "row", Name: "Memcpy", TransportType: "SDMA", LinkType: "HCCS"}, Interval: iv(start, end), SrcRank: 0, DstRank: 1, SizeBytes: size}
 	}
 	r := &profile.Rank{Rank: 0, HasTimeline: true,
 		// The first copy (2 MiB) runs under the kernel at 10.5 GB/s, the second alone;

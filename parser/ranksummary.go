@@ -199,9 +199,20 @@ func (p *packedTasks) unpack() ([]profile.CommTask, error) {
 		}
 	}
 	out := make([]profile.CommTask, n)
+	type key struct{ group, name, transport, link int }
+	labels := map[key]*profile.TaskLabels{}
+	var last key
+	var lastLabels *profile.TaskLabels
 	for i := range out {
-		out[i] = profile.CommTask{Plane: p.Plane[i], Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i],
-			GroupRow: p.Strings[p.GroupRow[i]], Name: p.Strings[p.Name[i]], TransportType: p.Strings[p.Transport[i]], LinkType: p.Strings[p.Link[i]]}
+		k := key{p.GroupRow[i], p.Name[i], p.Transport[i], p.Link[i]}
+		if lastLabels == nil || k != last {
+			if lastLabels = labels[k]; lastLabels == nil {
+				lastLabels = &profile.TaskLabels{GroupRow: p.Strings[k.group], Name: p.Strings[k.name], TransportType: p.Strings[k.transport], LinkType: p.Strings[k.link]}
+				labels[k] = lastLabels
+			}
+			last = k
+		}
+		out[i] = profile.CommTask{Plane: p.Plane[i], TaskLabels: lastLabels, Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i]}
 	}
 	return out, nil
 }

@@ -105,7 +105,7 @@ func TestDamagedRankSummaries(t *testing.T) {
 		// 64 MiB of one byte deflate about 1030:1, past the archives' 1000:1: refused at
 		// the limit, not read whole (in the header, whose own limit is 1 MiB; in a
 		// value; between values).
-		{"bomb in the header", gzipLines(`{"format":"hcclprof-summary","version":2,"rank":2,"x":"` + strings.Repeat("a", 64<<20) + `"}`, `{}`),
+		{"bomb in the header", gzipLines(`{"format":"hcclprof-summary","version":2,"rank":2,"x":"`+strings.Repeat("a", 64<<20)+`"}`, `{}`),
 			"no header line in the first 1048576 bytes"},
 		{"bomb in a value", gzipLines(header2, `{"Dir": "`+strings.Repeat("a", 64<<20)+`"}`), "decompresses to more than 1000 times its size"},
 		{"bomb of spaces", gzipLines(header2, `{"Dir": "x",`+strings.Repeat(" ", 64<<20)+`"Format": "torch_npu-text"}`),

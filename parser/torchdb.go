@@ -379,6 +379,7 @@ func (r *torchDBReader) commTasks() error {
 		" FROM TASK AS t CROSS JOIN COMMUNICATION_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + typeJoin + trJoin + lkJoin + groupJoin
 	var start, end, plane, src, dst, size dbInt
 	var taskType, transport, link, group dbText
+	var labels profile.TaskLabelSet
 	rank := func(v dbInt) int {
 		if !v.Valid || v.V < 0 || v.V >= dbNoRank || v.V > 1<<31-1 {
 			return -1
@@ -393,9 +394,8 @@ func (r *torchDBReader) commTasks() error {
 		if !start.Valid || !end.Valid {
 			return nil
 		}
-		t := profile.CommTask{Name: taskType.V, Interval: profile.Interval{StartNs: start.V, EndNs: end.V},
-			SrcRank: rank(src), DstRank: rank(dst), TransportType: transport.V, LinkType: link.V, SizeBytes: size.V,
-			GroupRow: group.V}
+		t := profile.CommTask{TaskLabels: labels.Of(profile.TaskLabels{Name: taskType.V, TransportType: transport.V, LinkType: link.V, GroupRow: group.V}),
+			Interval: profile.Interval{StartNs: start.V, EndNs: end.V}, SrcRank: rank(src), DstRank: rank(dst), SizeBytes: size.V}
 		if plane.Valid && plane.V >= 0 && plane.V < 1<<31 {
 			t.Plane = int(plane.V)
 		}

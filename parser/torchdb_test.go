@@ -73,8 +73,8 @@ func TestTorchDBRealDataMatchesProfiler(t *testing.T) {
 	assert.Equal(t, int64(102108100), commNs, "the ops' durations sum to analysis.db's communication")
 	// COMMUNICATION_TASK_INFO ⋈ TASK: docs/formats.md §7.1's verbatim rows.
 	assert.Len(t, r.CommTasks, 296)
-	assert.Contains(t, r.CommTasks, profile.CommTask{Plane: 0, GroupRow: rawGroup, Name: "Memcpy", Interval: profile.Interval{StartNs: 1736410576431633686, EndNs: 1736410576431637106},
-		SrcRank: 0, DstRank: 0, TransportType: "SDMA", LinkType: "ON_CHIP", SizeBytes: 2064384})
+	assert.Contains(t, r.CommTasks, profile.CommTask{Plane: 0, TaskLabels: &profile.TaskLabels{GroupRow: rawGroup, Name: "Memcpy", TransportType: "SDMA", LinkType: "ON_CHIP"}, Interval: profile.Interval{StartNs: 1736410576431633686, EndNs: 1736410576431637106},
+		SrcRank: 0, DstRank: 0, SizeBytes: 2064384})
 	// Flows: 190 kernel launches and one HcclAllreduce (the db links only the first of
 	// the four ops to a framework op).
 	require.Len(t, r.Flows, 191)
@@ -263,7 +263,9 @@ func withoutRows(ops []profile.CommOp) []profile.CommOp {
 func tasksWithoutRows(tasks []profile.CommTask) []profile.CommTask {
 	out := slices.Clone(tasks)
 	for i := range out {
-		out[i].GroupRow = ""
+		labels := *out[i].TaskLabels // other labels, not the shared ones changed
+		labels.GroupRow = ""
+		out[i].TaskLabels = &labels
 	}
 	return out
 }

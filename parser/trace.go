@@ -1167,6 +1167,12 @@ func (st *traceState) finish() *Timeline {
 		group      string
 		known, hcl bool
 	}
+	// Each task's labels are found once per row and strings, by their ids.
+	var labels profile.TaskLabelSet
+	type taskLabelKey struct{ row, name, transport, link uint32 }
+	labelsOf := map[taskLabelKey]*profile.TaskLabels{}
+	var lastKey taskLabelKey
+	var lastLabels *profile.TaskLabels
 	for part := range st.tasks.all() {
 		for i := range part {
 			t := &part[i]
@@ -1180,9 +1186,17 @@ func (st *traceState) finish() *Timeline {
 			if !last.hcl {
 				continue
 			}
-			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Plane: last.plane, GroupRow: last.group, Name: st.strs.values[t.name],
-				Interval: t.iv, SrcRank: int(t.src), DstRank: int(t.dst), TransportType: st.strs.values[t.transport],
-				LinkType: st.strs.values[t.link], SizeBytes: t.size})
+			k := taskLabelKey{row: t.row, name: t.name, transport: t.transport, link: t.link}
+			if lastLabels == nil || k != lastKey {
+				if lastLabels = labelsOf[k]; lastLabels == nil {
+					lastLabels = labels.Of(profile.TaskLabels{GroupRow: last.group, Name: st.strs.values[t.name],
+						TransportType: st.strs.values[t.transport], LinkType: st.strs.values[t.link]})
+					labelsOf[k] = lastLabels
+				}
+				lastKey = k
+			}
+			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Plane: last.plane, TaskLabels: lastLabels,
+				Interval: t.iv, SrcRank: int(t.src), DstRank: int(t.dst), SizeBytes: t.size})
 		}
 	}
 	done(st, &st.tasks)
@@ -1197,7 +1211,7 @@ func (st *traceState) finish() *Timeline {
 				tl.CommOps = append(tl.CommOps, profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name),
 					Group: profile.GroupIDFromName(name), GroupRow: row, Interval: g.iv})
 			} else {
-				tl.CommTasks = append(tl.CommTasks, profile.CommTask{Name: name, Interval: g.iv,
+				tl.CommTasks = append(tl.CommTasks, profile.CommTask{TaskLabels: labels.Of(profile.TaskLabels{Name: name}), Interval: g.iv,
 					Plane: st.plane(at.pid, at.tid), SrcRank: -1, DstRank: -1})
 			}
 		}

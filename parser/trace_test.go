@@ -59,8 +59,8 @@ func TestParseTraceViewMini(t *testing.T) {
 	assert.Equal(t, int64(4000), op.Bytes())
 	assert.Equal(t, "MESH-RING", op.AlgType)
 	require.Len(t, tl.CommTasks, 1)
-	assert.Equal(t, profile.CommTask{Plane: 0, GroupRow: "Group 0 Communication", Name: "Memcpy", Interval: profile.Interval{StartNs: 1736408883000121000, EndNs: 1736408883000124360},
-		SrcRank: 0, DstRank: 1, TransportType: "SDMA", LinkType: "HCCS", SizeBytes: 2064384}, tl.CommTasks[0])
+	assert.Equal(t, profile.CommTask{Plane: 0, TaskLabels: &profile.TaskLabels{GroupRow: "Group 0 Communication", Name: "Memcpy", TransportType: "SDMA", LinkType: "HCCS"}, Interval: profile.Interval{StartNs: 1736408883000121000, EndNs: 1736408883000124360},
+		SrcRank: 0, DstRank: 1, SizeBytes: 2064384}, tl.CommTasks[0])
 	assert.Len(t, tl.Overlap.Computing, 1)
 	assert.Equal(t, []profile.DeviceFlow{{DeviceNs: 1736408883000100000, HostNs: 1736408883000010000}}, tl.Flows)
 }

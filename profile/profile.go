@@ -250,19 +250,47 @@ func SortOpsByStart(ops []CommOp) {
 // Bytes is the op's message size (count × element size), 0 when unknown.
 func (op CommOp) Bytes() int64 { return op.Count * int64(DataTypeSize(op.DataType)) }
 
-// CommTask is one HCCL task on a plane row.
+// CommTask is one HCCL task on a plane row. Its strings are TaskLabels, read as its
+// own fields (t.Name) and shared with the tasks that have the same: a big trace has
+// hundreds of thousands of tasks and a few dozen sets of labels, and as four strings
+// in each task they were half its size. Every task has labels (never nil); a task's
+// labels are changed by giving it others (TaskLabelSet.Of), never in place.
 type CommTask struct {
 	Plane int
+	*TaskLabels
+	Interval
+	SrcRank   int // group-local; -1 for none
+	DstRank   int
+	SizeBytes int64
+}
+
+// TaskLabels are the strings of a CommTask.
+type TaskLabels struct {
 	// GroupRow is the op row (CommOp.GroupRow) whose planes this task's row belongs
 	// to, "" when the source does not say.
-	GroupRow string
-	Name     string // Memcpy, Reduce_Inline, Notify_Wait, RDMASend, ...
-	Interval
-	SrcRank       int // group-local; -1 for none
-	DstRank       int
+	GroupRow      string
+	Name          string // Memcpy, Reduce_Inline, Notify_Wait, RDMASend, ...
 	TransportType string // SDMA, RDMA, LOCAL
 	LinkType      string // ON_CHIP, HCCS, PCIE, ROCE, SIO, ...
-	SizeBytes     int64
+}
+
+// TaskLabelSet hands out one shared *TaskLabels for each distinct set of labels. The
+// zero value is ready to use; it is not safe for concurrent use.
+type TaskLabelSet struct {
+	byValue map[TaskLabels]*TaskLabels
+}
+
+// Of is the shared copy of l.
+func (s *TaskLabelSet) Of(l TaskLabels) *TaskLabels {
+	if p, ok := s.byValue[l]; ok {
+		return p
+	}
+	if s.byValue == nil {
+		s.byValue = map[TaskLabels]*TaskLabels{}
+	}
+	p := &l
+	s.byValue[l] = p
+	return p
 }
 
 // OverlapLayer holds the profiler's Overlap Analysis rows, kept to cross-check the
