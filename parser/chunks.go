@@ -18,6 +18,7 @@ import (
 // of a packed chunk have no address; those of the others stay where they were put.
 type chunks[T any] struct {
 	parts   []chunk[T] // in order; only the last has room
+	packed  int        // parts[:packed] are packed or empty
 	spare   [][]T      // empty chunks kept by reset, used before new ones are made
 	n       int
 	scratch []T    // a packed chunk, unpacked for all or update
@@ -61,10 +62,15 @@ func (c *chunks[T]) grow() {
 	size := max(1, int(unsafe.Sizeof(t)))
 	if k := len(c.parts) - 1; k >= 0 && c.n*size >= packFromBytes {
 		if codec := codecOf[T](); codec != nil {
-			last := &c.parts[k]
-			recs := last.recs
-			c.packBuf = packRecords(codec, c.packBuf[:0], recs)
-			*last = chunk[T]{packed: bytes.Clone(c.packBuf), n: len(recs)}
+			// The chunks filled before the list reached packFromBytes are packed
+			// too, the first time; the last one's array takes the next elements.
+			recs := c.parts[k].recs
+			for ; c.packed <= k; c.packed++ {
+				if p := &c.parts[c.packed]; !p.isPacked() && len(p.recs) > 0 {
+					c.packBuf = packRecords(codec, c.packBuf[:0], p.recs)
+					*p = chunk[T]{packed: bytes.Clone(c.packBuf), n: len(p.recs)}
+				}
+			}
 			c.parts = append(c.parts, chunk[T]{recs: recs[:0]})
 			return
 		}
@@ -125,13 +131,13 @@ func (c *chunks[T]) join(o *chunks[T]) {
 		}
 	}
 	c.n += o.n
-	o.parts, o.n, o.scratch, o.packBuf = nil, 0, nil, nil
+	o.parts, o.n, o.scratch, o.packBuf, o.packed = nil, 0, nil, nil, 0
 }
 
 // release drops every chunk, so that the collector can take them while the caller
 // goes on.
 func (c *chunks[T]) release() {
-	c.parts, c.spare, c.n, c.scratch, c.packBuf = nil, nil, 0, nil, nil
+	c.parts, c.spare, c.n, c.scratch, c.packBuf, c.packed = nil, nil, 0, nil, nil, 0
 }
 
 // reset empties the list and keeps chunks of up to keepBytes in all, zeroed (no
@@ -154,7 +160,7 @@ func (c *chunks[T]) reset(keepBytes int) {
 			kept += b
 		}
 	}
-	c.parts, c.n, c.scratch, c.packBuf = nil, 0, nil, nil
+	c.parts, c.n, c.scratch, c.packBuf, c.packed = nil, 0, nil, nil, 0
 }
 
 // bytes is the memory the list's chunks take.

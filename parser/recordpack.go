@@ -123,11 +123,16 @@ const maxPackedFields = 16
 func packRecords[T any](c *recordCodec, dst []byte, recs []T) []byte {
 	var prev [maxPackedFields]uint64
 	fields := c.fields
-	// Room for the longest varints, so that the loop writes without growing.
+	// Room for a record's longest varints is made before each record, so that the
+	// fields are written without checks; the buffer grows as append grows a slice.
 	pos := len(dst)
-	dst = slices.Grow(dst, len(recs)*len(fields)*binary.MaxVarintLen64)
+	maxRecord := len(fields) * binary.MaxVarintLen64
 	buf := dst[:cap(dst)]
 	for i := range recs {
+		if len(buf)-pos < maxRecord {
+			buf = slices.Grow(buf[:pos], max(maxRecord, len(recs)-i)*2)
+			buf = buf[:cap(buf)]
+		}
 		p := unsafe.Pointer(&recs[i])
 		for k := range fields {
 			f := &fields[k]

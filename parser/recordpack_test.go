@@ -138,16 +138,12 @@ func TestChunksPacked(t *testing.T) {
 	for _, r := range recs[150_000:] {
 		b.add(r)
 	}
-	packed := 0
-	for _, p := range a.parts {
-		if p.isPacked() {
-			packed++
-		}
+	require.Greater(t, len(a.parts), 10)
+	for _, p := range a.parts[:len(a.parts)-1] {
+		assert.True(t, p.isPacked(), "a full chunk is packed, those before packFromBytes too")
 	}
-	assert.Greater(t, packed, 10)
-	assert.False(t, a.parts[0].isPacked(), "the chunks before packFromBytes stay as they are")
 	assert.False(t, a.parts[len(a.parts)-1].isPacked(), "the chunk being filled is not packed")
-	assert.Less(t, a.bytes(), 150_000*int(unsafe.Sizeof(hwRec{}))/2, "packing took little off")
+	assert.Less(t, a.bytes(), 150_000*int(unsafe.Sizeof(hwRec{}))/3, "packing took little off")
 	require.Equal(t, recs[:150_000], chunkValues(&a))
 
 	a.join(&b)

@@ -2,10 +2,12 @@ package parser
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -184,6 +186,30 @@ type genRec struct {
 	name uint32
 }
 
+// flowStart is the host start of a host→device flow with an integer id.
+type flowStart struct {
+	id, hostNs int64
+}
+
+// flowStartsByID is st's integer-id flow starts sorted by id, the last read of each
+// id kept (as a map's last write); st's list is let go.
+func (st *traceState) flowStartsByID() []flowStart {
+	out := make([]flowStart, 0, st.flowNums.len())
+	for part := range st.flowNums.all() {
+		out = append(out, part...)
+	}
+	done(st, &st.flowNums)
+	slices.SortStableFunc(out, func(a, b flowStart) int { return cmp.Compare(a.id, b.id) })
+	kept := out[:0]
+	for i, s := range out {
+		if i+1 < len(out) && out[i+1].id == s.id {
+			continue // a later start of the same id
+		}
+		kept = append(kept, s)
+	}
+	return kept
+}
+
 // flowEnd is the device end of a host→device flow. An id written as a canonical
 // integer (torch_npu's are) is kept as that integer, another as a string id.
 type flowEnd struct {
@@ -209,12 +235,15 @@ type traceState struct {
 	overlap    chunks[genRec]
 	steps      []profile.StepMarker
 	flowStarts map[string]int64 // flow starts by id, for ids not kept as integers
-	flowNums   map[int64]int64  // flow starts by id, for integer ids
-	flowEnds   chunks[flowEnd]
-	taskTypes  stringIDs[uint16] // of the hardware tasks
-	names      stringIDs[uint32] // the hardware tasks' names, as written (escapes kept)
-	strs       stringIDs[uint32] // every other string kept, decoded (see strID)
-	rowIDs     map[pidTid]uint32 // see rowID
+	// Flow starts of integer ids, in the order read (the last of an id counts): a
+	// big trace has hundreds of thousands, and a map of them was a fifth of the
+	// candidates' memory where the list is packed.
+	flowNums  chunks[flowStart]
+	flowEnds  chunks[flowEnd]
+	taskTypes stringIDs[uint16] // of the hardware tasks
+	names     stringIDs[uint32] // the hardware tasks' names, as written (escapes kept)
+	strs      stringIDs[uint32] // every other string kept, decoded (see strID)
+	rowIDs    map[pidTid]uint32 // see rowID
 	// What finish sizes its lists by, counted as the candidates are read: a big
 	// trace's candidates are packed, and a pass to count them unpacked them all.
 	hwByPid      []pidCount // hardware tasks by process
@@ -257,6 +286,7 @@ type traceScratch struct {
 	tasks            chunks[taskRec]
 	generic, overlap chunks[genRec]
 	flowEnds         chunks[flowEnd]
+	flowNums         chunks[flowStart]
 }
 
 // traceScratches holds a few sets of lists (the ranks read at once).
@@ -275,8 +305,9 @@ func (st *traceState) recycle() {
 	st.generic.reset(scratchKeepBytes)
 	st.overlap.reset(scratchKeepBytes)
 	st.flowEnds.reset(scratchKeepBytes)
-	sc := traceScratch{hw: st.hw, ops: st.ops, tasks: st.tasks, generic: st.generic, overlap: st.overlap, flowEnds: st.flowEnds}
-	st.hw, st.ops, st.tasks, st.generic, st.overlap, st.flowEnds = chunks[hwRec]{}, chunks[opRec]{}, chunks[taskRec]{}, chunks[genRec]{}, chunks[genRec]{}, chunks[flowEnd]{}
+	st.flowNums.reset(scratchKeepBytes)
+	sc := traceScratch{hw: st.hw, ops: st.ops, tasks: st.tasks, generic: st.generic, overlap: st.overlap, flowEnds: st.flowEnds, flowNums: st.flowNums}
+	st.hw, st.ops, st.tasks, st.generic, st.overlap, st.flowEnds, st.flowNums = chunks[hwRec]{}, chunks[opRec]{}, chunks[taskRec]{}, chunks[genRec]{}, chunks[genRec]{}, chunks[flowEnd]{}, chunks[flowStart]{}
 	select {
 	case traceScratches <- sc:
 	default:
@@ -305,7 +336,7 @@ func newTraceState(file string) *traceState {
 		threadSort: map[pidTid]int64{},
 		strPids:    map[string]int64{},
 		flowStarts: map[string]int64{},
-		flowNums:   map[int64]int64{},
+		flowNums:   sc.flowNums,
 		rowIDs:     map[pidTid]uint32{},
 	}
 }
@@ -976,7 +1007,7 @@ func (st *traceState) flow(e *rawEvent) error {
 	num, isNum := canonicalInt(id)
 	switch {
 	case e.ph[1] == 's' && isNum:
-		st.flowNums[num] = ts
+		st.flowNums.add(flowStart{id: num, hostNs: ts})
 	case e.ph[1] == 's':
 		st.flowStarts[string(id)] = ts
 	case isNum:
@@ -1120,10 +1151,14 @@ func (st *traceState) finish() *Timeline {
 		}
 	}
 	done(st, &st.overlap)
+	flowNums := st.flowStartsByID()
 	flowStart := func(f *flowEnd) (int64, bool) {
 		if f.isNum {
-			host, ok := st.flowNums[f.num]
-			return host, ok
+			i, ok := slices.BinarySearchFunc(flowNums, f.num, func(s flowStart, id int64) int { return cmp.Compare(s.id, id) })
+			if !ok {
+				return 0, false
+			}
+			return flowNums[i].hostNs, true
 		}
 		host, ok := st.flowStarts[st.strs.values[f.str]]
 		return host, ok
@@ -1147,7 +1182,7 @@ func (st *traceState) finish() *Timeline {
 		}
 	}
 	done(st, &st.flowEnds)
-	st.flowNums, st.flowStarts = nil, nil
+	st.flowStarts = nil
 	tl.CommOps = make([]profile.CommOp, 0, nOps)
 	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
 	for part := range st.ops.all() {

@@ -228,9 +228,6 @@ func (st *traceState) absorb(o *traceState) bool {
 	for k, v := range o.flowStarts {
 		st.flowStarts[k] = v
 	}
-	for k, v := range o.flowNums {
-		st.flowNums[k] = v
-	}
 	// o's ids of names, strings and rows, as st's; its records are rewritten in place
 	// and their chunks joined to st's, not copied.
 	taskTypes := make([]uint16, len(o.taskTypes.values))
@@ -294,6 +291,7 @@ func (st *traceState) absorb(o *traceState) bool {
 	st.generic.join(&o.generic)
 	st.overlap.join(&o.overlap)
 	st.flowEnds.join(&o.flowEnds)
+	st.flowNums.join(&o.flowNums)
 	st.steps = append(st.steps, o.steps...)
 	return true
 }
