@@ -436,14 +436,19 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 }
 
 // maxInflatedSummary is what a summary of packedBytes may decompress to: the limit
-// on archives' members (DefaultArchiveLimits.MaxRatio, from RatioMinSize on), so that
-// a crafted file cannot take gigabytes. Written summaries are a few times their size.
+// on archives' members (DefaultArchiveLimits.MaxRatio, from RatioMinSize on), and at
+// most maxSummaryBytes, so that a crafted file cannot take gigabytes. Written
+// summaries are 10 to 100 times their size.
 func maxInflatedSummary(packedBytes int64) int64 {
-	return max(RatioMinSize, DefaultArchiveLimits.MaxRatio*max(packedBytes, 1))
+	return min(maxSummaryBytes, max(RatioMinSize, DefaultArchiveLimits.MaxRatio*max(packedBytes, 1)))
 }
 
+// maxSummaryBytes bounds a summary decompressed: a 1.96 GB trace's is 10 MB.
+const maxSummaryBytes = 1 << 30
+
 // errInflateLimit is a summary decompressing past maxInflatedSummary.
-var errInflateLimit = fmt.Errorf("decompresses to more than %d times its size: refused (a limit against decompression bombs)", DefaultArchiveLimits.MaxRatio)
+var errInflateLimit = fmt.Errorf("decompresses to more than %d times its size or %d MiB: refused (a limit against decompression bombs)",
+	DefaultArchiveLimits.MaxRatio, maxSummaryBytes>>20)
 
 // readRankSummaryPlain reads a summary with encoding/json alone: the reference the
 // fast path (summaryfast.go) gives way to, and what words every error.
