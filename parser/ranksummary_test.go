@@ -200,3 +200,19 @@ func FuzzRankSummary(f *testing.F) {
 		assert.Equal(t, got, again)
 	})
 }
+
+// TestSummaryInflateLimit: a summary may decompress to 1000 times its size, 1 MiB at
+// least and 1 GiB at most.
+func TestSummaryInflateLimit(t *testing.T) {
+	for _, tc := range []struct{ packed, want int64 }{
+		{0, 1 << 20},
+		{1, 1 << 20},
+		{1 << 10, 1 << 20},
+		{10_000, 10_000_000},
+		{124 << 10, 1000 * 124 << 10},
+		{1 << 20, 1 << 30},
+		{1 << 40, 1 << 30},
+	} {
+		assert.Equal(t, tc.want, maxInflatedSummary(tc.packed), "%d bytes packed", tc.packed)
+	}
+}
