@@ -210,7 +210,8 @@ func TestSummaryInflateLimit(t *testing.T) {
 		{1 << 10, 1 << 20},
 		{10_000, 10_000_000},
 		{124 << 10, 1000 * 124 << 10},
-		{1 << 20, 1 << 30},
+		{1 << 20, 1000 << 20},
+		{2 << 20, 1 << 30},
 		{1 << 40, 1 << 30},
 	} {
 		assert.Equal(t, tc.want, maxInflatedSummary(tc.packed), "%d bytes packed", tc.packed)
