@@ -12,10 +12,11 @@ import (
 // lists join without copying (join), and the chunks of a finished list can be kept
 // for the next trace (reset).
 //
-// Once a list holds packFromBytes, each chunk it fills is packed (recordCodec) and its
-// array reused for the next: a big trace's candidates, held until the file ends, take
-// a fraction of their size. Lists of types with pointers are never packed. Elements
-// of a packed chunk have no address; those of the others stay where they were put.
+// Once a list holds packFromBytes, its chunks are packed (recordCodec), those filled
+// so far and then each as it fills, whose array takes the next elements: a big
+// trace's candidates, held until the file ends, take a fifth of their size. Lists of
+// types with pointers are never packed. Elements of a packed chunk have no address;
+// those of the others stay where they were put.
 type chunks[T any] struct {
 	parts   []chunk[T] // in order; only the last has room
 	packed  int        // parts[:packed] are packed or empty

@@ -17,7 +17,6 @@ import (
 // A trace's candidate records are runs of one stream's tasks: ids repeat and times
 // advance a little, so a 48-byte record packs into about a fifth of it.
 type recordCodec struct {
-	size   uintptr
 	fields []packedField
 }
 
@@ -44,7 +43,7 @@ func codecOf[T any]() *recordCodec {
 	if c, ok := codecs[t]; ok {
 		return c
 	}
-	c := &recordCodec{size: t.Size()}
+	c := &recordCodec{}
 	if !c.add(t, 0) || len(c.fields) > maxPackedFields {
 		c = nil
 	}
