@@ -4,7 +4,7 @@ BIN     ?= bin/hcclprof
 PKGS    := ./...
 BENCH_DIR ?= $(or $(TMPDIR),/tmp)/hcclprof-bench
 
-.PHONY: build install dist test test-all bench scale scale-summaries scale-gathered lint demo fuzz clean
+.PHONY: build install dist test test-all bench scale scale-summaries scale-gathered scale-trace lint demo fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/hcclprof
@@ -80,6 +80,26 @@ scale: build
 	    awk -v n=$$n -v b=$$bytes -v w=$$wall -v r=$$rss -v k=$$run 'BEGIN { printf "%d ranks (%.0f MB), run %d: analyze wall %.2f s, %.0f MB/s, peak RSS %.0f MiB\n", n, b/1e6, k, w, b/1e6/w, r/1024 }'; \
 	  done; \
 	  rm -rf $(BENCH_DIR)/scale$$n $(BENCH_DIR)/scale.time; \
+	done
+
+# One big trace: the benchmarks' real rank repeated TRACE_TIMES times (×240: 489 MB,
+# ×960: 1.96 GB under $(BENCH_DIR); needs ../shared/realdata), analyze and summarize
+# timed SCALE_RUNS times each, with the trace's size and events per second.
+TRACE_TIMES ?= 240 960
+scale-trace: build
+	@for n in $(TRACE_TIMES); do \
+	  rm -rf $(BENCH_DIR)/trace$$n $(BENCH_DIR)/trace$$n.sum; \
+	  trace=$$($(GO) run ./internal/benchtrace/repeat -times $$n -o $(BENCH_DIR)/trace$$n) || exit 1; \
+	  bytes=$$(stat -c %s $$trace); \
+	  for run in $$(seq $(SCALE_RUNS)); do \
+	    /usr/bin/env time -f '%e %M' -o $(BENCH_DIR)/scale.time $(BIN) analyze $(BENCH_DIR)/trace$$n >/dev/null || exit 1; \
+	    read wall rss < $(BENCH_DIR)/scale.time; \
+	    awk -v n=$$n -v b=$$bytes -v w=$$wall -v r=$$rss -v k=$$run 'BEGIN { printf "trace x%d (%.0f MB), run %d: analyze wall %.2f s, %.0f MB/s, peak RSS %.0f MiB\n", n, b/1e6, k, w, b/1e6/w, r/1024 }'; \
+	    /usr/bin/env time -f '%e %M' -o $(BENCH_DIR)/scale.time $(BIN) summarize --quiet $(BENCH_DIR)/trace$$n -o $(BENCH_DIR)/trace$$n.sum >/dev/null || exit 1; \
+	    read wall rss < $(BENCH_DIR)/scale.time; \
+	    awk -v n=$$n -v w=$$wall -v r=$$rss -v k=$$run 'BEGIN { printf "trace x%d, run %d: summarize wall %.2f s, peak RSS %.0f MiB\n", n, k, w, r/1024 }'; \
+	  done; \
+	  rm -rf $(BENCH_DIR)/trace$$n $(BENCH_DIR)/trace$$n.sum $(BENCH_DIR)/scale.time; \
 	done
 
 # The same analyze on 4096 ranks without device timelines (summaries only: ~0.6 GB).
