@@ -14,7 +14,7 @@ import (
 //
 // Once a list holds packFromBytes, its chunks are packed (recordCodec), those filled
 // so far and then each as it fills, whose array takes the next elements: a big
-// trace's candidates, held until the file ends, take a fifth of their size. Lists of
+// trace's candidates, held until the file ends, take a quarter of their size. Lists of
 // types with pointers are never packed. Elements of a packed chunk have no address;
 // those of the others stay where they were put.
 type chunks[T any] struct {

@@ -15,7 +15,7 @@ import (
 // exactly: each integer field is written as the zig-zag varint of its difference
 // from the same field of the record before (an interval's end from its own start).
 // A trace's candidate records are runs of one stream's tasks: ids repeat and times
-// advance a little, so a 48-byte record packs into about a fifth of it.
+// advance a little, so a 48-byte record packs into a fifth to a quarter of it.
 type recordCodec struct {
 	fields []packedField
 }

@@ -236,8 +236,8 @@ type traceState struct {
 	steps      []profile.StepMarker
 	flowStarts map[string]int64 // flow starts by id, for ids not kept as integers
 	// Flow starts of integer ids, in the order read (the last of an id counts): a
-	// big trace has hundreds of thousands, and a map of them was a fifth of the
-	// candidates' memory where the list is packed.
+	// big trace has hundreds of thousands, and as a map they took 6.6 of the 37 MB
+	// live when a 1.96 GB trace's file ended; as a packed list, a fraction.
 	flowNums  chunks[flowStart]
 	flowEnds  chunks[flowEnd]
 	taskTypes stringIDs[uint16] // of the hardware tasks
