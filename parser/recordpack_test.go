@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -239,4 +241,23 @@ func (c *chunks[T]) packedAndRaw() (packed, raw int) {
 		}
 	}
 	return packed, raw
+}
+
+// TestHardwareCountsManyProcesses: the counts finish sizes its lists by stay cheap
+// when every hardware task names a process of its own (a damaged or hostile trace):
+// a scan of the processes per task made 150 000 of them take seconds.
+func TestHardwareCountsManyProcesses(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`[{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Ascend Hardware"}}`)
+	const n = 150_000
+	for i := range n {
+		fmt.Fprintf(&b, `,{"ph": "X", "name": "k", "pid": %d, "tid": 1, "ts": "%d", "dur": 1, "args": {"Task Type": "AI_CORE"}}`, i%n+1, 1000+i)
+	}
+	b.WriteString("]")
+	start := time.Now()
+	tl, err := ParseTraceView(strings.NewReader(b.String()), "many.json")
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.Len(t, tl.Compute, 1, "only process 1 is Ascend Hardware")
+	assert.Equal(t, n+1, tl.Events)
 }

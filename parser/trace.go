@@ -246,9 +246,9 @@ type traceState struct {
 	rowIDs    map[pidTid]uint32 // see rowID
 	// What finish sizes its lists by, counted as the candidates are read: a big
 	// trace's candidates are packed, and a pass to count them unpacked them all.
-	hwByPid      []pidCount // hardware tasks by process
-	genericByRow []int      // generic events by row
-	overlapByRow [][4]int   // Overlap Analysis rows by row and kind (overlapKind)
+	hwByPid      runCounts // hardware tasks by process
+	genericByRow []int     // generic events by row
+	overlapByRow [][4]int  // Overlap Analysis rows by row and kind (overlapKind)
 	rows         []pidTid
 	lastRow      pidTid
 	lastRowID    uint32
@@ -795,25 +795,38 @@ func (t *stringIDs[I]) id(s string) I {
 	return id
 }
 
-// pidCount is a number of events of one process.
-type pidCount struct {
-	pid int64
-	n   int
+// runCounts counts events by process: a map, with the run of the last process
+// counted apart (a process's tasks come in runs, and a map update per task was not
+// free).
+type runCounts struct {
+	byPid map[int64]int
+	run   int64 // the process of the current run
+	runN  int
 }
 
-// countHW counts n hardware tasks of pid's. Their processes are few, and their
-// tasks come in runs: the last is looked at first.
-func (st *traceState) countHW(pid int64, n int) {
-	for i := len(st.hwByPid) - 1; i >= 0; i-- {
-		if st.hwByPid[i].pid == pid {
-			st.hwByPid[i].n += n
-			if last := len(st.hwByPid) - 1; i != last {
-				st.hwByPid[i], st.hwByPid[last] = st.hwByPid[last], st.hwByPid[i]
-			}
-			return
-		}
+func (c *runCounts) add(pid int64, n int) {
+	if c.runN > 0 && pid != c.run {
+		c.flush()
 	}
-	st.hwByPid = append(st.hwByPid, pidCount{pid: pid, n: n})
+	c.run = pid
+	c.runN += n
+}
+
+func (c *runCounts) flush() {
+	if c.runN == 0 {
+		return
+	}
+	if c.byPid == nil {
+		c.byPid = map[int64]int{}
+	}
+	c.byPid[c.run] += c.runN
+	c.runN = 0
+}
+
+// counts is the counts by process, the current run included.
+func (c *runCounts) counts() map[int64]int {
+	c.flush()
+	return c.byPid
 }
 
 // growTo is the element i of *s, grown to hold it.
@@ -898,7 +911,7 @@ func (st *traceState) complete(e *rawEvent) error {
 		if n, ok := optIntArg(stream); ok {
 			hs = n
 		}
-		st.countHW(pid, 1)
+		st.hwByPid.add(pid, 1)
 		st.hw.add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.id(tt), name: st.names.idOfBytes(rawStringBody(e.name))})
 	case hcclTaskType != nil:
 		name := st.strID(hcclTaskType)
@@ -1089,9 +1102,9 @@ func (st *traceState) finish() *Timeline {
 	commStreams, commConns := st.commStreams()
 	procs := pidNames{names: st.procName}
 	nCompute := 0
-	for _, c := range st.hwByPid {
-		if procs.of(c.pid) == procAscendHardware {
-			nCompute += c.n
+	for pid, n := range st.hwByPid.counts() {
+		if procs.of(pid) == procAscendHardware {
+			nCompute += n
 		}
 	}
 	tl.Compute = make([]profile.Interval, 0, nCompute)

@@ -246,8 +246,8 @@ func (st *traceState) absorb(o *traceState) bool {
 	for i, at := range o.rows {
 		rows[i] = st.rowID(at.pid, at.tid)
 	}
-	for _, c := range o.hwByPid {
-		st.countHW(c.pid, c.n)
+	for pid, n := range o.hwByPid.counts() {
+		st.hwByPid.add(pid, n)
 	}
 	for i, n := range o.genericByRow {
 		*growTo(&st.genericByRow, rows[i]) += n
