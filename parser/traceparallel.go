@@ -228,8 +228,9 @@ func (st *traceState) absorb(o *traceState) bool {
 	for k, v := range o.flowStarts {
 		st.flowStarts[k] = v
 	}
-	// o's ids of names, strings and rows, as st's; its records are rewritten in place
-	// and their chunks joined to st's, not copied.
+	// o's ids of names, strings and rows, as st's; its records are rewritten (in place,
+	// or as a packed chunk is read: see chunks.update) and their chunks joined to
+	// st's, not copied.
 	taskTypes := make([]uint16, len(o.taskTypes.values))
 	for i, t := range o.taskTypes.values {
 		taskTypes[i] = st.taskTypes.id(t)
