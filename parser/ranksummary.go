@@ -268,6 +268,26 @@ func unpackIntervals(what string, p []int64) ([]profile.Interval, error) {
 // (see summaryHeader.Notes). r should be what analysis.Compact returned; any rank is
 // written faithfully.
 func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
+	b := summaryBodyOf(r)
+	// The header and the body are gzip members of their own (one stream to a reader):
+	// discovery reads the header of every summary, and when it shared the body's
+	// first deflate block, that was decompressed too, thousands of times.
+	zw := summaryWriters.Get().(*gzip.Writer)
+	defer summaryWriters.Put(zw)
+	for _, v := range []any{summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Notes: notes}, b} {
+		zw.Reset(w)
+		if err := encodeMembers(zw, v); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summaryBodyOf is what a summary writes of r.
+func summaryBodyOf(r *profile.Rank) summaryBody {
 	b := summaryBody{
 		Dir: r.Dir, Format: r.Format, Info: r.Info, Metadata: toSummaryMetadata(r.Metadata), HasTimeline: r.HasTimeline,
 		Compute: packIntervals(r.Compute), BackwardCompute: packIntervals(r.BackwardCompute), MicroBatchesByWindow: r.MicroBatchesByWindow, CommOps: r.CommOps, CommOpsSource: r.CommOpsSource, CommTasks: packTasks(r.CommTasks),
@@ -285,21 +305,7 @@ func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	for _, f := range r.Flows {
 		b.Flows = append(b.Flows, f.DeviceNs, f.HostNs)
 	}
-	// The header and the body are gzip members of their own (one stream to a reader):
-	// discovery reads the header of every summary, and when it shared the body's
-	// first deflate block, that was decompressed too, thousands of times.
-	zw := summaryWriters.Get().(*gzip.Writer)
-	defer summaryWriters.Put(zw)
-	for _, v := range []any{summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Notes: notes}, b} {
-		zw.Reset(w)
-		if err := json.NewEncoder(zw).Encode(v); err != nil {
-			return err
-		}
-		if err := zw.Close(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b
 }
 
 // summaryWriters are compressors for summaries, reused: each holds a megabyte of
