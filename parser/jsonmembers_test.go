@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/hcclprof/hcclprof/internal/realdata"
 )
 
 // encoderBytes is what json.Encoder writes of v, the reference.
@@ -26,18 +22,8 @@ func encoderBytes(t *testing.T, v any) []byte {
 // and every real dataset's first ranks, are written byte for byte as json.Encoder
 // writes them.
 func TestEncodeMembersIsEncode(t *testing.T) {
-	dirs := []string{"../fixtures/samples/demo-2server-8rank"}
-	if root := realdata.Root(); root != "" {
-		entries, err := os.ReadDir(root)
-		require.NoError(t, err)
-		for _, e := range entries {
-			if e.IsDir() {
-				dirs = append(dirs, filepath.Join(root, e.Name()))
-			}
-		}
-	}
 	n := 0
-	for _, dir := range dirs {
+	for _, dir := range sampleAndRealDirs(t) {
 		in, err := Discover([]string{dir})
 		if err != nil {
 			continue

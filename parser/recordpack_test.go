@@ -185,21 +185,13 @@ func TestPackedCandidatesReadTheSame(t *testing.T) {
 	if len(traces) == 0 {
 		t.Skip("no real data")
 	}
-	parse := func(t *testing.T, p string) *Timeline {
-		f, err := os.Open(p)
-		require.NoError(t, err)
-		defer f.Close()
-		tl, err := ParseTraceView(f, p)
-		require.NoError(t, err)
-		return tl
-	}
 	for _, p := range traces {
 		rel, _ := filepath.Rel(realdata.Root(), p)
 		t.Run(rel, func(t *testing.T) {
 			packEvery(t, true)
-			want := parse(t, p)
+			want := parseTraceFile(t, p)
 			packFromBytes = 0
-			assert.Equal(t, want, parse(t, p), "alone")
+			assert.Equal(t, want, parseTraceFile(t, p), "alone")
 			if strings.Contains(p, "imagenet") { // the lists were packed indeed
 				f, err := os.Open(p)
 				require.NoError(t, err)
@@ -224,7 +216,7 @@ func TestPackedCandidatesReadTheSame(t *testing.T) {
 				assert.Less(t, float64(got), 0.3*float64(raw))
 			}
 			splitSmall(t)
-			assert.Equal(t, want, parse(t, p), "in parts")
+			assert.Equal(t, want, parseTraceFile(t, p), "in parts")
 		})
 	}
 	t.Logf("%d traces", len(traces))

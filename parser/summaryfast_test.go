@@ -31,16 +31,7 @@ func readPlain(data []byte, b *summaryBody) error {
 // summary, is read by the fast path (not handed to the plain decoder) into the same
 // rank. Without real data, the bundled sample's ranks.
 func TestFastPathReadsWhatWritersWrite(t *testing.T) {
-	dirs := []string{"../fixtures/samples/demo-2server-8rank"}
-	if root := realdata.Root(); root != "" {
-		entries, err := os.ReadDir(root)
-		require.NoError(t, err)
-		for _, e := range entries {
-			if e.IsDir() {
-				dirs = append(dirs, filepath.Join(root, e.Name()))
-			}
-		}
-	}
+	dirs := sampleAndRealDirs(t)
 	read := 0
 	for _, dir := range dirs {
 		in, err := Discover([]string{dir})
@@ -263,4 +254,20 @@ func TestRankListsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, r.Metadata, plain.Metadata)
 	assert.Equal(t, r.Metadata, fast.Metadata)
+}
+
+// sampleAndRealDirs is the bundled sample's directory and every real dataset's.
+func sampleAndRealDirs(t *testing.T) []string {
+	t.Helper()
+	dirs := []string{"../fixtures/samples/demo-2server-8rank"}
+	if root := realdata.Root(); root != "" {
+		entries, err := os.ReadDir(root)
+		require.NoError(t, err)
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(root, e.Name()))
+			}
+		}
+	}
+	return dirs
 }
