@@ -200,19 +200,13 @@ func (p *packedTasks) unpack() ([]profile.CommTask, error) {
 	}
 	out := make([]profile.CommTask, n)
 	type key struct{ group, name, transport, link int }
-	labels := map[key]*profile.TaskLabels{}
-	var last key
-	var lastLabels *profile.TaskLabels
+	var labels taskLabelCache[key]
 	for i := range out {
 		k := key{p.GroupRow[i], p.Name[i], p.Transport[i], p.Link[i]}
-		if lastLabels == nil || k != last {
-			if lastLabels = labels[k]; lastLabels == nil {
-				lastLabels = &profile.TaskLabels{GroupRow: p.Strings[k.group], Name: p.Strings[k.name], TransportType: p.Strings[k.transport], LinkType: p.Strings[k.link]}
-				labels[k] = lastLabels
-			}
-			last = k
-		}
-		out[i] = profile.CommTask{Plane: p.Plane[i], TaskLabels: lastLabels, Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i]}
+		taskLabels := labels.of(k, func() profile.TaskLabels {
+			return profile.TaskLabels{GroupRow: p.Strings[k.group], Name: p.Strings[k.name], TransportType: p.Strings[k.transport], LinkType: p.Strings[k.link]}
+		})
+		out[i] = profile.CommTask{Plane: p.Plane[i], TaskLabels: taskLabels, Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i]}
 	}
 	return out, nil
 }
