@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -103,6 +104,15 @@ func WriteJUnit(w io.Writer, d *Document) error {
 	return writeJUnit(w, "hcclprof gates", gates, v.Verdict)
 }
 
+// diffGateFailure says why a diff gate failed: its figure breaches it, or the diff
+// has no such figure (a change in percent of a zero base), so nothing was checked.
+func diffGateFailure(g analysis.GateResult) string {
+	if g.Unmeasured {
+		return fmt.Sprintf("%s is not measured in this diff: %s cannot be checked", g.Metric, g.Expr)
+	}
+	return fmt.Sprintf("%s = %.6g breaches %s", g.Metric, g.Value, g.Expr)
+}
+
 // WriteDiffJUnit writes a diff's gates as JUnit XML, as WriteJUnit does: one suite
 // "hcclprof diff gates", named after the two runs in each failure's text.
 func WriteDiffJUnit(w io.Writer, d DiffDoc) error {
@@ -111,7 +121,7 @@ func WriteDiffJUnit(w io.Writer, d DiffDoc) error {
 	for _, g := range d.Gates {
 		jg := junitGate{expr: g.Expr, metric: g.Metric}
 		if !g.Passed {
-			jg.failure = fmt.Sprintf("%s = %.6g breaches %s", g.Metric, g.Value, g.Expr)
+			jg.failure = diffGateFailure(g)
 		}
 		gates = append(gates, jg)
 	}
@@ -150,7 +160,7 @@ func WriteDiffGitHubAnnotations(w io.Writer, d DiffDoc) error {
 	for _, g := range d.Gates {
 		if !g.Passed {
 			p.printf("::error title=hcclprof diff gate %s::%s\n", ghEscapeProp(g.Expr),
-				ghEscape(fmt.Sprintf("%s = %.6g breaches %s (%s)", g.Metric, g.Value, g.Expr, runs)))
+				ghEscape(fmt.Sprintf("%s (%s)", diffGateFailure(g), runs)))
 		}
 	}
 	for _, x := range d.Diff.Warnings {

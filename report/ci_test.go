@@ -56,11 +56,18 @@ type junitDoc struct {
 	} `xml:"testsuite"`
 }
 
-func sampleDiff(t *testing.T, gates ...report.GateView) report.DiffDoc {
+// sampleDiff diffs the sample with itself and evaluates the gates on it, as diff does.
+func sampleDiff(t *testing.T, gates ...string) report.DiffDoc {
 	t.Helper()
 	res := sampleDoc(t).Result
 	d := compare.Compare(compare.FromResult("before", res), compare.FromResult("after", res), compare.Options{Seed: 1})
-	return report.DiffDoc{Diff: d, Gates: gates}
+	parsed := make([]analysis.Gate, len(gates))
+	for i, expr := range gates {
+		g, err := analysis.ParseGate(expr, compare.GateMetricNames)
+		require.NoError(t, err)
+		parsed[i] = g
+	}
+	return report.DiffDoc{Diff: d, Gates: analysis.EvaluateGates(parsed, d.GateValues())}
 }
 
 // TestJUnitSchema: the JUnit report of analyze and of diff, with gates and without,
@@ -88,10 +95,13 @@ func TestJUnitSchema(t *testing.T) {
 		{"analyze without gates", func(b *bytes.Buffer) error { return report.WriteJUnit(b, noGates) },
 			"hcclprof gates", 1, 0, 1, ""},
 		{"diff with gates", func(b *bytes.Buffer) error {
-			return report.WriteDiffJUnit(b, sampleDiff(t,
-				report.GateView{Expr: "step_time_us.delta_pct>5", Metric: "step_time_us.delta_pct", Value: 7.25, Passed: false},
-				report.GateView{Expr: "comm_share.delta>0.05", Metric: "comm_share.delta", Value: 0, Passed: true}))
-		}, "hcclprof diff gates", 2, 1, 0, "step_time_us.delta_pct = 7.25 breaches step_time_us.delta_pct>5"},
+			return report.WriteDiffJUnit(b, sampleDiff(t, "step_time_us.delta_pct>=0", "comm_share.delta>0.05"))
+		}, "hcclprof diff gates", 2, 1, 0, "step_time_us.delta_pct = 0 breaches step_time_us.delta_pct>=0"},
+		// The sample has no bubble: a change in percent of zero is no figure, and the
+		// gate on it fails as not measured instead of passing as 0.
+		{"diff with an unmeasured gate", func(b *bytes.Buffer) error {
+			return report.WriteDiffJUnit(b, sampleDiff(t, "bubble_us.delta_pct>5", "comm_share.delta>0.05"))
+		}, "hcclprof diff gates", 2, 1, 0, "bubble_us.delta_pct is not measured in this diff: bubble_us.delta_pct>5 cannot be checked"},
 		{"diff without gates", func(b *bytes.Buffer) error { return report.WriteDiffJUnit(b, sampleDiff(t)) },
 			"hcclprof diff gates", 1, 0, 1, ""},
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/compare"
 	"github.com/hcclprof/hcclprof/report/contract"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
@@ -35,9 +36,13 @@ func ReadReportRun(r io.Reader, label string) (*compare.Run, error) {
 	for _, o := range rep.Communication.Ops {
 		run.Ops = append(run.Ops, compare.OpSample{Rank: o.Rank, Step: o.Step, Group: o.Group, Type: o.Type, ElapseNs: ns(o.ElapseUs), BytesTot: o.Bytes})
 	}
+	members := map[string][]int{}
+	for _, g := range rep.Communication.Groups {
+		members[g.Group] = g.Ranks
+	}
 	for _, c := range rep.Collectives {
 		run.Collectives = append(run.Collectives, compare.CollectiveInfo{Op: c.Op, Group: c.Group, GroupName: c.GroupName, GroupSize: c.GroupSize,
-			Count: c.Count, MeanNs: c.MeanUs * 1000, BusBwGBps: c.BusBwGBps})
+			Count: c.Count, MeanNs: c.MeanUs * 1000, BusBwGBps: c.BusBwGBps, Members: members[c.Group]})
 	}
 	return run, nil
 }
@@ -45,24 +50,49 @@ func ReadReportRun(r io.Reader, label string) (*compare.Run, error) {
 // DiffDoc is a diff with its gates.
 type DiffDoc struct {
 	Diff  *compare.Diff
-	Gates []GateView
+	Gates []analysis.GateResult
 	// Width is the text output's width in display columns (the terminal's); 0 is no
 	// limit. Other formats ignore it.
 	Width int `json:"-"`
 }
 
-// GateView is a gate's outcome for rendering.
-type GateView struct {
-	Expr, Metric string
-	Value        float64
-	Passed       bool
-}
 
-func diffValue(m compare.MetricDiff, v float64) string {
-	if m.Unit == "share" {
+// diffSide is one run's figure of a diffed metric, "-" when the run has none (a
+// collective of the other run only, a bandwidth without byte counts).
+func diffSide(m compare.MetricDiff, base bool) string {
+	n, v := m.New.N, m.NewValue
+	if base {
+		n, v = m.Base.N, m.BaseValue
+	}
+	switch {
+	case n == 0:
+		return "-"
+	case m.Unit == "share":
 		return fmt.Sprintf("%.2f%%", 100*v)
+	case m.Unit == "GB/s":
+		return fmt.Sprintf("%.2f", v)
 	}
 	return strconv.FormatFloat(v/1e3, 'f', 3, 64) + " ms"
+}
+
+// collectiveChange is a collective's change column: the change, "~", or which run
+// alone has it.
+func collectiveChange(c compare.CollectiveDiff, m compare.MetricDiff) string {
+	switch {
+	case !c.InBase:
+		return "new only"
+	case !c.InNew:
+		return "base only"
+	}
+	return diffChange(m)
+}
+
+// diffGateValue is a diff gate's figure, or why there is none.
+func diffGateValue(g analysis.GateResult) string {
+	if g.Unmeasured {
+		return "not measured"
+	}
+	return strconv.FormatFloat(g.Value, 'g', 6, 64)
 }
 
 // diffChange is benchstat's column: the change, or "~" when it is not significant.
@@ -87,7 +117,7 @@ func WriteDiffText(w io.Writer, d DiffDoc) error {
 	p.printf("hcclprof diff: %s (%d samples) → %s (%d samples); α = %.2g\n", df.Base.Label, df.Base.Samples, df.New.Label, df.New.Samples, df.Alpha)
 	t := newTextTable(column{name: "Metric", cut: true}, col("Base"), col("New"), col("Change"), column{name: "p", drop: 2}, column{name: "n", drop: 1})
 	for _, m := range df.Metrics {
-		t.Append(m.Name, diffValue(m, m.BaseValue), diffValue(m, m.NewValue), diffChange(m),
+		t.Append(m.Name, diffSide(m, true), diffSide(m, false), diffChange(m),
 			fmt.Sprintf("%.3g", m.Test.P), fmt.Sprintf("%d+%d", m.Base.N, m.New.N))
 	}
 	p.table(t)
@@ -106,8 +136,8 @@ func WriteDiffText(w io.Writer, d DiffDoc) error {
 			column{name: "busbw base", short: "busbw\nbase", drop: 2}, column{name: "busbw new", short: "busbw\nnew", drop: 3},
 			column{name: "Change", short: "busbw\nchange", drop: 4})
 		for _, c := range df.Collectives {
-			ct.Append(c.Op, c.Group, diffValue(c.MeanUs, c.MeanUs.BaseValue), diffValue(c.MeanUs, c.MeanUs.NewValue), diffChange(c.MeanUs),
-				fmt.Sprintf("%.2f", c.BusBwGBps.BaseValue), fmt.Sprintf("%.2f", c.BusBwGBps.NewValue), diffChange(c.BusBwGBps))
+			ct.Append(c.Op, c.Group, diffSide(c.MeanUs, true), diffSide(c.MeanUs, false), collectiveChange(c, c.MeanUs),
+				diffSide(c.BusBwGBps, true), diffSide(c.BusBwGBps, false), collectiveChange(c, c.BusBwGBps))
 		}
 		p.table(ct)
 	}
@@ -119,58 +149,86 @@ func WriteDiffText(w io.Writer, d DiffDoc) error {
 		if !g.Passed {
 			status = "FAIL"
 		}
-		p.printf("%s  %s (%s = %.6g)\n", status, g.Expr, g.Metric, g.Value)
+		p.printf("%s  %s (%s = %s)\n", status, g.Expr, g.Metric, diffGateValue(g))
 	}
 	return p.done()
 }
 
-// WriteDiffJSON writes a diff as JSON.
+// diffMetricJSON is one diffed figure in diff's JSON. A figure a run does not have
+// (a collective of the other run only, a bandwidth without byte counts) is null, as
+// is what is computed from it; ci is null when no interval could be drawn.
+type diffMetricJSON struct {
+	Name        string      `json:"name,omitempty"`
+	Unit        string      `json:"unit"`
+	Base        *float64    `json:"base"`
+	New         *float64    `json:"new"`
+	Delta       *float64    `json:"delta"`
+	DeltaPct    *float64    `json:"delta_pct"`
+	P           float64     `json:"p"`
+	Method      string      `json:"test"`
+	CI          *[2]float64 `json:"ci"`
+	Significant bool        `json:"significant"`
+	N           [2]int      `json:"n"`
+	Note        string      `json:"note"`
+}
+
+func diffMetric(m compare.MetricDiff) diffMetricJSON {
+	known := func(v float64, ok bool) *float64 {
+		if !ok || math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	hasBase, hasNew := m.Base.N > 0, m.New.N > 0
+	out := diffMetricJSON{Name: m.Name, Unit: m.Unit, Base: known(m.BaseValue, hasBase), New: known(m.NewValue, hasNew),
+		Delta: known(m.Delta, hasBase && hasNew), DeltaPct: known(m.DeltaPct, hasBase && hasNew),
+		P: m.Test.P, Method: m.Test.Method, Significant: m.Significant, N: [2]int{m.Base.N, m.New.N}, Note: m.Note}
+	if !math.IsNaN(m.CI.Lo) && !math.IsNaN(m.CI.Hi) {
+		out.CI = &[2]float64{m.CI.Lo, m.CI.Hi}
+	}
+	return out
+}
+
+// WriteDiffJSON writes a diff as JSON (testdata/report.schema.json, $defs/Diff).
 func WriteDiffJSON(w io.Writer, d DiffDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
-	type metric struct {
-		Name        string     `json:"name"`
-		Unit        string     `json:"unit"`
-		Base        float64    `json:"base"`
-		New         float64    `json:"new"`
-		Delta       float64    `json:"delta"`
-		DeltaPct    *float64   `json:"delta_pct"`
-		P           float64    `json:"p"`
-		Method      string     `json:"test"`
-		CI          [2]float64 `json:"ci"`
-		Significant bool       `json:"significant"`
-		NBase, NNew int        `json:"-"`
-		N           [2]int     `json:"n"`
+	type collective struct {
+		Op        string         `json:"op"`
+		Group     string         `json:"group"`
+		InBase    bool           `json:"in_base"`
+		InNew     bool           `json:"in_new"`
+		MeanUs    diffMetricJSON `json:"mean_us"`
+		BusBwGBps diffMetricJSON `json:"busbw_gbps"`
+	}
+	type attribution struct {
+		StepTimeDeltaUs float64            `json:"step_time_delta_us"`
+		PartsUs         map[string]float64 `json:"parts_us"`
+		ResidueUs       float64            `json:"residue_us"`
 	}
 	df := d.Diff
 	out := struct {
-		SchemaVersion int        `json:"schema_version"`
-		Base          string     `json:"base"`
-		New           string     `json:"new"`
-		Alpha         float64    `json:"alpha"`
-		Metrics       []metric   `json:"metrics"`
-		Attribution   any        `json:"attribution"`
-		Warnings      []string   `json:"warnings"`
-		Gates         []GateView `json:"gates"`
-	}{SchemaVersion: SchemaVersion, Base: df.Base.Label, New: df.New.Label, Alpha: df.Alpha, Warnings: nonNil(df.Warnings), Gates: d.Gates}
+		SchemaVersion int              `json:"schema_version"`
+		Base          string           `json:"base"`
+		New           string           `json:"new"`
+		Alpha         float64          `json:"alpha"`
+		Metrics       []diffMetricJSON `json:"metrics"`
+		Attribution   attribution      `json:"attribution"`
+		Collectives   []collective     `json:"collectives"`
+		Warnings      []string         `json:"warnings"`
+		Gates         []contract.Gate  `json:"gates"`
+	}{SchemaVersion: SchemaVersion, Base: df.Base.Label, New: df.New.Label, Alpha: df.Alpha, Metrics: []diffMetricJSON{},
+		Collectives: []collective{}, Warnings: nonNil(df.Warnings), Gates: gatesJSON(d.Gates)}
 	for _, m := range df.Metrics {
-		jm := metric{Name: m.Name, Unit: m.Unit, Base: m.BaseValue, New: m.NewValue, Delta: m.Delta, P: m.Test.P, Method: m.Test.Method,
-			CI: [2]float64{m.CI.Lo, m.CI.Hi}, Significant: m.Significant, N: [2]int{m.Base.N, m.New.N}}
-		if !math.IsNaN(m.DeltaPct) {
-			v := m.DeltaPct
-			jm.DeltaPct = &v
-		}
-		if math.IsNaN(jm.CI[0]) || math.IsNaN(jm.CI[1]) {
-			jm.CI = [2]float64{}
-		}
-		out.Metrics = append(out.Metrics, jm)
+		out.Metrics = append(out.Metrics, diffMetric(m))
 	}
-	parts := map[string]float64{}
+	out.Attribution = attribution{StepTimeDeltaUs: df.Attribution.StepTimeDeltaUs, PartsUs: map[string]float64{}, ResidueUs: df.Attribution.ResidueUs}
 	for _, p := range df.Attribution.Parts {
-		parts[p.Name] = p.DeltaUs
+		out.Attribution.PartsUs[p.Name] = p.DeltaUs
 	}
-	out.Attribution = map[string]any{"step_time_delta_us": df.Attribution.StepTimeDeltaUs, "parts_us": parts, "residue_us": df.Attribution.ResidueUs}
-	if out.Gates == nil {
-		out.Gates = []GateView{}
+	for _, c := range df.Collectives {
+		mean, busbw := diffMetric(c.MeanUs), diffMetric(c.BusBwGBps)
+		mean.Name, busbw.Name = "", ""
+		out.Collectives = append(out.Collectives, collective{Op: c.Op, Group: c.Group, InBase: c.InBase, InNew: c.InNew, MeanUs: mean, BusBwGBps: busbw})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -186,7 +244,7 @@ func WriteDiffMarkdown(w io.Writer, d DiffDoc) error {
 	p.printf("## hcclprof diff: %s → %s\n\n", mdText(df.Base.Label), mdText(df.New.Label))
 	p.printf("| metric | base | new | change | p | n |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, m := range df.Metrics {
-		p.printf("| %s | %s | %s | %s | %.3g | %d+%d |\n", m.Name, diffValue(m, m.BaseValue), diffValue(m, m.NewValue), diffChange(m), m.Test.P, m.Base.N, m.New.N)
+		p.printf("| %s | %s | %s | %s | %.3g | %d+%d |\n", m.Name, diffSide(m, true), diffSide(m, false), diffChange(m), m.Test.P, m.Base.N, m.New.N)
 	}
 	a := df.Attribution
 	p.printf("\nStep time %+.3f ms:", a.StepTimeDeltaUs/1e3)
@@ -194,6 +252,13 @@ func WriteDiffMarkdown(w io.Writer, d DiffDoc) error {
 		p.printf(" %s %+.3f;", part.Name, part.DeltaUs/1e3)
 	}
 	p.printf(" residue %+.3f ms.\n", a.ResidueUs/1e3)
+	if len(df.Collectives) > 0 {
+		p.printf("\n| collective | group | base | new | change | busbw base | busbw new | change |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, c := range df.Collectives {
+			p.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.Op), mdText(c.Group), diffSide(c.MeanUs, true), diffSide(c.MeanUs, false),
+				collectiveChange(c, c.MeanUs), diffSide(c.BusBwGBps, true), diffSide(c.BusBwGBps, false), collectiveChange(c, c.BusBwGBps))
+		}
+	}
 	if len(d.Gates) > 0 {
 		p.printf("\n")
 		for _, g := range d.Gates {
@@ -201,7 +266,7 @@ func WriteDiffMarkdown(w io.Writer, d DiffDoc) error {
 			if !g.Passed {
 				status = "**FAIL**"
 			}
-			p.printf("- %s `%s` (%s = %.6g)\n", status, mdCode(g.Expr), g.Metric, g.Value)
+			p.printf("- %s `%s` (%s = %s)\n", status, mdCode(g.Expr), g.Metric, diffGateValue(g))
 		}
 	}
 	for _, x := range df.Warnings {

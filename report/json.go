@@ -163,15 +163,23 @@ func WriteJSON(w io.Writer, d *Document) error {
 			TotalUs: us(c.TotalNs), MeanUs: usf(c.MeanNs), P50Us: usf(c.P50Ns), P95Us: usf(c.P95Ns), MaxUs: us(c.MaxNs),
 			AlgBwGBps: round(c.AlgBwGBps, 4), BusBwGBps: round(c.BusBwGBps, 4)})
 	}
-	for _, g := range d.Gates {
+	out.Gates = append(out.Gates, gatesJSON(d.Gates)...)
+	return writeIndentedJSON(w, out)
+}
+
+// gatesJSON is the gates as the JSON report (and diff's JSON) writes them: the value
+// null when the run has none.
+func gatesJSON(gates []analysis.GateResult) []contract.Gate {
+	out := make([]contract.Gate, 0, len(gates))
+	for _, g := range gates {
 		jg := contract.Gate{Expr: g.Expr, Metric: g.Metric, Op: g.Op, Threshold: g.Threshold, Passed: g.Passed}
 		if !g.Unmeasured {
 			v := g.Value
 			jg.Value = &v
 		}
-		out.Gates = append(out.Gates, jg)
+		out = append(out, jg)
 	}
-	return writeIndentedJSON(w, out)
+	return out
 }
 
 func nonNil(s []string) []string {

@@ -13,7 +13,10 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/units"
@@ -45,6 +48,9 @@ type CollectiveInfo struct {
 	Op, Group, GroupName string
 	GroupSize, Count     int
 	MeanNs, BusBwGBps    float64
+	// Members are the group's global ranks as the run knows them (parallel_group_info's,
+	// else the ranks seen with its ops); nil when the run does not say.
+	Members []int
 }
 
 // Run is what a diff compares of one analysed run.
@@ -73,9 +79,13 @@ func FromResult(label string, r *analysis.Result) *Run {
 	for _, o := range r.Communication.Ops {
 		run.Ops = append(run.Ops, OpSample{Rank: o.Rank, Step: o.Step, Group: o.Group, Type: o.Type, ElapseNs: o.ElapseNs, BytesTot: o.Bytes})
 	}
+	members := map[string][]int{}
+	for _, g := range r.Communication.Groups {
+		members[g.Key] = g.Ranks
+	}
 	for _, c := range r.Collectives {
 		run.Collectives = append(run.Collectives, CollectiveInfo{Op: c.Op, Group: c.Group, GroupName: c.GroupName,
-			GroupSize: c.GroupSize, Count: c.Count, MeanNs: c.MeanNs, BusBwGBps: c.BusBwGBps})
+			GroupSize: c.GroupSize, Count: c.Count, MeanNs: c.MeanNs, BusBwGBps: c.BusBwGBps, Members: members[c.Group]})
 	}
 	return run
 }
@@ -190,7 +200,7 @@ type Attribution struct {
 // bandwidth per rank and step.
 type CollectiveDiff struct {
 	Op    string
-	Group string // the group's name (dp, tp, ...) when known, else its hash
+	Group string // the group's name (dp, tp, ...) when known, else its members (MembersLabel), else its key
 	// InBase and InNew say which runs have it; a collective in one run only has no
 	// test.
 	InBase, InNew bool
@@ -355,19 +365,80 @@ func (d *Diff) GateValues() map[string]float64 {
 		out[m.Name] = m.NewValue
 		out[m.Name+".base"] = m.BaseValue
 		out[m.Name+".delta"] = m.Delta
-		pct := m.DeltaPct
-		if math.IsNaN(pct) {
-			pct = 0
+		// A change in percent of a zero base is not a number: the gate that reads it
+		// is unmeasured (and fails), as analyze's gates on a figure the run lacks.
+		if !math.IsNaN(m.DeltaPct) {
+			out[m.Name+".delta_pct"] = m.DeltaPct
 		}
-		out[m.Name+".delta_pct"] = pct
 		out[m.Name+".p"] = m.Test.P
 	}
 	return out
 }
 
-// collKey names a collective across runs: group hashes differ from run to run, so a
-// group is matched by its name when the profiler recorded one.
+// collKey names a collective across runs (see collectiveLabels).
 type collKey struct{ op, group string }
+
+// collectiveLabels names each collective of r (by op and group key) as another run of
+// the same job names it too. A group's key is a hash of its HCCL name, which carries
+// the rendezvous address and time, so it changes from run to run (the real db and
+// text runs of one ImageNet job show two). A group is named by its framework name (dp,
+// tp) when the profile recorded one, else by its members ("ranks 0-7"); when two
+// groups of one op share their members (two communicators over the same ranks), they
+// keep their keys, since nothing tells which one of the other run each is.
+func collectiveLabels(r *Run) map[collKey]string {
+	labels := map[collKey]string{}
+	keysOf := map[collKey]map[string]bool{} // the group keys behind each members label
+	for _, c := range r.Collectives {
+		k := collKey{c.Op, c.Group}
+		switch {
+		case c.GroupName != "":
+			labels[k] = c.GroupName
+		case len(c.Members) > 0:
+			l := MembersLabel(c.Members, c.GroupSize)
+			labels[k] = l
+			lk := collKey{c.Op, l}
+			if keysOf[lk] == nil {
+				keysOf[lk] = map[string]bool{}
+			}
+			keysOf[lk][c.Group] = true
+		}
+	}
+	for k, l := range labels {
+		if len(keysOf[collKey{k.op, l}]) > 1 {
+			labels[k] = k.group
+		}
+	}
+	return labels
+}
+
+// MembersLabel writes a group's global ranks as ranges ("ranks 0-3,8-11"), with the
+// group's size when fewer ranks than that are known ("ranks 0-1 of 8").
+func MembersLabel(members []int, size int) string {
+	rs := slices.Clone(members)
+	slices.Sort(rs)
+	rs = slices.Compact(rs)
+	var b strings.Builder
+	b.WriteString("ranks ")
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(rs[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(rs[j]))
+		}
+		i = j + 1
+	}
+	if size > len(rs) {
+		fmt.Fprintf(&b, " of %d", size)
+	}
+	return b.String()
+}
 
 type collRun struct {
 	info     CollectiveInfo // the first group's, for the aggregate fallback
@@ -378,19 +449,16 @@ type collRun struct {
 }
 
 func collectivesOf(r *Run) map[collKey]*collRun {
-	label := map[string]string{}
+	labels := collectiveLabels(r)
 	size := map[[2]string]int{}
 	out := map[collKey]*collRun{}
 	keyOf := func(op, group string) collKey {
-		if l := label[group]; l != "" {
+		if l := labels[collKey{op, group}]; l != "" {
 			return collKey{op, l}
 		}
 		return collKey{op, group}
 	}
 	for _, c := range r.Collectives {
-		if c.GroupName != "" {
-			label[c.Group] = c.GroupName
-		}
 		size[[2]string{c.Op, c.Group}] = c.GroupSize
 	}
 	for _, c := range r.Collectives {

@@ -72,3 +72,60 @@ func TestCompare(t *testing.T) {
 	assert.InDelta(t, -0.15, gv["comm_share.delta"], 0.01)
 	assert.InDelta(t, -20, gv["step_time_us.delta_pct"], 0.01)
 }
+
+func TestMembersLabel(t *testing.T) {
+	for _, tc := range []struct {
+		members []int
+		size    int
+		want    string
+	}{
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, 8, "ranks 0-7"},
+		{[]int{1, 0}, 8, "ranks 0-1 of 8"},
+		{[]int{0}, 0, "ranks 0"},
+		{[]int{6, 0, 2, 4, 2}, 4, "ranks 0,2,4,6"},
+		{[]int{0, 1, 2, 8, 9, 10, 12}, 16, "ranks 0-2,8-10,12 of 16"},
+	} {
+		assert.Equal(t, tc.want, MembersLabel(tc.members, tc.size), "%v of %d", tc.members, tc.size)
+	}
+}
+
+// TestCollectivesMatchAcrossRuns: group keys differ from run to run; a collective is
+// matched by its group's name, else its members, and two groups of one op with the
+// same members (which cannot be told apart) keep their keys.
+func TestCollectivesMatchAcrossRuns(t *testing.T) {
+	run := func(label string, keys [4]string) *Run {
+		r := &Run{Label: label, Collectives: []CollectiveInfo{
+			{Op: "allreduce", Group: keys[0], GroupName: "dp", GroupSize: 2, Count: 1, MeanNs: 1000, Members: []int{0, 1}},
+			{Op: "allgather", Group: keys[1], GroupSize: 4, Count: 1, MeanNs: 2000, Members: []int{0, 1, 2, 3}},
+			{Op: "broadcast", Group: keys[2], GroupSize: 2, Count: 1, MeanNs: 3000, Members: []int{0, 1}},
+			{Op: "broadcast", Group: keys[3], GroupSize: 2, Count: 1, MeanNs: 4000, Members: []int{0, 1}},
+		}}
+		for _, c := range r.Collectives {
+			r.Ops = append(r.Ops, OpSample{Rank: 0, Step: 1, Group: c.Group, Type: c.Op, ElapseNs: int64(c.MeanNs), BytesTot: 1 << 20})
+		}
+		return r
+	}
+	d := Compare(run("base", [4]string{"h1", "h2", "h3", "h4"}), run("new", [4]string{"k1", "k2", "k3", "k4"}), Options{Seed: 1})
+	type row struct {
+		op, group     string
+		inBase, inNew bool
+	}
+	var got []row
+	for _, c := range d.Collectives {
+		got = append(got, row{c.Op, c.Group, c.InBase, c.InNew})
+		if c.InBase && c.InNew {
+			assert.Zero(t, c.MeanUs.Delta, c.Op)
+		}
+	}
+	assert.ElementsMatch(t, []row{
+		{"allreduce", "dp", true, true},
+		{"allgather", "ranks 0-3", true, true},
+		{"broadcast", "h3", true, false}, {"broadcast", "h4", true, false},
+		{"broadcast", "k3", false, true}, {"broadcast", "k4", false, true},
+	}, got)
+	for _, c := range d.Collectives {
+		if !c.InNew {
+			assert.Zero(t, c.MeanUs.New.N, "no sample where the run lacks it")
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
@@ -943,6 +944,26 @@ func TestDiff(t *testing.T) {
 	_, stderr, code := runCLI(t, "diff", sample, sample, "--fail-on", "nonsense>1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "nonsense")
+	// The sample has no bubble: its change in percent is no figure, and a gate on it
+	// fails (exit 1, value null) instead of passing as 0, as analyze's gates on a
+	// figure the run lacks do.
+	out, stderr, code = runCLI(t, "diff", sample, sample, "--format", "json", "--fail-on", "bubble_us.delta_pct>5")
+	assert.Equal(t, 1, code, stderr)
+	var gated struct {
+		Gates []struct {
+			Expr   string
+			Value  *float64
+			Passed bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &gated))
+	require.Len(t, gated.Gates, 1)
+	assert.Equal(t, "bubble_us.delta_pct>5", gated.Gates[0].Expr)
+	assert.Nil(t, gated.Gates[0].Value)
+	assert.False(t, gated.Gates[0].Passed)
+	text, _, code = runCLI(t, "diff", sample, sample, "--fail-on", "bubble_us.delta_pct>5")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, text, "FAIL  bubble_us.delta_pct>5 (bubble_us.delta_pct = not measured)")
 }
 
 // TestHTMLReport: --format html writes one self-contained page.
@@ -1038,4 +1059,83 @@ algorithm:
 	assert.Contains(t, adviseIDs(), "hccl_buffsize", "300 MiB buckets do not fit HCCL's 200 MiB")
 	assert.NotContains(t, adviseIDs("--config", cfg), "hccl_buffsize", "they fit the configured 400 MiB")
 
+}
+
+// TestDiffMatchesCollectivesAcrossRuns: a group's key is a hash of its HCCL name,
+// which changes from run to run (the real text and db runs of the ImageNet job have
+// 17522688603477080586 and 17148521525495523210). A second run is made from the real
+// Level1 run by giving its group the db run's hash: diff, from the directories and from
+// saved reports, must compare the collective with itself (matched by its members), not
+// list it twice with a zero for the run that "lacks" it.
+func TestDiffMatchesCollectivesAcrossRuns(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1")
+	const hash, otherRunHash = "17522688603477080586", "17148521525495523210"
+	other := filepath.Join(t.TempDir(), "other-run")
+	require.NoError(t, os.CopyFS(other, os.DirFS(src)))
+	renamed := 0
+	for _, rank := range []string{"rank0_ascend_pt", "rank1_ascend_pt"} {
+		for _, name := range []string{"communication.json", "communication_matrix.json"} {
+			path := filepath.Join(other, rank, "ASCEND_PROFILER_OUTPUT", name)
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Contains(t, string(b), hash)
+			require.NoError(t, os.WriteFile(path, bytes.ReplaceAll(b, []byte(hash), []byte(otherRunHash)), 0o644))
+			renamed++
+		}
+	}
+	require.Equal(t, 4, renamed)
+	dir := t.TempDir()
+	base, next := filepath.Join(dir, "base.json"), filepath.Join(dir, "new.json")
+	for path, run := range map[string]string{base: src, next: other} {
+		_, errOut, code := runCLI(t, "analyze", run, "--format", "json", "-o", path)
+		require.Equal(t, 0, code, errOut)
+	}
+	baseJSON, err := os.ReadFile(base)
+	require.NoError(t, err)
+	require.Contains(t, string(baseJSON), `"group": "`+hash+`"`)
+
+	type metric struct {
+		Base, New, Delta *float64
+		CI               *[2]float64
+		N                [2]int
+	}
+	for _, args := range [][]string{{src, other}, {base, next}} {
+		out, errOut, code := runCLI(t, append([]string{"diff", "--format", "json"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		var d struct {
+			Collectives []struct {
+				Op, Group string
+				InBase    bool   `json:"in_base"`
+				InNew     bool   `json:"in_new"`
+				MeanUs    metric `json:"mean_us"`
+				BusBw     metric `json:"busbw_gbps"`
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+		require.Len(t, d.Collectives, 1, "%v: one collective, compared with itself", args)
+		c := d.Collectives[0]
+		assert.Equal(t, "allreduce", c.Op)
+		assert.Equal(t, "ranks 0-1 of 8", c.Group, "the group is named by its members (2 of its 8 profiled)")
+		assert.True(t, c.InBase && c.InNew)
+		require.NotNil(t, c.MeanUs.Base)
+		require.NotNil(t, c.MeanUs.Delta)
+		assert.InDelta(t, 25795.896, *c.MeanUs.Base, 0.001, "the report's mean_us")
+		assert.Zero(t, *c.MeanUs.Delta)
+		require.NotNil(t, c.BusBw.Delta)
+		assert.Zero(t, *c.BusBw.Delta)
+		assert.Equal(t, [2]int{2, 2}, c.MeanUs.N, "a sample per rank and step")
+		assert.Equal(t, [2]int{2, 2}, c.BusBw.N)
+	}
+	text, _, code := runCLI(t, "diff", src, other)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, text, hash)
+	assert.Contains(t, text, "│ allreduce │ ranks 0-1 of 8 │ 25.796 ms │ 25.796 ms │      ~ │       4.15 │      4.15 │      ~ │")
+	assert.Equal(t, 1, strings.Count(text, "│ allreduce │"))
+
+	// The db run itself profiled rank 0 only: its group is "ranks 0 of 8", another
+	// set, so the two runs' collectives are each listed once, the other side "-".
+	out, _, code := runCLI(t, "diff", src, realdata.Path(t, "imagenet-2rank-db"))
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "│ allreduce │ ranks 0-1 of 8 │ 25.796 ms │         - │ base only │       4.15 │         - │ base only │")
+	assert.Contains(t, out, "│ allreduce │   ranks 0 of 8 │         - │ 25.527 ms │  new only │          - │      4.19 │  new only │")
 }

@@ -61,9 +61,9 @@ func Diff(env Env, args []string, f DiffFlags) error {
 	d := compare.Compare(runs[0], runs[1], compare.Options{Seed: f.Seed})
 	doc := report.DiffDoc{Diff: d, Width: width}
 	results := analysis.EvaluateGates(gates, d.GateValues())
+	doc.Gates = results
 	var failed []string
 	for _, g := range results {
-		doc.Gates = append(doc.Gates, report.GateView{Expr: g.Expr, Metric: g.Metric, Value: g.Value, Passed: g.Passed})
 		if !g.Passed {
 			failed = append(failed, g.Expr)
 		}
