@@ -56,7 +56,6 @@ type DiffDoc struct {
 	Width int `json:"-"`
 }
 
-
 // diffSide is one run's figure of a diffed metric, "-" when the run has none (a
 // collective of the other run only, a bandwidth without byte counts).
 func diffSide(m compare.MetricDiff, base bool) string {
