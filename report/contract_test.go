@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/analysis/compare"
 	"github.com/hcclprof/hcclprof/report"
 	"github.com/hcclprof/hcclprof/report/contract"
 )
@@ -101,4 +102,63 @@ func mustRead(t *testing.T, name string) []byte {
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	return b
+}
+
+// TestDiffJSONSchema validates diff's JSON against $defs/Diff: the sample against
+// itself with a passing and an unmeasured gate, and against a run that lacks its
+// collectives (their base side null); the schema refuses the gate shape diff wrote
+// before (Go's field names), a zero interval's place taken by a string, and a
+// missing collectives list.
+func TestDiffJSONSchema(t *testing.T) {
+	s := schema(t, "#/$defs/Diff")
+	write := func(d report.DiffDoc) []byte {
+		var b bytes.Buffer
+		require.NoError(t, report.WriteDiffJSON(&b, d))
+		return b.Bytes()
+	}
+	same := write(sampleDiff(t, "comm_share.delta>0.05", "bubble_us.delta_pct>5"))
+	require.NoError(t, validate(s, same))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(same, &m))
+	gates := m["gates"].([]any)
+	require.Len(t, gates, 2)
+	assert.Nil(t, gates[1].(map[string]any)["value"], "the unmeasured gate's value is null")
+	require.NotEmpty(t, m["collectives"])
+
+	res := sampleDoc(t).Result
+	base := compare.FromResult("before", res)
+	base.Collectives, base.Ops = nil, nil
+	lacking := write(report.DiffDoc{Diff: compare.Compare(base, compare.FromResult("after", res), compare.Options{Seed: 1})})
+	require.NoError(t, validate(s, lacking))
+	require.NoError(t, json.Unmarshal(lacking, &m))
+	for _, c := range m["collectives"].([]any) {
+		c := c.(map[string]any)
+		assert.Equal(t, false, c["in_base"])
+		mean := c["mean_us"].(map[string]any)
+		assert.Nil(t, mean["base"], "a run without the collective has no figure, not 0")
+		assert.Nil(t, mean["delta"])
+		assert.Nil(t, mean["ci"])
+		assert.NotNil(t, mean["new"])
+	}
+
+	for name, breakIt := range map[string]func(map[string]any){
+		"Go field names in a gate": func(m map[string]any) {
+			m["gates"] = []any{map[string]any{"Expr": "comm_share.delta>0.05", "Metric": "comm_share.delta", "Value": 0, "Passed": true}}
+		},
+		"a string as ci":     func(m map[string]any) { m["metrics"].([]any)[0].(map[string]any)["ci"] = "none" },
+		"no collectives":     func(m map[string]any) { delete(m, "collectives") },
+		"a metric unnamed":   func(m map[string]any) { delete(m["metrics"].([]any)[0].(map[string]any), "name") },
+		"an unknown field":   func(m map[string]any) { m["extra"] = true },
+		"p outside [0, 1]":   func(m map[string]any) { m["metrics"].([]any)[0].(map[string]any)["p"] = 1.5 },
+		"a negative n":       func(m map[string]any) { m["metrics"].([]any)[0].(map[string]any)["n"] = []any{-1, 2} },
+		"an unknown unit":    func(m map[string]any) { m["metrics"].([]any)[0].(map[string]any)["unit"] = "ms" },
+		"three bounds of ci": func(m map[string]any) { m["metrics"].([]any)[0].(map[string]any)["ci"] = []any{1, 2, 3} },
+	} {
+		var c map[string]any
+		require.NoError(t, json.Unmarshal(same, &c))
+		breakIt(c)
+		doc, err := json.Marshal(c)
+		require.NoError(t, err)
+		assert.Error(t, validate(s, doc), name)
+	}
 }
