@@ -74,14 +74,16 @@ func diffSide(m compare.MetricDiff, base bool) string {
 	return strconv.FormatFloat(v/1e3, 'f', 3, 64) + " ms"
 }
 
-// collectiveChange is a collective's change column: the change, "~", or which run
-// alone has it.
+// collectiveChange is a collective's change column: the change, "~", which run alone
+// has it, or "-" when a run lacks the figure.
 func collectiveChange(c compare.CollectiveDiff, m compare.MetricDiff) string {
 	switch {
 	case !c.InBase:
 		return "new only"
 	case !c.InNew:
 		return "base only"
+	case m.Base.N == 0 || m.New.N == 0:
+		return "-" // a figure one run lacks (a bandwidth without byte counts)
 	}
 	return diffChange(m)
 }

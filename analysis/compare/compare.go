@@ -382,9 +382,11 @@ type collKey struct{ op, group string }
 // the same job names it too. A group's key is a hash of its HCCL name, which carries
 // the rendezvous address and time, so it changes from run to run (the real db and
 // text runs of one ImageNet job show two). A group is named by its framework name (dp,
-// tp) when the profile recorded one, else by its members ("ranks 0-7"); when two
-// groups of one op share their members (two communicators over the same ranks), they
-// keep their keys, since nothing tells which one of the other run each is.
+// tp) when the profile recorded one, else by its members ("ranks 0-7"), without its
+// size: a Level0 run knows only the profiled ranks of a group its Level1 run sizes
+// from the matrix. When two groups of one op share their members (two communicators
+// over the same ranks), they keep their keys, since nothing tells which one of the
+// other run each is.
 func collectiveLabels(r *Run) map[collKey]string {
 	labels := map[collKey]string{}
 	keysOf := map[collKey]map[string]bool{} // the group keys behind each members label
@@ -394,7 +396,7 @@ func collectiveLabels(r *Run) map[collKey]string {
 		case c.GroupName != "":
 			labels[k] = c.GroupName
 		case len(c.Members) > 0:
-			l := MembersLabel(c.Members, c.GroupSize)
+			l := MembersLabel(c.Members, 0)
 			labels[k] = l
 			lk := collKey{c.Op, l}
 			if keysOf[lk] == nil {
@@ -536,6 +538,23 @@ func collectivesOf(r *Run) map[collKey]*collRun {
 	return out
 }
 
+// groupLabel is how a diff names a collective's group: its key's label, with the
+// group's size when the label is its members and either run knows more ranks than
+// those ("ranks 0-1 of 8").
+func groupLabel(label string, runs ...*collRun) string {
+	size := 0
+	var members []int
+	for _, cr := range runs {
+		if cr != nil && len(cr.info.Members) > 0 && MembersLabel(cr.info.Members, 0) == label {
+			members, size = cr.info.Members, max(size, cr.info.GroupSize)
+		}
+	}
+	if members == nil {
+		return label
+	}
+	return MembersLabel(members, size)
+}
+
 func compareCollectives(base, new *Run, opts Options) []CollectiveDiff {
 	bc, nc := collectivesOf(base), collectivesOf(new)
 	keys := map[collKey]bool{}
@@ -572,7 +591,7 @@ func compareCollectives(base, new *Run, opts Options) []CollectiveDiff {
 	var out []CollectiveDiff
 	for i, k := range sorted {
 		b, n := bc[k], nc[k]
-		cd := CollectiveDiff{Op: k.op, Group: k.group, InBase: b != nil, InNew: n != nil}
+		cd := CollectiveDiff{Op: k.op, Group: groupLabel(k.group, b, n), InBase: b != nil, InNew: n != nil}
 		var bm, nm, bb, nb []float64
 		fallback := false
 		if b != nil {

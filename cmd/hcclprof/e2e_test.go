@@ -1132,9 +1132,17 @@ func TestDiffMatchesCollectivesAcrossRuns(t *testing.T) {
 	assert.Contains(t, text, "│ allreduce │ ranks 0-1 of 8 │ 25.796 ms │ 25.796 ms │      ~ │       4.15 │      4.15 │      ~ │")
 	assert.Equal(t, 1, strings.Count(text, "│ allreduce │"))
 
+	// The same job at Level0 knows its group only by the two profiled ranks (no
+	// matrix to size it) and has no byte counts: matched all the same, its bandwidth
+	// "-", not 0.
+	out, _, code := runCLI(t, "diff", src, realdata.Path(t, "imagenet-2rank-level0"))
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "│ allreduce │ ranks 0-1 of 8 │ 25.796 ms │ 19.265 ms │      ~ │       4.15 │         - │      - │")
+	assert.Equal(t, 1, strings.Count(out, "│ allreduce │"))
+
 	// The db run itself profiled rank 0 only: its group is "ranks 0 of 8", another
 	// set, so the two runs' collectives are each listed once, the other side "-".
-	out, _, code := runCLI(t, "diff", src, realdata.Path(t, "imagenet-2rank-db"))
+	out, _, code = runCLI(t, "diff", src, realdata.Path(t, "imagenet-2rank-db"))
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "│ allreduce │ ranks 0-1 of 8 │ 25.796 ms │         - │ base only │       4.15 │         - │ base only │")
 	assert.Contains(t, out, "│ allreduce │   ranks 0 of 8 │         - │ 25.527 ms │  new only │          - │      4.19 │  new only │")
