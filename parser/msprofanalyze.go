@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -880,7 +881,7 @@ func addSummaryRanks(ranks []RankInput, summaries []summaryInput, notes *[]strin
 				}
 			}
 			if covered {
-				*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's output %s (ranks %s): every rank it summarises was read from its raw rank directory, which wins over the summary", where, rankRanges(probe)))
+				*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's output %s (ranks %s): every rank it summarises was read from its raw rank directory, which wins over the summary", where, ranklist.Format(probe)))
 				continue
 			}
 		}
@@ -907,34 +908,16 @@ func addSummaryRanks(ranks []RankInput, summaries []summaryInput, notes *[]strin
 			}
 		}
 		if len(raw) > 0 {
-			*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's summaries in %s for ranks %s: read from their raw rank directories, which win over the summary", where, rankRanges(raw)))
+			*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's summaries in %s for ranks %s: read from their raw rank directories, which win over the summary", where, ranklist.Format(raw)))
 		}
 		if len(dup) > 0 {
-			*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's summaries in %s for ranks %s: already read from another msprof-analyze output", where, rankRanges(dup)))
+			*notes = append(*notes, fmt.Sprintf("ignored msprof-analyze's summaries in %s for ranks %s: already read from another msprof-analyze output", where, ranklist.Format(dup)))
 		}
 		if len(used) > 0 {
 			*notes = append(*notes, fmt.Sprintf("ranks %s read from msprof-analyze's output %s (%s): msprof-analyze's summaries of the profiler's per-rank files, not the profiler's raw output; no timeline",
-				rankRanges(used), where, strings.Join(cs.FilesUsed, ", ")))
+				ranklist.Format(used), where, strings.Join(cs.FilesUsed, ", ")))
 		}
 	}
 	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].Rank < ranks[j].Rank })
 	return ranks
-}
-
-// rankRanges writes sorted ranks compactly: "0-7, 9".
-func rankRanges(ranks []int) string {
-	var parts []string
-	for i := 0; i < len(ranks); {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(ranks[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/report/contract"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
@@ -52,7 +53,7 @@ func WriteInspectText(w io.Writer, d *InspectDocument) error {
 		groups[key] = append(groups[key], in.Rank)
 	}
 	for _, key := range order {
-		p.printf("\nWhat the data supports (ranks %s):\n%s\n", rankRanges(groups[key]), key)
+		p.printf("\nWhat the data supports (ranks %s):\n%s\n", ranklist.Format(groups[key]), key)
 	}
 	for _, in := range d.Ranks {
 		if len(in.Problems) > 0 || len(in.FilesIgnored) > 0 || len(in.FilesUsed) > 0 {
@@ -102,24 +103,6 @@ func stepRange(steps []int) string {
 	parts := make([]string, len(steps))
 	for i, s := range steps {
 		parts[i] = strconv.Itoa(s)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// rankList prints ranks compactly, with runs collapsed: "0-7", "0, 2, 5-9".
-func rankList(ranks []int) string {
-	var parts []string
-	for i := 0; i < len(ranks); {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, strconv.Itoa(ranks[i])+"-"+strconv.Itoa(ranks[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(ranks[i]))
-		}
-		i = j + 1
 	}
 	return strings.Join(parts, ", ")
 }

@@ -251,10 +251,3 @@ func wrap(line string, width int) []string {
 	}
 	return append(out, cur)
 }
-
-// rankRanges prints ranks compactly, in order, runs collapsed: "0-7, 12, 15".
-func rankRanges(ranks []int) string {
-	s := slices.Clone(ranks)
-	slices.Sort(s)
-	return rankList(slices.Compact(s))
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
@@ -343,7 +344,7 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 	}
 	p.printf("\nPipelines: %d of %d stages; bubble %.1f%% of the step (median; %.1f%%–%.1f%%); theory %s\n",
 		len(c.Pipelines), worst.Stages, 100*stats.MedianSorted(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
-	p.printf("  largest: ranks %s, bubble %.1f%%, stage imbalance %.1f%%\n", rankList(worst.Ranks), 100*worst.MeasuredBubble, 100*worst.Imbalance)
+	p.printf("  largest: ranks %s, bubble %.1f%%, stage imbalance %.1f%%\n", ranklist.Format(worst.Ranks), 100*worst.MeasuredBubble, 100*worst.Imbalance)
 	if worst.Note != "" {
 		p.printf("  %s\n", worst.Note)
 	}

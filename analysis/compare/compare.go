@@ -15,10 +15,9 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -413,33 +412,14 @@ func collectiveLabels(r *Run) map[collKey]string {
 	return labels
 }
 
-// MembersLabel writes a group's global ranks as ranges ("ranks 0-3,8-11"), with the
-// group's size when fewer ranks than that are known ("ranks 0-1 of 8").
+// MembersLabel writes a group's global ranks ("ranks 0-3, 8-11"), with the group's
+// size when fewer ranks than that are known ("ranks 0-1 of 8").
 func MembersLabel(members []int, size int) string {
-	rs := slices.Clone(members)
-	slices.Sort(rs)
-	rs = slices.Compact(rs)
-	var b strings.Builder
-	b.WriteString("ranks ")
-	for i := 0; i < len(rs); {
-		j := i
-		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
-			j++
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(rs[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(rs[j]))
-		}
-		i = j + 1
+	label := "ranks " + ranklist.Format(members)
+	if n := len(slices.Compact(slices.Sorted(slices.Values(members)))); size > n {
+		label += fmt.Sprintf(" of %d", size)
 	}
-	if size > len(rs) {
-		fmt.Fprintf(&b, " of %d", size)
-	}
-	return b.String()
+	return label
 }
 
 type collRun struct {

@@ -82,8 +82,8 @@ func TestMembersLabel(t *testing.T) {
 		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, 8, "ranks 0-7"},
 		{[]int{1, 0}, 8, "ranks 0-1 of 8"},
 		{[]int{0}, 0, "ranks 0"},
-		{[]int{6, 0, 2, 4, 2}, 4, "ranks 0,2,4,6"},
-		{[]int{0, 1, 2, 8, 9, 10, 12}, 16, "ranks 0-2,8-10,12 of 16"},
+		{[]int{6, 0, 2, 4, 2}, 4, "ranks 0, 2, 4, 6"},
+		{[]int{0, 1, 2, 8, 9, 10, 12}, 16, "ranks 0-2, 8-10, 12 of 16"},
 	} {
 		assert.Equal(t, tc.want, MembersLabel(tc.members, tc.size), "%v of %d", tc.members, tc.size)
 	}
