@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -34,6 +35,24 @@ type Inspection struct {
 }
 
 const level1Advice = "collect with profiler_level Level1 (torch_npu: experimental_config=_ExperimentalConfig(profiler_level=ProfilerLevel.Level1))"
+
+const ncclAdvice = "not in Kineto traces: NCCL kernels are opaque (no per-step task rows); use NCCL's own profiler plugin or nsys for per-link figures"
+
+// NoTaskRows says why a rank without HCCL task rows has none, and what would give
+// them: Level0 collects none, Kineto's NCCL kernels have none, and at Level1 or above
+// only the timeline holds them (a profile copied without its trace_view.json, as the
+// real Megatron one was, has its summaries and no tasks).
+func NoTaskRows(r *profile.Rank) string {
+	switch {
+	case r.Format == profile.FormatKineto:
+		return ncclAdvice
+	case strings.EqualFold(r.Info.ProfilerLevel, "Level0"):
+		return "Level0 has no HCCL task rows: " + level1Advice
+	case !r.HasTimeline:
+		return "no timeline was read (trace_view.json, or the profiler's db), and only the timeline holds the HCCL task rows: keep it with the profile"
+	}
+	return "the timeline has no HCCL task rows: the run may not communicate between devices"
+}
 
 // Inspect lists what was found for each rank and which analyses it supports.
 func Inspect(c *profile.Cluster) []Inspection {
@@ -105,10 +124,11 @@ func inspectRank(r *profile.Rank) Inspection {
 			"flows come with the Python (CPU) activity: profile with activities CPU and NPU; without them the host step windows are used as they are")
 	}
 	kineto := r.Format == profile.FormatKineto
-	const ncclAdvice = "not in Kineto traces: NCCL kernels are opaque (no per-step task rows); use NCCL's own profiler plugin or nsys for per-link figures"
 	switch {
 	case len(r.CommOps) > 0 && kineto:
 		add("comm_ops", true, "NCCL kernels of the GPU timeline, sized from their collective's arguments", "")
+	case len(r.CommOps) > 0 && r.CommOpsSource != "" && r.CommOpsSource != "timeline":
+		add("comm_ops", true, "the profiler's per-op list ("+r.CommOpsSource+"; no timeline ops)", "")
 	case len(r.CommOps) > 0:
 		add("comm_ops", true, "HCCL op rows of the timeline", "")
 	case len(r.KernelCommOps) > 0:
@@ -121,20 +141,16 @@ func inspectRank(r *profile.Rank) Inspection {
 		add("op_wait_transit", true, "the profiler's communication analysis (communication.json / analysis.db)", "")
 	case len(r.CommTasks) > 0:
 		add("op_wait_transit", true, "recomputed from the HCCL plane tasks", "")
-	case kineto:
-		add("op_wait_transit", false, "", ncclAdvice)
 	default:
-		add("op_wait_transit", false, "", "Level0 has no HCCL task rows: "+level1Advice)
+		add("op_wait_transit", false, "", NoTaskRows(r))
 	}
 	switch {
 	case len(r.CommTasks) > 0:
 		add("link_bandwidth", true, "HCCL plane tasks (size, transport, link type)", "")
 	case len(r.CommMatrix) > 0:
 		add("link_bandwidth", true, "communication_matrix.json (aggregated per op type)", "")
-	case kineto:
-		add("link_bandwidth", false, "", ncclAdvice)
 	default:
-		add("link_bandwidth", false, "", "Level0 has no HCCL task rows, so no link bandwidth: "+level1Advice)
+		add("link_bandwidth", false, "", NoTaskRows(r))
 	}
 	groupSource := "parallel_group_info of profiler_metadata.json"
 	if kineto {

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
@@ -97,9 +98,26 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 type CalibrationDoc struct {
 	Links    []costmodel.LinkFit
 	BackTest []costmodel.OpBackTest
+	// NoTransfers says, when there is no link to fit, why the ranks have no HCCL
+	// transfers: each reason (analysis.NoTaskRows) with the ranks it holds for.
+	NoTransfers []RanksReason
 	// Width is the text output's width in display columns (the terminal's); 0 is no
 	// limit. Other formats ignore it.
 	Width int
+}
+
+// ranksNoun names ranks for a sentence: "rank 3", "ranks 0-7".
+func ranksNoun(ranks []int) string {
+	if len(ranks) == 1 {
+		return "rank " + ranklist.Format(ranks)
+	}
+	return "ranks " + ranklist.Format(ranks)
+}
+
+// RanksReason is a reason and the ranks it holds for.
+type RanksReason struct {
+	Reason string
+	Ranks  []int
 }
 
 // WriteCalibrationText writes the calibrated links and the back-test.
@@ -108,7 +126,10 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 	p := newPrinter(w, d.Width)
 	fits := d.Links
 	if len(fits) == 0 {
-		p.printf("No HCCL transfers to calibrate on (the profile has no task rows: collect at profiler Level1).\n")
+		p.printf("No HCCL transfers to calibrate on: the fit needs the HCCL task rows of a timeline.\n")
+		for _, r := range d.NoTransfers {
+			p.printf("  %s: %s\n", ranksNoun(r.Ranks), r.Reason)
+		}
 		return p.done()
 	}
 	p.printf("Calibrated links (a transfer of n bytes takes α + n/BW, and n/Γ more when it reduces; fitted on the run's own transfers)\n")
@@ -189,11 +210,19 @@ type jsonOpBackTest struct {
 // "op_backtest": [...]}.
 func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
+	type noTransfers struct {
+		Reason string `json:"reason"`
+		Ranks  []int  `json:"ranks"`
+	}
 	out := struct {
 		SchemaVersion int              `json:"schema_version"`
 		Links         []jsonLinkFit    `json:"links"`
 		BackTest      []jsonOpBackTest `json:"op_backtest"`
-	}{SchemaVersion, []jsonLinkFit{}, []jsonOpBackTest{}}
+		NoTransfers   []noTransfers    `json:"no_transfers"` // why there is no link, by rank
+	}{SchemaVersion, []jsonLinkFit{}, []jsonOpBackTest{}, []noTransfers{}}
+	for _, r := range d.NoTransfers {
+		out.NoTransfers = append(out.NoTransfers, noTransfers{Reason: r.Reason, Ranks: r.Ranks})
+	}
 	for _, b := range d.BackTest {
 		out.BackTest = append(out.BackTest, jsonOpBackTest{Op: b.Op, Ops: b.Ops, Groups: b.Groups, Sizes: b.Sizes, MAPE: round(b.MAPE, 4),
 			P90: round(b.P90, 4), MedianRatio: round(b.MedianRatio, 4), Skipped: b.Skipped, Note: b.Note})

@@ -278,7 +278,8 @@ func TestInspectLevel0(t *testing.T) {
 	dir := realdata.Path(t, "imagenet-2rank-level0")
 	out, _, code := runCLI(t, "inspect", dir)
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, "[no]  link_bandwidth: Level0 has no HCCL task rows, so no link bandwidth: collect with profiler_level Level1")
+	assert.Contains(t, out, "[no]  link_bandwidth: Level0 has no HCCL task rows: collect with profiler_level Level1")
+	assert.Contains(t, out, "[yes] comm_ops: the profiler's per-op list (kernel_details.csv; no timeline ops)")
 	assert.Contains(t, out, "[yes] step_breakdown: the profiler's step_trace_time.csv")
 }
 
@@ -546,6 +547,41 @@ func TestCalibrate(t *testing.T) {
 	out, _, code = runCLI(t, "calibrate", sample)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "treat the fit as a hypothesis")
+	assert.NotContains(t, out, "No HCCL transfers")
+}
+
+// TestCalibrateSaysWhyNoLinks: with no transfer to fit, calibrate says why, per rank,
+// for what the real profiles lack: the Megatron run is Level2 but was copied without
+// its timeline (calibrate once told it to collect at Level1), the ImageNet Level0 run
+// has no task rows, and a single-device run does not communicate.
+func TestCalibrateSaysWhyNoLinks(t *testing.T) {
+	for _, tc := range []struct{ dataset, ranks, reason string }{
+		{"megatron-pp2dp2-2of4rank", "ranks 0, 2", "no timeline was read (trace_view.json, or the profiler's db)"},
+		{"imagenet-2rank-level0", "ranks 0-1", "Level0 has no HCCL task rows: collect with profiler_level Level1"},
+		{"torchnpu-1rank-nohccl", "rank 0", "the timeline has no HCCL task rows"},
+	} {
+		dir := realdata.Path(t, tc.dataset)
+		out, errOut, code := runCLI(t, "calibrate", dir)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "No HCCL transfers to calibrate on", tc.dataset)
+		assert.Contains(t, out, "  "+tc.ranks+": "+tc.reason, tc.dataset)
+		if tc.dataset != "imagenet-2rank-level0" {
+			assert.NotContains(t, out, "Level1", "%s: the advice to collect at Level1 is for Level0 runs", tc.dataset)
+		}
+		out, _, code = runCLI(t, "calibrate", dir, "--format", "json")
+		require.Equal(t, 0, code)
+		var rep struct {
+			Links       []json.RawMessage
+			NoTransfers []struct {
+				Reason string
+				Ranks  []int
+			} `json:"no_transfers"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		assert.Empty(t, rep.Links)
+		require.Len(t, rep.NoTransfers, 1, tc.dataset)
+		assert.Contains(t, rep.NoTransfers[0].Reason, tc.reason)
+	}
 }
 
 // whatIfReport is the part of whatif --format json the tests read.
