@@ -17,6 +17,9 @@ type Check struct {
 	Threshold string
 	Evidence  string // the worst case, findable in the timeline
 	Where     analysis.CheckRef
+	// CostNs is, for the small-message checks, the time the small ops moved data
+	// (analysis.CheckSamples.SmallSDMANs), summed over ranks and steps.
+	CostNs int64
 }
 
 // Evaluated reports whether the check had anything to examine: a check over no op or
@@ -56,10 +59,10 @@ func evaluateChecks(sum analysis.CheckSamples, retrans []analysis.Retransmission
 		}
 		out = append(out, c)
 	}
-	add(Check{ID: "small_packets_sdma", Title: "Small SDMA messages", Count: sum.SmallSDMA, Total: sum.SDMAOps,
+	add(Check{ID: "small_packets_sdma", Title: "Small SDMA messages", Count: sum.SmallSDMA, Total: sum.SDMAOps, CostNs: sum.SmallSDMANs,
 		Fired:     share(sum.SmallSDMA, sum.SDMAOps) > th.SmallShare,
 		Threshold: fmt.Sprintf("ops moving < %.0f MB over SDMA in over %.0f%% of SDMA ops", float64(lim.SmallSDMABytes)/1e6, 100*th.SmallShare)}, sum.SmallSDMAEx)
-	add(Check{ID: "small_packets_rdma", Title: "Small RDMA messages", Count: sum.SmallRDMA, Total: sum.RDMAOps,
+	add(Check{ID: "small_packets_rdma", Title: "Small RDMA messages", Count: sum.SmallRDMA, Total: sum.RDMAOps, CostNs: sum.SmallRDMANs,
 		Fired:     share(sum.SmallRDMA, sum.RDMAOps) > th.SmallShare,
 		Threshold: fmt.Sprintf("ops moving < %.0f MB over RDMA in over %.0f%% of RDMA ops", float64(lim.SmallRDMABytes)/1e6, 100*th.SmallShare)}, sum.SmallRDMAEx)
 	contBW := units.GBps(sum.ContendedBytes, sum.ContendedNs)

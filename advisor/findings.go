@@ -98,7 +98,7 @@ func findings(res *analysis.Result, det Detections, env Env, facts RunFacts, fit
 	out = append(out, waitFindings(res, th.Waiting)...)
 	out = append(out, warmupFindings(res, th.Steps)...)
 	out = append(out, slowFindings(det, res.Communication.Retransmissions, th.Stake)...)
-	out = append(out, checkFindings(det.Checks)...)
+	out = append(out, checkFindings(det.Checks, stageSumNs(res), th.SmallMessages)...)
 	out = append(out, linkUseFindings(res.Communication, th.LinkUse)...)
 	out = append(out, latencyBoundFindings(res.Communication, fit.Links, th.LatencyBound)...)
 	out = append(out, algorithmFindings(res, det, facts, fit, th.Algorithm)...)

@@ -16,24 +16,25 @@ import (
 // decides. Each is a key of the configuration file's findings section:
 // findings.<finding id>.<key> (ApplyConfig).
 type Thresholds struct {
-	Overlap      OverlapThresholds      // exposed_comm_could_overlap
-	Steps        StepThresholds         // warmup_steps and outlier_steps
-	Stake        StakeThresholds        // slow_rank (and the diagnosis' straggler)
-	Waiting      WaitThresholds         // comm_mostly_waiting
-	LinkUse      LinkUseThresholds      // link_use_low
-	LatencyBound LatencyBoundThresholds // latency_bound_transfers
-	Bubble       BubbleThresholds       // pipeline_bubble
-	Storm        StormThresholds        // small_collectives
-	Algorithm    AlgorithmThresholds    // algorithm_not_best
-	Diagnosis    DiagnosisThresholds    // the diagnosis (the verdict) and its cause_* finding
-	Recommend    RecommendThresholds    // which changes are recommended, and their order
+	Overlap       OverlapThresholds       // exposed_comm_could_overlap
+	Steps         StepThresholds          // warmup_steps and outlier_steps
+	Stake         StakeThresholds         // slow_rank (and the diagnosis' straggler)
+	Waiting       WaitThresholds          // comm_mostly_waiting
+	LinkUse       LinkUseThresholds       // link_use_low
+	LatencyBound  LatencyBoundThresholds  // latency_bound_transfers
+	Bubble        BubbleThresholds        // pipeline_bubble
+	Storm         StormThresholds         // small_collectives
+	SmallMessages SmallMessagesThresholds // small_messages
+	Algorithm     AlgorithmThresholds     // algorithm_not_best
+	Diagnosis     DiagnosisThresholds     // the diagnosis (the verdict) and its cause_* finding
+	Recommend     RecommendThresholds     // which changes are recommended, and their order
 }
 
 // DefaultThresholds are the findings' defaults (hcclprof.example.yaml lists them).
 var DefaultThresholds = Thresholds{
 	Overlap: DefaultOverlapThresholds, Steps: DefaultStepThresholds, Stake: DefaultStakeThresholds,
 	Waiting: DefaultWaitThresholds, LinkUse: DefaultLinkUseThresholds, LatencyBound: DefaultLatencyBoundThresholds,
-	Bubble: DefaultBubbleThresholds, Storm: DefaultStormThresholds, Algorithm: DefaultAlgorithmThresholds,
+	Bubble: DefaultBubbleThresholds, Storm: DefaultStormThresholds, SmallMessages: DefaultSmallMessagesThresholds, Algorithm: DefaultAlgorithmThresholds,
 	Diagnosis: DefaultDiagnosisThresholds, Recommend: DefaultRecommendThresholds,
 }
 
@@ -57,6 +58,7 @@ func (t *Thresholds) byFinding() map[string][]thresholdKey {
 		"latency_bound_transfers":    t.LatencyBound.keys(),
 		"pipeline_bubble":            t.Bubble.keys(),
 		"small_collectives":          t.Storm.keys(),
+		"small_messages":             t.SmallMessages.keys(),
 		"algorithm_not_best":         t.Algorithm.keys(),
 		"diagnosis":                  t.Diagnosis.keys(),
 		"recommendations":            t.Recommend.keys(),

@@ -65,6 +65,14 @@ func (e *CheckExample) keep(worse bool, ref CheckRef, value float64, text func()
 type CheckSamples struct {
 	SDMAOps, SmallSDMA, RDMAOps, SmallRDMA int
 	SmallSDMAEx, SmallRDMAEx               CheckExample
+	// SmallSDMANs and SmallRDMANs are what the small ops cost: the sum of the time
+	// they moved data (OpStat.MovingNs; their elapse less their wait where that is
+	// unknown), which for a small message is mostly its fixed latency. Not the
+	// elapse: a pipeline's batchSendRecv of a few MB waits for the other stage for
+	// most of its elapse, which the profiler does not count as wait. Counting ops alone, as msprof-analyze's rule does, flags a job whose only small
+	// ops are a few scalar AllReduces of microseconds as much as one that moves its
+	// gradients in small buckets.
+	SmallSDMANs, SmallRDMANs int64
 
 	ContendedBytes, ContendedNs int64
 	ContendedTransfers          int
@@ -93,10 +101,11 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 			transport     string
 			limit         int64
 			ops, smallOps *int
+			costNs        *int64
 			example       *CheckExample
 		}{
-			{"SDMA", th.SmallSDMABytes, &rc.SDMAOps, &rc.SmallSDMA, &rc.SmallSDMAEx},
-			{"RDMA", th.SmallRDMABytes, &rc.RDMAOps, &rc.SmallRDMA, &rc.SmallRDMAEx},
+			{"SDMA", th.SmallSDMABytes, &rc.SDMAOps, &rc.SmallSDMA, &rc.SmallSDMANs, &rc.SmallSDMAEx},
+			{"RDMA", th.SmallRDMABytes, &rc.RDMAOps, &rc.SmallRDMA, &rc.SmallRDMANs, &rc.SmallRDMAEx},
 		} {
 			t, ok := o.Transports.Get(small.transport)
 			if !ok || t.Bytes <= 0 {
@@ -105,6 +114,7 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 			*small.ops++
 			if t.Bytes < small.limit {
 				*small.smallOps++
+				*small.costNs += smallMessageCostNs(o)
 				small.example.keep(float64(t.Bytes) < small.example.Value, ref, float64(t.Bytes),
 					func() string {
 						return fmt.Sprintf("%s moves %.3f MB over %s", o.Name, float64(t.Bytes)/1e6, small.transport)
@@ -160,6 +170,14 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 	return rc
 }
 
+// smallMessageCostNs is what a small op costs (CheckSamples.SmallSDMANs).
+func smallMessageCostNs(o OpStat) int64 {
+	if o.MovingSource != "" {
+		return o.MovingNs
+	}
+	return max(o.ElapseNs-o.WaitNs, 0)
+}
+
 // overlapsAny reports whether iv overlaps any of the start-sorted intervals, none of
 // which is longer than maxDurNs.
 func overlapsAny(sorted []profile.Interval, maxDurNs int64, iv profile.Interval) bool {
@@ -191,6 +209,8 @@ func mergeCheckSamples(per []CheckSamples) CheckSamples {
 		sum.SmallSDMA += rc.SmallSDMA
 		sum.RDMAOps += rc.RDMAOps
 		sum.SmallRDMA += rc.SmallRDMA
+		sum.SmallSDMANs += rc.SmallSDMANs
+		sum.SmallRDMANs += rc.SmallRDMANs
 		sum.ContendedBytes += rc.ContendedBytes
 		sum.ContendedNs += rc.ContendedNs
 		sum.ContendedTransfers += rc.ContendedTransfers
