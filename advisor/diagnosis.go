@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Causes of a diagnosis (Diagnosis.Cause).
@@ -90,9 +91,10 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	exposed := pct(s.CommShare)
 	if freeShare >= th.HostBoundFreeShare && freeShare > s.CommShare {
 		return Diagnosis{Cause: CauseHostBound, Share: freeShare,
-			Title: fmt.Sprintf("the device idles %s of the step: the host is the bottleneck, not the NPU", pct(freeShare)),
-			Evidence: fmt.Sprintf("Free %.3f ms of a mean Stage of %.3f ms per step (computing %s, exposed communication %s; the host starts each step %.3f ms before its first device task on average): "+
-				"profile the host (Python, data loading, operator launches) before the device", float64(free)/float64(steps)/1e6, float64(stage)/float64(steps)/1e6,
+			Title: fmt.Sprintf("the device idles %s of the step: the host is the bottleneck, not the %s", pct(freeShare), deviceNoun(res)),
+			// What to do is the cause's finding's (causeFindings), which follows this.
+			Evidence: fmt.Sprintf("Free %.3f ms of a mean Stage of %.3f ms per step (computing %s, exposed communication %s; the host starts each step %.3f ms before its first device task on average)",
+				float64(free)/float64(steps)/1e6, float64(stage)/float64(steps)/1e6,
 				pct(float64(computing)/float64(stage)), exposed, float64(prep)/float64(steps)/1e6)}
 	}
 	ex := res.Exposure
@@ -339,6 +341,9 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		cure = "Find why that rank arrives late (its compute per step, its host: data loading, CPU binding, launches) before changing links or algorithms."
 	case CauseHostBound:
 		cure = "Profile the host side (Python, data loading, operator launches; torch_npu: TASK_QUEUE_ENABLE, larger batches) before the device."
+		if deviceNoun(res) == "GPU" {
+			cure = "Profile the host side (Python, data loading, kernel launches; PyTorch: DataLoader num_workers and pin_memory, CUDA graphs, larger batches) before the device."
+		}
 	default:
 		return nil
 	}
@@ -355,6 +360,20 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		cure += " (One profiled step: confirm on more steps.)"
 	}
 	return []Finding{{ID: id, Severity: sev, Title: capitalise(d.Title), Evidence: d.Evidence + ". " + cure}}
+}
+
+// deviceNoun is what the run's devices are: "GPU" when every rank is a Kineto trace
+// of NVIDIA GPUs, else "NPU" (Ascend's profilers).
+func deviceNoun(res *analysis.Result) string {
+	for _, r := range res.Ranks {
+		if r.Format != profile.FormatKineto {
+			return "NPU"
+		}
+	}
+	if len(res.Ranks) == 0 {
+		return "NPU"
+	}
+	return "GPU"
 }
 
 func lower(s Severity) Severity {

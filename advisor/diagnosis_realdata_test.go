@@ -302,3 +302,59 @@ func TestMegatronSmallMessagesCostLittle(t *testing.T) {
 	assert.Contains(t, f.Evidence, "too little to be worth changing")
 	assert.NotContains(t, f.Evidence, "bigger gradient buckets")
 }
+
+// TestRealDataFindingsRepeatNothing: no finding of any real dataset says the same
+// thing twice (the host-bound finding once told to profile the host in its evidence
+// and again in its cure): its clauses, split at '.', ';', ':' and '(', are distinct.
+func TestRealDataFindingsRepeatNothing(t *testing.T) {
+	entries, err := os.ReadDir(realdata.Path(t))
+	require.NoError(t, err)
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			dir := realdata.Path(t, e.Name())
+			if _, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{}); err != nil && strings.Contains(err.Error(), "no profiler output found") {
+				t.Skipf("not a profile: %v", err) // torchnpu-1rank-kernels holds kernel tables only
+			}
+			_, _, adv := analyseDir(t, dir)
+			for _, f := range adv.Findings {
+				seen := map[string]bool{}
+				clauses := strings.FieldsFunc(strings.ToLower(f.Title+". "+f.Evidence), func(r rune) bool { return strings.ContainsRune(".;:()", r) })
+				for _, c := range clauses {
+					c = strings.TrimSpace(c)
+					if len(c) < 20 {
+						continue
+					}
+					assert.False(t, seen[c], "%s says %q twice: %s", f.ID, c, f.Evidence)
+					seen[c] = true
+				}
+				n++
+			}
+		})
+	}
+	assert.Greater(t, n, 10, "findings looked at")
+}
+
+// TestKinetoHostBoundSpeaksOfGPUs: the A100 Kineto run is host-bound too; its
+// diagnosis names the GPU and its cure PyTorch's knobs, not the NPU and torch_npu's.
+func TestKinetoHostBoundSpeaksOfGPUs(t *testing.T) {
+	_, _, adv := analyseDir(t, realdata.Path(t, "kineto-nccl-a100-2gpu"))
+	require.Equal(t, advisor.CauseHostBound, adv.Diagnosis.Cause, adv.Diagnosis.Title)
+	assert.Contains(t, adv.Diagnosis.Title, "not the GPU")
+	var cure *advisor.Finding
+	for i, f := range adv.Findings {
+		assert.NotContains(t, f.Title+f.Evidence, "NPU", f.ID)
+		assert.NotContains(t, f.Title+f.Evidence, "torch_npu", f.ID)
+		if f.ID == "cause_host_bound" {
+			cure = &adv.Findings[i]
+		}
+	}
+	require.NotNil(t, cure)
+	assert.Contains(t, cure.Evidence, "DataLoader num_workers")
+
+	_, _, adv = analyseDir(t, realdata.Path(t, "torchnpu-910b3-cann9-5step"))
+	assert.Contains(t, adv.Diagnosis.Title, "not the NPU")
+}
