@@ -53,6 +53,21 @@ func TestCheckSamplesAtTheirLimits(t *testing.T) {
 	assert.Equal(t, 0, got.Misaligned, "both sizes are multiples of 4")
 	assert.Equal(t, 0, got.OverBuffer, "100 MiB is not above 100 MiB")
 	assert.False(t, got.BufferEx.Set)
+
+	// The small ops' cost is the time they moved data; their elapse where unknown.
+	ops[0].ElapseNs, ops[0].WaitNs, ops[0].MovingNs, ops[0].MovingSource = 1_000_000, 300_000, 400_000, "transit"
+	th.SmallSDMABytes = DefaultLimits.SmallSDMABytes
+	got = mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th), rankCheckSamples(r, indexRank(r), ops, th)})
+	assert.Equal(t, int64(800_000), got.SmallSDMANs, "two ranks' 400 µs of moving")
+	ops[0].MovingSource = ""
+	got = rankCheckSamples(r, indexRank(r), ops, th)
+	assert.Equal(t, int64(700_000), got.SmallSDMANs, "elapse less wait")
+
+	// A Kineto (NCCL) rank is not checked against HCCL_BUFFSIZE at all.
+	r.Format = profile.FormatKineto
+	r.Metadata.Env["HCCL_BUFFSIZE"] = "64"
+	got = rankCheckSamples(r, indexRank(r), ops, th)
+	assert.Equal(t, [2]int{0, 0}, [2]int{got.OverBuffer, got.SizedOps})
 }
 
 // TestMergeCheckSamplesKeepsTheWorst: counts add up; the worst case is the smallest
