@@ -74,13 +74,16 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 		return Diagnosis{Cause: CauseUnknown, Title: "no step breakdown could be computed"}
 	}
 	var stage, free, computing, prep int64
-	var steps int64
+	var steps, prepSteps int64
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
 			stage += st.StageNs // = res.Exposure.StageNs, which a hand-made result may lack
 			free += st.FreeNs
 			computing += st.ComputingNs
-			prep += st.PreparingNs
+			if st.HasPreparing {
+				prep += st.PreparingNs
+				prepSteps++
+			}
 			steps++
 		}
 	}
@@ -90,12 +93,17 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	freeShare := float64(free) / float64(stage)
 	exposed := pct(s.CommShare)
 	if freeShare >= th.HostBoundFreeShare && freeShare > s.CommShare {
+		// The host's lead is known only where the step has host markers (Preparing).
+		lead := ""
+		if prepSteps > 0 {
+			lead = fmt.Sprintf("; the host starts each step %.3f ms before its first device task on average", float64(prep)/float64(prepSteps)/1e6)
+		}
 		return Diagnosis{Cause: CauseHostBound, Share: freeShare,
 			Title: fmt.Sprintf("the device idles %s of the step: the host is the bottleneck, not the %s", pct(freeShare), deviceNoun(res)),
 			// What to do is the cause's finding's (causeFindings), which follows this.
-			Evidence: fmt.Sprintf("Free %.3f ms of a mean Stage of %.3f ms per step (computing %s, exposed communication %s; the host starts each step %.3f ms before its first device task on average)",
+			Evidence: fmt.Sprintf("Free %.3f ms of a mean Stage of %.3f ms per step (computing %s, exposed communication %s%s)",
 				float64(free)/float64(steps)/1e6, float64(stage)/float64(steps)/1e6,
-				pct(float64(computing)/float64(stage)), exposed, float64(prep)/float64(steps)/1e6)}
+				pct(float64(computing)/float64(stage)), exposed, lead)}
 	}
 	ex := res.Exposure
 	if !ex.OpsKnown && s.CommShare <= budget {

@@ -198,6 +198,8 @@ func TestCANN9RunIsHostBound(t *testing.T) {
 		ids = append(ids, f.ID)
 	}
 	assert.Contains(t, ids, "cause_host_bound")
+	// The profiler's own Preparing column (step_trace_time.csv) averages 433.75 µs.
+	assert.Contains(t, adv.Diagnosis.Evidence, "the host starts each step 0.434 ms before its first device task on average")
 }
 
 // msprof-cann85-matmul: msprof 25.5.0's capture of one AscendC matmul kernel, only its
@@ -231,6 +233,9 @@ func TestMsprofCann85MatmulDiagnosis(t *testing.T) {
 	assert.Zero(t, res.Summary.CommShare)
 	assert.Equal(t, advisor.CauseHostBound, adv.Diagnosis.Cause, adv.Diagnosis.Title)
 	assert.Contains(t, adv.Diagnosis.Title, "99.3%")
+	// No host markers, so no Preparing: the evidence does not state the host's lead as 0.
+	assert.False(t, s.HasPreparing)
+	assert.NotContains(t, adv.Diagnosis.Evidence, "the host starts each step")
 }
 
 // TestMegatronSmallMessagesCostLittle: 12 of the Megatron run's 22 ops that move data
