@@ -36,6 +36,8 @@ type htmlPage struct {
 	TimeTitle  string
 	Compute    bool // the timeline has compute lanes
 	Checks     []advisor.Check
+	// Collectives are the collectives table's rows (view.go).
+	Collectives []collectiveRow
 }
 
 // chartWidth is the width of the bar charts and the timeline, in user units.
@@ -45,7 +47,7 @@ const chartWidth = 900.0
 func htmlView(d *Document) htmlPage {
 	r := d.Result
 	v := d.view()
-	pg := htmlPage{Doc: d, Verdict: v.Verdict, Summary: v.Summary, Checks: v.FiredChecks}
+	pg := htmlPage{Doc: d, Verdict: v.Verdict, Summary: v.Summary, Checks: v.FiredChecks, Collectives: v.Collectives}
 	pg.Breakdown, pg.BarsNote = breakdownChart(r)
 	pg.Matrix, pg.MatrixNote = matrixChart(r.Communication)
 	pg.Links = linksChart(v.Links)
@@ -469,7 +471,7 @@ overlapped {{pct .Summary.OverlapRatio}} · mean step {{ms .Summary.StepTimeNs}}
 {{with .Timeline}}<h2>Timeline</h2><p>{{$.TimeTitle}}</p>{{template "chart" .}}{{if not $.Compute}}<p><small>Compute lanes are drawn for the rank named by --timeline-rank (large clusters keep every rank's kernels only on request).</small></p>{{end}}{{end}}
 {{if .Checks}}<h2>Checks that fired</h2><ul>{{range .Checks}}<li>{{.Title}}: {{.Count}} of {{.Total}} ({{.Threshold}}); {{.Evidence}}</li>{{end}}</ul>{{end}}
 <h2>Collectives</h2><table><tr><th class="l">op</th><th class="l">group</th><th>size</th><th>count</th><th>total ms</th><th>mean ms</th><th>p95 ms</th><th>algbw GB/s</th><th>busbw GB/s</th></tr>
-{{range .Doc.Result.Collectives}}<tr><td class="l">{{.Op}}</td><td class="l">{{.GroupName}} {{.Group}}</td><td>{{.GroupSize}}</td><td>{{.Count}}</td><td>{{ms .TotalNs}}</td><td>{{nsms .MeanNs}}</td><td>{{nsms .P95Ns}}</td><td>{{printf "%.2f" .AlgBwGBps}}</td><td>{{printf "%.2f" .BusBwGBps}}</td></tr>{{end}}</table>
+{{range .Collectives}}{{$cells := .Cells}}<tr><td class="l">{{.Op}}</td><td class="l">{{.GroupName}} {{.Group}}</td><td>{{$cells.Size}}</td><td>{{.Count}}</td><td>{{ms .TotalNs}}</td><td>{{nsms .MeanNs}}</td><td>{{nsms .P95Ns}}</td><td>{{$cells.AlgBw}}</td><td>{{$cells.BusBw}}</td></tr>{{end}}</table>
 {{with .Doc.Result.Warnings}}<h2>Warnings</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p><small><code>{{.Doc.Command}}</code> · hcclprof {{.Doc.Version}}</small></p>
 </body></html>

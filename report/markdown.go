@@ -96,12 +96,9 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	if len(v.Collectives) > 0 {
 		p.printf("<details><summary>Collectives</summary>\n\n| op | group | size | count | MB/op | total ms | mean ms | p95 ms | algbw GB/s | busbw GB/s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range v.Collectives {
-			mb := "-"
-			if c.HasBytes {
-				mb = fmt.Sprintf("%.2f", c.MBPerOp)
-			}
-			p.printf("| %s | %s | %d | %d | %s | %s | %s | %s | %.2f | %.2f |\n", mdText(c.Op), mdText(c.Label), c.GroupSize, c.Count, mb,
-				ms(c.TotalNs), msf(c.MeanNs), msf(c.P95Ns), c.AlgBwGBps, c.BusBwGBps)
+			cells := c.Cells()
+			p.printf("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", mdText(c.Op), mdText(c.Label), cells.Size, c.Count, cells.MBPerOp,
+				ms(c.TotalNs), msf(c.MeanNs), msf(c.P95Ns), cells.AlgBw, cells.BusBw)
 		}
 		p.printf("\n</details>\n\n")
 	}

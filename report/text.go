@@ -57,18 +57,9 @@ func WriteText(w io.Writer, d *Document) error {
 			column{name: "Count", drop: 6}, col("MB/op"), column{name: "Total", drop: 8}, col("Mean"), column{name: "p50", drop: 1},
 			col("p95"), column{name: "Max", drop: 2}, column{name: "algbw", drop: 3}, col("busbw"))
 		for _, c := range v.Collectives {
-			mbPerOp, algbw, busbw := "-", "-", "-"
-			if c.HasBytes {
-				mbPerOp = fmt.Sprintf("%.2f", c.MBPerOp)
-				algbw = fmt.Sprintf("%.2f", c.AlgBwGBps)
-				busbw = fmt.Sprintf("%.2f", c.BusBwGBps)
-			}
-			size := "-"
-			if c.GroupSize > 0 {
-				size = strconv.Itoa(c.GroupSize)
-			}
-			t.Append(c.Op, c.Label, size, strconv.Itoa(c.Count), mbPerOp, ms(c.TotalNs),
-				msf(c.MeanNs), msf(c.P50Ns), msf(c.P95Ns), ms(c.MaxNs), algbw, busbw)
+			cells := c.Cells()
+			t.Append(c.Op, c.Label, cells.Size, strconv.Itoa(c.Count), cells.MBPerOp, ms(c.TotalNs),
+				msf(c.MeanNs), msf(c.P50Ns), msf(c.P95Ns), ms(c.MaxNs), cells.AlgBw, cells.BusBw)
 		}
 		p.table(t)
 	}

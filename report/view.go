@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
@@ -59,6 +61,24 @@ type collectiveRow struct {
 	Label    string // the group's name and the end of its hash
 	HasBytes bool
 	MBPerOp  float64
+}
+
+// collectiveCells are a collective's figures that need a byte count or a group size,
+// as every table prints them: "-" where that is not known, never 0.
+type collectiveCells struct{ Size, MBPerOp, AlgBw, BusBw string }
+
+// Cells are the row's collectiveCells.
+func (c collectiveRow) Cells() collectiveCells {
+	out := collectiveCells{"-", "-", "-", "-"}
+	if c.GroupSize > 0 {
+		out.Size = strconv.Itoa(c.GroupSize)
+	}
+	if c.HasBytes {
+		out.MBPerOp = fmt.Sprintf("%.2f", c.MBPerOp)
+		out.AlgBw = fmt.Sprintf("%.2f", c.AlgBwGBps)
+		out.BusBw = fmt.Sprintf("%.2f", c.BusBwGBps)
+	}
+	return out
 }
 
 // transportLinks is the spread of the src→dst links' bandwidth over one transport.

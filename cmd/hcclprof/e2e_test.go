@@ -1183,3 +1183,25 @@ func TestDiffMatchesCollectivesAcrossRuns(t *testing.T) {
 	assert.Contains(t, out, "│ allreduce │ ranks 0-1 of 8 │ 25.796 ms │         - │ base only │       4.15 │         - │ base only │")
 	assert.Contains(t, out, "│ allreduce │   ranks 0 of 8 │         - │ 25.527 ms │  new only │          - │      4.19 │  new only │")
 }
+
+// TestUnknownBandwidthIsNotZero: the real Megatron run's ops have no byte count (no
+// timeline: communication.json gives sizes per transport, not per op), so no
+// collective has an algbw or busbw. Every human format says "-", as the text one did;
+// the Markdown and HTML tables once printed 0.00 GB/s.
+func TestUnknownBandwidthIsNotZero(t *testing.T) {
+	dir := realdata.Path(t, "megatron-pp2dp2-2of4rank")
+	text, _, code := runCLI(t, "analyze", dir)
+	require.Equal(t, 0, code)
+	assert.Contains(t, text, "│ batchsendrecv │            pp …756128 │    2 │     6 │     - │ 386.541 │ 64.424 │  0.804 │ 157.454 │ 158.553 │     - │     - │")
+	md, _, code := runCLI(t, "analyze", dir, "--format", "markdown")
+	require.Equal(t, 0, code)
+	assert.Contains(t, md, "| batchsendrecv | pp …756128 | 2 | 6 | - | 386.541 | 64.424 | 157.454 | - | - |")
+	assert.NotContains(t, md, "| 0.00 |")
+	page, _, code := runCLI(t, "analyze", dir, "--format", "html")
+	require.Equal(t, 0, code)
+	i := strings.Index(page, "<h2>Collectives</h2>")
+	require.Positive(t, i)
+	table := page[i : i+strings.Index(page[i:], "</table>")]
+	assert.Equal(t, 11, strings.Count(table, "<td>-</td><td>-</td></tr>"), "11 collectives, none with a bandwidth")
+	assert.NotContains(t, table, "<td>0.00</td>")
+}
