@@ -34,17 +34,25 @@ func ReadReportRun(r io.Reader, label string) (*compare.Run, error) {
 		}
 	}
 	for _, o := range rep.Communication.Ops {
-		run.Ops = append(run.Ops, compare.OpSample{Rank: o.Rank, Step: o.Step, Group: o.Group, Type: o.Type, ElapseNs: ns(o.ElapseUs), BytesTot: o.Bytes})
+		run.Ops = append(run.Ops, compare.OpSample{Rank: o.Rank, Step: o.Step, Group: o.Group, Type: o.Type, ElapseNs: ns(o.ElapseUs), BytesTot: orZero(o.Bytes)})
 	}
 	members := map[string][]int{}
 	for _, g := range rep.Communication.Groups {
 		members[g.Group] = g.Ranks
 	}
 	for _, c := range rep.Collectives {
-		run.Collectives = append(run.Collectives, compare.CollectiveInfo{Op: c.Op, Group: c.Group, GroupName: c.GroupName, GroupSize: c.GroupSize,
-			Count: c.Count, MeanNs: c.MeanUs * 1000, BusBwGBps: c.BusBwGBps, Members: members[c.Group]})
+		run.Collectives = append(run.Collectives, compare.CollectiveInfo{Op: c.Op, Group: c.Group, GroupName: c.GroupName, GroupSize: orZero(c.GroupSize),
+			Count: c.Count, MeanNs: c.MeanUs * 1000, BusBwGBps: orZero(c.BusBwGBps), Members: members[c.Group]})
 	}
 	return run, nil
+}
+
+// orZero is *p, or 0 (the analysis' "not known") when the report has null.
+func orZero[T int | int64 | float64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // DiffDoc is a diff with its gates.

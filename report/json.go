@@ -64,7 +64,7 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 		jo := contract.Op{Rank: o.Rank, Step: o.Step, Group: o.Group, Name: o.Name, Type: o.Type, StartUs: us(o.StartNs),
 			ElapseUs: us(o.ElapseNs), TransitUs: us(o.TransitNs), WaitUs: us(o.WaitNs), SyncUs: us(o.SyncNs),
 			IdleUs: us(o.IdleNs), WaitRatio: o.WaitRatio(), SyncRatio: o.SyncRatio(), CrossWait: us(o.CrossWaitNs),
-			Bytes: o.Bytes, BusBwGBps: round(o.BusBwGBps, 4), Util: round(o.Utilisation, 4), Source: o.Source, Transports: map[string]contract.Transport{}}
+			Bytes: knownBytes(o.Bytes), BusBwGBps: knownFigure(o.BusBwGBps, 4), Util: knownFigure(o.Utilisation, 4), Source: o.Source, Transports: map[string]contract.Transport{}}
 		for _, t := range o.Transports {
 			bins := make([]contract.SizeBin, 0, len(t.Sizes))
 			for _, b := range t.Sizes {
@@ -80,7 +80,7 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 	}
 	for _, l := range c.Links {
 		out.Links = append(out.Links, contract.Link{Src: l.Src, Dst: l.Dst, Transport: l.Transport, Bytes: l.Bytes,
-			TimeUs: us(l.TimeNs), BandwidthGBps: round(l.BandwidthGBps(), 4), PeakGBps: l.PeakGBps, Utilisation: round(l.Utilisation, 4)})
+			TimeUs: us(l.TimeNs), BandwidthGBps: round(l.BandwidthGBps(), 4), PeakGBps: knownFigure(l.PeakGBps, 4), Utilisation: knownFigure(l.Utilisation, 4)})
 	}
 	return out
 }
@@ -97,6 +97,25 @@ func positive(n int) *int {
 		return nil
 	}
 	return &n
+}
+
+// Sizes, bandwidths, utilisations and peaks are 0 in the analysis where they are not
+// known (no byte count, no peak); the report writes null there (schema version 3).
+
+func knownBytes(n int64) *int64 {
+	if n <= 0 {
+		return nil
+	}
+	return &n
+}
+
+// knownFigure is x rounded to digits decimals, null when x is 0 (not known).
+func knownFigure(x float64, digits int) *float64 {
+	if x == 0 {
+		return nil
+	}
+	v := round(x, digits)
+	return &v
 }
 
 func sharePtr(x *float64) *float64 {
@@ -159,9 +178,9 @@ func WriteJSON(w io.Writer, d *Document) error {
 	}
 	for _, c := range r.Collectives {
 		out.Collectives = append(out.Collectives, contract.Collective{Op: c.Op, Group: c.Group, GroupName: c.GroupName,
-			GroupSize: c.GroupSize, GroupSizeSource: c.GroupSizeSource, Count: c.Count, Bytes: c.Bytes,
+			GroupSize: positive(c.GroupSize), GroupSizeSource: c.GroupSizeSource, Count: c.Count, Bytes: knownBytes(c.Bytes),
 			TotalUs: us(c.TotalNs), MeanUs: usf(c.MeanNs), P50Us: usf(c.P50Ns), P95Us: usf(c.P95Ns), MaxUs: us(c.MaxNs),
-			AlgBwGBps: round(c.AlgBwGBps, 4), BusBwGBps: round(c.BusBwGBps, 4)})
+			AlgBwGBps: knownFigure(c.AlgBwGBps, 4), BusBwGBps: knownFigure(c.BusBwGBps, 4)})
 	}
 	out.Gates = append(out.Gates, gatesJSON(d.Gates)...)
 	return writeIndentedJSON(w, out)

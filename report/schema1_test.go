@@ -13,12 +13,12 @@ import (
 	"github.com/hcclprof/hcclprof/report/contract"
 )
 
-// withSlowServer is the sample report with one slow server added under the key
-// schema 2 gives it.
+// withSlowServer is the sample report as schema 2 wrote it (sample.v2.json, kept as
+// it was), with one slow server added under the key schema 2 gives it.
 func withSlowServer(t *testing.T) map[string]any {
 	t.Helper()
 	var m map[string]any
-	require.NoError(t, json.Unmarshal(mustRead(t, "sample.json"), &m))
+	require.NoError(t, json.Unmarshal(mustRead(t, "sample.v2.json"), &m))
 	comm := m["communication"].(map[string]any)
 	require.NotEmpty(t, comm["slow_links"], "the sample has a slow link, with its server")
 	comm["slow_servers"] = []any{map[string]any{"server": 1, "host": "node1", "transport": "RDMA", "fraction": 0.4, "evidence": "e"}}
@@ -66,9 +66,54 @@ func TestDiffReadsSchema1(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	assert.NotEmpty(t, got.Samples)
-	for _, v := range []string{"0", "3"} {
+	for _, v := range []string{"0", "4"} {
 		doc := strings.Replace(string(now), `"schema_version":2`, `"schema_version":`+v, 1)
 		_, err := report.ReadReportRun(strings.NewReader(doc), "r")
-		assert.EqualError(t, err, "r: schema_version "+v+", this hcclprof reads 1 to 2")
+		assert.EqualError(t, err, "r: schema_version "+v+", this hcclprof reads 1 to 3")
 	}
+}
+
+// TestDecodeSchema2: the sample as schema 2 wrote it decodes to the sample as schema 3
+// writes it, and diff reads both as the same run; where schema 2 wrote 0 for a size,
+// bandwidth, utilisation, peak or group size it did not know, Decode gives null, as
+// schema 3 writes.
+func TestDecodeSchema2(t *testing.T) {
+	v2, err := contract.Decode(bytes.NewReader(mustRead(t, "sample.v2.json")))
+	require.NoError(t, err)
+	v3, err := contract.Decode(bytes.NewReader(mustRead(t, "sample.json")))
+	require.NoError(t, err)
+	require.Equal(t, [2]int{2, 3}, [2]int{v2.SchemaVersion, v3.SchemaVersion})
+	v2.SchemaVersion = v3.SchemaVersion
+	assert.Equal(t, v3, v2)
+	r2, err := report.ReadReportRun(bytes.NewReader(mustRead(t, "sample.v2.json")), "r")
+	require.NoError(t, err)
+	r3, err := report.ReadReportRun(bytes.NewReader(mustRead(t, "sample.json")), "r")
+	require.NoError(t, err)
+	assert.Equal(t, r3, r2)
+
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(mustRead(t, "sample.v2.json"), &m))
+	col := m["collectives"].([]any)[0].(map[string]any)
+	col["group_size"], col["bytes"], col["algbw_gbps"], col["busbw_gbps"] = 0, 0, 0, 0
+	comm := m["communication"].(map[string]any)
+	op := comm["ops"].([]any)[0].(map[string]any)
+	op["bytes"], op["busbw_gbps"], op["utilisation"] = 0, 0, 0
+	link := comm["links"].([]any)[0].(map[string]any)
+	link["peak_gbps"], link["utilisation"] = 0, 0
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	got, err := contract.Decode(bytes.NewReader(b))
+	require.NoError(t, err)
+	c, o, l := got.Collectives[0], got.Communication.Ops[0], got.Communication.Links[0]
+	assert.Nil(t, c.GroupSize)
+	assert.Nil(t, c.Bytes)
+	assert.Nil(t, c.AlgBwGBps)
+	assert.Nil(t, c.BusBwGBps)
+	assert.Nil(t, o.Bytes)
+	assert.Nil(t, o.BusBwGBps)
+	assert.Nil(t, o.Util)
+	assert.Nil(t, l.PeakGBps)
+	assert.Nil(t, l.Utilisation)
+	require.NotNil(t, got.Communication.Ops[1].Bytes, "what was known stays")
+	assert.Positive(t, *got.Communication.Ops[1].Bytes)
 }

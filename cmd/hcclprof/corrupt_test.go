@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/report"
 )
 
 // The corruption corpus: damaged inputs derived at test time from the bundled samples
@@ -494,7 +496,9 @@ func TestDiffCorrupt(t *testing.T) {
 		return f
 	}
 	truncated := save("truncated.json", good[:len(good)/2])
-	future := save("future.json", strings.Replace(good, `"schema_version": 2`, `"schema_version": 99`, 1))
+	version := fmt.Sprintf(`"schema_version": %d`, report.SchemaVersion)
+	require.Contains(t, good, version)
+	future := save("future.json", strings.Replace(good, version, `"schema_version": 99`, 1))
 	empty := save("empty.json", "")
 	incomplete := save("incomplete.json", partialReport)
 	base := save("base.json", good)

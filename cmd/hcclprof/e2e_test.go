@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -87,7 +88,7 @@ func TestJSONReport(t *testing.T) {
 	tb, err := os.ReadFile(filepath.Join(sample, "ground_truth.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(tb, &truth))
-	assert.Equal(t, 2, rep.SchemaVersion)
+	assert.Equal(t, 3, rep.SchemaVersion)
 	assert.Equal(t, 8.0, rep.Summary["ranks"])
 	assert.Equal(t, 2.0, rep.Summary["steps"])
 	assert.InDelta(t, truth.Summary["comm_share"], rep.Summary["comm_share"], 0.000001)
@@ -1204,4 +1205,30 @@ func TestUnknownBandwidthIsNotZero(t *testing.T) {
 	table := page[i : i+strings.Index(page[i:], "</table>")]
 	assert.Equal(t, 11, strings.Count(table, "<td>-</td><td>-</td></tr>"), "11 collectives, none with a bandwidth")
 	assert.NotContains(t, table, "<td>0.00</td>")
+
+	// JSON (schema 3): null, and the report holds to the checked-in schema.
+	out, _, code := runCLI(t, "analyze", dir, "--format", "json")
+	require.Equal(t, 0, code)
+	sch, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "report", "testdata", "report.schema.json"))
+	require.NoError(t, err)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(doc))
+	var rep struct {
+		Collectives []map[string]any
+		Comm        struct{ Ops []map[string]any } `json:"communication"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Collectives, 11)
+	for _, c := range rep.Collectives {
+		for _, k := range []string{"bytes", "algbw_gbps", "busbw_gbps"} {
+			v, ok := c[k]
+			assert.True(t, ok && v == nil, "%s %s: %v, not null", c["op"], k, v)
+		}
+		assert.NotNil(t, c["group_size"], "parallel_group_info sizes every group")
+	}
+	for _, o := range rep.Comm.Ops {
+		assert.Nil(t, o["bytes"], "%v", o["name"])
+		assert.Nil(t, o["busbw_gbps"], "%v", o["name"])
+	}
 }

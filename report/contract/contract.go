@@ -10,8 +10,11 @@ package contract
 // SchemaVersion is the version of the JSON report. It changes only when a field is
 // removed, renamed or changes meaning; new fields may be added within a version.
 // Version 2 calls a machine a server, HCCL's word: version 1's slow_nodes and node
-// keys are slow_servers and server (Decode reads both).
-const SchemaVersion = 2
+// keys are slow_servers and server (Decode reads both). Version 3 writes null, not 0,
+// for a size, bandwidth, utilisation, peak or group size that is not known (an op
+// without a byte count, a transport without a peak); Decode reads an older report's
+// 0 there as null.
+const SchemaVersion = 3
 
 // Report is the whole JSON report of analyze (and of advise's full form): what
 // `hcclprof analyze --format json` writes and `hcclprof diff` reads back.
@@ -94,20 +97,20 @@ type Step struct {
 
 // Collective is one op type in one communicator over all ranks and steps.
 type Collective struct {
-	Op              string  `json:"op"`
-	Group           string  `json:"group"`
-	GroupName       string  `json:"group_name,omitempty"`
-	GroupSize       int     `json:"group_size"`
-	GroupSizeSource string  `json:"group_size_source"`
-	Count           int     `json:"count"`
-	Bytes           int64   `json:"bytes"`
-	TotalUs         float64 `json:"total_us"`
-	MeanUs          float64 `json:"mean_us"`
-	P50Us           float64 `json:"p50_us"`
-	P95Us           float64 `json:"p95_us"`
-	MaxUs           float64 `json:"max_us"`
-	AlgBwGBps       float64 `json:"algbw_gbps"`
-	BusBwGBps       float64 `json:"busbw_gbps"`
+	Op              string   `json:"op"`
+	Group           string   `json:"group"`
+	GroupName       string   `json:"group_name,omitempty"`
+	GroupSize       *int     `json:"group_size"` // null when unknown
+	GroupSizeSource string   `json:"group_size_source"`
+	Count           int      `json:"count"`
+	Bytes           *int64   `json:"bytes"` // null when an op's size is unknown
+	TotalUs         float64  `json:"total_us"`
+	MeanUs          float64  `json:"mean_us"`
+	P50Us           float64  `json:"p50_us"`
+	P95Us           float64  `json:"p95_us"`
+	MaxUs           float64  `json:"max_us"`
+	AlgBwGBps       *float64 `json:"algbw_gbps"` // null without bytes
+	BusBwGBps       *float64 `json:"busbw_gbps"` // null without bytes or group size
 }
 
 // Communication is the per-op records, the links between ranks and what was found in them.
@@ -141,9 +144,9 @@ type Op struct {
 	WaitRatio  float64              `json:"wait_ratio"`
 	SyncRatio  float64              `json:"sync_ratio"`
 	CrossWait  float64              `json:"cross_rank_wait_us"`
-	Bytes      int64                `json:"bytes"`
-	BusBwGBps  float64              `json:"busbw_gbps"`
-	Util       float64              `json:"utilisation"`
+	Bytes      *int64               `json:"bytes"`       // null when unknown
+	BusBwGBps  *float64             `json:"busbw_gbps"`  // null without bytes, transit or group size
+	Util       *float64             `json:"utilisation"` // null without a size or the transport's peak
 	Source     string               `json:"source"`
 	Transports map[string]Transport `json:"transports"`
 }
@@ -174,14 +177,14 @@ type Group struct {
 
 // Link is the traffic from one rank to another over one transport.
 type Link struct {
-	Src           int     `json:"src"`
-	Dst           int     `json:"dst"`
-	Transport     string  `json:"transport"`
-	Bytes         int64   `json:"bytes"`
-	TimeUs        float64 `json:"time_us"`
-	BandwidthGBps float64 `json:"bandwidth_gbps"`
-	PeakGBps      float64 `json:"peak_gbps"`
-	Utilisation   float64 `json:"utilisation"`
+	Src           int      `json:"src"`
+	Dst           int      `json:"dst"`
+	Transport     string   `json:"transport"`
+	Bytes         int64    `json:"bytes"`
+	TimeUs        float64  `json:"time_us"`
+	BandwidthGBps float64  `json:"bandwidth_gbps"`
+	PeakGBps      *float64 `json:"peak_gbps"`   // null when the hardware profile has none
+	Utilisation   *float64 `json:"utilisation"` // null without a peak
 }
 
 // SlowRank is a rank the others waited for.

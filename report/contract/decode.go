@@ -23,8 +23,10 @@ type reportV1 struct {
 }
 
 // Decode reads a JSON report. A schema_version 1 report's slow_nodes and node keys
-// are read as slow_servers and server; any other version is decoded as it is (the
-// caller decides which versions it reads).
+// are read as slow_servers and server; a version 1 or 2 report's 0 for a size,
+// bandwidth, utilisation, peak or group size it did not know is read as null, as
+// version 3 writes it. Any other version is decoded as it is (the caller decides
+// which versions it reads).
 func Decode(r io.Reader) (*Report, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -34,6 +36,9 @@ func Decode(r io.Reader) (*Report, error) {
 	var rep Report
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&rep); err != nil {
 		return nil, err
+	}
+	if rep.SchemaVersion == 1 || rep.SchemaVersion == 2 {
+		rep.nullUnknown()
 	}
 	if rep.SchemaVersion != 1 {
 		return &rep, nil
@@ -54,4 +59,28 @@ func Decode(r io.Reader) (*Report, error) {
 		}
 	}
 	return &rep, nil
+}
+
+// nullUnknown sets to null what versions 1 and 2 wrote as 0 for "not known".
+func (rep *Report) nullUnknown() {
+	for i := range rep.Collectives {
+		c := &rep.Collectives[i]
+		c.GroupSize, c.Bytes = nilIfZero(c.GroupSize), nilIfZero(c.Bytes)
+		c.AlgBwGBps, c.BusBwGBps = nilIfZero(c.AlgBwGBps), nilIfZero(c.BusBwGBps)
+	}
+	for i := range rep.Communication.Ops {
+		o := &rep.Communication.Ops[i]
+		o.Bytes, o.BusBwGBps, o.Util = nilIfZero(o.Bytes), nilIfZero(o.BusBwGBps), nilIfZero(o.Util)
+	}
+	for i := range rep.Communication.Links {
+		l := &rep.Communication.Links[i]
+		l.PeakGBps, l.Utilisation = nilIfZero(l.PeakGBps), nilIfZero(l.Utilisation)
+	}
+}
+
+func nilIfZero[T int | int64 | float64](p *T) *T {
+	if p != nil && *p == 0 {
+		return nil
+	}
+	return p
 }
