@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/report/contract"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
@@ -53,7 +52,7 @@ func WriteInspectText(w io.Writer, d *InspectDocument) error {
 		groups[key] = append(groups[key], in.Rank)
 	}
 	for _, key := range order {
-		p.printf("\nWhat the data supports (ranks %s):\n%s\n", ranklist.Format(groups[key]), key)
+		p.printf("\nWhat the data supports (%s):\n%s\n", ranksNoun(groups[key]), key)
 	}
 	for _, in := range d.Ranks {
 		if len(in.Problems) > 0 || len(in.FilesIgnored) > 0 || len(in.FilesUsed) > 0 {
