@@ -51,6 +51,8 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView) {
 	fired, unevaluated := v.FiredChecks, v.UnevaluatedChecks
 	if len(unevaluated) > 0 && len(unevaluated) < len(det.Checks) {
 		p.printf("\nChecks not evaluated (nothing to examine): %s\n", strings.Join(unevaluated, ", "))
+	} else if len(unevaluated) > 0 && v.allKineto {
+		p.printf("\nChecks not evaluated: they examine HCCL's ops and task rows, and an NCCL (Kineto) run has none\n")
 	} else if len(unevaluated) > 0 {
 		p.printf("\nChecks not evaluated: no HCCL task rows to examine\n")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/stats"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // reportView is what the report says, computed once from a Document: the text,
@@ -35,7 +36,9 @@ type reportView struct {
 	FiredChecks []advisor.Check
 	// UnevaluatedChecks are the titles of the checks that had nothing to examine.
 	UnevaluatedChecks []string
-	Gates             []gateRow
+	// allKineto: every rank is a Kineto (NCCL) trace, which the HCCL checks never apply to.
+	allKineto bool
+	Gates     []gateRow
 }
 
 // stepDist is one step over the ranks: the spread of Stage and comm_share, the
@@ -165,6 +168,10 @@ func buildView(d *Document) *reportView {
 	v.TopWaits = topWaits(r.Communication.Ops)
 	if d.Advice != nil {
 		v.Detections = d.Advice.Detections
+	}
+	v.allKineto = len(r.Ranks) > 0
+	for _, rr := range r.Ranks {
+		v.allKineto = v.allKineto && rr.Format == profile.FormatKineto
 	}
 	for _, ch := range v.Detections.Checks {
 		if ch.Fired {

@@ -1232,3 +1232,14 @@ func TestUnknownBandwidthIsNotZero(t *testing.T) {
 		assert.Nil(t, o["busbw_gbps"], "%v", o["name"])
 	}
 }
+
+// TestKinetoReportSpeaksOfGPUs: the A100 run's text report says why the HCCL checks
+// did not run (an NCCL run has no HCCL rows), and names no NPU or torch_npu knob.
+func TestKinetoReportSpeaksOfGPUs(t *testing.T) {
+	out, _, code := runCLI(t, "analyze", realdata.Path(t, "kineto-nccl-a100-2gpu"))
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "Checks not evaluated: they examine HCCL's ops and task rows, and an NCCL (Kineto) run has none")
+	assert.Contains(t, out, "not the GPU")
+	assert.NotContains(t, out, "NPU")
+	assert.NotContains(t, out, "torch_npu")
+}
