@@ -36,6 +36,9 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView) {
 				fmt.Sprintf("%.2f", l.MinGBps), fmt.Sprintf("%.2f", l.MedianGBps), fmt.Sprintf("%.2f", l.MaxGBps), peak, use)
 		}
 		p.table(t)
+		for _, note := range abovePeakNotes(hw, v.Links) {
+			p.printf("  %s\n", note)
+		}
 	}
 	// Top waits: the ops whose ranks waited longest for the others.
 	if len(v.TopWaits) > 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -102,7 +103,7 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 		}
 		p.printf("\n</details>\n\n")
 	}
-	mdLinks(p, r.Communication.Hardware.Name, v.Links)
+	mdLinks(p, r.Communication.Hardware, v.Links)
 	if fired := v.FiredChecks; len(fired) > 0 {
 		p.printf("<details><summary>Checks that fired (%d)</summary>\n\n", len(fired))
 		for _, ch := range fired {
@@ -142,17 +143,20 @@ func mdSteps(p *printer, r *analysis.Result, v *reportView) {
 	}
 }
 
-func mdLinks(p *printer, hardware string, links []transportLinks) {
+func mdLinks(p *printer, hw hardware.Profile, links []transportLinks) {
 	if len(links) == 0 {
 		return
 	}
-	p.printf("<details><summary>Links per transport (GB/s, against %s's peaks)</summary>\n\n| transport | links | min | median | max | peak | median use |\n|---|---:|---:|---:|---:|---:|---:|\n", mdText(hardware))
+	p.printf("<details><summary>Links per transport (GB/s, against %s's peaks)</summary>\n\n| transport | links | min | median | max | peak | median use |\n|---|---:|---:|---:|---:|---:|---:|\n", mdText(hw.Name))
 	for _, l := range links {
 		peak, use := "-", "-"
 		if l.HasPeak {
 			peak, use = fmt.Sprintf("%.1f", l.PeakGBps), pct(l.MedianGBps/l.PeakGBps)
 		}
 		p.printf("| %s | %d | %.2f | %.2f | %.2f | %s | %s |\n", mdText(l.Transport), l.Links, l.MinGBps, l.MedianGBps, l.MaxGBps, peak, use)
+	}
+	for _, note := range abovePeakNotes(hw, links) {
+		p.printf("\n%s\n", mdText(note))
 	}
 	p.printf("\n</details>\n\n")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -95,6 +96,25 @@ type transportLinks struct {
 	MinGBps, MedianGBps, MaxGBps float64
 	PeakGBps                     float64 // the hardware's peak for the transport
 	HasPeak                      bool    // the hardware profile names the transport
+}
+
+// abovePeakNotes say, for each transport whose median link runs above the hardware's
+// peak, that the peak is an effective figure (HCCL's own), which a machine may beat:
+// a use above 100% is not an error of the measure.
+func abovePeakNotes(hw hardware.Profile, links []transportLinks) []string {
+	var out []string
+	for _, l := range links {
+		if !l.HasPeak || l.MedianGBps <= l.PeakGBps {
+			continue
+		}
+		source := ""
+		if s := hw.Sources[l.Transport]; s != "" {
+			source = " (" + s + ")"
+		}
+		out = append(out, fmt.Sprintf("%s: the links run above %s's peak%s, an effective figure, not the wire's: set --peak %s=GB/s to judge use against this machine's",
+			l.Transport, hw.Name, source, l.Transport))
+	}
+	return out
 }
 
 // waitRow is one op (a group's op by name), summed over the ranks that waited in it
