@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
@@ -26,30 +27,31 @@ type ModelDoc struct {
 }
 
 type jsonModel struct {
-	Op          string             `json:"op"`
-	Algo        string             `json:"algo"`
-	Ranks       int                `json:"ranks"`
-	Bytes       int64              `json:"bytes"`
-	TimeUs      float64            `json:"time_us"`
-	LatencyUs   float64            `json:"latency_us"`
-	BandwidthUs float64            `json:"bandwidth_us"`
-	ReduceUs    float64            `json:"reduce_us"`
-	Rounds      int                `json:"rounds"`
-	AlgBwGBps   float64            `json:"algbw_gbps"`
-	BusBwGBps   float64            `json:"busbw_gbps"`
-	Product     string             `json:"product,omitempty"`
-	Servers     int                `json:"servers,omitempty"`
-	HCCLChoice  string             `json:"hccl_choice,omitempty"`
-	Reason      string             `json:"reason,omitempty"`
-	ModelCostUs map[string]float64 `json:"hccl_model_cost_us,omitempty"`
-	Notes       []string           `json:"notes"`
+	SchemaVersion int                `json:"schema_version"`
+	Op            string             `json:"op"`
+	Algo          string             `json:"algo"`
+	Ranks         int                `json:"ranks"`
+	Bytes         int64              `json:"bytes"`
+	TimeUs        float64            `json:"time_us"`
+	LatencyUs     float64            `json:"latency_us"`
+	BandwidthUs   float64            `json:"bandwidth_us"`
+	ReduceUs      float64            `json:"reduce_us"`
+	Rounds        int                `json:"rounds"`
+	AlgBwGBps     float64            `json:"algbw_gbps"`
+	BusBwGBps     float64            `json:"busbw_gbps"`
+	Product       string             `json:"product,omitempty"`
+	Servers       int                `json:"servers,omitempty"`
+	HCCLChoice    string             `json:"hccl_choice,omitempty"`
+	Reason        string             `json:"reason,omitempty"`
+	ModelCostUs   map[string]float64 `json:"hccl_model_cost_us,omitempty"`
+	Notes         []string           `json:"notes"`
 }
 
 // WriteModelJSON writes a modelled op as JSON.
 func WriteModelJSON(w io.Writer, d ModelDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	c := d.Cost
-	out := jsonModel{Op: c.Op, Algo: c.Algo, Ranks: c.Ranks, Bytes: c.Bytes, TimeUs: round(c.TimeUs, 3),
+	out := jsonModel{SchemaVersion: SchemaVersion, Op: c.Op, Algo: c.Algo, Ranks: c.Ranks, Bytes: c.Bytes, TimeUs: round(c.TimeUs, 3),
 		LatencyUs: round(c.LatencyUs, 3), BandwidthUs: round(c.BandwidthUs, 3), ReduceUs: round(c.ReduceUs, 3),
 		Rounds: c.Rounds, AlgBwGBps: round(c.AlgBwGBps, 4), BusBwGBps: round(c.BusBwGBps, 4),
 		Product: d.Product, Servers: d.Servers, Notes: nonNil(d.Notes)}
@@ -137,17 +139,27 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 		column{name: "± GB/s", label: "BW ± GB/s", drop: 4}, column{name: "Γ GB/s", drop: 6}, column{name: "± GB/s", label: "Γ ± GB/s", drop: 5}, column{name: "Points", drop: 1}, column{name: "Range", drop: 7},
 		column{name: "Transfers (reduce)", short: "Transfers\n(reduce)", drop: 2}, column{name: "Back-test error", short: "Back-test\nerror"},
 		column{name: "Confidence", short: "Confi-\ndence"})
+	cell := func(v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", *v)
+	}
 	for _, f := range fits {
-		gamma, gammaSE := "–", "–"
+		k := knownFit(f)
+		gamma := "–"
 		if f.GammaFitted {
-			gamma, gammaSE = "no cost", "–"
+			gamma = "no cost"
 			if f.GammaGBps > 0 {
-				gamma, gammaSE = fmt.Sprintf("%.2f", f.GammaGBps), fmt.Sprintf("%.2f", f.GammaSEGBps)
+				gamma = fmt.Sprintf("%.2f", f.GammaGBps)
 			}
 		}
-		t.Append(f.Transport, fmt.Sprintf("%.2f", f.AlphaUs), fmt.Sprintf("%.2f", f.AlphaSEUs), fmt.Sprintf("%.2f", f.BWGBps),
-			fmt.Sprintf("%.2f", f.BWSEGBps), gamma, gammaSE, fmt.Sprint(f.Points), units.FormatBytes(f.MinBytes)+"–"+units.FormatBytes(f.MaxBytes),
-			fmt.Sprintf("%d (%d)", f.Transfers, f.ReduceTransfers), pct(f.MAPE), f.Confidence)
+		mape := "–"
+		if k.mape != nil {
+			mape = pct(*k.mape)
+		}
+		t.Append(f.Transport, cell(k.alpha), cell(k.alphaSE), cell(k.bw), cell(k.bwSE), gamma, cell(k.gammaSE), fmt.Sprint(f.Points),
+			units.FormatBytes(f.MinBytes)+"–"+units.FormatBytes(f.MaxBytes), fmt.Sprintf("%d (%d)", f.Transfers, f.ReduceTransfers), mape, f.Confidence)
 	}
 	p.table(t)
 	for _, f := range fits {
@@ -174,22 +186,42 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 	return p.done()
 }
 
+// knownLinkFit is a link fit's figures, nil where the fit does not give them: α and
+// the back-test without a fit (confidence none: one size, or sizes that cannot
+// separate latency from bandwidth), the bandwidth without any, a standard error
+// without residual degrees of freedom or for a parameter held at 0.
+type knownLinkFit struct {
+	alpha, alphaSE, bw, bwSE, gammaSE, mape *float64
+}
+
+func knownFit(f costmodel.LinkFit) knownLinkFit {
+	val := func(x float64, ok bool) *float64 {
+		if !ok || math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	fitted := f.Confidence != "none"
+	return knownLinkFit{alpha: val(f.AlphaUs, fitted), alphaSE: val(f.AlphaSEUs, true), bw: val(f.BWGBps, f.BWGBps > 0),
+		bwSE: val(f.BWSEGBps, true), gammaSE: val(f.GammaSEGBps, f.GammaFitted && f.GammaGBps > 0), mape: val(f.MAPE, fitted)}
+}
+
 type jsonLinkFit struct {
-	Transport string  `json:"transport"`
-	AlphaUs   float64 `json:"alpha_us"`
-	AlphaSEUs float64 `json:"alpha_se_us"`
-	BWGBps    float64 `json:"bandwidth_gbps"`
-	BWSEGBps  float64 `json:"bandwidth_se_gbps"`
+	Transport string   `json:"transport"`
+	AlphaUs   *float64 `json:"alpha_us"`          // null without a fit (confidence none)
+	AlphaSEUs *float64 `json:"alpha_se_us"`       // null when the data cannot give it
+	BWGBps    *float64 `json:"bandwidth_gbps"`    // null without any
+	BWSEGBps  *float64 `json:"bandwidth_se_gbps"` // null when the data cannot give it
 	// GammaGBps is the reduction's rate; null when γ was not fitted (no reducing
 	// transfers beside copies), 0 when fitted and not measurable.
 	GammaGBps       *float64 `json:"gamma_gbps"`
-	GammaSEGBps     float64  `json:"gamma_se_gbps"`
+	GammaSEGBps     *float64 `json:"gamma_se_gbps"` // null unless γ was measured
 	ReduceTransfers int      `json:"reduce_transfers"`
 	Points          int      `json:"points"`
 	MinBytes        int64    `json:"min_bytes"`
 	MaxBytes        int64    `json:"max_bytes"`
 	Transfers       int      `json:"transfers"`
-	MAPE            float64  `json:"backtest_mape"`
+	MAPE            *float64 `json:"backtest_mape"` // null without a fit
 	Confidence      string   `json:"confidence"`
 	Note            string   `json:"note"`
 }
@@ -227,11 +259,19 @@ func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 		out.BackTest = append(out.BackTest, jsonOpBackTest{Op: b.Op, Ops: b.Ops, Groups: b.Groups, Sizes: b.Sizes, MAPE: round(b.MAPE, 4),
 			P90: round(b.P90, 4), MedianRatio: round(b.MedianRatio, 4), Skipped: b.Skipped, Note: b.Note})
 	}
+	rounded := func(v *float64, digits int) *float64 {
+		if v == nil {
+			return nil
+		}
+		r := round(*v, digits)
+		return &r
+	}
 	for _, f := range d.Links {
-		out.Links = append(out.Links, jsonLinkFit{Transport: f.Transport, AlphaUs: round(f.AlphaUs, 3), AlphaSEUs: round(f.AlphaSEUs, 3),
-			BWGBps: round(f.BWGBps, 4), BWSEGBps: round(f.BWSEGBps, 4), Points: f.Points, MinBytes: f.MinBytes, MaxBytes: f.MaxBytes,
-			Transfers: f.Transfers, MAPE: round(f.MAPE, 4), Confidence: f.Confidence, Note: f.Note,
-			GammaSEGBps: round(f.GammaSEGBps, 4), ReduceTransfers: f.ReduceTransfers})
+		k := knownFit(f)
+		out.Links = append(out.Links, jsonLinkFit{Transport: f.Transport, AlphaUs: rounded(k.alpha, 3), AlphaSEUs: rounded(k.alphaSE, 3),
+			BWGBps: rounded(k.bw, 4), BWSEGBps: rounded(k.bwSE, 4), Points: f.Points, MinBytes: f.MinBytes, MaxBytes: f.MaxBytes,
+			Transfers: f.Transfers, MAPE: rounded(k.mape, 4), Confidence: f.Confidence, Note: f.Note,
+			GammaSEGBps: rounded(k.gammaSE, 4), ReduceTransfers: f.ReduceTransfers})
 		if f.GammaFitted {
 			g := round(f.GammaGBps, 4)
 			out.Links[len(out.Links)-1].GammaGBps = &g

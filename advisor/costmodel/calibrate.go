@@ -26,7 +26,8 @@ type LinkFit struct {
 	GammaGBps   float64
 	GammaFitted bool
 	// AlphaSEUs, BWSEGBps and GammaSEGBps are standard errors from the fit's
-	// residuals (0 when the data cannot give them).
+	// residuals, NaN when the data cannot give them (no residual degree of freedom, a
+	// parameter held at 0, one size, no fit).
 	AlphaSEUs, BWSEGBps, GammaSEGBps float64
 	Points                           int     // distinct (size, reduce) points fitted
 	Transfers                        int     // transfers behind them
@@ -71,7 +72,8 @@ func Calibrate(samples []analysis.TransferSample) []LinkFit {
 }
 
 func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
-	f := LinkFit{Transport: transport, Points: len(pts), MinBytes: math.MaxInt64}
+	f := LinkFit{Transport: transport, Points: len(pts), MinBytes: math.MaxInt64,
+		AlphaSEUs: math.NaN(), BWSEGBps: math.NaN(), GammaSEGBps: math.NaN()}
 	sizes := map[int64]bool{}
 	reduces, copies := 0, 0
 	for _, p := range pts {
@@ -129,7 +131,7 @@ func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 	// A γ within two standard errors of 0, or adding under 1% at the largest size,
 	// is not a measured cost.
 	big := float64(f.MaxBytes)
-	if gamma <= 2*se[2] || gamma*big < 0.01*(alpha+beta*big) {
+	if gamma <= 2*zeroIfNaN(se[2]) || gamma*big < 0.01*(alpha+beta*big) {
 		gamma = 0
 	}
 	if f.GammaFitted && gamma > 0 {
@@ -169,6 +171,15 @@ func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 	return f
 }
 
+// zeroIfNaN is x, or 0 for an unknown (NaN) standard error where 0 is the caller's
+// neutral value.
+func zeroIfNaN(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return x
+}
+
 // nonNegativeLS is wls with every parameter but column slope held non-negative: a
 // parameter the fit makes negative is held at 0 and the rest refitted (non-negative
 // least squares by elimination). The slope's sign is the caller's to judge.
@@ -192,8 +203,9 @@ func nonNegativeLS(x [][]float64, y, w []float64, free []bool, slope int) (coef,
 }
 
 // wls is weighted least squares of y on the free columns of x (the others held at
-// 0): the coefficients, their standard errors (0 without residual degrees of
-// freedom) and false when the free columns are not independent.
+// 0): the coefficients, their standard errors (NaN for a column held at 0, and
+// without residual degrees of freedom) and false when the free columns are not
+// independent.
 func wls(x [][]float64, y, w []float64, free []bool) (coef, se []float64, ok bool) {
 	var idx []int
 	for j, f := range free {
@@ -203,6 +215,9 @@ func wls(x [][]float64, y, w []float64, free []bool) (coef, se []float64, ok boo
 	}
 	n, k := len(x), len(idx)
 	coef, se = make([]float64, len(free)), make([]float64, len(free))
+	for j := range se {
+		se[j] = math.NaN()
+	}
 	if n < k || k == 0 {
 		return coef, se, false
 	}

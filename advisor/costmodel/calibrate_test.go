@@ -1,6 +1,7 @@
 package costmodel_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -181,4 +182,38 @@ func TestBackTestOnRealData(t *testing.T) {
 	assert.Positive(t, bt[0].Ops)
 	assert.Greater(t, bt[0].MAPE, 0.2, "their time is waiting the model does not price")
 	assert.NotEmpty(t, bt[0].Note)
+}
+
+// TestCalibrationStandardErrorsUnknownWithoutResiduals: a standard error needs a
+// residual degree of freedom. Two sizes fit α and β exactly: their errors are unknown
+// (NaN), not 0, which reads as a perfect fit. A third size gives them; one size fits
+// nothing (α and the errors unknown, the bandwidth an upper bound).
+func TestCalibrationStandardErrorsUnknownWithoutResiduals(t *testing.T) {
+	sample := func(size int64) analysis.TransferSample {
+		return analysis.TransferSample{Transport: "HCCS", SizeBytes: size, MedianNs: 10_000 + float64(size)/18.3, Count: 4, Ranks: 2}
+	}
+	fit := func(sizes ...int64) costmodel.LinkFit {
+		var s []analysis.TransferSample
+		for _, n := range sizes {
+			s = append(s, sample(n))
+		}
+		fits := costmodel.Calibrate(s)
+		require.Len(t, fits, 1)
+		return fits[0]
+	}
+	two := fit(1<<20, 16<<20)
+	assert.InDelta(t, 10, two.AlphaUs, 1e-6)
+	assert.InDelta(t, 18.3, two.BWGBps, 1e-6)
+	assert.True(t, math.IsNaN(two.AlphaSEUs), "two points, two parameters: %v", two.AlphaSEUs)
+	assert.True(t, math.IsNaN(two.BWSEGBps))
+	assert.True(t, math.IsNaN(two.GammaSEGBps), "γ was not fitted")
+
+	three := fit(1<<20, 4<<20, 16<<20)
+	assert.InDelta(t, 0, three.AlphaSEUs, 1e-6, "one residual degree of freedom, an exact line: a known 0")
+	assert.False(t, math.IsNaN(three.BWSEGBps))
+
+	one := fit(8 << 20)
+	assert.Equal(t, "none", one.Confidence)
+	assert.True(t, math.IsNaN(one.AlphaSEUs))
+	assert.True(t, math.IsNaN(one.BWSEGBps))
 }

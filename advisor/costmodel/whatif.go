@@ -957,7 +957,7 @@ func fitLine(xs, ys []float64) (a, b, sa, sb float64, n int) {
 	if !ok {
 		return 0, 0, 0, 0, 0
 	}
-	return coef[0], coef[1], se[0], se[1], len(xs)
+	return coef[0], coef[1], zeroIfNaN(se[0]), zeroIfNaN(se[1]), len(xs)
 }
 
 func uniq(xs []float64) []float64 {

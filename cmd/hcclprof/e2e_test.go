@@ -1249,3 +1249,72 @@ func TestKinetoReportSpeaksOfGPUs(t *testing.T) {
 	assert.NotContains(t, out, "NPU")
 	assert.NotContains(t, out, "torch_npu")
 }
+
+// TestJSONOutputsHoldToTheSchema: every command's JSON validates against its part of
+// report/testdata/report.schema.json (calibrate, whatif, model, inspect; analyze,
+// advise and diff are held to it in package report), on the sample and the real
+// runs whose figures are missing (calibrate's nulls and no_transfers), and the
+// schema refuses a document with a field it does not know or without its version.
+func TestJSONOutputsHoldToTheSchema(t *testing.T) {
+	compile := func(def string) *jsonschema.Schema {
+		s, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "report", "testdata", "report.schema.json") + "#/$defs/" + def)
+		require.NoError(t, err)
+		return s
+	}
+	megatron, level1 := realdata.Path(t, "megatron-pp2dp2-2of4rank"), realdata.Path(t, "imagenet-2rank-level1")
+	for _, tc := range []struct {
+		def  string
+		args []string
+	}{
+		{"Calibration", []string{"calibrate", sample}},
+		{"Calibration", []string{"calibrate", megatron}},
+		{"Calibration", []string{"calibrate", level1}},
+		{"WhatIf", []string{"whatif", sample, "--set", "bucket=64MiB"}},
+		{"Model", []string{"model", "--op", "allreduce", "--product", "a2", "--servers", "2", "--size", "64MiB"}},
+		{"Model", []string{"model", "--op", "allgather", "--ranks", "8", "--algo", "ring", "--bw-gbps", "18.3", "--alpha-us", "13", "--size", "1MiB"}},
+		{"Inspect", []string{"inspect", sample}},
+		{"Inspect", []string{"inspect", megatron}},
+	} {
+		out, errOut, code := runCLI(t, append(tc.args, "--format", "json")...)
+		require.Equal(t, 0, code, "%v: %s", tc.args, errOut)
+		s := compile(tc.def)
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+		require.NoError(t, err)
+		assert.NoError(t, s.Validate(doc), "%v", tc.args)
+
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		m["extra"] = 1
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		bad, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		require.NoError(t, err)
+		assert.Error(t, s.Validate(bad), "%v with an unknown field", tc.args)
+		delete(m, "extra")
+		delete(m, "schema_version")
+		b, err = json.Marshal(m)
+		require.NoError(t, err)
+		bad, err = jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		require.NoError(t, err)
+		assert.Error(t, s.Validate(bad), "%v without schema_version", tc.args)
+	}
+
+	// The sample's RDMA link is fitted on two sizes: α and β exactly, with no residual
+	// to give their standard errors, which are null (they were 0, a perfect fit).
+	out, _, code := runCLI(t, "calibrate", sample, "--format", "json")
+	require.Equal(t, 0, code)
+	var cal struct {
+		Links []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &cal))
+	require.Len(t, cal.Links, 2)
+	rdma := cal.Links[1]
+	require.Equal(t, "RDMA", rdma["transport"])
+	assert.Equal(t, 2.0, rdma["points"])
+	assert.Nil(t, rdma["alpha_se_us"])
+	assert.Nil(t, rdma["bandwidth_se_gbps"])
+	assert.Nil(t, rdma["gamma_se_gbps"])
+	assert.NotNil(t, rdma["alpha_us"])
+	text, _, _ := runCLI(t, "calibrate", sample)
+	assert.Contains(t, text, "│      RDMA │ 29.50 │    – │   20.00 │      – │")
+}
