@@ -518,6 +518,54 @@ func collectivesOf(r *Run) map[collKey]*collRun {
 	return out
 }
 
+// matchSubsets pairs the collectives that one run has and the other lacks when they
+// are the same communicator profiled on other ranks: the same op over a group of the
+// same known size, the ranks seen in one a subset of the other's (the real ImageNet
+// job's db run profiled rank 0 of the 8, its text run ranks 0 and 1). A pair must be
+// the only candidate of each; nc's entry then takes bc's key.
+func matchSubsets(bc, nc map[collKey]*collRun) {
+	alone := func(in, other map[collKey]*collRun) []collKey {
+		var out []collKey
+		for k, cr := range in {
+			if other[k] == nil && len(cr.info.Members) > 0 && cr.info.GroupSize > 0 && MembersLabel(cr.info.Members, 0) == k.group {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	baseOnly, newOnly := alone(bc, nc), alone(nc, bc)
+	candidates := func(k collKey, in map[collKey]*collRun, keys []collKey, from map[collKey]*collRun) []collKey {
+		var out []collKey
+		for _, o := range keys {
+			a, b := in[k].info, from[o].info
+			if o.op == k.op && a.GroupSize == b.GroupSize && (subset(a.Members, b.Members) || subset(b.Members, a.Members)) {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	pairs := map[collKey]collKey{} // base key → new key, decided before any is moved
+	for _, bk := range baseOnly {
+		if c := candidates(bk, bc, newOnly, nc); len(c) == 1 && len(candidates(c[0], nc, baseOnly, bc)) == 1 {
+			pairs[bk] = c[0]
+		}
+	}
+	for bk, nk := range pairs {
+		nc[bk] = nc[nk]
+		delete(nc, nk)
+	}
+}
+
+// subset reports whether every rank of a is in b.
+func subset(a, b []int) bool {
+	for _, r := range a {
+		if !slices.Contains(b, r) {
+			return false
+		}
+	}
+	return true
+}
+
 // groupLabel is how a diff names a collective's group: its key's label, with the
 // group's size when the label is its members and either run knows more ranks than
 // those ("ranks 0-1 of 8").
@@ -537,6 +585,7 @@ func groupLabel(label string, runs ...*collRun) string {
 
 func compareCollectives(base, new *Run, opts Options) []CollectiveDiff {
 	bc, nc := collectivesOf(base), collectivesOf(new)
+	matchSubsets(bc, nc)
 	keys := map[collKey]bool{}
 	for k := range bc {
 		keys[k] = true

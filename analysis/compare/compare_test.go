@@ -129,3 +129,34 @@ func TestCollectivesMatchAcrossRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectivesMatchProfiledSubsets: a communicator profiled on fewer ranks in one
+// run (its members a subset, its size the same) is matched when it is the only
+// candidate either way; two candidates leave both runs' rows apart.
+func TestCollectivesMatchProfiledSubsets(t *testing.T) {
+	run := func(label string, groups map[string][]int) *Run {
+		r := &Run{Label: label}
+		for key, members := range groups {
+			r.Collectives = append(r.Collectives, CollectiveInfo{Op: "allreduce", Group: key, GroupSize: 8, Count: 1, MeanNs: 1000, Members: members})
+			for _, rank := range members {
+				r.Ops = append(r.Ops, OpSample{Rank: rank, Step: 1, Group: key, Type: "allreduce", ElapseNs: 1000})
+			}
+		}
+		return r
+	}
+	rows := func(d *Diff) map[string][2]int {
+		out := map[string][2]int{}
+		for _, c := range d.Collectives {
+			out[c.Group] = [2]int{c.MeanUs.Base.N, c.MeanUs.New.N}
+		}
+		return out
+	}
+	// Two tensor-parallel groups profiled whole, then rank 0 alone.
+	d := Compare(run("base", map[string][]int{"a": {0, 1, 2, 3, 4, 5, 6, 7}, "b": {8, 9, 10, 11, 12, 13, 14, 15}}),
+		run("new", map[string][]int{"c": {0}}), Options{Seed: 1})
+	assert.Equal(t, map[string][2]int{"ranks 0-7": {8, 1}, "ranks 8-15": {8, 0}}, rows(d))
+	// Rank 0 alone in the base, two groups holding it in the new run: ambiguous.
+	d = Compare(run("base", map[string][]int{"c": {0}}),
+		run("new", map[string][]int{"a": {0, 1, 2, 3}, "b": {0, 4, 5, 6}}), Options{Seed: 1})
+	assert.Equal(t, map[string][2]int{"ranks 0 of 8": {1, 0}, "ranks 0-3 of 8": {0, 4}, "ranks 0, 4-6 of 8": {0, 4}}, rows(d))
+}
