@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/hcclprof/hcclprof/analysis"
 )
@@ -50,7 +51,7 @@ func budgetFindings(res *analysis.Result, opts Options) []Finding {
 		}
 		if stage > 0 && float64(comp)/float64(stage) > th.MinComputeShare {
 			out = append(out, Finding{ID: "exposed_comm_could_overlap", Severity: Medium,
-				Title: fmt.Sprintf("Only %.0f%% of the communication overlaps compute", 100*s.OverlapRatio),
+				Title: overlapTitle(s.OverlapRatio),
 				Evidence: fmt.Sprintf("compute is %.1f%% of the step and communication %.1f%%, but %.1f%% of the step is communication alone",
 					100*float64(comp)/float64(stage), 100*s.CommTotalShare, 100*s.CommShare)})
 		}
@@ -74,4 +75,12 @@ func worstStep(res *analysis.Result) rankStep {
 		}
 	}
 	return w
+}
+
+// overlapTitle is exposed_comm_could_overlap's title: "None" rather than "Only 0%".
+func overlapTitle(ratio float64) string {
+	if math.Round(100*ratio) == 0 {
+		return "None of the communication overlaps compute"
+	}
+	return fmt.Sprintf("Only %.0f%% of the communication overlaps compute", 100*ratio)
 }

@@ -304,6 +304,7 @@ func TestMegatronSmallMessagesCostLittle(t *testing.T) {
 	assert.Contains(t, f.Title, "55% of the ops move small messages over SDMA")
 	assert.Contains(t, f.Title, fmt.Sprintf("%.2f%% of the step", 100*share))
 	assert.Contains(t, f.Evidence, "12 of 22")
+	assert.Contains(t, f.Evidence, "moves 8 bytes over SDMA", "a scalar's size in bytes, not 0.000 MB")
 	assert.Contains(t, f.Evidence, "too little to be worth changing")
 	assert.NotContains(t, f.Evidence, "bigger gradient buckets")
 }

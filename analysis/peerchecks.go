@@ -117,6 +117,9 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 				*small.costNs += smallMessageCostNs(o)
 				small.example.keep(float64(t.Bytes) < small.example.Value, ref, float64(t.Bytes),
 					func() string {
+						if t.Bytes < 1000 { // a scalar: 0.000 MB says nothing
+							return fmt.Sprintf("%s moves %d bytes over %s", o.Name, t.Bytes, small.transport)
+						}
 						return fmt.Sprintf("%s moves %.3f MB over %s", o.Name, float64(t.Bytes)/1e6, small.transport)
 					})
 			}

@@ -40,7 +40,11 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 			p.printf("### Findings\n\n")
 			for i, f := range a.Findings {
 				if i == 5 {
-					p.printf("\n<details><summary>%d more findings</summary>\n\n", len(a.Findings)-5)
+					more := "findings"
+					if len(a.Findings)-5 == 1 {
+						more = "finding"
+					}
+					p.printf("\n<details><summary>%d more %s</summary>\n\n", len(a.Findings)-5, more)
 				}
 				p.printf("- **%s** %s  \n  %s\n", strings.ToUpper(string(f.Severity)), mdText(f.Title), mdText(f.Evidence))
 			}
@@ -76,7 +80,9 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 			}
 			p.printf("</details>\n\n")
 		} else if len(a.Notes) > 0 {
-			p.printf("_No recommendation: %s_\n\n", mdText(strings.Join(a.Notes, "; ")))
+			// Each note says why by itself ("no recommendation from the cost model: ..."),
+			// as the text report prints them.
+			p.printf("_(%s)_\n\n", mdText(strings.Join(a.Notes, "; ")))
 		}
 	}
 	if len(v.Gates) > 0 {

@@ -1203,6 +1203,12 @@ func TestUnknownBandwidthIsNotZero(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, md, "| batchsendrecv | pp …756128 | 2 | 6 | - | 386.541 | 64.424 | 157.454 | - | - |")
 	assert.Contains(t, md, "HCCS: the links run above A2's peak")
+	// Its Markdown reads as written for people: no "Only 0%", no "No recommendation:
+	// no recommendation", no "1 more findings".
+	assert.Contains(t, md, "- **MEDIUM** None of the communication overlaps compute")
+	assert.Contains(t, md, "<details><summary>1 more finding</summary>")
+	assert.Contains(t, md, "_(no recommendation from the cost model: the gradients are synchronised by ReduceScatter and AllGather")
+	assert.NotContains(t, md, "No recommendation: no recommendation")
 	assert.NotContains(t, md, "| 0.00 |")
 	page, _, code := runCLI(t, "analyze", dir, "--format", "html")
 	require.Equal(t, 0, code)
