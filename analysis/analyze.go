@@ -42,7 +42,9 @@ type Summary struct {
 	OverlapRatio   float64 // Overlapped / Communication
 	// ExposedTransferShare and ExposedWaitShare are the parts of CommShare spent moving
 	// data and waiting for a peer (Exposure); with the rest they sum to CommShare.
-	// Absent (nil) when no rank has per-op records.
+	// Absent (nil) unless every op has its time split (Exposure.SplitAll): ops read
+	// from kernel_details.csv (Level0) have only elapses, and the split would read 0
+	// for moving data and a lower bound for waiting.
 	ExposedTransferShare, ExposedWaitShare *float64
 	// RanksExpected is the job's world size as the profiles state it
 	// (distributed_args.world_size, else the largest parallel_group_info group); 0
@@ -271,7 +273,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Communication.Hardware = hw.WithPeaks(opts.PeaksGBps)
 	applyPeaks(&res.Communication, res.Collectives)
 	res.Exposure = exposure(res.Communication.Ops, res.Ranks, res.Communication.Groups, res.Collectives, res.Communication.Pipelines)
-	if res.Exposure.OpsKnown {
+	if res.Exposure.OpsKnown && res.Exposure.SplitAll {
 		t, w := res.Exposure.TransferShare, res.Exposure.WaitShare
 		res.Summary.ExposedTransferShare, res.Summary.ExposedWaitShare = &t, &w
 	}

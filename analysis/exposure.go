@@ -43,8 +43,9 @@ type Exposure struct {
 	OpsKnown bool
 	// SplitKnown is set when some op has the profiler's time split (transit, wait):
 	// kernel_details.csv rows have only elapses, so moving data cannot be told from
-	// the op's own waiting.
-	SplitKnown bool
+	// the op's own waiting. SplitAll is set when every op has it: only then are
+	// TransferShare and WaitShare figures rather than lower bounds.
+	SplitKnown, SplitAll bool
 	Ranks      []RankExposure
 	// Unprofiled lists the groups some of whose members were not profiled.
 	Unprofiled []UnprofiledGroup
@@ -137,8 +138,12 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 			out.OpsKnown = true
 			continue
 		}
+		if !out.OpsKnown {
+			out.SplitAll = true
+		}
 		out.OpsKnown = true
 		out.SplitKnown = out.SplitKnown || o.Source != "none"
+		out.SplitAll = out.SplitAll && o.Source != "none"
 		p := byStep[rankStep{o.Rank, o.Step}]
 		if p == nil {
 			p = &parts{}

@@ -1324,3 +1324,36 @@ func TestJSONOutputsHoldToTheSchema(t *testing.T) {
 	text, _, _ := runCLI(t, "calibrate", sample)
 	assert.Contains(t, text, "│      RDMA │ 29.50 │    – │   20.00 │      – │")
 }
+
+// TestSplitSharesNullWithoutSplit: the Level0 ImageNet run's ops come from
+// kernel_details.csv (elapses only) and the A100 run's from NCCL kernels: neither says
+// how much of an op moved data. exposed_transfer_share once read 0 there (and
+// exposed_wait_share the cross-rank part only), so `--fail-on
+// 'exposed_transfer_share>0.1'` passed on a run that measured nothing. Both are null
+// now and the gate fails as not measured; the Level1 run keeps its figures.
+func TestSplitSharesNullWithoutSplit(t *testing.T) {
+	for _, tc := range []struct {
+		dataset string
+		known   bool
+	}{{"imagenet-2rank-level0", false}, {"kineto-nccl-a100-2gpu", false}, {"imagenet-2rank-level1", true}} {
+		dir := realdata.Path(t, tc.dataset)
+		out, errOut, code := runCLI(t, "analyze", dir, "--format", "json", "--fail-on", "exposed_transfer_share>0.5")
+		var rep struct {
+			Summary map[string]any
+			Gates   []map[string]any
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), tc.dataset)
+		require.Len(t, rep.Gates, 1)
+		if tc.known {
+			assert.Equal(t, 0, code, "%s: %s", tc.dataset, errOut)
+			assert.InDelta(t, 0.0270, rep.Summary["exposed_transfer_share"], 0.0001, tc.dataset)
+			assert.InDelta(t, 0.7117, rep.Summary["exposed_wait_share"], 0.0001, tc.dataset)
+			continue
+		}
+		assert.Equal(t, 1, code, "%s: a gate on a figure the run lacks fails", tc.dataset)
+		assert.Nil(t, rep.Summary["exposed_transfer_share"], tc.dataset)
+		assert.Nil(t, rep.Summary["exposed_wait_share"], tc.dataset)
+		assert.Nil(t, rep.Gates[0]["value"], tc.dataset)
+		assert.Equal(t, false, rep.Gates[0]["passed"], tc.dataset)
+	}
+}
