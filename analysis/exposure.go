@@ -46,7 +46,7 @@ type Exposure struct {
 	// the op's own waiting. SplitAll is set when every op has it: only then are
 	// TransferShare and WaitShare figures rather than lower bounds.
 	SplitKnown, SplitAll bool
-	Ranks      []RankExposure
+	Ranks                []RankExposure
 	// Unprofiled lists the groups some of whose members were not profiled.
 	Unprofiled []UnprofiledGroup
 	// StageNs and BubbleNs are Σ Stage and Σ Bubble over the ranks and steps.
