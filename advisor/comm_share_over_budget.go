@@ -41,7 +41,7 @@ func budgetFindings(res *analysis.Result, opts Options) []Finding {
 			Refs: []Ref{{Rank: worst.rank, Step: worst.step.Step}}})
 	}
 	// Communication that runs alone although most of it could hide behind compute.
-	if s.CommShare > th.MinExposedShare && s.OverlapRatio < th.MaxOverlapRatio {
+	if s.OverlapRatio != nil && s.CommShare > th.MinExposedShare && *s.OverlapRatio < th.MaxOverlapRatio {
 		var comp, stage int64
 		for _, r := range res.Ranks {
 			for _, st := range r.Steps {
@@ -51,7 +51,7 @@ func budgetFindings(res *analysis.Result, opts Options) []Finding {
 		}
 		if stage > 0 && float64(comp)/float64(stage) > th.MinComputeShare {
 			out = append(out, Finding{ID: "exposed_comm_could_overlap", Severity: Medium,
-				Title: overlapTitle(s.OverlapRatio),
+				Title: overlapTitle(*s.OverlapRatio),
 				Evidence: fmt.Sprintf("compute is %.1f%% of the step and communication %.1f%%, but %.1f%% of the step is communication alone",
 					100*float64(comp)/float64(stage), 100*s.CommTotalShare, 100*s.CommShare)})
 		}

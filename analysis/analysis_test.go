@@ -210,7 +210,8 @@ func TestOverlapLayerCrossCheck(t *testing.T) {
 
 func TestMetricNamesMatchMetrics(t *testing.T) {
 	x := 0.0
-	m := Summary{ExposedTransferShare: &x, ExposedWaitShare: &x}.Metrics()
+	m := Summary{ExposedTransferShare: &x, ExposedWaitShare: &x, OverlapRatio: &x}.Metrics()
+	assert.NotContains(t, Summary{}.Metrics(), "overlap_ratio", "absent without communication")
 	assert.Len(t, m, len(MetricNames))
 	for _, n := range MetricNames {
 		assert.Contains(t, m, n)

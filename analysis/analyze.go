@@ -39,7 +39,9 @@ type Summary struct {
 	CommShare      float64 // exposed communication / Stage (StepBreakdown.ExposedCommNs)
 	CommTotalShare float64 // Communication / (Stage + Bubble): receives counted as Bubble lie outside Stage
 	AllReduceShare float64 // union of AllReduce intervals / Stage
-	OverlapRatio   float64 // Overlapped / Communication
+	// OverlapRatio is Overlapped / Communication; nil when the run has no
+	// communication, where the ratio is not a number (it read 0: "none overlaps").
+	OverlapRatio *float64
 	// ExposedTransferShare and ExposedWaitShare are the parts of CommShare spent moving
 	// data and waiting for a peer (Exposure); with the rest they sum to CommShare.
 	// Absent (nil) unless every op has its time split (Exposure.SplitAll): ops read
@@ -62,7 +64,9 @@ func (s Summary) Metrics() map[string]float64 {
 		"comm_share":       s.CommShare,
 		"comm_total_share": s.CommTotalShare,
 		"allreduce_share":  s.AllReduceShare,
-		"overlap_ratio":    s.OverlapRatio,
+	}
+	if s.OverlapRatio != nil {
+		m["overlap_ratio"] = *s.OverlapRatio
 	}
 	if s.ExposedTransferShare != nil {
 		m["exposed_transfer_share"] = *s.ExposedTransferShare
@@ -351,7 +355,10 @@ func summarize(ranks []RankResult) Summary {
 	s.CommShare = ratio(notOv, stage)
 	s.CommTotalShare = ratio(comm, stage+bubble)
 	s.AllReduceShare = ratio(ar, stage)
-	s.OverlapRatio = ratio(ov, comm)
+	if comm > 0 {
+		r := ratio(ov, comm)
+		s.OverlapRatio = &r
+	}
 	return s
 }
 

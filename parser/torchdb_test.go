@@ -323,7 +323,8 @@ func assertTruth(t *testing.T, res *analysis.Result, truth *sim.Truth) {
 	assert.InDelta(t, truth.Summary.CommShare, s.CommShare, 0.001)
 	assert.InDelta(t, truth.Summary.CommTotalShare, s.CommTotalShare, 0.001)
 	assert.InDelta(t, truth.Summary.AllReduceShare, s.AllReduceShare, 0.001)
-	assert.InDelta(t, truth.Summary.OverlapRatio, s.OverlapRatio, 0.001)
+	require.NotNil(t, s.OverlapRatio)
+	assert.InDelta(t, truth.Summary.OverlapRatio, *s.OverlapRatio, 0.001)
 	near("step time", s.StepTimeNs, truth.Summary.StepTimeUs)
 }
 

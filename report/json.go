@@ -148,7 +148,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 		Tool:          contract.Tool{Name: "hcclprof", Version: d.Version, Command: d.Command},
 		Summary: contract.Summary{Ranks: s.Ranks, Steps: s.Steps, StepTimeUs: us(s.StepTimeNs),
 			CommShare: share(s.CommShare), CommTotalShare: share(s.CommTotalShare),
-			AllReduceShare: share(s.AllReduceShare), OverlapRatio: share(s.OverlapRatio),
+			AllReduceShare: share(s.AllReduceShare), OverlapRatio: sharePtr(s.OverlapRatio),
 			Incomplete: s.Incomplete, Verdict: d.verdict(), RanksProfiled: len(r.Ranks), RanksExpected: positive(s.RanksExpected),
 			ExposedTransferShare: sharePtr(s.ExposedTransferShare), ExposedWaitShare: sharePtr(s.ExposedWaitShare)},
 		Ranks:           []contract.Rank{},

@@ -31,7 +31,11 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 		p.printf("| of it, waiting for a peer (`exposed_wait_share`) | %.2f%% |\n", 100**s.ExposedWaitShare)
 	}
 	p.printf("| all communication (`comm_total_share`) | %.2f%% |\n", 100*s.CommTotalShare)
-	p.printf("| overlapped with compute (`overlap_ratio`) | %.2f%% |\n", 100*s.OverlapRatio)
+	if s.OverlapRatio != nil {
+		p.printf("| overlapped with compute (`overlap_ratio`) | %.2f%% |\n", 100**s.OverlapRatio)
+	} else {
+		p.printf("| overlapped with compute (`overlap_ratio`) | - (no communication) |\n")
+	}
 	p.printf("| mean step time (Stage) | %.3f ms |\n", float64(s.StepTimeNs)/1e6)
 	p.printf("| ranks × steps | %d × %d |\n\n", s.Ranks, s.Steps)
 

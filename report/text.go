@@ -36,7 +36,11 @@ func WriteText(w io.Writer, d *Document) error {
 		}
 		p.printf("  all communication (comm_total_share) %6.2f%%\n", 100*s.CommTotalShare)
 		p.printf("  AllReduce (allreduce_share)          %6.2f%%\n", 100*s.AllReduceShare)
-		p.printf("  overlapped with compute (overlap_ratio) %.2f%% of communication\n", 100*s.OverlapRatio)
+		if s.OverlapRatio != nil {
+			p.printf("  overlapped with compute (overlap_ratio) %.2f%% of communication\n", 100**s.OverlapRatio)
+		} else {
+			p.printf("  overlapped with compute (overlap_ratio) - (no communication)\n")
+		}
 		p.printf("  mean step time (Stage)               %.3f ms\n", float64(s.StepTimeNs)/1e6)
 	}
 	if s.Incomplete {

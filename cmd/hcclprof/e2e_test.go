@@ -1357,3 +1357,34 @@ func TestSplitSharesNullWithoutSplit(t *testing.T) {
 		assert.Equal(t, false, rep.Gates[0]["passed"], tc.dataset)
 	}
 }
+
+// TestOverlapRatioNullWithoutCommunication: the CANN 9 run is one device, no HCCL:
+// Overlapped / Communication is 0/0. It read 0 ("none of it overlaps"), so a gate
+// `overlap_ratio<0.5` (asking for overlap) failed on a "measured" 0.
+// It is null now, every format says there is no communication, and the gate fails as
+// not measured rather than on a figure.
+func TestOverlapRatioNullWithoutCommunication(t *testing.T) {
+	dir := realdata.Path(t, "torchnpu-910b3-cann9-5step")
+	out, _, code := runCLI(t, "analyze", dir, "--format", "json", "--fail-on", "overlap_ratio<0.5")
+	assert.Equal(t, 1, code)
+	var rep struct {
+		Summary map[string]any
+		Gates   []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	v, ok := rep.Summary["overlap_ratio"]
+	assert.True(t, ok && v == nil, "overlap_ratio: %v", v)
+	require.Len(t, rep.Gates, 1)
+	assert.Nil(t, rep.Gates[0]["value"])
+	text, _, _ := runCLI(t, "analyze", dir)
+	assert.Contains(t, text, "overlapped with compute (overlap_ratio) - (no communication)")
+	md, _, _ := runCLI(t, "analyze", dir, "--format", "markdown")
+	assert.Contains(t, md, "| overlapped with compute (`overlap_ratio`) | - (no communication) |")
+	page, _, _ := runCLI(t, "analyze", dir, "--format", "html")
+	assert.Contains(t, page, "overlapped - (no communication)")
+	// With communication it is a figure, as before.
+	out, _, code = runCLI(t, "analyze", realdata.Path(t, "imagenet-2rank-level1"), "--format", "json")
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.InDelta(t, (4028.675+4016.239)/(105991.878+100375.286), rep.Summary["overlap_ratio"], 1e-5)
+}

@@ -41,13 +41,13 @@ type Tool struct {
 
 // Summary is the run's headline: shares are time-weighted over ranks and steps.
 type Summary struct {
-	Ranks          int     `json:"ranks"`
-	Steps          int     `json:"steps"`
-	StepTimeUs     float64 `json:"step_time_us"`
-	CommShare      float64 `json:"comm_share"`
-	CommTotalShare float64 `json:"comm_total_share"`
-	AllReduceShare float64 `json:"allreduce_share"`
-	OverlapRatio   float64 `json:"overlap_ratio"`
+	Ranks          int      `json:"ranks"`
+	Steps          int      `json:"steps"`
+	StepTimeUs     float64  `json:"step_time_us"`
+	CommShare      float64  `json:"comm_share"`
+	CommTotalShare float64  `json:"comm_total_share"`
+	AllReduceShare float64  `json:"allreduce_share"`
+	OverlapRatio   *float64 `json:"overlap_ratio"` // null without communication
 	// ExposedTransferShare and ExposedWaitShare split comm_share (null when no rank has
 	// per-op records); Diagnosis is the leading cause (null when not computed).
 	ExposedTransferShare *float64   `json:"exposed_transfer_share"`
