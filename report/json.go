@@ -62,9 +62,12 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 	}
 	for _, o := range c.Ops {
 		jo := contract.Op{Rank: o.Rank, Step: o.Step, Group: o.Group, Name: o.Name, Type: o.Type, StartUs: us(o.StartNs),
-			ElapseUs: us(o.ElapseNs), TransitUs: us(o.TransitNs), WaitUs: us(o.WaitNs), SyncUs: us(o.SyncNs),
-			IdleUs: us(o.IdleNs), WaitRatio: o.WaitRatio(), SyncRatio: o.SyncRatio(), CrossWait: us(o.CrossWaitNs),
+			ElapseUs: us(o.ElapseNs), CrossWait: us(o.CrossWaitNs),
 			Bytes: knownBytes(o.Bytes), BusBwGBps: knownFigure(o.BusBwGBps, 4), Util: knownFigure(o.Utilisation, 4), Source: o.Source, Transports: map[string]contract.Transport{}}
+		if o.Source != "none" { // else the source has no time split: null
+			split := []float64{us(o.TransitNs), us(o.WaitNs), us(o.SyncNs), us(o.IdleNs), o.WaitRatio(), o.SyncRatio()}
+			jo.TransitUs, jo.WaitUs, jo.SyncUs, jo.IdleUs, jo.WaitRatio, jo.SyncRatio = &split[0], &split[1], &split[2], &split[3], &split[4], &split[5]
+		}
 		for _, t := range o.Transports {
 			bins := make([]contract.SizeBin, 0, len(t.Sizes))
 			for _, b := range t.Sizes {

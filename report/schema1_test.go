@@ -98,6 +98,7 @@ func TestDecodeSchema2(t *testing.T) {
 	comm := m["communication"].(map[string]any)
 	op := comm["ops"].([]any)[0].(map[string]any)
 	op["bytes"], op["busbw_gbps"], op["utilisation"] = 0, 0, 0
+	op["source"], op["transit_us"], op["wait_us"], op["sync_us"], op["idle_us"], op["wait_ratio"], op["sync_ratio"] = "none", 0, 0, 0, 0, 0, 0
 	link := comm["links"].([]any)[0].(map[string]any)
 	link["peak_gbps"], link["utilisation"] = 0, 0
 	b, err := json.Marshal(m)
@@ -112,6 +113,13 @@ func TestDecodeSchema2(t *testing.T) {
 	assert.Nil(t, o.Bytes)
 	assert.Nil(t, o.BusBwGBps)
 	assert.Nil(t, o.Util)
+	assert.Nil(t, o.TransitUs, "an op without a time split (source none)")
+	assert.Nil(t, o.WaitUs)
+	assert.Nil(t, o.SyncUs)
+	assert.Nil(t, o.IdleUs)
+	assert.Nil(t, o.WaitRatio)
+	assert.Nil(t, o.SyncRatio)
+	require.NotNil(t, got.Communication.Ops[1].WaitUs, "an op with its split keeps it")
 	assert.Nil(t, l.PeakGBps)
 	assert.Nil(t, l.Utilisation)
 	require.NotNil(t, got.Communication.Ops[1].Bytes, "what was known stays")

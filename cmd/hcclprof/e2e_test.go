@@ -1355,6 +1355,19 @@ func TestSplitSharesNullWithoutSplit(t *testing.T) {
 		assert.Nil(t, rep.Summary["exposed_wait_share"], tc.dataset)
 		assert.Nil(t, rep.Gates[0]["value"], tc.dataset)
 		assert.Equal(t, false, rep.Gates[0]["passed"], tc.dataset)
+		// Per op too: the split its source does not have is null, as export writes NULL.
+		var ops struct {
+			Comm struct{ Ops []map[string]any } `json:"communication"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &ops))
+		require.NotEmpty(t, ops.Comm.Ops)
+		for _, o := range ops.Comm.Ops {
+			assert.Equal(t, "none", o["source"])
+			for _, k := range []string{"transit_us", "wait_us", "sync_us", "idle_us", "wait_ratio", "sync_ratio"} {
+				v, ok := o[k]
+				assert.True(t, ok && v == nil, "%s %v %s: %v", tc.dataset, o["name"], k, v)
+			}
+		}
 	}
 }
 

@@ -11,9 +11,10 @@ package contract
 // removed, renamed or changes meaning; new fields may be added within a version.
 // Version 2 calls a machine a server, HCCL's word: version 1's slow_nodes and node
 // keys are slow_servers and server (Decode reads both). Version 3 writes null, not 0,
-// for a size, bandwidth, utilisation, peak or group size that is not known (an op
-// without a byte count, a transport without a peak); Decode reads an older report's
-// 0 there as null.
+// for a figure that is not known: a size, bandwidth, utilisation, peak or group size
+// (an op without a byte count, a transport without a peak), an op's time split where
+// its source has none, the overlap ratio without communication; Decode reads an older
+// report's 0 there as null (the overlap ratio excepted: 0 was also a measure).
 const SchemaVersion = 3
 
 // Report is the whole JSON report of analyze (and of advise's full form): what
@@ -130,19 +131,21 @@ type Communication struct {
 
 // Op is one collective on one rank.
 type Op struct {
-	Rank       int                  `json:"rank"`
-	Step       int                  `json:"step"`
-	Group      string               `json:"group"`
-	Name       string               `json:"name"`
-	Type       string               `json:"type"`
-	StartUs    float64              `json:"start_us"`
-	ElapseUs   float64              `json:"elapse_us"`
-	TransitUs  float64              `json:"transit_us"`
-	WaitUs     float64              `json:"wait_us"`
-	SyncUs     float64              `json:"sync_us"`
-	IdleUs     float64              `json:"idle_us"`
-	WaitRatio  float64              `json:"wait_ratio"`
-	SyncRatio  float64              `json:"sync_ratio"`
+	Rank     int     `json:"rank"`
+	Step     int     `json:"step"`
+	Group    string  `json:"group"`
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	StartUs  float64 `json:"start_us"`
+	ElapseUs float64 `json:"elapse_us"`
+	// The op's time split and its ratios are null when its source has none
+	// (source "none": kernel_details.csv rows, NCCL kernels).
+	TransitUs  *float64             `json:"transit_us"`
+	WaitUs     *float64             `json:"wait_us"`
+	SyncUs     *float64             `json:"sync_us"`
+	IdleUs     *float64             `json:"idle_us"`
+	WaitRatio  *float64             `json:"wait_ratio"`
+	SyncRatio  *float64             `json:"sync_ratio"`
 	CrossWait  float64              `json:"cross_rank_wait_us"`
 	Bytes      *int64               `json:"bytes"`       // null when unknown
 	BusBwGBps  *float64             `json:"busbw_gbps"`  // null without bytes, transit or group size

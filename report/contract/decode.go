@@ -71,6 +71,9 @@ func (rep *Report) nullUnknown() {
 	for i := range rep.Communication.Ops {
 		o := &rep.Communication.Ops[i]
 		o.Bytes, o.BusBwGBps, o.Util = nilIfZero(o.Bytes), nilIfZero(o.BusBwGBps), nilIfZero(o.Util)
+		if o.Source == "none" {
+			o.TransitUs, o.WaitUs, o.SyncUs, o.IdleUs, o.WaitRatio, o.SyncRatio = nil, nil, nil, nil, nil, nil
+		}
 	}
 	for i := range rep.Communication.Links {
 		l := &rep.Communication.Links[i]
