@@ -1136,9 +1136,30 @@ func TestDiffMatchesCollectivesAcrossRuns(t *testing.T) {
 		CI               *[2]float64
 		N                [2]int
 	}
-	for _, args := range [][]string{{src, other}, {base, next}} {
+	diffSchema, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "report", "testdata", "report.schema.json") + "#/$defs/Diff")
+	require.NoError(t, err)
+	for _, args := range [][]string{{src, other}, {base, next}, {src, realdata.Path(t, "imagenet-2rank-level0")}} {
 		out, errOut, code := runCLI(t, append([]string{"diff", "--format", "json"}, args...)...)
 		require.Equal(t, 0, code, errOut)
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+		require.NoError(t, err)
+		require.NoError(t, diffSchema.Validate(doc), "%v", args)
+		if strings.HasSuffix(args[1], "level0") {
+			// Its collective has no byte counts: the new side's busbw is null, not 0.
+			var d struct {
+				Collectives []struct {
+					MeanUs metric `json:"mean_us"`
+					BusBw  metric `json:"busbw_gbps"`
+				}
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &d))
+			require.Len(t, d.Collectives, 1)
+			assert.NotNil(t, d.Collectives[0].MeanUs.New)
+			assert.NotNil(t, d.Collectives[0].BusBw.Base)
+			assert.Nil(t, d.Collectives[0].BusBw.New)
+			assert.Nil(t, d.Collectives[0].BusBw.Delta)
+			continue
+		}
 		var d struct {
 			Collectives []struct {
 				Op, Group string
