@@ -182,15 +182,9 @@ type diffMetricJSON struct {
 }
 
 func diffMetric(m compare.MetricDiff) diffMetricJSON {
-	known := func(v float64, ok bool) *float64 {
-		if !ok || math.IsNaN(v) {
-			return nil
-		}
-		return &v
-	}
 	hasBase, hasNew := m.Base.N > 0, m.New.N > 0
-	out := diffMetricJSON{Name: m.Name, Unit: m.Unit, Base: known(m.BaseValue, hasBase), New: known(m.NewValue, hasNew),
-		Delta: known(m.Delta, hasBase && hasNew), DeltaPct: known(m.DeltaPct, hasBase && hasNew),
+	out := diffMetricJSON{Name: m.Name, Unit: m.Unit, Base: figure(m.BaseValue, hasBase), New: figure(m.NewValue, hasNew),
+		Delta: figure(m.Delta, hasBase && hasNew), DeltaPct: figure(m.DeltaPct, hasBase && hasNew),
 		P: m.Test.P, Method: m.Test.Method, Significant: m.Significant, N: [2]int{m.Base.N, m.New.N}, Note: m.Note}
 	if !math.IsNaN(m.CI.Lo) && !math.IsNaN(m.CI.Hi) {
 		out.CI = &[2]float64{m.CI.Lo, m.CI.Hi}

@@ -113,21 +113,26 @@ func knownBytes(n int64) *int64 {
 }
 
 // knownFigure is x rounded to digits decimals, null when x is 0 (not known).
-func knownFigure(x float64, digits int) *float64 {
-	if x == 0 {
+func knownFigure(x float64, digits int) *float64 { return roundedPtr(figure(x, x != 0), digits) }
+
+// figure is x where it is known, null where it is not (ok false, or NaN).
+func figure(x float64, ok bool) *float64 {
+	if !ok || math.IsNaN(x) {
 		return nil
 	}
-	v := round(x, digits)
-	return &v
+	return &x
 }
 
-func sharePtr(x *float64) *float64 {
+// roundedPtr is *x rounded to digits decimals; null stays null.
+func roundedPtr(x *float64, digits int) *float64 {
 	if x == nil {
 		return nil
 	}
-	v := share(*x)
+	v := round(*x, digits)
 	return &v
 }
+
+func sharePtr(x *float64) *float64 { return roundedPtr(x, 6) }
 
 // us converts ns to µs, exact to the ns.
 func us(ns int64) float64 { return units.Us(ns) }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
@@ -195,15 +194,9 @@ type knownLinkFit struct {
 }
 
 func knownFit(f costmodel.LinkFit) knownLinkFit {
-	val := func(x float64, ok bool) *float64 {
-		if !ok || math.IsNaN(x) {
-			return nil
-		}
-		return &x
-	}
 	fitted := f.Confidence != "none"
-	return knownLinkFit{alpha: val(f.AlphaUs, fitted), alphaSE: val(f.AlphaSEUs, true), bw: val(f.BWGBps, f.BWGBps > 0),
-		bwSE: val(f.BWSEGBps, true), gammaSE: val(f.GammaSEGBps, f.GammaFitted && f.GammaGBps > 0), mape: val(f.MAPE, fitted)}
+	return knownLinkFit{alpha: figure(f.AlphaUs, fitted), alphaSE: figure(f.AlphaSEUs, true), bw: figure(f.BWGBps, f.BWGBps > 0),
+		bwSE: figure(f.BWSEGBps, true), gammaSE: figure(f.GammaSEGBps, f.GammaFitted && f.GammaGBps > 0), mape: figure(f.MAPE, fitted)}
 }
 
 type jsonLinkFit struct {
@@ -259,19 +252,12 @@ func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 		out.BackTest = append(out.BackTest, jsonOpBackTest{Op: b.Op, Ops: b.Ops, Groups: b.Groups, Sizes: b.Sizes, MAPE: round(b.MAPE, 4),
 			P90: round(b.P90, 4), MedianRatio: round(b.MedianRatio, 4), Skipped: b.Skipped, Note: b.Note})
 	}
-	rounded := func(v *float64, digits int) *float64 {
-		if v == nil {
-			return nil
-		}
-		r := round(*v, digits)
-		return &r
-	}
 	for _, f := range d.Links {
 		k := knownFit(f)
-		out.Links = append(out.Links, jsonLinkFit{Transport: f.Transport, AlphaUs: rounded(k.alpha, 3), AlphaSEUs: rounded(k.alphaSE, 3),
-			BWGBps: rounded(k.bw, 4), BWSEGBps: rounded(k.bwSE, 4), Points: f.Points, MinBytes: f.MinBytes, MaxBytes: f.MaxBytes,
-			Transfers: f.Transfers, MAPE: rounded(k.mape, 4), Confidence: f.Confidence, Note: f.Note,
-			GammaSEGBps: rounded(k.gammaSE, 4), ReduceTransfers: f.ReduceTransfers})
+		out.Links = append(out.Links, jsonLinkFit{Transport: f.Transport, AlphaUs: roundedPtr(k.alpha, 3), AlphaSEUs: roundedPtr(k.alphaSE, 3),
+			BWGBps: roundedPtr(k.bw, 4), BWSEGBps: roundedPtr(k.bwSE, 4), Points: f.Points, MinBytes: f.MinBytes, MaxBytes: f.MaxBytes,
+			Transfers: f.Transfers, MAPE: roundedPtr(k.mape, 4), Confidence: f.Confidence, Note: f.Note,
+			GammaSEGBps: roundedPtr(k.gammaSE, 4), ReduceTransfers: f.ReduceTransfers})
 		if f.GammaFitted {
 			g := round(f.GammaGBps, 4)
 			out.Links[len(out.Links)-1].GammaGBps = &g
