@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Causes of a diagnosis (Diagnosis.Cause).
@@ -373,15 +372,10 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 // deviceNoun is what the run's devices are: "GPU" when every rank is a Kineto trace
 // of NVIDIA GPUs, else "NPU" (Ascend's profilers).
 func deviceNoun(res *analysis.Result) string {
-	for _, r := range res.Ranks {
-		if r.Format != profile.FormatKineto {
-			return "NPU"
-		}
+	if res.AllKineto() {
+		return "GPU"
 	}
-	if len(res.Ranks) == 0 {
-		return "NPU"
-	}
-	return "GPU"
+	return "NPU"
 }
 
 func lower(s Severity) Severity {

@@ -362,6 +362,17 @@ func summarize(ranks []RankResult) Summary {
 	return s
 }
 
+// AllKineto reports whether every rank is a Kineto trace (NVIDIA GPUs, NCCL): what
+// the findings and reports call the devices, and whether HCCL's checks could apply.
+func (r *Result) AllKineto() bool {
+	for _, rr := range r.Ranks {
+		if rr.Format != profile.FormatKineto {
+			return false
+		}
+	}
+	return len(r.Ranks) > 0
+}
+
 // StepNumbers returns the sorted distinct step numbers of a result.
 func (r *Result) StepNumbers() []int {
 	set := map[int]bool{}

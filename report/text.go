@@ -68,7 +68,7 @@ func WriteText(w io.Writer, d *Document) error {
 		p.table(t)
 	}
 
-	writeCommunication(p, r.Communication, v)
+	writeCommunication(p, r.Communication, v, r.AllKineto())
 	writeGroupsAndPipelines(p, r.Communication)
 
 	if len(v.Gates) > 0 {

@@ -9,7 +9,6 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/internal/stats"
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // reportView is what the report says, computed once from a Document: the text,
@@ -37,9 +36,7 @@ type reportView struct {
 	FiredChecks []advisor.Check
 	// UnevaluatedChecks are the titles of the checks that had nothing to examine.
 	UnevaluatedChecks []string
-	// allKineto: every rank is a Kineto (NCCL) trace, which the HCCL checks never apply to.
-	allKineto bool
-	Gates     []gateRow
+	Gates             []gateRow
 }
 
 // stepDist is one step over the ranks: the spread of Stage and comm_share, the
@@ -188,10 +185,6 @@ func buildView(d *Document) *reportView {
 	v.TopWaits = topWaits(r.Communication.Ops)
 	if d.Advice != nil {
 		v.Detections = d.Advice.Detections
-	}
-	v.allKineto = len(r.Ranks) > 0
-	for _, rr := range r.Ranks {
-		v.allKineto = v.allKineto && rr.Format == profile.FormatKineto
 	}
 	for _, ch := range v.Detections.Checks {
 		if ch.Fired {
