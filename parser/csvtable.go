@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // csvTable reads the profiler's CSV files (step_trace_time.csv, kernel_details.csv)
@@ -19,12 +20,20 @@ import (
 // a UTF-8 byte-order mark before the header, CRLF line ends, fields with a trailing
 // TAB ("1736408883732241.563\t", quoted or not), shapes quoted with inner quotes
 // ("""32,3,224,224"""), and rows shorter or longer than the header.
+//
+// Two signs of damage are errors rather than quirks: a header holding control
+// characters or bytes that are not UTF-8 (a column read by name would be missing, and
+// the rows read without it), and a last row shorter than the header with no line
+// break after it, which is what a file cut short looks like: every profiler ends its
+// CSV lines with one, and the rows after the cut are lost.
 type csvTable struct {
 	file    string
 	r       *csv.Reader
+	end     *lastByte      // what the CSV reader consumed, to tell a cut-off last row
 	cols    map[string]int // header name, trimmed and lower-cased → index of its first occurrence
 	rec     []string
 	line    int // line of the current record's first field
+	lastLen int // fields of the last record read
 	hdrLine int
 }
 
@@ -38,11 +47,12 @@ func openCSVTable(r io.Reader, file string) (*csvTable, error) {
 	if b, err := br.Peek(len(bomUTF8)); err == nil && bytes.Equal(b, bomUTF8) {
 		_, _ = br.Discard(len(bomUTF8))
 	}
-	cr := csv.NewReader(br)
+	end := &lastByte{r: br}
+	cr := csv.NewReader(end)
 	cr.LazyQuotes = true
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
-	t := &csvTable{file: file, r: cr}
+	t := &csvTable{file: file, r: cr, end: end}
 	ok, err := t.next()
 	if err != nil {
 		return nil, err
@@ -53,6 +63,9 @@ func openCSVTable(r io.Reader, file string) (*csvTable, error) {
 	t.hdrLine = t.line
 	t.cols = make(map[string]int, len(t.rec))
 	for i, name := range t.rec {
+		if damagedText(name) {
+			return nil, errAtLine(file, t.hdrLine, "damaged header: column %d (%q) holds control characters or bytes that are not UTF-8", i+1, name)
+		}
 		k := strings.ToLower(strings.TrimSpace(name))
 		if _, dup := t.cols[k]; !dup {
 			t.cols[k] = i
@@ -95,6 +108,10 @@ func (t *csvTable) next() (bool, error) {
 	for {
 		rec, err := t.r.Read()
 		if errors.Is(err, io.EOF) {
+			if t.cols != nil && t.lastLen < len(t.cols) && t.lastLen > 0 && t.end.last != '\n' && t.end.last != '\r' {
+				return false, errAtLine(t.file, t.line, "the last row has %d of the header's %d columns and no line break after it: the file was cut short here",
+					t.lastLen, len(t.cols))
+			}
 			return false, nil
 		}
 		if err != nil {
@@ -104,14 +121,43 @@ func (t *csvTable) next() (bool, error) {
 			}
 			return false, fmt.Errorf("%s: read: %w", t.file, err)
 		}
-		t.rec = rec
+		t.rec, t.lastLen = rec, len(rec)
 		if len(rec) > 0 { // always true for encoding/csv; FieldPos panics otherwise
 			t.line, _ = t.r.FieldPos(0)
 		}
 		if !csvBlankRecord(rec) {
 			return true, nil
 		}
+		t.lastLen = 0 // a blank fragment at the end is no cut row
 	}
+}
+
+// lastByte passes a reader through, remembering the last byte read.
+type lastByte struct {
+	r    io.Reader
+	last byte
+}
+
+func (l *lastByte) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
+}
+
+// damagedText reports whether s holds a control character other than TAB, or bytes
+// that are not UTF-8 (or their replacement character).
+func damagedText(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, c := range s {
+		if (c < 0x20 && c != '\t') || c == 0x7f || c == utf8.RuneError {
+			return true
+		}
+	}
+	return false
 }
 
 func csvBlankRecord(rec []string) bool {

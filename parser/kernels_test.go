@@ -146,6 +146,16 @@ func TestParseKernelDetailsCommErrors(t *testing.T) {
 		{"negative duration", kdHeaderL0 + "\n50,hcom_allReduce__1_0_1,N/A,HCCL,1,-3,0,0\n", 2, []string{file + ":2:", "out of range"}},
 		{"bad step on a comm row", kdHeaderL0 + "\n5x,hcom_allReduce__1_0_1,N/A,HCCL,1,3,0,0\n", 2, []string{file + ":2:", "step number"}},
 		{"empty file", "", 1, []string{"empty file"}},
+		// A file cut short loses the rows after the cut, comm ops among them: the cut
+		// row (here not a comm op, which is never parsed) is the only trace of it.
+		{"cut inside the last row", kdHeaderL0 + "\n50,hcom_allReduce__1_0_1,N/A,HCCL,1,3,0,0\n50,aclnnMuls_MulAiC", 3,
+			[]string{file + ":3:", "2 of the header's 8 columns", "cut short"}},
+		{"cut inside the last row, CRLF", kdHeaderL0 + "\r\n50,Add,N/A,AI_CORE,1,1,0,0\r\n50,Add,N/A,AI_CO", 3, []string{file + ":3:", "cut short"}},
+		// A column read by name cannot be found in a damaged header: without the step
+		// column every op would be read as having no step.
+		{"damaged header", "\x00\xffep Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n50,hcom_x,N/A,HCCL,1,1\n", 1,
+			[]string{file + ":1:", "damaged header", "column 1"}},
+		{"header with a control character", "Step Id,Name\x01,Type,Accelerator Core,Start Time(us),Duration(us)\n", 1, []string{"damaged header", "column 2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,8 +164,13 @@ func TestParseKernelDetailsCommErrors(t *testing.T) {
 			assert.Equal(t, tc.line, se.Line)
 		})
 	}
+	// A whole last row without a line break after it is read: only a row shorter than
+	// the header says the file was cut.
+	ops, err := ParseKernelDetailsComm(strings.NewReader(kdHeaderL0+"\n50,hcom_allReduce__1_0_1,N/A,HCCL,1,3,0,0"), file)
+	require.NoError(t, err)
+	assert.Len(t, ops, 1)
 	// Bad numbers on rows that are not comm ops are not read, hence no error.
-	ops, err := ParseKernelDetailsComm(strings.NewReader(kdHeaderL0+"\nx,Add,N/A,AI_CORE,bad,bad,0,0\n"), file)
+	ops, err = ParseKernelDetailsComm(strings.NewReader(kdHeaderL0+"\nx,Add,N/A,AI_CORE,bad,bad,0,0\n"), file)
 	require.NoError(t, err)
 	assert.Empty(t, ops)
 }

@@ -218,6 +218,26 @@ func corruptCases() []corruptCase {
 		{name: "Level0 step_trace_time.csv cut inside a row", base: "realdata:imagenet-2rank-level0", code: 3, reason: "step_trace_time.csv",
 			codes:  map[string]int{"whatif": 2}, // no AllReduce with a size to fit, and the damage named
 			mutate: func(t *testing.T, run string) { cutInsideLastRow(t, filepath.Join(run, "rank0_ascend_pt", stepRel)) }},
+		// Level0's kernel_details.csv holds its only ops: cut mid-file, the ops after the
+		// cut were lost and the figures read 5 of 8 AllReduces with exit 0.
+		{name: "Level0 kernel_details.csv cut inside a row", base: "realdata:imagenet-2rank-level0", code: 3, reason: "cut short",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				p := filepath.Join(run, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+				b := readFile(t, p)
+				cut := len(b) / 2
+				require.NotEqual(t, byte('\n'), b[cut-1], "the cut must fall inside a row")
+				writeFile(t, p, b[:cut])
+			}},
+		// A damaged header hid the step column of the real Megatron run's
+		// kernel_details.csv: its AllReduces were read without steps, exit 0.
+		{name: "kernel_details.csv header damaged", base: "realdata:megatron-pp2dp2-2of4rank", code: 3, reason: "damaged header",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				p := filepath.Join(run, "rank_0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+				b := readFile(t, p)
+				writeFile(t, p, append([]byte{0, 0xff}, b[2:]...))
+			}},
 		{name: "communication.json truncated", base: text, mutate: cutHalf(commRel), code: 3, reason: "communication.json"},
 		{name: "trace_view.json empty", base: text, mutate: empty(traceRel), code: 3, reason: "trace_view.json"},
 		{name: "step_trace_time.csv empty", base: text, mutate: empty(stepRel), code: 3, reason: "step_trace_time.csv"},
