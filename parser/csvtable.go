@@ -108,9 +108,14 @@ func (t *csvTable) next() (bool, error) {
 	for {
 		rec, err := t.r.Read()
 		if errors.Is(err, io.EOF) {
-			if t.cols != nil && t.lastLen < len(t.cols) && t.lastLen > 0 && t.end.last != '\n' && t.end.last != '\r' {
-				return false, errAtLine(t.file, t.line, "the last row has %d of the header's %d columns and no line break after it: the file was cut short here",
-					t.lastLen, len(t.cols))
+			if t.end.last != '\n' && t.end.last != '\r' && t.end.last != 0 {
+				if t.cols != nil && t.lastLen > 0 && t.lastLen < len(t.cols) {
+					return false, errAtLine(t.file, t.line, "the last row has %d of the header's %d columns and no line break after it: the file was cut short here",
+						t.lastLen, len(t.cols))
+				}
+				// A whole row, but its last field may be cut ("206.2" of "206.25"):
+				// the profilers end every line, so a file without it is taken as cut.
+				return false, errAtLine(t.file, t.line, "no line break after the last row: the file looks cut short here (the profilers end every row with one)")
 			}
 			return false, nil
 		}

@@ -139,6 +139,13 @@ func TestParseStepTraceCSVErrors(t *testing.T) {
 			fragments: []string{`missing column "Stage"`},
 		},
 		{
+			// The real Megatron row with its last byte cut: Preparing 206.2 for 206.25.
+			name:      "cut inside the last field",
+			in:        "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing\n0,13,231290.09999999995,420174.2600000001,0.0,420174.2600000001,158558.00000000032,810022.25,0,420174.2600000001,206.2",
+			line:      2,
+			fragments: []string{"no line break after the last row", "cut short"},
+		},
+		{
 			name:      "missing several columns",
 			in:        "Device_id,Computing,Communication\n0,1,1\n",
 			line:      1,

@@ -238,6 +238,16 @@ func corruptCases() []corruptCase {
 				b := readFile(t, p)
 				writeFile(t, p, append([]byte{0, 0xff}, b[2:]...))
 			}},
+		// The real Megatron step_trace_time.csv less its last byte: Preparing read
+		// 206.2 µs for 206.25, with exit 0.
+		{name: "step_trace_time.csv cut inside its last field", base: "realdata:megatron-pp2dp2-2of4rank", code: 3, reason: "no line break",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				p := filepath.Join(run, "rank_0_ascend_pt", stepRel)
+				b := readFile(t, p)
+				require.True(t, bytes.HasSuffix(b, []byte("206.25\n")))
+				writeFile(t, p, b[:len(b)-2])
+			}},
 		{name: "communication.json truncated", base: text, mutate: cutHalf(commRel), code: 3, reason: "communication.json"},
 		{name: "trace_view.json empty", base: text, mutate: empty(traceRel), code: 3, reason: "trace_view.json"},
 		{name: "step_trace_time.csv empty", base: text, mutate: empty(stepRel), code: 3, reason: "step_trace_time.csv"},
