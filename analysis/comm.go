@@ -41,9 +41,12 @@ type OpStat struct {
 	// analysis.db), "tasks" (recomputed from the HCCL plane tasks) or "none".
 	Source string
 	// CrossWaitNs is this rank's elapse minus the fastest rank's for the same op: the
-	// time it waited for the others (the last to arrive waits least); 0 when no other
-	// profiled rank ran the op.
-	CrossWaitNs int64
+	// time it waited for the others (the last to arrive waits least). When no other
+	// profiled rank ran the op it is 0 and CrossWaitKnown is false: the rank is then
+	// its own fastest, which is how the what-if and the slow-rank detector read it,
+	// but its wait is not measured and the reports write null.
+	CrossWaitNs    int64
+	CrossWaitKnown bool
 	// MovingNs is the time the op moved data: for an op with RDMA tasks, the union of
 	// its transfers over all planes (the profiler's Transit is one plane's, which on a
 	// multi-server op misses the other level's transfers); otherwise TransitNs,
@@ -984,7 +987,7 @@ func matchName(name string) string {
 // the same op, where the same op is the same (group, name with its sequence number,
 // step) on at least two distinct ranks (msprof-analyze's cluster time summary). An op
 // seen on one rank only, or whose name repeats on one rank within a step (the name is
-// then not an identity), waits for nobody measurable: 0.
+// then not an identity), waits for nobody measurable: 0, and not CrossWaitKnown.
 func crossRankWait(ops []OpStat) {
 	type opKey struct {
 		group, name string
@@ -1014,9 +1017,9 @@ func crossRankWait(ops []OpStat) {
 	}
 	for i := range ops {
 		m := seen[opKey{ops[i].Group, matchName(ops[i].Name), ops[i].Step}]
-		ops[i].CrossWaitNs = 0
+		ops[i].CrossWaitNs, ops[i].CrossWaitKnown = 0, false
 		if m.ranks >= 2 && !m.repeated {
-			ops[i].CrossWaitNs = ops[i].ElapseNs - m.fastestNs
+			ops[i].CrossWaitNs, ops[i].CrossWaitKnown = ops[i].ElapseNs-m.fastestNs, true
 		}
 	}
 }

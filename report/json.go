@@ -62,7 +62,7 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 	}
 	for _, o := range c.Ops {
 		jo := contract.Op{Rank: o.Rank, Step: o.Step, Group: o.Group, Name: o.Name, Type: o.Type, StartUs: us(o.StartNs),
-			ElapseUs: us(o.ElapseNs), CrossWait: us(o.CrossWaitNs),
+			ElapseUs: us(o.ElapseNs), CrossWait: figure(us(o.CrossWaitNs), o.CrossWaitKnown),
 			Bytes: knownBytes(o.Bytes), BusBwGBps: knownFigure(o.BusBwGBps, 4), Util: knownFigure(o.Utilisation, 4), Source: o.Source, Transports: map[string]contract.Transport{}}
 		if o.Source != "none" { // else the source has no time split: null
 			split := []float64{us(o.TransitNs), us(o.WaitNs), us(o.SyncNs), us(o.IdleNs), o.WaitRatio(), o.SyncRatio()}

@@ -13,7 +13,8 @@ package contract
 // keys are slow_servers and server (Decode reads both). Version 3 writes null, not 0,
 // for a figure that is not known: a size, bandwidth, utilisation, peak or group size
 // (an op without a byte count, a transport without a peak), an op's time split where
-// its source has none, the overlap ratio without communication; Decode reads an older
+// its source has none, an op's wait for the other ranks where no other profiled rank
+// ran it, the overlap ratio without communication; Decode reads an older
 // report's 0 there as null (the overlap ratio excepted: 0 was also a measure).
 const SchemaVersion = 3
 
@@ -146,10 +147,10 @@ type Op struct {
 	IdleUs     *float64             `json:"idle_us"`
 	WaitRatio  *float64             `json:"wait_ratio"`
 	SyncRatio  *float64             `json:"sync_ratio"`
-	CrossWait  float64              `json:"cross_rank_wait_us"`
-	Bytes      *int64               `json:"bytes"`       // null when unknown
-	BusBwGBps  *float64             `json:"busbw_gbps"`  // null without bytes, transit or group size
-	Util       *float64             `json:"utilisation"` // null without a size or the transport's peak
+	CrossWait  *float64             `json:"cross_rank_wait_us"` // null when no other profiled rank ran the op
+	Bytes      *int64               `json:"bytes"`              // null when unknown
+	BusBwGBps  *float64             `json:"busbw_gbps"`         // null without bytes, transit or group size
+	Util       *float64             `json:"utilisation"`        // null without a size or the transport's peak
 	Source     string               `json:"source"`
 	Transports map[string]Transport `json:"transports"`
 }

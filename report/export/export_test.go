@@ -322,7 +322,8 @@ func TestCSVExact(t *testing.T) {
 }
 
 // TestNullsAndGroupIds exports a made-up analysis whose values the profile did not
-// give (no step, no Preparing, no split, no size, no peak) and a group hash above
+// give (no step, no Preparing, no split, no size, no peak, no other rank to wait for)
+// and a group hash above
 // 2^63: they are NULL in Parquet and empty in CSV, and the hash keeps every digit.
 func TestNullsAndGroupIds(t *testing.T) {
 	const hash = "18446744073709551557" // above 2^63: a DOUBLE would lose digits
@@ -344,7 +345,7 @@ func TestNullsAndGroupIds(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join(dir, "ops.csv"))
 			require.NoError(t, err)
 			assert.Equal(t, "op_row,rank,step,group,name,type,start_ns,elapse_us,transit_us,wait_us,sync_us,idle_us,cross_rank_wait_us,bytes,busbw_gbps,source\n"+
-				"0,0,,"+hash+",hcom_allReduce__1_0_1,,1736408883109428915,0.007,,,,,0,,,none\n", string(b))
+				"0,0,,"+hash+",hcom_allReduce__1_0_1,,1736408883109428915,0.007,,,,,,,,none\n", string(b))
 			b, err = os.ReadFile(filepath.Join(dir, "findings.csv"))
 			require.NoError(t, err)
 			assert.Equal(t, "id,severity,title,evidence,rank,step,op,start_ns\nx,low,t,e,,,,\n", string(b))

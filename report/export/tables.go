@@ -93,7 +93,7 @@ var (
 		{"group", kindString, true}, {"name", kindString, false}, {"type", kindString, true},
 		{"start_ns", kindTimestamp, false}, {"elapse_us", kindFloat64, false}, {"transit_us", kindFloat64, true},
 		{"wait_us", kindFloat64, true}, {"sync_us", kindFloat64, true}, {"idle_us", kindFloat64, true},
-		{"cross_rank_wait_us", kindFloat64, false}, {"bytes", kindInt64, true}, {"busbw_gbps", kindFloat64, true},
+		{"cross_rank_wait_us", kindFloat64, true}, {"bytes", kindInt64, true}, {"busbw_gbps", kindFloat64, true},
 		{"source", kindString, false}}
 	tasksColumns = []column{{"rank", kindInt64, false}, {"op_row", kindInt64, true}, {"hccl_row", kindString, true},
 		{"plane", kindInt64, false}, {"name", kindString, false}, {"src_local", kindInt64, true},
@@ -368,12 +368,16 @@ func opRows(res *analysis.Result, emit func(...cell) error) error {
 		if o.Source != "none" {
 			transit, wait, sync, idle = usval(o.TransitNs), usval(o.WaitNs), usval(o.SyncNs), usval(o.IdleNs)
 		}
+		crossWait := null
+		if o.CrossWaitKnown {
+			crossWait = usval(o.CrossWaitNs)
+		}
 		bytes := null
 		if o.Bytes > 0 {
 			bytes = ival(o.Bytes)
 		}
 		if err := emit(intCell(k), intCell(o.Rank), nonNegative(o.Step), optString(o.Group), sval(o.Name), optString(o.Type),
-			ival(o.StartNs), usval(o.ElapseNs), transit, wait, sync, idle, usval(o.CrossWaitNs), bytes,
+			ival(o.StartNs), usval(o.ElapseNs), transit, wait, sync, idle, crossWait, bytes,
 			positive(o.BusBwGBps), sval(o.Source)); err != nil {
 			return err
 		}

@@ -198,8 +198,7 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 	}
 	for _, o := range res.Communication.Ops {
 		if err := emit(traceEvent{Name: o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneOps, Ts: nsNumber(o.StartNs), Dur: nsNumber(o.ElapseNs),
-			Args: map[string]any{"step": o.Step, "group": o.Group, "bytes": o.Bytes, "transit_us": nsNumber(o.TransitNs),
-				"wait_us": nsNumber(o.WaitNs), "cross_rank_wait_us": nsNumber(o.CrossWaitNs)}}); err != nil {
+			Args: opArgs(o)}); err != nil {
 			return err
 		}
 		if o.CrossWaitNs > 0 {
@@ -326,4 +325,21 @@ func abs(x int64) int64 {
 		return -x
 	}
 	return x
+}
+
+// opArgs are an op's figures in the trace, null where they are not known: the size
+// of an op without a byte count, the time split of an op whose source has none, the
+// wait for the others where no other profiled rank ran the op.
+func opArgs(o analysis.OpStat) map[string]any {
+	args := map[string]any{"step": o.Step, "group": o.Group, "bytes": nil, "transit_us": nil, "wait_us": nil, "cross_rank_wait_us": nil}
+	if o.Bytes > 0 {
+		args["bytes"] = o.Bytes
+	}
+	if o.Source != "none" {
+		args["transit_us"], args["wait_us"] = nsNumber(o.TransitNs), nsNumber(o.WaitNs)
+	}
+	if o.CrossWaitKnown {
+		args["cross_rank_wait_us"] = nsNumber(o.CrossWaitNs)
+	}
+	return args
 }
