@@ -1460,3 +1460,43 @@ func TestOverlapRatioNullWithoutCommunication(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.InDelta(t, (4028.675+4016.239)/(105991.878+100375.286), rep.Summary["overlap_ratio"], 1e-5)
 }
+
+// The exported trace gives an op's figures as the JSON report does: null where they
+// are not known (they read 0). Level0 ops have neither a size nor a time split; the
+// single-rank db run's ops have a split but no other profiled rank to wait for.
+func TestExportTraceOpArgsNullWhereUnknown(t *testing.T) {
+	opArgs := func(dir string) []map[string]any {
+		out := filepath.Join(t.TempDir(), "trace.json")
+		_, errOut, code := runCLI(t, "export", dir, "--to", "trace", "-o", out)
+		require.Equal(t, 0, code, errOut)
+		var tr struct {
+			TraceEvents []struct {
+				Name string         `json:"name"`
+				Ph   string         `json:"ph"`
+				Args map[string]any `json:"args"`
+			} `json:"traceEvents"`
+		}
+		require.NoError(t, json.Unmarshal(readFile(t, out), &tr))
+		var args []map[string]any
+		for _, e := range tr.TraceEvents {
+			if e.Ph == "X" && strings.HasPrefix(e.Name, "hcom_") {
+				args = append(args, e.Args)
+			}
+		}
+		require.NotEmpty(t, args, dir)
+		return args
+	}
+	for _, a := range opArgs(realdata.Path(t, "imagenet-2rank-level0")) {
+		for _, k := range []string{"bytes", "transit_us", "wait_us"} {
+			v, ok := a[k]
+			assert.True(t, ok, k)
+			assert.Nil(t, v, k)
+		}
+		assert.NotNil(t, a["cross_rank_wait_us"]) // two ranks of one group
+	}
+	for _, a := range opArgs(realdata.Path(t, "imagenet-2rank-db")) {
+		assert.Nil(t, a["cross_rank_wait_us"])
+		assert.NotNil(t, a["transit_us"])
+		assert.NotNil(t, a["bytes"])
+	}
+}
