@@ -10,6 +10,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -254,6 +255,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 		checks[i] = s.checks
 		evidence = append(evidence, s.hw)
 	}
+	flagRanksWithoutSteps(res.Ranks)
 	res.Summary = summarize(res.Ranks)
 	res.Summary.RanksExpected = worldSize(c)
 	var collWarnings []string
@@ -315,6 +317,22 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		warnings = append(warnings, fmt.Sprintf("rank %d: neither a device timeline nor step_trace_time.csv: no step breakdown", r.Rank))
 	}
 	return rr, warnings
+}
+
+// flagRanksWithoutSteps makes incomplete a rank read without error but with no step
+// to measure (or none left by SkipSteps) beside ranks that have steps: its figures are
+// missing from every average, which the report must say as the exit code does (the
+// JSON read "incomplete": false while the command exited 3).
+func flagRanksWithoutSteps(ranks []RankResult) {
+	if !slices.ContainsFunc(ranks, func(rr RankResult) bool { return len(rr.Steps) > 0 }) {
+		return // no rank has a step: nothing to analyse, not a partial run
+	}
+	for i := range ranks {
+		if rr := &ranks[i]; len(rr.Steps) == 0 {
+			rr.Incomplete = true
+			rr.Problems = append(rr.Problems, fmt.Sprintf("%s: no step could be measured from its files", rr.Dir))
+		}
+	}
 }
 
 func orUnknown(s string) string {

@@ -248,6 +248,17 @@ func corruptCases() []corruptCase {
 				require.True(t, bytes.HasSuffix(b, []byte("206.25\n")))
 				writeFile(t, p, b[:len(b)-2])
 			}},
+		// Exit 3 while the JSON report said "incomplete": false: the rank left out of
+		// every average was decided after the report was written.
+		{name: "a rank with no step beside one with steps", base: "realdata:imagenet-2rank-level0", code: 3, reason: "no step could be measured",
+			// summarize writes each rank's summary; analysing them says the same.
+			codes: map[string]int{"whatif": 2, "summarize": 0},
+			mutate: func(t *testing.T, run string) {
+				p := filepath.Join(run, "rank0_ascend_pt", stepRel)
+				header, _, ok := bytes.Cut(readFile(t, p), []byte("\n"))
+				require.True(t, ok)
+				writeFile(t, p, append(header, '\n'))
+			}},
 		{name: "communication.json truncated", base: text, mutate: cutHalf(commRel), code: 3, reason: "communication.json"},
 		{name: "trace_view.json empty", base: text, mutate: empty(traceRel), code: 3, reason: "trace_view.json"},
 		{name: "step_trace_time.csv empty", base: text, mutate: empty(stepRel), code: 3, reason: "step_trace_time.csv"},
@@ -456,6 +467,15 @@ func TestCorruptionCorpus(t *testing.T) {
 				}
 				if code >= 2 {
 					assert.Contains(t, stderr, tc.reason, "%v: the reason names the damage", args)
+				}
+				if code == 3 && name == "analyze" { // the report says what the exit code says
+					var rep struct {
+						Summary struct {
+							Incomplete bool `json:"incomplete"`
+						} `json:"summary"`
+					}
+					require.NoError(t, json.Unmarshal([]byte(stdout), &rep), args)
+					assert.True(t, rep.Summary.Incomplete, "%v: exit 3, and the JSON report must say incomplete", args)
 				}
 				if code <= 1 && strings.Contains(strings.Join(args, " "), "--format json") {
 					assertFiguresInRange(t, args, stdout)
