@@ -1102,6 +1102,9 @@ func (st *traceState) finish() *Timeline {
 	if st.noPid > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d device events without pid, the first %s: dropped", st.file, st.noPid, st.firstNoPid))
 	}
+	if p := st.unnamedProcessEvents(); p != "" {
+		tl.Problems = append(tl.Problems, p)
+	}
 	isOpRow := func(pid, tid int64) (string, bool) {
 		tn := st.threadName[pidTid{pid, tid}]
 		return tn, strings.Contains(tn, "Communication")
@@ -1385,6 +1388,60 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 	return streams, conns
 }
 
+// unnamedProcessEvents says how many device events (hardware tasks, HCCL ops and
+// tasks, Overlap Analysis rows) sit in processes that no process_name event names, ""
+// when none do. What an event is (a compute task, an
+// HCCL op or task, an Overlap Analysis row) is read from its process's name, so such
+// events are not read. Every process of the profilers' traces is named: a trace
+// without the HCCL process's name lost its tasks and the checks that count them, with
+// the report otherwise unchanged (its ops came from communication.json instead).
+func (st *traceState) unnamedProcessEvents() string {
+	n, first := 0, int64(0)
+	count := func(pid int64, k int) {
+		if _, named := st.procName[pid]; !named && k > 0 {
+			if n == 0 || pid < first {
+				first = pid
+			}
+			n += k
+		}
+	}
+	for pid, k := range st.hwByPid.counts() {
+		count(pid, k)
+	}
+	for part := range st.ops.all() {
+		for i := range part {
+			count(part[i].pid, 1)
+		}
+	}
+	// Events without a kind of their own (host API calls, counters) are read from no
+	// process hcclprof does not name, so their process's name changes nothing.
+	rowEvents := make([]int, len(st.rows))
+	for row, byKind := range st.overlapByRow {
+		rowEvents[row] += byKind[0] + byKind[1] + byKind[2] + byKind[3]
+	}
+	unnamedRow := false
+	for _, at := range st.rows {
+		if _, named := st.procName[at.pid]; !named {
+			unnamedRow = true
+			break
+		}
+	}
+	if unnamedRow { // tasks are not counted by row: only counted when it can matter
+		for part := range st.tasks.all() {
+			for i := range part {
+				rowEvents[part[i].row]++
+			}
+		}
+	}
+	for row, k := range rowEvents {
+		count(st.rows[row].pid, k)
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d device events in processes no process_name event names (the first pid %d): what they are is read from that name, so they were not read", st.file, n, first)
+}
+
 // planeGroupRows assigns each plane row to its op row: a "Communication" row starts a
 // group and the rows after it belong to it until the next one, as msprof-analyze's
 // compare tool reads them (docs/formats.md §2.5). Rows are ordered by thread_sort_index
@@ -1393,12 +1450,22 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 // planes tids 0..3 with sort indexes 70000..70003 (the real MindSpore AlexNet
 // msprof_0_2_N.json and hccl_0_2_N.json), so by tid no plane would follow it.
 // In a process with a single op row every plane belongs to it, whatever the order.
+// Rows with events but no thread_name are planes too: left out, their tasks belonged
+// to no op and were silently lost (a trace without Plane 3's name lost its tasks).
 func (st *traceState) planeGroupRows(isOpRow func(pid, tid int64) (string, bool)) map[pidTid]string {
 	byPid := map[int64][]int64{}
-	for k := range st.threadName {
-		if isHCCLProcess(st.procName[k.pid]) {
+	seen := map[pidTid]bool{}
+	add := func(k pidTid) {
+		if !seen[k] && isHCCLProcess(st.procName[k.pid]) {
+			seen[k] = true
 			byPid[k.pid] = append(byPid[k.pid], k.tid)
 		}
+	}
+	for k := range st.threadName {
+		add(k)
+	}
+	for _, k := range st.rows {
+		add(k)
 	}
 	out := map[pidTid]string{}
 	for pid, tids := range byPid {

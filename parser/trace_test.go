@@ -306,6 +306,40 @@ func TestParseTraceViewDropsEventsWithoutDurOrPid(t *testing.T) {
 	assert.Len(t, tl.Compute, len(whole.Compute)-1)
 }
 
+// What an event is comes from its process's and its row's names. A plane row without
+// a thread_name still belongs to the op row (its tasks were silently lost: they
+// belonged to no op); device events in a process no process_name names cannot be read
+// at all, and the trace is incomplete, saying how many and where.
+func TestParseTraceViewUnnamedRows(t *testing.T) {
+	const planeName = `{"name": "thread_name", "pid": 3170820576, "tid": 1, "args": {"name": "Plane 0"}, "ph": "M"},` + "\n"
+	noPlaneName := strings.Replace(miniTrace, planeName, "", 1)
+	require.NotEqual(t, miniTrace, noPlaneName)
+	tl, err := ParseTraceView(strings.NewReader(noPlaneName), "t.json")
+	require.NoError(t, err)
+	assert.Empty(t, tl.Problems)
+	require.Len(t, tl.CommTasks, 1)
+	assert.Equal(t, "Group 0 Communication", tl.CommTasks[0].GroupRow)
+	assert.Equal(t, 1, tl.CommTasks[0].Plane) // its tid, without a "Plane N" name
+
+	const hcclName = `{"name": "process_name", "pid": 3170820576, "tid": 0, "args": {"name": "HCCL"}, "ph": "M"},` + "\n"
+	noHCCLName := strings.Replace(miniTrace, hcclName, "", 1)
+	require.NotEqual(t, miniTrace, noHCCLName)
+	tl, err = ParseTraceView(strings.NewReader(noHCCLName), "t.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"t.json: 2 device events in processes no process_name event names (the first pid 3170820576): " +
+		"what they are is read from that name, so they were not read"}, tl.Problems)
+	assert.Empty(t, tl.CommOps)
+	assert.Empty(t, tl.CommTasks)
+
+	// Host events of an unnamed process are read by their names alone (steps, flows):
+	// nothing is lost, nothing is said.
+	const pythonName = `{"name": "process_name", "pid": 11, "tid": 0, "args": {"name": "Python"}, "ph": "M"},` + "\n"
+	tl, err = ParseTraceView(strings.NewReader(strings.Replace(miniTrace, pythonName, "", 1)), "t.json")
+	require.NoError(t, err)
+	assert.Empty(t, tl.Problems)
+	assert.Len(t, tl.Steps, 1)
+}
+
 // The stream's buffer may end anywhere inside an event (events are parsed in place and
 // re-read when the buffer ends inside one): fed a byte at a time, so that every event
 // is first seen cut at each of its bytes, the trace reads exactly as in one piece. The

@@ -259,6 +259,21 @@ func corruptCases() []corruptCase {
 				require.True(t, ok)
 				writeFile(t, p, append(header, '\n'))
 			}},
+		// The real trace without the HCCL process's name: its ops came from
+		// communication.json instead and the report barely moved, but its tasks, and
+		// the checks that count them, were lost with exit 0.
+		{name: "HCCL process without its process_name", base: "realdata:imagenet-2rank-level1", code: 3, reason: "process_name",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				editTrace(t, filepath.Join(run, "rank0_ascend_pt", traceRel), func(ev map[string]any) bool {
+					args, _ := ev["args"].(map[string]any)
+					if ev["name"] == "process_name" && args["name"] == "HCCL" {
+						args["name"], ev["name"] = nil, "process_labels" // no longer a name
+						return true
+					}
+					return false
+				})
+			}},
 		{name: "communication.json truncated", base: text, mutate: cutHalf(commRel), code: 3, reason: "communication.json"},
 		{name: "trace_view.json empty", base: text, mutate: empty(traceRel), code: 3, reason: "trace_view.json"},
 		{name: "step_trace_time.csv empty", base: text, mutate: empty(stepRel), code: 3, reason: "step_trace_time.csv"},

@@ -1500,3 +1500,27 @@ func TestExportTraceOpArgsNullWhereUnknown(t *testing.T) {
 		assert.NotNil(t, a["bytes"])
 	}
 }
+
+// A plane row without its thread_name is still a plane of the op row above it: on the
+// real trace without Plane 3's name the report is the same as with it (its tasks
+// belonged to no op, and the checks counted half the SDMA copies, with exit 0).
+func TestTraceWithoutAPlaneNameReadsTheSame(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1")
+	run := copyRun(t, src)
+	editTrace(t, filepath.Join(run, "rank0_ascend_pt", traceRel), func(ev map[string]any) bool {
+		args, _ := ev["args"].(map[string]any)
+		if ev["name"] == "thread_name" && args["name"] == "Plane 3" {
+			ev["name"] = "thread_labels"
+			return true
+		}
+		return false
+	})
+	figures := func(dir string) map[string]any {
+		out, errOut, code := runCLI(t, "analyze", dir, "--format", "json")
+		require.Equal(t, 0, code, errOut)
+		var rep map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		return map[string]any{"summary": rep["summary"], "communication": rep["communication"], "collectives": rep["collectives"], "findings": rep["findings"]}
+	}
+	assert.Equal(t, figures(src), figures(run))
+}
