@@ -154,8 +154,14 @@ func (t *dbTable) mustFloat(col string) (float64, error) {
 	return v, err
 }
 
-// scaled reads a number in ms (MB) as ns (bytes); absent is 0.
+// scaled reads a number in ms (MB) as ns (bytes). A column the table lacks (an older
+// schema) reads 0; a NULL in a column it has is an error: the profilers write every
+// figure of these tables (0 for none), and read as 0 a NULL transit time made an
+// op's split the profiler's "transit 0".
 func (t *dbTable) scaled(col string) (int64, error) {
+	if err := t.notNull(col); err != nil {
+		return 0, err
+	}
 	v, _, err := t.float(col)
 	if err != nil {
 		return 0, err
@@ -165,6 +171,14 @@ func (t *dbTable) scaled(col string) (int64, error) {
 		return 0, t.errf("column %s: %v", col, err)
 	}
 	return n, nil
+}
+
+// notNull is an error when the table has col and the current row holds NULL there.
+func (t *dbTable) notNull(col string) error {
+	if t.has(col) && t.raw(col) == nil {
+		return t.errf("column %s: NULL", col)
+	}
+	return nil
 }
 
 func (t *dbTable) int(col string) (int64, error) {
@@ -338,6 +352,11 @@ func readCommAnalyzer(d *sqliteDB, out *AnalysisDB) error {
 // commOpOf reads the key columns of a CommAnalyzer* row.
 func commOpOf(t *dbTable) (profile.CommOpStats, error) {
 	op := profile.CommOpStats{Name: t.text("hccl_op_name"), Group: t.text("group_name")}
+	for _, col := range []string{"hccl_op_name", "group_name"} { // the op's key: NULL names no op
+		if err := t.notNull(col); err != nil {
+			return op, err
+		}
+	}
 	var err error
 	if op.Step, _, err = t.stepOf("step"); err != nil {
 		return op, err
@@ -375,6 +394,9 @@ func readCommBandwidth(d *sqliteDB, out *AnalysisDB, index map[commKey]int) erro
 			index[commKey{key.Step, key.P2P, key.Name, key.Group}] = i
 			out.CommStats = append(out.CommStats, key)
 		}
+		if err := t.notNull("transport_type"); err != nil {
+			return err
+		}
 		if err := addBandwidthRow(&out.CommStats[i], t.text("transport_type"), t); err != nil {
 			return err
 		}
@@ -408,6 +430,9 @@ func addBandwidthRow(op *profile.CommOpStats, transport string, t *dbTable) erro
 	}
 	var bin profile.PacketBin
 	if bin.SizeBytes, err = t.scaled("package_size"); err != nil {
+		return err
+	}
+	if err := t.notNull("count"); err != nil {
 		return err
 	}
 	if bin.Count, err = t.int("count"); err != nil {

@@ -195,14 +195,51 @@ func (r *torchDBReader) optCols(table, alias string, cols ...string) ([]string, 
 	return out, nil
 }
 
-// lookup returns the select expression and join clause that turn the id column expr
-// into its name through an ENUM_* (or STRING_IDS) table, or NULL when the db has no
-// such table. LEFT JOIN: an id the table lacks reads as NULL, not as a lost row.
+// lookup returns the select expressions (the name, then the id itself: two columns,
+// scanned into a dbRef) and the join clause that turn the id column expr into its
+// name through an ENUM_* (or STRING_IDS) table; the name is NULL when the db has no
+// such table. LEFT JOIN: an id the table lacks reads as a NULL name, not as a lost
+// row, and dbRef.resolve says so.
 func (r *torchDBReader) lookup(table, valueCol, alias, expr string) (sel, join string) {
-	if expr == "NULL" || !r.d.has(table) {
-		return "NULL", ""
+	if expr == "NULL" {
+		return "NULL, NULL", ""
 	}
-	return alias + "." + valueCol, fmt.Sprintf(" LEFT JOIN %s AS %s ON %s.id = %s", table, alias, alias, expr)
+	if !r.d.has(table) {
+		return "NULL, " + expr, ""
+	}
+	// The id is selected only where it names nothing: a NULL costs the driver no
+	// allocation, and the ids of every row cost a tenth of a db's parse.
+	v := alias + "." + valueCol
+	return fmt.Sprintf("%s, CASE WHEN %s IS NULL AND %s IS NOT NULL THEN %s END", v, v, expr, expr),
+		fmt.Sprintf(" LEFT JOIN %s AS %s ON %s.id = %s", table, alias, alias, expr)
+}
+
+// taskWhat names a communication task in errors.
+const taskWhat = "a communication task"
+
+// dbRef is a column holding the id of a STRING_IDS or ENUM_* row: the name the
+// lookup found for it, and the id where it found none (NULL otherwise, and NULL for a
+// NULL id).
+type dbRef struct {
+	Name       dbText
+	Unresolved dbInt
+}
+
+// dests are the scan destinations of a lookup's two columns.
+func (f *dbRef) dests() []any { return []any{&f.Name, &f.Unresolved} }
+
+// resolve is an error when the id names no row of table: a damaged db (STRING_IDS cut
+// short, an ENUM table missing) read its names as empty, and its ops and tasks lost
+// their names, types and groups without a word. required makes a NULL id an error
+// too (a task without a type, an op without a name).
+func (f *dbRef) resolve(what, column, table string, required bool) error {
+	switch {
+	case f.Unresolved.Valid:
+		return fmt.Errorf("%s: %s %d is not in %s (or has no value there)", what, column, f.Unresolved.V, table)
+	case !f.Name.Valid && required:
+		return fmt.Errorf("%s: %s is NULL", what, column)
+	}
+	return nil
 }
 
 func (r *torchDBReader) str(alias, expr string) (sel, join string) {
@@ -265,19 +302,23 @@ func (r *torchDBReader) tasks() error {
 		q += " LEFT JOIN COMPUTE_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + nameJoin
 	}
 	var start, end, conn, compute dbInt
-	var name sql.NullString
+	var name dbRef
+	dests := append([]any{&start, &end, &conn, &compute}, name.dests()...)
 	return r.d.each("reading TASK ⋈ COMPUTE_TASK_INFO", q, func(rows *sql.Rows) error {
-		if err := rows.Scan(&start, &end, &conn, &compute, &name); err != nil {
+		if err := rows.Scan(dests...); err != nil {
 			return err
 		}
 		r.out.Events++
+		if err := name.resolve("a compute task", "COMPUTE_TASK_INFO.name", "STRING_IDS", false); err != nil {
+			return err
+		}
 		if !start.Valid || !end.Valid {
 			return nil // a task the device never ran: no time to count
 		}
 		if compute.Valid {
 			iv := profile.Interval{StartNs: start.V, EndNs: end.V}
 			r.out.Compute = append(r.out.Compute, iv)
-			if name.Valid && profile.IsBackwardKernel(name.String) {
+			if name.Name.Valid && profile.IsBackwardKernel(name.Name.V) {
 				r.out.BackwardCompute = append(r.out.BackwardCompute, iv)
 			}
 		}
@@ -309,14 +350,28 @@ func (r *torchDBReader) commOps() error {
 	algSel, algJoin := r.str("a", c[4])
 	q := "SELECT " + strings.Join([]string{nameSel, typeSel, groupSel, "o.startNs", "o.endNs", dtSel, c[3], algSel, c[5]}, ", ") +
 		" FROM COMMUNICATION_OP AS o" + nameJoin + typeJoin + groupJoin + dtJoin + algJoin
-	var name, opType, group, dataType, alg dbText
+	var nameRef, typeRef, groupRef, dataRef, algRef dbRef
 	var start, end, count, conn dbInt
+	dests := slices.Concat(nameRef.dests(), typeRef.dests(), groupRef.dests(), []any{&start, &end}, dataRef.dests(), []any{&count}, algRef.dests(), []any{&conn})
 	hashes := map[string]string{} // raw group name → hash: a handful of groups
 	return r.d.each("reading COMMUNICATION_OP", q, func(rows *sql.Rows) error {
-		if err := rows.Scan(&name, &opType, &group, &start, &end, &dataType, &count, &alg, &conn); err != nil {
+		if err := rows.Scan(dests...); err != nil {
 			return err
 		}
 		r.out.Events++
+		if err := cmp.Or(
+			nameRef.resolve("an op", "opName", "STRING_IDS", true),
+			typeRef.resolve("an op", "opType", "STRING_IDS", false),
+			groupRef.resolve("an op", "groupName", "STRING_IDS", c[1] != "NULL"),
+			dataRef.resolve("an op", "dataType", "ENUM_HCCL_DATA_TYPE", false),
+			algRef.resolve("an op", "algType", "STRING_IDS", false),
+		); err != nil {
+			if nameRef.Name.Valid {
+				err = fmt.Errorf("op %q: %w", nameRef.Name.V, err)
+			}
+			return err
+		}
+		name, opType, group, dataType, alg := nameRef.Name, typeRef.Name, groupRef.Name, dataRef.Name, algRef.Name
 		if !start.Valid || !end.Valid {
 			return fmt.Errorf("op %q has a NULL startNs or endNs", name.V)
 		}
@@ -378,7 +433,8 @@ func (r *torchDBReader) commTasks() error {
 	q := "SELECT " + strings.Join([]string{"t.startNs", "t.endNs", typeSel, c[0], c[1], c[2], trSel, lkSel, c[5], groupSel}, ", ") +
 		" FROM TASK AS t CROSS JOIN COMMUNICATION_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + typeJoin + trJoin + lkJoin + groupJoin
 	var start, end, plane, src, dst, size dbInt
-	var taskType, transport, link, group dbText
+	var typeRef, transportRef, linkRef, groupRef dbRef
+	dests := slices.Concat([]any{&start, &end}, typeRef.dests(), []any{&plane, &src, &dst}, transportRef.dests(), linkRef.dests(), []any{&size}, groupRef.dests())
 	var labels profile.TaskLabelSet
 	rank := func(v dbInt) int {
 		if !v.Valid || v.V < 0 || v.V >= dbNoRank || v.V > 1<<31-1 {
@@ -386,11 +442,25 @@ func (r *torchDBReader) commTasks() error {
 		}
 		return int(v.V)
 	}
-	return r.d.each("reading COMMUNICATION_TASK_INFO ⋈ TASK", q, func(rows *sql.Rows) error {
-		if err := rows.Scan(&start, &end, &taskType, &plane, &src, &dst, &transport, &link, &size, &group); err != nil {
+	joined := 0
+	err = r.d.each("reading COMMUNICATION_TASK_INFO ⋈ TASK", q, func(rows *sql.Rows) error {
+		joined++
+		if err := rows.Scan(dests...); err != nil {
 			return err
 		}
 		r.out.Events++
+		if err := cmp.Or(
+			typeRef.resolve(taskWhat, "taskType", "STRING_IDS", true),
+			transportRef.resolve(taskWhat, "transportType", "ENUM_HCCL_TRANSPORT_TYPE", c[3] != "NULL"),
+			linkRef.resolve(taskWhat, "linkType", "ENUM_HCCL_LINK_TYPE", c[4] != "NULL"),
+			groupRef.resolve(taskWhat, "groupName", "STRING_IDS", c[6] != "NULL"),
+		); err != nil {
+			return err
+		}
+		if c[5] != "NULL" && !size.Valid {
+			return fmt.Errorf("%s: size is NULL", taskWhat)
+		}
+		taskType, transport, link, group := typeRef.Name, transportRef.Name, linkRef.Name, groupRef.Name
 		if !start.Valid || !end.Valid {
 			return nil
 		}
@@ -402,6 +472,19 @@ func (r *torchDBReader) commTasks() error {
 		r.out.CommTasks = append(r.out.CommTasks, t)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// A task whose globalTaskId names no TASK row has no time and is lost to the
+	// join: say so, as for any row that cannot be read (a NULL id lost them silently).
+	var all int
+	err = r.d.each("counting COMMUNICATION_TASK_INFO", "SELECT COUNT(*) FROM COMMUNICATION_TASK_INFO", func(rows *sql.Rows) error {
+		return rows.Scan(&all)
+	})
+	if err == nil && all > joined {
+		err = r.d.wrap("reading COMMUNICATION_TASK_INFO ⋈ TASK", fmt.Errorf("%d of the %d COMMUNICATION_TASK_INFO rows have no TASK row with their globalTaskId: their times are lost", all-joined, all))
+	}
+	return err
 }
 
 // hostLaunches reads the framework side of the host→device links (see

@@ -468,6 +468,37 @@ func TestTorchDBCorruptions(t *testing.T) {
 		{name: "META_DATA not JSON", damage: func(t *testing.T, p string) {
 			execDB(t, p, "UPDATE META_DATA SET value = '{''tp'': 1' WHERE name = 'parallel_group_info'")
 		}, want: "META_DATA parallel_group_info", partial: true},
+		// Damage that read as empty names, zero sizes and lost rows, without a word.
+		{name: "a task type missing from STRING_IDS", damage: func(t *testing.T, p string) {
+			execDB(t, p, "DELETE FROM STRING_IDS WHERE id = (SELECT taskType FROM COMMUNICATION_TASK_INFO LIMIT 1)")
+		}, want: "is not in STRING_IDS", partial: true},
+		{name: "ENUM_HCCL_TRANSPORT_TYPE missing", damage: func(t *testing.T, p string) {
+			execDB(t, p, "DROP TABLE ENUM_HCCL_TRANSPORT_TYPE")
+		}, want: "is not in ENUM_HCCL_TRANSPORT_TYPE", partial: true},
+		{name: "an op without a name", damage: func(t *testing.T, p string) {
+			execDB(t, p, "UPDATE COMMUNICATION_OP SET opName = NULL WHERE rowid = (SELECT MIN(rowid) FROM COMMUNICATION_OP)")
+		}, want: "opName is NULL", partial: true},
+		{name: "an op without a group", damage: func(t *testing.T, p string) {
+			execDB(t, p, "UPDATE COMMUNICATION_OP SET groupName = NULL")
+		}, want: "groupName is NULL", partial: true},
+		{name: "a task without a size", damage: func(t *testing.T, p string) {
+			execDB(t, p, "UPDATE COMMUNICATION_TASK_INFO SET size = NULL")
+		}, want: "size is NULL", partial: true},
+		{name: "tasks without a TASK row", damage: func(t *testing.T, p string) {
+			execDB(t, p, "UPDATE COMMUNICATION_TASK_INFO SET globalTaskId = NULL WHERE rowid % 2 = 0")
+		}, want: "COMMUNICATION_TASK_INFO rows have no TASK row", partial: true},
+		{name: "analysis.db transit time NULL", analyis: true, damage: func(t *testing.T, p string) {
+			execDB(t, p, "UPDATE CommAnalyzerTime SET transit_time = NULL")
+		}, want: "column transit_time: NULL", partial: true},
+		{name: "analysis.db op without a group", analyis: true, damage: func(t *testing.T, p string) {
+			execDB(t, p, "UPDATE CommAnalyzerTime SET group_name = NULL")
+		}, want: "column group_name: NULL", partial: true},
+		{name: "analysis.db bandwidth without a transport", analyis: true, damage: func(t *testing.T, p string) {
+			execDB(t, p, "UPDATE CommAnalyzerBandwidth SET transport_type = NULL")
+		}, want: "column transport_type: NULL", partial: true},
+		{name: "analysis.db packet count NULL", analyis: true, damage: func(t *testing.T, p string) {
+			execDB(t, p, "UPDATE CommAnalyzerBandwidth SET count = NULL")
+		}, want: "column count: NULL", partial: true},
 		{name: "analysis.db truncated", analyis: true, damage: func(t *testing.T, p string) {
 			st, err := os.Stat(p)
 			require.NoError(t, err)
