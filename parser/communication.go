@@ -193,7 +193,7 @@ func (d treeReader) commOp(m treeMember, step int, p2p bool) (profile.CommOpStat
 	if err := d.object(ti, what+": "+strconv.Quote(cjTimeInfo)); err != nil {
 		return op, err
 	}
-	if st := ti.get(cjStart); !st.isNull() {
+	if st := ti.get(cjStart); st != nil { // absent in older layouts; null is refused
 		ns, err := d.microsNs(st, cjStart)
 		if err != nil {
 			return op, err

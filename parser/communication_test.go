@@ -158,6 +158,10 @@ func TestParseCommunicationJSONErrors(t *testing.T) {
 		{"bad packet size key", `{"op@1": {"Communication Time Info": {}, "Communication Bandwidth Info": {"HCCS": {"Size Distribution": {"big": [1, 2]}}}}}`, 105, []string{`"big"`}},
 		{"short packet bin", `{"op@1": {"Communication Time Info": {}, "Communication Bandwidth Info": {"HCCS": {"Size Distribution": {"1.0": [1]}}}}}`, 112, []string{"[count, time in ms]"}},
 		{"fractional count", `{"op@1": {"Communication Time Info": {}, "Communication Bandwidth Info": {"HCCS": {"Size Distribution": {"1.0": [1.5, 2]}}}}}`, 113, []string{"packet count"}},
+		// A null figure read as 0: a "measured" Transit Time of 0, bytes of 0.
+		{"null transit", `{"op@1": {"Communication Time Info": {"Transit Time(ms)": null}}}`, 58, []string{"Transit Time(ms)", "null where the profiler writes a number"}},
+		{"null transport bytes", `{"op@1": {"Communication Time Info": {}, "Communication Bandwidth Info": {"HCCS": {"Transit Size(MB)": null}}}}`, 103,
+			[]string{"Transit Size(MB)", "null"}},
 		{"trailing data", `{} {}`, 3, []string{"after the top-level value"}},
 		{"empty", ``, 0, []string{"empty file"}},
 		{"deep nesting", strings.Repeat("[", 200), 65, []string{"nesting"}},

@@ -178,7 +178,11 @@ func (d treeReader) parallelGroup(m treeMember) (profile.ParallelGroup, error) {
 		return g, d.errAt(gr, "%s: global_ranks: expected an array, found %s", what, gr.kind)
 	}
 	if gr.ints != nil {
-		g.GlobalRanks = sharedRankLists.of(gr.ints)
+		var problem string
+		g.GlobalRanks, problem = sharedRankLists.of(gr.ints)
+		if problem != "" {
+			return g, d.errAt(gr, "%s: global_ranks: %s", what, problem)
+		}
 		return g, nil
 	}
 	g.GlobalRanks = make([]int, 0, len(gr.elems))
@@ -192,44 +196,72 @@ func (d treeReader) parallelGroup(m treeMember) (profile.ParallelGroup, error) {
 		}
 		g.GlobalRanks = append(g.GlobalRanks, v)
 	}
+	if problem := rankListProblem(g.GlobalRanks); problem != "" {
+		return g, d.errAt(gr, "%s: global_ranks: %s", what, problem)
+	}
 	return g, nil
+}
+
+// rankListProblem says what a job cannot have in a group's members, "" when nothing:
+// a negative rank, or one listed twice. (A member -5 was taken as a rank: the group's
+// size and its unprofiled ranks came out wrong, with exit 0.)
+func rankListProblem(ranks []int) string {
+	seen := make(map[int]bool, len(ranks))
+	for _, r := range ranks {
+		switch {
+		case r < 0:
+			return fmt.Sprintf("rank %d is negative", r)
+		case seen[r]:
+			return fmt.Sprintf("rank %d is listed twice", r)
+		}
+		seen[r] = true
+	}
+	return ""
 }
 
 // sharedRankLists converts each shared int array (sharedIntArrays) to a rank list
 // once: every rank of a cluster repeats its world and data-parallel groups, and
 // converting them per rank allocated ranks × group size integers (120 MB on 4096
 // ranks). The lists are shared and never written, as profile.RankListInterner's are.
-var sharedRankLists = rankListCache{m: map[*int64][]int{}}
+var sharedRankLists = rankListCache{m: map[*int64]checkedRanks{}}
 
 type rankListCache struct {
 	mu sync.Mutex
-	m  map[*int64][]int // by the shared array's first element
+	m  map[*int64]checkedRanks // by the shared array's first element
 }
 
-func (c *rankListCache) of(ints []int64) []int {
-	convert := func() []int {
+// checkedRanks is a converted rank list and what rankListProblem found in it, checked
+// once per shared array rather than once per rank of the cluster.
+type checkedRanks struct {
+	ranks   []int
+	problem string
+}
+
+func (c *rankListCache) of(ints []int64) ([]int, string) {
+	convert := func() checkedRanks {
 		out := make([]int, len(ints))
 		for i, v := range ints {
 			out[i] = int(v)
 		}
-		return out
+		return checkedRanks{out, rankListProblem(out)}
 	}
 	// 128 ints take at least 382 bytes of text, so they came from sharedIntArrays;
 	// smaller lists are cheap to convert each time.
 	if len(ints) < minSharedIntArray/2 {
-		return convert()
+		c := convert()
+		return c.ranks, c.problem
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if out, ok := c.m[&ints[0]]; ok && len(out) == len(ints) {
-		return out
+	if out, ok := c.m[&ints[0]]; ok && len(out.ranks) == len(ints) {
+		return out.ranks, out.problem
 	}
 	if len(c.m) >= 64 { // as sharedIntArrays: a job has a few large groups
 		clear(c.m)
 	}
 	out := convert()
 	c.m[&ints[0]] = out
-	return out
+	return out.ranks, out.problem
 }
 
 // RankFromInfoFileName returns the rank in a profiler_info_N.json file name

@@ -148,6 +148,11 @@ func TestParseProfilerMetadataErrors(t *testing.T) {
 		{"global_ranks not a list", `{"parallel_group_info": {"g": {"global_ranks": 3}}}`, 47, []string{"global_ranks"}},
 		{"bad global rank", `{"parallel_group_info": {"g": {"global_ranks": [1, "x"]}}}`, 51, []string{"global_ranks", `"x"`}},
 		{"null global rank", `{"parallel_group_info": {"g": {"global_ranks": [null]}}}`, 48, []string{"null rank"}},
+		// Taken as members until now: the group's size and its unprofiled ranks were wrong.
+		{"negative global rank", `{"parallel_group_info": {"g": {"global_ranks": [-5, 1]}}}`, 47, []string{"global_ranks", "rank -5 is negative"}},
+		{"global rank twice", `{"parallel_group_info": {"g": {"global_ranks": [0, "1", 1]}}}`, 47, []string{"rank 1 is listed twice"}},
+		{"negative rank in a shared list", `{"parallel_group_info": {"g": {"global_ranks": [` + sharedRanksWithNegative() + `]}}}`, 47,
+			[]string{"rank -1 is negative"}},
 		{"bad group name", `{"parallel_group_info": {"g": {"group_name": {}}}}`, 45, []string{"group_name"}},
 		{"distributed_args not an object", `{"distributed_args": 1}`, 21, []string{"distributed_args"}},
 	}
@@ -270,4 +275,21 @@ func TestRankListsShared(t *testing.T) {
 	small1, small2 := parse(metadata(8)), parse(metadata(8))
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, small1)
 	assert.NotSame(t, &small1[0], &small2[0])
+}
+
+// sharedRanksWithNegative is a rank list long enough to be read as a shared int array
+// (minSharedIntArray), holding a -1.
+func sharedRanksWithNegative() string {
+	var b strings.Builder
+	for i := range 300 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if i == 150 {
+			b.WriteString("-1")
+			continue
+		}
+		b.WriteString(strconv.Itoa(i))
+	}
+	return b.String()
 }

@@ -590,8 +590,13 @@ func (d treeReader) object(n *treeNode, what string) error {
 // give 0. NaN and ±Infinity, which Python writes for 0/0, read as 0: they carry no
 // measurement.
 func (d treeReader) float(n *treeNode, what string) (float64, error) {
-	if n.isNull() {
-		return 0, nil
+	if n == nil {
+		return 0, nil // absent: an older layout without the field
+	}
+	if n.kind == treeNull {
+		// The profilers write every figure (0 for none): a null read as 0 made an
+		// op's Transit Time, or a link's bytes, "measured" zeros.
+		return 0, d.errAt(n, "%s: null where the profiler writes a number", what)
 	}
 	var t string
 	switch n.kind {

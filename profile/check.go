@@ -160,10 +160,19 @@ func (s CommOpStats) impossible() string {
 		return fmt.Sprintf("Transit %g ms + Wait %g ms exceed the Elapse Time %g ms", float64(s.TransitNs)/1e6, float64(s.WaitNs)/1e6, float64(s.ElapseNs)/1e6)
 	case s.SyncNs > s.WaitNs+slackNs:
 		return fmt.Sprintf("Synchronization %g ms exceeds Wait %g ms", float64(s.SyncNs)/1e6, float64(s.WaitNs)/1e6)
+	case s.IdleNs != 0 && abs(s.IdleNs-(s.ElapseNs-s.TransitNs-s.WaitNs)) > slackNs:
+		// The profiler computes Idle so (to 1e-14 ms in every real file and db); 0 is
+		// also what a layout without the field reads.
+		return fmt.Sprintf("Idle Time %g ms is not Elapse − Transit − Wait (%g ms)", float64(s.IdleNs)/1e6, float64(s.ElapseNs-s.TransitNs-s.WaitNs)/1e6)
+	case s.StartNs < 0:
+		return fmt.Sprintf("Start Timestamp %d ns is negative", s.StartNs)
 	}
 	for name, t := range s.Transports {
 		if t.Bytes < 0 || t.TimeNs < 0 || t.TimeNs > MaxPlausibleNs {
 			return fmt.Sprintf("transport %s: %d bytes in %g ms is out of range", name, t.Bytes, float64(t.TimeNs)/1e6)
+		}
+		if t.LargePacketRatio < 0 || t.LargePacketRatio > 1 {
+			return fmt.Sprintf("transport %s: Large Packet Ratio %g is not a fraction", name, t.LargePacketRatio)
 		}
 	}
 	return ""
@@ -246,4 +255,11 @@ func sortIfNeeded[T any](xs []T, cmp func(a, b T) int) {
 	if !slices.IsSortedFunc(xs, cmp) {
 		slices.SortStableFunc(xs, cmp)
 	}
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

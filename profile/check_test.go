@@ -59,7 +59,8 @@ func TestValidateOps(t *testing.T) {
 	ms := int64(1e6)
 	stats := func(edit func(*CommOpStats)) CommOpStats {
 		s := CommOpStats{Step: 50, Name: "hcom_allReduce__586_0_1", Group: "17522688603477080586", StartNs: 1e18,
-			ElapseNs: 79 * ms, TransitNs: ms / 4, WaitNs: 5 * ms, SyncNs: 5 * ms}
+			ElapseNs: 79 * ms, TransitNs: ms / 4, WaitNs: 5 * ms, SyncNs: 5 * ms, IdleNs: 73*ms + 3*ms/4,
+			Transports: map[string]TransportStats{"HCCS": {Bytes: 1 << 20, TimeNs: ms / 4, LargePacketRatio: 0.5}}}
 		edit(&s)
 		return s
 	}
@@ -73,6 +74,13 @@ func TestValidateOps(t *testing.T) {
 		{"wait 100 s in a 79 ms op", stats(func(s *CommOpStats) { s.WaitNs = 100_000 * ms }), "Transit 0.25 ms + Wait 100000 ms exceed the Elapse Time 79 ms"},
 		{"sync above wait", stats(func(s *CommOpStats) { s.SyncNs = 6 * ms }), "Synchronization 6 ms exceeds Wait 5 ms"},
 		{"negative elapse", stats(func(s *CommOpStats) { s.ElapseNs = -ms; s.TransitNs, s.WaitNs, s.SyncNs = 0, 0, 0 }), "Elapse Time -1 ms is out of range"},
+		// Found by setting each figure of the real communication.json to -5 in turn:
+		// each was read with exit 0.
+		{"idle -5 ms", stats(func(s *CommOpStats) { s.IdleNs = -5 * ms }), "Idle Time -5 ms is not Elapse − Transit − Wait (73.75 ms)"},
+		{"idle 0 (a layout without it)", stats(func(s *CommOpStats) { s.IdleNs = 0 }), ""},
+		{"negative start", stats(func(s *CommOpStats) { s.StartNs = -5000 }), "Start Timestamp -5000 ns is negative"},
+		{"large packet ratio -5", stats(func(s *CommOpStats) { s.Transports = map[string]TransportStats{"SDMA": {LargePacketRatio: -5}} }),
+			"transport SDMA: Large Packet Ratio -5 is not a fraction"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

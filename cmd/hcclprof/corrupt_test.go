@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,6 +115,17 @@ func setStage(v string) func(t *testing.T, run string) {
 			return rows
 		})
 	}
+}
+
+// editJSON rewrites a JSON object file.
+func editJSON(t *testing.T, p string, edit func(doc map[string]any)) {
+	t.Helper()
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(readFile(t, p), &doc))
+	edit(doc)
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	writeFile(t, p, b)
 }
 
 // editTrace rewrites the events of a rank's trace_view.json.
@@ -272,6 +285,33 @@ func corruptCases() []corruptCase {
 						return true
 					}
 					return false
+				})
+			}},
+		// Found by setting each value of the real JSON files to null, "x" and -5 in
+		// turn; each of these was read with exit 0.
+		{name: "communication.json Transit Time null", base: "realdata:imagenet-2rank-level1", code: 3, reason: "null where the profiler writes a number",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				editJSON(t, filepath.Join(run, "rank0_ascend_pt", commRel), func(doc map[string]any) {
+					op := doc["step50"].(map[string]any)["collective"].(map[string]any)["hcom_allReduce__586_0_1@17522688603477080586"].(map[string]any)
+					op["Communication Time Info"].(map[string]any)["Transit Time(ms)"] = nil
+				})
+			}},
+		{name: "communication.json Idle Time -5", base: "realdata:imagenet-2rank-level1", code: 3, reason: "Idle Time -5 ms is not Elapse",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				editJSON(t, filepath.Join(run, "rank0_ascend_pt", commRel), func(doc map[string]any) {
+					op := doc["step50"].(map[string]any)["collective"].(map[string]any)["hcom_allReduce__586_0_1@17522688603477080586"].(map[string]any)
+					op["Communication Time Info"].(map[string]any)["Idle Time(ms)"] = -5
+				})
+			}},
+		{name: "parallel_group_info with a negative rank", base: "realdata:megatron-pp2dp2-2of4rank", code: 3, reason: "rank -5 is negative",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				editJSON(t, filepath.Join(run, "rank_0_ascend_pt", "profiler_metadata.json"), func(doc map[string]any) {
+					groups := doc["parallel_group_info"].(map[string]any)
+					g := groups[slices.Sorted(maps.Keys(groups))[0]].(map[string]any)
+					g["global_ranks"].([]any)[0] = -5
 				})
 			}},
 		{name: "communication.json truncated", base: text, mutate: cutHalf(commRel), code: 3, reason: "communication.json"},
