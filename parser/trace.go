@@ -1469,10 +1469,29 @@ func (st *traceState) planeGroupRows(isOpRow func(pid, tid int64) (string, bool)
 	}
 	out := map[pidTid]string{}
 	for pid, tids := range byPid {
+		// A row with neither a name nor a sort index has no place in the sort-index
+		// order the named rows may share; it keeps to the tid order, or else to the
+		// process's only op row (left out, when there are several).
+		placeless := func(tid int64) bool {
+			k := pidTid{pid, tid}
+			_, named := st.threadName[k]
+			_, sorted := st.threadSort[k]
+			return !named && !sorted
+		}
 		bySort := true
 		for _, tid := range tids {
 			_, ok := st.threadSort[pidTid{pid, tid}]
-			bySort = bySort && ok
+			bySort = bySort && (ok || placeless(tid))
+		}
+		var unplaced []int64
+		if bySort {
+			tids = slices.DeleteFunc(tids, func(tid int64) bool {
+				if placeless(tid) {
+					unplaced = append(unplaced, tid)
+					return true
+				}
+				return false
+			})
 		}
 		key := func(tid int64) int64 {
 			if bySort {
@@ -1500,6 +1519,11 @@ func (st *traceState) planeGroupRows(isOpRow func(pid, tid int64) (string, bool)
 				continue
 			}
 			out[pidTid{pid, tid}] = row
+		}
+		if len(opRows) == 1 {
+			for _, tid := range unplaced {
+				out[pidTid{pid, tid}] = opRows[0]
+			}
 		}
 	}
 	return out

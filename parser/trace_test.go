@@ -321,6 +321,16 @@ func TestParseTraceViewUnnamedRows(t *testing.T) {
 	assert.Equal(t, "Group 0 Communication", tl.CommTasks[0].GroupRow)
 	assert.Equal(t, 1, tl.CommTasks[0].Plane) // its tid, without a "Plane N" name
 
+	// The same when the named rows are ordered by thread_sort_index and the plane has
+	// neither a name nor an index: it belongs to the process's only op row.
+	sorted := strings.Replace(noPlaneName, `{"name": "thread_name", "pid": 3170820576, "tid": 0,`,
+		`{"name": "thread_sort_index", "pid": 3170820576, "tid": 0, "args": {"sort_index": 5}, "ph": "M"},`+"\n"+`{"name": "thread_name", "pid": 3170820576, "tid": 0,`, 1)
+	require.NotEqual(t, noPlaneName, sorted)
+	tl, err = ParseTraceView(strings.NewReader(sorted), "t.json")
+	require.NoError(t, err)
+	require.Len(t, tl.CommTasks, 1)
+	assert.Equal(t, "Group 0 Communication", tl.CommTasks[0].GroupRow)
+
 	const hcclName = `{"name": "process_name", "pid": 3170820576, "tid": 0, "args": {"name": "HCCL"}, "ph": "M"},` + "\n"
 	noHCCLName := strings.Replace(miniTrace, hcclName, "", 1)
 	require.NotEqual(t, miniTrace, noHCCLName)
