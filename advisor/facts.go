@@ -1,9 +1,6 @@
 package advisor
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -53,7 +50,7 @@ func FactsOf(env Env, framework string, defaultBuffsizeBytes int64) RunFacts {
 		defaultBuffsizeBytes = DefaultBuffsizeBytes
 	}
 	f := RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: defaultBuffsizeBytes, Deterministic: isDeterministic(env), HCCLAlgo: env["HCCL_ALGO"]}
-	if v, err := strconv.Atoi(strings.TrimSpace(env["HCCL_BUFFSIZE"])); err == nil && v > 0 {
+	if v, ok, _ := analysis.BuffsizeMB(env); ok {
 		f.BuffsizeBytes = int64(v) << 20
 	}
 	return f

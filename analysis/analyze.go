@@ -161,6 +161,10 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	idx := indexRank(r)
 	s.comm = rankCommunication(r, idx, opts.limits(), skip)
 	s.checks = rankCheckSamples(r, idx, s.comm.ops, opts.limits())
+	if _, _, bad := BuffsizeMB(r.Metadata.Env); bad != "" {
+		s.warnings = append(s.warnings, fmt.Sprintf("rank %d: HCCL_BUFFSIZE=%q in its environment is not a whole number of MB ≥ 1: the checks use the default, %d MB",
+			r.Rank, bad, opts.limits().DefaultBuffsizeMB))
+	}
 	s.hw = hardware.EvidenceOf(r)
 	if len(skip) > 0 {
 		s.skipOps = make([]bool, len(r.CommOps))

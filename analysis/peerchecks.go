@@ -86,12 +86,28 @@ type CheckSamples struct {
 	BufferEx             CheckExample
 }
 
+// BuffsizeMB reads HCCL_BUFFSIZE from a rank's environment (ENV_VARIABLES): MB, which
+// HCCL reads as MiB. ok is false when it is unset, or set to what is not a whole
+// number ≥ 1, which bad then quotes (HCCL does not take it; it read as unset, without
+// a word).
+func BuffsizeMB(env map[string]string) (mb int, ok bool, bad string) {
+	s, set := env["HCCL_BUFFSIZE"]
+	if !set || strings.TrimSpace(s) == "" {
+		return 0, false, ""
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || v < 1 {
+		return 0, false, s
+	}
+	return v, true, ""
+}
+
 // rankCheckSamples runs the per-rank part of the checks while the rank's tasks and
 // compute intervals are in memory; ops are the rank's OpStats.
 func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) CheckSamples {
 	var rc CheckSamples
 	buffMB := th.DefaultBuffsizeMB
-	if v, err := strconv.Atoi(strings.TrimSpace(r.Metadata.Env["HCCL_BUFFSIZE"])); err == nil && v > 0 {
+	if v, ok, _ := BuffsizeMB(r.Metadata.Env); ok {
 		buffMB = v
 	}
 	bufBytes := int64(buffMB) << 20

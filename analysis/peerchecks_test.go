@@ -86,3 +86,35 @@ func TestMergeCheckSamplesKeepsTheWorst(t *testing.T) {
 	assert.Equal(t, 0, got.BufferEx.Ref.Rank, "the more rounds")
 	assert.Equal(t, 2, got.OverBuffer)
 }
+
+// HCCL_BUFFSIZE is what HCCL takes: a whole number of MB ≥ 1. Anything else read as
+// unset without a word (a run with HCCL_BUFFSIZE=abc was checked against 200 MB as if
+// it set nothing); it still does, and the analysis now says so.
+func TestBuffsizeMB(t *testing.T) {
+	cases := []struct {
+		value string
+		set   bool
+		mb    int
+		ok    bool
+		bad   string
+	}{
+		{set: false},
+		{value: "", set: true},
+		{value: " 64 ", set: true, mb: 64, ok: true},
+		{value: "abc", set: true, bad: "abc"},
+		{value: "0", set: true, bad: "0"},
+		{value: "-5", set: true, bad: "-5"},
+		{value: "1.5", set: true, bad: "1.5"},
+	}
+	for _, c := range cases {
+		env := map[string]string{}
+		if c.set {
+			env["HCCL_BUFFSIZE"] = c.value
+		}
+		mb, ok, bad := BuffsizeMB(env)
+		assert.Equal(t, []any{c.mb, c.ok, c.bad}, []any{mb, ok, bad}, "%q", c.value)
+	}
+	r := &profile.Rank{Rank: 3, Metadata: profile.Metadata{Env: map[string]string{"HCCL_BUFFSIZE": "abc"}}}
+	s := SummarizeRank(r, Options{})
+	assert.Contains(t, s.warnings, `rank 3: HCCL_BUFFSIZE="abc" in its environment is not a whole number of MB ≥ 1: the checks use the default, 200 MB`)
+}
