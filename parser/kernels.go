@@ -113,9 +113,15 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 				return nil, err
 			}
 		}
+		if name == "" { // its type and group are read from its name
+			return nil, errAtLine(file, t.lineOf(iName), "column %q: a communication row without a name", cols.name[0])
+		}
 		start, err := MicrosToNs(t.field(iStart))
 		if err != nil {
 			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %v", colStart, err)
+		}
+		if start < 0 {
+			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %q is before the clock's start", colStart, t.field(iStart))
 		}
 		durUs, err := t.floatField(iDur, colDuration)
 		if err != nil {
