@@ -10,9 +10,11 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hcclprof/hcclprof/analysis/hardware"
@@ -161,6 +163,9 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	idx := indexRank(r)
 	s.comm = rankCommunication(r, idx, opts.limits(), skip)
 	s.checks = rankCheckSamples(r, idx, s.comm.ops, opts.limits())
+	if w := unknownDataTypes(r); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
 	if _, _, bad := BuffsizeMB(r.Metadata.Env); bad != "" {
 		s.warnings = append(s.warnings, fmt.Sprintf("rank %d: HCCL_BUFFSIZE=%q in its environment is not a whole number of MB ≥ 1: the checks use the default, %d MB",
 			r.Rank, bad, opts.limits().DefaultBuffsizeMB))
@@ -321,6 +326,27 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		warnings = append(warnings, fmt.Sprintf("rank %d: neither a device timeline nor step_trace_time.csv: no step breakdown", r.Rank))
 	}
 	return rr, warnings
+}
+
+// unknownDataTypes says which data types of a rank's ops have no element size that
+// hcclprof knows, "" when none: those ops' sizes, bandwidths and checks are unknown,
+// which a data type newer than this hcclprof would otherwise leave unexplained.
+func unknownDataTypes(r *profile.Rank) string {
+	counts := map[string]int{}
+	for _, op := range r.CommOps {
+		if dt := strings.TrimSpace(op.DataType); dt != "" && profile.DataTypeSize(dt) == 0 {
+			counts[dt]++
+		}
+	}
+	if len(counts) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, dt := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%q (%d ops)", dt, counts[dt]))
+	}
+	return fmt.Sprintf("rank %d: data type %s has no element size hcclprof knows: those ops' sizes and bandwidths are unknown",
+		r.Rank, strings.Join(parts, ", "))
 }
 
 // flagRanksWithoutSteps makes incomplete a rank read without error but with no step

@@ -118,3 +118,17 @@ func TestBuffsizeMB(t *testing.T) {
 	s := SummarizeRank(r, Options{})
 	assert.Contains(t, s.warnings, `rank 3: HCCL_BUFFSIZE="abc" in its environment is not a whole number of MB ≥ 1: the checks use the default, 200 MB`)
 }
+
+// A data type hcclprof has no element size for leaves the op's size unknown; a newer
+// HCCL's type would do so without a word. The rank's warnings now name it.
+func TestUnknownDataTypesAreSaid(t *testing.T) {
+	r := &profile.Rank{Rank: 2, HasTimeline: true, Timeline: profile.Timeline{CommOps: []profile.CommOp{
+		{Name: "hcom_allReduce__1_0_1", DataType: "FP4E2M1", Count: 8, Interval: profile.Interval{StartNs: 1, EndNs: 2}},
+		{Name: "hcom_allReduce__1_1_1", DataType: "FP4E2M1", Count: 8, Interval: profile.Interval{StartNs: 3, EndNs: 4}},
+		{Name: "hcom_allReduce__1_2_1", DataType: "FP32", Count: 8, Interval: profile.Interval{StartNs: 5, EndNs: 6}},
+		{Name: "hcom_allReduce__1_3_1", Interval: profile.Interval{StartNs: 7, EndNs: 8}}, // no type: nothing to say
+	}}}
+	s := SummarizeRank(r, Options{})
+	assert.Contains(t, s.warnings, `rank 2: data type "FP4E2M1" (2 ops) has no element size hcclprof knows: those ops' sizes and bandwidths are unknown`)
+	assert.Empty(t, unknownDataTypes(&profile.Rank{}))
+}

@@ -34,6 +34,10 @@ func (r *Rank) Normalize() {
 			problem("%s: op %s at %d ns: end %d ns before its start, or longer than a day: dropped", r.opsFile(), op.Name, op.StartNs, op.EndNs)
 			return false
 		}
+		if op.Count < 0 { // read as an unknown size, with exit 0
+			problem("%s: op %s at %d ns: count %d is negative: dropped", r.opsFile(), op.Name, op.StartNs, op.Count)
+			return false
+		}
 		return true
 	})
 	r.KernelCommOps = keepValidItems(r.KernelCommOps, func(op CommOp) bool {

@@ -105,6 +105,17 @@ func TestValidateOps(t *testing.T) {
 	assert.Empty(t, r.CommOps)
 	assert.Equal(t, []Interval{{StartNs: 20, EndNs: 30}}, r.Compute)
 	assert.Len(t, r.Problems, 2, "one problem for the op, one for the compute tasks: %v", r.Problems)
+
+	// A negative count read as an unknown size, with exit 0.
+	r = &Rank{HasTimeline: true, Timeline: Timeline{CommOps: []CommOp{
+		{Name: "hcom_allReduce__1_0_1", Interval: Interval{StartNs: 10, EndNs: 50}, Count: -5, DataType: "FP32"},
+		{Name: "hcom_allReduce__1_1_1", Interval: Interval{StartNs: 60, EndNs: 90}, Count: 5, DataType: "FP32"},
+	}}}
+	r.Normalize()
+	require.Len(t, r.CommOps, 1)
+	assert.Equal(t, int64(5), r.CommOps[0].Count)
+	require.Len(t, r.Problems, 1)
+	assert.Contains(t, r.Problems[0], "op hcom_allReduce__1_0_1 at 10 ns: count -5 is negative: dropped")
 }
 
 // Normalize puts a list a parser left out of order in start order, and leaves the
