@@ -263,26 +263,42 @@ func parseDistInfo(v []byte) (distInfo, error) {
 	}
 	d.rank = anyInt(d.args["rank"], -1)
 	d.worldSize = anyInt(d.args["world_size"], -1)
+	// Present but not what a job can have: read as absent, it changed the job's size
+	// (and its unprofiled ranks) with exit 0.
+	if x, ok := d.args["rank"]; ok && x != nil && d.rank < 0 {
+		return d, fmt.Errorf("rank: %v is not a rank", x)
+	}
+	if x, ok := d.args["world_size"]; ok && x != nil && d.worldSize < 1 {
+		return d, fmt.Errorf("world_size: %v is not a job size", x)
+	}
 	if raw, ok := m["pg_config"]; ok {
 		// A list of {pg_name, pg_desc, pg_size, ranks}; a dict keyed by group name is
 		// accepted too. Entries of another shape are ignored.
 		var list []map[string]any
 		if json.Unmarshal(raw, &list) != nil {
 			var byName map[string]map[string]any
-			if json.Unmarshal(raw, &byName) == nil {
-				for name, g := range byName {
-					if _, ok := g["pg_name"]; !ok {
-						g["pg_name"] = name
-					}
-					list = append(list, g)
+			if err := json.Unmarshal(raw, &byName); err != nil && string(raw) != "null" {
+				return d, fmt.Errorf("pg_config: neither a list of groups nor groups by name")
+			}
+			for name, g := range byName {
+				if _, ok := g["pg_name"]; !ok {
+					g["pg_name"] = name
 				}
+				list = append(list, g)
 			}
 		}
 		for _, g := range list {
 			kg := kinetoGroup{name: anyString(g["pg_name"]), desc: anyString(g["pg_desc"]), size: anyInt(g["pg_size"], 0)}
 			if rs, ok := g["ranks"].([]any); ok {
 				for _, r := range rs {
-					kg.ranks = append(kg.ranks, anyInt(r, -1))
+					v := anyInt(r, -1)
+					if v < 0 { // read as member -1, with exit 0
+						return d, fmt.Errorf("pg_config: group %q: %v is not a rank", kg.name, r)
+					}
+					kg.ranks = append(kg.ranks, v)
+				}
+				if problem := rankListProblem(kg.ranks); problem != "" {
+					return d, fmt.Errorf("pg_config: group %q: %s", kg.name, problem)
 				}
 			}
 			if kg.name != "" {

@@ -262,6 +262,15 @@ func TestParseKinetoErrors(t *testing.T) {
 		{"malformed distributedInfo", `{"distributedInfo": {"rank": 0,, }, "traceEvents": []}`, "t.json: byte 20: distributedInfo:"},
 		{"bad kernel args", `[{"ph": "X", "cat": "kernel", "name": "nccl", "ts": 1, "dur": 1, "args": {"a" 1}}]`, "bad event: expected ':'"},
 		{"missing comma", `{"traceEvents": [{"ph": "M"} {"ph": "M"}]}`, "t.json: byte 29: expected ',' or ']'"},
+		// Read as absent, or as member -1, with exit 0.
+		{"negative world size", `{"distributedInfo": {"rank": 0, "world_size": -5}, "traceEvents": []}`, "distributedInfo: world_size: -5 is not a job size"},
+		{"world size not a number", `{"distributedInfo": {"rank": 0, "world_size": "x"}, "traceEvents": []}`, "world_size: x is not a job size"},
+		{"negative rank", `{"distributedInfo": {"rank": -5}, "traceEvents": []}`, "rank: -5 is not a rank"},
+		{"pg_config not groups", `{"distributedInfo": {"rank": 0, "pg_config": "x"}, "traceEvents": []}`, "pg_config: neither a list"},
+		{"pg_config member not a rank", `{"distributedInfo": {"rank": 0, "pg_config": [{"pg_name": "0", "ranks": [0, "x"]}]}, "traceEvents": []}`,
+			`pg_config: group "0": x is not a rank`},
+		{"pg_config member twice", `{"distributedInfo": {"rank": 0, "pg_config": [{"pg_name": "0", "ranks": [0, 0]}]}, "traceEvents": []}`,
+			"rank 0 is listed twice"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

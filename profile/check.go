@@ -31,7 +31,7 @@ func (r *Rank) Normalize() {
 
 	r.CommOps = keepValidItems(r.CommOps, func(op CommOp) bool {
 		if BadInterval(op.Interval) {
-			problem("%s: op %s at %d ns: end %d ns before its start, or longer than a day: dropped", r.opsFile(), op.Name, op.StartNs, op.EndNs)
+			problem("%s: op %s at %d ns: end %d ns before its start, a negative start or longer than a day: dropped", r.opsFile(), op.Name, op.StartNs, op.EndNs)
 			return false
 		}
 		if op.Count < 0 { // read as an unknown size, with exit 0
@@ -51,7 +51,7 @@ func (r *Rank) Normalize() {
 	r.Compute = keepValidItems(r.Compute, func(iv Interval) bool {
 		if BadInterval(iv) {
 			if bad++; bad == 1 {
-				problem("%s: a compute task at %d ns ends at %d ns, before its start or over a day later: dropped", timeline, iv.StartNs, iv.EndNs)
+				problem("%s: a compute task at %d ns ends at %d ns, before its start or over a day later, or starts before the clock: dropped", timeline, iv.StartNs, iv.EndNs)
 			}
 			return false
 		}
@@ -69,7 +69,7 @@ func (r *Rank) Normalize() {
 	})
 	r.Steps = keepValidItems(r.Steps, func(s StepMarker) bool {
 		if BadInterval(s.Interval) {
-			problem("%s: ProfilerStep#%d ends at %d ns, before its start %d ns or over a day later: dropped", timeline, s.Step, s.EndNs, s.StartNs)
+			problem("%s: ProfilerStep#%d ends at %d ns, before its start %d ns or over a day later, or starts before the clock: dropped", timeline, s.Step, s.EndNs, s.StartNs)
 			return false
 		}
 		return true
@@ -105,10 +105,12 @@ func keepValidItems[T any](items []T, ok func(T) bool) []T {
 	return slices.DeleteFunc(items, func(it T) bool { return !ok(it) })
 }
 
-// BadInterval reports whether an interval cannot be a measurement: it ends before it
-// starts, or lasts longer than MaxPlausibleNs.
+// BadInterval reports whether an interval cannot be a measurement: it starts before
+// its clock's zero (every profiler's clock, epoch or device-monotonic, is positive: a
+// Kineto kernel at ts -5 fell out of every step, with exit 0), ends before it starts,
+// or lasts longer than MaxPlausibleNs.
 func BadInterval(iv Interval) bool {
-	return iv.EndNs < iv.StartNs || iv.DurNs() > MaxPlausibleNs
+	return iv.StartNs < 0 || iv.EndNs < iv.StartNs || iv.DurNs() > MaxPlausibleNs
 }
 
 // Impossible says what is impossible in a step_trace_time.csv row, "" when nothing.

@@ -116,6 +116,13 @@ func TestValidateOps(t *testing.T) {
 	assert.Equal(t, int64(5), r.CommOps[0].Count)
 	require.Len(t, r.Problems, 1)
 	assert.Contains(t, r.Problems[0], "op hcom_allReduce__1_0_1 at 10 ns: count -5 is negative: dropped")
+
+	// Before the clock's zero: a Kineto kernel at ts -5 µs fell out of every step.
+	r = &Rank{HasTimeline: true, Timeline: Timeline{Compute: []Interval{{StartNs: -5000, EndNs: 1000}, {StartNs: 2000, EndNs: 3000}}}}
+	r.Normalize()
+	assert.Equal(t, []Interval{{StartNs: 2000, EndNs: 3000}}, r.Compute)
+	require.Len(t, r.Problems, 1)
+	assert.Contains(t, r.Problems[0], "a compute task at -5000 ns")
 }
 
 // Normalize puts a list a parser left out of order in start order, and leaves the
