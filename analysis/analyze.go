@@ -166,6 +166,9 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	if w := unknownDataTypes(r); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
+	if w := unreadDataTasks(r); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
 	if _, _, bad := BuffsizeMB(r.Metadata.Env); bad != "" {
 		s.warnings = append(s.warnings, fmt.Sprintf("rank %d: HCCL_BUFFSIZE=%q in its environment is not a whole number of MB ≥ 1: the checks use the default, %d MB",
 			r.Rank, bad, opts.limits().DefaultBuffsizeMB))
@@ -346,6 +349,43 @@ func unknownDataTypes(r *profile.Rank) string {
 		parts = append(parts, fmt.Sprintf("%q (%d ops)", dt, counts[dt]))
 	}
 	return fmt.Sprintf("rank %d: data type %s has no element size hcclprof knows: those ops' sizes and bandwidths are unknown",
+		r.Rank, strings.Join(parts, ", "))
+}
+
+// unreadDataTasks says which HCCL task names of a rank carry bytes but are not a type
+// the time split and the links read as moving data, "" when none. In every real
+// profile only Memcpy, Reduce_Inline and RDMASend carry bytes; a task type a newer
+// HCCL adds would otherwise drop out of the links and the split without a word.
+func unreadDataTasks(r *profile.Rank) string {
+	type seen struct {
+		tasks int
+		bytes int64
+	}
+	var byName map[string]*seen
+	for i := range r.CommTasks {
+		t := &r.CommTasks[i]
+		if t.SizeBytes <= 0 || taskKindOf(t.Name) != kindOther {
+			continue
+		}
+		if byName == nil {
+			byName = map[string]*seen{}
+		}
+		n := byName[t.Name]
+		if n == nil {
+			n = &seen{}
+			byName[t.Name] = n
+		}
+		n.tasks++
+		n.bytes += t.SizeBytes
+	}
+	if len(byName) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		parts = append(parts, fmt.Sprintf("%q (%d tasks, %d bytes)", name, byName[name].tasks, byName[name].bytes))
+	}
+	return fmt.Sprintf("rank %d: HCCL tasks %s carry bytes but are not a type hcclprof reads as moving data (Memcpy, Reduce_Inline, RDMASend): they are not in the links or the time split",
 		r.Rank, strings.Join(parts, ", "))
 }
 

@@ -132,3 +132,22 @@ func TestUnknownDataTypesAreSaid(t *testing.T) {
 	assert.Contains(t, s.warnings, `rank 2: data type "FP4E2M1" (2 ops) has no element size hcclprof knows: those ops' sizes and bandwidths are unknown`)
 	assert.Empty(t, unknownDataTypes(&profile.Rank{}))
 }
+
+// Only Memcpy, Reduce_Inline and RDMASend carry bytes in every real profile. A task
+// type that carries bytes under another name (a newer HCCL's, or a damaged label: the
+// real msprof trace with one task's type set to "x") dropped out of the links and
+// the split without a word; the rank's warnings now name it.
+func TestUnreadDataTasksAreSaid(t *testing.T) {
+	var labels profile.TaskLabelSet
+	task := func(name string, size int64) profile.CommTask {
+		return profile.CommTask{TaskLabels: labels.Of(profile.TaskLabels{Name: name, TransportType: "SDMA"}), SizeBytes: size,
+			Interval: profile.Interval{StartNs: 1, EndNs: 2}}
+	}
+	r := &profile.Rank{Rank: 1, HasTimeline: true, Timeline: profile.Timeline{CommTasks: []profile.CommTask{
+		task("Memcpy", 1024), task("Notify_Wait", 0), task("Write_With_Notify", 512), task("Write_With_Notify", 512), task("x", 8),
+	}}}
+	assert.Equal(t, `rank 1: HCCL tasks "Write_With_Notify" (2 tasks, 1024 bytes), "x" (1 tasks, 8 bytes) carry bytes but are not a type hcclprof reads as moving data (Memcpy, Reduce_Inline, RDMASend): they are not in the links or the time split`,
+		unreadDataTasks(r))
+	r.CommTasks = r.CommTasks[:2]
+	assert.Empty(t, unreadDataTasks(r))
+}
