@@ -23,9 +23,9 @@ import (
 //
 // Two signs of damage are errors rather than quirks: a header holding control
 // characters or bytes that are not UTF-8 (a column read by name would be missing, and
-// the rows read without it), and a last row shorter than the header with no line
-// break after it, which is what a file cut short looks like: every profiler ends its
-// CSV lines with one, and the rows after the cut are lost.
+// the rows read without it), and a file whose last row has no line break after it,
+// which is what a file cut short looks like (its rows after the cut lost, or its last
+// field cut): every profiler ends its CSV rows with one.
 type csvTable struct {
 	file    string
 	r       *csv.Reader

@@ -1390,11 +1390,10 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 
 // unnamedProcessEvents says how many device events (hardware tasks, HCCL ops and
 // tasks, Overlap Analysis rows) sit in processes that no process_name event names, ""
-// when none do. What an event is (a compute task, an
-// HCCL op or task, an Overlap Analysis row) is read from its process's name, so such
-// events are not read. Every process of the profilers' traces is named: a trace
-// without the HCCL process's name lost its tasks and the checks that count them, with
-// the report otherwise unchanged (its ops came from communication.json instead).
+// when none do. What such an event is comes from its process's name, so they are not
+// read. Every process of the profilers' traces is named: a trace without the HCCL
+// process's name lost its tasks and the checks that count them, with the report
+// otherwise unchanged (its ops came from communication.json instead).
 func (st *traceState) unnamedProcessEvents() string {
 	n, first := 0, int64(0)
 	count := func(pid int64, k int) {
@@ -1413,8 +1412,8 @@ func (st *traceState) unnamedProcessEvents() string {
 			count(part[i].pid, 1)
 		}
 	}
-	// Events without a kind of their own (host API calls, counters) are read from no
-	// process hcclprof does not name, so their process's name changes nothing.
+	// Generic events (host API calls, counters) are not counted: hcclprof reads them
+	// only from the HCCL process, so an unnamed process's are not missed.
 	rowEvents := make([]int, len(st.rows))
 	for row, byKind := range st.overlapByRow {
 		rowEvents[row] += byKind[0] + byKind[1] + byKind[2] + byKind[3]
