@@ -120,9 +120,6 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 		if err != nil {
 			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %v", colStart, err)
 		}
-		if start < 0 {
-			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %q is before the clock's start", colStart, t.field(iStart))
-		}
 		durUs, err := t.floatField(iDur, colDuration)
 		if err != nil {
 			return nil, err

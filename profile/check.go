@@ -42,7 +42,7 @@ func (r *Rank) Normalize() {
 	})
 	r.KernelCommOps = keepValidItems(r.KernelCommOps, func(op CommOp) bool {
 		if BadInterval(op.Interval) {
-			problem("kernel_details.csv: op %s at %d ns: duration %d ns out of range: dropped", op.Name, op.StartNs, op.DurNs())
+			problem("kernel_details.csv: op %s at %d ns: a start before the clock, or a duration %d ns out of range: dropped", op.Name, op.StartNs, op.DurNs())
 			return false
 		}
 		return true
@@ -166,7 +166,7 @@ func (s CommOpStats) impossible() string {
 		return fmt.Sprintf("Transit %g ms + Wait %g ms exceed the Elapse Time %g ms", float64(s.TransitNs)/1e6, float64(s.WaitNs)/1e6, float64(s.ElapseNs)/1e6)
 	case s.SyncNs > s.WaitNs+slackNs:
 		return fmt.Sprintf("Synchronization %g ms exceeds Wait %g ms", float64(s.SyncNs)/1e6, float64(s.WaitNs)/1e6)
-	case s.IdleNs != 0 && abs(s.IdleNs-(s.ElapseNs-s.TransitNs-s.WaitNs)) > slackNs:
+	case s.IdleNs != 0 && max(s.IdleNs-(s.ElapseNs-s.TransitNs-s.WaitNs), s.ElapseNs-s.TransitNs-s.WaitNs-s.IdleNs) > slackNs:
 		// The profiler computes Idle so (to 1e-14 ms in every real file and db); 0 is
 		// also what a layout without the field reads.
 		return fmt.Sprintf("Idle Time %g ms is not Elapse − Transit − Wait (%g ms)", float64(s.IdleNs)/1e6, float64(s.ElapseNs-s.TransitNs-s.WaitNs)/1e6)
@@ -261,11 +261,4 @@ func sortIfNeeded[T any](xs []T, cmp func(a, b T) int) {
 	if !slices.IsSortedFunc(xs, cmp) {
 		slices.SortStableFunc(xs, cmp)
 	}
-}
-
-func abs(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

@@ -123,6 +123,13 @@ func TestValidateOps(t *testing.T) {
 	assert.Equal(t, []Interval{{StartNs: 2000, EndNs: 3000}}, r.Compute)
 	require.Len(t, r.Problems, 1)
 	assert.Contains(t, r.Problems[0], "a compute task at -5000 ns")
+
+	// The same for kernel_details.csv's comm rows: an op at -5 µs was read, exit 0.
+	r = &Rank{Reported: Reported{KernelCommOps: []CommOp{{Name: "hcom_allReduce__1_0_1", Interval: Interval{StartNs: -5000, EndNs: -2000}}}}}
+	r.Normalize()
+	assert.Empty(t, r.KernelCommOps)
+	require.Len(t, r.Problems, 1)
+	assert.Equal(t, "kernel_details.csv: op hcom_allReduce__1_0_1 at -5000 ns: a start before the clock, or a duration 3000 ns out of range: dropped", r.Problems[0])
 }
 
 // Normalize puts a list a parser left out of order in start order, and leaves the
