@@ -335,21 +335,20 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 // hcclprof knows, "" when none: those ops' sizes, bandwidths and checks are unknown,
 // which a data type newer than this hcclprof would otherwise leave unexplained.
 func unknownDataTypes(r *profile.Rank) string {
-	counts := map[string]int{}
+	var ops map[string]int
 	for _, op := range r.CommOps {
 		if dt := strings.TrimSpace(op.DataType); dt != "" && profile.DataTypeSize(dt) == 0 {
-			counts[dt]++
+			if ops == nil {
+				ops = map[string]int{}
+			}
+			ops[dt]++
 		}
 	}
-	if len(counts) == 0 {
+	if len(ops) == 0 {
 		return ""
 	}
-	var parts []string
-	for _, dt := range slices.Sorted(maps.Keys(counts)) {
-		parts = append(parts, fmt.Sprintf("%q (%d ops)", dt, counts[dt]))
-	}
 	return fmt.Sprintf("rank %d: data type %s has no element size hcclprof knows: those ops' sizes and bandwidths are unknown",
-		r.Rank, strings.Join(parts, ", "))
+		r.Rank, byName(ops, func(n int) string { return fmt.Sprintf("%d ops", n) }))
 }
 
 // unreadDataTasks says which HCCL task names of a rank carry bytes but are not a type
@@ -361,32 +360,34 @@ func unreadDataTasks(r *profile.Rank) string {
 		tasks int
 		bytes int64
 	}
-	var byName map[string]*seen
+	var tasks map[string]seen
 	for i := range r.CommTasks {
 		t := &r.CommTasks[i]
 		if t.SizeBytes <= 0 || taskKindOf(t.Name) != kindOther {
 			continue
 		}
-		if byName == nil {
-			byName = map[string]*seen{}
+		if tasks == nil {
+			tasks = map[string]seen{}
 		}
-		n := byName[t.Name]
-		if n == nil {
-			n = &seen{}
-			byName[t.Name] = n
-		}
+		n := tasks[t.Name]
 		n.tasks++
 		n.bytes += t.SizeBytes
+		tasks[t.Name] = n
 	}
-	if len(byName) == 0 {
+	if len(tasks) == 0 {
 		return ""
 	}
-	var parts []string
-	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		parts = append(parts, fmt.Sprintf("%q (%d tasks, %d bytes)", name, byName[name].tasks, byName[name].bytes))
-	}
 	return fmt.Sprintf("rank %d: HCCL tasks %s carry bytes but are not a type hcclprof reads as moving data (Memcpy, Reduce_Inline, RDMASend): they are not in the links or the time split",
-		r.Rank, strings.Join(parts, ", "))
+		r.Rank, byName(tasks, func(n seen) string { return fmt.Sprintf("%d tasks, %d bytes", n.tasks, n.bytes) }))
+}
+
+// byName lists what m counts, by name in order: "a" (what), "b" (what).
+func byName[V any](m map[string]V, what func(V) string) string {
+	parts := make([]string, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%q (%s)", name, what(m[name])))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // flagRanksWithoutSteps makes incomplete a rank read without error but with no step
