@@ -118,9 +118,9 @@ func setStage(v string) func(t *testing.T, run string) {
 }
 
 // editJSON rewrites a JSON object file.
-func editJSON(t *testing.T, p string, edit func(doc map[string]any)) {
+func editJSON[T any](t *testing.T, p string, edit func(doc T)) {
 	t.Helper()
-	var doc map[string]any
+	var doc T
 	require.NoError(t, json.Unmarshal(readFile(t, p), &doc))
 	edit(doc)
 	b, err := json.Marshal(doc)
@@ -131,18 +131,26 @@ func editJSON(t *testing.T, p string, edit func(doc map[string]any)) {
 // editTrace rewrites the events of a rank's trace_view.json.
 func editTrace(t *testing.T, p string, edit func(ev map[string]any) bool) {
 	t.Helper()
-	var events []map[string]any
-	require.NoError(t, json.Unmarshal(readFile(t, p), &events))
-	n := 0
-	for _, ev := range events {
-		if edit(ev) {
-			n++
+	editJSON(t, p, func(events []map[string]any) {
+		n := 0
+		for _, ev := range events {
+			if edit(ev) {
+				n++
+			}
 		}
+		require.Positive(t, n, "no event edited in %s", p)
+	})
+}
+
+// setLevel1OpTime sets one figure of the first AllReduce of the real Level1 run's
+// rank-0 communication.json.
+func setLevel1OpTime(key string, v any) func(t *testing.T, run string) {
+	return func(t *testing.T, run string) {
+		editJSON(t, filepath.Join(run, "rank0_ascend_pt", commRel), func(doc map[string]any) {
+			op := doc["step50"].(map[string]any)["collective"].(map[string]any)["hcom_allReduce__586_0_1@17522688603477080586"].(map[string]any)
+			op["Communication Time Info"].(map[string]any)[key] = v
+		})
 	}
-	require.Positive(t, n, "no event edited in %s", p)
-	b, err := json.Marshal(events)
-	require.NoError(t, err)
-	writeFile(t, p, b)
 }
 
 // hardwarePids are the pids of the "Ascend Hardware" processes of a trace.
@@ -290,21 +298,9 @@ func corruptCases() []corruptCase {
 		// Found by setting each value of the real JSON files to null, "x" and -5 in
 		// turn; each of these was read with exit 0.
 		{name: "communication.json Transit Time null", base: "realdata:imagenet-2rank-level1", code: 3, reason: "null where the profiler writes a number",
-			codes: map[string]int{"whatif": 2},
-			mutate: func(t *testing.T, run string) {
-				editJSON(t, filepath.Join(run, "rank0_ascend_pt", commRel), func(doc map[string]any) {
-					op := doc["step50"].(map[string]any)["collective"].(map[string]any)["hcom_allReduce__586_0_1@17522688603477080586"].(map[string]any)
-					op["Communication Time Info"].(map[string]any)["Transit Time(ms)"] = nil
-				})
-			}},
+			codes: map[string]int{"whatif": 2}, mutate: setLevel1OpTime("Transit Time(ms)", nil)},
 		{name: "communication.json Idle Time -5", base: "realdata:imagenet-2rank-level1", code: 3, reason: "Idle Time -5 ms is not Elapse",
-			codes: map[string]int{"whatif": 2},
-			mutate: func(t *testing.T, run string) {
-				editJSON(t, filepath.Join(run, "rank0_ascend_pt", commRel), func(doc map[string]any) {
-					op := doc["step50"].(map[string]any)["collective"].(map[string]any)["hcom_allReduce__586_0_1@17522688603477080586"].(map[string]any)
-					op["Communication Time Info"].(map[string]any)["Idle Time(ms)"] = -5
-				})
-			}},
+			codes: map[string]int{"whatif": 2}, mutate: setLevel1OpTime("Idle Time(ms)", -5)},
 		{name: "parallel_group_info with a negative rank", base: "realdata:megatron-pp2dp2-2of4rank", code: 3, reason: "rank -5 is negative",
 			codes: map[string]int{"whatif": 2},
 			mutate: func(t *testing.T, run string) {
