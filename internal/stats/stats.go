@@ -11,13 +11,16 @@
 //     back-test's median ratio and the micro-batch inference print or decide on;
 //   - InterpQuantile: the linear interpolation of the empirical distribution that the
 //     collectives' p50 and p95 have always used (gonum's LinInterp);
-//   - MAD: the median absolute deviation around the median, both by Median.
+//   - MAD: the median absolute deviation around the median, both by Median;
+//   - MedianCounted: Median of values each repeated a number of times (a
+//     histogram's bins), without writing the repeats out.
 //
 // Functions named ...Sorted take values sorted ascending and do not copy them; the
 // others leave their argument as it is. Every function returns 0 for no values.
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -102,6 +105,44 @@ func MedianMAD(xs []float64) (median, mad float64) {
 	}
 	slices.Sort(dev)
 	return median, LowerMedianSorted(dev)
+}
+
+// Counted is a value that stands for Count equal values.
+type Counted struct {
+	Value float64
+	Count int64
+}
+
+// MedianCounted is Median of the values xs stand for (each Value Count times);
+// entries with a count below 1 stand for none. xs is sorted by value in place.
+func MedianCounted(xs []Counted) float64 {
+	slices.SortFunc(xs, func(a, b Counted) int { return cmp.Compare(a.Value, b.Value) })
+	var n int64
+	for _, x := range xs {
+		n += max(x.Count, 0)
+	}
+	if n == 0 {
+		return 0
+	}
+	// The values at 0-based positions lo and hi of the written-out list: the middle
+	// one, or the two middle ones for an even count.
+	lo, hi := (n-1)/2, n/2
+	var at int64
+	var loValue float64
+	for _, x := range xs {
+		if x.Count < 1 {
+			continue
+		}
+		next := at + x.Count
+		if lo >= at && lo < next {
+			loValue = x.Value
+		}
+		if hi >= at && hi < next {
+			return (loValue + x.Value) / 2
+		}
+		at = next
+	}
+	return loValue // not reached: hi < n
 }
 
 func sorted(xs []float64) []float64 {

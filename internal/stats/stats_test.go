@@ -63,3 +63,23 @@ func TestUpperMedian(t *testing.T) {
 	assert.Equal(t, 20.0, UpperMedianSorted([]float64{10, 20, 30}))
 	assert.Equal(t, 0.0, UpperMedianSorted(nil))
 }
+
+// TestMedianCountedIsMedianOfTheRepeats: on random bins, MedianCounted equals Median
+// of the list with every value written out Count times.
+func TestMedianCountedIsMedianOfTheRepeats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 500; trial++ {
+		var bins []Counted
+		var flat []float64
+		for range rng.IntN(6) {
+			b := Counted{Value: float64(rng.IntN(20)), Count: int64(rng.IntN(5)) - 1}
+			bins = append(bins, b)
+			for range b.Count {
+				flat = append(flat, b.Value)
+			}
+		}
+		assert.Equal(t, Median(flat), MedianCounted(bins), "%v", bins)
+	}
+	assert.Equal(t, 2.5, MedianCounted([]Counted{{Value: 3, Count: 1}, {Value: 2, Count: 1}}))
+	assert.Equal(t, 7.0, MedianCounted([]Counted{{Value: 7, Count: 1_000_000_000}, {Value: 1, Count: 3}}))
+}
