@@ -206,6 +206,9 @@ type sampleKey struct {
 	transport string
 	sizeBytes int64
 	reduce    bool
+	// fromSizeDistribution: the times are the profiler's per-size means (see
+	// sizeDistributionSamples), kept apart from those of tasks.
+	fromSizeDistribution bool
 }
 
 type rankSample struct {
@@ -222,10 +225,14 @@ type TransferSample struct {
 	SizeBytes int64
 	// Reduce is set for transfers that reduce into the destination (Reduce_Inline):
 	// they separate γ, the reduction's cost per byte, from β.
-	Reduce   bool
-	MedianNs float64
-	Count    int // transfers
-	Ranks    int // ranks that had this size
+	Reduce bool
+	// FromSizeDistribution says the times are the profiler's Size Distribution
+	// (communication.json, analysis.db) of ranks without HCCL task rows: each
+	// size's mean time per op, copies and reductions together (Reduce is false).
+	FromSizeDistribution bool
+	MedianNs             float64
+	Count                int // transfers
+	Ranks                int // ranks that had this size
 }
 
 // transfer is the data one op moved over one link (the sum of its tasks there), kept
@@ -291,6 +298,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 	}
 	groupRanks := globalRanksByGroup(r)
 	times := map[sampleKey][]float64{}
+	binTimes := map[sampleKey][]stats.Counted{} // a rank without task rows: the profiler's bins
 	var splitter planeSplitter
 	var opTransfers []wideTransfer
 	for i, op := range ops {
@@ -319,6 +327,9 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 					Sizes: t.SizeDistribution}
 			}
 			st.Transports = sortedTransports(uses)
+			if len(r.CommTasks) == 0 {
+				sizeDistributionSamples(binTimes, ps.Transports, th.RetransmissionNs)
+			}
 		} else if len(opTasks) > 0 {
 			st.Source = "tasks"
 			st.TransitNs, st.WaitNs, st.SyncNs = timeSplit(planes)
@@ -338,7 +349,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		opTransfers = opTransfers[:0]
 		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
-				k := sampleKey{transport, bytes, reduce}
+				k := sampleKey{transport: transport, sizeBytes: bytes, reduce: reduce}
 				times[k] = append(times[k], float64(ns))
 			}
 			if src < 0 || dst < 0 || src >= len(members) || dst >= len(members) {
@@ -371,10 +382,17 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 	if len(r.CommTasks) == 0 {
 		matrixTransfers(&out, r, groupRanks, skipSteps)
 	}
-	out.samples = make([]rankSample, 0, len(times))
+	out.samples = make([]rankSample, 0, len(times)+len(binTimes))
 	for k, v := range times {
 		sort.Float64s(v)
 		out.samples = append(out.samples, rankSample{sampleKey: k, medianNs: stats.MedianSorted(v), count: len(v)})
+	}
+	for k, bins := range binTimes {
+		n := 0
+		for _, b := range bins {
+			n += int(b.Count)
+		}
+		out.samples = append(out.samples, rankSample{sampleKey: k, medianNs: stats.MedianCounted(bins), count: n})
 	}
 	// What a rank keeps until the cluster's figures are made is copied to its length:
 	// grown by append, a quarter of it on average was spare capacity, held for every
@@ -386,6 +404,37 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		out.ops = slices.Clone(out.ops)
 	}
 	return out
+}
+
+// sizeDistributionSamples adds one op's transfer times, for a rank without HCCL task
+// rows, from the profiler's Size Distribution: each bin is Count transfers of its
+// size, counted at their mean time. It is what lets a run whose timeline was not kept
+// (or never written: analysis.db, summaries) calibrate its links. The profiler's
+// bins hold copies and reductions together, so these samples are never Reduce. The
+// SDMA entry sums the SDMA links' (HCCS, PCIE, SIO) packets and is read only when
+// none of them has bins; an RDMA bin slower on average than a retransmission is left
+// out, as such a task is.
+func sizeDistributionSamples(into map[sampleKey][]stats.Counted, transports map[string]profile.TransportStats, retransmissionNs int64) {
+	linkBins := false
+	for _, name := range []string{"HCCS", "PCIE", "SIO"} {
+		linkBins = linkBins || len(transports[name].SizeDistribution) > 0
+	}
+	for name, t := range transports {
+		if name == "SDMA" && linkBins {
+			continue
+		}
+		for _, b := range t.SizeDistribution {
+			if b.Count <= 0 || b.TimeNs <= 0 || b.SizeBytes <= 0 {
+				continue
+			}
+			meanNs := float64(b.TimeNs) / float64(b.Count)
+			if name == "RDMA" && meanNs > float64(retransmissionNs) {
+				continue
+			}
+			k := sampleKey{transport: name, sizeBytes: b.SizeBytes, fromSizeDistribution: true}
+			into[k] = append(into[k], stats.Counted{Value: meanNs, Count: b.Count})
+		}
+	}
 }
 
 // matrixTransfers adds the links of a rank without HCCL tasks from the profiler's
@@ -1108,7 +1157,8 @@ func transferSamples(ranks []rankComm) []TransferSample {
 	out := make([]TransferSample, 0, len(medians))
 	for k, v := range medians {
 		sort.Float64s(v)
-		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, Reduce: k.reduce, MedianNs: stats.MedianSorted(v), Count: counts[k], Ranks: len(v)})
+		out = append(out, TransferSample{Transport: k.transport, SizeBytes: k.sizeBytes, Reduce: k.reduce, FromSizeDistribution: k.fromSizeDistribution,
+			MedianNs: stats.MedianSorted(v), Count: counts[k], Ranks: len(v)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Transport != out[j].Transport {
@@ -1117,7 +1167,10 @@ func transferSamples(ranks []rankComm) []TransferSample {
 		if out[i].SizeBytes != out[j].SizeBytes {
 			return out[i].SizeBytes < out[j].SizeBytes
 		}
-		return !out[i].Reduce && out[j].Reduce
+		if out[i].Reduce != out[j].Reduce {
+			return !out[i].Reduce
+		}
+		return !out[i].FromSizeDistribution && out[j].FromSizeDistribution
 	})
 	return out
 }

@@ -127,7 +127,7 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 	p := newPrinter(w, d.Width)
 	fits := d.Links
 	if len(fits) == 0 {
-		p.printf("No HCCL transfers to calibrate on: the fit needs the HCCL task rows of a timeline.\n")
+		p.printf("No HCCL transfers to calibrate on: the fit needs the HCCL task rows of a timeline, or the profiler's per-op Size Distribution (communication.json, analysis.db).\n")
 		for _, r := range d.NoTransfers {
 			p.printf("  %s: %s\n", ranksNoun(r.Ranks), r.Reason)
 		}
@@ -211,12 +211,15 @@ type jsonLinkFit struct {
 	GammaSEGBps     *float64 `json:"gamma_se_gbps"` // null unless γ was measured
 	ReduceTransfers int      `json:"reduce_transfers"`
 	Points          int      `json:"points"`
-	MinBytes        int64    `json:"min_bytes"`
-	MaxBytes        int64    `json:"max_bytes"`
-	Transfers       int      `json:"transfers"`
-	MAPE            *float64 `json:"backtest_mape"` // null without a fit
-	Confidence      string   `json:"confidence"`
-	Note            string   `json:"note"`
+	// SizeDistributionPoints of the points are the profiler's per-size means (ranks
+	// without HCCL task rows), copies and reductions together.
+	SizeDistributionPoints int      `json:"size_distribution_points"`
+	MinBytes               int64    `json:"min_bytes"`
+	MaxBytes               int64    `json:"max_bytes"`
+	Transfers              int      `json:"transfers"`
+	MAPE                   *float64 `json:"backtest_mape"` // null without a fit
+	Confidence             string   `json:"confidence"`
+	Note                   string   `json:"note"`
 }
 
 type jsonOpBackTest struct {
@@ -255,7 +258,7 @@ func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 	for _, f := range d.Links {
 		k := knownFit(f)
 		out.Links = append(out.Links, jsonLinkFit{Transport: f.Transport, AlphaUs: roundedPtr(k.alpha, 3), AlphaSEUs: roundedPtr(k.alphaSE, 3),
-			BWGBps: roundedPtr(k.bw, 4), BWSEGBps: roundedPtr(k.bwSE, 4), Points: f.Points, MinBytes: f.MinBytes, MaxBytes: f.MaxBytes,
+			BWGBps: roundedPtr(k.bw, 4), BWSEGBps: roundedPtr(k.bwSE, 4), Points: f.Points, SizeDistributionPoints: f.SizeDistributionPoints, MinBytes: f.MinBytes, MaxBytes: f.MaxBytes,
 			Transfers: f.Transfers, MAPE: roundedPtr(k.mape, 4), Confidence: f.Confidence, Note: f.Note,
 			GammaSEGBps: roundedPtr(k.gammaSE, 4), ReduceTransfers: f.ReduceTransfers})
 		if f.GammaFitted {

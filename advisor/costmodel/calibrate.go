@@ -29,11 +29,14 @@ type LinkFit struct {
 	// residuals, NaN when the data cannot give them (no residual degree of freedom, a
 	// parameter held at 0, one size, no fit).
 	AlphaSEUs, BWSEGBps, GammaSEGBps float64
-	Points                           int     // distinct (size, reduce) points fitted
-	Transfers                        int     // transfers behind them
-	ReduceTransfers                  int     // of which reduce
-	MinBytes, MaxBytes               int64   // the sizes' range: the model is not claimed outside it
-	MAPE                             float64 // back-test: mean |predicted − measured| / measured over the points
+	Points                           int // distinct (size, reduce) points fitted
+	// SizeDistributionPoints of them are the profiler's per-size means of ranks
+	// without HCCL task rows (analysis.TransferSample.FromSizeDistribution).
+	SizeDistributionPoints int
+	Transfers              int     // transfers behind them
+	ReduceTransfers        int     // of which reduce
+	MinBytes, MaxBytes     int64   // the sizes' range: the model is not claimed outside it
+	MAPE                   float64 // back-test: mean |predicted − measured| / measured over the points
 	// Confidence is "high" (several sizes over a wide range, small error), "low"
 	// (the fit exists but the data is thin or noisy: a hypothesis) or "none" (one
 	// size: α and β cannot be told apart; BW is then bytes/time, an upper bound on
@@ -71,7 +74,32 @@ func Calibrate(samples []analysis.TransferSample) []LinkFit {
 	return out
 }
 
+// fitLink fits one transport's points and says in the note where they came from when
+// some are the profiler's Size Distribution.
 func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
+	f := fitPoints(transport, pts)
+	for _, p := range pts {
+		if p.FromSizeDistribution {
+			f.SizeDistributionPoints++
+		}
+	}
+	if f.SizeDistributionPoints > 0 {
+		f.Note = joinNotes(f.Note, fmt.Sprintf("%d of %d points are the profiler's Size Distribution (ranks without HCCL task rows), "+
+			"each size's mean time with copies and reductions together: where the run reduces (AllReduce, ReduceScatter), "+
+			"BW lies between a copy's rate and a reducing transfer's", f.SizeDistributionPoints, f.Points))
+	}
+	return f
+}
+
+// joinNotes joins two clauses of a note, either possibly empty.
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
+}
+
+func fitPoints(transport string, pts []analysis.TransferSample) LinkFit {
 	f := LinkFit{Transport: transport, Points: len(pts), MinBytes: math.MaxInt64,
 		AlphaSEUs: math.NaN(), BWSEGBps: math.NaN(), GammaSEGBps: math.NaN()}
 	sizes := map[int64]bool{}
@@ -164,10 +192,7 @@ func fitLink(transport string, pts []analysis.TransferSample) LinkFit {
 	case f.GammaFitted && f.GammaSEGBps > 0.3*f.GammaGBps:
 		gammaNote = fmt.Sprintf("γ (%.1f ± %.1f GB/s) is poorly determined", f.GammaGBps, f.GammaSEGBps)
 	}
-	if gammaNote != "" && f.Note != "" {
-		f.Note += "; "
-	}
-	f.Note += gammaNote
+	f.Note = joinNotes(f.Note, gammaNote)
 	return f
 }
 

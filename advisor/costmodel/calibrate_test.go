@@ -1,7 +1,11 @@
 package costmodel_test
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +16,7 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/parser"
 )
@@ -52,6 +57,29 @@ func TestCalibrationRecoversGeneratorLinks(t *testing.T) {
 	assert.True(t, fits["HCCS"].GammaFitted)
 	assert.Zero(t, fits["HCCS"].GammaGBps)
 	assert.Contains(t, fits["HCCS"].Note, "γ = 0")
+}
+
+// TestCalibrationFromSizeDistributionRecoversGeneratorLinks: the same cluster
+// written without device timelines calibrates on the profiler's Size Distribution
+// and still finds each level's α and bandwidth within 10% (the generator's
+// reductions cost what its copies do, so the bins' mix does not bias them).
+func TestCalibrationFromSizeDistributionRecoversGeneratorLinks(t *testing.T) {
+	sc := testkit.Builtin(t, "small-buckets-32rank")
+	sc.Steps = 2
+	sc.Omit = []string{scenario.OmitTrace}
+	res := testkit.Analyse(t, sc, render.FormatText).Result
+	require.NotEmpty(t, res.Communication.TransferSamples)
+	for _, s := range res.Communication.TransferSamples {
+		require.True(t, s.FromSizeDistribution, "%+v", s)
+	}
+	fits := fitsOfResult(t, res)
+	for transport, want := range map[string]scenario.Link{"HCCS": sc.Links.Intra, "RDMA": sc.Links.Inter} {
+		f, ok := fits[transport]
+		require.True(t, ok, transport)
+		assert.Equal(t, f.Points, f.SizeDistributionPoints, transport)
+		assert.InDelta(t, want.BandwidthGBps, f.BWGBps, 0.1*want.BandwidthGBps, "%s bandwidth", transport)
+		assert.InDelta(t, want.LatencyUs, f.AlphaUs, 0.1*want.LatencyUs, "%s α", transport)
+	}
 }
 
 // TestCalibrationFitsGamma: copies and reductions of known α, β and γ, with and
@@ -216,4 +244,129 @@ func TestCalibrationStandardErrorsUnknownWithoutResiduals(t *testing.T) {
 	assert.Equal(t, "none", one.Confidence)
 	assert.True(t, math.IsNaN(one.AlphaSEUs))
 	assert.True(t, math.IsNaN(one.BWSEGBps))
+}
+
+// withoutTrace copies a real dataset's rank directories without their
+// trace_view.json, as users keep a run whose timeline was too big to keep.
+func withoutTrace(t *testing.T, dataset string, ranks ...string) string {
+	t.Helper()
+	src := realdata.Path(t, dataset)
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	for _, r := range ranks {
+		out := filepath.Join(dst, r, "ASCEND_PROFILER_OUTPUT")
+		require.NoError(t, os.Chmod(out, 0o755))
+		require.NoError(t, os.Remove(filepath.Join(out, "trace_view.json")))
+	}
+	return dst
+}
+
+// commJSONBins reads every Size Distribution bin of a run's communication.json files
+// with a plain decoder: per transport and size in bytes, each op's (count, mean ns)
+// per rank directory.
+func commJSONBins(t *testing.T, dir string) map[string]map[int64]map[string][]stats.Counted {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*", "ASCEND_PROFILER_OUTPUT", "communication.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	out := map[string]map[int64]map[string][]stats.Counted{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var doc map[string]map[string]map[string]struct {
+			Bandwidth map[string]struct {
+				Dist map[string][2]float64 `json:"Size Distribution"`
+			} `json:"Communication Bandwidth Info"`
+		}
+		require.NoError(t, json.Unmarshal(b, &doc))
+		for _, kinds := range doc {
+			for _, ops := range kinds {
+				for name, op := range ops {
+					if name == "Total Op Info" { // the sum of the ops above it
+						continue
+					}
+					for transport, bw := range op.Bandwidth {
+						for sizeMB, bin := range bw.Dist {
+							mb, err := strconv.ParseFloat(sizeMB, 64)
+							require.NoError(t, err)
+							size := int64(math.Round(mb * 1e6))
+							if out[transport] == nil {
+								out[transport] = map[int64]map[string][]stats.Counted{}
+							}
+							if out[transport][size] == nil {
+								out[transport][size] = map[string][]stats.Counted{}
+							}
+							out[transport][size][f] = append(out[transport][size][f], stats.Counted{Value: bin[1] * 1e6 / bin[0], Count: int64(bin[0])})
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestCalibrationFromSizeDistributionOnRealData: imagenet-2rank-level1 without its
+// traces calibrates on communication.json's Size Distribution. Each point is the
+// median over ranks of each rank's median transfer time (every bin counted at its
+// mean), recomputed here from the file; the bandwidth, copies and reductions
+// together, lies between the copy and the reducing rate the HCCL tasks of the
+// same run give.
+func TestCalibrationFromSizeDistributionOnRealData(t *testing.T) {
+	tasks := fitsOf(t, realdata.Path(t, "imagenet-2rank-level1"))["HCCS"]
+	require.True(t, tasks.GammaFitted)
+	require.Positive(t, tasks.GammaGBps)
+	require.Zero(t, tasks.SizeDistributionPoints)
+
+	dir := withoutTrace(t, "imagenet-2rank-level1", "rank0_ascend_pt", "rank1_ascend_pt")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	bins := commJSONBins(t, dir)
+	require.NotEmpty(t, res.Communication.TransferSamples)
+	for _, s := range res.Communication.TransferSamples {
+		assert.True(t, s.FromSizeDistribution)
+		assert.False(t, s.Reduce)
+		byRank := bins[s.Transport][s.SizeBytes]
+		require.NotEmpty(t, byRank, "%s %d B", s.Transport, s.SizeBytes)
+		var medians []float64
+		n := 0
+		for _, ops := range byRank {
+			medians = append(medians, stats.MedianCounted(ops))
+			for _, b := range ops {
+				n += int(b.Count)
+			}
+		}
+		// hcclprof holds a bin's time in whole ns: its mean is off by at most 0.5 ns.
+		assert.InDelta(t, stats.Median(medians), s.MedianNs, 0.5, "%s %d B", s.Transport, s.SizeBytes)
+		assert.Equal(t, n, s.Count)
+		assert.Equal(t, len(byRank), s.Ranks)
+	}
+	assert.Len(t, res.Communication.TransferSamples, 8, "the 8 HCCS packet sizes of the real file")
+
+	bins0 := fitsOfResult(t, res)["HCCS"]
+	assert.Equal(t, 8, bins0.SizeDistributionPoints)
+	assert.Equal(t, bins0.Points, bins0.SizeDistributionPoints)
+	assert.False(t, bins0.GammaFitted, "the bins cannot tell reductions from copies")
+	assert.Zero(t, bins0.ReduceTransfers)
+	reducing := 1 / (1/tasks.BWGBps + 1/tasks.GammaGBps)
+	assert.Greater(t, bins0.BWGBps, reducing, "faster than a reducing transfer (%.2f GB/s)", reducing)
+	assert.Less(t, bins0.BWGBps, tasks.BWGBps, "slower than a copy")
+	assert.Contains(t, bins0.Note, "8 of 8 points are the profiler's Size Distribution")
+}
+
+// TestCalibrationOfMegatronWithoutTrace: the Megatron run kept no trace; its 11
+// HCCS packet sizes, 4 B to 126 MB, give a bandwidth near what its large packets
+// move at (18.7–20.9 GB/s by the file's own means, 8 MB and up).
+func TestCalibrationOfMegatronWithoutTrace(t *testing.T) {
+	fits := fitsOf(t, realdata.Path(t, "megatron-pp2dp2-2of4rank"))
+	require.Len(t, fits, 1)
+	f := fits["HCCS"]
+	assert.Equal(t, 11, f.Points)
+	assert.Equal(t, 11, f.SizeDistributionPoints)
+	assert.Equal(t, int64(4), f.MinBytes)
+	assert.Equal(t, int64(125_829_120), f.MaxBytes)
+	assert.GreaterOrEqual(t, f.BWGBps, 18.6)
+	assert.LessOrEqual(t, f.BWGBps, 20.9)
+	assert.Equal(t, "low", f.Confidence)
 }

@@ -594,12 +594,27 @@ func TestCalibrate(t *testing.T) {
 // its timeline (calibrate once told it to collect at Level1), the ImageNet Level0 run
 // has no task rows, and a single-device run does not communicate.
 func TestCalibrateSaysWhyNoLinks(t *testing.T) {
+	// The Megatron run without its trace calibrates on its Size Distribution
+	// (TestCalibrateMegatronFromSizeDistribution); without its profiler analysis too,
+	// it has nothing to fit.
+	megatron := t.TempDir()
+	require.NoError(t, os.CopyFS(megatron, os.DirFS(realdata.Path(t, "megatron-pp2dp2-2of4rank"))))
+	for _, r := range []string{"rank_0_ascend_pt", "rank_2_ascend_pt"} {
+		out := filepath.Join(megatron, r, "ASCEND_PROFILER_OUTPUT")
+		require.NoError(t, os.Chmod(out, 0o755))
+		for _, f := range []string{"communication.json", "analysis.db"} {
+			require.NoError(t, os.Remove(filepath.Join(out, f)))
+		}
+	}
 	for _, tc := range []struct{ dataset, ranks, reason string }{
-		{"megatron-pp2dp2-2of4rank", "ranks 0, 2", "no timeline was read (trace_view.json, or the profiler's db)"},
+		{megatron, "ranks 0, 2", "no timeline was read (trace_view.json, or the profiler's db)"},
 		{"imagenet-2rank-level0", "ranks 0-1", "Level0 has no HCCL task rows: collect with profiler_level Level1"},
 		{"torchnpu-1rank-nohccl", "rank 0", "the timeline has no HCCL task rows"},
 	} {
-		dir := realdata.Path(t, tc.dataset)
+		dir := tc.dataset
+		if !filepath.IsAbs(dir) {
+			dir = realdata.Path(t, tc.dataset)
+		}
 		out, errOut, code := runCLI(t, "calibrate", dir)
 		require.Equal(t, 0, code, errOut)
 		assert.Contains(t, out, "No HCCL transfers to calibrate on", tc.dataset)
@@ -621,6 +636,36 @@ func TestCalibrateSaysWhyNoLinks(t *testing.T) {
 		require.Len(t, rep.NoTransfers, 1, tc.dataset)
 		assert.Contains(t, rep.NoTransfers[0].Reason, tc.reason)
 	}
+}
+
+// TestCalibrateMegatronFromSizeDistribution: the Megatron run kept no trace, and
+// calibrate fits its HCCS link on communication.json's Size Distribution, saying so.
+func TestCalibrateMegatronFromSizeDistribution(t *testing.T) {
+	dir := realdata.Path(t, "megatron-pp2dp2-2of4rank")
+	out, errOut, code := runCLI(t, "calibrate", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "No HCCL transfers")
+	assert.Contains(t, out, "HCCS: 11 sizes from 4 B to 120 MiB")
+	assert.Contains(t, out, "11 of 11 points are the profiler's Size Distribution")
+	out, _, code = runCLI(t, "calibrate", dir, "--format", "json")
+	require.Equal(t, 0, code)
+	var rep struct {
+		Links []struct {
+			Transport              string
+			Points                 int
+			SizeDistributionPoints int      `json:"size_distribution_points"`
+			GammaGBps              *float64 `json:"gamma_gbps"`
+			ReduceTransfers        int      `json:"reduce_transfers"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Links, 1)
+	l := rep.Links[0]
+	assert.Equal(t, "HCCS", l.Transport)
+	assert.Equal(t, 11, l.Points)
+	assert.Equal(t, 11, l.SizeDistributionPoints)
+	assert.Nil(t, l.GammaGBps, "the bins do not tell reductions from copies")
+	assert.Zero(t, l.ReduceTransfers)
 }
 
 // whatIfReport is the part of whatif --format json the tests read.
@@ -1318,7 +1363,7 @@ func TestKinetoReportSpeaksOfGPUs(t *testing.T) {
 // TestJSONOutputsHoldToTheSchema: every command's JSON validates against its part of
 // report/testdata/report.schema.json (calibrate, whatif, model, inspect; analyze,
 // advise and diff are held to it in package report), on the sample and the real
-// runs whose figures are missing (calibrate's nulls and no_transfers), and the
+// runs whose figures are missing (calibrate's nulls, and no_transfers at Level0), and the
 // schema refuses a document with a field it does not know or without its version.
 func TestJSONOutputsHoldToTheSchema(t *testing.T) {
 	compile := func(def string) *jsonschema.Schema {
@@ -1334,6 +1379,7 @@ func TestJSONOutputsHoldToTheSchema(t *testing.T) {
 		{"Calibration", []string{"calibrate", sample}},
 		{"Calibration", []string{"calibrate", megatron}},
 		{"Calibration", []string{"calibrate", level1}},
+		{"Calibration", []string{"calibrate", realdata.Path(t, "imagenet-2rank-level0")}}, // no_transfers
 		{"WhatIf", []string{"whatif", sample, "--set", "bucket=64MiB"}},
 		{"Model", []string{"model", "--op", "allreduce", "--product", "a2", "--servers", "2", "--size", "64MiB"}},
 		{"Model", []string{"model", "--op", "allgather", "--ranks", "8", "--algo", "ring", "--bw-gbps", "18.3", "--alpha-us", "13", "--size", "1MiB"}},
