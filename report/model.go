@@ -138,12 +138,6 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 		column{name: "± GB/s", label: "BW ± GB/s", drop: 4}, column{name: "Γ GB/s", drop: 6}, column{name: "± GB/s", label: "Γ ± GB/s", drop: 5}, column{name: "Points", drop: 1}, column{name: "Range", drop: 7},
 		column{name: "Transfers (reduce)", short: "Transfers\n(reduce)", drop: 2}, column{name: "Back-test error", short: "Back-test\nerror"},
 		column{name: "Confidence", short: "Confi-\ndence"})
-	cell := func(v *float64) string {
-		if v == nil {
-			return "–"
-		}
-		return fmt.Sprintf("%.2f", *v)
-	}
 	for _, f := range fits {
 		k := knownFit(f)
 		gamma := "–"
@@ -157,7 +151,7 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 		if k.mape != nil {
 			mape = pct(*k.mape)
 		}
-		t.Append(f.Transport, cell(k.alpha), cell(k.alphaSE), cell(k.bw), cell(k.bwSE), gamma, cell(k.gammaSE), fmt.Sprint(f.Points),
+		t.Append(f.Transport, cellOrDash(k.alpha), cellOrDash(k.alphaSE), cellOrDash(k.bw), cellOrDash(k.bwSE), gamma, cellOrDash(k.gammaSE), fmt.Sprint(f.Points),
 			units.FormatBytes(f.MinBytes)+"–"+units.FormatBytes(f.MaxBytes), fmt.Sprintf("%d (%d)", f.Transfers, f.ReduceTransfers), mape, f.Confidence)
 	}
 	p.table(t)
@@ -172,8 +166,9 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 			column{name: "P90 error", short: "P90\nerror", drop: 4}, column{name: "Measured / predicted", short: "Measured /\npredicted"},
 			column{name: "Not priced", short: "Not\npriced", drop: 1})
 		for _, b := range d.BackTest {
-			t.Append(b.Op, fmt.Sprint(b.Ops), fmt.Sprint(b.Groups), fmt.Sprint(b.Sizes), pct(b.MAPE), pct(b.P90),
-				fmt.Sprintf("%.2f", b.MedianRatio), fmt.Sprint(b.Skipped))
+			k := knownBackTest(b)
+			t.Append(b.Op, fmt.Sprint(b.Ops), fmt.Sprint(b.Groups), fmt.Sprint(b.Sizes), pctOrDash(k.mape), pctOrDash(k.p90),
+				cellOrDash(k.ratio), fmt.Sprint(b.Skipped))
 		}
 		p.table(t)
 		for _, b := range d.BackTest {
@@ -183,6 +178,32 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 		}
 	}
 	return p.done()
+}
+
+// cellOrDash is a figure to two places, "–" when unknown.
+func cellOrDash(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// pctOrDash is a share as a percentage, "–" when unknown.
+func pctOrDash(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return pct(*v)
+}
+
+// knownOpBackTest is an op type's back-test figures, nil when no instance was priced.
+type knownOpBackTest struct {
+	mape, p90, ratio *float64
+}
+
+func knownBackTest(b costmodel.OpBackTest) knownOpBackTest {
+	priced := b.Ops > 0
+	return knownOpBackTest{mape: figure(b.MAPE, priced), p90: figure(b.P90, priced), ratio: figure(b.MedianRatio, priced)}
 }
 
 // knownLinkFit is a link fit's figures, nil where the fit does not give them: α and
@@ -223,15 +244,15 @@ type jsonLinkFit struct {
 }
 
 type jsonOpBackTest struct {
-	Op          string  `json:"op"`
-	Ops         int     `json:"ops"`
-	Groups      int     `json:"groups"`
-	Sizes       int     `json:"sizes"`
-	MAPE        float64 `json:"mape"`
-	P90         float64 `json:"p90_error"`
-	MedianRatio float64 `json:"median_measured_over_predicted"`
-	Skipped     int     `json:"not_priced"`
-	Note        string  `json:"note"`
+	Op          string   `json:"op"`
+	Ops         int      `json:"ops"`
+	Groups      int      `json:"groups"`
+	Sizes       int      `json:"sizes"`
+	MAPE        *float64 `json:"mape"` // these three are null when no instance was priced
+	P90         *float64 `json:"p90_error"`
+	MedianRatio *float64 `json:"median_measured_over_predicted"`
+	Skipped     int      `json:"not_priced"`
+	Note        string   `json:"note"`
 }
 
 // WriteCalibrationJSON writes the calibration as JSON: {"links": [...],
@@ -252,8 +273,9 @@ func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 		out.NoTransfers = append(out.NoTransfers, noTransfers{Reason: r.Reason, Ranks: r.Ranks})
 	}
 	for _, b := range d.BackTest {
-		out.BackTest = append(out.BackTest, jsonOpBackTest{Op: b.Op, Ops: b.Ops, Groups: b.Groups, Sizes: b.Sizes, MAPE: round(b.MAPE, 4),
-			P90: round(b.P90, 4), MedianRatio: round(b.MedianRatio, 4), Skipped: b.Skipped, Note: b.Note})
+		k := knownBackTest(b)
+		out.BackTest = append(out.BackTest, jsonOpBackTest{Op: b.Op, Ops: b.Ops, Groups: b.Groups, Sizes: b.Sizes, MAPE: roundedPtr(k.mape, 4),
+			P90: roundedPtr(k.p90, 4), MedianRatio: roundedPtr(k.ratio, 4), Skipped: b.Skipped, Note: b.Note})
 	}
 	for _, f := range d.Links {
 		k := knownFit(f)

@@ -22,10 +22,11 @@ type OpBackTest struct {
 	Sizes  int // distinct sizes
 	// MAPE is the mean |predicted − measured| / measured; P90 the 90th percentile
 	// of that error; MedianRatio the median measured / predicted (above 1: the model
-	// is optimistic, e.g. per-op overheads it does not price).
+	// is optimistic, e.g. per-op overheads it does not price). All three are NaN
+	// when no instance was priced (Ops 0).
 	MAPE, P90, MedianRatio float64
 	// Skipped counts instances the model does not price (no formula for the op or
-	// its group's shape); Note says why.
+	// its group's shape, or a size the profile does not give); Note says why.
 	Skipped int
 	Note    string
 }
@@ -58,7 +59,7 @@ func (f *RunFit) BackTest() []OpBackTest {
 		topo := topologies[g]
 		seen := map[string]bool{} // one fastest rank per op instance
 		for _, o := range ops {
-			if o.CrossWaitNs != 0 || o.ElapseNs <= 0 || o.Bytes <= 0 || seen[o.Name] {
+			if o.CrossWaitNs != 0 || o.ElapseNs <= 0 || o.Bytes < 0 || seen[o.Name] {
 				continue
 			}
 			seen[o.Name] = true
@@ -67,12 +68,22 @@ func (f *RunFit) BackTest() []OpBackTest {
 				a = &acc{groups: map[string]bool{}, sizes: map[int64]bool{}}
 				by[o.Type] = a
 			}
-			c, err := topo.OpCost(o.Type, o.Bytes, bufferBytes)
-			if err != nil || c.TimeUs <= 0 {
+			if o.Bytes == 0 {
 				a.skipped++
-				if err != nil {
-					a.why = err.Error()
+				a.why = unknownOpSize
+				continue
+			}
+			c, err := topo.OpCost(o.Type, o.Bytes, bufferBytes)
+			if err == nil && c.TimeUs <= 0 {
+				sources := topo.IntraSource
+				if topo.Servers > 1 {
+					sources += ", " + topo.InterSource
 				}
+				err = fmt.Errorf("its links have no figure to price it with (%s)", sources)
+			}
+			if err != nil {
+				a.skipped++
+				a.why = err.Error()
 				continue
 			}
 			measured := float64(o.ElapseNs) / 1e3
@@ -85,7 +96,8 @@ func (f *RunFit) BackTest() []OpBackTest {
 	out := make([]OpBackTest, 0, len(by))
 	for _, t := range slices.Sorted(maps.Keys(by)) {
 		a := by[t]
-		bt := OpBackTest{Op: t, Ops: len(a.errs), Groups: len(a.groups), Sizes: len(a.sizes), Skipped: a.skipped}
+		bt := OpBackTest{Op: t, Ops: len(a.errs), Groups: len(a.groups), Sizes: len(a.sizes), Skipped: a.skipped,
+			MAPE: math.NaN(), P90: math.NaN(), MedianRatio: math.NaN()}
 		if len(a.errs) > 0 {
 			sort.Float64s(a.errs)
 			sort.Float64s(a.ratios)
@@ -105,6 +117,9 @@ func (f *RunFit) BackTest() []OpBackTest {
 	}
 	return out
 }
+
+// unknownOpSize is why an op of unknown size is not priced.
+const unknownOpSize = "the op's size is unknown: the profile gives no element count or data type for it (of Ascend's files, only the timeline's op rows carry them)"
 
 // OpCost prices one op of the profile's bytes on the topology. HCCL counts the
 // AllGather and ReduceScatter per rank, so their total is bytes × ranks; the

@@ -195,6 +195,22 @@ func TestBackTestPerOpType(t *testing.T) {
 	assert.Greater(t, ar.MedianRatio, 0.8)
 }
 
+// TestBackTestSaysWhenNothingIsPriced: imagenet's Level0 ops (kernel_details.csv)
+// have no size. Each of the 4 AllReduces is counted as not priced, with the reason,
+// and the error figures are unknown (NaN), not a 0% error on nothing.
+func TestBackTestSaysWhenNothingIsPriced(t *testing.T) {
+	c, err := parser.LoadCluster([]string{realdata.Path(t, "imagenet-2rank-level0")}, parser.LoadOptions{})
+	require.NoError(t, err)
+	bt := costmodel.BackTest(analysis.Analyze(c, analysis.Options{}), 200<<20)
+	require.Len(t, bt, 1)
+	ar := bt[0]
+	assert.Equal(t, "allreduce", ar.Op)
+	assert.Zero(t, ar.Ops)
+	assert.Equal(t, 4, ar.Skipped, "one per op instance, not per rank")
+	assert.True(t, math.IsNaN(ar.MAPE) && math.IsNaN(ar.P90) && math.IsNaN(ar.MedianRatio), "%+v", ar)
+	assert.Contains(t, ar.Note, "not priced: the op's size is unknown")
+}
+
 // TestBackTestOnRealData states the real run's error (in the note): its AllReduces
 // mostly wait for two ranks that were not profiled.
 func TestBackTestOnRealData(t *testing.T) {

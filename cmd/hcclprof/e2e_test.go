@@ -668,6 +668,45 @@ func TestCalibrateMegatronFromSizeDistribution(t *testing.T) {
 	assert.Zero(t, l.ReduceTransfers)
 }
 
+// TestCalibrateBackTestNullWhenNothingPriced: on every real run, an op type of the
+// back-test with no priced instance has null error figures (the Kineto run's
+// op types wrote a 0% error on nothing) and says why; a priced one has them all.
+func TestCalibrateBackTestNullWhenNothingPriced(t *testing.T) {
+	unpriced := 0
+	for _, dataset := range []string{"imagenet-2rank-db", "imagenet-2rank-level0", "imagenet-2rank-level1", "kineto-nccl-a100-2gpu",
+		"megatron-pp2dp2-2of4rank", "msprof-cann85-matmul", "msprof-mindspore-alexnet",
+		"torchnpu-1rank-nohccl", "torchnpu-910b3-cann9-5step"} {
+		out, errOut, code := runCLI(t, "calibrate", realdata.Path(t, dataset), "--format", "json")
+		require.Contains(t, []int{0, 3}, code, errOut)
+		var rep struct {
+			BackTest []struct {
+				Op, Note    string
+				Ops         int
+				NotPriced   int      `json:"not_priced"`
+				MAPE        *float64 `json:"mape"`
+				P90         *float64 `json:"p90_error"`
+				MedianRatio *float64 `json:"median_measured_over_predicted"`
+			} `json:"op_backtest"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), dataset)
+		for _, b := range rep.BackTest {
+			if b.Ops == 0 {
+				unpriced++
+				assert.Nil(t, b.MAPE, "%s %s", dataset, b.Op)
+				assert.Nil(t, b.P90, "%s %s", dataset, b.Op)
+				assert.Nil(t, b.MedianRatio, "%s %s", dataset, b.Op)
+				assert.Positive(t, b.NotPriced, "%s %s", dataset, b.Op)
+				assert.Regexp(t, `^not priced: \S`, b.Note, "%s %s: a reason", dataset, b.Op)
+			} else {
+				assert.NotNil(t, b.MAPE, "%s %s", dataset, b.Op)
+				assert.NotNil(t, b.P90, "%s %s", dataset, b.Op)
+				assert.NotNil(t, b.MedianRatio, "%s %s", dataset, b.Op)
+			}
+		}
+	}
+	assert.Positive(t, unpriced, "the Kineto, Level0 and Megatron runs have op types priced on nothing")
+}
+
 // whatIfReport is the part of whatif --format json the tests read.
 type whatIfReport struct {
 	Measured struct {
