@@ -333,6 +333,7 @@ func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
 func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	b, pr := d.Bucketing, d.Prediction
+	level1, level1Source := level1JSON(b.Topology)
 	out := map[string]any{
 		"schema_version": SchemaVersion,
 		"measured": map[string]any{"step_time_us": round(b.StepUs, 3), "exposed_us": round(b.ExposedUs, 3),
@@ -342,7 +343,7 @@ func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
 			"backward_us": round(b.BackwardUs(), 3), "optimizer_us": round(b.TailUs, 3),
 			"spread_first_us": round(b.SpreadUs, 3), "spread_last_us": round(b.SpreadLastUs, 3),
 			"topology": map[string]any{"servers": b.Topology.Servers, "ranks_per_server": b.Topology.RanksPerServer,
-				"level1": costmodel.HCCLAlgoName(b.Topology.Level1), "level1_source": b.Topology.Level1Source,
+				"level1": level1, "level1_source": level1Source,
 				"intra": linkJSON(b.Topology.Intra, b.Topology.IntraSource), "inter": linkJSON(b.Topology.Inter, b.Topology.InterSource)}},
 		"set": map[string]any{"knob": pr.Knob, "value": pr.Value},
 		"predicted": map[string]any{"step_time_us": round(pr.StepTimeUs, 3), "comm_share": share(pr.CommShare),
@@ -356,10 +357,27 @@ func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
 	return enc.Encode(out)
 }
 
+// linkText is a link's figures, "unknown" when it has none (no bandwidth: the model
+// cannot price that level).
 func linkText(l costmodel.Link) string {
+	if l.BWGBps <= 0 {
+		return "unknown"
+	}
 	return fmt.Sprintf("α %.1f µs, %.2f GB/s", l.AlphaUs, l.BWGBps)
 }
 
+// linkJSON is a link with its source; its figures are null when it has none.
 func linkJSON(l costmodel.Link, source string) map[string]any {
-	return map[string]any{"alpha_us": round(l.AlphaUs, 3), "bandwidth_gbps": round(l.BWGBps, 4), "source": source}
+	known := l.BWGBps > 0
+	return map[string]any{"alpha_us": roundedPtr(figure(l.AlphaUs, known), 3), "bandwidth_gbps": roundedPtr(figure(l.BWGBps, known), 4), "source": source}
+}
+
+// level1JSON is the topology's level-1 algorithm and its source; null for an NCCL
+// run, to which HCCL's algorithms do not apply.
+func level1JSON(t costmodel.Topology) (*string, string) {
+	if t.NCCL {
+		return nil, "n/a (an NCCL run)"
+	}
+	name := costmodel.HCCLAlgoName(t.Level1)
+	return &name, t.Level1Source
 }

@@ -707,6 +707,44 @@ func TestCalibrateBackTestNullWhenNothingPriced(t *testing.T) {
 	assert.Positive(t, unpriced, "the Kineto, Level0 and Megatron runs have op types priced on nothing")
 }
 
+// TestWhatIfNCCLLinksUnknown: the A100 Kineto run has no link figures (its trace
+// has no transfers, the NVIDIA profile no peaks) and HCCL's algorithms do not apply:
+// whatif wrote α 0 µs, 0.00 GB/s "for HCCS" and level 1 "ring (HCCL default)" in
+// JSON. They are null, "unknown" in text, and the sources say why.
+func TestWhatIfNCCLLinksUnknown(t *testing.T) {
+	dir := realdata.Path(t, "kineto-nccl-a100-2gpu")
+	out, errOut, code := runCLI(t, "whatif", dir, "--set", "bucket=64MiB", "--format", "json")
+	require.Equal(t, 0, code, errOut)
+	type link struct {
+		AlphaUs       *float64 `json:"alpha_us"`
+		BandwidthGBps *float64 `json:"bandwidth_gbps"`
+		Source        string
+	}
+	var rep struct {
+		Measured struct {
+			Topology struct {
+				Level1       *string `json:"level1"`
+				Level1Source string  `json:"level1_source"`
+				Intra, Inter link
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	topo := rep.Measured.Topology
+	assert.Nil(t, topo.Level1)
+	assert.Equal(t, "n/a (an NCCL run)", topo.Level1Source)
+	for _, l := range []link{topo.Intra, topo.Inter} {
+		assert.Nil(t, l.AlphaUs)
+		assert.Nil(t, l.BandwidthGBps)
+		assert.Contains(t, l.Source, "an NCCL run")
+		assert.NotContains(t, l.Source, "HCCS")
+	}
+	out, _, code = runCLI(t, "whatif", dir, "--set", "bucket=64MiB")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "links: intra unknown (no figure for the in-server link")
+	assert.NotContains(t, out, "0.00 GB/s")
+}
+
 // whatIfReport is the part of whatif --format json the tests read.
 type whatIfReport struct {
 	Measured struct {
@@ -1420,6 +1458,7 @@ func TestJSONOutputsHoldToTheSchema(t *testing.T) {
 		{"Calibration", []string{"calibrate", level1}},
 		{"Calibration", []string{"calibrate", realdata.Path(t, "imagenet-2rank-level0")}}, // no_transfers
 		{"WhatIf", []string{"whatif", sample, "--set", "bucket=64MiB"}},
+		{"WhatIf", []string{"whatif", realdata.Path(t, "kineto-nccl-a100-2gpu"), "--set", "bucket=64MiB"}}, // links without figures
 		{"Model", []string{"model", "--op", "allreduce", "--product", "a2", "--servers", "2", "--size", "64MiB"}},
 		{"Model", []string{"model", "--op", "allgather", "--ranks", "8", "--algo", "ring", "--bw-gbps", "18.3", "--alpha-us", "13", "--size", "1MiB"}},
 		{"Inspect", []string{"inspect", sample}},
