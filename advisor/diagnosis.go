@@ -183,8 +183,12 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 		// The pipeline's waiting is partly Bubble, outside the exposed communication:
 		// the title gives it over the stages' span.
 		head := fmt.Sprintf("%s of the pipeline's time", pct(lead.share))
-		split += fmt.Sprintf("; receive time counted as Bubble %.3f ms", float64(ex.BubbleNs)/1e6)
 		pl, imb := mostImbalanced(res.Communication.Pipelines)
+		if pl != nil && !pl.BubbleKnown() {
+			split += "; no Bubble measured for the pipeline: " + pl.BubbleUnmeasured
+		} else {
+			split += fmt.Sprintf("; receive time counted as Bubble %.3f ms", float64(ex.BubbleNs)/1e6)
+		}
 		if pl == nil || imb < th.StageImbalanceMin {
 			d.Cause = CausePipelineBubble
 			d.Title = head + " is pipeline waiting with balanced stages (the bubble)"
@@ -311,8 +315,12 @@ func bubbleEvidence(pl *analysis.Pipeline) string {
 		return ""
 	}
 	if pl.TheoryBubble > 0 {
-		return fmt.Sprintf("; %d stages, %d micro-batches per step (%s): the bubble is %s in theory, %s measured", pl.Stages, pl.Microbatches, pl.MicrobatchesSource,
-			pct(pl.TheoryBubble), pct(pl.MeasuredBubble))
+		measured := pct(pl.MeasuredBubble) + " measured"
+		if !pl.BubbleKnown() {
+			measured = "not measured"
+		}
+		return fmt.Sprintf("; %d stages, %d micro-batches per step (%s): the bubble is %s in theory, %s", pl.Stages, pl.Microbatches, pl.MicrobatchesSource,
+			pct(pl.TheoryBubble), measured)
 	}
 	return fmt.Sprintf("; %d stages, micro-batches per step unknown", pl.Stages)
 }

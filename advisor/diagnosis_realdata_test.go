@@ -112,7 +112,12 @@ func TestMegatronWithoutTraceDiagnosesStageImbalance(t *testing.T) {
 		assert.NotEqual(t, l.Src, l.Dst)
 	}
 	require.Len(t, res.Communication.Pipelines, 1)
-	assert.Equal(t, []int{0, 2}, res.Communication.Pipelines[0].Ranks)
+	pl := res.Communication.Pipelines[0]
+	assert.Equal(t, []int{0, 2}, pl.Ranks)
+	// Its traffic is batchSendRecv: the profiler's Bubble reads 0, which measures
+	// nothing, and the micro-batches cannot be counted from receives.
+	assert.False(t, pl.BubbleKnown())
+	assert.Zero(t, pl.Microbatches)
 	assert.NotEmpty(t, res.Communication.GroupSteps)
 	assert.Equal(t, 4, res.Summary.RanksExpected, "distributed_args.world_size")
 	require.Len(t, res.Exposure.Unprofiled, 4, "dp_cp, dp, default_group ... lack ranks 1 and 3")
@@ -123,6 +128,8 @@ func TestMegatronWithoutTraceDiagnosesStageImbalance(t *testing.T) {
 	d := adv.Diagnosis
 	assert.Equal(t, advisor.CauseStageImbalance, d.Cause, d.Title)
 	assert.Contains(t, d.Title, "stage 1 computes 169.158 ms more per step than stage 0")
+	assert.Contains(t, d.Evidence, "no Bubble measured for the pipeline: its traffic is batchSendRecv")
+	assert.NotContains(t, d.Evidence, "counted as Bubble 0.000 ms")
 	require.NotNil(t, res.Summary.ExposedWaitShare)
 	// The parts never exceed comm_share, which stays a share.
 	assert.LessOrEqual(t, *res.Summary.ExposedTransferShare+*res.Summary.ExposedWaitShare, res.Summary.CommShare+1e-9)

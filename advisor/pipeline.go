@@ -26,6 +26,9 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 	if pl == nil || pl.Microbatches < 1 || pl.Stages < 2 || len(pl.StageComputingNs) == 0 {
 		return nil, "no micro-batch advice: the pipeline's micro-batches per step are not known (give --microbatches)"
 	}
+	if !pl.BubbleKnown() {
+		return nil, "no micro-batch advice: the pipeline's bubble is not measured: " + pl.BubbleUnmeasured
+	}
 	if framework == FrameworkMindSpore {
 		return nil, "no micro-batch advice for MindSpore: its pipeline's micro_size is not a knob the advisor names"
 	}
@@ -101,11 +104,12 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 	return r, ""
 }
 
-// worstBubble is the pipeline with the largest measured bubble.
+// worstBubble is the pipeline with the largest measured bubble, else (no bubble
+// measured) the first.
 func worstBubble(pls []analysis.Pipeline) *analysis.Pipeline {
 	var best *analysis.Pipeline
 	for i := range pls {
-		if best == nil || pls[i].MeasuredBubble > best.MeasuredBubble {
+		if best == nil || pls[i].BubbleKnown() && (!best.BubbleKnown() || pls[i].MeasuredBubble > best.MeasuredBubble) {
 			best = &pls[i]
 		}
 	}

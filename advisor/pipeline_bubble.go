@@ -26,7 +26,7 @@ func pipelineFindings(c analysis.Communication, th BubbleThresholds) []Finding {
 	var out []Finding
 	var over []analysis.Pipeline
 	for _, p := range c.Pipelines {
-		if p.Microbatches > 0 && p.MeasuredBubble > p.TheoryBubble*th.OverTheory+th.Margin {
+		if p.Microbatches > 0 && p.BubbleKnown() && p.MeasuredBubble > p.TheoryBubble*th.OverTheory+th.Margin {
 			over = append(over, p)
 		}
 	}

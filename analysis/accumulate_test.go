@@ -81,7 +81,13 @@ func TestPipelinesTheoryAndBatchSendRecv(t *testing.T) {
 	zero := []RankResult{step(0, 100, 0, 60), step(1, 100, 0, 60), step(2, 100, 0, 60)}
 	b := pipelines(groups, batch, zero, 0)[0]
 	assert.Zero(t, b.MeasuredBubble)
+	assert.False(t, b.BubbleKnown(), "the profiler's 0 measures nothing there")
+	assert.Contains(t, b.BubbleUnmeasured, "batchSendRecv")
 	assert.Contains(t, b.Note, "batchSendRecv")
+	assert.True(t, pl.BubbleKnown())
+
+	noSteps := pipelines(groups, ops, []RankResult{{Rank: 0}, {Rank: 1}, {Rank: 2}}, 0)[0]
+	assert.Equal(t, "no stage of it has steps", noSteps.BubbleUnmeasured)
 }
 
 func TestGroupCommSplitsExposureByGroup(t *testing.T) {

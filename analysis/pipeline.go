@@ -27,13 +27,20 @@ type Pipeline struct {
 	TheoryBubble float64
 	// MeasuredBubble is the stages' Bubble/(Stage+Bubble) over the steps, where the
 	// profiler's Bubble is the time spent in receive ops (torch_npu's definition).
-	MeasuredBubble float64
+	// BubbleUnmeasured says why it measures nothing, "" when it does: no stage has
+	// steps, or the pipeline's traffic is batchSendRecv, which the profiler never
+	// counts as Bubble (it reads 0 then).
+	MeasuredBubble   float64
+	BubbleUnmeasured string
 	// StageComputingNs is each stage's mean Computing per step; Imbalance is the
 	// slowest stage over the fastest, less 1.
 	StageComputingNs []int64
 	Imbalance        float64
 	Note             string
 }
+
+// BubbleKnown reports whether MeasuredBubble measures the bubble.
+func (p *Pipeline) BubbleKnown() bool { return p.BubbleUnmeasured == "" }
 
 // pipelines finds the pp groups (named pp in parallel_group_info, else groups whose
 // ops are all point-to-point) and measures them.
@@ -120,6 +127,12 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 			pl.StageComputingNs[i] = comp / int64(len(rr.Steps))
 		}
 		pl.MeasuredBubble = ratio(bubble, span)
+		switch {
+		case span == 0:
+			pl.BubbleUnmeasured = "no stage of it has steps"
+		case g.batch > 0 && bubble == 0:
+			pl.BubbleUnmeasured = "its traffic is batchSendRecv, which the profiler does not count as Bubble"
+		}
 		lo, hi := int64(math.MaxInt64), int64(0)
 		for _, c := range pl.StageComputingNs {
 			if c > 0 {
@@ -131,7 +144,7 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 		}
 		switch {
 		case g.batch > 0 && bubble == 0:
-			pl.Note = "the pipeline's traffic is batchSendRecv, which the profiler does not count as Bubble: the measured bubble reads 0 and is not comparable with the theory"
+			pl.Note = "the pipeline's traffic is batchSendRecv, which the profiler does not count as Bubble: the bubble is not measured (the profiler's reads 0) and cannot be compared with the theory"
 		case pl.Microbatches == 0:
 			pl.Note = "the number of micro-batches is unknown (give it with --microbatches): no theoretical bubble"
 		case pl.MeasuredBubble > pl.TheoryBubble*1.2+0.02:

@@ -42,8 +42,13 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 		for i, ns := range p.StageComputingNs {
 			comp[i] = us(ns)
 		}
-		out.Pipelines = append(out.Pipelines, contract.Pipeline{Group: p.Group, Ranks: p.Ranks, Stages: p.Stages, Microbatches: p.Microbatches,
-			MicrobatchesSource: p.MicrobatchesSource, TheoryBubble: share(p.TheoryBubble), MeasuredBubble: share(p.MeasuredBubble),
+		var microbatches *int
+		if p.Microbatches > 0 {
+			microbatches = &p.Microbatches
+		}
+		out.Pipelines = append(out.Pipelines, contract.Pipeline{Group: p.Group, Ranks: p.Ranks, Stages: p.Stages, Microbatches: microbatches,
+			MicrobatchesSource: p.MicrobatchesSource, TheoryBubble: sharePtr(figure(p.TheoryBubble, p.Microbatches > 0)),
+			MeasuredBubble:   sharePtr(figure(p.MeasuredBubble, p.BubbleKnown())),
 			StageComputingUs: comp, Imbalance: share(p.Imbalance), Note: p.Note})
 	}
 	for _, r := range det.SlowRanks {

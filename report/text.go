@@ -324,11 +324,14 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 	if len(c.Pipelines) == 0 {
 		return
 	}
-	bubbles := make([]float64, len(c.Pipelines))
+	var bubbles []float64 // of the pipelines whose bubble is measured
 	worst := c.Pipelines[0]
-	for i, pl := range c.Pipelines {
-		bubbles[i] = pl.MeasuredBubble
-		if pl.MeasuredBubble > worst.MeasuredBubble {
+	for _, pl := range c.Pipelines {
+		if !pl.BubbleKnown() {
+			continue
+		}
+		bubbles = append(bubbles, pl.MeasuredBubble)
+		if !worst.BubbleKnown() || pl.MeasuredBubble > worst.MeasuredBubble {
 			worst = pl
 		}
 	}
@@ -337,9 +340,16 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 	if worst.Microbatches > 0 {
 		theory = fmt.Sprintf("%.1f%% for p=%d, m=%d (%s)", 100*worst.TheoryBubble, worst.Stages, worst.Microbatches, worst.MicrobatchesSource)
 	}
-	p.printf("\nPipelines: %d of %d stages; bubble %.1f%% of the step (median; %.1f%%–%.1f%%); theory %s\n",
-		len(c.Pipelines), worst.Stages, 100*stats.MedianSorted(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1], theory)
-	p.printf("  largest: ranks %s, bubble %.1f%%, stage imbalance %.1f%%\n", ranklist.Format(worst.Ranks), 100*worst.MeasuredBubble, 100*worst.Imbalance)
+	bubble, worstBubble := "not measured", "not measured"
+	if len(bubbles) > 0 {
+		bubble = fmt.Sprintf("%.1f%% of the step (median; %.1f%%–%.1f%%)", 100*stats.MedianSorted(bubbles), 100*bubbles[0], 100*bubbles[len(bubbles)-1])
+		if len(bubbles) < len(c.Pipelines) {
+			bubble += fmt.Sprintf(", measured on %d of the %d", len(bubbles), len(c.Pipelines))
+		}
+		worstBubble = fmt.Sprintf("%.1f%%", 100*worst.MeasuredBubble)
+	}
+	p.printf("\nPipelines: %d of %d stages; bubble %s; theory %s\n", len(c.Pipelines), worst.Stages, bubble, theory)
+	p.printf("  largest: ranks %s, bubble %s, stage imbalance %.1f%%\n", ranklist.Format(worst.Ranks), worstBubble, 100*worst.Imbalance)
 	if worst.Note != "" {
 		p.printf("  %s\n", worst.Note)
 	}

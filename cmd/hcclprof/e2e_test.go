@@ -745,6 +745,34 @@ func TestWhatIfNCCLLinksUnknown(t *testing.T) {
 	assert.NotContains(t, out, "0.00 GB/s")
 }
 
+// TestMegatronPipelineBubbleUnknown: the Megatron pipeline's traffic is
+// batchSendRecv, which the profiler never counts as Bubble, and its micro-batches
+// cannot be counted from receives: the report wrote measured_bubble, microbatches
+// and theory_bubble 0 and the text "bubble 0.0%". They are null and "not measured".
+func TestMegatronPipelineBubbleUnknown(t *testing.T) {
+	dir := realdata.Path(t, "megatron-pp2dp2-2of4rank")
+	out, errOut, code := runCLI(t, "analyze", dir, "--format", "json")
+	require.Equal(t, 0, code, errOut)
+	var rep struct {
+		Communication struct {
+			Pipelines []map[string]any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Communication.Pipelines, 1)
+	pl := rep.Communication.Pipelines[0]
+	for _, k := range []string{"measured_bubble", "microbatches", "theory_bubble"} {
+		v, ok := pl[k]
+		assert.True(t, ok, k)
+		assert.Nil(t, v, k)
+	}
+	assert.InDelta(t, 0.731368, pl["imbalance"], 1e-6)
+	out, _, code = runCLI(t, "analyze", dir)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "Pipelines: 1 of 2 stages; bubble not measured; theory unknown")
+	assert.NotContains(t, out, "bubble 0.0%")
+}
+
 // whatIfReport is the part of whatif --format json the tests read.
 type whatIfReport struct {
 	Measured struct {

@@ -14,8 +14,9 @@ package contract
 // for a figure that is not known: a size, bandwidth, utilisation, peak or group size
 // (an op without a byte count, a transport without a peak), an op's time split where
 // its source has none, an op's wait for the other ranks where no other profiled rank
-// ran it, the overlap ratio without communication; Decode reads an older
-// report's 0 there as null (the overlap ratio excepted: 0 was also a measure).
+// ran it, the overlap ratio without communication, a pipeline's micro-batches and
+// bubbles where unknown; Decode reads an older report's 0 there as null (the
+// overlap ratio and the measured bubble excepted: 0 was also a measure).
 const SchemaVersion = 3
 
 // Report is the whole JSON report of analyze (and of advise's full form): what
@@ -265,10 +266,10 @@ type Pipeline struct {
 	Group              string    `json:"group"`
 	Ranks              []int     `json:"ranks"`
 	Stages             int       `json:"stages"`
-	Microbatches       int       `json:"microbatches"`
+	Microbatches       *int      `json:"microbatches"` // null when not known
 	MicrobatchesSource string    `json:"microbatches_source"`
-	TheoryBubble       float64   `json:"theory_bubble"`
-	MeasuredBubble     float64   `json:"measured_bubble"`
+	TheoryBubble       *float64  `json:"theory_bubble"`   // null without micro-batches
+	MeasuredBubble     *float64  `json:"measured_bubble"` // null when the profile does not measure it
 	StageComputingUs   []float64 `json:"stage_computing_us"`
 	Imbalance          float64   `json:"imbalance"`
 	Note               string    `json:"note"`

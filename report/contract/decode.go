@@ -79,6 +79,10 @@ func (rep *Report) nullUnknown() {
 		l := &rep.Communication.Links[i]
 		l.PeakGBps, l.Utilisation = nilIfZero(l.PeakGBps), nilIfZero(l.Utilisation)
 	}
+	for i := range rep.Communication.Pipelines {
+		p := &rep.Communication.Pipelines[i]
+		p.Microbatches, p.TheoryBubble = nilIfZero(p.Microbatches), nilIfZero(p.TheoryBubble)
+	}
 }
 
 func nilIfZero[T int | int64 | float64](p *T) *T {
