@@ -341,7 +341,7 @@ func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
 			"alpha_us": round(b.AlphaUs, 3), "bandwidth_gbps": round(1e-3/b.BetaUsPerB, 4), "window_us": round(b.WindowUs, 3),
 			"window_is_lower_bound": b.WindowBound, "overlap_fraction": round(b.OverlapFraction(), 4),
 			"backward_us": round(b.BackwardUs(), 3), "optimizer_us": round(b.TailUs, 3),
-			"spread_first_us": round(b.SpreadUs, 3), "spread_last_us": round(b.SpreadLastUs, 3),
+			"spread_first_us": roundedPtr(figure(b.SpreadUs, b.SpreadKnown), 3), "spread_last_us": round(b.SpreadLastUs, 3),
 			"topology": map[string]any{"servers": b.Topology.Servers, "ranks_per_server": b.Topology.RanksPerServer,
 				"level1": level1, "level1_source": level1Source,
 				"intra": linkJSON(b.Topology.Intra, b.Topology.IntraSource), "inter": linkJSON(b.Topology.Inter, b.Topology.InterSource)}},

@@ -41,8 +41,10 @@ type Bucketing struct {
 	// first bucket's mean cross-rank wait; the last is solved from the exposure when
 	// the window can be read from the launches, else it is the ranks' drift in
 	// computation (the slowest rank's compute before the optimizer over the mean).
-	// Buckets in between are interpolated.
+	// Buckets in between are interpolated. SpreadKnown is false when no first bucket
+	// was run by another profiled rank: SpreadUs is then taken as 0, and a note says so.
 	SpreadUs, SpreadLastUs float64
+	SpreadKnown            bool
 	// StepUs and ExposedUs are measured: the mean Stage and Comm not overlapped.
 	// GroupExposedUs is the group's own part of ExposedUs (the rest, other groups'
 	// exposed communication, is left as it is).
@@ -216,7 +218,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 				ys = append(ys, float64(o.ElapseNs)/1e3/rounds)
 				rs = append(rs, rounds)
 			}
-			if o.StartNs == firstStart[o.Rank] {
+			if o.StartNs == firstStart[o.Rank] && o.CrossWaitKnown {
 				spread += float64(o.CrossWaitNs) / 1e3
 				spreadN++
 			}
@@ -292,7 +294,9 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		bk.fitMeanUs = append(bk.fitMeanUs, sumBy[x]/nBy[x])
 	}
 	if spreadN > 0 {
-		bk.SpreadUs = spread / spreadN
+		bk.SpreadUs, bk.SpreadKnown = spread/spreadN, true
+	} else {
+		bk.Notes = append(bk.Notes, "no other profiled rank ran the first gradient bucket, so how far the ranks drift apart before it is unknown: taken as 0")
 	}
 	// The measured step: means over ranks and steps.
 	var stage, exposed, tail, cnt float64

@@ -710,7 +710,8 @@ func TestCalibrateBackTestNullWhenNothingPriced(t *testing.T) {
 // TestWhatIfNCCLLinksUnknown: the A100 Kineto run has no link figures (its trace
 // has no transfers, the NVIDIA profile no peaks) and HCCL's algorithms do not apply:
 // whatif wrote α 0 µs, 0.00 GB/s "for HCCS" and level 1 "ring (HCCL default)" in
-// JSON. They are null, "unknown" in text, and the sources say why.
+// JSON. They are null, "unknown" in text, and the sources say why. Its one rank
+// gives no spread between ranks either: null, and a note says 0 is assumed.
 func TestWhatIfNCCLLinksUnknown(t *testing.T) {
 	dir := realdata.Path(t, "kineto-nccl-a100-2gpu")
 	out, errOut, code := runCLI(t, "whatif", dir, "--set", "bucket=64MiB", "--format", "json")
@@ -722,12 +723,14 @@ func TestWhatIfNCCLLinksUnknown(t *testing.T) {
 	}
 	var rep struct {
 		Measured struct {
-			Topology struct {
+			SpreadFirstUs *float64 `json:"spread_first_us"`
+			Topology      struct {
 				Level1       *string `json:"level1"`
 				Level1Source string  `json:"level1_source"`
 				Intra, Inter link
 			}
 		}
+		Notes []string
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	topo := rep.Measured.Topology
@@ -739,6 +742,9 @@ func TestWhatIfNCCLLinksUnknown(t *testing.T) {
 		assert.Contains(t, l.Source, "an NCCL run")
 		assert.NotContains(t, l.Source, "HCCS")
 	}
+	// One rank profiled: how far the ranks drift apart is not measured.
+	assert.Nil(t, rep.Measured.SpreadFirstUs)
+	assert.Contains(t, strings.Join(rep.Notes, "\n"), "no other profiled rank ran the first gradient bucket")
 	out, _, code = runCLI(t, "whatif", dir, "--set", "bucket=64MiB")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "links: intra unknown (no figure for the in-server link")
