@@ -250,7 +250,10 @@ func unprofiledPhrase(groups []analysis.UnprofiledGroup) string {
 			name = g.Kind + " " + name
 		}
 		p := fmt.Sprintf("the %d ranks of %s that were not profiled", g.MissingCount, name)
-		if g.MissingCount == 1 {
+		switch {
+		case g.AtLeast:
+			p = fmt.Sprintf("the ranks of %s that were not profiled (at least %d)", name, g.MissingCount)
+		case g.MissingCount == 1:
 			p = fmt.Sprintf("the rank of %s that was not profiled", name)
 		}
 		if len(g.Missing) > 0 {

@@ -371,3 +371,25 @@ func TestKinetoHostBoundSpeaksOfGPUs(t *testing.T) {
 	_, _, adv = analyseDir(t, realdata.Path(t, "torchnpu-910b3-cann9-5step"))
 	assert.Contains(t, adv.Diagnosis.Title, "not the NPU")
 }
+
+// The MindSpore AlexNet capture is device 0 of a 910A job, and its ops name no group
+// and the profile no group size. Its HCCL tasks copy to group-local ranks 1 to 4, so
+// the group has at least 5 ranks, 4 of them not profiled: the AllReduces' waits
+// (34.7 ms of the warm-up's 41.5) are waits for them, not "the rest" of the op.
+func TestAlexnetWaitsForTheRanksItsTasksName(t *testing.T) {
+	_, res, adv := analyseDir(t, realdata.Path(t, "msprof-mindspore-alexnet"))
+	require.Len(t, res.Collectives, 1)
+	c := res.Collectives[0]
+	assert.Equal(t, 5, c.GroupSize)
+	assert.Equal(t, "task rows (at least)", c.GroupSizeSource)
+	require.Len(t, res.Exposure.Unprofiled, 1)
+	u := res.Exposure.Unprofiled[0]
+	assert.True(t, u.AtLeast)
+	assert.Equal(t, 4, u.MissingCount)
+	require.NotNil(t, res.Summary.ExposedWaitShare)
+	assert.InDelta(t, 0.5115, *res.Summary.ExposedWaitShare, 0.0005)
+	assert.InDelta(t, res.Exposure.UnprofiledWaitShare, *res.Summary.ExposedWaitShare, 1e-12, "all of the wait is for unprofiled ranks")
+	assert.Equal(t, advisor.CauseUnprofiled, adv.Diagnosis.Cause, adv.Diagnosis.Title)
+	assert.Contains(t, adv.Diagnosis.Title, "waits for the ranks of group (unnamed) that were not profiled (at least 4)")
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "group (unnamed): size unknown (no parallel_group_info or communication_matrix.json); its HCCL tasks name group-local ranks up to 4, so it has at least 5 ranks, 1 of them profiled")
+}

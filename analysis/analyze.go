@@ -275,7 +275,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	for i, s := range sums {
 		parts[i] = s.colls
 	}
-	res.Collectives, collWarnings = mergeCollectives(c, parts)
+	res.Collectives, collWarnings = mergeCollectives(c, parts, taskGroupSizes(comms))
 	res.Warnings = append(res.Warnings, collWarnings...)
 	res.Communication = mergeCommunication(c, comms)
 	res.Communication.Groups = inferGroups(res.Communication.Groups, res.Communication.Ops, len(c.Ranks))

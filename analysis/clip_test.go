@@ -88,7 +88,7 @@ func TestCollectivesKeyedGroups(t *testing.T) {
 		{Key: "0", Name: "default_pg", GlobalRanks: []int{0, 1, 2, 3}, Source: "distributedInfo.pg_config"},
 		{Key: "1", Size: 8, Source: "process group args of the NCCL ops"}, // ranks unknown, size known
 	}
-	colls, warnings := mergeCollectives(&profile.Cluster{Ranks: []*profile.Rank{r}}, [][]collPart{rankCollectives(r, nil)})
+	colls, warnings := mergeCollectives(&profile.Cluster{Ranks: []*profile.Rank{r}}, [][]collPart{rankCollectives(r, nil)}, nil)
 	assert.Empty(t, warnings)
 	require.Len(t, colls, 2)
 	assert.Equal(t, "allreduce", colls[0].Op)

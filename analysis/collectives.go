@@ -17,7 +17,9 @@ type Collective struct {
 	GroupName string // dp, tp, ... from parallel_group_info, when known
 	GroupSize int    // ranks in the group; 0 when unknown
 	// GroupSizeSource says how GroupSize was found: parallel_group_info,
-	// communication_matrix.json, or "profiled ranks" (a lower bound).
+	// communication_matrix.json, taskRowsSource (a lower bound: the highest
+	// group-local rank the HCCL tasks name, plus one) or "profiled ranks" (a lower
+	// bound too).
 	GroupSizeSource string
 	Count           int
 	Bytes           int64 // Σ over the ops of count × element size; 0 when unknown
@@ -77,9 +79,23 @@ func rankCollectives(r *profile.Rank, skip func(op int) bool) []collPart {
 	return parts
 }
 
+// GroupKeyText is a group key as the reports print it: the ops of some profiles
+// (MindSpore's msprof timelines) name no group, and their key is empty.
+func GroupKeyText(key string) string {
+	if key == "" {
+		return "(unnamed)"
+	}
+	return key
+}
+
+// taskRowsSource is the GroupSizeSource of a size read off the HCCL tasks' group-local
+// ranks.
+const taskRowsSource = "task rows (at least)"
+
 // mergeCollectives adds up the ranks' parts (parts[i] is c.Ranks[i]'s) into the
-// collectives table.
-func mergeCollectives(c *profile.Cluster, parts [][]collPart) ([]Collective, []string) {
+// collectives table. taskSizes is each group's least size by its tasks' group-local
+// ranks (taskGroupSizes), used where no file states the size.
+func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[string]int) ([]Collective, []string) {
 	durs := map[collKey][]float64{}
 	acc := map[collKey]*Collective{}
 	groupRanks := map[string]map[int]bool{}
@@ -118,13 +134,23 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart) ([]Collective, []s
 		a.P50Ns = stats.InterpQuantileSorted(d, 0.5)
 		a.P95Ns = stats.InterpQuantileSorted(d, 0.95)
 		a.GroupName = names[k.group]
+		profiled := len(groupRanks[k.group])
 		if gs, ok := sizes[k.group]; ok {
 			a.GroupSize, a.GroupSizeSource = gs.size, gs.source
+		} else if n := taskSizes[k.group]; n > profiled {
+			// The tasks send to ranks that left no profile: the group is larger
+			// than the profiled ranks, at least as large as the ranks they name.
+			a.GroupSize, a.GroupSizeSource = n, taskRowsSource
+			if !warnedGroup[k.group] {
+				warnedGroup[k.group] = true
+				warnings = append(warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); its HCCL tasks name group-local ranks up to %d, so it has at least %d ranks, %d of them profiled: busbw and the wait for unprofiled ranks use %d",
+					GroupKeyText(k.group), n-1, n, profiled, n))
+			}
 		} else {
 			a.GroupSize, a.GroupSizeSource = len(groupRanks[k.group]), "profiled ranks"
 			if !warnedGroup[k.group] && a.GroupSize > 0 {
 				warnedGroup[k.group] = true
-				warnings = append(warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); assuming the %d profiled ranks, so busbw may be understated", k.group, a.GroupSize))
+				warnings = append(warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); assuming the %d profiled ranks, so busbw may be understated", GroupKeyText(k.group), a.GroupSize))
 			}
 		}
 		if unknownBytes[k] {

@@ -196,6 +196,9 @@ type rankComm struct {
 	transfers       []transfer
 	retransmissions []Retransmission
 	unmappedBytes   int64
+	// taskGroupSizes is, per group, one more than the highest group-local rank its
+	// ops' transfers name: a least size for a group no file states the size of.
+	taskGroupSizes map[string]int
 	// samples are the rank's transfer times per transport and size (the median of
 	// its transfers), for calibrating the links; kept whether or not the group's
 	// global ranks are known. A slice: a map each was 8 MB of a 4096-rank cluster.
@@ -348,6 +351,12 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		members := groupRanks[op.Group]
 		opTransfers = opTransfers[:0]
 		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
+			if n := max(src, dst) + 1; n > out.taskGroupSizes[op.Group] && min(src, dst) >= 0 {
+				if out.taskGroupSizes == nil {
+					out.taskGroupSizes = map[string]int{}
+				}
+				out.taskGroupSizes[op.Group] = n
+			}
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
 				k := sampleKey{transport: transport, sizeBytes: bytes, reduce: reduce}
 				times[k] = append(times[k], float64(ns))
@@ -402,6 +411,17 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 	}
 	if cap(out.ops) > len(out.ops)+len(out.ops)/8 {
 		out.ops = slices.Clone(out.ops)
+	}
+	return out
+}
+
+// taskGroupSizes is each group's least size over the ranks' tasks.
+func taskGroupSizes(ranks []rankComm) map[string]int {
+	out := map[string]int{}
+	for _, rc := range ranks {
+		for g, n := range rc.taskGroupSizes {
+			out[g] = max(out[g], n)
+		}
 	}
 	return out
 }

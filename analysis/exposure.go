@@ -93,6 +93,9 @@ type UnprofiledGroup struct {
 	Missing []int // global ranks not profiled, when the group's members are known
 	// MissingCount is Size − profiled members (len(Missing) when the members are known).
 	MissingCount int
+	// AtLeast says Size, and so MissingCount, is a lower bound: the group's size is
+	// known only from the ranks its tasks name.
+	AtLeast bool
 }
 
 // exposure computes the split from the merged ops.
@@ -225,9 +228,11 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 // table's, which reads communication_matrix.json too) against the ranks seen in it.
 func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled map[int]bool) []UnprofiledGroup {
 	size := map[string]int{}
+	atLeast := map[string]bool{}
 	for _, c := range colls {
 		if c.GroupSizeSource != "profiled ranks" {
 			size[c.Group] = max(size[c.Group], c.GroupSize)
+			atLeast[c.Group] = atLeast[c.Group] || c.GroupSizeSource == taskRowsSource
 		}
 	}
 	seen := map[string]map[int]bool{}
@@ -252,7 +257,7 @@ func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled
 			}
 			ug.MissingCount = len(ug.Missing)
 		} else {
-			ug.Size = size[g.Key]
+			ug.Size, ug.AtLeast = size[g.Key], atLeast[g.Key]
 			ug.MissingCount = max(0, ug.Size-len(seen[g.Key]))
 		}
 		if ug.MissingCount > 0 {

@@ -158,8 +158,11 @@ func TestTorchDBSingleFileArgument(t *testing.T) {
 	require.Len(t, res.Ranks, 1)
 	assert.InDelta(t, 132233.522, float64(res.Ranks[0].Steps[0].StageNs)/1000, 0.5)
 	// Checked against OVERLAP_ANALYSIS instead of StepTraceTime: no mismatch. Without
-	// CommAnalyzerMatrix the group size is unknown.
-	assert.Equal(t, []string{"group 17148521525495523210: size unknown (no parallel_group_info or communication_matrix.json); assuming the 1 profiled ranks, so busbw may be understated"}, res.Warnings)
+	// CommAnalyzerMatrix the group size is not stated, but the tasks send to local
+	// ranks up to 7: the world group of 8 that the Level1 run's matrix names.
+	assert.Equal(t, []string{"group 17148521525495523210: size unknown (no parallel_group_info or communication_matrix.json); its HCCL tasks name group-local ranks up to 7, so it has at least 8 ranks, 1 of them profiled: busbw and the wait for unprofiled ranks use 8"}, res.Warnings)
+	require.Len(t, res.Collectives, 1)
+	assert.Equal(t, 8, res.Collectives[0].GroupSize)
 }
 
 // runScenario simulates a built-in scenario, edited by edit when not nil.

@@ -191,7 +191,7 @@ func formatMetric(name string, v float64) string {
 }
 
 func groupLabel(c analysis.Collective) string {
-	g := c.Group
+	g := analysis.GroupKeyText(c.Group)
 	if len(g) > 8 {
 		g = "…" + g[len(g)-6:]
 	}
