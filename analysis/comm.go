@@ -47,6 +47,9 @@ type OpStat struct {
 	// but its wait is not measured and the reports write null.
 	CrossWaitNs    int64
 	CrossWaitKnown bool
+	// PeerRanks is one more than the highest group-local rank the op's HCCL
+	// transfers name, 0 without them: its group has at least that many ranks.
+	PeerRanks int32
 	// MovingNs is the time the op moved data: for an op with RDMA tasks, the union of
 	// its transfers over all planes (the profiler's Transit is one plane's, which on a
 	// multi-server op misses the other level's transfers); otherwise TransitNs,
@@ -196,9 +199,6 @@ type rankComm struct {
 	transfers       []transfer
 	retransmissions []Retransmission
 	unmappedBytes   int64
-	// taskGroupSizes is, per group, one more than the highest group-local rank its
-	// ops' transfers name: a least size for a group no file states the size of.
-	taskGroupSizes map[string]int
 	// samples are the rank's transfer times per transport and size (the median of
 	// its transfers), for calibrating the links; kept whether or not the group's
 	// global ranks are known. A slice: a map each was 8 MB of a 4096-rank cluster.
@@ -350,12 +350,10 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		out.ops = append(out.ops, st)
 		members := groupRanks[op.Group]
 		opTransfers = opTransfers[:0]
+		opRanks := 0 // one more than the highest group-local rank the op's transfers name
 		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
-			if n := max(src, dst) + 1; n > out.taskGroupSizes[op.Group] && min(src, dst) >= 0 {
-				if out.taskGroupSizes == nil {
-					out.taskGroupSizes = map[string]int{}
-				}
-				out.taskGroupSizes[op.Group] = n
+			if min(src, dst) >= 0 {
+				opRanks = max(opRanks, src+1, dst+1)
 			}
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
 				k := sampleKey{transport: transport, sizeBytes: bytes, reduce: reduce}
@@ -387,6 +385,9 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		for _, w := range opTransfers {
 			out.transfers = w.keep(out.transfers, &out.unmappedBytes)
 		}
+		if opRanks <= math.MaxInt32 {
+			out.ops[len(out.ops)-1].PeerRanks = int32(opRanks)
+		}
 	}
 	if len(r.CommTasks) == 0 {
 		matrixTransfers(&out, r, groupRanks, skipSteps)
@@ -415,12 +416,15 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 	return out
 }
 
-// taskGroupSizes is each group's least size over the ranks' tasks.
+// taskGroupSizes is each group's least size by the ranks its ops' transfers name
+// (OpStat.PeerRanks), for the groups whose ops have transfers.
 func taskGroupSizes(ranks []rankComm) map[string]int {
 	out := map[string]int{}
 	for _, rc := range ranks {
-		for g, n := range rc.taskGroupSizes {
-			out[g] = max(out[g], n)
+		for i := range rc.ops {
+			if o := &rc.ops[i]; o.PeerRanks > 0 {
+				out[o.Group] = max(out[o.Group], int(o.PeerRanks))
+			}
 		}
 	}
 	return out
