@@ -151,6 +151,9 @@ func (c Config) Options() (Options, error) {
 		if v <= 0 {
 			return Options{}, fmt.Errorf("peaks_gbps.%s = %v: want a positive bandwidth", k, v)
 		}
+		if err := hardware.CheckPeakTransport(k); err != nil {
+			return Options{}, fmt.Errorf("peaks_gbps.%s: %w", k, err)
+		}
 	}
 	o.PeaksGBps = c.PeaksGBps
 	return o, nil

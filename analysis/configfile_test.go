@@ -43,6 +43,7 @@ func TestConfigErrors(t *testing.T) {
 		{"retransmission_s: 0\n", "retransmission_s = 0: want a value in [0.001, 3600]"},
 		{"checks: {alignment_bytes: 0}\n", "checks.alignment_bytes = 0: want ≥ 1"},
 		{"peaks_gbps: {RDMA: -1}\n", "peaks_gbps.RDMA = -1"},
+		{"peaks_gbps: {NVLink: 300}\n", `peaks_gbps.NVLink: unknown transport "NVLink"`},
 		{"comm_budget: 30\n", "comm_budget = 30"},
 		{"checks: [1]\n", "c.yaml: line 1"},
 	} {

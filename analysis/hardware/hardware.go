@@ -55,8 +55,33 @@ func (p Profile) Utilisation(transport string, bandwidthGBps float64) float64 {
 	return bandwidthGBps / peak
 }
 
+// Transports are the link names the reports hold against a peak: the profiler's
+// transports (SDMA is the in-server copies, on HCCS, PCIE or SIO links; RDMA the
+// inter-server RoCE links).
+var Transports = []string{"HCCS", "PCIE", "RDMA", "SDMA", "SIO"}
+
+// CheckPeakTransport refuses a peak for a transport no report holds against one:
+// such a peak would be taken and never used, and the figure it was meant to change
+// would stay as it was.
+func CheckPeakTransport(name string) error {
+	up := strings.ToUpper(strings.TrimSpace(name))
+	if slices.Contains(Transports, up) {
+		return nil
+	}
+	hint := ""
+	switch up {
+	case "ROCE", "IB", "INFINIBAND":
+		hint = "; the inter-server links are RDMA"
+	case "NVLINK", "NVSWITCH":
+		hint = "; an NCCL run has no per-link figures to hold against a peak"
+	case "HCCS_SW":
+		hint = "; HCCS_SW links count as HCCS"
+	}
+	return fmt.Errorf("unknown transport %q (known: %s%s)", name, strings.Join(Transports, ", "), hint)
+}
+
 // WithPeaks returns a copy of p whose peaks are overridden by peaks (transport →
-// GB/s); unknown transports are added.
+// GB/s; CheckPeakTransport's names).
 func (p Profile) WithPeaks(peaks map[string]float64) Profile {
 	out := p
 	out.PeakGBps = make(map[string]float64, len(p.PeakGBps)+len(peaks))

@@ -521,6 +521,13 @@ func TestHardwareConfigFlags(t *testing.T) {
 	_, stderr, code = runCLI(t, "analyze", sample, "--hardware", "H100")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `unknown hardware "H100"`)
+	// A peak for a link no report holds against one was taken and never used: RoCE
+	// (the RDMA links) kept A2's 20 GB/s without a word.
+	_, stderr, code = runCLI(t, "analyze", sample, "--peak", "RoCE=25")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `--peak "RoCE=25": unknown transport "RoCE" (known: HCCS, PCIE, RDMA, SDMA, SIO; the inter-server links are RDMA)`)
+	_, _, code = runCLI(t, "analyze", sample, "--peak", "rdma=25")
+	assert.Equal(t, 0, code, "names are read without case")
 }
 
 // TestModel: the issue's example commands, their JSON fields, and usage errors.

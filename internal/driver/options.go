@@ -136,6 +136,9 @@ func (f *AnalysisFlags) options() (analysis.Options, advisor.Options, error) {
 		if !ok || err != nil || gbps <= 0 || strings.TrimSpace(k) == "" {
 			return ao, adv, fmt.Errorf("--peak %q: want TRANSPORT=GBPS with a positive bandwidth, e.g. RDMA=12.5", kv)
 		}
+		if err := hardware.CheckPeakTransport(k); err != nil {
+			return ao, adv, fmt.Errorf("--peak %q: %w", kv, err)
+		}
 		ao.PeaksGBps = maps.Clone(ao.PeaksGBps)
 		if ao.PeaksGBps == nil {
 			ao.PeaksGBps = map[string]float64{}
