@@ -19,6 +19,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/internal/parallel"
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -30,7 +31,10 @@ type Result struct {
 	Communication Communication
 	// Exposure splits the exposed communication by cause (moving data, waiting).
 	Exposure Exposure
-	Warnings []string
+	// SkippedSteps are the steps of Options.SkipSteps some rank had, so that they
+	// were left out; a step no rank had is a warning instead.
+	SkippedSteps []int
+	Warnings     []string
 }
 
 // Summary holds the run-level metrics. Shares are time-weighted over ranks and steps:
@@ -139,6 +143,7 @@ type RankSummary struct {
 	comm     rankComm
 	checks   CheckSamples
 	skipOps  []bool            // by CommOps index: ops of skipped steps
+	skipped  []int             // the steps of Options.SkipSteps the rank had
 	hw       hardware.Evidence // what the profile says of its hardware
 	colls    []collPart        // its part of the collectives table
 }
@@ -156,6 +161,8 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 		for _, st := range s.result.Steps {
 			if !skip[st.Step] {
 				kept = append(kept, st)
+			} else if !slices.Contains(s.skipped, st.Step) {
+				s.skipped = append(s.skipped, st.Step)
 			}
 		}
 		s.result.Steps = kept
@@ -267,6 +274,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 		checks[i] = s.checks
 		evidence = append(evidence, s.hw)
 	}
+	res.SkippedSteps, res.Warnings = skippedSteps(sums, res.Ranks, opts.SkipSteps, res.Warnings)
 	flagRanksWithoutSteps(res.Ranks)
 	res.Summary = summarize(res.Ranks)
 	res.Summary.RanksExpected = worldSize(c)
@@ -535,4 +543,42 @@ func addGroupsFromOps(steps []StepBreakdown, ops []profile.CommOp) {
 			st.Groups = append(st.Groups, GroupComm{Group: g, CommunicationNs: comm, CommNotOverlappedNs: int64(float64(comm) * frac)})
 		}
 	}
+}
+
+// skippedSteps are the steps of skip that some rank had (sorted); each step of skip
+// that no rank had is a warning, since a note that it was left out would be untrue
+// and the step the user meant (a warm-up, numbered otherwise) is still in every
+// figure.
+func skippedSteps(sums []*RankSummary, ranks []RankResult, skip []int, warnings []string) ([]int, []string) {
+	if len(skip) == 0 {
+		return nil, warnings
+	}
+	had := map[int]bool{}
+	for _, s := range sums {
+		for _, st := range s.skipped {
+			had[st] = true
+		}
+	}
+	var kept []int
+	for _, r := range ranks {
+		for _, st := range r.Steps {
+			kept = append(kept, st.Step)
+		}
+	}
+	slices.Sort(kept)
+	kept = slices.Compact(kept)
+	steps := "none"
+	if len(kept) > 0 {
+		steps = ranklist.Format(kept)
+	}
+	var out []int
+	for _, st := range slices.Sorted(maps.Keys(had)) {
+		out = append(out, st)
+	}
+	for _, st := range skip {
+		if !had[st] {
+			warnings = append(warnings, fmt.Sprintf("--skip-steps %d: no rank has step %d (the steps analysed: %s): nothing was left out for it", st, st, steps))
+		}
+	}
+	return out, warnings
 }

@@ -383,6 +383,22 @@ func TestSkipSteps(t *testing.T) {
 	_, stderr, code := runCLI(t, "analyze", dir, "--skip-steps", "x")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "skip-steps")
+
+	// A step the run does not have (imagenet's one step is 50, not 1): the report
+	// said "steps 1 left out" while the step the user meant stayed in every figure.
+	out, _, code = runCLI(t, "analyze", realdata.Path(t, "imagenet-2rank-level1"), "--skip-steps", "1", "--format", "json")
+	require.Equal(t, 0, code)
+	var rep struct{ Warnings, Notes []string }
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Contains(t, rep.Warnings, "--skip-steps 1: no rank has step 1 (the steps analysed: 50): nothing was left out for it")
+	for _, n := range rep.Notes {
+		assert.NotContains(t, n, "left out of every figure")
+	}
+	// Of two steps given, the note names only the one left out.
+	out, _, code = runCLI(t, "analyze", dir, "--skip-steps", "1,9")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "steps 1 left out of every figure (--skip-steps)")
+	assert.Contains(t, out, "--skip-steps 9: no rank has step 9 (the steps analysed: 2-3)")
 }
 
 // TestAdvise runs hcclprof advise on the sample: the over-budget and slow-link

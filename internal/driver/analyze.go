@@ -61,7 +61,6 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 	if err := checkOutputs(args, cluster, output{"-o", f.Output}, output{"--junit", f.JUnit}, output{"$GITHUB_STEP_SUMMARY", stepSummary}); err != nil {
 		return err
 	}
-	opts := analysis.Options{SkipSteps: f.Analysis.SkipSteps}
 	advice := run.advise()
 	doc := &report.Document{
 		TimelineRank: timelineRank(cluster, keepRank),
@@ -69,7 +68,7 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 		Advice:       &advice,
 		CommBudget:   advOpts.CommBudget,
 		Gates:        analysis.EvaluateGates(gates, res.Summary.Metrics()),
-		Notes:        append(cluster.Notes, skippedNote(opts.SkipSteps)...),
+		Notes:        append(cluster.Notes, skippedNote(res.SkippedSteps)...),
 		Command:      env.command(),
 		Version:      env.Version,
 		Width:        width,
