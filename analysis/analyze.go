@@ -289,6 +289,9 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Communication.Groups = inferGroups(res.Communication.Groups, res.Communication.Ops, len(c.Ranks))
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
+	if opts.Microbatches > 0 && len(res.Communication.Pipelines) == 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("--microbatches %d: the run has no pipeline group (no pp group in parallel_group_info, no group of only point-to-point ops): not used", opts.Microbatches))
+	}
 	res.Communication.CheckSamples = mergeCheckSamples(checks)
 	res.Communication.Limits = opts.limits()
 	hw := opts.Hardware

@@ -800,6 +800,16 @@ func TestMegatronPipelineBubbleUnknown(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "Pipelines: 1 of 2 stages; bubble not measured; theory unknown")
 	assert.NotContains(t, out, "bubble 0.0%")
+
+	// --microbatches gives the theory; on a run without a pipeline it is said to be
+	// unused rather than dropped without a word.
+	out, _, code = runCLI(t, "analyze", dir, "--microbatches", "4")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "theory 20.0% for p=2, m=4 (given)")
+	assert.NotContains(t, out, "--microbatches 4: the run has no pipeline group")
+	out, _, code = runCLI(t, "analyze", realdata.Path(t, "imagenet-2rank-level1"), "--microbatches", "4")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "--microbatches 4: the run has no pipeline group")
 }
 
 // whatIfReport is the part of whatif --format json the tests read.
