@@ -123,6 +123,12 @@ func TestSummaryReportsEqualRawOnRealData(t *testing.T) {
 			sums := t.TempDir()
 			summarize(t, sums, dir)
 			sameReports(t, []string{dir}, []string{sums})
+			// The links' fit too: from task rows, or from the profiler's Size
+			// Distribution (Megatron), both of which a summary keeps.
+			want, _, wantCode := runCLI(t, "calibrate", "--format", "json", dir)
+			got, stderr, gotCode := runCLI(t, "calibrate", "--format", "json", sums)
+			require.Equal(t, wantCode, gotCode, stderr)
+			require.Equal(t, want, got, "calibrate")
 		})
 	}
 }
