@@ -22,7 +22,7 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 	if d.Cause != CausePipelineBubble {
 		return nil, ""
 	}
-	pl := worstBubble(res.Communication.Pipelines)
+	pl := analysis.WorstBubble(res.Communication.Pipelines)
 	if pl == nil || pl.Microbatches < 1 || pl.Stages < 2 || len(pl.StageComputingNs) == 0 {
 		return nil, "no micro-batch advice: the pipeline's micro-batches per step are not known (give --microbatches)"
 	}
@@ -102,18 +102,6 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 		Settings: []costmodel.Setting{{Knob: "microbatches", Value: float64(target)}},
 	}
 	return r, ""
-}
-
-// worstBubble is the pipeline with the largest measured bubble, else (no bubble
-// measured) the first.
-func worstBubble(pls []analysis.Pipeline) *analysis.Pipeline {
-	var best *analysis.Pipeline
-	for i := range pls {
-		if best == nil || pls[i].BubbleKnown() && (!best.BubbleKnown() || pls[i].MeasuredBubble > best.MeasuredBubble) {
-			best = &pls[i]
-		}
-	}
-	return best
 }
 
 func abs(x float64) float64 {

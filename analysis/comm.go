@@ -433,7 +433,7 @@ func taskGroupSizes(ranks []rankComm) map[string]int {
 // sizeDistributionSamples adds one op's transfer times, for a rank without HCCL task
 // rows, from the profiler's Size Distribution: each bin is Count transfers of its
 // size, counted at their mean time. It is what lets a run whose timeline was not kept
-// (or never written: analysis.db, summaries) calibrate its links. The profiler's
+// (the real Megatron run) calibrate its links, and a summary keeps the bins. The profiler's
 // bins hold copies and reductions together, so these samples are never Reduce. The
 // SDMA entry sums the SDMA links' (HCCS, PCIE, SIO) packets and is read only when
 // none of them has bins; an RDMA bin slower on average than a retransmission is left

@@ -42,6 +42,18 @@ type Pipeline struct {
 // BubbleKnown reports whether MeasuredBubble measures the bubble.
 func (p *Pipeline) BubbleKnown() bool { return p.BubbleUnmeasured == "" }
 
+// WorstBubble is the pipeline with the largest measured bubble, else (no bubble
+// measured) the first; nil for none.
+func WorstBubble(pls []Pipeline) *Pipeline {
+	var worst *Pipeline
+	for i := range pls {
+		if worst == nil || pls[i].BubbleKnown() && (!worst.BubbleKnown() || pls[i].MeasuredBubble > worst.MeasuredBubble) {
+			worst = &pls[i]
+		}
+	}
+	return worst
+}
+
 // pipelines finds the pp groups (named pp in parallel_group_info, else groups whose
 // ops are all point-to-point) and measures them.
 func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatches int) []Pipeline {

@@ -325,16 +325,12 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 		return
 	}
 	var bubbles []float64 // of the pipelines whose bubble is measured
-	worst := c.Pipelines[0]
 	for _, pl := range c.Pipelines {
-		if !pl.BubbleKnown() {
-			continue
-		}
-		bubbles = append(bubbles, pl.MeasuredBubble)
-		if !worst.BubbleKnown() || pl.MeasuredBubble > worst.MeasuredBubble {
-			worst = pl
+		if pl.BubbleKnown() {
+			bubbles = append(bubbles, pl.MeasuredBubble)
 		}
 	}
+	worst := analysis.WorstBubble(c.Pipelines)
 	sort.Float64s(bubbles)
 	theory := "unknown"
 	if worst.Microbatches > 0 {
