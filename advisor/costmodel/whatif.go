@@ -296,7 +296,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	if spreadN > 0 {
 		bk.SpreadUs, bk.SpreadKnown = spread/spreadN, true
 	} else {
-		bk.Notes = append(bk.Notes, "no other profiled rank ran the first gradient bucket, so how far the ranks drift apart before it is unknown: taken as 0")
+		bk.Notes = append(bk.Notes, "the what-if takes the ranks' drift before the first gradient bucket as 0: no other profiled rank ran it, so the drift is not measured")
 	}
 	// The measured step: means over ranks and steps.
 	var stage, exposed, tail, cnt float64

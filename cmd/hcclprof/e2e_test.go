@@ -767,7 +767,7 @@ func TestWhatIfNCCLLinksUnknown(t *testing.T) {
 	}
 	// One rank profiled: how far the ranks drift apart is not measured.
 	assert.Nil(t, rep.Measured.SpreadFirstUs)
-	assert.Contains(t, strings.Join(rep.Notes, "\n"), "no other profiled rank ran the first gradient bucket")
+	assert.Contains(t, strings.Join(rep.Notes, "\n"), "the what-if takes the ranks' drift before the first gradient bucket as 0: no other profiled rank ran it")
 	out, _, code = runCLI(t, "whatif", dir, "--set", "bucket=64MiB")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "links: intra unknown (no figure for the in-server link")
