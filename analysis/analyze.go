@@ -176,6 +176,9 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	if w := unreadDataTasks(r); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
+	if w := opsWithoutProfilerRows(r, s.comm.ops); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
 	if _, _, bad := BuffsizeMB(r.Metadata.Env); bad != "" {
 		s.warnings = append(s.warnings, fmt.Sprintf("rank %d: HCCL_BUFFSIZE=%q in its environment is not a whole number of MB ≥ 1: the checks use the default, %d MB",
 			r.Rank, bad, opts.limits().DefaultBuffsizeMB))
@@ -390,6 +393,31 @@ func unreadDataTasks(r *profile.Rank) string {
 	}
 	return fmt.Sprintf("rank %d: HCCL tasks %s carry bytes but are not a type hcclprof reads as moving data (Memcpy, Reduce_Inline, RDMASend): they are not in the links or the time split",
 		r.Rank, byName(tasks, func(n seen) string { return fmt.Sprintf("%d tasks, %d bytes", n.tasks, n.bytes) }))
+}
+
+// opsWithoutProfilerRows says how many of a rank's ops its profiler's per-op analysis
+// (communication.json, analysis.db) has no row for, when it has rows for others, ""
+// otherwise. In every real profile it lists every op of the timeline: a file cut
+// short, or one from another run, would otherwise give some ops the recomputed split
+// and the rest the profiler's without a word.
+func opsWithoutProfilerRows(r *profile.Rank, ops []OpStat) string {
+	if len(r.CommStats) == 0 || r.CommOpsSource != "timeline" {
+		return "" // no per-op analysis, or the ops are its own rows
+	}
+	missing := 0
+	example := ""
+	for i := range ops {
+		if ops[i].Source != "profiler" {
+			if missing++; missing == 1 {
+				example = ops[i].Name
+			}
+		}
+	}
+	if missing == 0 {
+		return ""
+	}
+	return fmt.Sprintf("rank %d: %d of its %d timeline ops (the first %s) have no row in the profiler's per-op analysis (communication.json or analysis.db), which has %d: their time split is recomputed from the HCCL tasks where it can be; the files may be cut or from different runs",
+		r.Rank, missing, len(ops), example, len(r.CommStats))
 }
 
 // byName lists what m counts, by name in order: "a" (what), "b" (what).

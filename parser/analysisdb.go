@@ -389,10 +389,10 @@ func readCommBandwidth(d *sqliteDB, out *AnalysisDB, index map[commKey]int) erro
 		}
 		i, found := index[commKey{key.Step, key.P2P, key.Name, key.Group}]
 		if !found {
-			// Bandwidth of an op without a time row: keep it, with no time info.
-			i = len(out.CommStats)
-			index[commKey{key.Step, key.P2P, key.Name, key.Group}] = i
-			out.CommStats = append(out.CommStats, key)
+			// Every real analysis.db has a time row for each op it has bandwidth rows
+			// for (ops without transfers have time rows only). Kept without one, the
+			// op read as a time split of 0s: moving nothing, waiting for nobody.
+			return t.errf("op %s of group %s has bandwidth rows but no CommAnalyzerTime row: the time table lost rows", key.Name, key.Group)
 		}
 		if err := t.notNull("transport_type"); err != nil {
 			return err

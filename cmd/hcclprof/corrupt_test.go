@@ -310,6 +310,18 @@ func corruptCases() []corruptCase {
 					g["global_ranks"].([]any)[0] = -5
 				})
 			}},
+		// One op's row dropped from the profiler's per-op analysis: that op's split was
+		// recomputed from its tasks and the others' read from the file, without a word.
+		{name: "communication.json without one op's row", base: "realdata:imagenet-2rank-level1", code: 0, cmds: []string{"analyze"},
+			mutate: func(t *testing.T, run string) {
+				editJSON(t, filepath.Join(run, "rank0_ascend_pt", commRel), func(doc map[string]any) {
+					delete(doc["step50"].(map[string]any)["collective"].(map[string]any), "hcom_allReduce__586_3_1@17522688603477080586")
+				})
+			},
+			check: func(t *testing.T, _, stdout string) {
+				assert.Contains(t, stdout, "rank 0: 1 of its 4 timeline ops (the first hcom_allReduce__586_3_1) have no row in the profiler's per-op analysis")
+				assert.NotContains(t, stdout, "rank 1: ", "rank 1's file is whole")
+			}},
 		{name: "communication.json truncated", base: text, mutate: cutHalf(commRel), code: 3, reason: "communication.json"},
 		{name: "trace_view.json empty", base: text, mutate: empty(traceRel), code: 3, reason: "trace_view.json"},
 		{name: "step_trace_time.csv empty", base: text, mutate: empty(stepRel), code: 3, reason: "step_trace_time.csv"},
@@ -429,6 +441,14 @@ func corruptCases() []corruptCase {
 		// The ops are rebuilt from the HCCL tasks of the TASK table: measured.
 		{name: "db COMMUNICATION_OP dropped", base: db, code: 0,
 			mutate: func(t *testing.T, run string) { execDB(t, rankFile(t, run, dbRel), "DROP TABLE COMMUNICATION_OP") }},
+		// An op's CommAnalyzerTime row lost, its bandwidth rows kept: the op read as a
+		// time split of 0s, exit 0.
+		{name: "analysis.db op without its time row", base: "realdata:imagenet-2rank-db", code: 3, reason: "no CommAnalyzerTime row",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				execDB(t, filepath.Join(run, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "analysis.db"),
+					"DELETE FROM CommAnalyzerTime WHERE rowid = (SELECT max(rowid) FROM CommAnalyzerTime)")
+			}},
 		{name: "db op with negative duration", base: db, code: 3, reason: "before its start",
 			mutate: func(t *testing.T, run string) {
 				execDB(t, rankFile(t, run, dbRel), "UPDATE COMMUNICATION_OP SET endNs = startNs - 5000 WHERE rowid = (SELECT max(rowid) FROM COMMUNICATION_OP)")
