@@ -216,8 +216,11 @@ func (d treeReader) commOp(m treeMember, step int, p2p bool) (profile.CommOpStat
 		}
 	}
 	bw := m.val.get(cjBwInfo)
-	if bw.isNull() {
-		return op, nil
+	if bw == nil {
+		return op, nil // an op without transfers' figures: no transport
+	}
+	if bw.isNull() { // every real file writes the object, with 0s for no traffic
+		return op, d.errAt(bw, "%s: %q is null", what, cjBwInfo)
 	}
 	if err := d.object(bw, what+": "+strconv.Quote(cjBwInfo)); err != nil {
 		return op, err

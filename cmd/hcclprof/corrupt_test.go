@@ -301,6 +301,14 @@ func corruptCases() []corruptCase {
 			codes: map[string]int{"whatif": 2}, mutate: setLevel1OpTime("Transit Time(ms)", nil)},
 		{name: "communication.json Idle Time -5", base: "realdata:imagenet-2rank-level1", code: 3, reason: "Idle Time -5 ms is not Elapse",
 			codes: map[string]int{"whatif": 2}, mutate: setLevel1OpTime("Idle Time(ms)", -5)},
+		{name: "communication.json Bandwidth Info null", base: "realdata:imagenet-2rank-level1", code: 3, reason: `"Communication Bandwidth Info" is null`,
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				editJSON(t, filepath.Join(run, "rank0_ascend_pt", commRel), func(doc map[string]any) {
+					op := doc["step50"].(map[string]any)["collective"].(map[string]any)["hcom_allReduce__586_0_1@17522688603477080586"].(map[string]any)
+					op["Communication Bandwidth Info"] = nil
+				})
+			}},
 		{name: "parallel_group_info with a negative rank", base: "realdata:megatron-pp2dp2-2of4rank", code: 3, reason: "rank -5 is negative",
 			codes: map[string]int{"whatif": 2},
 			mutate: func(t *testing.T, run string) {
