@@ -347,14 +347,11 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 			// plane stands for them.)
 			st.MovingNs, st.MovingSource = min(union, max(st.ElapseNs, 0)), "planes"
 		}
+		st.PeerRanks = peerRanks(planes)
 		out.ops = append(out.ops, st)
 		members := groupRanks[op.Group]
 		opTransfers = opTransfers[:0]
-		opRanks := 0 // one more than the highest group-local rank the op's transfers name
 		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
-			if min(src, dst) >= 0 {
-				opRanks = max(opRanks, src+1, dst+1)
-			}
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
 				k := sampleKey{transport: transport, sizeBytes: bytes, reduce: reduce}
 				times[k] = append(times[k], float64(ns))
@@ -385,9 +382,6 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		for _, w := range opTransfers {
 			out.transfers = w.keep(out.transfers, &out.unmappedBytes)
 		}
-		if opRanks <= math.MaxInt32 {
-			out.ops[len(out.ops)-1].PeerRanks = int32(opRanks)
-		}
 	}
 	if len(r.CommTasks) == 0 {
 		matrixTransfers(&out, r, groupRanks, skipSteps)
@@ -414,6 +408,20 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		out.ops = slices.Clone(out.ops)
 	}
 	return out
+}
+
+// peerRanks is one more than the highest group-local rank an op's data tasks name
+// (OpStat.PeerRanks), 0 when they name none.
+func peerRanks(planes [][]profile.CommTask) int32 {
+	n := 0
+	for _, plane := range planes {
+		for i := range plane {
+			if t := &plane[i]; t.SizeBytes > 0 && min(t.SrcRank, t.DstRank) >= 0 && isDataTask(t) {
+				n = max(n, t.SrcRank+1, t.DstRank+1)
+			}
+		}
+	}
+	return int32(min(n, math.MaxInt32))
 }
 
 // taskGroupSizes is each group's least size by the ranks its ops' transfers name
