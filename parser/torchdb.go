@@ -130,6 +130,9 @@ type torchDBReader struct {
 	// launches are the CANN connection ids a framework op launched, with the host
 	// time and, once found, the device start (see flows).
 	launches map[int64]launch
+	// unlinked counts linked framework ops (PYTORCH_API.connectionId set) that
+	// CONNECTION_IDS has no CANN connection id for: reported once all is read.
+	unlinked int
 }
 
 // launch is one host→device link being assembled.
@@ -151,6 +154,11 @@ func (r *torchDBReader) read() error {
 		if err := step(); err != nil {
 			return err
 		}
+	}
+	if r.unlinked > 0 {
+		// In the real db every connectionId of PYTORCH_API has its CONNECTION_IDS
+		// rows: lost ones take their launches' flows, which map steps to the device.
+		return d.wrap("reading PYTORCH_API ⋈ CONNECTION_IDS", fmt.Errorf("%d PYTORCH_API rows link to a connectionId with no CONNECTION_IDS row (or a NULL one): their host→device flows are lost", r.unlinked))
 	}
 	return nil
 }
@@ -506,9 +514,10 @@ func (r *torchDBReader) hostLaunches() error {
 		return err
 	}
 	// PYTORCH_API may hold millions of rows, most unlinked (NULL connectionId);
-	// CONNECTION_IDS is what SQLite indexes for the join.
-	const q = `SELECT c.connectionId, p.startNs FROM PYTORCH_API AS p CROSS JOIN CONNECTION_IDS AS c ON c.id = p.connectionId
-WHERE p.connectionId IS NOT NULL AND c.connectionId IS NOT NULL`
+	// CONNECTION_IDS is what SQLite indexes for the join. A LEFT JOIN, so that a
+	// linked row without its CONNECTION_IDS row is counted rather than lost.
+	const q = `SELECT c.connectionId, p.startNs FROM PYTORCH_API AS p LEFT JOIN CONNECTION_IDS AS c ON c.id = p.connectionId
+WHERE p.connectionId IS NOT NULL`
 	r.launches = map[int64]launch{}
 	var conn, host dbInt
 	return d.each("reading PYTORCH_API ⋈ CONNECTION_IDS", q, func(rows *sql.Rows) error {
@@ -518,6 +527,10 @@ WHERE p.connectionId IS NOT NULL AND c.connectionId IS NOT NULL`
 			return fmt.Errorf("PYTORCH_API.startNs: %w", err)
 		}
 		r.out.Events++
+		if !conn.Valid {
+			r.unlinked++
+			return nil
+		}
 		if !host.Valid {
 			return fmt.Errorf("PYTORCH_API.startNs is NULL on a linked row")
 		}

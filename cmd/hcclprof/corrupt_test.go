@@ -457,6 +457,13 @@ func corruptCases() []corruptCase {
 				execDB(t, filepath.Join(run, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "analysis.db"),
 					"DELETE FROM CommAnalyzerTime WHERE rowid = (SELECT max(rowid) FROM CommAnalyzerTime)")
 			}},
+		// Half of CONNECTION_IDS lost: the launches' host→device flows, which map
+		// steps to the device, went with them, exit 0.
+		{name: "db CONNECTION_IDS rows lost", base: "realdata:imagenet-2rank-db", code: 3, reason: "no CONNECTION_IDS row",
+			codes: map[string]int{"whatif": 2},
+			mutate: func(t *testing.T, run string) {
+				execDB(t, filepath.Join(run, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_0.db"), "DELETE FROM CONNECTION_IDS WHERE rowid % 2 = 0")
+			}},
 		{name: "db op with negative duration", base: db, code: 3, reason: "before its start",
 			mutate: func(t *testing.T, run string) {
 				execDB(t, rankFile(t, run, dbRel), "UPDATE COMMUNICATION_OP SET endNs = startNs - 5000 WHERE rowid = (SELECT max(rowid) FROM COMMUNICATION_OP)")
