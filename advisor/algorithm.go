@@ -192,9 +192,8 @@ func isDeterministic(env Env) bool {
 
 // shortGroup is a group key cut for a title.
 func shortGroup(g string) string {
-	g = analysis.GroupKeyText(g)
 	if len(g) > 12 {
 		return "…" + g[len(g)-6:]
 	}
-	return g
+	return analysis.GroupKeyText(g)
 }

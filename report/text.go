@@ -191,10 +191,11 @@ func formatMetric(name string, v float64) string {
 }
 
 func groupLabel(c analysis.Collective) string {
-	g := analysis.GroupKeyText(c.Group)
+	g := c.Group
 	if len(g) > 8 {
 		g = "…" + g[len(g)-6:]
 	}
+	g = analysis.GroupKeyText(g) // after the cut: "(unnamed)" is not a hash to shorten
 	if c.GroupName != "" {
 		return c.GroupName + " " + g
 	}

@@ -812,6 +812,22 @@ func TestMegatronPipelineBubbleUnknown(t *testing.T) {
 	assert.Contains(t, out, "--microbatches 4: the run has no pipeline group")
 }
 
+// TestUnnamedGroupLabel: MindSpore's ops name no group; every format prints the
+// empty key as "(unnamed)", whole (Markdown cut it to "…named)").
+func TestUnnamedGroupLabel(t *testing.T) {
+	dir := realdata.Path(t, "msprof-mindspore-alexnet")
+	for format, want := range map[string]string{
+		"text":     "│ allreduce │ (unnamed) │    5 │",
+		"markdown": "| allreduce | (unnamed) | 5 |",
+		"html":     `<td class="l"> (unnamed)</td>`,
+	} {
+		out, errOut, code := runCLI(t, "analyze", dir, "--format", format)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, want, format)
+		assert.NotContains(t, out, "…named)", format)
+	}
+}
+
 // whatIfReport is the part of whatif --format json the tests read.
 type whatIfReport struct {
 	Measured struct {
