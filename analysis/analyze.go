@@ -277,7 +277,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 		checks[i] = s.checks
 		evidence = append(evidence, s.hw)
 	}
-	res.SkippedSteps, res.Warnings = skippedSteps(sums, res.Ranks, opts.SkipSteps, res.Warnings)
+	res.noteSkippedSteps(sums, opts.SkipSteps)
 	flagRanksWithoutSteps(res.Ranks)
 	res.Summary = summarize(res.Ranks)
 	res.Summary.RanksExpected = worldSize(c)
@@ -576,13 +576,13 @@ func addGroupsFromOps(steps []StepBreakdown, ops []profile.CommOp) {
 	}
 }
 
-// skippedSteps are the steps of skip that some rank had (sorted); each step of skip
-// that no rank had is a warning, since a note that it was left out would be untrue
-// and the step the user meant (a warm-up, numbered otherwise) is still in every
-// figure.
-func skippedSteps(sums []*RankSummary, ranks []RankResult, skip []int, warnings []string) ([]int, []string) {
+// noteSkippedSteps sets SkippedSteps to the steps of skip that some rank had; each
+// step of skip that no rank had is a warning, since a note that it was left out
+// would be untrue and the step the user meant (a warm-up, numbered otherwise) is
+// still in every figure. res.Ranks must be set.
+func (res *Result) noteSkippedSteps(sums []*RankSummary, skip []int) {
 	if len(skip) == 0 {
-		return nil, warnings
+		return
 	}
 	had := map[int]bool{}
 	for _, s := range sums {
@@ -590,26 +590,14 @@ func skippedSteps(sums []*RankSummary, ranks []RankResult, skip []int, warnings 
 			had[st] = true
 		}
 	}
-	var kept []int
-	for _, r := range ranks {
-		for _, st := range r.Steps {
-			kept = append(kept, st.Step)
-		}
-	}
-	slices.Sort(kept)
-	kept = slices.Compact(kept)
+	res.SkippedSteps = slices.Sorted(maps.Keys(had))
 	steps := "none"
-	if len(kept) > 0 {
+	if kept := res.StepNumbers(); len(kept) > 0 {
 		steps = ranklist.Format(kept)
-	}
-	var out []int
-	for _, st := range slices.Sorted(maps.Keys(had)) {
-		out = append(out, st)
 	}
 	for _, st := range skip {
 		if !had[st] {
-			warnings = append(warnings, fmt.Sprintf("--skip-steps %d: no rank has step %d (the steps analysed: %s): nothing was left out for it", st, st, steps))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("--skip-steps %d: no rank has step %d (the steps analysed: %s): nothing was left out for it", st, st, steps))
 		}
 	}
-	return out, warnings
 }

@@ -147,12 +147,8 @@ func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
 				gamma = fmt.Sprintf("%.2f", f.GammaGBps)
 			}
 		}
-		mape := "–"
-		if k.mape != nil {
-			mape = pct(*k.mape)
-		}
 		t.Append(f.Transport, cellOrDash(k.alpha), cellOrDash(k.alphaSE), cellOrDash(k.bw), cellOrDash(k.bwSE), gamma, cellOrDash(k.gammaSE), fmt.Sprint(f.Points),
-			units.FormatBytes(f.MinBytes)+"–"+units.FormatBytes(f.MaxBytes), fmt.Sprintf("%d (%d)", f.Transfers, f.ReduceTransfers), mape, f.Confidence)
+			units.FormatBytes(f.MinBytes)+"–"+units.FormatBytes(f.MaxBytes), fmt.Sprintf("%d (%d)", f.Transfers, f.ReduceTransfers), pctOrDash(k.mape), f.Confidence)
 	}
 	p.table(t)
 	for _, f := range fits {

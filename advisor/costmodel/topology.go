@@ -167,18 +167,14 @@ func (s clusterShape) topology(res *analysis.Result, group string, ops []*analys
 	// Links: calibrated where the run moved data over them, else the priors.
 	t.Intra, t.IntraSource = linkOf(s.fits, hw.Level0LatencyUs, hw.PeakGBps, "HCCS", "SIO", "PCIE")
 	t.Inter, t.InterSource = linkOf(s.fits, hw.Level1LatencyUs, hw.PeakGBps, "RDMA")
-	if t.NCCL {
-		// The level names are HCCL's transports; an NCCL run's links are not named
-		// by its trace (no task rows) and the NVIDIA profile has no figures.
-		for _, l := range []struct {
-			link   Link
-			source *string
-			what   string
-		}{{t.Intra, &t.IntraSource, "in-server"}, {t.Inter, &t.InterSource, "inter-server"}} {
-			if l.link.BWGBps <= 0 {
-				*l.source = "no figure for the " + l.what + " link: an NCCL run, whose trace gives no transfers, and no built-in NVIDIA figures"
-			}
-		}
+	// The level names are HCCL's transports; an NCCL run's links are not named by
+	// its trace (no task rows) and the NVIDIA profile has no figures.
+	const ncclNoFigure = " link: an NCCL run, whose trace gives no transfers, and no built-in NVIDIA figures"
+	if t.NCCL && t.Intra.BWGBps <= 0 {
+		t.IntraSource = "no figure for the in-server" + ncclNoFigure
+	}
+	if t.NCCL && t.Inter.BWGBps <= 0 {
+		t.InterSource = "no figure for the inter-server" + ncclNoFigure
 	}
 	return t
 }
