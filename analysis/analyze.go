@@ -296,6 +296,8 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 		res.Warnings = append(res.Warnings, fmt.Sprintf("--microbatches %d: the run has no pipeline group (no pp group in parallel_group_info, no group of only point-to-point ops): not used", opts.Microbatches))
 	}
 	res.Communication.CheckSamples = mergeCheckSamples(checks)
+	cs := &res.Communication.CheckSamples
+	cs.SmallSDMANs, cs.SmallRDMANs = smallMessageCosts(res.Communication.Ops, opts.limits())
 	res.Communication.Limits = opts.limits()
 	hw := opts.Hardware
 	if hw == nil {

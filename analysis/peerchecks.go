@@ -67,7 +67,10 @@ type CheckSamples struct {
 	SmallSDMAEx, SmallRDMAEx               CheckExample
 	// SmallSDMANs and SmallRDMANs are what the small ops cost: the sum of the time
 	// they moved data (OpStat.MovingNs; their elapse less their wait where that is
-	// unknown), which for a small message is mostly its fixed latency. Not the
+	// unknown), which for a small message is mostly its fixed latency. They are
+	// summed over the cluster's ops (smallMessageCosts), not per rank: without tasks,
+	// an op's moving time is settled only once the other ranks are read
+	// (inServerLevel). Not the
 	// elapse: a pipeline's batchSendRecv of a few MB waits for the other stage for
 	// most of its elapse, which the profiler does not count as wait. Counting ops alone, as msprof-analyze's rule does, flags a job whose only small
 	// ops are a few scalar AllReduces of microseconds as much as one that moves its
@@ -117,11 +120,10 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 			transport     string
 			limit         int64
 			ops, smallOps *int
-			costNs        *int64
 			example       *CheckExample
 		}{
-			{"SDMA", th.SmallSDMABytes, &rc.SDMAOps, &rc.SmallSDMA, &rc.SmallSDMANs, &rc.SmallSDMAEx},
-			{"RDMA", th.SmallRDMABytes, &rc.RDMAOps, &rc.SmallRDMA, &rc.SmallRDMANs, &rc.SmallRDMAEx},
+			{"SDMA", th.SmallSDMABytes, &rc.SDMAOps, &rc.SmallSDMA, &rc.SmallSDMAEx},
+			{"RDMA", th.SmallRDMABytes, &rc.RDMAOps, &rc.SmallRDMA, &rc.SmallRDMAEx},
 		} {
 			t, ok := o.Transports.Get(small.transport)
 			if !ok || t.Bytes <= 0 {
@@ -130,7 +132,6 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 			*small.ops++
 			if t.Bytes < small.limit {
 				*small.smallOps++
-				*small.costNs += smallMessageCostNs(o)
 				small.example.keep(float64(t.Bytes) < small.example.Value, ref, float64(t.Bytes),
 					func() string {
 						if t.Bytes < 1000 { // a scalar: 0.000 MB says nothing
@@ -191,7 +192,22 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 	return rc
 }
 
-// smallMessageCostNs is what a small op costs (CheckSamples.SmallSDMANs).
+// smallMessageCosts sums what the ops under the checks' small-message sizes cost, per
+// transport (CheckSamples.SmallSDMANs, SmallRDMANs): ops are the cluster's, their
+// moving times final.
+func smallMessageCosts(ops []OpStat, th Limits) (sdmaNs, rdmaNs int64) {
+	for _, o := range ops {
+		if t, ok := o.Transports.Get("SDMA"); ok && t.Bytes > 0 && t.Bytes < th.SmallSDMABytes {
+			sdmaNs += smallMessageCostNs(o)
+		}
+		if t, ok := o.Transports.Get("RDMA"); ok && t.Bytes > 0 && t.Bytes < th.SmallRDMABytes {
+			rdmaNs += smallMessageCostNs(o)
+		}
+	}
+	return sdmaNs, rdmaNs
+}
+
+// smallMessageCostNs is what a small op costs.
 func smallMessageCostNs(o OpStat) int64 {
 	if o.MovingSource != "" {
 		return o.MovingNs
@@ -230,8 +246,6 @@ func mergeCheckSamples(per []CheckSamples) CheckSamples {
 		sum.SmallSDMA += rc.SmallSDMA
 		sum.RDMAOps += rc.RDMAOps
 		sum.SmallRDMA += rc.SmallRDMA
-		sum.SmallSDMANs += rc.SmallSDMANs
-		sum.SmallRDMANs += rc.SmallRDMANs
 		sum.ContendedBytes += rc.ContendedBytes
 		sum.ContendedNs += rc.ContendedNs
 		sum.ContendedTransfers += rc.ContendedTransfers

@@ -55,13 +55,18 @@ func TestCheckSamplesAtTheirLimits(t *testing.T) {
 	assert.False(t, got.BufferEx.Set)
 
 	// The small ops' cost is the time they moved data; their elapse where unknown.
+	// It is summed over the cluster's ops, under each transport's limit.
 	ops[0].ElapseNs, ops[0].WaitNs, ops[0].MovingNs, ops[0].MovingSource = 1_000_000, 300_000, 400_000, "transit"
 	th.SmallSDMABytes = DefaultLimits.SmallSDMABytes
-	got = mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th), rankCheckSamples(r, indexRank(r), ops, th)})
-	assert.Equal(t, int64(800_000), got.SmallSDMANs, "two ranks' 400 µs of moving")
+	sdmaNs, rdmaNs := smallMessageCosts([]OpStat{ops[0], ops[0]}, th)
+	assert.Equal(t, [2]int64{800_000, 0}, [2]int64{sdmaNs, rdmaNs}, "two ranks' 400 µs of moving, over SDMA only")
 	ops[0].MovingSource = ""
-	got = rankCheckSamples(r, indexRank(r), ops, th)
-	assert.Equal(t, int64(700_000), got.SmallSDMANs, "elapse less wait")
+	sdmaNs, _ = smallMessageCosts(ops, th)
+	assert.Equal(t, int64(700_000), sdmaNs, "elapse less wait")
+	th.SmallSDMABytes = 4_000_000
+	sdmaNs, _ = smallMessageCosts(ops, th)
+	assert.Zero(t, sdmaNs, "4.19 MB is not < 4 MB")
+	th.SmallSDMABytes = DefaultLimits.SmallSDMABytes
 
 	// A Kineto (NCCL) rank is not checked against HCCL_BUFFSIZE at all.
 	r.Format = profile.FormatKineto
