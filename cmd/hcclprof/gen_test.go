@@ -136,3 +136,24 @@ func TestGenOldBuiltinName(t *testing.T) {
 	assert.Equal(t, string(b), string(a))
 	assert.Contains(t, string(a), `"name": "slow-link-2server"`)
 }
+
+// TestGenBuiltinBesideItsOutput: a directory named as a built-in (the output of the
+// same command run before) does not hide the built-in; another directory is refused
+// as what it is.
+func TestGenBuiltinBesideItsOutput(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	for _, out := range []string{"demo-2server-8rank", "again"} {
+		_, errOut, code := runCLI(t, "gen", "demo-2server-8rank", "-o", out, "--omit", "trace", "--steps", "1")
+		require.Equal(t, 0, code, errOut)
+	}
+	a, err := os.ReadFile(filepath.Join(wd, "demo-2server-8rank", "ground_truth.json"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(wd, "again", "ground_truth.json"))
+	require.NoError(t, err)
+	assert.Equal(t, string(a), string(b))
+
+	_, errOut, code := runCLI(t, "gen", "again", "-o", "third")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "again is a directory, not a scenario file or a built-in name")
+}

@@ -121,15 +121,23 @@ func Gen(env Env, args []string, f GenFlags) error {
 	return nil
 }
 
-// loadScenario takes a built-in name or a scenario file.
+// loadScenario takes a built-in name or a scenario file. A directory is never a
+// scenario: 'gen straggler-64rank -o straggler-64rank' makes one of a built-in's name
+// in the working directory, and the next run of the same command must still find the
+// built-in.
 func loadScenario(arg string) (*scenario.Scenario, error) {
 	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") || strings.HasSuffix(arg, ".json") {
 		return scenario.Load(arg)
 	}
-	if _, err := os.Stat(arg); err == nil {
+	fi, err := os.Stat(arg)
+	if err == nil && !fi.IsDir() {
 		return scenario.Load(arg)
 	}
-	return scenario.Builtin(arg)
+	sc, berr := scenario.Builtin(arg)
+	if berr != nil && err == nil {
+		return nil, fmt.Errorf("%s is a directory, not a scenario file or a built-in name (hcclprof gen --list shows them)", arg)
+	}
+	return sc, berr
 }
 
 // parseByteSize reads a size: a number of bytes, with an optional decimal (KB, MB,
