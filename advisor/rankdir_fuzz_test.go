@@ -133,14 +133,17 @@ func FuzzRankDir(f *testing.F) {
 			return
 		}
 		sm := res.Summary
-		overlap := 0.0 // absent without communication: nothing to range-check
+		overlap, allReduce := 0.0, 0.0 // absent when not known: nothing to range-check
 		if sm.OverlapRatio != nil {
 			overlap = *sm.OverlapRatio
+		}
+		if sm.AllReduceShare != nil {
+			allReduce = *sm.AllReduceShare
 		}
 		for _, sh := range []struct {
 			name string
 			v    float64
-		}{{"comm_share", sm.CommShare}, {"comm_total_share", sm.CommTotalShare}, {"allreduce_share", sm.AllReduceShare}, {"overlap_ratio", overlap}} {
+		}{{"comm_share", sm.CommShare}, {"comm_total_share", sm.CommTotalShare}, {"allreduce_share", allReduce}, {"overlap_ratio", overlap}} {
 			if math.IsNaN(sh.v) || sh.v < 0 || sh.v > 1+1e-9 {
 				t.Errorf("%s = %g on a complete run", sh.name, sh.v)
 			}

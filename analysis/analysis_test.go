@@ -210,8 +210,9 @@ func TestOverlapLayerCrossCheck(t *testing.T) {
 
 func TestMetricNamesMatchMetrics(t *testing.T) {
 	x := 0.0
-	m := Summary{ExposedTransferShare: &x, ExposedWaitShare: &x, OverlapRatio: &x}.Metrics()
+	m := Summary{ExposedTransferShare: &x, ExposedWaitShare: &x, OverlapRatio: &x, AllReduceShare: &x}.Metrics()
 	assert.NotContains(t, Summary{}.Metrics(), "overlap_ratio", "absent without communication")
+	assert.NotContains(t, Summary{}.Metrics(), "allreduce_share", "absent where no op record names a step")
 	assert.Len(t, m, len(MetricNames))
 	for _, n := range MetricNames {
 		assert.Contains(t, m, n)

@@ -45,7 +45,10 @@ type Summary struct {
 	StepTimeNs     int64
 	CommShare      float64 // exposed communication / Stage (StepBreakdown.ExposedCommNs)
 	CommTotalShare float64 // Communication / (Stage + Bubble): receives counted as Bubble lie outside Stage
-	AllReduceShare float64 // union of AllReduce intervals / Stage
+	// AllReduceShare is the union of AllReduce intervals / Stage; nil when a step's
+	// AllReduce time is not known (StepBreakdown.AllReduceUnknown: a rank without a
+	// timeline or op records), where it read 0 and a gate on it passed.
+	AllReduceShare *float64
 	// OverlapRatio is Overlapped / Communication; nil when the run has no
 	// communication, where the ratio is not a number (it read 0: "none overlaps").
 	OverlapRatio *float64
@@ -70,7 +73,9 @@ func (s Summary) Metrics() map[string]float64 {
 		"step_time_us":     float64(s.StepTimeNs) / 1000,
 		"comm_share":       s.CommShare,
 		"comm_total_share": s.CommTotalShare,
-		"allreduce_share":  s.AllReduceShare,
+	}
+	if s.AllReduceShare != nil {
+		m["allreduce_share"] = *s.AllReduceShare
 	}
 	if s.OverlapRatio != nil {
 		m["overlap_ratio"] = *s.OverlapRatio
@@ -336,7 +341,13 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 	case len(r.StepTrace) > 0:
 		rr.Source = SourceStepTrace
 		rr.Steps = stepTraceSteps(r.StepTrace)
-		addKernelAllReduce(rr.Steps, r.KernelCommOps)
+		// Level0's kernel_details.csv times each op's kernel; else the profiler's per-op
+		// analysis (communication.json, analysis.db) gives each op's start and elapse.
+		if len(r.KernelCommOps) > 0 {
+			addOpsAllReduce(rr.Steps, r.KernelCommOps)
+		} else {
+			addOpsAllReduce(rr.Steps, r.CommOps)
+		}
 		addGroupsFromOps(rr.Steps, r.CommOps)
 		warnings = append(warnings, fmt.Sprintf("rank %d: no device timeline (profiler level %s); step figures taken from step_trace_time.csv",
 			r.Rank, orUnknown(r.Info.ProfilerLevel)))
@@ -458,6 +469,7 @@ func summarize(ranks []RankResult) Summary {
 	var s Summary
 	var stage, bubble, notOv, comm, ar, ov int64
 	var n int64
+	arKnown := true
 	stepSet := map[int]bool{}
 	for _, r := range ranks {
 		if r.Incomplete {
@@ -474,6 +486,7 @@ func summarize(ranks []RankResult) Summary {
 			notOv += st.ExposedCommNs()
 			comm += st.CommunicationNs
 			ar += st.AllReduceNs
+			arKnown = arKnown && !st.AllReduceUnknown
 			ov += st.OverlappedNs
 			n++
 		}
@@ -484,7 +497,10 @@ func summarize(ranks []RankResult) Summary {
 	}
 	s.CommShare = ratio(notOv, stage)
 	s.CommTotalShare = ratio(comm, stage+bubble)
-	s.AllReduceShare = ratio(ar, stage)
+	if arKnown {
+		r := ratio(ar, stage)
+		s.AllReduceShare = &r
+	}
 	if comm > 0 {
 		r := ratio(ov, comm)
 		s.OverlapRatio = &r

@@ -2,6 +2,8 @@ package analysis_test
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,7 +59,8 @@ func TestImagenetLevel1MatchesProfiler(t *testing.T) {
 	assert.InDelta(t, (101963.203+96359.047)/(136581.0+131912.5), res.Summary.CommShare, 1e-5)
 	require.NotNil(t, res.Summary.OverlapRatio)
 	assert.InDelta(t, (4028.675+4016.239)/(105991.878+100375.286), *res.Summary.OverlapRatio, 1e-5)
-	assert.Equal(t, res.Summary.CommTotalShare, res.Summary.AllReduceShare, "every op is an AllReduce")
+	require.NotNil(t, res.Summary.AllReduceShare)
+	assert.Equal(t, res.Summary.CommTotalShare, *res.Summary.AllReduceShare, "every op is an AllReduce")
 	// One collective row: 4 FP32 AllReduce ops per rank in one 8-rank group.
 	require.Len(t, res.Collectives, 1)
 	coll := res.Collectives[0]
@@ -68,6 +71,34 @@ func TestImagenetLevel1MatchesProfiler(t *testing.T) {
 	assert.Equal(t, int64(2*4*(4097000+16781312+37752832+2469696)), coll.Bytes)
 	assertWithin(t, 105991.878+100375.286, float64(coll.TotalNs), 0.00001, "collective total")
 	assert.InDelta(t, float64(coll.Bytes)/float64(coll.TotalNs)*2*7/8, coll.BusBwGBps, 1e-9)
+}
+
+// Level1 copied with only its summaries (no trace_view.json, no kernel_details.csv):
+// the AllReduce union comes from communication.json's op starts and elapses, as
+// the timeline's does from its ops (it read 0, and a gate on allreduce_share passed).
+func TestImagenetLevel1AllReduceFromCommunicationJSON(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1")
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+	for _, rank := range []string{"rank0_ascend_pt", "rank1_ascend_pt"} {
+		for _, f := range []string{"trace_view.json", "kernel_details.csv"} {
+			require.NoError(t, os.Remove(filepath.Join(dir, rank, "ASCEND_PROFILER_OUTPUT", f)))
+		}
+	}
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	require.Len(t, res.Ranks, 2)
+	for _, rr := range res.Ranks {
+		assert.Equal(t, analysis.SourceStepTrace, rr.Source)
+		assert.Equal(t, "communication.json", rr.OpsSource)
+		require.Len(t, rr.Steps, 1)
+		s := rr.Steps[0]
+		assert.Equal(t, s.CommunicationNs, s.AllReduceNs, "rank %d: every op is an AllReduce", rr.Rank)
+	}
+	// The trace's figure (TestImagenetLevel1MatchesProfiler: equal to comm_total_share).
+	require.NotNil(t, res.Summary.AllReduceShare)
+	assert.InDelta(t, 0.768611, *res.Summary.AllReduceShare, 5e-7)
 }
 
 func TestImagenetLevel0FallsBackToStepTrace(t *testing.T) {

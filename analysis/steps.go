@@ -35,6 +35,10 @@ type StepBreakdown struct {
 	// PreparingNs is then 0 and not a figure.
 	HasPreparing bool
 	AllReduceNs  int64 // union of AllReduce op intervals
+	// AllReduceUnknown is set for a step without a timeline that communicates while
+	// no op record names it (no per-op file, or none for this step): its AllReduce
+	// time is not known, and AllReduceNs is 0 and not a figure.
+	AllReduceUnknown bool
 	// TailComputeNs is the computation after the step's last collective ends: the
 	// optimizer, which waits for the gradients (timeline input only; 0 otherwise).
 	// The what-if needs it apart because accumulation does not repeat it.
@@ -75,8 +79,11 @@ func (s StepBreakdown) CommTotalShare() float64 {
 	return ratio(s.CommunicationNs, s.StageNs+s.BubbleNs)
 }
 
-// AllReduceShare is the union of AllReduce op intervals / Stage.
-func (s StepBreakdown) AllReduceShare() float64 { return ratio(s.AllReduceNs, s.StageNs) }
+// AllReduceShare is the union of AllReduce op intervals / Stage; ok is false when the
+// step's AllReduce time is not known (AllReduceUnknown).
+func (s StepBreakdown) AllReduceShare() (share float64, ok bool) {
+	return ratio(s.AllReduceNs, s.StageNs), !s.AllReduceUnknown
+}
 
 func ratio(a, b int64) float64 {
 	if b <= 0 {
@@ -584,20 +591,27 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// addKernelAllReduce fills AllReduceNs of steps taken from step_trace_time.csv with the
-// union of the AllReduce ops that kernel_details.csv assigns to each step (Level0
-// profiles have no timeline, but they do list the ops).
-func addKernelAllReduce(steps []StepBreakdown, ops []profile.CommOp) {
+// addOpsAllReduce fills AllReduceNs of steps taken from step_trace_time.csv with the
+// union of the AllReduce ops the rank's op records assign to each step: a rank
+// without a timeline still lists its ops, with their steps (kernel_details.csv at
+// Level0, communication.json or analysis.db otherwise). A step that communicates
+// while no record names it has no known AllReduce time (AllReduceUnknown), rather
+// than none.
+func addOpsAllReduce(steps []StepBreakdown, ops []profile.CommOp) {
 	byStep := map[int][]profile.Interval{}
+	named := map[int]bool{}
 	for _, op := range ops {
+		named[op.Step] = true
 		if op.Type == "allreduce" {
 			byStep[op.Step] = append(byStep[op.Step], op.Interval)
 		}
 	}
 	for i := range steps {
-		if ivs, ok := byStep[steps[i].Step]; ok {
-			steps[i].AllReduceNs = min(totalNs(union(ivs)), steps[i].StageNs)
+		st := &steps[i]
+		if ivs, ok := byStep[st.Step]; ok {
+			st.AllReduceNs = min(totalNs(union(ivs)), st.StageNs)
 		}
+		st.AllReduceUnknown = !named[st.Step] && st.CommunicationNs > 0
 	}
 }
 

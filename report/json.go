@@ -161,7 +161,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 		Tool:          contract.Tool{Name: "hcclprof", Version: d.Version, Command: d.Command},
 		Summary: contract.Summary{Ranks: s.Ranks, Steps: s.Steps, StepTimeUs: us(s.StepTimeNs),
 			CommShare: share(s.CommShare), CommTotalShare: share(s.CommTotalShare),
-			AllReduceShare: share(s.AllReduceShare), OverlapRatio: sharePtr(s.OverlapRatio),
+			AllReduceShare: sharePtr(s.AllReduceShare), OverlapRatio: sharePtr(s.OverlapRatio),
 			Incomplete: s.Incomplete, Verdict: d.verdict(), RanksProfiled: len(r.Ranks), RanksExpected: positive(s.RanksExpected),
 			ExposedTransferShare: sharePtr(s.ExposedTransferShare), ExposedWaitShare: sharePtr(s.ExposedWaitShare)},
 		Ranks:           []contract.Rank{},
@@ -181,11 +181,15 @@ func WriteJSON(w io.Writer, d *Document) error {
 		jr := contract.Rank{Rank: rr.Rank, Source: string(rr.Source), OpsSource: nonEmpty(rr.OpsSource), Format: string(rr.Format), Dir: rr.Dir,
 			Incomplete: rr.Incomplete, Steps: []contract.Step{}}
 		for _, st := range rr.Steps {
+			var arShare *float64
+			if v, ok := st.AllReduceShare(); ok {
+				arShare = &v
+			}
 			jr.Steps = append(jr.Steps, contract.Step{Step: st.Step, StageUs: us(st.StageNs), ComputingUs: us(st.ComputingNs),
 				CommunicationUs: us(st.CommunicationNs), CommunicationNotOverlappedUs: us(st.CommNotOverlappedNs),
 				OverlappedUs: us(st.OverlappedNs), FreeUs: us(st.FreeNs), BubbleUs: us(st.BubbleNs),
 				PreparingUs: preparingUs(st), CommShare: share(st.CommShare()),
-				CommTotalShare: share(st.CommTotalShare()), AllReduceShare: share(st.AllReduceShare())})
+				CommTotalShare: share(st.CommTotalShare()), AllReduceShare: sharePtr(arShare)})
 		}
 		out.Ranks = append(out.Ranks, jr)
 	}

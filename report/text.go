@@ -35,7 +35,11 @@ func WriteText(w io.Writer, d *Document) error {
 				100**s.ExposedTransferShare, 100**s.ExposedWaitShare)
 		}
 		p.printf("  all communication (comm_total_share) %6.2f%%\n", 100*s.CommTotalShare)
-		p.printf("  AllReduce (allreduce_share)          %6.2f%%\n", 100*s.AllReduceShare)
+		if s.AllReduceShare != nil {
+			p.printf("  AllReduce (allreduce_share)          %6.2f%%\n", 100**s.AllReduceShare)
+		} else {
+			p.printf("  AllReduce (allreduce_share)               - (a rank without a timeline has no op records for its steps)\n")
+		}
 		if s.OverlapRatio != nil {
 			p.printf("  overlapped with compute (overlap_ratio) %.2f%% of communication\n", 100**s.OverlapRatio)
 		} else {

@@ -166,6 +166,65 @@ func TestDiagnosisGates(t *testing.T) {
 	assert.False(t, rep.Gates[0].Passed)
 }
 
+// allreduce_share of a run without a timeline: the real Level1 ranks copied with
+// step_trace_time.csv and communication.json give the trace's figure from the
+// profiler's per-op records; without communication.json too, nothing names an op in
+// the step, the share is null ("-" in text) and a gate on it fails as not measured.
+// It read 0 in both cases, and 'allreduce_share>50%' passed on a run that is 77%
+// AllReduce.
+func TestAllReduceShareWithoutTimeline(t *testing.T) {
+	dir := copyRun(t, realdata.Path(t, "imagenet-2rank-level1"))
+	remove := func(names ...string) {
+		for _, rank := range []string{"rank0_ascend_pt", "rank1_ascend_pt"} {
+			for _, f := range names {
+				require.NoError(t, os.Remove(filepath.Join(dir, rank, "ASCEND_PROFILER_OUTPUT", f)))
+			}
+		}
+	}
+	type report struct {
+		Summary struct {
+			AllReduceShare *float64 `json:"allreduce_share"`
+		} `json:"summary"`
+		Ranks []struct {
+			Steps []struct {
+				AllReduceShare *float64 `json:"allreduce_share"`
+			} `json:"steps"`
+		} `json:"ranks"`
+		Gates []struct {
+			Value  *float64 `json:"value"`
+			Passed bool     `json:"passed"`
+		} `json:"gates"`
+	}
+	analyze := func() (report, int) {
+		t.Helper()
+		out, errOut, code := runCLI(t, "analyze", dir, "--format", "json", "--fail-on", "allreduce_share>50%")
+		var rep report
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), errOut)
+		require.Len(t, rep.Gates, 1)
+		return rep, code
+	}
+	remove("trace_view.json", "kernel_details.csv")
+	rep, code := analyze()
+	require.NotNil(t, rep.Summary.AllReduceShare)
+	assert.InDelta(t, 0.768611, *rep.Summary.AllReduceShare, 5e-7, "the trace's figure")
+	assert.Equal(t, 1, code)
+	assert.False(t, rep.Gates[0].Passed)
+
+	remove("communication.json")
+	rep, code = analyze()
+	assert.Nil(t, rep.Summary.AllReduceShare)
+	for _, r := range rep.Ranks {
+		require.Len(t, r.Steps, 1)
+		assert.Nil(t, r.Steps[0].AllReduceShare)
+	}
+	assert.Equal(t, 1, code)
+	assert.Nil(t, rep.Gates[0].Value)
+	assert.False(t, rep.Gates[0].Passed)
+	out, _, _ := runCLI(t, "analyze", dir, "--fail-on", "allreduce_share>50%")
+	assert.Contains(t, out, "AllReduce (allreduce_share)               - (a rank without a timeline has no op records for its steps)")
+	assert.Contains(t, out, "FAIL  allreduce_share>50% (allreduce_share = not measured in this run)")
+}
+
 // "Top waits" needs the same op on two ranks: a single rank, or Kineto's unnumbered
 // NCCL kernels, must not wait for themselves or be matched across steps. Their wait
 // for the others is not measured: null in the JSON (it read 0, "waited for nobody",

@@ -15,8 +15,9 @@ package contract
 // (an op without a byte count, a transport without a peak), an op's time split where
 // its source has none, an op's wait for the other ranks where no other profiled rank
 // ran it, the overlap ratio without communication, a pipeline's micro-batches and
-// bubbles where unknown; Decode reads an older report's 0 there as null (the
-// overlap ratio and the measured bubble excepted: 0 was also a measure).
+// bubbles where unknown, the AllReduce share of a step without a timeline or op
+// records; Decode reads an older report's 0 there as null (the overlap ratio, the
+// measured bubble and the AllReduce share excepted: 0 was also a measure).
 const SchemaVersion = 3
 
 // Report is the whole JSON report of analyze (and of advise's full form): what
@@ -49,8 +50,8 @@ type Summary struct {
 	StepTimeUs     float64  `json:"step_time_us"`
 	CommShare      float64  `json:"comm_share"`
 	CommTotalShare float64  `json:"comm_total_share"`
-	AllReduceShare float64  `json:"allreduce_share"`
-	OverlapRatio   *float64 `json:"overlap_ratio"` // null without communication
+	AllReduceShare *float64 `json:"allreduce_share"` // null when a step's AllReduce time is not known
+	OverlapRatio   *float64 `json:"overlap_ratio"`   // null without communication
 	// ExposedTransferShare and ExposedWaitShare split comm_share (null when no rank has
 	// per-op records); Diagnosis is the leading cause (null when not computed).
 	ExposedTransferShare *float64   `json:"exposed_transfer_share"`
@@ -95,7 +96,7 @@ type Step struct {
 	PreparingUs                  *float64 `json:"preparing_us"` // null when the profile does not say
 	CommShare                    float64  `json:"comm_share"`
 	CommTotalShare               float64  `json:"comm_total_share"`
-	AllReduceShare               float64  `json:"allreduce_share"`
+	AllReduceShare               *float64 `json:"allreduce_share"` // null without op records for the step
 }
 
 // Collective is one op type in one communicator over all ranks and steps.
