@@ -82,7 +82,7 @@ func evaluateChecks(sum analysis.CheckSamples, retrans []analysis.Retransmission
 	if len(retrans) > 0 {
 		r := retrans[0]
 		rt.Where = analysis.CheckRef{Rank: r.Src, Step: r.Step, Op: r.Op}
-		rt.Evidence = fmt.Sprintf("%d→%d in %s, step %s: %.3f s", r.Src, r.Dst, r.Op, analysis.StepLabel(r.Step), float64(r.TimeNs)/1e9)
+		rt.Evidence = fmt.Sprintf("%s in %s, step %s: %.3f s", r.Link(), r.Op, analysis.StepLabel(r.Step), float64(r.TimeNs)/1e9)
 	}
 	out = append(out, rt)
 	return out

@@ -31,11 +31,19 @@ func slowFindings(det Detections, retrans []analysis.Retransmission, stake Stake
 	}
 	if n := len(retrans); n > 0 {
 		r := retrans[0]
-		out = append(out, Finding{ID: "rdma_retransmission", Severity: High,
+		f := Finding{ID: "rdma_retransmission", Severity: High,
 			Title: fmt.Sprintf("%d RDMA transfer(s) took over %s: packet loss and retransmission", n, units.FormatSeconds(r.LimitNs)),
-			Evidence: fmt.Sprintf("first: %d→%d in %s, step %s, %.3f s; check the switch and the NICs (not an HCCL setting)",
-				r.Src, r.Dst, r.Op, analysis.StepLabel(r.Step), float64(r.TimeNs)/1e9),
-			Refs: []Ref{{Rank: r.Src, Step: r.Step, Op: r.Op}}})
+			Evidence: fmt.Sprintf("first: %s in %s, step %s, %.3f s; check the switch and the NICs (not an HCCL setting)",
+				r.Link(), r.Op, analysis.StepLabel(r.Step), float64(r.TimeNs)/1e9),
+			Refs: []Ref{{Rank: r.Src, Step: r.Step, Op: r.Op}}}
+		if r.FromOpTotal {
+			// Only the op's RDMA total is known (no task rows): msprof-analyze's rule.
+			f.Title = fmt.Sprintf("%d op(s) spent over %s in RDMA transfers: suspected packet loss and retransmission", n, units.FormatSeconds(r.LimitNs))
+			f.Evidence = fmt.Sprintf("first: rank %d, %s in step %s: %.3f s over RDMA for %.3f MB (%.4f GB/s), and the op took at least %s on every profiled rank; "+
+				"the profiler's per-op analysis gives the op's RDMA total, not its transfers (profile with the timeline to name the link); check the switch and the NICs (not an HCCL setting)",
+				r.Src, r.Op, analysis.StepLabel(r.Step), float64(r.TimeNs)/1e9, float64(r.Bytes)/1e6, units.GBps(r.Bytes, r.TimeNs), units.FormatSeconds(r.LimitNs))
+		}
+		out = append(out, f)
 	}
 	return out
 }

@@ -53,7 +53,7 @@ func warmupFindings(res *analysis.Result, th StepThresholds) []Finding {
 		retransmitted := false
 		for _, rt := range res.Communication.Retransmissions {
 			if rt.Step == st {
-				text += fmt.Sprintf(": an RDMA retransmission %d→%d in %s waits %.3f s", rt.Src, rt.Dst, rt.Op, float64(rt.TimeNs)/1e9)
+				text += fmt.Sprintf(": an RDMA retransmission %s in %s waits %.3f s", rt.Link(), rt.Op, float64(rt.TimeNs)/1e9)
 				retransmitted = true
 				break
 			}

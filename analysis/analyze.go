@@ -293,7 +293,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	}
 	res.Collectives, collWarnings = mergeCollectives(c, parts, taskGroupSizes(comms))
 	res.Warnings = append(res.Warnings, collWarnings...)
-	res.Communication = mergeCommunication(c, comms)
+	res.Communication = mergeCommunication(c, comms, opts.limits().RetransmissionNs)
 	res.Communication.Groups = inferGroups(res.Communication.Groups, res.Communication.Ops, len(c.Ranks))
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)

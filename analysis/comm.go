@@ -198,7 +198,11 @@ type rankComm struct {
 	ops             []OpStat
 	transfers       []transfer
 	retransmissions []Retransmission
-	unmappedBytes   int64
+	// rdmaSuspects are the ops (indices in ops) of a rank without task rows whose
+	// RDMA time passes the retransmission limit; mergeCommunication keeps those that
+	// took the limit on every profiled rank.
+	rdmaSuspects  []int
+	unmappedBytes int64
 	// samples are the rank's transfer times per transport and size (the median of
 	// its transfers), for calibrating the links; kept whether or not the group's
 	// global ranks are known. A slice: a map each was 8 MB of a 4096-rank cluster.
@@ -385,6 +389,11 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 	}
 	if len(r.CommTasks) == 0 {
 		matrixTransfers(&out, r, groupRanks, skipSteps)
+		for i, o := range out.ops {
+			if o.Transports.Of("RDMA").TimeNs > th.RetransmissionNs {
+				out.rdmaSuspects = append(out.rdmaSuspects, i)
+			}
+		}
 	}
 	out.samples = make([]rankSample, 0, len(times)+len(binTimes))
 	for k, v := range times {
@@ -617,8 +626,9 @@ func inServerLevel(ops []OpStat, groups []Group, serverOf map[int]int) {
 }
 
 // mergeCommunication joins the ranks' communication into the cluster's: cross-rank
-// waits, links and their peer ratios, groups, servers.
-func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
+// waits, links and their peer ratios, groups, servers. limitNs is the retransmission
+// limit.
+func mergeCommunication(c *profile.Cluster, ranks []rankComm, limitNs int64) Communication {
 	var out Communication
 	links := map[linkKey]int{} // index in out.Links
 	nOps := 0
@@ -628,7 +638,11 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
 	if nOps > 0 {
 		out.Ops = make([]OpStat, 0, nOps) // at its length: grown by append, the ops were copied several times over
 	}
+	var suspects []int // in out.Ops
 	for _, rc := range ranks {
+		for _, i := range rc.rdmaSuspects {
+			suspects = append(suspects, len(out.Ops)+i)
+		}
 		out.Ops = append(out.Ops, rc.ops...)
 		out.Retransmissions = append(out.Retransmissions, rc.retransmissions...)
 		out.UnmappedLinkBytes += rc.unmappedBytes
@@ -647,6 +661,16 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm) Communication {
 		}
 	}
 	crossRankWait(out.Ops)
+	for _, i := range suspects {
+		o := &out.Ops[i]
+		// The fastest profiled rank's elapse (its own when no other rank ran the op).
+		if o.ElapseNs-o.CrossWaitNs < limitNs {
+			continue
+		}
+		rdma := o.Transports.Of("RDMA")
+		out.Retransmissions = append(out.Retransmissions, Retransmission{Src: o.Rank, Dst: -1, Step: o.Step, Op: o.Name,
+			TimeNs: rdma.TimeNs, LimitNs: limitNs, FromOpTotal: true, Bytes: rdma.Bytes})
+	}
 	out.TransferSamples = transferSamples(ranks)
 	out.Groups = clusterGroups(c)
 	out.ServerOf, out.Hosts = serversOf(c)

@@ -148,7 +148,7 @@ func commOf(c *profile.Cluster) Communication {
 	for i, r := range c.Ranks {
 		comms[i] = rankCommunication(r, indexRank(r), DefaultLimits, nil)
 	}
-	return mergeCommunication(c, comms)
+	return mergeCommunication(c, comms, DefaultLimits.RetransmissionNs)
 }
 
 // byPlane splits tasks by plane, as the analysis does for one op.
@@ -189,4 +189,25 @@ func TestTaskKindOf(t *testing.T) {
 	} {
 		assert.Equal(t, want, taskKindOf(name), name)
 	}
+}
+
+// A rank without task rows: an op whose RDMA time passes the limit is a retransmission
+// (from the op's total) only when the op took the limit on every profiled rank; a
+// peer that finished quickly says the time was not lost on the wire for everyone.
+func TestRetransmissionFromOpTotals(t *testing.T) {
+	limit := DefaultLimits.RetransmissionNs
+	op := func(rank int, name string, elapseNs, rdmaNs int64) OpStat {
+		return OpStat{Rank: rank, Step: 2, Group: "g", Name: name, Type: "allreduce", ElapseNs: elapseNs,
+			Transports: Transports{{Transport: "RDMA", Bytes: 4_915_200, TimeNs: rdmaNs}}}
+	}
+	ranks := []rankComm{
+		{ops: []OpStat{op(0, "hcom_allReduce__1_1_1", limit+600_000_000, limit+500_000_000), op(0, "hcom_allReduce__1_2_1", limit+600_000_000, limit+500_000_000)},
+			rdmaSuspects: []int{0, 1}},
+		{ops: []OpStat{op(1, "hcom_allReduce__1_1_1", limit+100_000_000, 1_000_000), op(1, "hcom_allReduce__1_2_1", 10_000_000, 1_000_000)}},
+	}
+	got := mergeCommunication(&profile.Cluster{}, ranks, limit).Retransmissions
+	require.Len(t, got, 1, "%+v", got)
+	assert.Equal(t, Retransmission{Src: 0, Dst: -1, Step: 2, Op: "hcom_allReduce__1_1_1", TimeNs: limit + 500_000_000, LimitNs: limit,
+		FromOpTotal: true, Bytes: 4_915_200}, got[0])
+	assert.Equal(t, "rank 0 (peer not recorded)", got[0].Link())
 }

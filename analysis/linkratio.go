@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -21,6 +22,22 @@ type Retransmission struct {
 	Op       string
 	TimeNs   int64
 	LimitNs  int64 // the retransmission limit it exceeded (Limits.RetransmissionNs)
+	// FromOpTotal marks one found on a rank without HCCL task rows, from its op's
+	// RDMA time in the profiler's per-op analysis, by msprof-analyze's rule: the op
+	// spent more than the limit in RDMA transfers, and on every profiled rank it took
+	// at least the limit (so it is not one rank's late arrival). The transfer itself is
+	// not listed: Dst is -1, TimeNs is the op's RDMA time and Bytes its RDMA bytes.
+	FromOpTotal bool
+	Bytes       int64
+}
+
+// Link names where the retransmission was: "src→dst", or the rank alone when only
+// its op's total is known.
+func (r Retransmission) Link() string {
+	if r.FromOpTotal {
+		return fmt.Sprintf("rank %d (peer not recorded)", r.Src)
+	}
+	return fmt.Sprintf("%d→%d", r.Src, r.Dst)
 }
 
 // LinkID names a link: its source and destination ranks and its transport.

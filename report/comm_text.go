@@ -89,6 +89,11 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView, all
 		p.printf("  slow link: %s\n", l.Evidence)
 	}
 	for _, r := range c.Retransmissions {
+		if r.FromOpTotal {
+			p.printf("  RDMA retransmission (suspected): rank %d in step %s, %s spent %.3f s in RDMA transfers (the op's total: its transfers were not recorded)\n",
+				r.Src, analysis.StepLabel(r.Step), r.Op, float64(r.TimeNs)/1e9)
+			continue
+		}
 		p.printf("  RDMA retransmission: %d→%d in step %s, %s took %.3f s (packet loss on the RoCE path)\n",
 			r.Src, r.Dst, analysis.StepLabel(r.Step), r.Op, float64(r.TimeNs)/1e9)
 	}

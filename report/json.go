@@ -63,7 +63,13 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 		out.SlowServers = append(out.SlowServers, contract.SlowServer{Server: n.Server, Host: n.Host, Transport: n.Transport, Fraction: round(n.Fraction, 4), Evidence: n.Evidence})
 	}
 	for _, r := range c.Retransmissions {
-		out.Retransmissions = append(out.Retransmissions, contract.Retransmission{Src: r.Src, Dst: r.Dst, Step: r.Step, Op: r.Op, TimeUs: us(r.TimeNs)})
+		rt := contract.Retransmission{Src: r.Src, Step: r.Step, Op: r.Op, TimeUs: us(r.TimeNs), Source: "task"}
+		if r.FromOpTotal {
+			rt.Source = "op_rdma_time"
+		} else {
+			rt.Dst = &r.Dst
+		}
+		out.Retransmissions = append(out.Retransmissions, rt)
 	}
 	for _, o := range c.Ops {
 		jo := contract.Op{Rank: o.Rank, Step: o.Step, Group: o.Group, Name: o.Name, Type: o.Type, StartUs: us(o.StartNs),

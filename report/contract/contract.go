@@ -226,13 +226,18 @@ type SlowServer struct {
 	Evidence  string  `json:"evidence"`
 }
 
-// Retransmission is an RDMA transfer that timed out and was sent again.
+// Retransmission is an RDMA transfer that timed out and was sent again. Source
+// "task" is one HCCL task row (time_us its time); "op_rdma_time" an op of a rank
+// without task rows whose RDMA total passed the limit while the op took at least the
+// limit on every profiled rank (msprof-analyze's rule): dst is then null and time_us
+// the op's RDMA time. Reports before the field have only task rows.
 type Retransmission struct {
 	Src    int     `json:"src"`
-	Dst    int     `json:"dst"`
+	Dst    *int    `json:"dst"`
 	Step   int     `json:"step"`
 	Op     string  `json:"op"`
 	TimeUs float64 `json:"time_us"`
+	Source string  `json:"source"`
 }
 
 // Check is one peer check and whether it fired.
