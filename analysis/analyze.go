@@ -295,6 +295,9 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Warnings = append(res.Warnings, collWarnings...)
 	res.Communication = mergeCommunication(c, comms, opts.limits().RetransmissionNs)
 	res.Communication.Groups = inferGroups(res.Communication.Groups, res.Communication.Ops, len(c.Ranks))
+	if w := unmappedLinksWarning(res.Communication); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
 	if opts.Microbatches > 0 && len(res.Communication.Pipelines) == 0 {

@@ -195,6 +195,7 @@ const (
 // rankComm is what the communication analysis keeps of one rank once its tasks are
 // dropped: its ops' statistics and its transfers, aggregated per op and link.
 type rankComm struct {
+	rank            int
 	ops             []OpStat
 	transfers       []transfer
 	retransmissions []Retransmission
@@ -203,6 +204,12 @@ type rankComm struct {
 	// took the limit on every profiled rank.
 	rdmaSuspects  []int
 	unmappedBytes int64
+	// localTransfers and localRetransmissions are those of groups without
+	// parallel_group_info, in group-local ranks; selfIndex is the rank's own index in
+	// such groups, from its communication matrix (see groupLocalIndex).
+	localTransfers       []wideTransfer
+	localRetransmissions []localRetransmission
+	selfIndex            map[string]int
 	// samples are the rank's transfer times per transport and size (the median of
 	// its transfers), for calibrating the links; kept whether or not the group's
 	// global ranks are known. A slice: a map each was 8 MB of a 4096-rank cluster.
@@ -265,6 +272,10 @@ type wideTransfer struct {
 	peer          peerKey
 	bytes, timeNs int64
 	count         int
+	// local is set while link's ranks are group-local ones of peer.group, which the
+	// rank's metadata cannot map (no parallel_group_info): the merge maps them from
+	// every rank's own index in the group (selfIndex).
+	local bool
 }
 
 // keep appends w to kept as a transfer; a rank beyond int32 (no real cluster has
@@ -293,7 +304,7 @@ func indexRank(r *profile.Rank) rankIndex {
 // rankCommunication computes one rank's per-op statistics and transfers. With the
 // peer checks, it is the only part of the communication analysis that reads tasks.
 func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[int]bool) rankComm {
-	var out rankComm
+	out := rankComm{rank: r.Rank}
 	ops := r.CommOps
 	if len(ops) == 0 {
 		return out
@@ -353,23 +364,31 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		}
 		st.PeerRanks = peerRanks(planes)
 		out.ops = append(out.ops, st)
-		members := groupRanks[op.Group]
+		members, known := groupRanks[op.Group]
 		opTransfers = opTransfers[:0]
 		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
 				k := sampleKey{transport: transport, sizeBytes: bytes, reduce: reduce}
 				times[k] = append(times[k], float64(ns))
 			}
-			if src < 0 || dst < 0 || src >= len(members) || dst >= len(members) {
+			if src < 0 || dst < 0 || known && (src >= len(members) || dst >= len(members)) {
 				out.unmappedBytes += bytes
 				return
 			}
+			k := linkKey{src, dst, transport}
+			if known {
+				k.src, k.dst = members[src], members[dst]
+			}
 			if transport == "RDMA" && ns > th.RetransmissionNs {
-				out.retransmissions = append(out.retransmissions, Retransmission{Src: members[src], Dst: members[dst],
-					Step: steps[i], Op: op.Name, TimeNs: ns, LimitNs: th.RetransmissionNs})
+				rt := Retransmission{Src: k.src, Dst: k.dst, Step: steps[i], Op: op.Name, TimeNs: ns, LimitNs: th.RetransmissionNs}
+				if known {
+					out.retransmissions = append(out.retransmissions, rt)
+				} else {
+					// mapped at the merge, if the group's ranks say who they are
+					out.localRetransmissions = append(out.localRetransmissions, localRetransmission{group: op.Group, Retransmission: rt})
+				}
 				return
 			}
-			k := linkKey{members[src], members[dst], transport}
 			pk := peerKey{op.Group, op.Name, transport, bytes}
 			// Transfers of one op over one link and size are summed; the bandwidth of
 			// the sum is the byte-weighted mean of theirs.
@@ -381,12 +400,17 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 					return
 				}
 			}
-			opTransfers = append(opTransfers, wideTransfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1})
+			opTransfers = append(opTransfers, wideTransfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1, local: !known})
 		})
 		for _, w := range opTransfers {
+			if w.local {
+				out.localTransfers = append(out.localTransfers, w)
+				continue
+			}
 			out.transfers = w.keep(out.transfers, &out.unmappedBytes)
 		}
 	}
+	out.selfIndex = groupLocalIndex(r.CommMatrix, groupRanks)
 	if len(r.CommTasks) == 0 {
 		matrixTransfers(&out, r, groupRanks, skipSteps)
 		for i, o := range out.ops {
@@ -488,19 +512,26 @@ func matrixTransfers(out *rankComm, r *profile.Rank, groupRanks map[string][]int
 		if skipSteps[l.Step] || strings.EqualFold(l.Transport, "LOCAL") || l.SrcLocal == l.DstLocal || !matrixTotal(l.OpKey) {
 			continue
 		}
-		members := groupRanks[l.Group]
-		if l.SrcLocal < 0 || l.DstLocal < 0 || l.SrcLocal >= len(members) || l.DstLocal >= len(members) {
+		members, known := groupRanks[l.Group]
+		if l.SrcLocal < 0 || l.DstLocal < 0 || known && (l.SrcLocal >= len(members) || l.DstLocal >= len(members)) {
 			out.unmappedBytes += l.Bytes
 			continue
 		}
 		transport := strings.ToUpper(l.Transport)
-		out.transfers = wideTransfer{
-			link: linkKey{members[l.SrcLocal], members[l.DstLocal], transport},
+		w := wideTransfer{
+			link: linkKey{l.SrcLocal, l.DstLocal, transport},
 			// Peers are the op's links that moved as many bytes: an algorithm's steps
 			// move different sizes (NHR's and RHD's halving), and a smaller one runs at a
 			// lower bandwidth on a healthy link.
 			peer:  peerKey{l.Group, l.OpKey, transport, l.Bytes},
-			bytes: l.Bytes, timeNs: l.TimeNs, count: 1}.keep(out.transfers, &out.unmappedBytes)
+			bytes: l.Bytes, timeNs: l.TimeNs, count: 1}
+		if !known {
+			w.local = true
+			out.localTransfers = append(out.localTransfers, w)
+			continue
+		}
+		w.link.src, w.link.dst = members[l.SrcLocal], members[l.DstLocal]
+		out.transfers = w.keep(out.transfers, &out.unmappedBytes)
 	}
 }
 
@@ -638,6 +669,7 @@ func mergeCommunication(c *profile.Cluster, ranks []rankComm, limitNs int64) Com
 	if nOps > 0 {
 		out.Ops = make([]OpStat, 0, nOps) // at its length: grown by append, the ops were copied several times over
 	}
+	mapGroupLocalRanks(ranks)
 	var suspects []int // in out.Ops
 	for _, rc := range ranks {
 		for _, i := range rc.rdmaSuspects {

@@ -31,10 +31,10 @@ type Retransmission struct {
 	Bytes       int64
 }
 
-// Link names where the retransmission was: "src→dst", or the rank alone when only
-// its op's total is known.
+// Link names where the retransmission was: "src→dst", or the rank alone when its
+// peer is not known (Dst -1: only its op's total is known, or its group's members).
 func (r Retransmission) Link() string {
-	if r.FromOpTotal {
+	if r.Dst < 0 {
 		return fmt.Sprintf("rank %d (peer not recorded)", r.Src)
 	}
 	return fmt.Sprintf("%d→%d", r.Src, r.Dst)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,7 +55,11 @@ func TestImagenetLevel1MatchesProfiler(t *testing.T) {
 	}
 	assert.InDelta(t, 0.7465, res.Ranks[0].Steps[0].CommShare(), 0.00005)
 	assert.InDelta(t, 0.7305, res.Ranks[1].Steps[0].CommShare(), 0.00005)
-	assert.Empty(t, res.Warnings, "recomputation agrees with step_trace_time.csv: no mismatch warning")
+	// The recomputation agrees with step_trace_time.csv: no mismatch warning. The one
+	// warning is the links to the 6 ranks not profiled (see
+	// TestImagenetLevel1LinksBetweenProfiledRanks).
+	require.Len(t, res.Warnings, 1)
+	assert.Contains(t, res.Warnings[0], "go between group-local ranks that map to no global rank")
 	// Run-level: time-weighted over both ranks.
 	assert.InDelta(t, (101963.203+96359.047)/(136581.0+131912.5), res.Summary.CommShare, 1e-5)
 	require.NotNil(t, res.Summary.OverlapRatio)
@@ -99,6 +104,34 @@ func TestImagenetLevel1AllReduceFromCommunicationJSON(t *testing.T) {
 	// The trace's figure (TestImagenetLevel1MatchesProfiler: equal to comm_total_share).
 	require.NotNil(t, res.Summary.AllReduceShare)
 	assert.InDelta(t, 0.768611, *res.Summary.AllReduceShare, 5e-7)
+}
+
+// Level1 has no parallel_group_info, and 2 of its world group's 8 ranks were
+// profiled: each rank's LOCAL self-link ("0-0", "1-1") says which member it is, as
+// msprof-analyze reads it, so the links between them are placed (they were all
+// dropped without a word), with the profiler's own matrix totals; the links to the 6
+// ranks not profiled stay out, and a warning says how much.
+func TestImagenetLevel1LinksBetweenProfiledRanks(t *testing.T) {
+	dir := realdata.Path(t, "imagenet-2rank-level1")
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	links := res.Communication.Links
+	require.Len(t, links, 2)
+	// communication_matrix.json's allreduce-total "0-1" of rank 0 and "1-0" of rank 1:
+	// 61.210624 MB in 3.88393759375 ms and 3.8604771875 ms.
+	assert.Equal(t, [3]any{0, 1, "HCCS"}, [3]any{links[0].Src, links[0].Dst, links[0].Transport})
+	assert.Equal(t, [3]any{1, 0, "HCCS"}, [3]any{links[1].Src, links[1].Dst, links[1].Transport})
+	for i, wantNs := range []float64{3883937.59, 3860477.19} {
+		assert.Equal(t, int64(61_210_624), links[i].Bytes)
+		assert.InDelta(t, wantNs, float64(links[i].TimeNs), 1000, "the tasks' sum, to the matrix's µs")
+	}
+	assert.Positive(t, res.Communication.UnmappedLinkBytes)
+	var warned bool
+	for _, w := range res.Warnings {
+		warned = warned || strings.Contains(w, "(85.7% of all) go between group-local ranks that map to no global rank")
+	}
+	assert.True(t, warned, "%q", res.Warnings)
 }
 
 func TestImagenetLevel0FallsBackToStepTrace(t *testing.T) {
