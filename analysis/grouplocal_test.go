@@ -20,7 +20,7 @@ func TestGroupLocalIndex(t *testing.T) {
 		link("a", 3, 3, "LOCAL"), link("a", 3, 4, "HCCS"), // self-link and source agree
 		link("b", 2, 5, "RDMA"), link("b", 2, 6, "RDMA"), // no self-link: the sources
 		link("c", 1, 1, "LOCAL"), link("c", 2, 2, "LOCAL"), // two self-links: not one rank's
-		link("d", 0, 0, "LOCAL"), // mapped by parallel_group_info
+		link("d", 0, 0, "LOCAL"),                         // mapped by parallel_group_info
 		link("e", 1, 0, "HCCS"), link("e", 2, 0, "HCCS"), // sources disagree
 		link("", 0, 0, "LOCAL"), // unnamed
 	}, map[string][]int{"d": {7, 8}})
