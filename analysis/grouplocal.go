@@ -43,6 +43,9 @@ func groupLocalIndex(links []profile.MatrixLink, mapped map[string][]int) map[st
 			note(&src, l.Group, l.SrcLocal)
 		}
 	}
+	if self == nil && src == nil {
+		return nil // every group mapped: nothing to keep (a cluster's usual case)
+	}
 	out := map[string]int{}
 	for g, k := range src {
 		if k >= 0 {
