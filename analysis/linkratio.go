@@ -219,14 +219,26 @@ func serversOf(c *profile.Cluster) (map[int]int, []string) {
 	var hosts []string
 	index := map[string]int{}
 	for _, r := range c.Ranks {
-		host := hostOfDir(r.Dir)
-		if host == "" {
+		// The rank directory's host; else msprof's info.json, where hostUid tells
+		// apart servers that share a hostname.
+		key := hostOfDir(r.Dir)
+		host := key
+		if key == "" {
+			key, host = r.Info.HostUID, cmp.Or(r.Info.Host, r.Info.HostUID)
+			if key == "" {
+				key = r.Info.Host
+			}
+			if key != "" {
+				key = "info.json:" + key // never the same as a directory's host
+			}
+		}
+		if key == "" {
 			continue
 		}
-		i, ok := index[host]
+		i, ok := index[key]
 		if !ok {
 			i = len(hosts)
-			index[host] = i
+			index[key] = i
 			hosts = append(hosts, host)
 		}
 		serverOf[r.Rank] = i

@@ -102,6 +102,7 @@ type MsprofDevice struct {
 	// AssignMsprofRanks gave a device whose RankID is -1 (-1 until then).
 	Rank    int
 	HostUID string // info.json.N's hostUid ("" in data before CANN 8)
+	Host    string // info.json.N's hostname ("" when absent)
 	// Chip is info.json.N's chip description (core counts, platform_version); nil
 	// when it has none or could not be read.
 	Chip *profile.DeviceInfo
@@ -351,11 +352,15 @@ func readMsprofInfo(dev *MsprofDevice) error {
 	if err != nil {
 		return err
 	}
+	host, err := d.text(root.get("hostname"), "hostname")
+	if err != nil {
+		return err
+	}
 	chip, err := d.deviceInfo(root, dev.Device)
 	if err != nil {
 		return err
 	}
-	dev.RankID, dev.HostUID, dev.Chip = rank, uid, chip
+	dev.RankID, dev.HostUID, dev.Host, dev.Chip = rank, uid, host, chip
 	return nil
 }
 
@@ -511,7 +516,8 @@ func (l *msprofLoader) ignore(paths ...string) {
 // export without its PROF directory (ExportOnly) only the export's timeline is read,
 // as it is inside a PROF directory.
 func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
-	r := &profile.Rank{Rank: dev.Rank, Dir: dev.ProfDir, Format: profile.FormatMsprof, Info: profile.Info{RankID: dev.RankID}}
+	r := &profile.Rank{Rank: dev.Rank, Dir: dev.ProfDir, Format: profile.FormatMsprof,
+		Info: profile.Info{RankID: dev.RankID, Host: dev.Host, HostUID: dev.HostUID}}
 	l := &msprofLoader{r: r, dir: dev.ProfDir}
 	if dev.InfoFile != "" {
 		r.FilesUsed = append(r.FilesUsed, l.rel(dev.InfoFile))

@@ -27,8 +27,10 @@ const (
 	RankSummarySuffix = ".hcclprof-summary.json.gz"
 	// RankSummaryVersion is the version this build writes; it reads it and every one
 	// before. Raise it when the body changes in any way an older reader would misread.
-	// Version 2 writes group rank lists as steps (summaryParallelGroup.RankSteps).
-	RankSummaryVersion = 2
+	// Version 2 writes group rank lists as steps (summaryParallelGroup.RankSteps);
+	// version 3 the rank's host from msprof's info.json (Info.Host, Info.HostUID),
+	// which a version-2 reader would refuse as an unknown field.
+	RankSummaryVersion = 3
 	// maxSummaryHeader bounds the header line a reader accepts.
 	maxSummaryHeader = 1 << 20
 )

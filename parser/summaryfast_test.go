@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -216,7 +217,7 @@ func TestVersion1SummariesRead(t *testing.T) {
 	r := worldRank(t)
 	text := decompressed(t, summaryBytes(t, r, []string{"a note"}))
 	nl := bytes.IndexByte(text, '\n')
-	header := strings.Replace(string(text[:nl]), `"version":2`, `"version":1`, 1)
+	header := strings.Replace(string(text[:nl]), fmt.Sprintf(`"version":%d`, RankSummaryVersion), `"version":1`, 1)
 	require.NotEqual(t, string(text[:nl]), header)
 	var body map[string]any
 	dec := json.NewDecoder(bytes.NewReader(text[nl+1:]))

@@ -146,6 +146,10 @@ type Info struct {
 	TorchNPUVersion string
 	CANNVersion     string
 	RankID          int // -1 when absent
+	// Host and HostUID name the server the rank ran on where the profile says it
+	// (msprof's info.json: hostname, hostUid); "" otherwise. A torch_npu rank
+	// directory's name carries its host instead.
+	Host, HostUID string
 	// ChipName is the NPU as the profile names it (NPU_INFO: "Ascend910B"), "" when
 	// it does not say; it selects the hardware profile.
 	ChipName string
