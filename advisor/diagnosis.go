@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -195,9 +196,14 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 			d.Evidence = split + bubbleEvidence(pl)
 		} else {
 			slow, fast := extremeStages(pl)
-			d.Title = head + fmt.Sprintf(" is one pipeline stage waiting for the other: stage %d computes %.3f ms more per step than stage %d",
-				slow, float64(pl.StageComputingNs[slow]-pl.StageComputingNs[fast])/1e6, fast)
-			d.Evidence = split + fmt.Sprintf("; per-stage computing per step %s ms (pipeline %s, ranks %s)", stageList(pl), shortGroup(pl.Group), intsText(pl.Ranks))
+			// A run without step markers is one step spanning the whole collection.
+			perStep := "per step"
+			if slices.Equal(res.StepNumbers(), []int{-1}) {
+				perStep = "over the run (no step markers: one step spans the collection)"
+			}
+			d.Title = head + fmt.Sprintf(" is one pipeline stage waiting for the other: stage %d computes %.3f ms more %s than stage %d",
+				slow, float64(pl.StageComputingNs[slow]-pl.StageComputingNs[fast])/1e6, perStep, fast)
+			d.Evidence = split + fmt.Sprintf("; per-stage computing %s %s ms (pipeline %s, ranks %s)", perStep, stageList(pl), shortGroup(pl.Group), intsText(pl.Ranks))
 		}
 	case CauseStraggler:
 		d.Title = head + " waits for a slower rank"

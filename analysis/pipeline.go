@@ -64,6 +64,10 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 	type opsOfGroup struct {
 		p2p, other, batch int
 		receives          map[int]int // step → receives over the group's ranks
+		// unmarked counts receives outside any marked step: a run without step
+		// markers (msprof's op-based runs) is one step spanning the whole collection,
+		// however many training steps it holds, so its receives do not give m.
+		unmarked int
 	}
 	seen := map[string]*opsOfGroup{}
 	for _, o := range ops {
@@ -82,7 +86,11 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 			g.other++
 		}
 		if profile.IsReceive(o.Name) {
-			g.receives[o.Step]++
+			if o.Step < 0 {
+				g.unmarked++
+			} else {
+				g.receives[o.Step]++
+			}
 		}
 	}
 	var out []Pipeline
@@ -157,6 +165,8 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 		switch {
 		case g.batch > 0 && bubble == 0:
 			pl.Note = "the pipeline's traffic is batchSendRecv, which the profiler does not count as Bubble: the bubble is not measured (the profiler's reads 0) and cannot be compared with the theory"
+		case pl.Microbatches == 0 && g.unmarked > 0 && len(g.receives) == 0:
+			pl.Note = "the number of micro-batches is unknown: the run has no step markers, so its one step spans every training step the collection holds and its receives do not count the micro-batches of one (give it with --microbatches): no theoretical bubble"
 		case pl.Microbatches == 0:
 			pl.Note = "the number of micro-batches is unknown (give it with --microbatches): no theoretical bubble"
 		case pl.MeasuredBubble > pl.TheoryBubble*1.2+0.02:
