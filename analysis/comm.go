@@ -315,6 +315,9 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		profilerStats[s.Name+"@"+s.Group] = s
 	}
 	groupRanks := globalRanksByGroup(r)
+	// In a group without parallel_group_info, a transfer can be placed only if this
+	// rank says which member it is: the others are dropped here, not kept to the merge.
+	out.selfIndex = groupLocalIndex(r.CommMatrix, groupRanks)
 	times := map[sampleKey][]float64{}
 	binTimes := map[sampleKey][]stats.Counted{} // a rank without task rows: the profiler's bins
 	var splitter planeSplitter
@@ -365,6 +368,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		st.PeerRanks = peerRanks(planes)
 		out.ops = append(out.ops, st)
 		members, known := groupRanks[op.Group]
+		_, placeable := out.selfIndex[op.Group]
 		opTransfers = opTransfers[:0]
 		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
 			if transport != "RDMA" || ns <= th.RetransmissionNs {
@@ -378,6 +382,10 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 			k := linkKey{src, dst, transport}
 			if known {
 				k.src, k.dst = members[src], members[dst]
+			}
+			if !known && !placeable && (transport != "RDMA" || ns <= th.RetransmissionNs) {
+				out.unmappedBytes += bytes
+				return
 			}
 			if transport == "RDMA" && ns > th.RetransmissionNs {
 				rt := Retransmission{Src: k.src, Dst: k.dst, Step: steps[i], Op: op.Name, TimeNs: ns, LimitNs: th.RetransmissionNs}
@@ -410,7 +418,6 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 			out.transfers = w.keep(out.transfers, &out.unmappedBytes)
 		}
 	}
-	out.selfIndex = groupLocalIndex(r.CommMatrix, groupRanks)
 	if len(r.CommTasks) == 0 {
 		matrixTransfers(&out, r, groupRanks, skipSteps)
 		for i, o := range out.ops {
@@ -526,6 +533,10 @@ func matrixTransfers(out *rankComm, r *profile.Rank, groupRanks map[string][]int
 			peer:  peerKey{l.Group, l.OpKey, transport, l.Bytes},
 			bytes: l.Bytes, timeNs: l.TimeNs, count: 1}
 		if !known {
+			if _, placeable := out.selfIndex[l.Group]; !placeable {
+				out.unmappedBytes += l.Bytes
+				continue
+			}
 			w.local = true
 			out.localTransfers = append(out.localTransfers, w)
 			continue
