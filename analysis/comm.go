@@ -207,7 +207,7 @@ type rankComm struct {
 	// localTransfers and localRetransmissions are those of groups without
 	// parallel_group_info, in group-local ranks; selfIndex is the rank's own index in
 	// such groups, from its communication matrix (see groupLocalIndex).
-	localTransfers       []wideTransfer
+	localTransfers       []transfer
 	localRetransmissions []localRetransmission
 	selfIndex            map[string]int
 	// samples are the rank's transfer times per transport and size (the median of
@@ -276,6 +276,15 @@ type wideTransfer struct {
 	// rank's metadata cannot map (no parallel_group_info): the merge maps them from
 	// every rank's own index in the group (selfIndex).
 	local bool
+}
+
+// keepIn appends w to the rank's transfers, or to its group-local ones (local).
+func (w wideTransfer) keepIn(out *rankComm) {
+	if w.local {
+		out.localTransfers = w.keep(out.localTransfers, &out.unmappedBytes)
+	} else {
+		out.transfers = w.keep(out.transfers, &out.unmappedBytes)
+	}
 }
 
 // keep appends w to kept as a transfer; a rank beyond int32 (no real cluster has
@@ -383,10 +392,6 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 			if known {
 				k.src, k.dst = members[src], members[dst]
 			}
-			if !known && !placeable && (transport != "RDMA" || ns <= th.RetransmissionNs) {
-				out.unmappedBytes += bytes
-				return
-			}
 			if transport == "RDMA" && ns > th.RetransmissionNs {
 				rt := Retransmission{Src: k.src, Dst: k.dst, Step: steps[i], Op: op.Name, TimeNs: ns, LimitNs: th.RetransmissionNs}
 				if known {
@@ -395,6 +400,10 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 					// mapped at the merge, if the group's ranks say who they are
 					out.localRetransmissions = append(out.localRetransmissions, localRetransmission{group: op.Group, Retransmission: rt})
 				}
+				return
+			}
+			if !known && !placeable {
+				out.unmappedBytes += bytes
 				return
 			}
 			pk := peerKey{op.Group, op.Name, transport, bytes}
@@ -411,11 +420,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 			opTransfers = append(opTransfers, wideTransfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1, local: !known})
 		})
 		for _, w := range opTransfers {
-			if w.local {
-				out.localTransfers = append(out.localTransfers, w)
-				continue
-			}
-			out.transfers = w.keep(out.transfers, &out.unmappedBytes)
+			w.keepIn(&out)
 		}
 	}
 	if len(r.CommTasks) == 0 {
@@ -532,17 +537,15 @@ func matrixTransfers(out *rankComm, r *profile.Rank, groupRanks map[string][]int
 			// lower bandwidth on a healthy link.
 			peer:  peerKey{l.Group, l.OpKey, transport, l.Bytes},
 			bytes: l.Bytes, timeNs: l.TimeNs, count: 1}
-		if !known {
-			if _, placeable := out.selfIndex[l.Group]; !placeable {
-				out.unmappedBytes += l.Bytes
-				continue
-			}
+		if known {
+			w.link.src, w.link.dst = members[l.SrcLocal], members[l.DstLocal]
+		} else if _, placeable := out.selfIndex[l.Group]; placeable {
 			w.local = true
-			out.localTransfers = append(out.localTransfers, w)
+		} else {
+			out.unmappedBytes += l.Bytes
 			continue
 		}
-		w.link.src, w.link.dst = members[l.SrcLocal], members[l.DstLocal]
-		out.transfers = w.keep(out.transfers, &out.unmappedBytes)
+		w.keepIn(out)
 	}
 }
 

@@ -95,15 +95,16 @@ func mapGroupLocalRanks(ranks []rankComm) {
 	}
 	for i := range ranks {
 		rc := &ranks[i]
-		for _, w := range rc.localTransfers {
-			src, okSrc := global(w.peer.group, w.link.src)
-			dst, okDst := global(w.peer.group, w.link.dst)
-			if !okSrc || !okDst {
-				rc.unmappedBytes += w.bytes
+		for _, t := range rc.localTransfers {
+			group := t.peer.Value().group
+			src, okSrc := global(group, int(t.src))
+			dst, okDst := global(group, int(t.dst))
+			if !okSrc || !okDst || int(int32(src)) != src || int(int32(dst)) != dst {
+				rc.unmappedBytes += t.bytes
 				continue
 			}
-			w.link.src, w.link.dst, w.local = src, dst, false
-			rc.transfers = w.keep(rc.transfers, &rc.unmappedBytes)
+			t.src, t.dst = int32(src), int32(dst)
+			rc.transfers = append(rc.transfers, t)
 		}
 		for _, lr := range rc.localRetransmissions {
 			rt := lr.Retransmission

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"testing"
+	"unique"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,17 +33,17 @@ func TestGroupLocalIndex(t *testing.T) {
 // peer nobody claims, or an index two ranks claim, leaves the bytes unmapped; a
 // retransmission to an unmapped peer keeps its rank.
 func TestMapGroupLocalRanks(t *testing.T) {
-	w := func(group string, src, dst int, bytes int64) wideTransfer {
-		return wideTransfer{link: linkKey{src, dst, "RDMA"}, peer: peerKey{group, "op", "RDMA", bytes}, bytes: bytes, timeNs: 1000, count: 1, local: true}
+	w := func(group string, src, dst int, bytes int64) transfer {
+		return transfer{peer: unique.Make(peerKey{group, "op", "RDMA", bytes}), bytes: bytes, timeNs: 1000, src: int32(src), dst: int32(dst), count: 1}
 	}
 	ranks := []rankComm{
 		{rank: 10, selfIndex: map[string]int{"g": 0, "x": 0},
-			localTransfers: []wideTransfer{w("g", 0, 1, 100), w("g", 0, 2, 200), w("x", 0, 1, 400)},
+			localTransfers: []transfer{w("g", 0, 1, 100), w("g", 0, 2, 200), w("x", 0, 1, 400)},
 			localRetransmissions: []localRetransmission{
 				{group: "g", Retransmission: Retransmission{Src: 0, Dst: 1, Step: 3, Op: "op", TimeNs: 5e9}},
 				{group: "g", Retransmission: Retransmission{Src: 0, Dst: 2, Step: 3, Op: "op", TimeNs: 5e9}},
 			}},
-		{rank: 11, selfIndex: map[string]int{"g": 1, "x": 0}, localTransfers: []wideTransfer{w("g", 1, 0, 800)}},
+		{rank: 11, selfIndex: map[string]int{"g": 1, "x": 0}, localTransfers: []transfer{w("g", 1, 0, 800)}},
 	}
 	mapGroupLocalRanks(ranks)
 	require.Len(t, ranks[0].transfers, 1)
