@@ -94,7 +94,7 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView, all
 				r.Src, analysis.StepLabel(r.Step), r.Op, float64(r.TimeNs)/1e9)
 			continue
 		}
-		p.printf("  RDMA retransmission: %d→%d in step %s, %s took %.3f s (packet loss on the RoCE path)\n",
-			r.Src, r.Dst, analysis.StepLabel(r.Step), r.Op, float64(r.TimeNs)/1e9)
+		p.printf("  RDMA retransmission: %s in step %s, %s took %.3f s (packet loss on the RoCE path)\n",
+			r.Link(), analysis.StepLabel(r.Step), r.Op, float64(r.TimeNs)/1e9)
 	}
 }

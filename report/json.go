@@ -66,7 +66,8 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 		rt := contract.Retransmission{Src: r.Src, Step: r.Step, Op: r.Op, TimeUs: us(r.TimeNs), Source: "task"}
 		if r.FromOpTotal {
 			rt.Source = "op_rdma_time"
-		} else {
+		}
+		if r.Dst >= 0 {
 			rt.Dst = &r.Dst
 		}
 		out.Retransmissions = append(out.Retransmissions, rt)

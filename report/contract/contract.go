@@ -230,7 +230,8 @@ type SlowServer struct {
 // "task" is one HCCL task row (time_us its time); "op_rdma_time" an op of a rank
 // without task rows whose RDMA total passed the limit while the op took at least the
 // limit on every profiled rank (msprof-analyze's rule): dst is then null and time_us
-// the op's RDMA time. Reports before the field have only task rows.
+// the op's RDMA time. dst is null too for a task whose peer is in a group no
+// profiled rank maps. Reports before the field have only task rows.
 type Retransmission struct {
 	Src    int     `json:"src"`
 	Dst    *int    `json:"dst"`
