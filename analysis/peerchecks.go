@@ -156,6 +156,7 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 		}
 	}
 	if len(r.CommTasks) == 0 {
+		binAlignment(&rc, ops, th)
 		return rc
 	}
 	steps := idx.steps
@@ -190,6 +191,40 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 		}
 	}
 	return rc
+}
+
+// binAlignment runs the byte-alignment check of a rank without HCCL task rows on
+// the profiler's Size Distribution: its bins are the copies' exact sizes (MB written
+// to the byte: "1.937312"), so the count is the tasks' (8 of 112 on the real Level1
+// run either way). The SDMA links' bins are read (HCCS, PCIE, SIO), the SDMA sum only
+// when none has any, as for calibration (sizeDistributionSamples).
+func binAlignment(rc *CheckSamples, ops []OpStat, th Limits) {
+	for _, o := range ops {
+		transports := []string{"HCCS", "PCIE", "SIO"}
+		linkBins := false
+		for _, name := range transports {
+			linkBins = linkBins || len(o.Transports.Of(name).Sizes) > 0
+		}
+		if !linkBins {
+			transports = []string{"SDMA"}
+		}
+		ref := CheckRef{Rank: o.Rank, Step: o.Step, Op: o.Name, StartNs: o.StartNs}
+		for _, name := range transports {
+			for _, b := range o.Transports.Of(name).Sizes {
+				if b.Count <= 0 || b.SizeBytes <= 0 {
+					continue
+				}
+				rc.SDMATransfers += int(b.Count)
+				if th.AlignmentBytes > 0 && b.SizeBytes%th.AlignmentBytes != 0 {
+					rc.Misaligned += int(b.Count)
+					rc.AlignmentEx.keep(false, ref, float64(b.SizeBytes), func() string {
+						return fmt.Sprintf("%s copies %d bytes (%d mod %d; %d such copies, the profiler's Size Distribution)",
+							o.Name, b.SizeBytes, b.SizeBytes%th.AlignmentBytes, th.AlignmentBytes, b.Count)
+					})
+				}
+			}
+		}
+	}
 }
 
 // smallMessageCosts sums what the ops under the checks' small-message sizes cost, per
