@@ -66,7 +66,7 @@ func evaluateChecks(sum analysis.CheckSamples, retrans []analysis.Retransmission
 		Fired:     share(sum.SmallRDMA, sum.RDMAOps) > th.SmallShare,
 		Threshold: fmt.Sprintf("ops moving < %.0f MB over RDMA in over %.0f%% of RDMA ops", float64(lim.SmallRDMABytes)/1e6, 100*th.SmallShare)}, sum.SmallRDMAEx)
 	contBW := units.GBps(sum.ContendedBytes, sum.ContendedNs)
-	add(Check{ID: "bandwidth_contention", Title: "SDMA bandwidth under compute", Count: sum.ContendedTransfers, Total: sum.SDMATransfers,
+	add(Check{ID: "bandwidth_contention", Title: "SDMA bandwidth under compute", Count: sum.ContendedTransfers, Total: sum.TimedSDMATransfers,
 		Fired: sum.ContendedTransfers > 0 && contBW < th.ContentionGBps,
 		Threshold: fmt.Sprintf("SDMA transfers of ≥ %.0f MB overlapped by compute at < %.1f GB/s (here %.2f GB/s over %d transfers; any compute kernel counts, not only MatMul)",
 			float64(lim.ContentionMinBytes)/1e6, th.ContentionGBps, contBW, sum.ContendedTransfers)}, sum.ContentionEx)

@@ -25,7 +25,7 @@ func TestChecksAtTheirThresholds(t *testing.T) {
 		return analysis.CheckExample{Ref: analysis.CheckRef{Rank: 0, Step: step, Op: "op", StartNs: 100_000}, Text: text, Set: true}
 	}
 	samples := analysis.CheckSamples{SDMAOps: 1, SmallSDMA: 1, SmallSDMAEx: ex(-1, "op moves 4.194 MB over SDMA"),
-		ContendedBytes: 2_097_152, ContendedNs: 200_000, ContendedTransfers: 1, SDMATransfers: 2, ContentionEx: ex(-1, "slow copy"),
+		ContendedBytes: 2_097_152, ContendedNs: 200_000, ContendedTransfers: 1, SDMATransfers: 2, TimedSDMATransfers: 2, ContentionEx: ex(-1, "slow copy"),
 		Misaligned: 1, AlignmentEx: ex(-1, "op copies 2097252 bytes (100 mod 512)"),
 		OverBuffer: 1, SizedOps: 1, BufferEx: ex(-1, "op carries 100.0 MiB against HCCL_BUFFSIZE=64: 2 rounds")}
 	lim, th := analysis.DefaultLimits, DefaultCheckThresholds
@@ -40,12 +40,21 @@ func TestChecksAtTheirThresholds(t *testing.T) {
 	assert.True(t, c.Fired, "2 MiB in 200 µs under the kernel = 10.5 GB/s < 14.4: %+v", c)
 	assert.Equal(t, int64(100_000), c.Where.StartNs)
 	assert.Contains(t, c.Threshold, "at < 14.4 GB/s (here 10.49 GB/s over 1 transfers")
+	assert.Equal(t, 2, c.Total)
 	a := got["byte_alignment"]
 	assert.True(t, a.Fired)
 	assert.Equal(t, "rank 0 step -: op copies 2097252 bytes (100 mod 512)", a.Evidence)
 	assert.True(t, got["over_buffsize"].Fired)
 	assert.Equal(t, analysis.CheckRef{Rank: -1, Step: -1}, got["rdma_retransmission"].Where)
 	assert.False(t, got["rdma_retransmission"].Fired)
+
+	// Copies from the profiler's Size Distribution (no task rows) are examined for
+	// alignment, but their overlap with compute is not known: contention is not
+	// evaluated rather than found clean.
+	bins := analysis.CheckSamples{SDMATransfers: 112, Misaligned: 8, AlignmentEx: ex(50, "op copies 1937312 bytes")}
+	fromBins := checkMap(evaluateChecks(bins, nil, lim, th))
+	assert.True(t, fromBins["byte_alignment"].Fired)
+	assert.False(t, fromBins["bandwidth_contention"].Evaluated())
 
 	// At the other side of each threshold.
 	th.SmallShare, th.ContentionGBps = 1, 10

@@ -79,8 +79,11 @@ type CheckSamples struct {
 
 	ContendedBytes, ContendedNs int64
 	ContendedTransfers          int
-	SDMATransfers               int
-	ContentionEx                CheckExample
+	// SDMATransfers are the SDMA copies the alignment check examined (task rows, or
+	// the profiler's Size Distribution); TimedSDMATransfers those of task rows, the
+	// only ones whose overlap with compute is known (the contention check's total).
+	SDMATransfers, TimedSDMATransfers int
+	ContentionEx                      CheckExample
 
 	Misaligned  int
 	AlignmentEx CheckExample
@@ -169,6 +172,7 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 				continue
 			}
 			rc.SDMATransfers++
+			rc.TimedSDMATransfers++
 			tref := ref
 			tref.StartNs = t.StartNs
 			if th.AlignmentBytes > 0 && t.SizeBytes%th.AlignmentBytes != 0 {
@@ -285,6 +289,7 @@ func mergeCheckSamples(per []CheckSamples) CheckSamples {
 		sum.ContendedNs += rc.ContendedNs
 		sum.ContendedTransfers += rc.ContendedTransfers
 		sum.SDMATransfers += rc.SDMATransfers
+		sum.TimedSDMATransfers += rc.TimedSDMATransfers
 		sum.Misaligned += rc.Misaligned
 		sum.OverBuffer += rc.OverBuffer
 		sum.SizedOps += rc.SizedOps
