@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,4 +46,19 @@ func TestMarkdownEscapesInput(t *testing.T) {
 		}
 	}
 	assert.Contains(t, out, "line1 line2", "newlines cannot end a list item")
+}
+
+// Findings past the fifth fold under a count that reads as English: "1 more finding",
+// "2 more findings".
+func TestMarkdownFoldedFindingsCount(t *testing.T) {
+	res := &analysis.Result{Summary: analysis.Summary{Ranks: 1, Steps: 1, StepTimeNs: 1e6}}
+	for n, want := range map[int]string{6: "<details><summary>1 more finding</summary>", 7: "<details><summary>2 more findings</summary>"} {
+		adv := &advisor.Advice{}
+		for i := range n {
+			adv.Findings = append(adv.Findings, advisor.Finding{ID: fmt.Sprintf("f%d", i), Severity: advisor.Low, Title: fmt.Sprintf("finding %d", i)})
+		}
+		var b bytes.Buffer
+		require.NoError(t, report.WriteMarkdown(&b, &report.Document{Result: res, Advice: adv, Version: "t"}))
+		assert.Contains(t, b.String(), want)
+	}
 }

@@ -1527,9 +1527,11 @@ func TestUnknownBandwidthIsNotZero(t *testing.T) {
 	assert.Contains(t, md, "| batchsendrecv | pp …756128 | 2 | 6 | - | 386.541 | 64.424 | 157.454 | - | - |")
 	assert.Contains(t, md, "HCCS: the links run above A2's peak")
 	// Its Markdown reads as written for people: no "Only 0%", no "No recommendation:
-	// no recommendation", no "1 more findings".
+	// no recommendation", no "1 more findings". (Two fold since its Size Distribution
+	// gives the alignment check its copies: 18 of 56, a low finding.)
 	assert.Contains(t, md, "- **MEDIUM** None of the communication overlaps compute")
-	assert.Contains(t, md, "<details><summary>1 more finding</summary>")
+	assert.Contains(t, md, "<details><summary>2 more findings</summary>")
+	assert.Contains(t, md, "- **LOW** 18 SDMA copies are not 512-byte aligned")
 	assert.Contains(t, md, "_(no recommendation from the cost model: the gradients are synchronised by ReduceScatter and AllGather")
 	assert.NotContains(t, md, "No recommendation: no recommendation")
 	assert.NotContains(t, md, "| 0.00 |")
