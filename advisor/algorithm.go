@@ -157,15 +157,16 @@ func algorithmFindings(res *analysis.Result, det Detections, facts RunFacts, fit
 					costmodel.HCCLAlgoName(best), (cost[choice.Algo]-cost[best])/float64(len(groups[g]))/1e3)
 			}
 		}
-		title := fmt.Sprintf("Level-1 %s is not the model's best for group %s: %s would save %.2f ms per step (%.0f%% of its collectives' time)",
-			costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, 100*(cur-cost[best])/cur)
+		perStep := perStepPhrase(res)
+		title := fmt.Sprintf("Level-1 %s is not the model's best for group %s: %s would save %.2f ms %s (%.0f%% of its collectives' time)",
+			costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, perStep, 100*(cur-cost[best])/cur)
 		switch {
 		case forcedAlgo != "" && errChoice == nil && best == choice.Algo:
-			title = fmt.Sprintf("HCCL_ALGO forces level-1 %s for group %s, where HCCL's own choice, %s, would save %.2f ms per step (%.0f%% of its collectives' time): unset HCCL_ALGO",
-				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, 100*(cur-cost[best])/cur)
+			title = fmt.Sprintf("HCCL_ALGO forces level-1 %s for group %s, where HCCL's own choice, %s, would save %.2f ms %s (%.0f%% of its collectives' time): unset HCCL_ALGO",
+				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, perStep, 100*(cur-cost[best])/cur)
 		case forcedAlgo == "" && errChoice == nil && best == choice.Algo:
-			title = fmt.Sprintf("Level-1 %s is not HCCL's own choice for group %s: HCCL picks %s for these sizes, which would save %.2f ms per step (%.0f%% of its collectives' time); something the profile does not record forces %s",
-				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, 100*(cur-cost[best])/cur, costmodel.HCCLAlgoName(topo.Level1))
+			title = fmt.Sprintf("Level-1 %s is not HCCL's own choice for group %s: HCCL picks %s for these sizes, which would save %.2f ms %s (%.0f%% of its collectives' time); something the profile does not record forces %s",
+				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, perStep, 100*(cur-cost[best])/cur, costmodel.HCCLAlgoName(topo.Level1))
 		}
 		var alts []string
 		for _, a := range options {

@@ -196,11 +196,7 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 			d.Evidence = split + bubbleEvidence(pl)
 		} else {
 			slow, fast := extremeStages(pl)
-			// A run without step markers is one step spanning the whole collection.
-			perStep := "per step"
-			if slices.Equal(res.StepNumbers(), []int{-1}) {
-				perStep = "over the run (no step markers: one step spans the collection)"
-			}
+			perStep := perStepPhrase(res)
 			d.Title = head + fmt.Sprintf(" is one pipeline stage waiting for the other: stage %d computes %.3f ms more %s than stage %d",
 				slow, float64(pl.StageComputingNs[slow]-pl.StageComputingNs[fast])/1e6, perStep, fast)
 			d.Evidence = split + fmt.Sprintf("; per-stage computing %s %s ms (pipeline %s, ranks %s)", perStep, stageList(pl), shortGroup(pl.Group), intsText(pl.Ranks))
@@ -452,4 +448,15 @@ func distributedOptimizerFindings(res *analysis.Result, stake StakeThresholds) [
 		Evidence: fmt.Sprintf("%d ReduceScatter/AllGather ops in data-parallel groups move data for %.3f ms, and %s of the run's communication is not overlapped with compute. "+
 			"Overlap them with the backward and forward passes: Megatron --overlap-grad-reduce and --overlap-param-gather (with the distributed optimizer); DeepSpeed \"overlap_comm\": true. "+
 			"Not priced by the cost model (it models AllReduce buckets).", ops, float64(moving)/1e6, pct(float64(exposed)/float64(comm)))}}
+}
+
+// perStepPhrase is how a figure per step reads for res: "per step", or, for a run
+// without step markers (msprof's op-based runs), whose one step spans the whole
+// collection however many training steps it holds, "over the run (no step markers:
+// one step spans the collection)", lest a saving over the run read as one per step.
+func perStepPhrase(res *analysis.Result) string {
+	if slices.Equal(res.StepNumbers(), []int{-1}) {
+		return "over the run (no step markers: one step spans the collection)"
+	}
+	return "per step"
 }
