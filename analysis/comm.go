@@ -91,6 +91,13 @@ func (ts Transports) Get(name string) (u TransportUse, ok bool) {
 	return TransportUse{}, false
 }
 
+// moved returns the op's use of a transport it moved bytes over; ok is false when
+// it moved none (what the small-message checks count).
+func (ts Transports) moved(name string) (u TransportUse, ok bool) {
+	u, ok = ts.Get(name)
+	return u, ok && u.Bytes > 0
+}
+
 // Of returns the op's use of the named transport, zero when the op has none.
 func (ts Transports) Of(name string) TransportUse {
 	u, _ := ts.Get(name)
@@ -492,12 +499,9 @@ func taskGroupSizes(ranks []rankComm) map[string]int {
 // none of them has bins; an RDMA bin slower on average than a retransmission is left
 // out, as such a task is.
 func sizeDistributionSamples(into map[sampleKey][]stats.Counted, transports map[string]profile.TransportStats, retransmissionNs int64) {
-	linkBins := false
-	for _, name := range []string{"HCCS", "PCIE", "SIO"} {
-		linkBins = linkBins || len(transports[name].SizeDistribution) > 0
-	}
+	sdmaSum := readSDMASumBins(func(name string) bool { return len(transports[name].SizeDistribution) > 0 })
 	for name, t := range transports {
-		if name == "SDMA" && linkBins {
+		if name == "SDMA" && !sdmaSum {
 			continue
 		}
 		for _, b := range t.SizeDistribution {
@@ -600,6 +604,21 @@ func movingTime(o OpStat) (int64, string) {
 		return 0, ""
 	}
 	return min(busiest, max(o.ElapseNs, 0)), "transports"
+}
+
+// sdmaLinks are the transports whose copies the profiler's SDMA entry sums.
+var sdmaLinks = []string{"HCCS", "PCIE", "SIO"}
+
+// readSDMASumBins reports whether an op's Size Distribution is read from its SDMA
+// entry, the SDMA links' sum: only when none of the links (hasBins) has bins of its
+// own, lest the same copies count twice.
+func readSDMASumBins(hasBins func(transport string) bool) bool {
+	for _, name := range sdmaLinks {
+		if hasBins(name) {
+			return false
+		}
+	}
+	return true
 }
 
 // movingRDMAPlane marks an op whose one-plane Transit is its RDMA level's only, until

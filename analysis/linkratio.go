@@ -220,17 +220,11 @@ func serversOf(c *profile.Cluster) (map[int]int, []string) {
 	index := map[string]int{}
 	for _, r := range c.Ranks {
 		// The rank directory's host; else msprof's info.json, where hostUid tells
-		// apart servers that share a hostname.
-		key := hostOfDir(r.Dir)
-		host := key
-		if key == "" {
-			key, host = r.Info.HostUID, cmp.Or(r.Info.Host, r.Info.HostUID)
-			if key == "" {
-				key = r.Info.Host
-			}
-			if key != "" {
-				key = "info.json:" + key // never the same as a directory's host
-			}
+		// apart servers that share a hostname (shown by the hostname).
+		host := hostOfDir(r.Dir)
+		key := host
+		if id := cmp.Or(r.Info.HostUID, r.Info.Host); host == "" && id != "" {
+			key, host = "info.json:"+id, cmp.Or(r.Info.Host, r.Info.HostUID) // never a directory's host
 		}
 		if key == "" {
 			continue

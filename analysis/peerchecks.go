@@ -128,8 +128,8 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 			{"SDMA", th.SmallSDMABytes, &rc.SDMAOps, &rc.SmallSDMA, &rc.SmallSDMAEx},
 			{"RDMA", th.SmallRDMABytes, &rc.RDMAOps, &rc.SmallRDMA, &rc.SmallRDMAEx},
 		} {
-			t, ok := o.Transports.Get(small.transport)
-			if !ok || t.Bytes <= 0 {
+			t, ok := o.Transports.moved(small.transport)
+			if !ok {
 				continue
 			}
 			*small.ops++
@@ -204,12 +204,8 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 // when none has any, as for calibration (sizeDistributionSamples).
 func binAlignment(rc *CheckSamples, ops []OpStat, th Limits) {
 	for _, o := range ops {
-		transports := []string{"HCCS", "PCIE", "SIO"}
-		linkBins := false
-		for _, name := range transports {
-			linkBins = linkBins || len(o.Transports.Of(name).Sizes) > 0
-		}
-		if !linkBins {
+		transports := sdmaLinks
+		if readSDMASumBins(func(name string) bool { return len(o.Transports.Of(name).Sizes) > 0 }) {
 			transports = []string{"SDMA"}
 		}
 		ref := CheckRef{Rank: o.Rank, Step: o.Step, Op: o.Name, StartNs: o.StartNs}
@@ -236,10 +232,10 @@ func binAlignment(rc *CheckSamples, ops []OpStat, th Limits) {
 // moving times final.
 func smallMessageCosts(ops []OpStat, th Limits) (sdmaNs, rdmaNs int64) {
 	for _, o := range ops {
-		if t, ok := o.Transports.Get("SDMA"); ok && t.Bytes > 0 && t.Bytes < th.SmallSDMABytes {
+		if t, ok := o.Transports.moved("SDMA"); ok && t.Bytes < th.SmallSDMABytes {
 			sdmaNs += smallMessageCostNs(o)
 		}
-		if t, ok := o.Transports.Get("RDMA"); ok && t.Bytes > 0 && t.Bytes < th.SmallRDMABytes {
+		if t, ok := o.Transports.moved("RDMA"); ok && t.Bytes < th.SmallRDMABytes {
 			rdmaNs += smallMessageCostNs(o)
 		}
 	}
