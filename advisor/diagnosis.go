@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 )
 
 // Causes of a diagnosis (Diagnosis.Cause).
@@ -149,6 +150,15 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	if s.CommShare <= budget && !leadsWithinBudget {
 		return computeBound(s, budget, computing, stage, freeShare)
 	}
+	// Exposed time that no op record covers says nothing of its cause: when it is the
+	// largest part the cause is not known, else the leading one is a lower bound.
+	if unaccounted := ex.UnaccountedShare; unaccounted > 0 && unaccounted*stageF >= lead.ns {
+		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
+			Title: fmt.Sprintf("%s of the step is exposed communication; no op record accounts for %s of it", exposed, pct(unaccounted/s.CommShare)),
+			Evidence: fmt.Sprintf("%s; of the rest, moving data %s, waiting for a peer %s, synchronisation and idle %s of the step. "+
+				"Keep trace_view.json or communication.json (analysis.db) of every rank to tell moving data from waiting",
+				unaccountedPhrase(ex), pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare))}
+	}
 	if lead.ns <= 0 {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title:    fmt.Sprintf("%s of the step is exposed communication, in neither moving data nor waiting for a peer", exposed),
@@ -166,13 +176,18 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	if lead.cause != CauseStageImbalance && ofExposed < th.MinExplained {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication, mostly in neither moving data nor waiting for a peer", exposed),
-			Evidence: fmt.Sprintf("moving data (as the profiler times it, on one plane) %s, waiting for a peer %s, the rest (synchronisation, idle, transfers on other planes, retransmissions) %s of the step: look at the findings on links and retransmissions",
-				pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare))}
+			Evidence: fmt.Sprintf("moving data (as the profiler times it, on one plane) %s, waiting for a peer %s, the rest (synchronisation, idle, transfers on other planes, retransmissions) %s of the step%s: look at the findings on links and retransmissions",
+				pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare), unaccountedClause(ex))}
 	}
 	d := Diagnosis{Cause: lead.cause, Share: lead.share}
-	head := fmt.Sprintf("%s of the step is exposed communication; %s of it", exposed, pct(ofExposed))
-	split := fmt.Sprintf("exposed communication %s of the step: moving data %s, waiting for a peer %s (a slower rank %s, the other pipeline stage %s, ranks not profiled %s), the rest (synchronisation, idle) %s",
-		exposed, pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.StragglerWaitShare), pct(ex.PipelineWaitShare), pct(ex.UnprofiledWaitShare), pct(ex.OtherShare))
+	atLeast := ""
+	if ex.UnaccountedShare > 0 {
+		atLeast = "at least "
+	}
+	head := fmt.Sprintf("%s of the step is exposed communication; %s%s of it", exposed, atLeast, pct(ofExposed))
+	split := fmt.Sprintf("exposed communication %s of the step: moving data %s, waiting for a peer %s (a slower rank %s, the other pipeline stage %s, ranks not profiled %s), the rest (synchronisation, idle) %s%s",
+		exposed, pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.StragglerWaitShare), pct(ex.PipelineWaitShare), pct(ex.UnprofiledWaitShare), pct(ex.OtherShare),
+		unaccountedClause(ex))
 	switch lead.cause {
 	case CauseTransfer:
 		d.Title = head + " moves data"
@@ -234,6 +249,44 @@ func computeBound(s analysis.Summary, budget float64, computing, stage int64, fr
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// unaccountedWhere names the ranks with exposed time no op record covers: "rank 1,
+// whose steps come from the profiler's step figures alone".
+func unaccountedWhere(ex analysis.Exposure) string {
+	var ranks []int
+	opless := true
+	for _, r := range ex.Ranks {
+		if r.UnaccountedNs > 0 {
+			ranks = append(ranks, r.Rank)
+			opless = opless && r.OpsNs == 0
+		}
+	}
+	if !opless {
+		return ranksWord(ranks) + ": exposed time beyond their ops' elapses"
+	}
+	return ranksWord(ranks) + ", whose steps come from the profiler's step figures alone"
+}
+
+// unaccountedPhrase says how much exposed time no op record covers, and where.
+func unaccountedPhrase(ex analysis.Exposure) string {
+	return fmt.Sprintf("no op record covers %s of the step (%s)", pct(ex.UnaccountedShare), unaccountedWhere(ex))
+}
+
+// unaccountedClause is unaccountedPhrase as a clause of the split, "" when ops cover
+// all the exposed time.
+func unaccountedClause(ex analysis.Exposure) string {
+	if ex.UnaccountedShare <= 0 {
+		return ""
+	}
+	return "; " + unaccountedPhrase(ex) + ", so these shares are lower bounds"
+}
+
+func ranksWord(ranks []int) string {
+	if len(ranks) == 1 {
+		return fmt.Sprintf("rank %d", ranks[0])
+	}
+	return "ranks " + ranklist.Format(ranks)
+}
 
 // unprofiledPhrase names the groups with unprofiled members: "the 6 ranks of group
 // …080586 that were not profiled (2, 3, 4, 5, 6, 7)".

@@ -186,6 +186,64 @@ func TestImagenetWithoutTraceSameDiagnosis(t *testing.T) {
 	assert.Equal(t, 8, without.Exposure.Unprofiled[0].Size)
 }
 
+// imagenet with one rank's op records gone (rank 1 keeps only step_trace_time.csv):
+// its exposed communication is no op's, so nothing says whether it moved data or
+// waited. It was counted as the ops' own synchronisation: exposed_wait_share read
+// 36.7% against the 71.2% both ranks give, a figure, and a gate on it passed; the
+// group's unprofiled ranks read 7 though rank 1 may be one of its 8 members.
+func TestImagenetRankWithoutOpRecordsIsUnaccounted(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1")
+	_, full, _ := analyseDir(t, src)
+
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	out := filepath.Join(dst, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+	require.NoError(t, os.Chmod(out, 0o755))
+	for _, f := range []string{"trace_view.json", "communication.json", "communication_matrix.json", "kernel_details.csv"} {
+		require.NoError(t, os.Remove(filepath.Join(out, f)))
+	}
+	_, res, adv := analyseDir(t, dst)
+	assert.InDelta(t, full.Summary.CommShare, res.Summary.CommShare, 1e-5, "rank 1's steps still come from step_trace_time.csv")
+	assert.Nil(t, res.Summary.ExposedWaitShare, "a lower bound is not the figure")
+	assert.Nil(t, res.Summary.ExposedTransferShare)
+	var rank1 analysis.RankExposure
+	for _, r := range res.Exposure.Ranks {
+		if r.Rank == 1 {
+			rank1 = r
+		}
+	}
+	assert.Positive(t, rank1.ExposedNs)
+	assert.Equal(t, rank1.ExposedNs, rank1.UnaccountedNs, "none of rank 1's exposed time is an op's")
+	assert.InDelta(t, float64(rank1.ExposedNs)/float64(res.Exposure.StageNs), res.Exposure.UnaccountedShare, 1e-9)
+	assert.Zero(t, res.Exposure.OtherShare)
+	require.Len(t, res.Exposure.Unprofiled, 1)
+	assert.Equal(t, 6, res.Exposure.Unprofiled[0].MissingCount)
+	assert.True(t, res.Exposure.Unprofiled[0].AtLeast)
+
+	// Rank 0's own waiting still leads, as a lower bound, and the split names rank 1 (the
+	// group is named without its kind "world": only rank 0's ops show it).
+	assert.Equal(t, advisor.CauseUnprofiled, adv.Diagnosis.Cause, adv.Diagnosis.Title)
+	assert.Equal(t, "73.9% of the step is exposed communication; at least 49.6% of it waits for the ranks of group …080586 that were not profiled (at least 6)", adv.Diagnosis.Title)
+	assert.Contains(t, adv.Diagnosis.Evidence, "no op record covers 35.9% of the step (rank 1, whose steps come from the profiler's step figures alone), so these shares are lower bounds")
+}
+
+// Level0 with one rank's kernel_details.csv gone: most exposed time has no op, and
+// the diagnosis says so instead of "in neither moving data nor waiting for a peer"
+// (synchronisation within ops that rank 0 does not have).
+func TestLevel0RankWithoutKernelsIsUnaccounted(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level0")
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	out := filepath.Join(dst, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+	require.NoError(t, os.Chmod(out, 0o755))
+	require.NoError(t, os.Remove(filepath.Join(out, "kernel_details.csv")))
+	_, res, adv := analyseDir(t, dst)
+	assert.Equal(t, advisor.CauseUnknown, adv.Diagnosis.Cause)
+	assert.Equal(t, "67.4% of the step is exposed communication; no op record accounts for 55.8% of it", adv.Diagnosis.Title)
+	assert.True(t, strings.HasPrefix(adv.Diagnosis.Evidence, "no op record covers 37.6% of the step (rank 0, whose steps come from the profiler's step figures alone)"), adv.Diagnosis.Evidence)
+	assert.Nil(t, res.Summary.ExposedWaitShare)
+}
+
 // The CANN 9.1 single-device run idles ~98% of every step: the diagnosis is the host,
 // not communication (there is none).
 func TestCANN9RunIsHostBound(t *testing.T) {

@@ -54,9 +54,11 @@ type Summary struct {
 	OverlapRatio *float64
 	// ExposedTransferShare and ExposedWaitShare are the parts of CommShare spent moving
 	// data and waiting for a peer (Exposure); with the rest they sum to CommShare.
-	// Absent (nil) unless every op has its time split (Exposure.SplitAll): ops read
-	// from kernel_details.csv (Level0) have only elapses, and the split would read 0
-	// for moving data and a lower bound for waiting.
+	// Absent (nil) unless every op has its time split (Exposure.SplitAll) and ops
+	// cover all the exposed time (Exposure.UnaccountedShare 0): ops read from
+	// kernel_details.csv (Level0) have only elapses, and the split would read 0 for
+	// moving data and a lower bound for waiting; a rank without op records left its
+	// exposed time out of both, and a gate passed on half the real wait.
 	ExposedTransferShare, ExposedWaitShare *float64
 	// RanksExpected is the job's world size as the profiles state it
 	// (distributed_args.world_size, else the largest parallel_group_info group); 0
@@ -315,7 +317,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Communication.Hardware = hw.WithPeaks(opts.PeaksGBps)
 	applyPeaks(&res.Communication, res.Collectives)
 	res.Exposure = exposure(res.Communication.Ops, res.Ranks, res.Communication.Groups, res.Collectives, res.Communication.Pipelines)
-	if res.Exposure.OpsKnown && res.Exposure.SplitAll {
+	if res.Exposure.OpsKnown && res.Exposure.SplitAll && res.Exposure.UnaccountedShare == 0 {
 		t, w := res.Exposure.TransferShare, res.Exposure.WaitShare
 		res.Summary.ExposedTransferShare, res.Summary.ExposedWaitShare = &t, &w
 	}

@@ -27,8 +27,10 @@ import (
 // A rank-step's exposed communication (Communication(Not Overlapped), less the receive
 // time the profiler counts as Bubble) is shared among its ops' parts in proportion to
 // them: the profile says how much of the step's communication was exposed, not which
-// part of each op. Exposed time that no op accounts for (ops missing from the source)
-// is counted in the rest. The parts of each rank-step sum to its exposed time, so the
+// part of each op. Exposed time beyond the elapses of the step's ops is unaccounted:
+// no op record covers it (a rank whose steps come from step_trace_time.csv without
+// trace_view.json, communication.json or kernel_details.csv), so nothing says whether
+// it moved data or waited. The parts of each rank-step sum to its exposed time, so the
 // shares sum to comm_share.
 type Exposure struct {
 	// Shares of Σ Stage over ranks and steps (comm_share's weighting).
@@ -37,7 +39,10 @@ type Exposure struct {
 	StragglerWaitShare  float64
 	PipelineWaitShare   float64
 	UnprofiledWaitShare float64
-	OtherShare          float64
+	OtherShare          float64 // within the ops: synchronisation, handshakes, idle
+	// UnaccountedShare is exposed time no op record covers: the other shares are then
+	// lower bounds (Accounted).
+	UnaccountedShare float64
 	// OpsKnown is false when no rank had per-op records: the split is then all
 	// OtherShare and says nothing.
 	OpsKnown bool
@@ -76,6 +81,7 @@ type RankExposure struct {
 	TransferNs, StragglerWaitNs         int64
 	PipelineWaitNs, UnprofiledWaitNs    int64
 	OtherNs                             int64
+	UnaccountedNs                       int64 // exposed time beyond its ops' elapses
 	OpsNs                               int64 // Σ elapse of the rank's ops in its steps
 	PipelineStage                       int   // its stage in the first pipeline it belongs to; -1 when none
 }
@@ -93,8 +99,8 @@ type UnprofiledGroup struct {
 	Missing []int // global ranks not profiled, when the group's members are known
 	// MissingCount is Size − profiled members (len(Missing) when the members are known).
 	MissingCount int
-	// AtLeast says Size, and so MissingCount, is a lower bound: the group's size is
-	// known only from the ranks its tasks name.
+	// AtLeast says MissingCount is a lower bound: the group's size is known only from
+	// the ranks its tasks name, or a profiled rank without op records may be a member.
 	AtLeast bool
 }
 
@@ -122,7 +128,7 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 	}
 
 	type rankStep struct{ rank, step int }
-	type parts struct{ ops, moving, straggler, pipeline, unprofiled, other float64 }
+	type parts struct{ ops, moving, straggler, pipeline, unprofiled, other, unaccounted float64 }
 	byStep := map[rankStep]*parts{}
 	withBubble := map[rankStep]bool{}
 	for _, r := range ranks {
@@ -197,18 +203,21 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 			}
 			moving, straggler := p.moving*scale, p.straggler*scale
 			pipeline, unprof := p.pipeline*scale, p.unprofiled*scale
-			other := float64(exposed) - moving - straggler - pipeline - unprof
+			unaccounted := max(float64(exposed)-p.ops, 0) // scale < 1 otherwise
+			other := float64(exposed) - moving - straggler - pipeline - unprof - unaccounted
 			re.OpsNs += int64(p.ops)
 			re.TransferNs += int64(moving)
 			re.StragglerWaitNs += int64(straggler)
 			re.PipelineWaitNs += int64(pipeline)
 			re.UnprofiledWaitNs += int64(unprof)
 			re.OtherNs += int64(max(other, 0))
+			re.UnaccountedNs += int64(unaccounted)
 			sums.moving += moving
 			sums.straggler += straggler
 			sums.pipeline += pipeline
 			sums.unprofiled += unprof
 			sums.other += max(other, 0)
+			sums.unaccounted += unaccounted
 		}
 		out.Ranks = append(out.Ranks, re)
 	}
@@ -219,6 +228,7 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		out.UnprofiledWaitShare = sums.unprofiled / stage
 		out.WaitShare = out.StragglerWaitShare + out.PipelineWaitShare + out.UnprofiledWaitShare
 		out.OtherShare = sums.other / stage
+		out.UnaccountedShare = sums.unaccounted / stage
 	}
 	return out
 }
@@ -236,11 +246,19 @@ func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled
 		}
 	}
 	seen := map[string]map[int]bool{}
+	withOps := map[int]bool{}
 	for _, o := range ops {
 		if seen[o.Group] == nil {
 			seen[o.Group] = map[int]bool{}
 		}
 		seen[o.Group][o.Rank] = true
+		withOps[o.Rank] = true
+	}
+	opless := 0 // profiled ranks without op records: members of any group, for all we know
+	for r := range profiled {
+		if !withOps[r] {
+			opless++
+		}
 	}
 	var out []UnprofiledGroup
 	for _, g := range groups {
@@ -257,8 +275,8 @@ func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled
 			}
 			ug.MissingCount = len(ug.Missing)
 		} else {
-			ug.Size, ug.AtLeast = size[g.Key], atLeast[g.Key]
-			ug.MissingCount = max(0, ug.Size-len(seen[g.Key]))
+			ug.Size, ug.AtLeast = size[g.Key], atLeast[g.Key] || opless > 0
+			ug.MissingCount = max(0, ug.Size-len(seen[g.Key])-opless)
 		}
 		if ug.MissingCount > 0 {
 			out = append(out, ug)

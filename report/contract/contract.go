@@ -52,8 +52,8 @@ type Summary struct {
 	CommTotalShare float64  `json:"comm_total_share"`
 	AllReduceShare *float64 `json:"allreduce_share"` // null when a step's AllReduce time is not known
 	OverlapRatio   *float64 `json:"overlap_ratio"`   // null without communication
-	// ExposedTransferShare and ExposedWaitShare split comm_share (null when no rank has
-	// per-op records); Diagnosis is the leading cause (null when not computed).
+	// ExposedTransferShare and ExposedWaitShare split comm_share (null unless every op
+	// has its time split and op records cover all the exposed time); Diagnosis is the leading cause (null when not computed).
 	ExposedTransferShare *float64   `json:"exposed_transfer_share"`
 	ExposedWaitShare     *float64   `json:"exposed_wait_share"`
 	Diagnosis            *Diagnosis `json:"diagnosis"`
