@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,6 +58,8 @@ var (
 	// msprof_{dev}_{model}_{iter}_{ts}.json (7.0.RC1), msprof_{n}_{n}_{ts}.json (7.0.0).
 	oldTimelineRe  = regexp.MustCompile(`^msprof((?:_\d+)+)\.json$`)
 	oldStepTraceRe = regexp.MustCompile(`^step_trace((?:_\d+)+)\.json$`)
+	// oldCompanionRe: the per-iteration files exported beside msprof_{suffix}.json.
+	oldCompanionRe = regexp.MustCompile(`^(?:hccl|task_time)((?:_\d+)+)\.json$`)
 	// msprofDBRe is the unified db `msprof --type=db` writes at the PROF root
 	// (msprof-analyze's ^msprof_\d{1,20}\.db$; the CLI writes 14 digits).
 	msprofDBRe = regexp.MustCompile(`^msprof_(\d{1,20})\.db$`)
@@ -769,6 +772,8 @@ func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []stri
 	}
 	tl := map[string][]string{}
 	st := map[string][]string{}
+	haveTimeline := map[string]bool{}   // by suffix: "_0_2_1"
+	companions := map[string][]string{} // by suffix: the iteration's hccl_ and task_time_ files
 	var files []string
 	for _, e := range entries {
 		if e.IsDir() {
@@ -779,9 +784,22 @@ func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []stri
 		if m := oldTimelineRe.FindStringSubmatch(n); m != nil {
 			t := exportTime(m[1])
 			tl[t] = append(tl[t], p)
+			haveTimeline[m[1]] = true
 		} else if m := oldStepTraceRe.FindStringSubmatch(n); m != nil {
 			t := exportTime(m[1])
 			st[t] = append(st[t], p)
+		} else if m := oldCompanionRe.FindStringSubmatch(n); m != nil {
+			companions[m[1]] = append(companions[m[1]], n)
+		}
+	}
+	// Each exported iteration has its msprof_, hccl_ and task_time_ files. An iteration
+	// whose timeline alone is gone was lost, not left out of the export: its steps would
+	// silently drop out of every figure (a real run lost its 15 ms step 2, and its mean
+	// step read 31 ms instead of 26).
+	for _, suffix := range slices.Sorted(maps.Keys(companions)) {
+		if !haveTimeline[suffix] {
+			l.problem("%s: missing, while %s of the same iteration are there: that iteration's steps are not measured",
+				filepath.Join(dir, "msprof"+suffix+".json"), strings.Join(companions[suffix], " and "))
 		}
 	}
 	if len(tl) == 0 {

@@ -478,6 +478,48 @@ func TestMsprofOldLayout(t *testing.T) {
 	}
 }
 
+// A per-iteration export whose msprof_ timeline of one iteration is gone while its
+// hccl_ and task_time_ files are there lost that file: the rank is incomplete, naming
+// it. (Read as an export of the other iterations, the real AlexNet run lost its 15 ms
+// step 2 without a word, and its mean step read 31 ms instead of 26.) An iteration with
+// none of its files was left out of the export, as the real run left out 4 to 10.
+func TestMsprofOldLayoutLostIteration(t *testing.T) {
+	src := realdata.Path(t, "msprof-mindspore-alexnet", alexnetProf)
+	timeline := filepath.Join("device_0", "timeline")
+	t.Run("timeline alone gone", func(t *testing.T) {
+		prof := filepath.Join(t.TempDir(), alexnetProf)
+		msprofCopyTree(t, src, prof)
+		require.NoError(t, os.Remove(filepath.Join(prof, timeline, "msprof_0_2_2.json")))
+		ranks, err := LoadMsprofDir(prof)
+		require.NoError(t, err)
+		require.Len(t, ranks, 1)
+		r := ranks[0]
+		require.Len(t, r.Problems, 1)
+		assert.Equal(t, filepath.Join(prof, timeline, "msprof_0_2_2.json")+
+			": missing, while hccl_0_2_2.json and task_time_0_2_2.json of the same iteration are there: that iteration's steps are not measured", r.Problems[0])
+		assert.Equal(t, []int{1, 3}, stepNumbers(r.Steps))
+	})
+	t.Run("iteration left out", func(t *testing.T) {
+		prof := filepath.Join(t.TempDir(), alexnetProf)
+		msprofCopyTree(t, src, prof)
+		for _, f := range []string{"msprof_0_2_2.json", "hccl_0_2_2.json", "task_time_0_2_2.json"} {
+			require.NoError(t, os.Remove(filepath.Join(prof, timeline, f)))
+		}
+		ranks, err := LoadMsprofDir(prof)
+		require.NoError(t, err)
+		assert.Empty(t, ranks[0].Problems)
+		assert.Equal(t, []int{1, 3}, stepNumbers(ranks[0].Steps))
+	})
+}
+
+func stepNumbers(steps []profile.StepMarker) []int {
+	out := make([]int, len(steps))
+	for i, s := range steps {
+		out[i] = s.Step
+	}
+	return out
+}
+
 func TestMsprofNoTimeline(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "PROF_000001_20250109074733000_KPYJITEXCXKJYRCD")
 	msprofWriteFiles(t, prof, map[string]string{
