@@ -735,6 +735,19 @@ func (l *msprofLoader) pickExport(dir string) (timelines, stepTraces []string) {
 		for _, x := range s {
 			timelines = append(timelines, x.path)
 		}
+		// Slices number one timeline from 0: a number missing below the last is a part
+		// of it lost, whose steps would drop out of every figure without a word.
+		have := map[int]bool{}
+		for _, x := range s {
+			have[x.k] = true
+		}
+		for k := range s[len(s)-1].k {
+			if have[k] {
+				continue
+			}
+			l.problem("%s: missing, while slices up to %d of the same export are there: the timeline is partial",
+				filepath.Join(dir, fmt.Sprintf("msprof_slice_%d_%s.json", k, ts)), s[len(s)-1].k)
+		}
 	}
 	if p, ok := steps[ts]; ok && ts != "" {
 		stepTraces = []string{p}

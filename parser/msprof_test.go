@@ -391,6 +391,15 @@ func TestMsprofSlices(t *testing.T) {
 	assert.Equal(t, f.CommOps, r.CommOps)
 	assert.Equal(t, f.CommTasks, r.CommTasks)
 	assert.Equal(t, f.Overlap, r.Overlap)
+
+	// Slices number one timeline from 0: without slice 0 the rank is incomplete,
+	// naming the lost part (it read as a whole timeline of the other half).
+	lost := filepath.Join(prof, msprofExportDir, "msprof_slice_0_"+ts+".json")
+	require.NoError(t, os.Remove(lost))
+	ranks, err = LoadMsprofDir(prof)
+	require.NoError(t, err)
+	require.Len(t, ranks[0].Problems, 1)
+	assert.Equal(t, lost+": missing, while slices up to 1 of the same export are there: the timeline is partial", ranks[0].Problems[0])
 }
 
 // msprofWriteFiles writes name → content under dir.
