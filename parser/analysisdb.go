@@ -331,6 +331,9 @@ func readCommAnalyzer(d *sqliteDB, out *AnalysisDB) error {
 				return err
 			}
 		}
+		if !t.has("idle_time") {
+			op.IdleNs = derivedIdleNs(op)
+		}
 		index[commKey{op.Step, op.P2P, op.Name, op.Group}] = len(out.CommStats)
 		out.CommStats = append(out.CommStats, op)
 	}

@@ -215,6 +215,9 @@ func (d treeReader) commOp(m treeMember, step int, p2p bool) (profile.CommOpStat
 			return op, err
 		}
 	}
+	if ti.get(cjIdle) == nil {
+		op.IdleNs = derivedIdleNs(op)
+	}
 	bw := m.val.get(cjBwInfo)
 	if bw == nil {
 		return op, nil // an op without transfers' figures: no transport
@@ -235,6 +238,10 @@ func (d treeReader) commOp(m treeMember, step int, p2p bool) (profile.CommOpStat
 	}
 	return op, nil
 }
+
+// derivedIdleNs is an op's Idle Time where its record lacks it (an older layout): what
+// the profilers write it as, Elapse − Transit − Wait (docs/formats.md §3.2), not 0.
+func derivedIdleNs(op profile.CommOpStats) int64 { return op.ElapseNs - op.TransitNs - op.WaitNs }
 
 // microsNs reads a µs timestamp from its number text, exactly.
 func (d treeReader) microsNs(n *treeNode, what string) (int64, error) {

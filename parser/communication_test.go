@@ -125,6 +125,14 @@ func TestParseCommunicationJSONLayouts(t *testing.T) {
 		assert.Equal(t, int64(79089520), ops[1].ElapseNs)
 	})
 
+	t.Run("Idle Time absent: Elapse − Transit − Wait, as the profiler writes it", func(t *testing.T) {
+		in := `{"step1": {"collective": {"op@1": {"Communication Time Info": {"Elapse Time(ms)": 2.0, "Transit Time(ms)": 0.5, "Wait Time(ms)": 0.25}}}}}`
+		ops, err := ParseCommunicationJSON(strings.NewReader(in), "c.json")
+		require.NoError(t, err)
+		require.Len(t, ops, 1)
+		assert.Equal(t, int64(1250000), ops[0].IdleNs, "not 0")
+	})
+
 	t.Run("empty and NaN", func(t *testing.T) {
 		ops, err := ParseCommunicationJSON(strings.NewReader(`{}`), "c.json")
 		require.NoError(t, err)

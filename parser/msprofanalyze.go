@@ -696,6 +696,9 @@ func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
 				return err
 			}
 		}
+		if !t.has("idle_time") {
+			op.IdleNs = derivedIdleNs(op)
+		}
 		if set, ok := parseRankSet(t.text("rank_set")); ok && !isTotalKey(op.Name) {
 			p.addSetGroup(op.Group, set, clusterAnalysisDBName)
 		}

@@ -679,4 +679,11 @@ func TestAnalysisDBVariants(t *testing.T) {
 	assert.Equal(t, []profile.CommOpStats{{Step: -1, P2P: true, Name: "hcom_send__1_0_1", Group: "7", StartNs: 1736410576431645200,
 		ElapseNs: 500000, TransitNs: 250000, IdleNs: 250000}}, a.CommStats)
 	assert.Empty(t, a.CommMatrix)
+
+	// A schema without idle_time: Elapse − Transit − Wait, as the profiler writes it, not 0.
+	execDB(t, p, "ALTER TABLE CommAnalyzerTime DROP COLUMN idle_time")
+	a, err = parser.ParseAnalysisDB(p)
+	require.NoError(t, err)
+	require.Len(t, a.CommStats, 1)
+	assert.Equal(t, int64(250000), a.CommStats[0].IdleNs)
 }
