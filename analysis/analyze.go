@@ -183,6 +183,9 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	if w := unreadDataTasks(r); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
+	if w := unlabelledDataTasks(r); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
 	if w := opsWithoutProfilerRows(r, s.comm.ops); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
@@ -411,6 +414,40 @@ func unreadDataTasks(r *profile.Rank) string {
 	}
 	return fmt.Sprintf("rank %d: HCCL tasks %s carry bytes but are not a type hcclprof reads as moving data (Memcpy, Reduce_Inline, RDMASend): they are not in the links or the time split",
 		r.Rank, byName(tasks, func(n seen) string { return fmt.Sprintf("%d tasks, %d bytes", n.tasks, n.bytes) }))
+}
+
+// unlabelledDataTasks says how many of a rank's data tasks (Memcpy, Reduce_Inline,
+// RDMASend) carry no size or no transport, "" when none. Every real profile gives both;
+// a profiler that names them otherwise (a renamed size(Byte) or transport type
+// argument) left every transfer out of the links and the size checks, which then read
+// "nothing to examine", without a word.
+func unlabelledDataTasks(r *profile.Rank) string {
+	var tasks, noSize, noTransport int
+	for i := range r.CommTasks {
+		t := &r.CommTasks[i]
+		if k := taskKindOf(t.Name); k != kindMemcpy && k != kindReduceInline && k != kindRDMASend {
+			continue
+		}
+		tasks++
+		if t.SizeBytes <= 0 {
+			noSize++
+		}
+		if t.TransportType == "" {
+			noTransport++
+		}
+	}
+	var missing []string
+	if noSize > 0 {
+		missing = append(missing, fmt.Sprintf("%d have no size", noSize))
+	}
+	if noTransport > 0 {
+		missing = append(missing, fmt.Sprintf("%d have no transport type", noTransport))
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("rank %d: of its %d HCCL data tasks (Memcpy, Reduce_Inline, RDMASend), %s: those are in no link, no bandwidth and no size check",
+		r.Rank, tasks, strings.Join(missing, " and "))
 }
 
 // opsWithoutProfilerRows says how many of a rank's ops its profiler's per-op analysis

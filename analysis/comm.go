@@ -1023,7 +1023,9 @@ func transferUnionNs(planes [][]profile.CommTask) (unionNs int64, rdma bool) {
 
 // eachTransfer calls fn for each data transfer of an op between two ranks (on-chip
 // copies excluded), over all planes: SDMA copies by link type, and RDMA sends timed
-// from the post to the end of the wait that completes them.
+// from the post to the end of the wait that completes them. A task without a size
+// (unlabelledDataTasks warns of it) is no transfer: read as 0 bytes it made links of
+// 0 GB/s.
 func eachTransfer(planes [][]profile.CommTask, fn func(src, dst int, transport string, bytes, ns int64, reduce bool)) {
 	for _, plane := range planes {
 		var pending *profile.CommTask
@@ -1032,6 +1034,7 @@ func eachTransfer(planes [][]profile.CommTask, fn func(src, dst int, transport s
 				return
 			}
 			switch {
+			case t.SizeBytes <= 0 && isDataTask(t):
 			case t.TransportType == "SDMA" && isDataTask(t) && t.LinkType != "ON_CHIP":
 				fn(t.SrcRank, t.DstRank, sdmaLink(t.LinkType), t.SizeBytes, t.DurNs(), strings.EqualFold(t.Name, "reduce_inline"))
 			case t.TransportType == "RDMA" && isDataTask(t):

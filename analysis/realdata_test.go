@@ -1,6 +1,7 @@
 package analysis_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -212,4 +213,42 @@ func TestCANN9HostBoundStepsMatchProfiler(t *testing.T) {
 	}
 	assert.Empty(t, res.Warnings, "recomputation agrees with step_trace_time.csv")
 	assert.False(t, rr.Incomplete)
+}
+
+// Level1 with its tasks' size or transport argument renamed (as a newer profiler might
+// name it): the data tasks are in no link and the size checks read "nothing to
+// examine"; a warning now says why, per rank.
+func TestImagenetLevel1DataTasksWithoutLabels(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1")
+	for _, c := range []struct{ arg, want string }{
+		{`"size(Byte)"`, "rank %d: of its 72 HCCL data tasks (Memcpy, Reduce_Inline, RDMASend), 72 have no size: those are in no link, no bandwidth and no size check"},
+		{`"transport type"`, "rank %d: of its 72 HCCL data tasks (Memcpy, Reduce_Inline, RDMASend), 72 have no transport type: those are in no link, no bandwidth and no size check"},
+	} {
+		t.Run(c.arg, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+			for _, rank := range []string{"rank0_ascend_pt", "rank1_ascend_pt"} {
+				p := filepath.Join(dir, rank, "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				renamed := strings.ReplaceAll(string(b), c.arg, `"renamed"`)
+				require.NotEqual(t, string(b), renamed)
+				require.NoError(t, os.Chmod(p, 0o644))
+				require.NoError(t, os.WriteFile(p, []byte(renamed), 0o644))
+			}
+			c2, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+			require.NoError(t, err)
+			res := analysis.Analyze(c2, analysis.Options{})
+			for rank := range 2 {
+				assert.Contains(t, res.Warnings, fmt.Sprintf(c.want, rank))
+			}
+			assert.Empty(t, res.Communication.Links)
+		})
+	}
+	// The profile as written: no such warning.
+	c, err := parser.LoadCluster([]string{src}, parser.LoadOptions{})
+	require.NoError(t, err)
+	for _, w := range analysis.Analyze(c, analysis.Options{}).Warnings {
+		assert.NotContains(t, w, "HCCL data tasks")
+	}
 }
