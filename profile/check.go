@@ -67,11 +67,19 @@ func (r *Rank) Normalize() {
 		}
 		return true
 	})
+	markerAt := map[int]int64{}
 	r.Steps = keepValidItems(r.Steps, func(s StepMarker) bool {
 		if BadInterval(s.Interval) {
 			problem("%s: ProfilerStep#%d ends at %d ns, before its start %d ns or over a day later, or starts before the clock: dropped", timeline, s.Step, s.EndNs, s.StartNs)
 			return false
 		}
+		// A profiler numbers its steps once; a step twice is a trace written twice, or
+		// two runs in one file, whose every figure would count both.
+		if at, dup := markerAt[s.Step]; dup {
+			problem("%s: ProfilerStep#%d appears twice (at %d ns and %d ns): the second dropped", timeline, s.Step, at, s.StartNs)
+			return false
+		}
+		markerAt[s.Step] = s.StartNs
 		return true
 	})
 

@@ -146,3 +146,17 @@ func TestNormalizeSortsTheTimeline(t *testing.T) {
 	assert.Equal(t, []DeviceFlow{{DeviceNs: 3, HostNs: 2}, {DeviceNs: 9, HostNs: 1}}, r.Flows)
 	assert.Empty(t, r.Problems)
 }
+
+// A step marker twice (a trace written twice, or two runs in one file) makes the rank
+// incomplete: each figure of the step would count both copies.
+func TestNormalizeDuplicateStepMarker(t *testing.T) {
+	r := &Rank{HasTimeline: true, FilesUsed: []string{"ASCEND_PROFILER_OUTPUT/trace_view.json"}, Timeline: Timeline{Steps: []StepMarker{
+		{Step: 50, Interval: Interval{StartNs: 1000, EndNs: 2000}},
+		{Step: 51, Interval: Interval{StartNs: 2000, EndNs: 3000}},
+		{Step: 50, Interval: Interval{StartNs: 5000, EndNs: 6000}},
+	}}}
+	r.Normalize()
+	require.Len(t, r.Steps, 2)
+	assert.Equal(t, []int{50, 51}, []int{r.Steps[0].Step, r.Steps[1].Step})
+	assert.Equal(t, []string{"ASCEND_PROFILER_OUTPUT/trace_view.json: ProfilerStep#50 appears twice (at 1000 ns and 5000 ns): the second dropped"}, r.Problems)
+}
