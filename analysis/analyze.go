@@ -303,6 +303,9 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	if w := unmappedLinksWarning(res.Communication); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
+	if w := runsApartWarning(res.Ranks, res.Communication.Ops); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
 	if opts.Microbatches > 0 && len(res.Communication.Pipelines) == 0 {

@@ -252,3 +252,27 @@ func TestImagenetLevel1DataTasksWithoutLabels(t *testing.T) {
 		assert.NotContains(t, w, "HCCL data tasks")
 	}
 }
+
+// Rank directories of two runs gathered in one directory: Level1's rank 0 beside
+// Level0's rank 1, profiled 57 minutes apart. Each rank's figures are its own, but the
+// cluster's compare them as one job's: a warning says so, with both start times.
+func TestRanksOfTwoRunsAreWarnedOf(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(filepath.Join(dir, "rank0_ascend_pt"), os.DirFS(realdata.Path(t, "imagenet-2rank-level1", "rank0_ascend_pt"))))
+	require.NoError(t, os.CopyFS(filepath.Join(dir, "rank1_ascend_pt"), os.DirFS(realdata.Path(t, "imagenet-2rank-level0", "rank1_ascend_pt"))))
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	assert.Contains(t, res.Warnings, "rank 1 started step 50 at 2025-01-09 06:50:43 UTC and rank 0 at 2025-01-09 07:48:03 UTC, 57m20s apart "+
+		"(1 step(s) over 1m0s apart): profiles of different runs? Their ops are compared as one collective's, so the waits, slow ranks and links "+
+		"mix unrelated runs; analyse each run's ranks apart")
+
+	// Each run alone: no such warning.
+	for _, ds := range []string{"imagenet-2rank-level1", "imagenet-2rank-level0"} {
+		c, err := parser.LoadCluster([]string{realdata.Path(t, ds)}, parser.LoadOptions{})
+		require.NoError(t, err)
+		for _, w := range analysis.Analyze(c, analysis.Options{}).Warnings {
+			assert.NotContains(t, w, "different runs", ds)
+		}
+	}
+}

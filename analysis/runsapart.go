@@ -1,0 +1,98 @@
+package analysis
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/hcclprof/hcclprof/profile"
+)
+
+// runsApartLimitNs is the least gap between two ranks' starts of one step read as two
+// runs: clocks of one job agree within seconds, and a late rank starts a step at most
+// a few steps after the others (runsApartWarning also waits for 10 median Stages).
+const runsApartLimitNs = int64(time.Minute)
+
+// epochClock says whether a format's op start times are wall-clock (epoch) time on
+// every rank: torch_npu's and MindSpore's exports are; msprof's older timelines use
+// each device's monotonic clock, and Kineto's may be relative to the process.
+func epochClock(f profile.Format) bool {
+	switch f {
+	case profile.FormatTorchNPUText, profile.FormatTorchNPUDB, profile.FormatMindSporeText, profile.FormatMindSporeDB:
+		return true
+	}
+	return false
+}
+
+// runsApartWarning says when ranks started the same step far apart in wall-clock time,
+// "" otherwise: rank directories of two runs gathered in one directory (a Level1 run's
+// rank 0 beside another run's rank 1 started step 50 57 minutes apart) would have
+// their ops compared as one collective's, and the waits, slow ranks and links read
+// from unrelated runs without a word.
+func runsApartWarning(ranks []RankResult, ops []OpStat) string {
+	epoch := map[int]bool{}
+	var stages []int64
+	for _, r := range ranks {
+		if epochClock(r.Format) {
+			epoch[r.Rank] = true
+		}
+		for _, st := range r.Steps {
+			stages = append(stages, st.StageNs)
+		}
+	}
+	type rankStep struct{ rank, step int }
+	first := map[rankStep]int64{}
+	for _, o := range ops {
+		if !epoch[o.Rank] || o.StartNs <= 0 {
+			continue
+		}
+		k := rankStep{o.Rank, o.Step}
+		if at, ok := first[k]; !ok || o.StartNs < at {
+			first[k] = o.StartNs
+		}
+	}
+	limit := runsApartLimitNs
+	if len(stages) > 0 {
+		slices.Sort(stages)
+		limit = max(limit, 10*stages[len(stages)/2])
+	}
+	type span struct {
+		early, late     rankStep
+		earlyNs, lateNs int64
+	}
+	byStep := map[int]*span{}
+	for k, at := range first {
+		s := byStep[k.step]
+		if s == nil {
+			byStep[k.step] = &span{early: k, late: k, earlyNs: at, lateNs: at}
+			continue
+		}
+		if at < s.earlyNs || at == s.earlyNs && k.rank < s.early.rank {
+			s.early, s.earlyNs = k, at
+		}
+		if at > s.lateNs || at == s.lateNs && k.rank < s.late.rank {
+			s.late, s.lateNs = k, at
+		}
+	}
+	var worst *span
+	apart := 0
+	for _, step := range slices.Sorted(maps.Keys(byStep)) {
+		s := byStep[step]
+		if s.lateNs-s.earlyNs <= limit {
+			continue
+		}
+		apart++
+		if worst == nil || s.lateNs-s.earlyNs > worst.lateNs-worst.earlyNs {
+			worst = s
+		}
+	}
+	if worst == nil {
+		return ""
+	}
+	clock := func(ns int64) string { return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05 UTC") }
+	return fmt.Sprintf("rank %d started step %s at %s and rank %d at %s, %s apart (%d step(s) over %s apart): profiles of different runs? "+
+		"Their ops are compared as one collective's, so the waits, slow ranks and links mix unrelated runs; analyse each run's ranks apart",
+		worst.early.rank, StepLabel(worst.early.step), clock(worst.earlyNs), worst.late.rank, clock(worst.lateNs),
+		time.Duration(worst.lateNs-worst.earlyNs).Round(time.Second), apart, time.Duration(limit).Round(time.Second))
+}
