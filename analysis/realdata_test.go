@@ -264,7 +264,7 @@ func TestRanksOfTwoRunsAreWarnedOf(t *testing.T) {
 	require.NoError(t, err)
 	res := analysis.Analyze(c, analysis.Options{})
 	assert.Contains(t, res.Warnings, "rank 1 started step 50 at 2025-01-09 06:50:43 UTC and rank 0 at 2025-01-09 07:48:03 UTC, 57m20s apart "+
-		"(1 step(s) over 1m0s apart): profiles of different runs? Their ops are compared as one collective's, so the waits, slow ranks and links "+
+		"(1 step(s) over 1m0s apart): profiles of different runs, or a clock far off? Their ops are compared as one collective's, so the waits, slow ranks and links "+
 		"mix unrelated runs; analyse each run's ranks apart")
 
 	// Each run alone: no such warning.

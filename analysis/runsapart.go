@@ -91,7 +91,7 @@ func runsApartWarning(ranks []RankResult, ops []OpStat) string {
 		return ""
 	}
 	clock := func(ns int64) string { return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05 UTC") }
-	return fmt.Sprintf("rank %d started step %s at %s and rank %d at %s, %s apart (%d step(s) over %s apart): profiles of different runs? "+
+	return fmt.Sprintf("rank %d started step %s at %s and rank %d at %s, %s apart (%d step(s) over %s apart): profiles of different runs, or a clock far off? "+
 		"Their ops are compared as one collective's, so the waits, slow ranks and links mix unrelated runs; analyse each run's ranks apart",
 		worst.early.rank, StepLabel(worst.early.step), clock(worst.earlyNs), worst.late.rank, clock(worst.lateNs),
 		time.Duration(worst.lateNs-worst.earlyNs).Round(time.Second), apart, time.Duration(limit).Round(time.Second))

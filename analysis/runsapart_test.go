@@ -30,7 +30,7 @@ func TestRunsApartWarning(t *testing.T) {
 	}{
 		{"a late rank, 5 steps behind", profile.FormatTorchNPUText, []OpStat{op(0, t0), op(1, t0+5*stage)}, ""},
 		{"an hour apart", profile.FormatTorchNPUText, []OpStat{op(0, t0), op(0, t0-int64(time.Second)), op(1, t0+int64(time.Hour))},
-			"rank 0 started step 3 at 2025-01-09 07:48:02 UTC and rank 1 at 2025-01-09 08:48:03 UTC, 1h0m1s apart (1 step(s) over 1m40s apart): profiles of different runs?"},
+			"rank 0 started step 3 at 2025-01-09 07:48:02 UTC and rank 1 at 2025-01-09 08:48:03 UTC, 1h0m1s apart (1 step(s) over 1m40s apart): profiles of different runs, or a clock far off?"},
 		{"device clocks are not compared", profile.FormatMsprof, []OpStat{op(0, t0), op(1, t0+int64(time.Hour))}, ""},
 	}
 	for _, c := range cases {
