@@ -113,6 +113,20 @@ func TestCompareWithStepTraceBands(t *testing.T) {
 	}
 }
 
+// Steps the profiler measured that the timeline has no marker for are named: the
+// report's mean covers only the marked ones.
+func TestCompareWithStepTraceNamesUnmarkedSteps(t *testing.T) {
+	step := func(n int) profile.StepTraceRow {
+		return profile.StepTraceRow{Step: n, HasStep: true, StageNs: 100_000_000, ComputingNs: 10_000_000}
+	}
+	got := []StepBreakdown{{Step: 3, StageNs: 100_000_000, ComputingNs: 10_000_000}}
+	c := compareWithStepTrace(4, got, []profile.StepTraceRow{step(2), step(3), step(4), step(5)}, "step_trace_time.csv")
+	assert.Empty(t, c.problems)
+	assert.Equal(t, []string{"rank 4: step_trace_time.csv lists step(s) 2, 4-5, which the timeline has no ProfilerStep marker for: not measured"}, c.warnings)
+	c = compareWithStepTrace(4, got, []profile.StepTraceRow{step(3)}, "step_trace_time.csv")
+	assert.Empty(t, c.warnings)
+}
+
 // A recomputation more than 1% off step_trace_time.csv is not reported: the profiler's
 // figures are, the rank says so and is incomplete.
 func TestStepTraceDisagreementIsAProblem(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -533,6 +535,23 @@ func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTrac
 					rank, StepLabel(g.Step), f.name, float64(f.got)/1000, source, float64(f.want)/1000, pct))
 			}
 		}
+	}
+	// A step the profiler measured that the timeline has no marker for is left out of
+	// every figure: say so, or the mean reads as the run's.
+	have := map[int]bool{}
+	for _, g := range got {
+		have[g.Step] = true
+	}
+	var unmarked []int
+	for step := range want {
+		if step >= 0 && !have[step] {
+			unmarked = append(unmarked, step)
+		}
+	}
+	if len(unmarked) > 0 {
+		slices.Sort(unmarked)
+		c.warnings = append(c.warnings, fmt.Sprintf("rank %d: %s lists step(s) %s, which the timeline has no ProfilerStep marker for: not measured",
+			rank, source, ranklist.Format(unmarked)))
 	}
 	return c
 }
