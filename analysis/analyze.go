@@ -303,6 +303,9 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	if w := unmappedLinksWarning(res.Communication); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
+	if w := groupMembersConflict(c); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	if w := runsApartWarning(res.Ranks, res.Communication.Ops); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}

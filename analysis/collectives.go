@@ -191,6 +191,7 @@ func groupSizes(c *profile.Cluster) map[string]groupSize {
 			}
 		}
 	}
+	seen := map[string]bool{}
 	for _, r := range c.Ranks {
 		for _, pg := range r.Metadata.ParallelGroups {
 			if pg.Key != "" { // the ops name this group by its key (Kineto)
@@ -204,6 +205,10 @@ func groupSizes(c *profile.Cluster) map[string]groupSize {
 				continue
 			}
 			h := strconv.FormatUint(profile.DoubleHash(pg.HCCLName), 10)
+			if seen[h] {
+				continue // the first rank's members, as clusterGroups takes them
+			}
+			seen[h] = true
 			gs := groupSize{len(pg.GlobalRanks), "parallel_group_info"}
 			out[h] = gs
 			out[h[max(0, len(h)-3):]] = gs // ops known only by their 3-digit group id

@@ -2,8 +2,12 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -124,4 +128,48 @@ func guessKind(ranks []int, world int, p2pOnly bool) string {
 		return "tp?"
 	}
 	return "dp?"
+}
+
+// groupMembersConflict says when two ranks' parallel_group_info give one group
+// different members, "" when they agree: metadata of another run or job beside this
+// one's. The first rank's members are used (clusterGroups, groupSizes); read without a
+// word, a pp group of 2 became one of 3 and a link moved to another rank.
+func groupMembersConflict(c *profile.Cluster) string {
+	type claim struct {
+		rank    int
+		kind    string
+		members []int
+	}
+	first := map[string]claim{}
+	var conflicts []string
+	n := 0
+	for _, r := range c.Ranks {
+		for _, g := range r.Metadata.ParallelGroups {
+			key := g.Key
+			if key == "" {
+				key = strconv.FormatUint(profile.DoubleHash(g.HCCLName), 10)
+			}
+			f, ok := first[key]
+			if !ok {
+				first[key] = claim{r.Rank, g.Name, g.GlobalRanks}
+				continue
+			}
+			if slices.Equal(f.members, g.GlobalRanks) {
+				continue
+			}
+			if n++; n <= 3 {
+				conflicts = append(conflicts, fmt.Sprintf("%s group …%s: rank %d says {%s}, rank %d {%s}",
+					f.kind, key[max(0, len(key)-6):], f.rank, ranklist.Format(f.members), r.Rank, ranklist.Format(g.GlobalRanks)))
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	more := ""
+	if n > 3 {
+		more = fmt.Sprintf(" (and %d more)", n-3)
+	}
+	return fmt.Sprintf("profiler_metadata.json's parallel_group_info differs between ranks on a group's members: %s%s; metadata of another run or job? The first rank's members are used",
+		strings.Join(conflicts, "; "), more)
 }

@@ -276,3 +276,33 @@ func TestRanksOfTwoRunsAreWarnedOf(t *testing.T) {
 		}
 	}
 }
+
+// Megatron's two ranks with rank 2's parallel_group_info giving the pp group another
+// member (metadata of another job beside this one's): a warning names both claims, and
+// the group keeps the first rank's two members in every table (the collectives read
+// the last rank's three, the group list the first's two).
+func TestMegatronGroupMembersDisagree(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(realdata.Path(t, "megatron-pp2dp2-2of4rank"))))
+	p := filepath.Join(dir, "rank_2_ascend_pt", "profiler_metadata.json")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	const pp = `"group_name": "pp", "group_rank": 1, "global_ranks": [0, 2]`
+	require.Contains(t, string(b), pp)
+	require.NoError(t, os.Chmod(p, 0o644))
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), pp, `"group_name": "pp", "group_rank": 2, "global_ranks": [0, 1, 2]`, 1)), 0o644))
+
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	assert.Contains(t, res.Warnings, "profiler_metadata.json's parallel_group_info differs between ranks on a group's members: "+
+		"pp group …756128: rank 0 says {0, 2}, rank 2 {0-2}; metadata of another run or job? The first rank's members are used")
+	found := false
+	for _, col := range res.Collectives {
+		if strings.HasSuffix(col.Group, "756128") {
+			found = true
+			assert.Equal(t, 2, col.GroupSize, "%s %s", col.Op, col.Group)
+		}
+	}
+	assert.True(t, found)
+}
