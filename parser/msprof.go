@@ -163,12 +163,21 @@ func msprofDeviceDirs(dir string) []msprofDeviceDir {
 				}
 			}
 		}
-		if d.info != "" || hasTimeline {
+		// A device directory that lost its info.json.N is still the device of the
+		// PROF directory's export: skipped, its whole timeline left the job unnoticed
+		// (ScanMsprofDir makes the loss a problem of the rank).
+		if d.info != "" || hasTimeline || hasExport(dir) {
 			out = append(out, d)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].n < out[j].n })
 	return out
+}
+
+// hasExport reports whether a PROF directory holds msprof's export directory.
+func hasExport(profDir string) bool {
+	st, err := statPath(filepath.Join(profDir, msprofExportDir))
+	return err == nil && st.IsDir()
 }
 
 // msprofDirTimestamp is the collection time in a PROF directory's name
@@ -321,6 +330,9 @@ func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
 			if err := readMsprofInfo(&dev); err != nil {
 				dev.Problem = err.Error()
 			}
+		} else {
+			dev.Problem = fmt.Sprintf("%s: no info.json.%d (msprof writes one in every device directory): the device's rank, host and chip are not known, and it is numbered as a device without a rank_id",
+				filepath.Join(profDir, filepath.Base(d.dir)), d.n)
 		}
 		dev.Rank = dev.RankID
 		devs = append(devs, dev)

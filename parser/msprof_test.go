@@ -402,6 +402,44 @@ func TestMsprofSlices(t *testing.T) {
 	assert.Equal(t, lost+": missing, while slices up to 1 of the same export are there: the timeline is partial", ranks[0].Problems[0])
 }
 
+// A PROF directory whose device_N lost its info.json.N still holds that device's
+// export: the device is read, numbered as one without a rank_id, and incomplete,
+// naming the lost file. (It was skipped with a note: the job lost a rank's whole
+// timeline, and the others' waits for it read as waits for an unprofiled rank.)
+func TestMsprofDeviceWithoutInfo(t *testing.T) {
+	_, dir := genMsprof(t, "demo-2server-8rank", nil)
+	run := filepath.Join(t.TempDir(), "run")
+	msprofCopyTree(t, dir, run)
+	prof := msprofProfDirs(t, run)[1]
+	infos, err := filepath.Glob(filepath.Join(prof, "device_*", "info.json.*"))
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	var info struct {
+		RankID int `json:"rank_id"`
+	}
+	b, err := os.ReadFile(infos[0])
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &info))
+	require.NoError(t, os.Remove(infos[0]))
+
+	c, err := LoadCluster([]string{run}, LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 8, "the device is not skipped")
+	var lost *profile.Rank
+	for _, r := range c.Ranks {
+		if len(r.Problems) > 0 {
+			require.Nil(t, lost, "one rank only")
+			lost = r
+		}
+	}
+	require.NotNil(t, lost)
+	assert.Equal(t, info.RankID, lost.Rank, "the one rank no other device holds")
+	assert.Equal(t, []string{filepath.Dir(infos[0]) + ": no info.json." + strings.TrimPrefix(filepath.Ext(infos[0]), ".") +
+		" (msprof writes one in every device directory): the device's rank, host and chip are not known, and it is numbered as a device without a rank_id"}, lost.Problems)
+	assert.True(t, lost.HasTimeline)
+	assert.NotEmpty(t, lost.CommOps)
+}
+
 // msprofWriteFiles writes name → content under dir.
 func msprofWriteFiles(tb testing.TB, dir string, files map[string]string) {
 	tb.Helper()
