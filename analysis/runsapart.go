@@ -32,11 +32,16 @@ func epochClock(f profile.Format) bool {
 // from unrelated runs without a word.
 func runsApartWarning(ranks []RankResult, ops []OpStat) string {
 	epoch := map[int]bool{}
-	var stages []int64
 	for _, r := range ranks {
 		if epochClock(r.Format) {
 			epoch[r.Rank] = true
 		}
+	}
+	if len(epoch) < 2 {
+		return ""
+	}
+	var stages []int64
+	for _, r := range ranks {
 		for _, st := range r.Steps {
 			stages = append(stages, st.StageNs)
 		}
@@ -61,12 +66,11 @@ func runsApartWarning(ranks []RankResult, ops []OpStat) string {
 		early, late     rankStep
 		earlyNs, lateNs int64
 	}
-	byStep := map[int]*span{}
+	byStep := map[int]span{}
 	for k, at := range first {
-		s := byStep[k.step]
-		if s == nil {
-			byStep[k.step] = &span{early: k, late: k, earlyNs: at, lateNs: at}
-			continue
+		s, seen := byStep[k.step]
+		if !seen {
+			s = span{early: k, late: k, earlyNs: at, lateNs: at}
 		}
 		if at < s.earlyNs || at == s.earlyNs && k.rank < s.early.rank {
 			s.early, s.earlyNs = k, at
@@ -74,20 +78,20 @@ func runsApartWarning(ranks []RankResult, ops []OpStat) string {
 		if at > s.lateNs || at == s.lateNs && k.rank < s.late.rank {
 			s.late, s.lateNs = k, at
 		}
+		byStep[k.step] = s
 	}
-	var worst *span
+	var worst span
 	apart := 0
 	for _, step := range slices.Sorted(maps.Keys(byStep)) {
 		s := byStep[step]
 		if s.lateNs-s.earlyNs <= limit {
 			continue
 		}
-		apart++
-		if worst == nil || s.lateNs-s.earlyNs > worst.lateNs-worst.earlyNs {
+		if apart++; apart == 1 || s.lateNs-s.earlyNs > worst.lateNs-worst.earlyNs {
 			worst = s
 		}
 	}
-	if worst == nil {
+	if apart == 0 {
 		return ""
 	}
 	clock := func(ns int64) string { return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05 UTC") }
