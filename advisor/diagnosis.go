@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/internal/ranklist"
 )
 
 // Causes of a diagnosis (Diagnosis.Cause).
@@ -251,7 +250,7 @@ func computeBound(s analysis.Summary, budget float64, computing, stage int64, fr
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // unaccountedWhere names the ranks with exposed time no op record covers: "rank 1,
-// whose steps come from the profiler's step figures alone".
+// whose steps have no op record".
 func unaccountedWhere(ex analysis.Exposure) string {
 	var ranks []int
 	opless := true
@@ -264,7 +263,7 @@ func unaccountedWhere(ex analysis.Exposure) string {
 	if !opless {
 		return ranksWord(ranks) + ": exposed time beyond their ops' elapses"
 	}
-	return ranksWord(ranks) + ", whose steps come from the profiler's step figures alone"
+	return ranksWord(ranks) + ", whose steps have no op record"
 }
 
 // unaccountedPhrase says how much exposed time no op record covers, and where.
@@ -285,7 +284,7 @@ func ranksWord(ranks []int) string {
 	if len(ranks) == 1 {
 		return fmt.Sprintf("rank %d", ranks[0])
 	}
-	return "ranks " + ranklist.Format(ranks)
+	return "ranks " + intsText(ranks)
 }
 
 // unprofiledPhrase names the groups with unprofiled members: "the 6 ranks of group

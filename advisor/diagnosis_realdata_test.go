@@ -224,7 +224,7 @@ func TestImagenetRankWithoutOpRecordsIsUnaccounted(t *testing.T) {
 	// group is named without its kind "world": only rank 0's ops show it).
 	assert.Equal(t, advisor.CauseUnprofiled, adv.Diagnosis.Cause, adv.Diagnosis.Title)
 	assert.Equal(t, "73.9% of the step is exposed communication; at least 49.6% of it waits for the ranks of group …080586 that were not profiled (at least 6)", adv.Diagnosis.Title)
-	assert.Contains(t, adv.Diagnosis.Evidence, "no op record covers 35.9% of the step (rank 1, whose steps come from the profiler's step figures alone), so these shares are lower bounds")
+	assert.Contains(t, adv.Diagnosis.Evidence, "no op record covers 35.9% of the step (rank 1, whose steps have no op record), so these shares are lower bounds")
 }
 
 // Level0 with one rank's kernel_details.csv gone: most exposed time has no op, and
@@ -240,7 +240,7 @@ func TestLevel0RankWithoutKernelsIsUnaccounted(t *testing.T) {
 	_, res, adv := analyseDir(t, dst)
 	assert.Equal(t, advisor.CauseUnknown, adv.Diagnosis.Cause)
 	assert.Equal(t, "67.4% of the step is exposed communication; no op record accounts for 55.8% of it", adv.Diagnosis.Title)
-	assert.True(t, strings.HasPrefix(adv.Diagnosis.Evidence, "no op record covers 37.6% of the step (rank 0, whose steps come from the profiler's step figures alone)"), adv.Diagnosis.Evidence)
+	assert.True(t, strings.HasPrefix(adv.Diagnosis.Evidence, "no op record covers 37.6% of the step (rank 0, whose steps have no op record)"), adv.Diagnosis.Evidence)
 	assert.Nil(t, res.Summary.ExposedWaitShare)
 }
 
