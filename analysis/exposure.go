@@ -41,7 +41,7 @@ type Exposure struct {
 	UnprofiledWaitShare float64
 	OtherShare          float64 // within the ops: synchronisation, handshakes, idle
 	// UnaccountedShare is exposed time no op record covers: the other shares are then
-	// lower bounds (Accounted).
+	// lower bounds.
 	UnaccountedShare float64
 	// OpsKnown is false when no rank had per-op records: the split is then all
 	// OtherShare and says nothing.

@@ -817,16 +817,6 @@ func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []stri
 			companions[m[1]] = append(companions[m[1]], n)
 		}
 	}
-	// Each exported iteration has its msprof_, hccl_ and task_time_ files. An iteration
-	// whose timeline alone is gone was lost, not left out of the export: its steps would
-	// silently drop out of every figure (a real run lost its 15 ms step 2, and its mean
-	// step read 31 ms instead of 26).
-	for _, suffix := range slices.Sorted(maps.Keys(companions)) {
-		if !haveTimeline[suffix] {
-			l.problem("%s: missing, while %s of the same iteration are there: that iteration's steps are not measured",
-				filepath.Join(dir, "msprof"+suffix+".json"), strings.Join(companions[suffix], " and "))
-		}
-	}
 	if len(tl) == 0 {
 		l.ignore(files...)
 		return nil, nil
@@ -834,6 +824,16 @@ func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []stri
 	latest := "" // file names without an export time: ""
 	for t := range tl {
 		latest = max(latest, t) // 14 digits: text order is time order
+	}
+	// Each exported iteration has its msprof_, hccl_ and task_time_ files. An iteration
+	// whose timeline alone is gone was lost, not left out of the export: its steps would
+	// silently drop out of every figure (a real run lost its 15 ms step 2, and its mean
+	// step read 31 ms instead of 26).
+	for _, suffix := range slices.Sorted(maps.Keys(companions)) {
+		if !haveTimeline[suffix] && exportTime(suffix) == latest {
+			l.problem("%s: missing, while %s of the same iteration are there: that iteration's steps are not measured",
+				filepath.Join(dir, "msprof"+suffix+".json"), strings.Join(companions[suffix], " and "))
+		}
 	}
 	timelines, stepTraces = tl[latest], st[latest]
 	msprofSortNumeric(timelines)
