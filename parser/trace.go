@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -1229,9 +1230,14 @@ func (st *traceState) finish() *Timeline {
 	st.flowStarts = nil
 	tl.CommOps = make([]profile.CommOp, 0, nOps)
 	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
+	// HCCL's op and task records (their args say so) anywhere but in HCCL's process: a
+	// release that renamed the process would otherwise lose every op and task of the
+	// rank without a word (ops from communication.json stood in, unsized).
+	strayProcs := map[string]int{}
 	for part := range st.ops.all() {
 		for _, o := range part {
 			if !isHCCLProcess(procs.of(o.pid)) {
+				st.countStray(strayProcs, o.pid)
 				continue
 			}
 			o.op.GroupRow, _ = isOpRow(o.pid, o.tid)
@@ -1260,6 +1266,7 @@ func (st *traceState) finish() *Timeline {
 				}
 			}
 			if !last.hcl {
+				st.countStray(strayProcs, st.rows[t.row].pid)
 				continue
 			}
 			taskLabels := labels.of(taskLabelKey{row: t.row, name: t.name, transport: t.transport, link: t.link}, func() profile.TaskLabels {
@@ -1288,6 +1295,14 @@ func (st *traceState) finish() *Timeline {
 		}
 	}
 	done(st, &st.generic)
+	if len(strayProcs) > 0 {
+		var procsText []string
+		for _, name := range slices.Sorted(maps.Keys(strayProcs)) {
+			procsText = append(procsText, fmt.Sprintf("%q (%d)", name, strayProcs[name]))
+		}
+		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: HCCL op and task events (with HCCL's arguments) in processes not named %q or %q, which hcclprof reads as HCCL's: %s: not read",
+			st.file, "HCCL", "Communication", strings.Join(procsText, ", ")))
+	}
 	sortByStart := func(ivs []profile.Interval) {
 		sort.Slice(ivs, func(i, j int) bool { return ivs[i].StartNs < ivs[j].StartNs })
 	}
@@ -1394,6 +1409,14 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 // read. Every process of the profilers' traces is named: a trace without the HCCL
 // process's name lost its tasks and the checks that count them, with the report
 // otherwise unchanged (its ops came from communication.json instead).
+// countStray counts an HCCL op or task event of a named process that is not HCCL's
+// (unnamedProcessEvents reports those of unnamed processes).
+func (st *traceState) countStray(by map[string]int, pid int64) {
+	if name, named := st.procName[pid]; named {
+		by[name]++
+	}
+}
+
 func (st *traceState) unnamedProcessEvents() string {
 	n, first := 0, int64(0)
 	count := func(pid int64, k int) {

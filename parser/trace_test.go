@@ -179,6 +179,28 @@ func TestParseTraceViewRealLevel1(t *testing.T) {
 	}
 }
 
+// Level1's HCCL process under another name (as a release might call it): its 4 ops
+// and 296 tasks, recognised by their arguments, are not read, and the trace says so
+// (communication.json's ops stood in, unsized, without a word).
+func TestParseTraceViewHCCLProcessRenamed(t *testing.T) {
+	p := realdata.Path(t, "imagenet-2rank-level1", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	const hccl = `"args": {"name": "HCCL"}`
+	require.Equal(t, 1, bytes.Count(b, []byte(hccl)))
+	renamed := bytes.Replace(b, []byte(hccl), []byte(`"args": {"name": "HCCL Kernels"}`), 1)
+	tl, err := ParseTraceView(bytes.NewReader(renamed), "trace_view.json")
+	require.NoError(t, err)
+	assert.Empty(t, tl.CommOps)
+	assert.Empty(t, tl.CommTasks)
+	assert.Equal(t, []string{`trace_view.json: HCCL op and task events (with HCCL's arguments) in processes not named "HCCL" or "Communication", ` +
+		`which hcclprof reads as HCCL's: "HCCL Kernels" (300): not read`}, tl.Problems)
+
+	tl, err = ParseTraceView(bytes.NewReader(b), "trace_view.json")
+	require.NoError(t, err)
+	assert.Empty(t, tl.Problems, "as written")
+}
+
 func TestParseTraceViewRealNoHCCL(t *testing.T) {
 	p := realdata.Path(t, "torchnpu-1rank-nohccl", "trace_view.json")
 	f, err := os.Open(p)
