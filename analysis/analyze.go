@@ -186,6 +186,9 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	if w := unlabelledDataTasks(r); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
+	if w := missingTaskRows(r); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
 	if w := opsWithoutProfilerRows(r, s.comm.ops); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
@@ -454,6 +457,19 @@ func unlabelledDataTasks(r *profile.Rank) string {
 	}
 	return fmt.Sprintf("rank %d: of its %d HCCL data tasks (Memcpy, Reduce_Inline, RDMASend), %s: those are in no link, no bandwidth and no size check",
 		r.Rank, tasks, strings.Join(missing, " and "))
+}
+
+// missingTaskRows says when a rank profiled at Level1 or Level2 has HCCL ops on its
+// timeline but no HCCL task rows, "" otherwise: those levels record the tasks (both
+// real Level1 samples, text and db, have them), so their absence is data lost (a db
+// without its COMMUNICATION_TASK_INFO table read as a Level0 run, without a word).
+func missingTaskRows(r *profile.Rank) string {
+	level := r.Info.ProfilerLevel
+	if level != "Level1" && level != "Level2" || !r.HasTimeline || r.CommOpsSource != "timeline" || len(r.CommOps) == 0 || len(r.CommTasks) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("rank %d: profiled at %s, its timeline has %d HCCL ops but no HCCL task rows, which that level records: links, transfer times and size checks come from the profiler's per-op totals only",
+		r.Rank, level, len(r.CommOps))
 }
 
 // opsWithoutProfilerRows says how many of a rank's ops its profiler's per-op analysis

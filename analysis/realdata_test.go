@@ -1,6 +1,8 @@
 package analysis_test
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"os"
@@ -305,4 +307,31 @@ func TestMegatronGroupMembersDisagree(t *testing.T) {
 		}
 	}
 	assert.True(t, found)
+}
+
+// The Level1 db without its COMMUNICATION_TASK_INFO table: the timeline's ops remain,
+// their tasks are gone, and the run read as one profiled without tasks. Level1 records
+// them: a warning says they are missing.
+func TestImagenetDBWithoutTaskRows(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(realdata.Path(t, "imagenet-2rank-db"))))
+	p := filepath.Join(dir, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_0.db")
+	require.NoError(t, os.Chmod(p, 0o644))
+	db, err := sql.Open("sqlite", p)
+	require.NoError(t, err)
+	_, err = db.ExecContext(context.Background(), "DROP TABLE COMMUNICATION_TASK_INFO")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	c, err := parser.LoadCluster([]string{dir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	res := analysis.Analyze(c, analysis.Options{})
+	assert.Contains(t, res.Warnings, "rank 0: profiled at Level1, its timeline has 4 HCCL ops but no HCCL task rows, which that level records: "+
+		"links, transfer times and size checks come from the profiler's per-op totals only")
+
+	c, err = parser.LoadCluster([]string{realdata.Path(t, "imagenet-2rank-db")}, parser.LoadOptions{})
+	require.NoError(t, err)
+	for _, w := range analysis.Analyze(c, analysis.Options{}).Warnings {
+		assert.NotContains(t, w, "no HCCL task rows")
+	}
 }
