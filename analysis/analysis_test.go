@@ -279,3 +279,38 @@ func TestMicroBatches(t *testing.T) {
 		assert.Equal(t, tc.want, microBatches(c, b), tc.pattern)
 	}
 }
+
+// A rank whose timeline lost the marker of a step the other ranks have, between two of
+// its own, is incomplete: its step before took in that step's work. Steps at either end
+// of a rank's range, profiler-sourced steps and Kineto's host windows are not flagged.
+func TestFlagRanksMissingSteps(t *testing.T) {
+	steps := func(ns ...int) []StepBreakdown {
+		out := make([]StepBreakdown, len(ns))
+		for i, n := range ns {
+			out[i] = StepBreakdown{Step: n, StageNs: 1}
+		}
+		return out
+	}
+	ranks := []RankResult{
+		{Rank: 0, Dir: "r0", Source: SourceTimeline, Steps: steps(10, 11, 12, 13)},
+		{Rank: 1, Dir: "r1", Source: SourceTimeline, Steps: steps(10, 12)},  // lost 11
+		{Rank: 2, Dir: "r2", Source: SourceTimeline, Steps: steps(11, 12)},  // began later: fine
+		{Rank: 3, Dir: "r3", Source: SourceStepTrace, Steps: steps(10, 13)}, // the profiler's own rows
+		{Rank: 4, Dir: "r4", Source: SourceTimeline, Format: profile.FormatKineto, Steps: steps(10, 12)},
+		{Rank: 5, Dir: "r5", Source: SourceTimeline, Steps: steps(10, 13)}, // lost 11 and 12
+	}
+	flagRanksMissingSteps(ranks)
+	for _, rr := range ranks {
+		switch rr.Rank {
+		case 1:
+			assert.Equal(t, []string{"r1: no ProfilerStep marker for step(s) 11, which other ranks have, between steps of its own: the step before each took in its work"}, rr.Problems)
+		case 5:
+			assert.Equal(t, []string{"r5: no ProfilerStep marker for step(s) 11-12, which other ranks have, between steps of its own: the step before each took in its work"}, rr.Problems)
+		default:
+			assert.Empty(t, rr.Problems, "rank %d", rr.Rank)
+			assert.False(t, rr.Incomplete, "rank %d", rr.Rank)
+			continue
+		}
+		assert.True(t, rr.Incomplete, "rank %d", rr.Rank)
+	}
+}

@@ -292,6 +292,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	}
 	res.noteSkippedSteps(sums, opts.SkipSteps)
 	flagRanksWithoutSteps(res.Ranks)
+	flagRanksMissingSteps(res.Ranks)
 	res.Summary = summarize(res.Ranks)
 	res.Summary.RanksExpected = worldSize(c)
 	var collWarnings []string
@@ -510,6 +511,46 @@ func byName[V any](m map[string]V, what func(V) string) string {
 // to measure (or none left by SkipSteps) beside ranks that have steps: its figures are
 // missing from every average, which the report must say as the exit code does (the
 // JSON read "incomplete": false while the command exited 3).
+// flagRanksMissingSteps makes incomplete a rank whose timeline has no marker for a step
+// that other ranks have, between two steps of its own: a device window runs from one
+// marker to the next, so the step before took in the missing one's work (a rank whose
+// trace lost ProfilerStep#11 read a step 10 of twice its length, and where the
+// profiler's own step figures were absent nothing said so). Kineto's steps are their
+// host windows, which a missing marker does not stretch.
+func flagRanksMissingSteps(ranks []RankResult) {
+	var all []int
+	for _, rr := range ranks {
+		for _, st := range rr.Steps {
+			all = append(all, st.Step)
+		}
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	for i := range ranks {
+		rr := &ranks[i]
+		if rr.Source != SourceTimeline || rr.Format == profile.FormatKineto || len(rr.Steps) < 2 {
+			continue
+		}
+		have := make(map[int]bool, len(rr.Steps))
+		lo, hi := rr.Steps[0].Step, rr.Steps[0].Step
+		for _, st := range rr.Steps {
+			have[st.Step] = true
+			lo, hi = min(lo, st.Step), max(hi, st.Step)
+		}
+		var missing []int
+		for _, step := range all {
+			if step > lo && step < hi && !have[step] {
+				missing = append(missing, step)
+			}
+		}
+		if len(missing) > 0 {
+			rr.Incomplete = true
+			rr.Problems = append(rr.Problems, fmt.Sprintf("%s: no ProfilerStep marker for step(s) %s, which other ranks have, between steps of its own: the step before each took in its work",
+				rr.Dir, ranklist.Format(missing)))
+		}
+	}
+}
+
 func flagRanksWithoutSteps(ranks []RankResult) {
 	if !slices.ContainsFunc(ranks, func(rr RankResult) bool { return len(rr.Steps) > 0 }) {
 		return // no rank has a step: nothing to analyse, not a partial run
