@@ -180,12 +180,7 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	if w := unknownDataTypes(r); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
-	if w := unreadDataTasks(r); w != "" {
-		s.warnings = append(s.warnings, w)
-	}
-	if w := unlabelledDataTasks(r); w != "" {
-		s.warnings = append(s.warnings, w)
-	}
+	s.warnings = append(s.warnings, dataTaskWarnings(r)...)
 	if w := missingTaskRows(r); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
@@ -396,55 +391,51 @@ func unknownDataTypes(r *profile.Rank) string {
 		r.Rank, byName(ops, func(n int) string { return fmt.Sprintf("%d ops", n) }))
 }
 
-// unreadDataTasks says which HCCL task names of a rank carry bytes but are not a type
-// the time split and the links read as moving data, "" when none. In every real
-// profile only Memcpy, Reduce_Inline and RDMASend carry bytes; a task type a newer
-// HCCL adds would otherwise drop out of the links and the split without a word.
-func unreadDataTasks(r *profile.Rank) string {
+// dataTaskWarnings reads a rank's HCCL tasks once for what the links and the time
+// split would miss without a word:
+//
+//   - task names that carry bytes but are not a type read as moving data: in every
+//     real profile only Memcpy, Reduce_Inline and RDMASend carry bytes, and a type a
+//     newer HCCL adds would drop out of the links and the split;
+//   - data tasks (Memcpy, Reduce_Inline, RDMASend) without a size or a transport: every
+//     real profile gives both, and a profiler that names them otherwise (a renamed
+//     size(Byte) or transport type argument) left every transfer out of the links and
+//     the size checks, which then read "nothing to examine".
+func dataTaskWarnings(r *profile.Rank) []string {
 	type seen struct {
 		tasks int
 		bytes int64
 	}
-	var tasks map[string]seen
+	var unread map[string]seen
+	var dataTasks, noSize, noTransport int
 	for i := range r.CommTasks {
 		t := &r.CommTasks[i]
-		if t.SizeBytes <= 0 || taskKindOf(t.Name) != kindOther {
-			continue
+		switch taskKindOf(t.Name) {
+		case kindMemcpy, kindReduceInline, kindRDMASend:
+			dataTasks++
+			if t.SizeBytes <= 0 {
+				noSize++
+			}
+			if t.TransportType == "" {
+				noTransport++
+			}
+		case kindOther:
+			if t.SizeBytes <= 0 {
+				continue
+			}
+			if unread == nil {
+				unread = map[string]seen{}
+			}
+			n := unread[t.Name]
+			n.tasks++
+			n.bytes += t.SizeBytes
+			unread[t.Name] = n
 		}
-		if tasks == nil {
-			tasks = map[string]seen{}
-		}
-		n := tasks[t.Name]
-		n.tasks++
-		n.bytes += t.SizeBytes
-		tasks[t.Name] = n
 	}
-	if len(tasks) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("rank %d: HCCL tasks %s carry bytes but are not a type hcclprof reads as moving data (Memcpy, Reduce_Inline, RDMASend): they are not in the links or the time split",
-		r.Rank, byName(tasks, func(n seen) string { return fmt.Sprintf("%d tasks, %d bytes", n.tasks, n.bytes) }))
-}
-
-// unlabelledDataTasks says how many of a rank's data tasks (Memcpy, Reduce_Inline,
-// RDMASend) carry no size or no transport, "" when none. Every real profile gives both;
-// a profiler that names them otherwise (a renamed size(Byte) or transport type
-// argument) left every transfer out of the links and the size checks, which then read
-// "nothing to examine", without a word.
-func unlabelledDataTasks(r *profile.Rank) string {
-	var tasks, noSize, noTransport int
-	for i := range r.CommTasks {
-		t := &r.CommTasks[i]
-		if k := taskKindOf(t.Name); k != kindMemcpy && k != kindReduceInline && k != kindRDMASend {
-			continue
-		}
-		tasks++
-		if t.SizeBytes <= 0 {
-			noSize++
-		}
-		if t.TransportType == "" {
-			noTransport++
-		}
+	var out []string
+	if len(unread) > 0 {
+		out = append(out, fmt.Sprintf("rank %d: HCCL tasks %s carry bytes but are not a type hcclprof reads as moving data (Memcpy, Reduce_Inline, RDMASend): they are not in the links or the time split",
+			r.Rank, byName(unread, func(n seen) string { return fmt.Sprintf("%d tasks, %d bytes", n.tasks, n.bytes) })))
 	}
 	var missing []string
 	if noSize > 0 {
@@ -453,11 +444,11 @@ func unlabelledDataTasks(r *profile.Rank) string {
 	if noTransport > 0 {
 		missing = append(missing, fmt.Sprintf("%d have no transport type", noTransport))
 	}
-	if len(missing) == 0 {
-		return ""
+	if len(missing) > 0 {
+		out = append(out, fmt.Sprintf("rank %d: of its %d HCCL data tasks (Memcpy, Reduce_Inline, RDMASend), %s: those are in no link, no bandwidth and no size check",
+			r.Rank, dataTasks, strings.Join(missing, " and ")))
 	}
-	return fmt.Sprintf("rank %d: of its %d HCCL data tasks (Memcpy, Reduce_Inline, RDMASend), %s: those are in no link, no bandwidth and no size check",
-		r.Rank, tasks, strings.Join(missing, " and "))
+	return out
 }
 
 // missingTaskRows says when a rank profiled at Level1 or Level2 has HCCL ops on its

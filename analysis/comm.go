@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unique"
 
@@ -1024,7 +1023,7 @@ func transferUnionNs(planes [][]profile.CommTask) (unionNs int64, rdma bool) {
 // eachTransfer calls fn for each data transfer of an op between two ranks (on-chip
 // copies excluded), over all planes: SDMA copies by link type, and RDMA sends timed
 // from the post to the end of the wait that completes them. A task without a size
-// (unlabelledDataTasks warns of it) is no transfer: read as 0 bytes it made links of
+// (dataTaskWarnings warns of it) is no transfer: read as 0 bytes it made links of
 // 0 GB/s.
 func eachTransfer(planes [][]profile.CommTask, fn func(src, dst int, transport string, bytes, ns int64, reduce bool)) {
 	for _, plane := range planes {
@@ -1134,11 +1133,7 @@ func sortedBins(m map[int64]profile.PacketBin) []profile.PacketBin {
 func globalRanksByGroup(r *profile.Rank) map[string][]int {
 	out := map[string][]int{}
 	for _, g := range r.Metadata.ParallelGroups {
-		key := g.Key
-		if key == "" {
-			key = strconv.FormatUint(profile.DoubleHash(g.HCCLName), 10)
-		}
-		out[key] = g.GlobalRanks
+		out[g.OpsKey()] = g.GlobalRanks
 	}
 	return out
 }
@@ -1203,10 +1198,7 @@ func clusterGroups(c *profile.Cluster) []Group {
 	var out []Group
 	for _, r := range c.Ranks {
 		for _, g := range r.Metadata.ParallelGroups {
-			key := g.Key
-			if key == "" {
-				key = strconv.FormatUint(profile.DoubleHash(g.HCCLName), 10)
-			}
+			key := g.OpsKey()
 			if seen[key] {
 				continue
 			}

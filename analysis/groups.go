@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/ranklist"
@@ -145,10 +144,7 @@ func groupMembersConflict(c *profile.Cluster) string {
 	n := 0
 	for _, r := range c.Ranks {
 		for _, g := range r.Metadata.ParallelGroups {
-			key := g.Key
-			if key == "" {
-				key = strconv.FormatUint(profile.DoubleHash(g.HCCLName), 10)
-			}
+			key := g.OpsKey()
 			f, ok := first[key]
 			if !ok {
 				first[key] = claim{r.Rank, g.Name, g.GlobalRanks}

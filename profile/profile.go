@@ -13,6 +13,7 @@ package profile
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -202,6 +203,15 @@ func (g ParallelGroup) GroupSize() int {
 		return g.Size
 	}
 	return len(g.GlobalRanks)
+}
+
+// OpsKey is the group key its ops carry (CommOp.Group): Key when set, else the
+// double hash of its HCCL name in decimal.
+func (g ParallelGroup) OpsKey() string {
+	if g.Key != "" {
+		return g.Key
+	}
+	return strconv.FormatUint(DoubleHash(g.HCCLName), 10)
 }
 
 // Interval is a half-open [StartNs, EndNs) span of device time.
