@@ -403,15 +403,40 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// dirTimestamp is the 17-digit timestamp of a {worker}_{ts}_ascend_pt name (the third
-// field from the end, as "ascend_pt" holds an underscore), 0 if none.
-func dirTimestamp(dir string) int64 {
-	parts := strings.Split(filepath.Base(dir), "_")
-	if len(parts) < 4 {
-		return 0
+// nameTime is the time a rank input's name carries and its kind, ("", 0) if none:
+//   - "date", the 17-digit YYYYMMDDhhmmssmmm of a {worker}_{ts}_ascend_pt (or
+//     _ascend_ms) directory (the third field from the end, as "ascend_pt" holds an
+//     underscore) or of msprof's PROF_{n}_{ts}_{id};
+//   - "epoch", the time of a Kineto trace named {worker}.{ts}.pt.trace.json(.gz) by
+//     tensorboard_trace_handler, which writes one file per profiling cycle.
+//
+// Times of different kinds do not compare.
+func nameTime(path string) (kind string, ts int64) {
+	base := filepath.Base(path)
+	for _, suffix := range []string{".pt.trace.json", ".pt.trace.json.gz"} {
+		if stem, ok := strings.CutSuffix(base, suffix); ok {
+			ts, err := strconv.ParseInt(stem[strings.LastIndexByte(stem, '.')+1:], 10, 64)
+			if err != nil || ts <= 0 {
+				return "", 0
+			}
+			return "epoch", ts
+		}
 	}
-	ts, _ := strconv.ParseInt(parts[len(parts)-3], 10, 64)
-	return ts
+	parts := strings.Split(base, "_")
+	field := ""
+	switch {
+	case len(parts) == 4 && parts[0] == "PROF":
+		field = parts[2]
+	case len(parts) >= 4:
+		field = parts[len(parts)-3]
+	}
+	if len(field) != 17 {
+		return "", 0
+	}
+	if ts, err := strconv.ParseInt(field, 10, 64); err == nil {
+		return "date", ts
+	}
+	return "", 0
 }
 
 // assignRanks fills unknown ranks from profiler_info's rank_id or in order, drops
@@ -442,11 +467,13 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 		}
 		keep, drop := prev, ri
 		why := "older, by the timestamp in its name"
-		switch tk, td := dirTimestamp(prev.Dir), dirTimestamp(ri.Dir); {
+		kk, tk := nameTime(prev.Dir)
+		kd, td := nameTime(ri.Dir)
+		switch {
+		case kk != "" && kd != "" && kk != kd, td == tk: // a name without a time counts as the oldest
+			why = "not newer by the timestamp in its name; the first found is kept"
 		case td > tk:
 			keep, drop = ri, prev
-		case td == tk:
-			why = "not newer by the timestamp in its name; the first found is kept"
 		}
 		byRank[ri.Rank] = keep
 		*notes = append(*notes, fmt.Sprintf("skipped %s: duplicate of rank %d (%s), %s", drop.Dir, ri.Rank, keep.Dir, why))

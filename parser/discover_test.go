@@ -276,3 +276,43 @@ func TestLoadRankDirectoryInPlaceOfFile(t *testing.T) {
 	assert.Equal(t, []string{filepath.Join(ascendOutput, "trace_view.json") + " is a directory, not a file: not read"}, c.Ranks[0].Problems)
 	require.Len(t, c.Ranks[0].StepTrace, 1, "the other files are read")
 }
+
+// TestDiscoverKinetoCycles: tensorboard_trace_handler writes one trace per profiling
+// cycle ({worker}.{time}.pt.trace.json), so a rank's traces of one run differ in the
+// time in their names. The latest cycle is read, as the latest torch_npu directory is,
+// whatever the names' order: before, the first by name was kept and the note said it
+// was "not newer".
+func TestDiscoverKinetoCycles(t *testing.T) {
+	for _, workers := range [][2]string{{"host_77", "host_77"}, {"node-b_77", "node-a_77"}} {
+		dir := t.TempDir()
+		early := filepath.Join(dir, workers[0]+".1700000000000.pt.trace.json")
+		late := filepath.Join(dir, workers[1]+".1700000090000.pt.trace.json.gz")
+		require.NoError(t, os.WriteFile(early, []byte(miniKineto), 0o644))
+		writeGzip(t, late, []byte(miniKineto))
+
+		in, err := Discover([]string{dir})
+		require.NoError(t, err)
+		require.Len(t, in.Ranks, 1)
+		assert.Equal(t, late, in.Ranks[0].Kineto, "the later cycle (%v)", workers)
+		assert.Equal(t, []string{"skipped " + early + ": duplicate of rank 1 (" + late + "), older, by the timestamp in its name"}, in.Notes)
+	}
+
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, kind string
+		ts         int64
+	}{
+		{"host_1.1700000000000.pt.trace.json", "epoch", 1700000000000},
+		{"node.example.com_12.1733000000123456789.pt.trace.json.gz", "epoch", 1733000000123456789},
+		{"trace.pt.trace.json", "", 0},
+		{"host_1_20250101000000009_ascend_pt", "date", 20250101000000009},
+		{"worker_3_20250101000000009_ascend_ms", "date", 20250101000000009},
+		{"PROF_000001_20230818142704322_COJGGGCANRMICFBC", "date", 20230818142704322},
+		{"rank_0_ascend_pt", "", 0},
+		{"nccl_data.json.gz", "", 0},
+	} {
+		kind, ts := nameTime(filepath.Join(dir, tc.name))
+		assert.Equal(t, tc.kind, kind, tc.name)
+		assert.Equal(t, tc.ts, ts, tc.name)
+	}
+}
