@@ -184,8 +184,12 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 		atLeast = "at least "
 	}
 	head := fmt.Sprintf("%s of the step is exposed communication; %s%s of it", exposed, atLeast, pct(ofExposed))
-	split := fmt.Sprintf("exposed communication %s of the step: moving data %s, waiting for a peer %s (a slower rank %s, the other pipeline stage %s, ranks not profiled %s), the rest (synchronisation, idle) %s%s",
-		exposed, pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.StragglerWaitShare), pct(ex.PipelineWaitShare), pct(ex.UnprofiledWaitShare), pct(ex.OtherShare),
+	notProfiled := "ranks not profiled"
+	if stepGaps(ex.Unprofiled) {
+		notProfiled = "ranks not profiled in the step"
+	}
+	split := fmt.Sprintf("exposed communication %s of the step: moving data %s, waiting for a peer %s (a slower rank %s, the other pipeline stage %s, %s %s), the rest (synchronisation, idle) %s%s",
+		exposed, pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.StragglerWaitShare), pct(ex.PipelineWaitShare), notProfiled, pct(ex.UnprofiledWaitShare), pct(ex.OtherShare),
 		unaccountedClause(ex))
 	switch lead.cause {
 	case CauseTransfer:
@@ -194,6 +198,9 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	case CauseUnprofiled:
 		d.Title = head + " waits for " + unprofiledPhrase(ex.Unprofiled)
 		d.Evidence = split + ": the profiled ranks wait in groups whose other members left no profile"
+		if stepGaps(ex.Unprofiled) {
+			d.Evidence += " (or none of those steps: the ranks profiled different steps)"
+		}
 	case CauseStageImbalance:
 		// The pipeline's waiting is partly Bubble, outside the exposed communication:
 		// the title gives it over the stages' span.
@@ -303,6 +310,10 @@ func unprofiledPhrase(groups []analysis.UnprofiledGroup) string {
 		if g.Kind != "" {
 			name = g.Kind + " " + name
 		}
+		if g.MissingCount == 0 {
+			parts = append(parts, fmt.Sprintf("%s of %s, %s", ranksWord(g.StepGapRanks), name, lackText(g)))
+			continue
+		}
 		p := fmt.Sprintf("the %d ranks of %s that were not profiled", g.MissingCount, name)
 		switch {
 		case g.AtLeast:
@@ -313,9 +324,36 @@ func unprofiledPhrase(groups []analysis.UnprofiledGroup) string {
 		if len(g.Missing) > 0 {
 			p += " (" + intsText(g.Missing) + ")"
 		}
+		if len(g.StepGapRanks) > 0 {
+			p += fmt.Sprintf(" and %s, %s", ranksWord(g.StepGapRanks), lackText(g))
+		}
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// lackText says which steps a group's profiled members lack: "whose profile lacks step
+// 50", "whose profiles lack steps 40, 50".
+func lackText(g analysis.UnprofiledGroup) string {
+	whose := "whose profile lacks"
+	if len(g.StepGapRanks) > 1 {
+		whose = "whose profiles lack"
+	}
+	steps := "step "
+	if len(g.GapSteps) > 1 {
+		steps = "steps "
+	}
+	return whose + " " + steps + intsText(g.GapSteps)
+}
+
+// stepGaps reports whether some group's profiled members lack steps its ops ran in.
+func stepGaps(groups []analysis.UnprofiledGroup) bool {
+	for _, g := range groups {
+		if len(g.GapSteps) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func intsText(xs []int) string {
@@ -406,6 +444,9 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		cure = "Run more micro-batches per step (Megatron: raise --global-batch-size or lower --micro-batch-size), or interleave the stages with --num-layers-per-virtual-pipeline-stage."
 	case CauseUnprofiled:
 		cure = "Profile every rank of those groups (torch_npu: start the profiler on all ranks, not only some; msprof: collect on every device), then run hcclprof on all of them to see which rank arrives late."
+		if stepGaps(res.Exposure.Unprofiled) {
+			cure = "Profile every rank of those groups over the same steps (torch_npu: one schedule started on all ranks at once, not dynamic profiling started rank by rank; msprof: collect on every device), then run hcclprof on all of them to see which rank arrives late."
+		}
 	case CauseStraggler:
 		if len(det.SlowRanks) > 0 {
 			return nil // the slow_rank finding names it, with its cause

@@ -451,3 +451,62 @@ func TestAlexnetWaitsForTheRanksItsTasksName(t *testing.T) {
 	assert.Contains(t, adv.Diagnosis.Title, "waits for the ranks of group (unnamed) that were not profiled (at least 4)")
 	assert.Contains(t, strings.Join(res.Warnings, "\n"), "group (unnamed): size unknown (no parallel_group_info or communication_matrix.json); its HCCL tasks name group-local ranks up to 4, so it has at least 5 ranks, 1 of them profiled")
 }
+
+// The real Level1 run with rank 1's step renumbered 40, as when the two ranks kept
+// profiling cycles of different times (or dynamic profiling started them at different
+// steps): each step's AllReduces are seen on one rank only. Before, the verdict read
+// "waits for the 6 ranks … not profiled", though rank 1 was profiled and it is rank 0's
+// step 50 it lacks, and nothing said the ranks' steps differ.
+func TestImagenetRanksOfDifferentSteps(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1")
+	_, full, _ := analyseDir(t, src)
+
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	out := filepath.Join(dst, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+	require.NoError(t, os.Chmod(out, 0o755))
+	for file, edits := range map[string][2]string{
+		"trace_view.json":           {"ProfilerStep#50", "ProfilerStep#40"},
+		"step_trace_time.csv":       {"\n50,", "\n40,"},
+		"kernel_details.csv":        {"\n50,", "\n40,"},
+		"communication.json":        {`"step50"`, `"step40"`},
+		"communication_matrix.json": {`"step50"`, `"step40"`},
+	} {
+		p := filepath.Join(out, file)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Contains(t, string(b), edits[0], file)
+		require.NoError(t, os.Chmod(p, 0o644))
+		require.NoError(t, os.WriteFile(p, []byte(strings.ReplaceAll(string(b), edits[0], edits[1])), 0o644))
+	}
+	_, res, adv := analyseDir(t, dst)
+	require.Equal(t, []int{40, 50}, res.StepNumbers())
+	for _, r := range res.Ranks {
+		assert.False(t, r.Incomplete, "rank %d: each rank is whole", r.Rank)
+	}
+	assert.InDelta(t, full.Summary.CommShare, res.Summary.CommShare, 1e-9, "each rank's own figures do not change")
+	assert.Contains(t, res.Warnings, "the ranks profiled different steps: step 40 only on rank 1, step 50 only on rank 0 (the profiler started or stopped at another step on some ranks: "+
+		"dynamic profiling, or profiling cycles of different times kept for different ranks). A collective of those steps is measured on the ranks that have it only: "+
+		"the time they waited for the others is counted as waiting for ranks without a profile of the step; no step is on every rank: profile the same steps on every rank "+
+		"(one schedule for all, not dynamic profiling started rank by rank)")
+
+	require.Len(t, res.Exposure.Unprofiled, 1)
+	ug := res.Exposure.Unprofiled[0]
+	assert.Equal(t, 6, ug.MissingCount)
+	assert.Equal(t, []int{0, 1}, ug.StepGapRanks)
+	assert.Equal(t, []int{40, 50}, ug.GapSteps)
+	assert.Positive(t, full.Exposure.StragglerWaitShare, "with one step, rank 0 waits for rank 1")
+	assert.Zero(t, res.Exposure.StragglerWaitShare, "no op is seen on both ranks")
+	assert.Equal(t, advisor.CauseUnprofiled, adv.Diagnosis.Cause)
+	assert.Equal(t, "73.9% of the step is exposed communication; 96.3% of it waits for the 6 ranks of world group …080586 that were not profiled and ranks 0, 1, whose profiles lack steps 40, 50",
+		adv.Diagnosis.Title)
+	assert.Contains(t, adv.Diagnosis.Evidence, "ranks not profiled in the step 71.2%")
+	assert.Contains(t, adv.Diagnosis.Evidence, "(or none of those steps: the ranks profiled different steps)")
+	cure := ""
+	for _, f := range adv.Findings {
+		if f.ID == "cause_"+advisor.CauseUnprofiled {
+			cure = f.Evidence
+		}
+	}
+	assert.Contains(t, cure, "Profile every rank of those groups over the same steps (torch_npu: one schedule started on all ranks at once")
+}

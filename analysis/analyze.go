@@ -288,6 +288,9 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.noteSkippedSteps(sums, opts.SkipSteps)
 	flagRanksWithoutSteps(res.Ranks)
 	flagRanksMissingSteps(res.Ranks)
+	if w := stepsNotOnEveryRank(res.Ranks); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	res.Summary = summarize(res.Ranks)
 	res.Summary.RanksExpected = worldSize(c)
 	var collWarnings []string
@@ -519,14 +522,13 @@ func flagRanksMissingSteps(ranks []RankResult) {
 	all = slices.Compact(all)
 	for i := range ranks {
 		rr := &ranks[i]
-		if rr.Source != SourceTimeline || rr.Format == profile.FormatKineto || len(rr.Steps) < 2 {
+		lo, hi, ok := missingStepRange(*rr)
+		if !ok {
 			continue
 		}
 		have := make(map[int]bool, len(rr.Steps))
-		lo, hi := rr.Steps[0].Step, rr.Steps[0].Step
 		for _, st := range rr.Steps {
 			have[st.Step] = true
-			lo, hi = min(lo, st.Step), max(hi, st.Step)
 		}
 		var missing []int
 		for _, step := range all {
@@ -540,6 +542,19 @@ func flagRanksMissingSteps(ranks []RankResult) {
 				rr.Dir, ranklist.Format(missing)))
 		}
 	}
+}
+
+// missingStepRange is the span of a rank's steps in which flagRanksMissingSteps looks
+// for missing markers, exclusive; ok is false for a rank it does not look at.
+func missingStepRange(rr RankResult) (lo, hi int, ok bool) {
+	if rr.Source != SourceTimeline || rr.Format == profile.FormatKineto || len(rr.Steps) < 2 {
+		return 0, 0, false
+	}
+	lo, hi = rr.Steps[0].Step, rr.Steps[0].Step
+	for _, st := range rr.Steps {
+		lo, hi = min(lo, st.Step), max(hi, st.Step)
+	}
+	return lo, hi, true
 }
 
 func flagRanksWithoutSteps(ranks []RankResult) {

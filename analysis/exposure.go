@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,9 +19,10 @@ import (
 //     op is point-to-point or its group joins ranks of different pipeline stages, and
 //     waiting for a straggler otherwise;
 //   - waiting for ranks that were not profiled: in a group some of whose members were
-//     not profiled, the rest of E − moving. The fastest profiled rank may itself have
-//     waited for an unprofiled one, and nothing measured separates that wait from the
-//     op's own synchronisation, so this part is an upper bound;
+//     not profiled, or have no profile of the op's step (groupStepGaps), the rest of
+//     E − moving. The fastest profiled rank may itself have waited for an unprofiled
+//     one, and nothing measured separates that wait from the op's own
+//     synchronisation, so this part is an upper bound;
 //   - the rest: synchronisation, handshakes and idle time within the op (in a group
 //     whose members were all profiled, or of one rank).
 //
@@ -102,6 +104,10 @@ type UnprofiledGroup struct {
 	// AtLeast says MissingCount is a lower bound: the group's size is known only from
 	// the ranks its tasks name, or a profiled rank without op records may be a member.
 	AtLeast bool
+	// StepGapRanks are profiled members with no profile of some steps in which the
+	// group's ops ran (GapSteps): its collectives of those steps may have waited for
+	// them unseen (the ranks profiled different steps).
+	StepGapRanks, GapSteps []int
 }
 
 // exposure computes the split from the merged ops.
@@ -111,10 +117,11 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 	for _, r := range ranks {
 		profiled[r.Rank] = true
 	}
-	unprofiled := unprofiledGroups(ops, groups, colls, profiled)
+	gaps := groupStepGaps(ops, ranks)
+	unprofiled := unprofiledGroups(ops, groups, colls, profiled, gaps)
 	incomplete := map[string]bool{}
 	for _, g := range unprofiled {
-		incomplete[g.Group] = true
+		incomplete[g.Group] = g.MissingCount > 0
 	}
 	out.Unprofiled = unprofiled
 	crossStage := crossStageGroups(groups, pls)
@@ -170,7 +177,7 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		} else {
 			p.straggler += cw
 		}
-		if incomplete[o.Group] {
+		if incomplete[o.Group] || len(gaps[o.Group][o.Step]) > 0 {
 			p.unprofiled += rest
 		} else {
 			p.other += rest
@@ -235,8 +242,9 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 
 // unprofiledGroups lists the groups with members that were not profiled: from the
 // members parallel_group_info names, else from the group's size (the collectives
-// table's, which reads communication_matrix.json too) against the ranks seen in it.
-func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled map[int]bool) []UnprofiledGroup {
+// table's, which reads communication_matrix.json too) against the ranks seen in it;
+// and the groups with profiled members that lack some of its steps (gaps).
+func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled map[int]bool, gaps map[string]map[int][]int) []UnprofiledGroup {
 	size := map[string]int{}
 	atLeast := map[string]bool{}
 	for _, c := range colls {
@@ -278,7 +286,14 @@ func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled
 			ug.Size, ug.AtLeast = size[g.Key], atLeast[g.Key] || opless > 0
 			ug.MissingCount = max(0, ug.Size-len(seen[g.Key])-opless)
 		}
-		if ug.MissingCount > 0 {
+		for step, absent := range gaps[g.Key] {
+			ug.GapSteps = append(ug.GapSteps, step)
+			ug.StepGapRanks = append(ug.StepGapRanks, absent...)
+		}
+		slices.Sort(ug.GapSteps)
+		slices.Sort(ug.StepGapRanks)
+		ug.StepGapRanks = slices.Compact(ug.StepGapRanks)
+		if ug.MissingCount > 0 || len(ug.GapSteps) > 0 {
 			out = append(out, ug)
 		}
 	}
