@@ -103,13 +103,17 @@ func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
 		if _, ok := stepsOf[o.Rank]; !ok {
 			continue
 		}
-		if l := members[o.Group]; !slices.Contains(l, o.Rank) {
+		if l := members[o.Group]; len(l) == 0 || l[len(l)-1] != o.Rank { // ops come rank by rank
 			members[o.Group] = append(l, o.Rank)
 		}
 		if opSteps[o.Group] == nil {
 			opSteps[o.Group] = map[int]bool{}
 		}
 		opSteps[o.Group][o.Step] = true
+	}
+	for g, l := range members {
+		slices.Sort(l)
+		members[g] = slices.Compact(l)
 	}
 	var out map[string]map[int][]int
 	for g, steps := range opSteps {
@@ -129,7 +133,6 @@ func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
 			if out[g] == nil {
 				out[g] = map[int][]int{}
 			}
-			slices.Sort(absent)
 			out[g][step] = absent
 		}
 	}

@@ -46,6 +46,9 @@ type RankInput struct {
 	// missing says why a directory that states its rank (a profiler_info file) holds no
 	// profile; LoadRank reports it as the rank's problem.
 	missing string
+	// conflicts say which other inputs claimed this rank while profiling at the same
+	// time (rankClaim); LoadRank reports them as the rank's problems.
+	conflicts []string
 }
 
 // Inputs is what discovery found.
@@ -465,6 +468,16 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 			byRank[ri.Rank] = ri
 			continue
 		}
+		if cp, cr := claimOf(prev), claimOf(ri); cp.concurrent(cr) {
+			// Both are read: the first found keeps the rank, the other is numbered
+			// after the known ones.
+			prev.conflicts = append(prev.conflicts, conflictProblem(ri.Rank, ri.Dir, cp, cr))
+			byRank[ri.Rank] = prev
+			ri.conflicts = append(ri.conflicts, conflictProblem(ri.Rank, prev.Dir, cr, cp))
+			ri.Rank = -1
+			unranked = append(unranked, ri)
+			continue
+		}
 		keep, drop := prev, ri
 		why := "older, by the timestamp in its name"
 		kk, tk := nameTime(prev.Dir)
@@ -490,7 +503,11 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 	sort.Slice(unranked, func(i, j int) bool { return unranked[i].Dir < unranked[j].Dir })
 	for _, ri := range unranked {
 		ri.Rank = next
-		*notes = append(*notes, fmt.Sprintf("%s: no profiler_info_<rank>.json; numbered rank %d", ri.Dir, next))
+		if len(ri.conflicts) > 0 {
+			ri.conflicts[len(ri.conflicts)-1] += fmt.Sprintf("; read as rank %d", next)
+		} else {
+			*notes = append(*notes, fmt.Sprintf("%s: no profiler_info_<rank>.json; numbered rank %d", ri.Dir, next))
+		}
 		next++
 		out = append(out, ri)
 	}

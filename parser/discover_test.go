@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -315,4 +316,55 @@ func TestDiscoverKinetoCycles(t *testing.T) {
 		assert.Equal(t, tc.kind, kind, tc.name)
 		assert.Equal(t, tc.ts, ts, tc.name)
 	}
+}
+
+// Two processes that claim one rank while profiling at the same time cannot both be
+// it: each node wrote its local rank (or two jobs are mixed). Both are read and
+// incomplete, the second numbered after the known ranks; before, the other was
+// dropped as an older duplicate and half such a job was analysed with exit 0. The
+// same process's cycles, and a re-run an hour later, are still duplicates.
+func TestDiscoverRankClaimedTwiceAtOnce(t *testing.T) {
+	root := t.TempDir()
+	mkRank(t, root, "node0_100_20250101000000001_ascend_pt", 0)
+	a := mkRank(t, root, "node0_101_20250101000000001_ascend_pt", 1)
+	b := mkRank(t, root, "node1_100_20250101000004500_ascend_pt", 1) // 4.5 s later
+	// Rank 2: a re-run on another node, an hour later by its collection's end (the
+	// names' dates alone are a second apart).
+	early := mkRank(t, root, "node0_102_20250101000000001_ascend_pt", 2)
+	rerun := mkRank(t, root, "node1_300_20250101000001000_ascend_pt", 2)
+	for dir, endNs := range map[string]int64{early: 1735689600000000000, rerun: 1735693200000000000} {
+		info := fmt.Sprintf(`{"rank_id": 2, "end_info": {"collectionTimeEnd": %d}}`, endNs)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "profiler_info_2.json"), []byte(info), 0o644))
+	}
+
+	in, err := Discover([]string{root})
+	require.NoError(t, err)
+	require.Len(t, in.Ranks, 4)
+	assert.Equal(t, []string{a, b}, []string{in.Ranks[1].Dir, in.Ranks[3].Dir})
+	assert.Equal(t, rerun, in.Ranks[2].Dir, "the re-run's later collection is kept")
+	assert.Equal(t, []string{"skipped " + early + ": duplicate of rank 2 (" + rerun + "), older, by the timestamp in its name"}, in.Notes)
+
+	c, err := LoadCluster([]string{root}, LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 4)
+	assert.Empty(t, c.Ranks[0].Problems)
+	assert.Empty(t, c.Ranks[2].Problems)
+	assert.Equal(t, []string{"rank 1 is claimed also by " + b + ", which another process (node1_100) profiled at the same time (4.499s apart): " +
+		"the job's rank ids are not its global ranks (local ranks, or two jobs mixed), so which rank each is is not known"}, c.Ranks[1].Problems)
+	require.Len(t, c.Ranks[3].Problems, 1)
+	assert.Equal(t, b, c.Ranks[3].Dir)
+	assert.Contains(t, c.Ranks[3].Problems[0], "rank 1 is claimed also by "+a+", which another process (node0_101)")
+	assert.True(t, strings.HasSuffix(c.Ranks[3].Problems[0], "; read as rank 3"), c.Ranks[3].Problems[0])
+
+	// Kineto: two workers' traces that both say rank 1, written 3 s apart.
+	dir := t.TempDir()
+	k1 := filepath.Join(dir, "gpu-a_77.1700000000000.pt.trace.json")
+	k2 := filepath.Join(dir, "gpu-b_78.1700000003000.pt.trace.json")
+	require.NoError(t, os.WriteFile(k1, []byte(miniKineto), 0o644))
+	require.NoError(t, os.WriteFile(k2, []byte(miniKineto), 0o644))
+	kc, err := LoadCluster([]string{dir}, LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, kc.Ranks, 2)
+	assert.Contains(t, kc.Ranks[0].Problems[0], "which another process (gpu-b_78) profiled at the same time (3s apart)")
+	assert.Contains(t, kc.Ranks[1].Problems[0], "; read as rank 2")
 }

@@ -379,6 +379,27 @@ func readMsprofInfo(dev *MsprofDevice) error {
 	return nil
 }
 
+// msprofClaim is a device's claim of its rank (rankClaim): its host and device number,
+// and the date in its PROF directory's name; no worker without a host (data before
+// CANN 8 may have none), where only devices of one PROF directory are known to be
+// different devices.
+func msprofClaim(d MsprofDevice) rankClaim {
+	host := cmp.Or(d.HostUID, d.Host)
+	if host == "" {
+		return rankClaim{}
+	}
+	c := rankClaim{worker: fmt.Sprintf("host %s device %d", host, d.Device)}
+	c.atNs, _ = date17Ns(strconv.FormatInt(d.Timestamp, 10))
+	return c
+}
+
+func joinProblems(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
 // AssignMsprofRanks numbers msprof devices as msprof-analyze does (docs/formats.md §1.5)
 // and drops duplicates:
 //
@@ -402,6 +423,7 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 	}
 	byRank := map[int]int{} // rank → index into kept
 	var kept, unknown []MsprofDevice
+	conflicts := 0
 	for _, d := range devs {
 		if d.RankID < 0 {
 			unknown = append(unknown, d)
@@ -415,6 +437,20 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 			continue
 		}
 		old := kept[i]
+		co, cd := msprofClaim(old), msprofClaim(d)
+		if old.ProfDir == d.ProfDir && old.Device != d.Device {
+			// Two devices of one collection, whatever their hosts say.
+			co = rankClaim{worker: fmt.Sprintf("device %d", old.Device), atNs: 1}
+			cd = rankClaim{worker: fmt.Sprintf("device %d", d.Device), atNs: 1}
+		}
+		if co.concurrent(cd) {
+			// Two devices of one collection: both are read (claims.go).
+			kept[i].Problem = joinProblems(old.Problem, conflictProblem(d.Rank, label(d), co, cd))
+			d.Problem = joinProblems(d.Problem, conflictProblem(d.Rank, label(old), cd, co)+"; numbered as a device without a rank_id")
+			unknown = append(unknown, d)
+			conflicts++
+			continue
+		}
 		if d.Timestamp > old.Timestamp || (d.Timestamp == old.Timestamp && d.ProfDir > old.ProfDir) {
 			kept[i], old = d, kept[i]
 		}
@@ -463,8 +499,12 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 		kept = append(kept, *d)
 	}
 	if len(keyed) > 0 {
-		notes = append(notes, fmt.Sprintf("%d msprof device(s) without a rank_id (-1 in info.json.N, or no info.json.N in an export without its PROF directory): numbered in (hostUid, device) order from %s (rank %d), as msprof-analyze does",
-			len(keyed), label(keyed[0]), keyed[0].Rank))
+		claimed := ""
+		if conflicts > 0 {
+			claimed = fmt.Sprintf("; %d of them with a rank_id another device claimed at the same time", conflicts)
+		}
+		notes = append(notes, fmt.Sprintf("%d msprof device(s) without a rank_id (-1 in info.json.N, or no info.json.N in an export without its PROF directory%s): numbered in (hostUid, device) order from %s (rank %d), as msprof-analyze does",
+			len(keyed), claimed, label(keyed[0]), keyed[0].Rank))
 	}
 	slices.SortStableFunc(kept, func(a, b MsprofDevice) int { return cmp.Compare(a.Rank, b.Rank) })
 	return kept, notes

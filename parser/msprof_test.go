@@ -2,6 +2,7 @@ package parser
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -664,6 +665,50 @@ func TestAssignMsprofRanks(t *testing.T) {
 		assert.Equal(t, "b/"+late, kept[1].ProfDir, "the latest directory of a rank is kept")
 		assert.Equal(t, "d/"+early, kept[2].ProfDir, "an unset rank takes the first free number")
 		assert.Contains(t, strings.Join(notes, "\n"), "a/"+early+" device_0 ignored")
+	})
+	// Devices that claim one rank while collecting at the same time are different
+	// devices: the job's rank ids are not global. Both are kept and incomplete; a
+	// device of another host an hour later is a re-run, and the latest is kept.
+	t.Run("one rank claimed at the same time", func(t *testing.T) {
+		const soon = "PROF_000001_20250109074750000_CCCCCCCCCCCCCCCC" // 17 s after early
+		devs := []MsprofDevice{dev("a/"+early, 0, 0, ""), dev("a/"+early, 1, 0, ""), dev("h1/"+early, 0, 2, "h1"), dev("h2/"+soon, 0, 2, "h2"),
+			dev("h1/"+early, 1, 3, "h1"), dev("h2/"+late, 1, 3, "h2")}
+		kept, notes := AssignMsprofRanks(devs)
+		require.Len(t, kept, 5)
+		got := map[string]MsprofDevice{}
+		for _, d := range kept {
+			got[fmt.Sprintf("%s %d", d.ProfDir, d.Device)] = d
+		}
+		assert.Equal(t, 0, got["a/"+early+" 0"].Rank)
+		assert.Equal(t, 1, got["a/"+early+" 1"].Rank, "the second claimant takes the first free number")
+		assert.Equal(t, "rank 0 is claimed also by a/"+early+" device_1, which another process (device 1) profiled at the same time (0s apart): "+
+			"the job's rank ids are not its global ranks (local ranks, or two jobs mixed), so which rank each is is not known", got["a/"+early+" 0"].Problem)
+		assert.Contains(t, got["a/"+early+" 1"].Problem, "rank 0 is claimed also by a/"+early+" device_0, which another process (device 0)")
+		assert.Equal(t, 2, got["h1/"+early+" 0"].Rank)
+		assert.Equal(t, 4, got["h2/"+soon+" 0"].Rank)
+		assert.Contains(t, got["h2/"+soon+" 0"].Problem, "(host h1 device 0) profiled at the same time (17s apart)")
+		assert.Contains(t, got["h2/"+soon+" 0"].Problem, "; numbered as a device without a rank_id")
+		assert.Equal(t, 3, got["h2/"+late+" 1"].Rank, "an hour later: a re-run, the latest kept")
+		assert.Empty(t, got["h2/"+late+" 1"].Problem)
+		assert.Contains(t, strings.Join(notes, "\n"), "h1/"+early+" device_1 ignored")
+	})
+	t.Run("generated cluster with local rank ids", func(t *testing.T) {
+		_, dir := genMsprof(t, "demo-2server-8rank", nil)
+		var devs []MsprofDevice
+		for _, p := range msprofProfDirs(t, dir) {
+			d, err := ScanMsprofDir(p)
+			require.NoError(t, err)
+			require.Len(t, d, 1)
+			d[0].RankID %= 4 // each server's devices numbered 0-3
+			d[0].Rank = d[0].RankID
+			devs = append(devs, d...)
+		}
+		kept, _ := AssignMsprofRanks(devs)
+		require.Len(t, kept, 8, "before, one server's four devices were dropped as older duplicates")
+		for i, d := range kept {
+			assert.Equal(t, i, d.Rank)
+			assert.Contains(t, d.Problem, fmt.Sprintf("rank %d is claimed also by ", d.RankID))
+		}
 	})
 	t.Run("generated cluster with rank ids cleared", func(t *testing.T) {
 		_, dir := genMsprof(t, "demo-2server-8rank", nil)
