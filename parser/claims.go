@@ -1,11 +1,14 @@
 package parser
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Two inputs that claim one rank are usually a re-run (or an earlier profiling cycle)
@@ -41,39 +44,91 @@ func (a rankClaim) concurrent(b rankClaim) bool {
 	return d > -concurrentWindowNs && d < concurrentWindowNs
 }
 
-// claimOf is the claim of a torch_npu or MindSpore rank directory, or of a Kineto
-// trace; the zero claim for other inputs. A directory's time is its profiler_info's
-// end of collection (end_info.collectionTimeEnd, ns since the epoch) when it has one,
-// else the date in its name.
+// claimOf is the claim of a rank input: of a torch_npu or MindSpore rank directory, a
+// Kineto trace, or a rank summary (the claim of the input it summarises, from its
+// header); the zero claim for others (msprof devices are compared in
+// AssignMsprofRanks).
 func claimOf(ri RankInput) rankClaim {
-	base := filepath.Base(ri.Dir)
-	if ri.Kineto != "" {
-		for _, suffix := range []string{".pt.trace.json", ".pt.trace.json.gz"} {
-			if stem, ok := strings.CutSuffix(base, suffix); ok {
-				if i := strings.LastIndexByte(stem, '.'); i > 0 {
-					if _, ts := nameTime(ri.Dir); ts > 0 {
-						return rankClaim{worker: stem[:i], atNs: epochNs(ts)}
-					}
+	switch {
+	case ri.RankSummary != "":
+		return ri.claim
+	case ri.Kineto != "":
+		return kinetoClaim(ri.Dir)
+	case ri.Msprof != nil || ri.Summary != nil:
+		return rankClaim{}
+	}
+	return dirClaim(ri.Dir, ri.InfoFile)
+}
+
+// claimOfRank is the claim of a loaded rank, which its summary carries.
+func claimOfRank(r *profile.Rank) rankClaim {
+	switch r.Format {
+	case profile.FormatKineto:
+		return kinetoClaim(r.Dir)
+	case profile.FormatMsprof, profile.FormatMsprofDB:
+		host := cmp.Or(r.Info.HostUID, r.Info.Host)
+		if host == "" || r.Info.Device == nil {
+			return rankClaim{}
+		}
+		device, ok := strings.CutPrefix(filepath.Dir(r.Info.Device.File), "device_")
+		n, err := strconv.Atoi(device)
+		if !ok || err != nil {
+			return rankClaim{}
+		}
+		parts := strings.Split(filepath.Base(r.Dir), "_")
+		if len(parts) != 4 {
+			return rankClaim{}
+		}
+		at, _ := date17Ns(parts[2])
+		return rankClaim{worker: msprofWorker(host, n), atNs: at}
+	case profile.FormatMsprofAnalyze, profile.FormatSummary:
+		return rankClaim{}
+	}
+	info := ""
+	for _, f := range r.FilesUsed {
+		if b := filepath.Base(f); f == b && strings.HasPrefix(b, "profiler_info") && strings.HasSuffix(b, ".json") {
+			info = filepath.Join(r.Dir, f)
+		}
+	}
+	return dirClaim(r.Dir, info)
+}
+
+// kinetoClaim reads {worker}.{time}.pt.trace.json(.gz).
+func kinetoClaim(path string) rankClaim {
+	base := filepath.Base(path)
+	for _, suffix := range []string{".pt.trace.json", ".pt.trace.json.gz"} {
+		if stem, ok := strings.CutSuffix(base, suffix); ok {
+			if i := strings.LastIndexByte(stem, '.'); i > 0 {
+				if _, ts := nameTime(path); ts > 0 {
+					return rankClaim{worker: stem[:i], atNs: epochNs(ts)}
 				}
 			}
 		}
-		return rankClaim{}
 	}
-	if ri.Msprof != nil || ri.Summary != nil || ri.RankSummary != "" {
-		return rankClaim{}
-	}
-	parts := strings.Split(base, "_")
+	return rankClaim{}
+}
+
+// dirClaim reads a {worker}_{date}_ascend_pt (or _ascend_ms) directory: its time is
+// its profiler_info's end of collection (end_info.collectionTimeEnd, ns since the
+// epoch) when it has one, else the date in its name.
+func dirClaim(dir, infoFile string) rankClaim {
+	parts := strings.Split(filepath.Base(dir), "_")
 	if len(parts) < 4 || parts[len(parts)-2] != "ascend" || len(parts[len(parts)-3]) != 17 {
 		return rankClaim{}
 	}
 	c := rankClaim{worker: strings.Join(parts[:len(parts)-3], "_")}
-	if ri.InfoFile != "" {
-		c.atNs = collectionEndNs(ri.InfoFile)
+	if infoFile != "" {
+		c.atNs = collectionEndNs(infoFile)
 	}
 	if c.atNs == 0 {
 		c.atNs, _ = date17Ns(parts[len(parts)-3])
 	}
 	return c
+}
+
+// msprofWorker names an msprof device as a claimant.
+func msprofWorker(host string, device int) string {
+	return fmt.Sprintf("host %s device %d", host, device)
 }
 
 // epochNs reads a Kineto file name's time, in ms (older PyTorch), µs or ns since the

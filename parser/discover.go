@@ -49,6 +49,11 @@ type RankInput struct {
 	// conflicts say which other inputs claimed this rank while profiling at the same
 	// time (rankClaim); LoadRank reports them as the rank's problems.
 	conflicts []string
+	// claim is a rank summary's claim of its rank, from its header.
+	claim rankClaim
+	// claimed is the rank the input said it was when another input claimed it too
+	// (len(conflicts) > 0): Rank is that rank, or the number discovery gave it anew.
+	claimed int
 }
 
 // Inputs is what discovery found.
@@ -472,9 +477,10 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 			// Both are read: the first found keeps the rank, the other is numbered
 			// after the known ones.
 			prev.conflicts = append(prev.conflicts, conflictProblem(ri.Rank, ri.Dir, cp, cr))
+			prev.claimed = prev.Rank
 			byRank[ri.Rank] = prev
 			ri.conflicts = append(ri.conflicts, conflictProblem(ri.Rank, prev.Dir, cr, cp))
-			ri.Rank = -1
+			ri.claimed, ri.Rank = ri.Rank, -1
 			unranked = append(unranked, ri)
 			continue
 		}

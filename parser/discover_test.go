@@ -356,6 +356,26 @@ func TestDiscoverRankClaimedTwiceAtOnce(t *testing.T) {
 	assert.Contains(t, c.Ranks[3].Problems[0], "rank 1 is claimed also by "+a+", which another process (node0_101)")
 	assert.True(t, strings.HasSuffix(c.Ranks[3].Problems[0], "; read as rank 3"), c.Ranks[3].Problems[0])
 
+	// Summarised where they lie, one node at a time (each alone is no conflict), and
+	// gathered: the summaries carry their claims, and analyze reads both.
+	gathered := t.TempDir()
+	for i, dir := range []string{a, b} {
+		one, err := Discover([]string{dir})
+		require.NoError(t, err)
+		require.Len(t, one.Ranks, 1)
+		r := LoadRank(one.Ranks[0])
+		require.Empty(t, r.Problems)
+		out := filepath.Join(gathered, fmt.Sprintf("node%d", i))
+		require.NoError(t, os.MkdirAll(out, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(out, RankSummaryName(r.Rank)), summaryBytes(t, r, nil), 0o644))
+	}
+	sc, err := LoadCluster([]string{gathered}, LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, sc.Ranks, 2, "before, one summary was skipped as a duplicate")
+	assert.Contains(t, sc.Ranks[0].Problems[0], "which another process (node1_100) profiled at the same time (4.499s apart)")
+	assert.Contains(t, sc.Ranks[1].Problems[0], "which another process (node0_101) profiled at the same time (4.499s apart)")
+	assert.True(t, strings.HasSuffix(sc.Ranks[1].Problems[0], "; read as rank 2"), sc.Ranks[1].Problems[0])
+
 	// Kineto: two workers' traces that both say rank 1, written 3 s apart.
 	dir := t.TempDir()
 	k1 := filepath.Join(dir, "gpu-a_77.1700000000000.pt.trace.json")

@@ -388,7 +388,7 @@ func msprofClaim(d MsprofDevice) rankClaim {
 	if host == "" {
 		return rankClaim{}
 	}
-	c := rankClaim{worker: fmt.Sprintf("host %s device %d", host, d.Device)}
+	c := rankClaim{worker: msprofWorker(host, d.Device)}
 	c.atNs, _ = date17Ns(strconv.FormatInt(d.Timestamp, 10))
 	return c
 }

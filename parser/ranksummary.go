@@ -29,8 +29,10 @@ const (
 	// before. Raise it when the body changes in any way an older reader would misread.
 	// Version 2 writes group rank lists as steps (summaryParallelGroup.RankSteps);
 	// version 3 the rank's host from msprof's info.json (Info.Host, Info.HostUID),
-	// which a version-2 reader would refuse as an unknown field.
-	RankSummaryVersion = 3
+	// which a version-2 reader would refuse as an unknown field; version 4 the
+	// header's claim of the rank (Worker, AtNs), with which analyze tells two
+	// processes' claims of one rank from a re-run.
+	RankSummaryVersion = 4
 	// maxSummaryHeader bounds the header line a reader accepts.
 	maxSummaryHeader = 1 << 20
 )
@@ -50,6 +52,10 @@ type summaryHeader struct {
 	Format  profile.Format `json:"format"`
 	Version int            `json:"version"`
 	Rank    int            `json:"rank"`
+	// Worker and AtNs are the summarised input's claim of its rank (rankClaim): the
+	// process that profiled it and when; absent when the input does not say.
+	Worker string `json:"worker,omitempty"`
+	AtNs   int64  `json:"at_ns,omitempty"`
 	// Notes are the discovery remarks of the run that wrote this summary (a rank
 	// numbered for want of its profiler_info, a duplicate skipped), carried by the
 	// lowest rank of that run so that a report from summaries keeps them.
@@ -270,7 +276,9 @@ func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	// first deflate block, that was decompressed too, thousands of times.
 	zw := summaryWriters.Get().(*gzip.Writer)
 	defer summaryWriters.Put(zw)
-	for _, v := range []any{summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Notes: notes}, b} {
+	claim := claimOfRank(r)
+	header := summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Worker: claim.worker, AtNs: claim.atNs, Notes: notes}
+	for _, v := range []any{header, b} {
 		zw.Reset(w)
 		if err := encodeMembers(zw, v); err != nil {
 			return err
@@ -366,6 +374,17 @@ func readSummaryHeader(path string, br *bufio.Reader) (summaryHeader, int64, err
 // checkSummaryHeader decodes and checks a summary's header line.
 func checkSummaryHeader(path string, line []byte) (summaryHeader, error) {
 	var h summaryHeader
+	// The version is read before the fields are held to this version's: a later
+	// version's header may have fields this one does not know, and is refused by its
+	// version, not as foreign.
+	var v struct {
+		Format  profile.Format `json:"format"`
+		Version int            `json:"version"`
+	}
+	if err := json.Unmarshal(line, &v); err == nil && v.Format == profile.FormatSummary && v.Version > RankSummaryVersion {
+		h.Format, h.Version = v.Format, v.Version
+		return h, summaryError(path, 0, "summary version %d; this hcclprof reads versions 1 to %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, RankSummaryVersion)
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil || h.Format != profile.FormatSummary {
@@ -376,6 +395,12 @@ func checkSummaryHeader(path string, line []byte) (summaryHeader, error) {
 	}
 	if h.Rank < 0 {
 		return h, summaryError(path, 0, "rank %d is impossible", h.Rank)
+	}
+	if h.Version < 4 && (h.Worker != "" || h.AtNs != 0) {
+		return h, summaryError(path, 0, "a claim of its rank (worker, at_ns) in a version %d summary: no writer of that version wrote one", h.Version)
+	}
+	if h.AtNs < 0 {
+		return h, summaryError(path, 0, "at_ns %d is impossible", h.AtNs)
 	}
 	return h, nil
 }
@@ -589,7 +614,7 @@ func sortedByStart(ivs []profile.Interval) bool {
 func rankSummaryInput(path string) RankInput {
 	h, err := sniffRankSummary(path)
 	if err == nil {
-		return RankInput{Rank: h.Rank, Dir: path, RankSummary: path, notes: h.Notes}
+		return RankInput{Rank: h.Rank, Dir: path, RankSummary: path, notes: h.Notes, claim: rankClaim{worker: h.Worker, atNs: h.AtNs}}
 	}
 	rank := -1
 	if m := summaryNameRank.FindStringSubmatch(filepath.Base(path)); m != nil {
@@ -608,10 +633,14 @@ func loadRankSummary(ri RankInput) *profile.Rank {
 		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatSummary, Info: profile.Info{RankID: -1},
 			Problems: []string{err.Error()}}
 	}
-	if r.Rank != ri.Rank {
-		// Discovery numbered it from its header; only a file changed in between differs.
-		r.Problems = append(r.Problems, fmt.Sprintf("%s: changed while read (rank %d, then %d)", ri.RankSummary, ri.Rank, r.Rank))
-		r.Rank = ri.Rank
+	header := ri.Rank
+	if len(ri.conflicts) > 0 {
+		header = ri.claimed // numbered anew: another input claimed its rank too
 	}
+	if r.Rank != header {
+		// Discovery numbered it from its header; only a file changed in between differs.
+		r.Problems = append(r.Problems, fmt.Sprintf("%s: changed while read (rank %d, then %d)", ri.RankSummary, header, r.Rank))
+	}
+	r.Rank = ri.Rank
 	return r
 }

@@ -63,7 +63,10 @@ func TestRankSummaryRoundTrip(t *testing.T) {
 	in, err := Discover([]string{dir})
 	require.NoError(t, err)
 	require.Len(t, in.Ranks, 1)
-	assert.Equal(t, RankInput{Rank: 2, Dir: path, RankSummary: path}, in.Ranks[0])
+	claim := claimOfRank(r)
+	assert.NotEmpty(t, claim.worker, "the header carries who profiled the rank, and when")
+	assert.Positive(t, claim.atNs)
+	assert.Equal(t, RankInput{Rank: 2, Dir: path, RankSummary: path, claim: claim}, in.Ranks[0])
 	assert.Equal(t, []string{"a note"}, in.Notes)
 	assert.Equal(t, r, LoadRank(in.Ranks[0]))
 }
@@ -94,8 +97,10 @@ func TestDamagedRankSummaries(t *testing.T) {
 		{"truncated gzip", good[:len(good)/2], "the file is truncated"},
 		{"truncated in the header", good[:12], "the file is truncated"},
 		{"bad JSON", gzipLines(header, `{"Dir": "x", "Compute": [1, 2,, 3]}`), "byte 82 of the decompressed summary: invalid character ','"},
-		{"later version", gzipLines(`{"format":"hcclprof-summary","version":4,"rank":2}`, `{}`), "summary version 4; this hcclprof reads versions 1 to 3"},
-		{"version 0", gzipLines(`{"format":"hcclprof-summary","version":0,"rank":2}`, `{}`), "summary version 0; this hcclprof reads versions 1 to 3"},
+		{"later version", gzipLines(`{"format":"hcclprof-summary","version":5,"rank":2}`, `{}`), "summary version 5; this hcclprof reads versions 1 to 4"},
+		{"a claim in version 3", gzipLines(`{"format":"hcclprof-summary","version":3,"rank":2,"worker":"h_1","at_ns":5}`, `{}`), "a claim of its rank (worker, at_ns) in a version 3 summary"},
+		{"later version with fields this one lacks", gzipLines(`{"format":"hcclprof-summary","version":7,"rank":2,"future":true}`, `{}`), "summary version 7; this hcclprof reads versions 1 to 4"},
+		{"version 0", gzipLines(`{"format":"hcclprof-summary","version":0,"rank":2}`, `{}`), "summary version 0; this hcclprof reads versions 1 to 4"},
 		{"rank steps in version 1", gzipLines(`{"format":"hcclprof-summary","version":1,"rank":2}`,
 			`{"Format":"torch_npu-text","Metadata":{"ParallelGroups":[{"Name":"dp","RankSteps":[0,1]}]}}`), "RankSteps in a version 1 summary"},
 		{"ranks twice", gzipLines(header2, `{"Format":"torch_npu-text","Metadata":{"ParallelGroups":[{"Name":"dp","GlobalRanks":[0,1],"RankSteps":[0,1]}]}}`),
