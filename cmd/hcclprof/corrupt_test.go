@@ -331,6 +331,24 @@ func corruptCases() []corruptCase {
 				assert.NotContains(t, stdout, "rank 1: ", "rank 1's file is whole")
 			}},
 		{name: "communication.json truncated", base: text, mutate: cutHalf(commRel), code: 3, reason: "communication.json"},
+		// The second server's ranks wrote their local rank (0-3), as when RANK_ID is set
+		// per node: four of the eight were dropped as "older duplicates", exit 0.
+		{name: "local rank ids on the second server", base: text, code: 3, reason: "claimed also by",
+			mutate: func(t *testing.T, run string) {
+				infos, _ := filepath.Glob(filepath.Join(run, "node1_*", "profiler_info_*.json"))
+				require.Len(t, infos, 4)
+				for _, p := range infos {
+					var global int
+					_, err := fmt.Sscanf(filepath.Base(p), "profiler_info_%d.json", &global)
+					require.NoError(t, err)
+					b := readFile(t, p)
+					local := []byte(fmt.Sprintf(`"rank_id": %d`, global-4))
+					fixed := bytes.Replace(b, []byte(fmt.Sprintf(`"rank_id": %d`, global)), local, 1)
+					require.NotEqual(t, b, fixed, p)
+					require.NoError(t, os.Remove(p))
+					writeFile(t, filepath.Join(filepath.Dir(p), fmt.Sprintf("profiler_info_%d.json", global-4)), fixed)
+				}
+			}},
 		{name: "trace_view.json empty", base: text, mutate: empty(traceRel), code: 3, reason: "trace_view.json"},
 		{name: "step_trace_time.csv empty", base: text, mutate: empty(stepRel), code: 3, reason: "step_trace_time.csv"},
 		// Without step rows the breakdown is measured from the timeline alone.
