@@ -428,15 +428,16 @@ func prose(s string) template.HTML {
 }
 
 var htmlFuncs = template.FuncMap{
-	"pct":   func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) },
-	"ms":    func(ns int64) string { return units.FormatMs(float64(ns)) },
-	"nsms":  units.FormatMs,
-	"usms":  func(us float64) string { return fmt.Sprintf("%.3f", us/1e3) },
-	"upper": strings.ToUpper,
-	"f1":    func(x float64) string { return fmt.Sprintf("%.1f", x) },
-	"apply": apply,
-	"prose": prose,
-	"group": analysis.GroupKeyText,
+	"pct":     func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) },
+	"ranksOf": ranksOfExpected,
+	"ms":      func(ns int64) string { return units.FormatMs(float64(ns)) },
+	"nsms":    units.FormatMs,
+	"usms":    func(us float64) string { return fmt.Sprintf("%.3f", us/1e3) },
+	"upper":   strings.ToUpper,
+	"f1":      func(x float64) string { return fmt.Sprintf("%.1f", x) },
+	"apply":   apply,
+	"prose":   prose,
+	"group":   analysis.GroupKeyText,
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`{{define "chart"}}<svg id="{{.ID}}" class="chart" viewBox="0 0 {{f1 .W}} {{f1 .H}}" width="{{f1 .W}}" height="{{f1 .H}}" role="img" aria-label="{{.Label}}">
@@ -459,7 +460,7 @@ line.axis,line.tick{stroke:#444;stroke-width:1}line.grid{stroke:#e4e4e4;stroke-w
 </style></head><body>
 <h1>hcclprof: {{.Verdict}}</h1>
 <p>exposed communication (comm_share) <b>{{pct .Summary.CommShare}}</b> · all communication {{pct .Summary.CommTotalShare}} ·
-overlapped {{with .Summary.OverlapRatio}}{{pct .}}{{else}}- (no communication){{end}} · mean step {{ms .Summary.StepTimeNs}} ms · {{.Summary.Ranks}} ranks × {{.Summary.Steps}} steps</p>
+overlapped {{with .Summary.OverlapRatio}}{{pct .}}{{else}}- (no communication){{end}} · mean step {{ms .Summary.StepTimeNs}} ms · {{ranksOf .Summary}} ranks × {{.Summary.Steps}} steps</p>
 {{with .Doc.Advice}}{{if .Findings}}<h2>Findings</h2><ul>{{range .Findings}}<li><span class="{{upper (printf "%s" .Severity)}}">{{upper (printf "%s" .Severity)}}</span> {{prose .Title}}<br><small>{{prose .Evidence}}</small></li>{{end}}</ul>{{end}}
 {{if .Recommendations}}<h2>What to do</h2><table><tr><th class="l">change</th><th>predicted step (ms)</th><th>comm_share</th><th>gain (ms)</th><th class="l">confidence</th><th class="l">apply</th></tr>
 {{range .Recommendations}}<tr><td class="l">{{.Knob}} = {{.Value}}</td><td>{{usms .Predicted.StepTimeUs}} ({{usms .Predicted.Low}}–{{usms .Predicted.High}})</td><td>{{pct .Predicted.CommShare}}</td><td>{{usms .GainUs}}</td><td class="l">{{.Confidence}}{{if .Hypothesis}} (hypothesis){{end}}</td><td class="l">{{apply .Apply}}</td></tr>{{end}}</table>{{end}}{{end}}

@@ -37,7 +37,7 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 		p.printf("| overlapped with compute (`overlap_ratio`) | - (no communication) |\n")
 	}
 	p.printf("| mean step time (Stage) | %.3f ms |\n", float64(s.StepTimeNs)/1e6)
-	p.printf("| ranks × steps | %d × %d |\n\n", s.Ranks, s.Steps)
+	p.printf("| ranks × steps | %s × %d |\n\n", ranksOfExpected(s), s.Steps)
 
 	if a := v.Advice; a != nil {
 		if len(a.Findings) > 0 {

@@ -26,7 +26,7 @@ func WriteText(w io.Writer, d *Document) error {
 	v := d.view()
 	s := v.Summary
 	p := newPrinter(w, d.Width)
-	p.printf("hcclprof: %d rank(s), %d step(s) %s\n", s.Ranks, s.Steps, stepList(v.Steps))
+	p.printf("hcclprof: %s rank(s), %d step(s) %s\n", ranksOfExpected(s), s.Steps, stepList(v.Steps))
 	p.printf("Verdict: %s.\n", v.Verdict)
 	if s.Ranks > 0 {
 		p.printf("  exposed communication (comm_share)   %6.2f%% of step time\n", 100*s.CommShare)
@@ -362,4 +362,14 @@ func preparingMs(st analysis.StepBreakdown) string {
 		return "-"
 	}
 	return ms(st.PreparingNs)
+}
+
+// ranksOfExpected is the number of ranks read, and of the job's world size when the
+// profiles state a larger one: "2 of 8", so a report of part of a job says so at the
+// top.
+func ranksOfExpected(s analysis.Summary) string {
+	if s.RanksExpected > s.Ranks {
+		return fmt.Sprintf("%d of %d", s.Ranks, s.RanksExpected)
+	}
+	return strconv.Itoa(s.Ranks)
 }

@@ -148,6 +148,13 @@ func TestDiagnosisGates(t *testing.T) {
 	require.NotNil(t, s.RanksExpected)
 	assert.Equal(t, 4, *s.RanksExpected)
 	assert.Equal(t, 2, s.RanksProfiled)
+	// Every format says at the top that the report is of part of the job.
+	text, _, _ := runCLI(t, "analyze", dir)
+	assert.True(t, strings.HasPrefix(text, "hcclprof: 2 of 4 rank(s), 1 step(s) (13)\n"), text)
+	md, _, _ := runCLI(t, "analyze", dir, "--format", "markdown")
+	assert.Contains(t, md, "| ranks × steps | 2 of 4 × 1 |")
+	page, _, _ := runCLI(t, "analyze", dir, "--format", "html")
+	assert.Contains(t, page, "2 of 4 ranks × 1 steps")
 	assert.LessOrEqual(t, *s.ExposedTransferShare+*s.ExposedWaitShare, s.CommShare+1e-6)
 	require.Len(t, rep.Gates, 1)
 	require.NotNil(t, rep.Gates[0].Value)
