@@ -411,6 +411,34 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// latestCycles keeps, of inputs without a rank that one process wrote (one worker in
+// their names: a schedule's profiling cycles, each its own directory or trace), the
+// latest by the time in its name; the others are named in a note. Without it, the
+// cycles of one unranked process read as that many ranks of one job.
+func latestCycles(unranked []RankInput, notes *[]string) []RankInput {
+	byWorker := map[string]int{}
+	var out []RankInput
+	for _, ri := range unranked {
+		c := claimOf(ri)
+		i, seen := byWorker[c.worker]
+		if c.worker == "" || len(ri.conflicts) > 0 || !seen {
+			if c.worker != "" && len(ri.conflicts) == 0 {
+				byWorker[c.worker] = len(out)
+			}
+			out = append(out, ri)
+			continue
+		}
+		keep, drop := out[i], ri
+		_, tKeep := nameTime(keep.Dir)
+		if _, tDrop := nameTime(drop.Dir); tDrop > tKeep {
+			keep, drop = drop, keep
+		}
+		out[i] = keep
+		*notes = append(*notes, fmt.Sprintf("skipped %s: an earlier profiling cycle of the process that wrote %s (worker %s), by the time in its name", drop.Dir, keep.Dir, c.worker))
+	}
+	return out
+}
+
 // nameTime is the time a rank input's name carries and its kind, ("", 0) if none:
 //   - "date", the 17-digit YYYYMMDDhhmmssmmm of a {worker}_{ts}_ascend_pt (or
 //     _ascend_ms) directory (the third field from the end, as "ascend_pt" holds an
@@ -507,11 +535,15 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 		next = out[len(out)-1].Rank + 1
 	}
 	sort.Slice(unranked, func(i, j int) bool { return unranked[i].Dir < unranked[j].Dir })
+	unranked = latestCycles(unranked, notes)
 	for _, ri := range unranked {
 		ri.Rank = next
-		if len(ri.conflicts) > 0 {
+		switch {
+		case len(ri.conflicts) > 0:
 			ri.conflicts[len(ri.conflicts)-1] += fmt.Sprintf("; read as rank %d", next)
-		} else {
+		case ri.Kineto != "":
+			*notes = append(*notes, fmt.Sprintf("%s: no rank in its distributedInfo; numbered rank %d", ri.Dir, next))
+		default:
 			*notes = append(*notes, fmt.Sprintf("%s: no profiler_info_<rank>.json; numbered rank %d", ri.Dir, next))
 		}
 		next++

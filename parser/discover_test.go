@@ -388,3 +388,28 @@ func TestDiscoverRankClaimedTwiceAtOnce(t *testing.T) {
 	assert.Contains(t, kc.Ranks[0].Problems[0], "which another process (gpu-b_78) profiled at the same time (3s apart)")
 	assert.Contains(t, kc.Ranks[1].Problems[0], "; read as rank 2")
 }
+
+// A process without a rank (a Kineto trace without distributedInfo, a torch_npu
+// directory whose profiler_info has no rank_id) that profiled two cycles left two
+// inputs with its worker in their names: they read as two ranks of one job. The
+// latest cycle is one rank; another process's input is another.
+func TestDiscoverCyclesOfAnUnrankedProcess(t *testing.T) {
+	noRank := strings.Replace(miniKineto, `"distributedInfo"`, `"otherInfo"`, 1)
+	require.NotEqual(t, miniKineto, noRank)
+	dir := t.TempDir()
+	first := filepath.Join(dir, "host_1234.1711964646000.pt.trace.json")
+	second := filepath.Join(dir, "host_1234.1711964699000.pt.trace.json")
+	other := filepath.Join(dir, "host_99.1711964646000.pt.trace.json")
+	for _, p := range []string{first, second, other} {
+		require.NoError(t, os.WriteFile(p, []byte(noRank), 0o644))
+	}
+	in, err := Discover([]string{dir})
+	require.NoError(t, err)
+	require.Len(t, in.Ranks, 2, "before, three ranks")
+	assert.Equal(t, []string{second, other}, []string{in.Ranks[0].Dir, in.Ranks[1].Dir})
+	assert.Equal(t, []string{
+		"skipped " + first + ": an earlier profiling cycle of the process that wrote " + second + " (worker host_1234), by the time in its name",
+		second + ": no rank in its distributedInfo; numbered rank 0",
+		other + ": no rank in its distributedInfo; numbered rank 1",
+	}, in.Notes)
+}
