@@ -180,6 +180,9 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	if w := unknownDataTypes(r); w != "" {
 		s.warnings = append(s.warnings, w)
 	}
+	for _, n := range r.Notes {
+		s.warnings = append(s.warnings, fmt.Sprintf("rank %d: %s", r.Rank, n))
+	}
 	s.warnings = append(s.warnings, dataTaskWarnings(r)...)
 	if w := missingTaskRows(r); w != "" {
 		s.warnings = append(s.warnings, w)

@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -959,6 +960,21 @@ func (l *msprofLoader) readStepMarkers(files []string) {
 		}
 		seen[m.Step] = true
 		r.Steps = append(r.Steps, m)
+	}
+	var recorded, unexported []int
+	for _, m := range markers {
+		recorded = append(recorded, m.Step)
+		if !seen[m.Step] {
+			unexported = append(unexported, m.Step)
+		}
+	}
+	if len(unexported) > 0 && len(r.Steps) > 0 {
+		kept := make([]int, len(r.Steps))
+		for i, st := range r.Steps {
+			kept[i] = st.Step
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("the profiler's step trace lists iterations %s; the exported timelines hold %s: iterations %s are not analysed (msprof --export=on without --model-id and --iteration-id exports them all)",
+			ranklist.Format(recorded), ranklist.Format(kept), ranklist.Format(unexported)))
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -31,7 +33,7 @@ const (
 	// version 3 the rank's host from msprof's info.json (Info.Host, Info.HostUID),
 	// which a version-2 reader would refuse as an unknown field; version 4 the
 	// header's claim of the rank (Worker, AtNs), with which analyze tells two
-	// processes' claims of one rank from a re-run.
+	// processes' claims of one rank from a re-run, and the rank's Notes.
 	RankSummaryVersion = 4
 	// maxSummaryHeader bounds the header line a reader accepts.
 	maxSummaryHeader = 1 << 20
@@ -40,6 +42,42 @@ const (
 // RankSummaryName is the file name of rank's summary.
 func RankSummaryName(rank int) string {
 	return "rank" + strconv.Itoa(rank) + RankSummarySuffix
+}
+
+// InstallRankSummary moves the summary written at tmp into dir under its rank's name,
+// never over the summary of another input: summarize runs on every node into one
+// shared directory, and when two inputs claim one rank (a re-run beside the first, or
+// nodes that wrote local rank ids) the second would have replaced the first, and
+// analyze would have read half such a job as whole. A summary of the same input (the
+// same claim in its header, or neither has one) is replaced; another goes beside it,
+// rank{N}.{k}.hcclprof-summary.json.gz, and analyze tells a re-run from a conflict by
+// their claims. The name is taken with a hard link, which fails when it exists, so
+// writers on different servers cannot both take it; where the filesystem has no hard
+// links the summary is renamed into place, replacing any. It returns the path.
+func InstallRankSummary(tmp, dir string, rank int) (string, error) {
+	mine, err := sniffRankSummary(tmp)
+	if err != nil {
+		return "", err
+	}
+	for k := 1; k <= 1000; k++ {
+		name := RankSummaryName(rank)
+		if k > 1 {
+			name = "rank" + strconv.Itoa(rank) + "." + strconv.Itoa(k) + RankSummarySuffix
+		}
+		final := filepath.Join(dir, name)
+		err := os.Link(tmp, final)
+		if err == nil {
+			return final, os.Remove(tmp)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return final, os.Rename(tmp, final)
+		}
+		theirs, err := sniffRankSummary(final)
+		if err != nil || theirs.Rank == mine.Rank && theirs.Worker == mine.Worker && theirs.AtNs == mine.AtNs {
+			return final, os.Rename(tmp, final) // the same input summarised again, or a damaged file
+		}
+	}
+	return "", fmt.Errorf("%s: a thousand summaries of rank %d already", dir, rank)
 }
 
 // IsRankSummaryName reports whether a file name is that of a rank summary.
@@ -92,6 +130,8 @@ type summaryBody struct {
 	FilesUsed            []string
 	FilesIgnored         []string
 	Problems             []string
+	// Notes: profile.Rank.Notes (version 4).
+	Notes []string `json:",omitempty"`
 }
 
 // summaryStepTraceRow is profile.StepTraceRow as version 1 of the summary writes it:
@@ -298,7 +338,7 @@ func summaryBodyOf(r *profile.Rank) summaryBody {
 		Computing: packIntervals(r.Overlap.Computing), Communication: packIntervals(r.Overlap.Communication),
 		CommNotOverlapped: packIntervals(r.Overlap.CommNotOverlapped), Free: packIntervals(r.Overlap.Free),
 		ClipToStepWindows: r.ClipToStepWindows, StepTrace: packStepTrace(r.StepTrace), CommStats: r.CommStats, CommMatrix: r.CommMatrix,
-		KernelCommOps: r.KernelCommOps, FilesUsed: r.FilesUsed, FilesIgnored: r.FilesIgnored, Problems: r.Problems,
+		KernelCommOps: r.KernelCommOps, FilesUsed: r.FilesUsed, FilesIgnored: r.FilesIgnored, Problems: r.Problems, Notes: r.Notes,
 	}
 	windows := make([]profile.Interval, len(r.Steps))
 	for i, s := range r.Steps {
@@ -526,7 +566,10 @@ func (b *summaryBody) rank(rank, version int) (*profile.Rank, error) {
 		Timeline: profile.Timeline{CommOps: b.CommOps}, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
 		Reported: profile.Reported{StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix,
 			KernelCommOps: b.KernelCommOps},
-		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems}
+		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems, Notes: b.Notes}
+	if len(b.Notes) > 0 && version < 4 {
+		return nil, fmt.Errorf("rank %d: Notes in a version %d summary: no writer of that version wrote them", rank, version)
+	}
 	var err error
 	if r.Metadata, err = b.Metadata.metadata(version); err != nil {
 		return nil, err

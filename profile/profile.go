@@ -99,6 +99,9 @@ type Rank struct {
 	// Problems are non-fatal issues met while parsing (a truncated file, a bad row).
 	// A rank with Problems is incomplete: its figures may be partial.
 	Problems []string
+	// Notes are remarks on what was read that leave its figures whole, for the report's
+	// warnings: steps the profiler recorded that its export does not hold.
+	Notes []string
 }
 
 // Timeline is a rank's events as the timeline gives them (trace_view.json, the

@@ -274,3 +274,62 @@ ddp: {bucket_mb: 25, overlap: 0.3, accumulation: 8}
 	out, _, _ := runCLI(t, "advise", "--format", "json", sums)
 	assert.Contains(t, out, "the effective batch grows 2×", "the count read from the summaries is 8")
 }
+
+// TestSummariesOfLocalRankIDsInOneDirectory: the bundled sample's second server wrote
+// local rank ids (0-3), and each server summarises its ranks into the one shared
+// directory, two processes at once. Before, the second server's summaries replaced the
+// first's and the gathered analyze read four ranks, exit 0. Now every summary is kept
+// and analyze reads eight, both claimants of each rank incomplete (exit 3); a server
+// summarising again replaces its own files only.
+func TestSummariesOfLocalRankIDsInOneDirectory(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.CopyFS(run, os.DirFS(sample)))
+	second, err := filepath.Glob(filepath.Join(run, "node1_*"))
+	require.NoError(t, err)
+	require.Len(t, second, 4)
+	for _, dir := range second {
+		infos, err := filepath.Glob(filepath.Join(dir, "profiler_info_*.json"))
+		require.NoError(t, err)
+		require.Len(t, infos, 1)
+		var global int
+		_, err = fmt.Sscanf(filepath.Base(infos[0]), "profiler_info_%d.json", &global)
+		require.NoError(t, err)
+		b, err := os.ReadFile(infos[0])
+		require.NoError(t, err)
+		local := bytes.Replace(b, []byte(fmt.Sprintf(`"rank_id": %d`, global)), []byte(fmt.Sprintf(`"rank_id": %d`, global-4)), 1)
+		require.NotEqual(t, b, local)
+		require.NoError(t, os.Remove(infos[0]))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("profiler_info_%d.json", global-4)), local, 0o644))
+	}
+	first, err := filepath.Glob(filepath.Join(run, "node0_*"))
+	require.NoError(t, err)
+
+	sums := t.TempDir()
+	var wg sync.WaitGroup
+	outs := make([][]byte, 2)
+	for i, part := range [][]string{first, second} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], _ = exec.Command(binary(t), append([]string{"summarize", "-q", "-o", sums}, part...)...).CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i := range outs {
+		assert.Contains(t, string(outs[i]), "wrote 4 rank summaries", "each server's own ranks are whole")
+	}
+	entries, err := os.ReadDir(sums)
+	require.NoError(t, err)
+	require.Len(t, entries, 8, "no summary replaced another's")
+
+	out, stderr, code := runCLI(t, "analyze", sums, "--format", "json")
+	assert.Equal(t, 3, code, stderr)
+	assert.Contains(t, stderr, "is claimed also by")
+	assert.Contains(t, out, `"ranks_profiled": 8`)
+
+	again, err := exec.Command(binary(t), append([]string{"summarize", "-q", "-o", sums}, second...)...).CombinedOutput()
+	require.NoError(t, err, "%s", again)
+	entries, err = os.ReadDir(sums)
+	require.NoError(t, err)
+	assert.Len(t, entries, 8, "the same inputs summarised again replace their own summaries")
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,5 +114,6 @@ func writeRankSummary(dir string, r *profile.Rank, notes []string) (int64, error
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return 0, err
 	}
-	return st.Size(), os.Rename(tmp.Name(), filepath.Join(dir, parser.RankSummaryName(r.Rank)))
+	_, err = parser.InstallRankSummary(tmp.Name(), dir, r.Rank)
+	return st.Size(), err
 }
