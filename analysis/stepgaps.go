@@ -87,6 +87,7 @@ func stepsNotOnEveryRank(ranks []RankResult) string {
 // op in the group; ranks without steps are left out. Keyed by group, then step.
 func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
 	stepsOf := make(map[int]map[int]bool, len(ranks))
+	anyRank := map[int]bool{} // the steps analysed; an op outside them (before the first marker) is in none
 	for _, rr := range ranks {
 		if len(rr.Steps) == 0 {
 			continue
@@ -94,6 +95,7 @@ func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
 		m := make(map[int]bool, len(rr.Steps))
 		for _, st := range rr.Steps {
 			m[st.Step] = true
+			anyRank[st.Step] = true
 		}
 		stepsOf[rr.Rank] = m
 	}
@@ -105,6 +107,9 @@ func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
 		}
 		if l := members[o.Group]; len(l) == 0 || l[len(l)-1] != o.Rank { // ops come rank by rank
 			members[o.Group] = append(l, o.Rank)
+		}
+		if !anyRank[o.Step] {
+			continue
 		}
 		if opSteps[o.Group] == nil {
 			opSteps[o.Group] = map[int]bool{}

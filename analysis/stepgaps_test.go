@@ -49,9 +49,12 @@ func TestExposureStepGaps(t *testing.T) {
 		"or profiling cycles of different times kept for different ranks). A collective of those steps is measured on the ranks that have it only: the time they waited for the others "+
 		"is counted as waiting for ranks without a profile of the step; --skip-steps 1,3 keeps the steps every rank has", w)
 
-	// The same steps on every rank: no gap, no warning, the rest is synchronisation.
+	// The same steps on every rank: no gap, no warning, the rest is synchronisation;
+	// an op before the first step's marker (Step -1) is in no analysed step, and no
+	// rank lacks its step.
 	ranks[1].Steps = []StepBreakdown{step(1), step(2)}
 	ops[3].Step = 1
+	ops = append(ops, OpStat{Rank: 1, Step: -1, Group: "dp", Name: "ar_warmup", ElapseNs: 100, MovingNs: 20})
 	crossRankWait(ops)
 	ex = exposure(ops, ranks, groups, nil, nil)
 	assert.Empty(t, ex.Unprofiled)
