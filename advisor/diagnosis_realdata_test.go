@@ -195,10 +195,7 @@ func TestImagenetRankWithoutOpRecordsIsUnaccounted(t *testing.T) {
 	src := realdata.Path(t, "imagenet-2rank-level1")
 	_, full, _ := analyseDir(t, src)
 
-	dst := t.TempDir()
-	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-	out := filepath.Join(dst, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
-	require.NoError(t, os.Chmod(out, 0o755))
+	dst, out := writableCopy(t, src, "rank1_ascend_pt")
 	for _, f := range []string{"trace_view.json", "communication.json", "communication_matrix.json", "kernel_details.csv"} {
 		require.NoError(t, os.Remove(filepath.Join(out, f)))
 	}
@@ -461,10 +458,7 @@ func TestImagenetRanksOfDifferentSteps(t *testing.T) {
 	src := realdata.Path(t, "imagenet-2rank-level1")
 	_, full, _ := analyseDir(t, src)
 
-	dst := t.TempDir()
-	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-	out := filepath.Join(dst, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
-	require.NoError(t, os.Chmod(out, 0o755))
+	dst, out := writableCopy(t, src, "rank1_ascend_pt")
 	for file, edits := range map[string][2]string{
 		"trace_view.json":           {"ProfilerStep#50", "ProfilerStep#40"},
 		"step_trace_time.csv":       {"\n50,", "\n40,"},
@@ -509,4 +503,15 @@ func TestImagenetRanksOfDifferentSteps(t *testing.T) {
 		}
 	}
 	assert.Contains(t, cure, "Profile every rank of those groups over the same steps (torch_npu: one schedule started on all ranks at once")
+}
+
+// writableCopy copies a real dataset into a temporary directory, its rank directory's
+// export directory (returned) writable.
+func writableCopy(t *testing.T, src, rankDir string) (dst, out string) {
+	t.Helper()
+	dst = t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	out = filepath.Join(dst, rankDir, "ASCEND_PROFILER_OUTPUT")
+	require.NoError(t, os.Chmod(out, 0o755))
+	return dst, out
 }

@@ -35,10 +35,7 @@ func stepsNotOnEveryRank(ranks []RankResult) string {
 		if len(rr.Steps) == 0 {
 			continue
 		}
-		have := make(map[int]bool, len(rr.Steps))
-		for _, st := range rr.Steps {
-			have[st.Step] = true
-		}
+		have := stepSet(rr)
 		// A step missing between two of the rank's own is its problem already.
 		lo, hi, flagged := missingStepRange(rr)
 		for _, step := range union {
@@ -92,12 +89,10 @@ func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
 		if len(rr.Steps) == 0 {
 			continue
 		}
-		m := make(map[int]bool, len(rr.Steps))
+		stepsOf[rr.Rank] = stepSet(rr)
 		for _, st := range rr.Steps {
-			m[st.Step] = true
 			anyRank[st.Step] = true
 		}
-		stepsOf[rr.Rank] = m
 	}
 	members := map[string][]int{}
 	opSteps := map[string]map[int]bool{}
@@ -142,6 +137,15 @@ func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
 		}
 	}
 	return out
+}
+
+// stepSet is the steps a rank has.
+func stepSet(rr RankResult) map[int]bool {
+	have := make(map[int]bool, len(rr.Steps))
+	for _, st := range rr.Steps {
+		have[st.Step] = true
+	}
+	return have
 }
 
 func ranksText(ranks []int) string {
