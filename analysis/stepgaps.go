@@ -19,6 +19,9 @@ import (
 // own): "step 50 only on rank 0". Ranks without any step are left out (flagged by
 // flagRanksWithoutSteps). "" when every rank has the same steps.
 func stepsNotOnEveryRank(ranks []RankResult) string {
+	if sameSteps(ranks) {
+		return ""
+	}
 	var withSteps, union []int
 	for _, rr := range ranks {
 		if len(rr.Steps) > 0 {
@@ -83,6 +86,9 @@ func stepsNotOnEveryRank(ranks []RankResult) string {
 // collective of that step may have waited for unseen. Members are the ranks with an
 // op in the group; ranks without steps are left out. Keyed by group, then step.
 func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
+	if sameSteps(ranks) {
+		return nil
+	}
 	stepsOf := make(map[int]map[int]bool, len(ranks))
 	anyRank := map[int]bool{} // the steps analysed; an op outside them (before the first marker) is in none
 	for _, rr := range ranks {
@@ -137,6 +143,30 @@ func groupStepGaps(ops []OpStat, ranks []RankResult) map[string]map[int][]int {
 		}
 	}
 	return out
+}
+
+// sameSteps reports whether every rank with steps has the same ones, in one order:
+// the usual case, where neither the warning nor the gaps need their maps.
+func sameSteps(ranks []RankResult) bool {
+	var first []StepBreakdown
+	for _, rr := range ranks {
+		if len(rr.Steps) == 0 {
+			continue
+		}
+		if first == nil {
+			first = rr.Steps
+			continue
+		}
+		if len(rr.Steps) != len(first) {
+			return false
+		}
+		for i := range first {
+			if rr.Steps[i].Step != first[i].Step {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // stepSet is the steps a rank has.
