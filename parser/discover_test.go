@@ -413,3 +413,27 @@ func TestDiscoverCyclesOfAnUnrankedProcess(t *testing.T) {
 		other + ": no rank in its distributedInfo; numbered rank 1",
 	}, in.Notes)
 }
+
+// TestDiscoverNamesForeignProfiles: where nothing hcclprof reads is found, the error
+// names what was found instead (older MindSpore output, an Nsight Systems report)
+// and what to collect, not only what hcclprof expects.
+func TestDiscoverNamesForeignProfiles(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "job", "profiler"), 0o755))
+	for _, name := range []string{"step_trace_raw_0_detail_time.csv", "hccl_raw_0.csv", "ascend_timeline_display_0.json"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, "job", "profiler", name), []byte("x"), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "gpu.nsys-rep"), []byte("x"), 0o644))
+	_, err := Discover([]string{root})
+	require.ErrorIs(t, err, ErrNothingFound)
+	msg := err.Error()
+	assert.Contains(t, msg, filepath.Join(root, "job", "profiler", "ascend_timeline_display_0.json")+": older MindSpore profiler output (1.x and 2.0 write it), which hcclprof does not read")
+	assert.Contains(t, msg, filepath.Join(root, "gpu.nsys-rep")+": an Nsight Systems report, which hcclprof does not read")
+	assert.Equal(t, 1, strings.Count(msg, "older MindSpore"), "one file names its format")
+	assert.NotContains(t, msg, "expected rank directories")
+
+	// Nothing recognised: what hcclprof reads is listed, as before.
+	_, err = Discover([]string{t.TempDir()})
+	require.ErrorIs(t, err, ErrNothingFound)
+	assert.Contains(t, err.Error(), "expected rank directories")
+}
