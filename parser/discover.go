@@ -507,7 +507,9 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 		if cp, cr := claimOf(prev), claimOf(ri); cp.concurrent(cr) {
 			// Both are read: the first found keeps the rank, the other is numbered
 			// after the known ones.
-			prev.conflicts = append(prev.conflicts, conflictProblem(ri.Rank, ri.Dir, cp, cr))
+			if len(prev.conflicts) == 0 { // each later claimant names it: one problem says enough
+				prev.conflicts = append(prev.conflicts, conflictProblem(ri.Rank, ri.Dir, cp, cr))
+			}
 			prev.claimed = prev.Rank
 			byRank[ri.Rank] = prev
 			ri.conflicts = append(ri.conflicts, conflictProblem(ri.Rank, prev.Dir, cr, cp))
