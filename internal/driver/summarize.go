@@ -48,9 +48,11 @@ func Summarize(env Env, args []string, f SummarizeFlags) error {
 	// ranks' problems is kept for the exit code.
 	c := &profile.Cluster{Ranks: make([]*profile.Rank, len(in.Ranks))}
 	var done, steps atomic.Int64
+	stepsOf := make([]int, len(in.Ranks))
 	parallel.For(len(in.Ranks), f.Workers, func(i int) {
 		r := parser.LoadRank(in.Ranks[i])
-		steps.Add(int64(analysis.StepsOf(r)))
+		stepsOf[i] = analysis.StepsOf(r)
+		steps.Add(int64(stepsOf[i]))
 		var notes []string
 		if i == 0 {
 			notes = in.Notes // the run's discovery notes, carried by its lowest rank
@@ -77,6 +79,13 @@ func Summarize(env Env, args []string, f SummarizeFlags) error {
 	// As analyze refuses it: ranks with no step anywhere summarise to nothing to analyse.
 	if err := noSteps(c, int(steps.Load()), nil); err != nil {
 		return err
+	}
+	// And as analyze flags it: a rank without a step beside ranks with steps is
+	// incomplete (its summary is written; analyze of it says the same).
+	for i, r := range c.Ranks {
+		if stepsOf[i] == 0 {
+			r.Problems = append(r.Problems, fmt.Sprintf("%s: no step could be measured from its files", r.Dir))
+		}
 	}
 	fmt.Fprintf(env.Stdout, "wrote %d rank summaries (%.1f KB) to %s in %.2f s\n",
 		written.Load(), float64(size.Load())/1e3, f.Output, time.Since(start).Seconds())
