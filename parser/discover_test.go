@@ -406,11 +406,11 @@ func TestDiscoverCyclesOfAnUnrankedProcess(t *testing.T) {
 	in, err := Discover([]string{dir})
 	require.NoError(t, err)
 	require.Len(t, in.Ranks, 2, "before, three ranks")
-	assert.Equal(t, []string{second, other}, []string{in.Ranks[0].Dir, in.Ranks[1].Dir})
+	assert.Equal(t, []string{other, second}, []string{in.Ranks[0].Dir, in.Ranks[1].Dir}, "host_99 before host_1234")
 	assert.Equal(t, []string{
 		"skipped " + first + ": an earlier profiling cycle of the process that wrote " + second + " (worker host_1234), by the time in its name",
-		second + ": no rank in its distributedInfo; numbered rank 0",
-		other + ": no rank in its distributedInfo; numbered rank 1",
+		other + ": no rank in its distributedInfo; numbered rank 0",
+		second + ": no rank in its distributedInfo; numbered rank 1",
 	}, in.Notes)
 }
 
@@ -436,4 +436,35 @@ func TestDiscoverNamesForeignProfiles(t *testing.T) {
 	_, err = Discover([]string{t.TempDir()})
 	require.ErrorIs(t, err, ErrNothingFound)
 	assert.Contains(t, err.Error(), "expected rank directories")
+}
+
+// Inputs without a rank are numbered in the natural order of their names: traces
+// named rank2 and rank10 by their workers were numbered 10 before 2.
+func TestUnrankedInNaturalOrder(t *testing.T) {
+	noRank := strings.Replace(miniKineto, `"distributedInfo"`, `"otherInfo"`, 1)
+	dir := t.TempDir()
+	var want []string
+	for _, r := range []int{0, 1, 2, 9, 10, 11} {
+		p := filepath.Join(dir, fmt.Sprintf("rank%d.1711964646000.pt.trace.json", r))
+		require.NoError(t, os.WriteFile(p, []byte(noRank), 0o644))
+		want = append(want, p)
+	}
+	in, err := Discover([]string{dir})
+	require.NoError(t, err)
+	var got []string
+	for i, ri := range in.Ranks {
+		assert.Equal(t, i, ri.Rank)
+		got = append(got, ri.Dir)
+	}
+	assert.Equal(t, want, got)
+
+	for _, c := range []struct {
+		a, b string
+		less bool
+	}{
+		{"rank2", "rank10", true}, {"rank10", "rank2", false}, {"rank02", "rank2", false}, {"rank2", "rank02", false},
+		{"a", "b", true}, {"node1/rank3", "node1/rank3x", true}, {"", "a", true}, {"x9y", "x10a", true},
+	} {
+		assert.Equal(t, c.less, naturalLess(c.a, c.b), "%q < %q", c.a, c.b)
+	}
 }
