@@ -42,7 +42,7 @@ func WriteAdviceText(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	s := d.Result.Summary
-	p.printf("hcclprof advise: %d rank(s), %d step(s); comm_share %.2f%%, step %.3f ms\n", s.Ranks, s.Steps, 100*s.CommShare, float64(s.StepTimeNs)/1e6)
+	p.printf("hcclprof advise: %s rank(s), %d step(s); comm_share %.2f%%, step %.3f ms\n", ranksOfExpected(s), s.Steps, 100*s.CommShare, float64(s.StepTimeNs)/1e6)
 	if d.Advice != nil && d.Advice.Diagnosis.Title != "" {
 		p.printf("Diagnosis (%s): %s.\n", d.Advice.Diagnosis.Cause, d.Advice.Diagnosis.Title)
 	}

@@ -155,6 +155,8 @@ func TestDiagnosisGates(t *testing.T) {
 	assert.Contains(t, md, "| ranks × steps | 2 of 4 × 1 |")
 	page, _, _ := runCLI(t, "analyze", dir, "--format", "html")
 	assert.Contains(t, page, "2 of 4 ranks × 1 steps")
+	advice, _, _ := runCLI(t, "advise", dir)
+	assert.True(t, strings.HasPrefix(advice, "hcclprof advise: 2 of 4 rank(s), 1 step(s);"), advice)
 	assert.LessOrEqual(t, *s.ExposedTransferShare+*s.ExposedWaitShare, s.CommShare+1e-6)
 	require.Len(t, rep.Gates, 1)
 	require.NotNil(t, rep.Gates[0].Value)
