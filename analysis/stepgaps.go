@@ -66,14 +66,21 @@ func stepsNotOnEveryRank(ranks []RankResult) string {
 			break
 		}
 		on := onRanks[step]
+		name := fmt.Sprintf("step %d", step)
+		if step < 0 {
+			name = "the span without step markers" // a rank of a run without them
+		}
 		if 2*len(on) <= len(withSteps) {
-			parts = append(parts, fmt.Sprintf("step %d only on %s", step, ranksText(on)))
+			parts = append(parts, fmt.Sprintf("%s only on %s", name, ranksText(on)))
 		} else {
-			parts = append(parts, fmt.Sprintf("step %d not on %s", step, ranksText(without(withSteps, on))))
+			parts = append(parts, fmt.Sprintf("%s not on %s", name, ranksText(without(withSteps, on))))
 		}
 	}
 	advice := "no step is on every rank: profile the same steps on every rank (one schedule for all, not dynamic profiling started rank by rank)"
-	if len(common) > 0 {
+	switch {
+	case partial[0] < 0:
+		advice = "ranks without step markers are not compared step by step with ranks that have them: analyse each kind apart"
+	case len(common) > 0:
 		advice = "--skip-steps " + intsComma(partial) + " keeps the steps every rank has"
 	}
 	return fmt.Sprintf("the ranks profiled different steps: %s (the profiler started or stopped at another step on some ranks: dynamic profiling, or profiling cycles of different times kept for different ranks). "+

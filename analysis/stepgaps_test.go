@@ -94,4 +94,10 @@ func TestStepsNotOnEveryRankLists(t *testing.T) {
 	// Kineto's steps are host windows: a missing one is absent, not flagged.
 	ranks[2].Format = profile.FormatKineto
 	assert.Contains(t, stepsNotOnEveryRank(ranks), "step 11 not on rank 2")
+
+	// A rank of a run without markers (one step, -1) beside ranks with steps.
+	ranks[3].Steps = []StepBreakdown{{Step: -1}}
+	w = stepsNotOnEveryRank(ranks)
+	assert.Contains(t, w, "the span without step markers only on rank 3, ")
+	assert.Contains(t, w, "; ranks without step markers are not compared step by step with ranks that have them: analyse each kind apart")
 }
