@@ -49,6 +49,9 @@ type RankInput struct {
 	// conflicts say which other inputs claimed this rank while profiling at the same
 	// time (rankClaim); LoadRank reports them as the rank's problems.
 	conflicts []string
+	// problems are what discovery found wrong in the input itself; LoadRank reports
+	// them as the rank's problems.
+	problems []string
 	// claim is a rank summary's claim of its rank, from its header.
 	claim rankClaim
 	// claimed is the rank the input said it was when another input claimed it too
@@ -315,6 +318,21 @@ func isRankCandidate(dir string) bool {
 }
 
 // profilerInfoIn returns the first profiler_info*.json in dir (by name), "" if none.
+// rankInfos lists the profiler_info_N.json files in dir, one per rank N: a rank
+// directory has one.
+func rankInfos(dir string) []string {
+	entries, _ := readDirPath(dir)
+	seen := map[int]bool{}
+	var out []string
+	for _, e := range entries {
+		if r, ok := RankFromInfoFileName(e.Name()); ok && !e.IsDir() && !seen[r] {
+			seen[r] = true
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
 func profilerInfoIn(dir string) string {
 	entries, _ := readDirPath(dir)
 	for _, e := range entries {
@@ -370,6 +388,10 @@ func rankDir(dir string) (RankInput, bool) {
 		ri.InfoFile = filepath.Join(dir, n)
 		if r, ok := RankFromInfoFileName(n); ok {
 			ri.Rank = r
+		}
+		if infos := rankInfos(dir); len(infos) > 1 {
+			ri.problems = append(ri.problems, fmt.Sprintf("%s: holds the profiler_info of %d ranks (%s): which rank it is is not known (read as %s says)",
+				dir, len(infos), strings.Join(infos, ", "), n))
 		}
 	}
 	db, dbRank := findProfilerDB(out)

@@ -468,3 +468,17 @@ func TestUnrankedInNaturalOrder(t *testing.T) {
 		assert.Equal(t, c.less, naturalLess(c.a, c.b), "%q < %q", c.a, c.b)
 	}
 }
+
+// A rank directory holding the profiler_info of two ranks (a copy gone wrong) was read
+// as the first by name without a word; its rank is not known: a problem (exit 3).
+func TestRankDirWithTwoRanksInfo(t *testing.T) {
+	root := t.TempDir()
+	dir := mkRank(t, root, "host_1_20250101000000001_ascend_pt", 0)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "profiler_info_5.json"), []byte(`{"rank_id": 5}`), 0o644))
+	c, err := LoadCluster([]string{root}, LoadOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 1)
+	assert.Equal(t, 0, c.Ranks[0].Rank)
+	assert.Equal(t, []string{dir + ": holds the profiler_info of 2 ranks (profiler_info_0.json, profiler_info_5.json): which rank it is is not known (read as profiler_info_0.json says)"},
+		c.Ranks[0].Problems)
+}

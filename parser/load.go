@@ -132,6 +132,7 @@ func readableFile(name string) bool {
 func LoadRank(ri RankInput) *profile.Rank {
 	f := formatOf(ri)
 	r := f.load(ri)
+	r.Problems = append(r.Problems, ri.problems...)
 	r.Problems = append(r.Problems, ri.conflicts...)
 	r.Normalize()
 	if !f.complete {
