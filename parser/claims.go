@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"cmp"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -66,8 +65,7 @@ func claimOfRank(r *profile.Rank) rankClaim {
 	case profile.FormatKineto:
 		return kinetoClaim(r.Dir)
 	case profile.FormatMsprof, profile.FormatMsprofDB:
-		host := cmp.Or(r.Info.HostUID, r.Info.Host)
-		if host == "" || r.Info.Device == nil {
+		if r.Info.Device == nil {
 			return rankClaim{}
 		}
 		device, ok := strings.CutPrefix(filepath.Dir(r.Info.Device.File), "device_")
@@ -75,18 +73,13 @@ func claimOfRank(r *profile.Rank) rankClaim {
 		if !ok || err != nil {
 			return rankClaim{}
 		}
-		parts := strings.Split(filepath.Base(r.Dir), "_")
-		if len(parts) != 4 {
-			return rankClaim{}
-		}
-		at, _ := date17Ns(parts[2])
-		return rankClaim{worker: msprofWorker(host, n), atNs: at}
+		return msprofClaim(MsprofDevice{ProfDir: r.Dir, Device: n, HostUID: r.Info.HostUID, Host: r.Info.Host, Timestamp: msprofDirTimestamp(r.Dir)})
 	case profile.FormatMsprofAnalyze, profile.FormatSummary:
 		return rankClaim{}
 	}
 	info := ""
 	for _, f := range r.FilesUsed {
-		if b := filepath.Base(f); f == b && strings.HasPrefix(b, "profiler_info") && strings.HasSuffix(b, ".json") {
+		if f == filepath.Base(f) && isProfilerInfoName(f) {
 			info = filepath.Join(r.Dir, f)
 		}
 	}

@@ -712,6 +712,11 @@ func TestAssignMsprofRanks(t *testing.T) {
 		for i, d := range kept {
 			assert.Equal(t, i, d.Rank)
 			assert.Contains(t, d.Problem, fmt.Sprintf("rank %d is claimed also by ", d.RankID))
+			// A summary of the device carries the claim discovery compared.
+			c := msprofClaim(d)
+			require.NotEmpty(t, c.worker)
+			require.Positive(t, c.atNs)
+			assert.Equal(t, c, claimOfRank(LoadMsprofDevice(d)))
 		}
 	})
 	t.Run("generated cluster with rank ids cleared", func(t *testing.T) {
