@@ -51,19 +51,19 @@ func claimOf(ri RankInput) rankClaim {
 	switch {
 	case ri.RankSummary != "":
 		return ri.claim
-	case ri.Kineto != "":
-		return kinetoClaim(ri.Dir)
 	case ri.Msprof != nil || ri.Summary != nil:
 		return rankClaim{}
 	}
-	return dirClaim(ri.Dir, ri.InfoFile)
+	endNs := int64(0)
+	if ri.InfoFile != "" && ri.Kineto == "" {
+		endNs = collectionEndNs(ri.InfoFile)
+	}
+	return nameClaim(ri.Dir, endNs)
 }
 
 // claimOfRank is the claim of a loaded rank, which its summary carries.
 func claimOfRank(r *profile.Rank) rankClaim {
 	switch r.Format {
-	case profile.FormatKineto:
-		return kinetoClaim(r.Dir)
 	case profile.FormatMsprof, profile.FormatMsprofDB:
 		if r.Info.Device == nil {
 			return rankClaim{}
@@ -77,46 +77,78 @@ func claimOfRank(r *profile.Rank) rankClaim {
 	case profile.FormatMsprofAnalyze, profile.FormatSummary:
 		return rankClaim{}
 	}
-	info := ""
-	for _, f := range r.FilesUsed {
-		if f == filepath.Base(f) && isProfilerInfoName(f) {
-			info = filepath.Join(r.Dir, f)
-		}
-	}
-	return dirClaim(r.Dir, info)
+	return nameClaim(r.Dir, r.Info.CollectionEndNs)
 }
 
-// kinetoClaim reads {worker}.{time}.pt.trace.json(.gz).
-func kinetoClaim(path string) rankClaim {
+// nameClaim is the claim an input's name makes (inputName), its time the end of its
+// collection when known (endNs, profiler_info's), else the one in its name.
+func nameClaim(path string, endNs int64) rankClaim {
+	n := parseInputName(path)
+	if n.worker == "" {
+		return rankClaim{}
+	}
+	c := rankClaim{worker: n.worker, atNs: endNs}
+	switch {
+	case c.atNs != 0:
+	case n.kind == "epoch":
+		c.atNs = epochNs(n.ts)
+	case n.kind == "date":
+		c.atNs, _ = date17Ns(strconv.FormatInt(n.ts, 10))
+	}
+	return c
+}
+
+// inputName is what a rank input's name says of the process that wrote it and when.
+type inputName struct {
+	// worker is the process: the {worker} of a {worker}_{date}_ascend_pt (or
+	// _ascend_ms) directory or of a Kineto trace {worker}.{time}.pt.trace.json(.gz);
+	// "" when the name names none (msprof's PROF_{n}_{date}_{id}) or has no time.
+	worker string
+	// kind says what ts is: "date", the 17-digit YYYYMMDDhhmmssmmm of a rank
+	// directory or a PROF directory (the third field from the end of a rank
+	// directory's name, as "ascend_pt" holds an underscore); "epoch", a Kineto
+	// trace's time since the epoch (ms, µs or ns), tensorboard_trace_handler's, one
+	// file per profiling cycle; "" when the name has no time. Times of different
+	// kinds do not compare.
+	kind string
+	ts   int64
+}
+
+// parseInputName reads a rank input's name.
+func parseInputName(path string) inputName {
 	base := filepath.Base(path)
 	for _, suffix := range []string{".pt.trace.json", ".pt.trace.json.gz"} {
 		if stem, ok := strings.CutSuffix(base, suffix); ok {
-			if i := strings.LastIndexByte(stem, '.'); i > 0 {
-				if _, ts := nameTime(path); ts > 0 {
-					return rankClaim{worker: stem[:i], atNs: epochNs(ts)}
-				}
+			i := strings.LastIndexByte(stem, '.')
+			ts, err := strconv.ParseInt(stem[i+1:], 10, 64)
+			if err != nil || ts <= 0 {
+				return inputName{}
 			}
+			n := inputName{kind: "epoch", ts: ts}
+			if i > 0 {
+				n.worker = stem[:i]
+			}
+			return n
 		}
 	}
-	return rankClaim{}
-}
-
-// dirClaim reads a {worker}_{date}_ascend_pt (or _ascend_ms) directory: its time is
-// its profiler_info's end of collection (end_info.collectionTimeEnd, ns since the
-// epoch) when it has one, else the date in its name.
-func dirClaim(dir, infoFile string) rankClaim {
-	parts := strings.Split(filepath.Base(dir), "_")
-	if len(parts) < 4 || parts[len(parts)-2] != "ascend" || len(parts[len(parts)-3]) != 17 {
-		return rankClaim{}
+	parts := strings.Split(base, "_")
+	var n inputName
+	field := ""
+	switch {
+	case len(parts) == 4 && parts[0] == "PROF":
+		field = parts[2]
+	case len(parts) >= 4:
+		field = parts[len(parts)-3]
+		if parts[len(parts)-2] == "ascend" {
+			n.worker = strings.Join(parts[:len(parts)-3], "_")
+		}
 	}
-	c := rankClaim{worker: strings.Join(parts[:len(parts)-3], "_")}
-	if infoFile != "" {
-		c.atNs = collectionEndNs(infoFile)
+	ts, err := strconv.ParseInt(field, 10, 64)
+	if len(field) != 17 || err != nil {
+		return inputName{}
 	}
-	if c.atNs == 0 {
-		c.atNs, _ = date17Ns(parts[len(parts)-3])
-	}
-	return c
+	n.kind, n.ts = "date", ts
+	return n
 }
 
 // msprofWorker names an msprof device as a claimant.
@@ -149,29 +181,16 @@ func date17Ns(s string) (int64, bool) {
 	return t.UnixNano(), true
 }
 
-// collectionEndNs is profiler_info's end_info.collectionTimeEnd, 0 when it has none
-// or cannot be read.
+// collectionEndNs is a profiler_info file's end of collection
+// (profile.Info.CollectionEndNs), 0 when it has none or cannot be read.
 func collectionEndNs(infoFile string) int64 {
 	f, err := openPath(infoFile)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	p := newTreeParser()
-	defer p.recycle()
-	root, err := p.read(f, infoFile, false)
-	if err != nil {
-		return 0
-	}
-	n := root.get("end_info").get("collectionTimeEnd")
-	if n == nil || n.kind != treeNumber {
-		return 0
-	}
-	v, err := strconv.ParseInt(n.text, 10, 64)
-	if err != nil || v <= 0 {
-		return 0
-	}
-	return v
+	info, _ := ParseProfilerInfo(f, infoFile)
+	return info.CollectionEndNs
 }
 
 // conflictProblem is the problem of an input whose rank another process claimed at the

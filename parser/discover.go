@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 )
@@ -444,22 +443,21 @@ func latestCycles(unranked []RankInput, notes *[]string) []RankInput {
 	byWorker := map[string]int{}
 	var out []RankInput
 	for _, ri := range unranked {
-		c := claimOf(ri)
-		i, seen := byWorker[c.worker]
-		if c.worker == "" || len(ri.conflicts) > 0 || !seen {
-			if c.worker != "" && len(ri.conflicts) == 0 {
-				byWorker[c.worker] = len(out)
+		name := parseInputName(ri.Dir)
+		i, seen := byWorker[name.worker]
+		if name.worker == "" || len(ri.conflicts) > 0 || !seen {
+			if name.worker != "" && len(ri.conflicts) == 0 {
+				byWorker[name.worker] = len(out)
 			}
 			out = append(out, ri)
 			continue
 		}
 		keep, drop := out[i], ri
-		_, tKeep := nameTime(keep.Dir)
-		if _, tDrop := nameTime(drop.Dir); tDrop > tKeep {
+		if name.ts > parseInputName(keep.Dir).ts { // one worker: one kind of time
 			keep, drop = drop, keep
 		}
 		out[i] = keep
-		*notes = append(*notes, fmt.Sprintf("skipped %s: an earlier profiling cycle of the process that wrote %s (worker %s), by the time in its name", drop.Dir, keep.Dir, c.worker))
+		*notes = append(*notes, fmt.Sprintf("skipped %s: an earlier profiling cycle of the process that wrote %s (worker %s), by the time in its name", drop.Dir, keep.Dir, name.worker))
 	}
 	return out
 }
@@ -495,42 +493,6 @@ func digitRun(s string) int {
 		n++
 	}
 	return n
-}
-
-// nameTime is the time a rank input's name carries and its kind, ("", 0) if none:
-//   - "date", the 17-digit YYYYMMDDhhmmssmmm of a {worker}_{ts}_ascend_pt (or
-//     _ascend_ms) directory (the third field from the end, as "ascend_pt" holds an
-//     underscore) or of msprof's PROF_{n}_{ts}_{id};
-//   - "epoch", the time of a Kineto trace named {worker}.{ts}.pt.trace.json(.gz) by
-//     tensorboard_trace_handler, which writes one file per profiling cycle.
-//
-// Times of different kinds do not compare.
-func nameTime(path string) (kind string, ts int64) {
-	base := filepath.Base(path)
-	for _, suffix := range []string{".pt.trace.json", ".pt.trace.json.gz"} {
-		if stem, ok := strings.CutSuffix(base, suffix); ok {
-			ts, err := strconv.ParseInt(stem[strings.LastIndexByte(stem, '.')+1:], 10, 64)
-			if err != nil || ts <= 0 {
-				return "", 0
-			}
-			return "epoch", ts
-		}
-	}
-	parts := strings.Split(base, "_")
-	field := ""
-	switch {
-	case len(parts) == 4 && parts[0] == "PROF":
-		field = parts[2]
-	case len(parts) >= 4:
-		field = parts[len(parts)-3]
-	}
-	if len(field) != 17 {
-		return "", 0
-	}
-	if ts, err := strconv.ParseInt(field, 10, 64); err == nil {
-		return "date", ts
-	}
-	return "", 0
 }
 
 // assignRanks fills unknown ranks from profiler_info's rank_id or in order, drops
@@ -574,12 +536,11 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 		}
 		keep, drop := prev, ri
 		why := "older, by the timestamp in its name"
-		kk, tk := nameTime(prev.Dir)
-		kd, td := nameTime(ri.Dir)
+		np, nr := parseInputName(prev.Dir), parseInputName(ri.Dir)
 		switch {
-		case kk != "" && kd != "" && kk != kd, td == tk: // a name without a time counts as the oldest
+		case np.kind != "" && nr.kind != "" && np.kind != nr.kind, nr.ts == np.ts: // a name without a time counts as the oldest
 			why = "not newer by the timestamp in its name; the first found is kept"
-		case td > tk:
+		case nr.ts > np.ts:
 			keep, drop = ri, prev
 		}
 		byRank[ri.Rank] = keep

@@ -300,21 +300,21 @@ func TestDiscoverKinetoCycles(t *testing.T) {
 
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		name, kind string
-		ts         int64
+		name string
+		want inputName
 	}{
-		{"host_1.1700000000000.pt.trace.json", "epoch", 1700000000000},
-		{"node.example.com_12.1733000000123456789.pt.trace.json.gz", "epoch", 1733000000123456789},
-		{"trace.pt.trace.json", "", 0},
-		{"host_1_20250101000000009_ascend_pt", "date", 20250101000000009},
-		{"worker_3_20250101000000009_ascend_ms", "date", 20250101000000009},
-		{"PROF_000001_20230818142704322_COJGGGCANRMICFBC", "date", 20230818142704322},
-		{"rank_0_ascend_pt", "", 0},
-		{"nccl_data.json.gz", "", 0},
+		{"host_1.1700000000000.pt.trace.json", inputName{"host_1", "epoch", 1700000000000}},
+		{"node.example.com_12.1733000000123456789.pt.trace.json.gz", inputName{"node.example.com_12", "epoch", 1733000000123456789}},
+		{"1700000000000.pt.trace.json", inputName{"", "epoch", 1700000000000}},
+		{"trace.pt.trace.json", inputName{}},
+		{"host_1_20250101000000009_ascend_pt", inputName{"host_1", "date", 20250101000000009}},
+		{"worker_3_20250101000000009_ascend_ms", inputName{"worker_3", "date", 20250101000000009}},
+		{"a_b_20250101000000009_x_y", inputName{"", "date", 20250101000000009}},
+		{"PROF_000001_20230818142704322_COJGGGCANRMICFBC", inputName{"", "date", 20230818142704322}},
+		{"rank_0_ascend_pt", inputName{}},
+		{"nccl_data.json.gz", inputName{}},
 	} {
-		kind, ts := nameTime(filepath.Join(dir, tc.name))
-		assert.Equal(t, tc.kind, kind, tc.name)
-		assert.Equal(t, tc.ts, ts, tc.name)
+		assert.Equal(t, tc.want, parseInputName(filepath.Join(dir, tc.name)), tc.name)
 	}
 }
 

@@ -51,6 +51,13 @@ func parseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 	if info.CANNVersion, err = d.text(root.get("cann_version"), "cann_version"); err != nil {
 		return info, err
 	}
+	// Only a hint beside the name's date (rankClaim): a value that is not a positive
+	// integer reads as absent, not as damage.
+	if n := root.get("end_info").get("collectionTimeEnd"); n != nil && n.kind == treeNumber {
+		if v, err := strconv.ParseInt(n.text, 10, 64); err == nil && v > 0 {
+			info.CollectionEndNs = v
+		}
+	}
 	cfg := root.get("config")
 	if cfg.isNull() {
 		return info, nil

@@ -36,12 +36,18 @@ func TestParseProfilerInfo(t *testing.T) {
 		in   string
 		want profile.Info
 	}{
-		{"level1 2025-01", infoLevel1, profile.Info{ProfilerLevel: "Level1", ExportType: "text", RankID: 0}},
+		{"level1 2025-01", infoLevel1, profile.Info{ProfilerLevel: "Level1", ExportType: "text", RankID: 0, CollectionEndNs: 1736408884023552840}},
 		{"torch_npu 2.7.1", info271, profile.Info{ProfilerLevel: "Level0", ExportType: "text,db", TorchNPUVersion: "2.7.1", CANNVersion: "8.3.RC1", RankID: 5}},
 		{"no rank_id, single-element list", `{"config": {"experimental_config": {"_export_type": ["db"]}}}`, profile.Info{ExportType: "db", RankID: -1}},
 		{"null rank_id, no config", `{"rank_id": null}`, profile.Info{RankID: -1}},
 		{"rank_id -1 as written by msprof", `{"rank_id": -1, "config": null}`, profile.Info{RankID: -1}},
 		{"rank_id 3.0, numeric version", `{"rank_id": 3.0, "cann_version": 8}`, profile.Info{RankID: 3, CANNVersion: "8"}},
+		// The end of collection is a hint beside the directory name's date: anything but a
+		// positive integer reads as absent.
+		{"collection end", `{"end_info": {"collectionTimeEnd": 1736408884023552840}}`, profile.Info{RankID: -1, CollectionEndNs: 1736408884023552840}},
+		{"collection end as a string", `{"end_info": {"collectionTimeEnd": "1736408884023552840"}}`, profile.Info{RankID: -1}},
+		{"collection end negative", `{"end_info": {"collectionTimeEnd": -5}}`, profile.Info{RankID: -1}},
+		{"collection end fractional", `{"end_info": {"collectionTimeEnd": 1.7e18}}`, profile.Info{RankID: -1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,11 +90,13 @@ func TestParseProfilerInfoRealData(t *testing.T) {
 		rel  string
 		want profile.Info
 	}{
-		{summaryL1R0 + "profiler_info_0.json", profile.Info{ProfilerLevel: "Level1", ExportType: "text", RankID: 0}},
-		{summaryL1R1 + "profiler_info_1.json", profile.Info{ProfilerLevel: "Level1", ExportType: "text", RankID: 1}},
-		{summaryL0R1 + "profiler_info_1.json", profile.Info{ProfilerLevel: "Level0", ExportType: "text", RankID: 1}},
-		{"imagenet-2rank-db/rank0_ascend_pt/profiler_info_0.json", profile.Info{ProfilerLevel: "Level1", ExportType: "db", RankID: 0}},
+		{summaryL1R0 + "profiler_info_0.json", profile.Info{ProfilerLevel: "Level1", ExportType: "text", RankID: 0, CollectionEndNs: 1736408884023552840}},
+		{summaryL1R1 + "profiler_info_1.json", profile.Info{ProfilerLevel: "Level1", ExportType: "text", RankID: 1, CollectionEndNs: 1736408884003926530}},
+		{summaryL0R1 + "profiler_info_1.json", profile.Info{ProfilerLevel: "Level0", ExportType: "text", RankID: 1, CollectionEndNs: 1736405444136515360}},
+		{"imagenet-2rank-db/rank0_ascend_pt/profiler_info_0.json", profile.Info{ProfilerLevel: "Level1", ExportType: "db", RankID: 0, CollectionEndNs: 1736410576713429440}},
 	}
+	// end_info.collectionTimeEnd as grep reads it from the files: the two Level1 ranks
+	// of one job ended their collection 19.6 ms apart.
 	for _, tc := range tests {
 		t.Run(tc.rel, func(t *testing.T) {
 			f := openSummaryReal(t, tc.rel)

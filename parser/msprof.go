@@ -439,12 +439,11 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 		}
 		old := kept[i]
 		co, cd := msprofClaim(old), msprofClaim(d)
-		if old.ProfDir == d.ProfDir && old.Device != d.Device {
-			// Two devices of one collection, whatever their hosts say.
-			co = rankClaim{worker: fmt.Sprintf("device %d", old.Device), atNs: 1}
-			cd = rankClaim{worker: fmt.Sprintf("device %d", d.Device), atNs: 1}
+		oneCollection := old.ProfDir == d.ProfDir && old.Device != d.Device // whatever their hosts say
+		if oneCollection {
+			co.worker, cd.worker = cmp.Or(co.worker, fmt.Sprintf("device %d", old.Device)), cmp.Or(cd.worker, fmt.Sprintf("device %d", d.Device))
 		}
-		if co.concurrent(cd) {
+		if oneCollection || co.concurrent(cd) {
 			// Two devices of one collection: both are read (claims.go).
 			kept[i].Problem = joinProblems(old.Problem, conflictProblem(d.Rank, label(d), co, cd))
 			d.Problem = joinProblems(d.Problem, conflictProblem(d.Rank, label(old), cd, co)+"; numbered as a device without a rank_id")

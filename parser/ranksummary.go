@@ -33,7 +33,8 @@ const (
 	// version 3 the rank's host from msprof's info.json (Info.Host, Info.HostUID),
 	// which a version-2 reader would refuse as an unknown field; version 4 the
 	// header's claim of the rank (Worker, AtNs), with which analyze tells two
-	// processes' claims of one rank from a re-run, and the rank's Notes.
+	// processes' claims of one rank from a re-run, the rank's Notes and
+	// Info.CollectionEndNs.
 	RankSummaryVersion = 4
 	// maxSummaryHeader bounds the header line a reader accepts.
 	maxSummaryHeader = 1 << 20
@@ -567,8 +568,11 @@ func (b *summaryBody) rank(rank, version int) (*profile.Rank, error) {
 		Reported: profile.Reported{StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix,
 			KernelCommOps: b.KernelCommOps},
 		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems, Notes: b.Notes}
-	if len(b.Notes) > 0 && version < 4 {
-		return nil, fmt.Errorf("rank %d: Notes in a version %d summary: no writer of that version wrote them", rank, version)
+	if (len(b.Notes) > 0 || b.Info.CollectionEndNs != 0) && version < 4 {
+		return nil, fmt.Errorf("rank %d: Notes or Info.CollectionEndNs in a version %d summary: no writer of that version wrote them", rank, version)
+	}
+	if b.Info.CollectionEndNs < 0 {
+		return nil, fmt.Errorf("rank %d: Info.CollectionEndNs %d is impossible", rank, b.Info.CollectionEndNs)
 	}
 	var err error
 	if r.Metadata, err = b.Metadata.metadata(version); err != nil {

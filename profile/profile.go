@@ -150,6 +150,10 @@ type Info struct {
 	TorchNPUVersion string
 	CANNVersion     string
 	RankID          int // -1 when absent
+	// CollectionEndNs is profiler_info's end_info.collectionTimeEnd, when the
+	// collection ended in ns since the epoch; 0 when absent. It tells two processes'
+	// claims of one rank from a re-run (parser's rankClaim).
+	CollectionEndNs int64
 	// Host and HostUID name the server the rank ran on where the profile says it
 	// (msprof's info.json: hostname, hostUid); "" otherwise. A torch_npu rank
 	// directory's name carries its host instead.
