@@ -560,6 +560,13 @@ func missingStepRange(rr RankResult) (lo, hi int, ok bool) {
 	return lo, hi, true
 }
 
+// NoStepProblem is the problem of a rank without a step beside ranks that have steps,
+// for commands that read ranks without analysing the cluster (summarize) to say it as
+// analyze does.
+func NoStepProblem(dir string) string {
+	return fmt.Sprintf("%s: no step could be measured from its files", dir)
+}
+
 func flagRanksWithoutSteps(ranks []RankResult) {
 	if !slices.ContainsFunc(ranks, func(rr RankResult) bool { return len(rr.Steps) > 0 }) {
 		return // no rank has a step: nothing to analyse, not a partial run
@@ -567,7 +574,7 @@ func flagRanksWithoutSteps(ranks []RankResult) {
 	for i := range ranks {
 		if rr := &ranks[i]; len(rr.Steps) == 0 {
 			rr.Incomplete = true
-			rr.Problems = append(rr.Problems, fmt.Sprintf("%s: no step could be measured from its files", rr.Dir))
+			rr.Problems = append(rr.Problems, NoStepProblem(rr.Dir))
 		}
 	}
 }

@@ -84,7 +84,7 @@ func Summarize(env Env, args []string, f SummarizeFlags) error {
 	// incomplete (its summary is written; analyze of it says the same).
 	for i, r := range c.Ranks {
 		if stepsOf[i] == 0 {
-			r.Problems = append(r.Problems, fmt.Sprintf("%s: no step could be measured from its files", r.Dir))
+			r.Problems = append(r.Problems, analysis.NoStepProblem(r.Dir))
 		}
 	}
 	fmt.Fprintf(env.Stdout, "wrote %d rank summaries (%.1f KB) to %s in %.2f s\n",
