@@ -432,6 +432,13 @@ func TestDiscoverNamesForeignProfiles(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(msg, "older MindSpore"), "one file names its format")
 	assert.NotContains(t, msg, "expected rank directories")
 
+	// Through a link to the run, as rank directories are found.
+	link := filepath.Join(t.TempDir(), "latest")
+	require.NoError(t, os.Symlink(root, link))
+	_, err = Discover([]string{link})
+	require.ErrorIs(t, err, ErrNothingFound)
+	assert.Contains(t, err.Error(), filepath.Join(link, "gpu.nsys-rep")+": an Nsight Systems report")
+
 	// Nothing recognised: what hcclprof reads is listed, as before.
 	_, err = Discover([]string{t.TempDir()})
 	require.ErrorIs(t, err, ErrNothingFound)

@@ -3,6 +3,7 @@ package parser
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -39,7 +40,11 @@ func foreignProfiles(args []string) []string {
 	entries := 0
 	for _, arg := range args {
 		rootDepth := strings.Count(filepath.Clean(arg), string(filepath.Separator))
-		_ = filepath.WalkDir(arg, func(path string, e fs.DirEntry, err error) error {
+		root := arg
+		if st, err := os.Stat(arg); err == nil && st.IsDir() {
+			root = filepath.Clean(arg) + string(filepath.Separator) // through a link to the run, as walkRanks goes
+		}
+		_ = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
