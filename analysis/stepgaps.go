@@ -47,12 +47,13 @@ func stepsNotOnEveryRank(ranks []RankResult) string {
 			}
 		}
 	}
-	var partial, common []int
+	var partial []int
+	anyCommon := false
 	for step, on := range onRanks {
 		if len(on) < len(withSteps) {
 			partial = append(partial, step)
 		} else {
-			common = append(common, step)
+			anyCommon = true
 		}
 	}
 	if len(partial) == 0 {
@@ -80,7 +81,7 @@ func stepsNotOnEveryRank(ranks []RankResult) string {
 	switch {
 	case partial[0] < 0:
 		advice = "ranks without step markers are not compared step by step with ranks that have them: analyse each kind apart"
-	case len(common) > 0:
+	case anyCommon:
 		advice = "--skip-steps " + intsComma(partial) + " keeps the steps every rank has"
 	}
 	return fmt.Sprintf("the ranks profiled different steps: %s (the profiler started or stopped at another step on some ranks: dynamic profiling, or profiling cycles of different times kept for different ranks). "+
