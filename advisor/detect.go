@@ -42,7 +42,7 @@ func Detect(res *analysis.Result, th DetectThresholds) Detections {
 			d.SlowLinks = append(d.SlowLinks, l)
 		}
 	}
-	d.SlowRanks = slowRanks(c.Ops, res.Ranks, d.SlowLinks, th.SlowRank)
+	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, th.SlowRank)
 	d.Checks = evaluateChecks(c.CheckSamples, c.Retransmissions, c.Limits, th.Checks)
 	return d
 }

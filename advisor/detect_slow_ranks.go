@@ -2,8 +2,11 @@ package advisor
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -54,7 +57,12 @@ type SlowRank struct {
 // The cost is judged per step, not per collective: with many small collectives (small
 // gradient buckets) each op's wait is a sliver of the step while they add up to the
 // straggler's whole lag.
-func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, links []SlowLink, th SlowRankThresholds) []SlowRank {
+//
+// Ranks are compared with their peers only, the ranks that do the same work
+// (peerSets): in a pipeline the stages wait for each other by design, and a rank of
+// the last stage is not slow for computing more than a rank of the first.
+func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []analysis.Group, links []SlowLink, th SlowRankThresholds) []SlowRank {
+	peerOf := peerSets(groups)
 	members := map[[2]string]int{}
 	for _, o := range ops {
 		members[[2]string{o.Group, o.Name}]++
@@ -89,58 +97,77 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, links []SlowL
 	stakes := map[int]float64{}
 	stages := map[int]float64{}
 	lastAt, seenAt := map[int]int{}, map[int]int{}
-	for step, byRank := range waits {
-		if len(byRank) < 3 {
-			continue
-		}
-		typical := map[int]float64{}
-		total := map[int]float64{}
-		var vals, totals []float64
-		for r, w := range byRank {
-			sort.Float64s(w)
-			typical[r] = stats.LowerMedianSorted(w)
-			vals = append(vals, typical[r])
-			for _, x := range w {
-				total[r] += x
-			}
-			totals = append(totals, total[r])
-		}
-		med, mad := stats.MedianMAD(vals)
-		medTotal, _ := stats.MedianMAD(totals)
-		dixonOut, dixonScore := false, 0.0
-		if th.Method == "dixon" {
-			dixonOut, dixonScore = lowOutlier(vals)
-		}
-		lowest := math.Inf(1)
-		for _, e := range typical {
-			lowest = min(lowest, e)
-		}
-		for r, e := range typical {
-			var outlier bool
-			var score float64
-			if th.Method == "dixon" {
-				outlier, score = dixonOut && e == lowest, dixonScore
-			} else {
-				score = modifiedZ(-e, -med, mad)
-				outlier = score > th.Z
-			}
-			stage := stepTime[step][r].StageNs
-			if !outlier || stage <= 0 {
+	for step, all := range waits {
+		for _, byRank := range partition(all, peerOf) {
+			if len(byRank) < 2 {
 				continue
 			}
-			deficit := medTotal - total[r]
-			stake, ownWork := stepStake(r, stepTime[step], deficit)
-			// Late for a reason outside its own work (its link, its launches), it must
-			// at least be consistently the last: at most of its collectives.
-			consistent := ownWork || 2*last[step][r] > len(byRank[r])
-			if consistent && stake > th.MinShare*float64(stage) {
-				flagged[r] = append(flagged[r], step)
-				scores[r] = max(scores[r], score)
-				deficits[r] += deficit
-				stakes[r] += stake
-				stages[r] += float64(stage)
-				lastAt[r] += last[step][r]
-				seenAt[r] += len(byRank[r])
+			peersTime := map[int]analysis.StepBreakdown{}
+			for r := range byRank {
+				if b, ok := stepTime[step][r]; ok {
+					peersTime[r] = b
+				}
+			}
+			typical := map[int]float64{}
+			total := map[int]float64{}
+			var vals, totals []float64
+			for r, w := range byRank {
+				sort.Float64s(w)
+				typical[r] = stats.LowerMedianSorted(w)
+				vals = append(vals, typical[r])
+				for _, x := range w {
+					total[r] += x
+				}
+				totals = append(totals, total[r])
+			}
+			med, mad := stats.MedianMAD(vals)
+			medTotal, _ := stats.MedianMAD(totals)
+			dixonOut, dixonScore := false, 0.0
+			if th.Method == "dixon" {
+				dixonOut, dixonScore = lowOutlier(vals)
+			}
+			lowest := math.Inf(1)
+			for _, e := range typical {
+				lowest = min(lowest, e)
+			}
+			for r, e := range typical {
+				var outlier bool
+				var score float64
+				switch {
+				case len(byRank) == 2:
+					// Two peers: no spread to judge by. The one the other waits for
+					// at nearly every collective of the step is late.
+					frac := float64(last[step][r]) / float64(len(byRank[r]))
+					outlier, score = frac >= pairLastShare && e == lowest && med > e, 10*frac
+				case len(byRank) < 3:
+					continue
+				case th.Method == "dixon":
+					outlier, score = dixonOut && e == lowest, dixonScore
+				default:
+					score = modifiedZ(-e, -med, mad)
+					outlier = score > th.Z
+				}
+				stage := stepTime[step][r].StageNs
+				if !outlier || stage <= 0 {
+					continue
+				}
+				deficit := medTotal - total[r]
+				if len(byRank) == 2 {
+					deficit = 2 * (medTotal - total[r]) // the median of two is their mean
+				}
+				stake, ownWork := stepStake(r, peersTime, deficit)
+				// Late for a reason outside its own work (its link, its launches), it must
+				// at least be consistently the last: at most of its collectives.
+				consistent := ownWork || 2*last[step][r] > len(byRank[r])
+				if consistent && stake > th.MinShare*float64(stage) {
+					flagged[r] = append(flagged[r], step)
+					scores[r] = max(scores[r], score)
+					deficits[r] += deficit
+					stakes[r] += stake
+					stages[r] += float64(stage)
+					lastAt[r] += last[step][r]
+					seenAt[r] += len(byRank[r])
+				}
 			}
 		}
 	}
@@ -150,7 +177,7 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, links []SlowL
 			continue
 		}
 		sort.Ints(steps)
-		cause, evidence := slowRankCause(r, steps, stepTime, links)
+		cause, evidence := slowRankCause(r, steps, peersOnly(stepTime, r, peerOf), links)
 		score := scores[r]
 		if math.IsInf(score, 1) {
 			score = 999 // every other rank waited the same: the MAD is 0
@@ -202,6 +229,89 @@ func stepStake(rank int, byRank map[int]analysis.StepBreakdown, deficitNs float6
 		est = deficitNs
 	}
 	return max(0, min(est, capNs)), ownWork
+}
+
+// pairLastShare is the share of a step's collectives at which one of two peers is
+// last for it to be the late one.
+const pairLastShare = 0.8
+
+// peerSets gives each rank the set of ranks that do the same work (an id; ranks
+// absent from the map are peers of each other): the members of its data-parallel
+// group (same pipeline stage, same tensor-parallel position, as Megatron and
+// MindSpeed lay ranks out), else the ranks at the same position of their pipeline
+// groups, else nothing (every rank a peer of every other, as in a data-parallel job).
+func peerSets(groups []analysis.Group) map[int]int {
+	byKind := func(kind string) map[int]int {
+		out := map[int]int{}
+		for i, g := range groups {
+			k := strings.ToLower(strings.TrimSuffix(g.Kind, "?"))
+			if !strings.HasPrefix(k, kind) || len(g.Ranks) < 2 {
+				continue
+			}
+			for pos, r := range g.Ranks {
+				if kind == "pp" {
+					out[r] = pos
+				} else if _, ok := out[r]; !ok {
+					out[r] = i
+				}
+			}
+		}
+		return out
+	}
+	if dp := byKind("dp"); len(dp) > 0 {
+		return dp
+	}
+	pipelines := 0
+	for _, g := range groups {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSuffix(g.Kind, "?")), "pp") && len(g.Ranks) >= 2 {
+			pipelines++
+		}
+	}
+	if pipelines > 0 {
+		return byKind("pp")
+	}
+	return nil
+}
+
+// partition splits a step's ranks (rank → waits) by peer set.
+func partition(byRank map[int][]float64, peerOf map[int]int) []map[int][]float64 {
+	if len(peerOf) == 0 {
+		return []map[int][]float64{byRank}
+	}
+	sets := map[int]map[int][]float64{}
+	for r, w := range byRank {
+		id, ok := peerOf[r]
+		if !ok {
+			id = -1
+		}
+		if sets[id] == nil {
+			sets[id] = map[int][]float64{}
+		}
+		sets[id][r] = w
+	}
+	out := make([]map[int][]float64, 0, len(sets))
+	for _, id := range slices.Sorted(maps.Keys(sets)) {
+		out = append(out, sets[id])
+	}
+	return out
+}
+
+// peersOnly keeps, of every step, the breakdowns of rank's peers and its own.
+func peersOnly(stepTime map[int]map[int]analysis.StepBreakdown, rank int, peerOf map[int]int) map[int]map[int]analysis.StepBreakdown {
+	if len(peerOf) == 0 {
+		return stepTime
+	}
+	id, ok := peerOf[rank]
+	out := map[int]map[int]analysis.StepBreakdown{}
+	for step, byRank := range stepTime {
+		out[step] = map[int]analysis.StepBreakdown{}
+		for r, b := range byRank {
+			if pid, pok := peerOf[r]; pid == id && pok == ok {
+				out[step][r] = b
+			}
+		}
+	}
+	return out
 }
 
 func hasSteps(ranks []analysis.RankResult) bool {

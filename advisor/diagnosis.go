@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // Causes of a diagnosis (Diagnosis.Cause).
@@ -34,8 +35,10 @@ type Diagnosis struct {
 // DiagnosisThresholds decide the diagnosis (the verdict) and grade its cause_*
 // finding.
 type DiagnosisThresholds struct {
-	// HostBoundFreeShare: a device idle at least this share of Stage, and idle more
-	// than it communicates exposed, is held back by the host.
+	// HostBoundFreeShare: a device that waits for the host (Free inside Stage plus
+	// Preparing before it) at least this share of the step (Stage + Preparing), and
+	// longer than it computes and than it communicates exposed, is held back by the
+	// host.
 	HostBoundFreeShare float64
 	// StageImbalanceMin: pipeline stages whose compute differs by at least this much
 	// (slowest over fastest, less 1) make the other stages wait; below it the
@@ -47,25 +50,47 @@ type DiagnosisThresholds struct {
 	// MinExplained: a cause that is less than this part of the exposed communication
 	// does not explain it.
 	MinExplained float64
+	// StragglerLead: a slow rank that costs the step at least this share leads the
+	// diagnosis (Diagnose).
+	StragglerLead float64
 	// CauseHighShare and CauseMediumShare grade the cause_* finding by the share of
 	// the step its cause explains.
 	CauseHighShare, CauseMediumShare float64
 }
 
 // DefaultDiagnosisThresholds are the diagnosis' defaults.
-var DefaultDiagnosisThresholds = DiagnosisThresholds{HostBoundFreeShare: 0.5, StageImbalanceMin: 0.10, WaitWithinBudget: 0.10,
-	MinExplained: 0.25, CauseHighShare: 0.3, CauseMediumShare: 0.1}
+var DefaultDiagnosisThresholds = DiagnosisThresholds{HostBoundFreeShare: 0.3, StageImbalanceMin: 0.10, WaitWithinBudget: 0.10,
+	MinExplained: 0.25, StragglerLead: 0.05, CauseHighShare: 0.3, CauseMediumShare: 0.1}
 
 func (t *DiagnosisThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"host_bound_free_share", &t.HostBoundFreeShare, 0, 1}, {"stage_imbalance_min", &t.StageImbalanceMin, 0, 100},
 		{"wait_within_budget", &t.WaitWithinBudget, 0, 1}, {"min_explained", &t.MinExplained, 0, 1},
-		{"cause_high_share", &t.CauseHighShare, 0, 1}, {"cause_medium_share", &t.CauseMediumShare, 0, 1}}
+		{"straggler_lead", &t.StragglerLead, 0, 1}, {"cause_high_share", &t.CauseHighShare, 0, 1}, {"cause_medium_share", &t.CauseMediumShare, 0, 1}}
 }
 
 // Diagnose names the leading cause of a run's step time from the analysis' exposure
 // split (analysis.Exposure): the device idling, communication within budget, or the
 // largest of moving data and the kinds of waiting.
+//
+// A slow rank the detectors found that costs the step at least StragglerLead leads
+// over compute-bound, over a pipeline's waiting with balanced stages (its waits
+// beyond the bubble are that rank's), and over any cause that explains less of the
+// step: it is a fault to fix before anything is tuned.
 func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
+	d := diagnose(res, det, opts, false)
+	th := opts.withDefaults().Thresholds.Diagnosis
+	stake := slowRankStake(det.SlowRanks)
+	if d.Cause == CauseStraggler || d.Cause == CauseHostBound || len(det.SlowRanks) == 0 || stake < th.StragglerLead {
+		return d
+	}
+	if d.Cause == CauseComputeBound || d.Cause == CausePipelineBubble || d.Cause == CauseUnknown || stake >= d.Share {
+		return diagnose(res, det, opts, true)
+	}
+	return d
+}
+
+// diagnose is Diagnose; straggler makes the slow rank's waiting the lead.
+func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool) Diagnosis {
 	opts = opts.withDefaults()
 	th := opts.Thresholds.Diagnosis
 	budget := opts.CommBudget
@@ -92,18 +117,20 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	}
 	freeShare := float64(free) / float64(stage)
 	exposed := pct(s.CommShare)
-	if freeShare >= th.HostBoundFreeShare && freeShare > s.CommShare {
-		// The host's lead is known only where the step has host markers (Preparing).
-		lead := ""
-		if prepSteps > 0 {
-			lead = fmt.Sprintf("; the host starts each step %.3f ms before its first device task on average", float64(prep)/float64(prepSteps)/1e6)
+	// The device waits for the host inside Stage (Free: launches, synchronisation)
+	// and before it (Preparing: data loading, the step's start); the step the user
+	// waits for holds both. Host-bound is the host's wait outlasting both the compute
+	// and the exposed communication.
+	var exposedNs int64
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			exposedNs += st.ExposedCommNs()
 		}
-		return Diagnosis{Cause: CauseHostBound, Share: freeShare,
-			Title: fmt.Sprintf("the device idles %s of the step: the host is the bottleneck, not the %s", pct(freeShare), deviceNoun(res)),
-			// What to do is the cause's finding's (causeFindings), which follows this.
-			Evidence: fmt.Sprintf("Free %.3f ms of a mean Stage of %.3f ms per step (computing %s, exposed communication %s%s)",
-				float64(free)/float64(steps)/1e6, float64(stage)/float64(steps)/1e6,
-				pct(float64(computing)/float64(stage)), exposed, lead)}
+	}
+	hostNs := free + prep
+	hostShare := float64(hostNs) / float64(stage+prep)
+	if hostShare >= th.HostBoundFreeShare && hostNs > max(computing, exposedNs) {
+		return hostBound(res, free, prep, stage, computing, steps, prepSteps, hostShare, s.CommShare)
 	}
 	ex := res.Exposure
 	if !ex.OpsKnown && s.CommShare <= budget {
@@ -140,13 +167,26 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 		{CauseStraggler, stragglerRank * stageF, stragglerShare},
 	}
 	sort.SliceStable(parts, func(i, j int) bool { return parts[i].ns > parts[j].ns })
+	if straggler {
+		// The slow rank's cost, not its waits' part of the exposed split, which a
+		// busy stream's queue or the pipeline's waiting dilutes.
+		slices.SortStableFunc(parts, func(a, b struct {
+			cause string
+			ns    float64
+			share float64
+		}) int {
+			return boolRank(a.cause != CauseStraggler) - boolRank(b.cause != CauseStraggler)
+		})
+		parts[0].share = max(parts[0].share, slowStake)
+		parts[0].ns = max(parts[0].ns, 1)
+	}
 	lead := parts[0]
 	// Within the budget the step is the computation's, unless one kind of waiting
 	// still costs a tenth of it (a straggler whose wait the overlap half hides), or a
 	// slow rank is found whose cost is worth a change.
 	leadsWithinBudget := waitingCause(lead.cause) && lead.share >= th.WaitWithinBudget ||
 		lead.cause == CauseStraggler && slowStake >= opts.Thresholds.Stake.Medium
-	if s.CommShare <= budget && !leadsWithinBudget {
+	if s.CommShare <= budget && !leadsWithinBudget && !straggler {
 		return computeBound(s, budget, computing, stage, freeShare)
 	}
 	// Exposed time that no op record covers says nothing of its cause: when it is the
@@ -164,7 +204,7 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}
 	}
 	ofExposed := lead.share / s.CommShare
-	if !ex.SplitKnown && ofExposed < 0.5 {
+	if !ex.SplitKnown && ofExposed < 0.5 && !straggler {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication; the ops' records do not say how much of it moves data", exposed),
 			Evidence: fmt.Sprintf("the ops come from kernel_details.csv, which has their elapses but not their transit and wait times: waiting for a profiled peer explains %s of the step; "+
@@ -172,7 +212,7 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	}
 	// (The pipeline's waiting is measured over the stages' span, Bubble included, and
 	// is not held to this.)
-	if lead.cause != CauseStageImbalance && ofExposed < th.MinExplained {
+	if lead.cause != CauseStageImbalance && ofExposed < th.MinExplained && !straggler {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication, mostly in neither moving data nor waiting for a peer", exposed),
 			Evidence: fmt.Sprintf("moving data (as the profiler times it, on one plane) %s, waiting for a peer %s, the rest (synchronisation, idle, transfers on other planes, retransmissions) %s of the step%s: look at the findings on links and retransmissions",
@@ -205,7 +245,10 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 		// The pipeline's waiting is partly Bubble, outside the exposed communication:
 		// the title gives it over the stages' span.
 		head := fmt.Sprintf("%s of the pipeline's time", pct(lead.share))
-		pl, imb := mostImbalanced(res.Communication.Pipelines)
+		pl, _ := mostImbalanced(res.Communication.Pipelines)
+		// The layer split is every pipeline's: one pipeline with a slow rank is that
+		// rank's, not the split's.
+		imb := typicalImbalance(res.Communication.Pipelines)
 		if pl != nil && !pl.BubbleKnown() {
 			split += "; no Bubble measured for the pipeline: " + pl.BubbleUnmeasured
 		} else {
@@ -225,12 +268,24 @@ func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	case CauseStraggler:
 		d.Title = head + " waits for a slower rank"
 		d.Evidence = split + ": ranks of the same group arrive at their collectives at different times"
-		if sr := det.SlowRanks; len(sr) > 0 {
+		if sr := det.SlowRanks; len(sr) > 0 && straggler {
+			// Led by its cost: its waits may be a small part of the exposed time
+			// (hidden behind a queue, or inside the pipeline's waiting).
+			d.Title = fmt.Sprintf("rank %d holds the others back: it costs the step about %s (%s of the step is exposed communication)", sr[0].Rank, pct(slowStake), exposed)
+			d.Evidence += fmt.Sprintf("; rank %d arrives last and costs the step about %s (%s)", sr[0].Rank, pct(slowStake), sr[0].Evidence)
+		} else if len(sr) > 0 {
 			d.Title = head + fmt.Sprintf(" waits for rank %d", sr[0].Rank)
 			d.Evidence += fmt.Sprintf("; rank %d arrives last and costs the step about %s (%s)", sr[0].Rank, pct(slowStake), sr[0].Evidence)
 		}
 	}
 	return d
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // slowRankStake is what the costliest slow rank costs the run: its share of its
@@ -243,6 +298,25 @@ func slowRankStake(srs []SlowRank) float64 {
 		}
 	}
 	return best
+}
+
+// hostBound words a host-bound diagnosis: which of Free (inside Stage) and Preparing
+// (before it) holds the device back, and by how much.
+func hostBound(res *analysis.Result, free, prep, stage, computing, steps, prepSteps int64, hostShare, commShare float64) Diagnosis {
+	perStep := func(ns int64, n int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/float64(max(n, 1))/1e6) }
+	where := "idles inside the step (Free)"
+	if prep > free {
+		where = "waits before each step (Preparing: data loading, the host's step start)"
+	}
+	prepText := "Preparing not recorded"
+	if prepSteps > 0 {
+		prepText = "Preparing " + perStep(prep, prepSteps) + " before it"
+	}
+	return Diagnosis{Cause: CauseHostBound, Share: hostShare,
+		Title: fmt.Sprintf("the %s waits for the host %s of the step: it %s; the host is the bottleneck, not the communication", deviceNoun(res), pct(hostShare), where),
+		// What to do is the cause's finding's (causeFindings), which follows this.
+		Evidence: fmt.Sprintf("Free %s of a mean Stage of %s per step, %s (computing %s of the step, exposed communication %s)",
+			perStep(free, steps), perStep(stage, steps), prepText, pct(float64(computing)/float64(stage)), pct(commShare))}
 }
 
 func computeBound(s analysis.Summary, budget float64, computing, stage int64, freeShare float64) Diagnosis {
@@ -384,6 +458,34 @@ func mostImbalanced(pls []analysis.Pipeline) (*analysis.Pipeline, float64) {
 	return best, best.Imbalance
 }
 
+// typicalImbalance is the imbalance of the typical pipeline: each stage's median
+// Computing over the pipelines with the most stages, slowest over fastest, less 1.
+func typicalImbalance(pls []analysis.Pipeline) float64 {
+	stages := 0
+	for _, p := range pls {
+		stages = max(stages, len(p.StageComputingNs))
+	}
+	if stages < 2 {
+		return 0
+	}
+	medians := make([]float64, stages)
+	for k := range medians {
+		var v []float64
+		for _, p := range pls {
+			if len(p.StageComputingNs) == stages {
+				v = append(v, float64(p.StageComputingNs[k]))
+			}
+		}
+		sort.Float64s(v)
+		medians[k] = stats.LowerMedianSorted(v)
+	}
+	lo, hi := slices.Min(medians), slices.Max(medians)
+	if lo <= 0 {
+		return 0
+	}
+	return hi/lo - 1
+}
+
 // extremeStages are the stages that compute most and least per step.
 func extremeStages(pl *analysis.Pipeline) (slow, fast int) {
 	for i, c := range pl.StageComputingNs {
@@ -453,10 +555,7 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		}
 		cure = "Find why that rank arrives late (its compute per step, its host: data loading, CPU binding, launches) before changing links or algorithms."
 	case CauseHostBound:
-		cure = "Profile the host side (Python, data loading, operator launches; torch_npu: TASK_QUEUE_ENABLE, larger batches) before the device."
-		if deviceNoun(res) == "GPU" {
-			cure = "Profile the host side (Python, data loading, kernel launches; PyTorch: DataLoader num_workers and pin_memory, CUDA graphs, larger batches) before the device."
-		}
+		cure = hostCure(res)
 	default:
 		return nil
 	}
@@ -473,6 +572,33 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		cure += " (One profiled step: confirm on more steps.)"
 	}
 	return []Finding{{ID: id, Severity: sev, Title: capitalise(d.Title), Evidence: d.Evidence + ". " + cure}}
+}
+
+// hostCure is what to do about a host-bound run, host-side only: for time before
+// the step (Preparing) the input pipeline, for time inside it (Free) the launches.
+// No HCCL or DDP setting shortens either.
+func hostCure(res *analysis.Result) string {
+	var free, prep int64
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			free += st.FreeNs
+			if st.HasPreparing {
+				prep += st.PreparingNs
+			}
+		}
+	}
+	gpu := deviceNoun(res) == "GPU"
+	if prep > free {
+		cure := "Feed the device faster before each step: the DataLoader's num_workers, prefetch_factor, pin_memory=True and persistent_workers=True, data already decoded or cached, and no per-step host work (logging, checkpoints, synchronisation) before the forward pass."
+		if !gpu {
+			cure += " Bind the workers to the NPU's NUMA node (torch_npu: CPU_AFFINITY_CONF)."
+		}
+		return cure + " No HCCL or DDP setting shortens this."
+	}
+	if gpu {
+		return "Launch faster: fewer, larger kernels (fusion, torch.compile, CUDA graphs), no host synchronisation inside the step (.item(), .cpu(), prints), larger micro-batches. No NCCL or DDP setting shortens this."
+	}
+	return "Launch faster: keep torch_npu's task queue on (TASK_QUEUE_ENABLE=1, its default; ASCEND_LAUNCH_BLOCKING=1 turns it off), bind the host threads (CPU_AFFINITY_CONF), fuse small operators, avoid host synchronisation inside the step (.item(), .cpu(), prints), larger micro-batches. No HCCL or DDP setting shortens this."
 }
 
 // deviceNoun is what the run's devices are: "GPU" when every rank is a Kineto trace

@@ -2,6 +2,8 @@ package advisor
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,29 +20,11 @@ import (
 // retransmission and its link), since skipping it would hide a fault. The median
 // over ranks of each step's Stage is compared with the median of all steps.
 func warmupFindings(res *analysis.Result, th StepThresholds) []Finding {
-	byStep := map[int][]float64{}
-	for _, r := range res.Ranks {
-		for _, st := range r.Steps {
-			if st.HasStep && st.StageNs > 0 {
-				byStep[st.Step] = append(byStep[st.Step], float64(st.StageNs))
-			}
-		}
-	}
-	if len(byStep) < 3 {
+	steps, stepMedian, byStep := stepMedians(res)
+	if len(steps) < 2 {
 		return nil
 	}
-	steps := make([]int, 0, len(byStep))
-	medians := make([]float64, 0, len(byStep))
-	stepMedian := map[int]float64{}
-	for st, v := range byStep {
-		sort.Float64s(v)
-		stepMedian[st] = stats.UpperMedianSorted(v)
-		steps = append(steps, st)
-		medians = append(medians, stepMedian[st])
-	}
-	sort.Ints(steps)
-	sort.Float64s(medians)
-	typical := stats.UpperMedianSorted(medians)
+	typical := typicalStep(stepMedian, th)
 	var warm, late []string
 	var warmRefs, lateRefs []Ref
 	leading := true
@@ -81,6 +65,74 @@ func warmupFindings(res *analysis.Result, th StepThresholds) []Finding {
 			Refs: lateRefs})
 	}
 	return out
+}
+
+// stepMedians is each step's median Stage over the ranks, the steps in order, and
+// the Stages behind each.
+func stepMedians(res *analysis.Result) ([]int, map[int]float64, map[int][]float64) {
+	byStep := map[int][]float64{}
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			if st.HasStep && st.StageNs > 0 {
+				byStep[st.Step] = append(byStep[st.Step], float64(st.StageNs))
+			}
+		}
+	}
+	steps := make([]int, 0, len(byStep))
+	stepMedian := map[int]float64{}
+	for st, v := range byStep {
+		sort.Float64s(v)
+		stepMedian[st] = stats.UpperMedianSorted(v)
+		steps = append(steps, st)
+	}
+	sort.Ints(steps)
+	return steps, stepMedian, byStep
+}
+
+// typicalStep is the step the run settles to: the lower median of the step medians
+// that are within LongStepRatio of the shortest. A warm-up or an outlier is never
+// shorter than the settled steps, so the shortest anchors it; the median of all
+// steps would, with two or three profiled steps, be the warm-up itself.
+func typicalStep(stepMedian map[int]float64, th StepThresholds) float64 {
+	shortest := math.Inf(1)
+	for _, m := range stepMedian {
+		shortest = min(shortest, m)
+	}
+	var settled []float64
+	for _, m := range stepMedian {
+		if m <= th.LongStepRatio*shortest {
+			settled = append(settled, m)
+		}
+	}
+	sort.Float64s(settled)
+	return stats.LowerMedianSorted(settled)
+}
+
+// WarmupSteps are the leading steps of the run far longer than its typical step
+// (LongStepRatio), from the first profiled step on, that no RDMA retransmission
+// explains: the warm-up (graph compilation, communicator set-up, allocator growth).
+// hcclprof leaves them out of every figure by default (analysis.Options.WarmupSteps).
+// At least one typical step must remain.
+func WarmupSteps(res *analysis.Result, th StepThresholds) []int {
+	steps, stepMedian, _ := stepMedians(res)
+	if len(steps) < 2 {
+		return nil
+	}
+	typical := typicalStep(stepMedian, th)
+	var warm []int
+	for _, st := range steps {
+		if stepMedian[st] <= th.LongStepRatio*typical {
+			break
+		}
+		if slices.ContainsFunc(res.Communication.Retransmissions, func(rt analysis.Retransmission) bool { return rt.Step == st }) {
+			break
+		}
+		warm = append(warm, st)
+	}
+	if len(warm) == len(steps) {
+		return nil
+	}
+	return warm
 }
 
 // StepThresholds decide warmup_steps and outlier_steps: a step whose median Stage
