@@ -4,7 +4,7 @@ BIN     ?= bin/hcclprof
 PKGS    := ./...
 BENCH_DIR ?= $(or $(TMPDIR),/tmp)/hcclprof-bench
 
-.PHONY: build install dist test test-all bench scale scale-summaries scale-gathered scale-trace lint demo fuzz clean
+.PHONY: build install dist test test-all judge bench scale scale-summaries scale-gathered scale-trace lint demo fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/hcclprof
@@ -37,6 +37,17 @@ test:
 # go test's 10 minutes.
 test-all:
 	$(GO) test -count=1 -timeout 30m $(PKGS)
+
+# The diagnosis judge: JUDGE_N generated jobs with injected causes (a slow rank or
+# host, slow NICs, links or servers, a slow input pipeline, launch gaps, warm-up,
+# uneven stages, bubbles, ranks not profiled, healthy jobs), each analysed as
+# analyze does and scored against the generator's truth: the confusion matrix,
+# precision and recall per cause, localisation and false alarms. A benchmark, not a
+# test (make test keeps a sample): about 2 s a job on one core.
+JUDGE_N ?= 300
+JUDGE_SEED ?= 1
+judge:
+	$(GO) run ./fixtures/judge/cmd/judge -n $(JUDGE_N) -seed $(JUDGE_SEED)
 
 # Go benchmarks of the hot paths; the big-trace ones need ../shared/realdata and make a
 # ~120 MB trace under $(BENCH_DIR) on first use. Then one whole analyze of that rank on

@@ -121,7 +121,7 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 				totals = append(totals, total[r])
 			}
 			med, mad := stats.MedianMAD(vals)
-			medTotal, _ := stats.MedianMAD(totals)
+			medTotal, madTotal := stats.MedianMAD(totals)
 			dixonOut, dixonScore := false, 0.0
 			if th.Method == "dixon" {
 				dixonOut, dixonScore = lowOutlier(vals)
@@ -144,7 +144,11 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 				case th.Method == "dixon":
 					outlier, score = dixonOut && e == lowest, dixonScore
 				default:
-					score = modifiedZ(-e, -med, mad)
+					// The typical wait, and the total: a rank waited for in most of its
+					// ops waits least in all of them, but where most ops wait for no one
+					// (a pipeline's sends and receives), typical waits are all 0 and
+					// only the total tells it apart.
+					score = max(modifiedZ(-e, -med, mad), modifiedZ(-total[r], -medTotal, madTotal))
 					outlier = score > th.Z
 				}
 				stage := stepTime[step][r].StageNs
@@ -187,6 +191,12 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 			ShareOfStep: stakes[r] / stages[r], StepsSeen: len(waits),
 			Evidence: fmt.Sprintf("it arrives last at %d of its %d collectives in those steps; the others wait %.3f ms per step for it in their collectives, of which it costs the step about %.3f ms (%d of %d steps); %s",
 				lastAt[r], seenAt[r], deficits[r]/n/1e6, stakes[r]/n/1e6, len(steps), len(waits), evidence)})
+	}
+	// A rank late for no reason of its own beside a rank late for its own work
+	// (compute, host) is held back by it (its pipeline partner, whose sends and
+	// receives it waits in): a knock-on, not a second fault.
+	if slices.ContainsFunc(out, func(r SlowRank) bool { return r.Cause == "compute" || r.Cause == "host" }) {
+		out = slices.DeleteFunc(out, func(r SlowRank) bool { return r.Cause == "unknown" })
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out

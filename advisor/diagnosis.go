@@ -37,8 +37,8 @@ type Diagnosis struct {
 type DiagnosisThresholds struct {
 	// HostBoundFreeShare: a device that waits for the host (Free inside Stage plus
 	// Preparing before it) at least this share of the step (Stage + Preparing), and
-	// longer than it computes and than it communicates exposed, is held back by the
-	// host.
+	// longer than it communicates exposed, is held back by the host: the largest time
+	// lost (computing is not lost), and a large one.
 	HostBoundFreeShare float64
 	// StageImbalanceMin: pipeline stages whose compute differs by at least this much
 	// (slowest over fastest, less 1) make the other stages wait; below it the
@@ -59,7 +59,7 @@ type DiagnosisThresholds struct {
 }
 
 // DefaultDiagnosisThresholds are the diagnosis' defaults.
-var DefaultDiagnosisThresholds = DiagnosisThresholds{HostBoundFreeShare: 0.3, StageImbalanceMin: 0.10, WaitWithinBudget: 0.10,
+var DefaultDiagnosisThresholds = DiagnosisThresholds{HostBoundFreeShare: 0.25, StageImbalanceMin: 0.10, WaitWithinBudget: 0.10,
 	MinExplained: 0.25, StragglerLead: 0.05, CauseHighShare: 0.3, CauseMediumShare: 0.1}
 
 func (t *DiagnosisThresholds) keys() []thresholdKey {
@@ -129,7 +129,7 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	}
 	hostNs := free + prep
 	hostShare := float64(hostNs) / float64(stage+prep)
-	if hostShare >= th.HostBoundFreeShare && hostNs > max(computing, exposedNs) {
+	if hostShare >= th.HostBoundFreeShare && hostNs > exposedNs {
 		return hostBound(res, free, prep, stage, computing, steps, prepSteps, hostShare, s.CommShare)
 	}
 	ex := res.Exposure
@@ -184,7 +184,9 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	// Within the budget the step is the computation's, unless one kind of waiting
 	// still costs a tenth of it (a straggler whose wait the overlap half hides), or a
 	// slow rank is found whose cost is worth a change.
-	leadsWithinBudget := waitingCause(lead.cause) && lead.share >= th.WaitWithinBudget ||
+	// Waiting for a slower rank that no detector could name (a different rank each
+	// time: the ranks' own jitter) is not a fault to fix within the budget.
+	leadsWithinBudget := waitingCause(lead.cause) && lead.cause != CauseStraggler && lead.share >= th.WaitWithinBudget ||
 		lead.cause == CauseStraggler && slowStake >= opts.Thresholds.Stake.Medium
 	if s.CommShare <= budget && !leadsWithinBudget && !straggler {
 		return computeBound(s, budget, computing, stage, freeShare)

@@ -43,7 +43,7 @@ func TestDiagnoseCauses(t *testing.T) {
 		noFinding bool
 	}{
 		{"nothing measured", &analysis.Result{}, advisor.CauseUnknown, 0, "no step breakdown", true},
-		{"the device idles", diagnosisRun(100, 2, 0, 98, analysis.Exposure{}), advisor.CauseHostBound, 0.98, "the device idles 98.0%", false},
+		{"the device idles", diagnosisRun(100, 2, 0, 98, analysis.Exposure{}), advisor.CauseHostBound, 0.98, "waits for the host 98.0% of the step: it idles inside the step (Free)", false},
 		{"within budget", diagnosisRun(100, 80, 20, 0, known(0.15, 0.05, 0, 0)), advisor.CauseComputeBound, 0.8, "within the 30.0% budget", true},
 		{"within budget, but a straggler costs 12%", diagnosisRun(100, 75, 25, 0, known(0.02, 0.12, 0, 0)), advisor.CauseStraggler, 0.12, "waits for a slower rank", false},
 		{"moving data", diagnosisRun(100, 50, 50, 0, known(0.30, 0.10, 0, 0)), advisor.CauseTransfer, 0.30, "60.0% of it moves data", true},

@@ -135,6 +135,22 @@ func WarmupSteps(res *analysis.Result, th StepThresholds) []int {
 	return warm
 }
 
+// WarmupText names warm-up steps with their length: "step 1 (Stage 152.300 ms, 2.5×
+// the typical 61.000 ms)".
+func WarmupText(res *analysis.Result, warm []int, th StepThresholds) string {
+	_, stepMedian, _ := stepMedians(res)
+	typical := typicalStep(stepMedian, th)
+	parts := make([]string, len(warm))
+	for i, st := range warm {
+		parts[i] = fmt.Sprintf("%d (Stage %.3f ms, %.1f×)", st, stepMedian[st]/1e6, stepMedian[st]/typical)
+	}
+	word := "step "
+	if len(warm) > 1 {
+		word = "steps "
+	}
+	return fmt.Sprintf("%s%s of a typical %.3f ms", word, strings.Join(parts, ", "), typical/1e6)
+}
+
 // StepThresholds decide warmup_steps and outlier_steps: a step whose median Stage
 // over ranks is above LongStepRatio × the median step is long; the finding is Medium
 // when leaving the long steps out moves the mean step by over SkewShare (a skew that

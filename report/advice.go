@@ -43,6 +43,9 @@ func WriteAdviceText(w io.Writer, d *Document) error {
 	p := newPrinter(w, d.Width)
 	s := d.Result.Summary
 	p.printf("hcclprof advise: %s rank(s), %d step(s); comm_share %.2f%%, step %.3f ms\n", ranksOfExpected(s), s.Steps, 100*s.CommShare, float64(s.StepTimeNs)/1e6)
+	if d.LeftOut != "" {
+		p.printf("(%s)\n", d.LeftOut)
+	}
 	if d.Advice != nil && d.Advice.Diagnosis.Title != "" {
 		p.printf("Diagnosis (%s): %s.\n", d.Advice.Diagnosis.Cause, d.Advice.Diagnosis.Title)
 	}

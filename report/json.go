@@ -174,7 +174,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 		Ranks:           []contract.Rank{},
 		Collectives:     []contract.Collective{},
 		Warnings:        nonNil(r.Warnings),
-		Notes:           nonNil(d.Notes),
+		Notes:           nonNil(leftOutFirst(d)),
 		Gates:           []contract.Gate{},
 		Communication:   commJSON(r.Communication, d.view().Detections),
 		Findings:        adviceFindings(d.Advice),
@@ -239,4 +239,12 @@ func preparingUs(st analysis.StepBreakdown) *float64 {
 	}
 	v := us(st.PreparingNs)
 	return &v
+}
+
+// leftOutFirst is the document's notes, the steps left out as warm-up first.
+func leftOutFirst(d *Document) []string {
+	if d.LeftOut == "" {
+		return d.Notes
+	}
+	return append([]string{d.LeftOut}, d.Notes...)
 }

@@ -24,6 +24,9 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	if s.Incomplete {
 		p.printf("> **Incomplete input:** some rank could not be read in full; see the warnings.\n\n")
 	}
+	if d.LeftOut != "" {
+		p.printf("_(%s)_\n\n", mdText(d.LeftOut))
+	}
 	p.printf("| metric | value |\n|---|---:|\n")
 	p.printf("| exposed communication (`comm_share`) | **%.2f%%** |\n", 100*s.CommShare)
 	if s.ExposedTransferShare != nil {

@@ -28,6 +28,9 @@ type Document struct {
 	CommBudget float64
 	Gates      []analysis.GateResult
 	Notes      []string // discovery notes: ignored files, duplicates
+	// LeftOut says, at the top of the report, which steps were left out of every
+	// figure as warm-up ("" when none).
+	LeftOut string
 	Command    string   // the command line that produced the report
 	Version    string   // hcclprof's version
 	// Width is the text output's width in display columns (the terminal's); 0 is no

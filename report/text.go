@@ -27,6 +27,9 @@ func WriteText(w io.Writer, d *Document) error {
 	s := v.Summary
 	p := newPrinter(w, d.Width)
 	p.printf("hcclprof: %s rank(s), %d step(s) %s\n", ranksOfExpected(s), s.Steps, stepList(v.Steps))
+	if d.LeftOut != "" {
+		p.printf("(%s)\n", d.LeftOut)
+	}
 	p.printf("Verdict: %s.\n", v.Verdict)
 	if s.Ranks > 0 {
 		p.printf("  exposed communication (comm_share)   %6.2f%% of step time\n", 100*s.CommShare)

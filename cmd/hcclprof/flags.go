@@ -72,6 +72,7 @@ func registerWidth(fl *pflag.FlagSet, w *int) {
 func registerAnalysis(fl *pflag.FlagSet, f *driver.AnalysisFlags) {
 	fl.IntVar(&f.Workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
 	fl.IntSliceVar(&f.SkipSteps, "skip-steps", nil, "leave these step numbers out of every figure (warm-up steps), e.g. --skip-steps 1,2")
+	fl.BoolVar(&f.KeepWarmup, "keep-warmup", false, "keep the leading steps found to be warm-up in every figure (by default they are left out, and the report says so)")
 	fl.IntVar(&f.Microbatches, "microbatches", 0, "pipeline micro-batches per step, for the theoretical bubble (0: inferred from the receives)")
 	fl.StringVar(&f.Config, "config", "", "YAML file of thresholds, hardware and link peaks (see hcclprof.example.yaml)")
 	fl.StringVar(&f.Hardware, "hardware", "", "the product for link peaks: "+strings.Join(hardware.Names(), ", ")+" (default: detected, else A2)")

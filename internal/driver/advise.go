@@ -24,7 +24,7 @@ func Advise(env Env, args []string, f AdviseFlags) error {
 		return err
 	}
 	advice := run.advise()
-	doc := &report.Document{Result: run.result, Advice: &advice, CommBudget: run.advisor.CommBudget, Notes: run.cluster.Notes,
+	doc := &report.Document{Result: run.result, Advice: &advice, CommBudget: run.advisor.CommBudget, Notes: run.cluster.Notes, LeftOut: run.leftOut,
 		Command: env.command(), Version: env.Version, Width: width}
 	if err := write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteAdviceText(w, doc) },
 		func(w io.Writer) error { return report.WriteAdviceJSON(w, doc) }); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -68,7 +69,8 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 		Advice:       &advice,
 		CommBudget:   advOpts.CommBudget,
 		Gates:        analysis.EvaluateGates(gates, res.Summary.Metrics()),
-		Notes:        append(cluster.Notes, skippedNote(res.SkippedSteps)...),
+		Notes:        append(cluster.Notes, skippedNote(withoutSteps(res.SkippedSteps, run.warmup))...),
+		LeftOut:      run.leftOut,
 		Command:      env.command(),
 		Version:      env.Version,
 		Width:        width,
@@ -150,6 +152,17 @@ func writeFileWith(path string, flag int, perm os.FileMode, write func(io.Writer
 		err = cerr
 	}
 	return err
+}
+
+// withoutSteps is steps less drop.
+func withoutSteps(steps, drop []int) []int {
+	var out []int
+	for _, s := range steps {
+		if !slices.Contains(drop, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // skippedNote says which steps --skip-steps left out, so a report never hides it.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,9 @@ type AnalysisFlags struct {
 	Framework    string
 	Accumulation int
 	AllowPartial bool
+	// KeepWarmup keeps the leading warm-up steps (advisor.WarmupSteps), which are
+	// otherwise left out of every figure.
+	KeepWarmup bool
 	// keep names the ranks whose timelines are kept (nil: none): the HTML report's
 	// rank, every rank for the Chrome trace.
 	keep func(rank int) bool
@@ -161,6 +165,9 @@ type loaded struct {
 	cluster *profile.Cluster
 	result  *analysis.Result
 	advisor advisor.Options
+	// warmup are the steps left out as warm-up, and leftOut says so for the report.
+	warmup  []int
+	leftOut string
 }
 
 // load reads the runs under args, summarising each rank as it is read.
@@ -201,6 +208,24 @@ func (f *AnalysisFlags) loadWith(env Env, args []string, hooks rankHooks) (*load
 	res := acc.Result(cluster)
 	if err := nothingToAnalyse(cluster, res, opts.SkipSteps); err != nil {
 		return nil, err
+	}
+	// Warm-up steps are left out of every figure, check and piece of advice: the
+	// run is read again without them (the ranks' summaries are made as they are
+	// read, so a step cannot be taken out of them afterwards). Only runs with a
+	// warm-up pay for the second read. Summaries (hooks) keep every step.
+	if hooks == nil && !f.KeepWarmup {
+		if warm := advisor.WarmupSteps(res, advOpts.Thresholds.Steps); len(warm) > 0 {
+			again := *f
+			again.KeepWarmup = true
+			again.SkipSteps = append(slices.Clone(f.SkipSteps), warm...)
+			run, err := again.loadWith(env, args, nil)
+			if err != nil {
+				return nil, err
+			}
+			run.warmup = warm
+			run.leftOut = advisor.WarmupText(res, warm, advOpts.Thresholds.Steps) + " left out of every figure as warm-up (--keep-warmup keeps it)"
+			return run, nil
+		}
 	}
 	return &loaded{cluster: cluster, result: res, advisor: withFramework(advOpts, cluster)}, nil
 }
