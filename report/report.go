@@ -31,8 +31,8 @@ type Document struct {
 	// LeftOut says, at the top of the report, which steps were left out of every
 	// figure as warm-up ("" when none).
 	LeftOut string
-	Command    string   // the command line that produced the report
-	Version    string   // hcclprof's version
+	Command string // the command line that produced the report
+	Version string // hcclprof's version
 	// Width is the text output's width in display columns (the terminal's); 0 is no
 	// limit. Other formats ignore it.
 	Width int
