@@ -315,7 +315,7 @@ func hostBound(res *analysis.Result, free, prep, stage, computing, steps, prepSt
 		prepText = "Preparing " + perStep(prep, prepSteps) + " before it"
 	}
 	return Diagnosis{Cause: CauseHostBound, Share: hostShare,
-		Title: fmt.Sprintf("the %s waits for the host %s of the step: it %s; the host is the bottleneck, not the communication", deviceNoun(res), pct(hostShare), where),
+		Title: fmt.Sprintf("the %s waits for the host %s of the step: it %s; the host is the bottleneck, not the %s", deviceNoun(res), pct(hostShare), where, deviceNoun(res)),
 		// What to do is the cause's finding's (causeFindings), which follows this.
 		Evidence: fmt.Sprintf("Free %s of a mean Stage of %s per step, %s (computing %s of the step, exposed communication %s)",
 			perStep(free, steps), perStep(stage, steps), prepText, pct(float64(computing)/float64(stage)), pct(commShare))}
@@ -598,7 +598,9 @@ func hostCure(res *analysis.Result) string {
 		return cure + " No HCCL or DDP setting shortens this."
 	}
 	if gpu {
-		return "Launch faster: fewer, larger kernels (fusion, torch.compile, CUDA graphs), no host synchronisation inside the step (.item(), .cpu(), prints), larger micro-batches. No NCCL or DDP setting shortens this."
+		// A PyTorch step opens before the DataLoader hands over its batch: a slow input
+		// pipeline shows inside the step.
+		return "Feed and launch faster: DataLoader num_workers, prefetch_factor and pin_memory=True (a slow input pipeline shows as idle time inside a PyTorch step); fewer, larger kernels (fusion, torch.compile, CUDA graphs), no host synchronisation inside the step (.item(), .cpu(), prints), larger micro-batches. No NCCL or DDP setting shortens this."
 	}
 	return "Launch faster: keep torch_npu's task queue on (TASK_QUEUE_ENABLE=1, its default; ASCEND_LAUNCH_BLOCKING=1 turns it off), bind the host threads (CPU_AFFINITY_CONF), fuse small operators, avoid host synchronisation inside the step (.item(), .cpu(), prints), larger micro-batches. No HCCL or DDP setting shortens this."
 }
