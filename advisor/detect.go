@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
@@ -41,6 +42,9 @@ func Detect(res *analysis.Result, th DetectThresholds) Detections {
 		if !explained[linkID(l.Src, l.Dst, l.Transport)] {
 			d.SlowLinks = append(d.SlowLinks, l)
 		}
+	}
+	if len(d.SlowServers) == 0 && len(d.SlowLinks) == 0 {
+		d.SlowServers = fabricBelowPeak(*c, costmodel.Calibrate(c.TransferSamples), th.SlowLink)
 	}
 	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, th.SlowRank)
 	d.Checks = evaluateChecks(c.CheckSamples, c.Retransmissions, c.Limits, th.Checks)

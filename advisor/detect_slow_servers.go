@@ -3,17 +3,20 @@ package advisor
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/stats"
 )
 
 // SlowServer is a server whose links of one transport are slow while the same
 // transport's links elsewhere are not: its NICs (RDMA) or its fabric, rather than one
-// cable.
+// cable. Server −1 is every server alike, held against the hardware's peak
+// (fabricBelowPeak): no healthy server to compare with.
 type SlowServer struct {
 	Server    int
 	Host      string
@@ -130,4 +133,46 @@ func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.Lin
 		return cmp.Or(cmp.Compare(a.Fraction, b.Fraction), cmp.Compare(a.Server, b.Server), strings.Compare(a.Transport, b.Transport))
 	})
 	return out, explained
+}
+
+// fabricBelowPeak holds the inter-server links against the hardware when no server
+// has a healthy peer to be compared with (two servers, or every server's NICs slow
+// alike: the peer detector sees every link alike). The run's own calibration of the
+// transport (costmodel.Calibrate: α and bandwidth fitted on its transfers, so latency
+// is taken off) is compared with the peak; a fitted bandwidth below Fraction of it,
+// on transfers that reach the bandwidth-bound sizes (the largest at least n½ = α·BW)
+// and a fit whose error leaves it there, says the NICs or the fabric are slow
+// everywhere. The result is one SlowServer with Server −1: the data cannot say whose
+// NIC it is.
+func fabricBelowPeak(c analysis.Communication, fits []costmodel.LinkFit, th SlowLinkThresholds) []SlowServer {
+	servers := map[int]bool{}
+	crosses := map[string]bool{} // transports with links between servers
+	for _, l := range c.Links {
+		ns, okS := c.ServerOf[l.Src]
+		nd, okD := c.ServerOf[l.Dst]
+		if okS && okD && ns != nd {
+			crosses[l.Transport] = true
+			servers[ns], servers[nd] = true, true
+		}
+	}
+	var out []SlowServer
+	for _, f := range fits {
+		peak, ok := c.Hardware.Peak(f.Transport)
+		if !crosses[f.Transport] || !ok || peak <= 0 || f.Confidence == "none" || f.BWGBps <= 0 || f.Points < 2 {
+			continue
+		}
+		nHalf := f.AlphaUs * f.BWGBps * 1e3 // µs × GB/s = 1e3 bytes
+		upper := f.BWGBps
+		if !math.IsNaN(f.BWSEGBps) {
+			upper += 2 * f.BWSEGBps
+		}
+		if float64(f.MaxBytes) < nHalf || upper >= th.Fraction*peak {
+			continue
+		}
+		out = append(out, SlowServer{Server: -1, Transport: f.Transport, Fraction: f.BWGBps / peak,
+			Evidence: fmt.Sprintf("the %s links between the %d servers run at %.2f GB/s, %.0f%% of %s's %.1f GB/s peak, fitted on this run's transfers with their latency (α %.1f µs) taken off; "+
+				"no server is healthy to compare with, so the data cannot say whose NICs: a slow NIC (with two servers every link has both ends' NICs in it), a port's speed or its PFC/ECN settings, or a congested fabric. Measure pairs of servers with hccl_test before tuning",
+				f.Transport, len(servers), f.BWGBps, 100*f.BWGBps/peak, c.Hardware.Name, peak, f.AlphaUs)})
+	}
+	return out
 }

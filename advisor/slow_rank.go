@@ -20,9 +20,11 @@ func slowFindings(det Detections, retrans []analysis.Retransmission, stake Stake
 			Evidence: s.Evidence + evidenceStrength(s.StepsSeen), Refs: refs})
 	}
 	for _, n := range det.SlowServers {
-		out = append(out, Finding{ID: "slow_server", Severity: High,
-			Title:    fmt.Sprintf("Server %d's %s links run at %.0f%% of their peers'", n.Server, n.Transport, 100*n.Fraction),
-			Evidence: n.Evidence})
+		title := fmt.Sprintf("Server %d's %s links run at %.0f%% of their peers'", n.Server, n.Transport, 100*n.Fraction)
+		if n.Server < 0 {
+			title = fmt.Sprintf("Every server's %s links run at %.0f%% of the hardware's peak, latency taken off", n.Transport, 100*n.Fraction)
+		}
+		out = append(out, Finding{ID: "slow_server", Severity: High, Title: title, Evidence: n.Evidence})
 	}
 	for _, l := range det.SlowLinks {
 		out = append(out, Finding{ID: "slow_link", Severity: High,
