@@ -30,7 +30,7 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	facts := Facts(res, env, opts)
 	// The cost model is fitted once: the findings and the recommendations price with it.
 	fit := costmodel.Fit(res, facts.Accumulation, facts.BuffsizeBytes)
-	det := Detect(res, opts.Detect)
+	det := detect(res, opts.Detect, func() []costmodel.LinkFit { return fit.Links })
 	diag := Diagnose(res, det, opts)
 	a := Advice{Diagnosis: diag, Detections: det, Findings: findings(res, det, env, facts, fit, opts)}
 	if waitingCause(diag.Cause) {

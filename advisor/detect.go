@@ -32,6 +32,11 @@ var DefaultDetectThresholds = DetectThresholds{SlowRank: DefaultSlowRankThreshol
 // Detect decides the slow links and servers from the links' peer ratios, then the slow
 // ranks (a slow link of its own is a rank's cause), then which checks fire.
 func Detect(res *analysis.Result, th DetectThresholds) Detections {
+	return detect(res, th, func() []costmodel.LinkFit { return costmodel.Calibrate(res.Communication.TransferSamples) })
+}
+
+// detect is Detect with the run's link calibration given (Advise has made it once).
+func detect(res *analysis.Result, th DetectThresholds, links func() []costmodel.LinkFit) Detections {
 	c := &res.Communication
 	var d Detections
 	slow := slowLinks(c.Links, c.PeerRatios, c.ServerOf, th.SlowLink)
@@ -44,7 +49,7 @@ func Detect(res *analysis.Result, th DetectThresholds) Detections {
 		}
 	}
 	if len(d.SlowServers) == 0 && len(d.SlowLinks) == 0 {
-		d.SlowServers = fabricBelowPeak(*c, costmodel.Calibrate(c.TransferSamples), th.SlowLink)
+		d.SlowServers = fabricBelowPeak(*c, links, th.SlowLink)
 	}
 	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, th.SlowRank)
 	d.Checks = evaluateChecks(c.CheckSamples, c.Retransmissions, c.Limits, th.Checks)

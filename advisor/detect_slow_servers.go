@@ -144,7 +144,13 @@ func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.Lin
 // and a fit whose error leaves it there, says the NICs or the fabric are slow
 // everywhere. The result is one SlowServer with Server −1: the data cannot say whose
 // NIC it is.
-func fabricBelowPeak(c analysis.Communication, fits []costmodel.LinkFit, th SlowLinkThresholds) []SlowServer {
+//
+// Only against a product the profile names: an assumed one's peak (A2's, for a
+// profile that does not say) may not be this cluster's.
+func fabricBelowPeak(c analysis.Communication, links func() []costmodel.LinkFit, th SlowLinkThresholds) []SlowServer {
+	if c.Hardware.Assumed {
+		return nil
+	}
 	servers := map[int]bool{}
 	crosses := map[string]bool{} // transports with links between servers
 	for _, l := range c.Links {
@@ -155,8 +161,11 @@ func fabricBelowPeak(c analysis.Communication, fits []costmodel.LinkFit, th Slow
 			servers[ns], servers[nd] = true, true
 		}
 	}
+	if len(crosses) == 0 {
+		return nil
+	}
 	var out []SlowServer
-	for _, f := range fits {
+	for _, f := range links() {
 		peak, ok := c.Hardware.Peak(f.Transport)
 		if !crosses[f.Transport] || !ok || peak <= 0 || f.Confidence == "none" || f.BWGBps <= 0 || f.Points < 2 {
 			continue

@@ -1153,9 +1153,14 @@ func matchName(name string) string {
 
 // crossRankWait sets each op's CrossWaitNs: its elapse minus the fastest rank's for
 // the same op, where the same op is the same (group, name with its sequence number,
-// step) on at least two distinct ranks (msprof-analyze's cluster time summary). An op
-// seen on one rank only, or whose name repeats on one rank within a step (the name is
-// then not an identity), waits for nobody measurable: 0, and not CrossWaitKnown.
+// step) on at least two distinct ranks (msprof-analyze's cluster time summary). Where
+// a name repeats on a rank within a step (NCCL's kernels are named by what they do,
+// not numbered: Kineto's ncclDevKernel_AllReduce_... every bucket), the n-th op of
+// that name in the communicator and step on one rank is the n-th on the others, as
+// every member issues a communicator's collectives in the same order; that holds only
+// if every rank has as many of them, else the name is no identity and the op waits
+// for nobody measurable: 0, and not CrossWaitKnown. An op seen on one rank only is
+// the same.
 func crossRankWait(ops []OpStat) {
 	type opKey struct {
 		group, name string
@@ -1183,13 +1188,85 @@ func crossRankWait(ops []OpStat) {
 			m.lastRank = o.Rank
 		}
 	}
+	repeats := crossRankWaitByOrder(ops, func(o OpStat) bool {
+		return seen[opKey{o.Group, matchName(o.Name), o.Step}].repeated
+	})
 	for i := range ops {
 		m := seen[opKey{ops[i].Group, matchName(ops[i].Name), ops[i].Step}]
 		ops[i].CrossWaitNs, ops[i].CrossWaitKnown = 0, false
-		if m.ranks >= 2 && !m.repeated {
+		switch {
+		case m.repeated:
+			if w, ok := repeats[i]; ok {
+				ops[i].CrossWaitNs, ops[i].CrossWaitKnown = w, true
+			}
+		case m.ranks >= 2:
 			ops[i].CrossWaitNs, ops[i].CrossWaitKnown = ops[i].ElapseNs-m.fastestNs, true
 		}
 	}
+}
+
+// crossRankWaitByOrder matches the ops whose name repeats on a rank within a step
+// (repeated) by their order: the n-th of a (group, name, step) on each rank, where
+// every rank that has the name has as many. It returns the cross-rank wait of each
+// op matched on two ranks or more, by index in ops; ops are in start order within a
+// rank.
+func crossRankWaitByOrder(ops []OpStat, repeated func(OpStat) bool) map[int]int64 {
+	type nameKey struct {
+		group, name string
+		step        int
+	}
+	type rankKey struct {
+		nameKey
+		rank int
+	}
+	type nthKey struct {
+		nameKey
+		nth int
+	}
+	nth := map[int]int{} // op index → its order among its rank's ops of the name
+	count := map[rankKey]int{}
+	for i, o := range ops {
+		if !repeated(o) {
+			continue
+		}
+		k := rankKey{nameKey{o.Group, matchName(o.Name), o.Step}, o.Rank}
+		nth[i] = count[k]
+		count[k]++
+	}
+	if len(nth) == 0 {
+		return nil
+	}
+	agreed := map[nameKey]int{} // the count every rank has, -1 when they differ
+	for k, n := range count {
+		if c, ok := agreed[k.nameKey]; !ok {
+			agreed[k.nameKey] = n
+		} else if c != n {
+			agreed[k.nameKey] = -1
+		}
+	}
+	fastest := map[nthKey]int64{}
+	ranks := map[nthKey]int{}
+	for i, n := range nth {
+		o := ops[i]
+		nk := nameKey{o.Group, matchName(o.Name), o.Step}
+		if agreed[nk] < 0 {
+			continue
+		}
+		k := nthKey{nk, n}
+		if f, ok := fastest[k]; !ok || o.ElapseNs < f {
+			fastest[k] = o.ElapseNs
+		}
+		ranks[k]++
+	}
+	out := map[int]int64{}
+	for i, n := range nth {
+		o := ops[i]
+		k := nthKey{nameKey{o.Group, matchName(o.Name), o.Step}, n}
+		if ranks[k] >= 2 {
+			out[i] = o.ElapseNs - fastest[k]
+		}
+	}
+	return out
 }
 
 // clusterGroups lists the communicators named in any rank's parallel_group_info.
