@@ -2,7 +2,7 @@ package advisor
 
 import (
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -89,23 +89,14 @@ func stepMedians(res *analysis.Result) ([]int, map[int]float64, map[int][]float6
 	return steps, stepMedian, byStep
 }
 
-// typicalStep is the step the run settles to: the lower median of the step medians
-// that are within LongStepRatio of the shortest. A warm-up or an outlier is never
-// shorter than the settled steps, so the shortest anchors it; the median of all
-// steps would, with two or three profiled steps, be the warm-up itself.
+// typicalStep is the step the run settles to: the lower median of the step medians.
+// With two steps it is the shorter, so a warm-up first step stands out (the upper
+// median was the warm-up itself); with more, one short step (a last step cut by the
+// profiler's stop) does not become the measure the others are long against.
 func typicalStep(stepMedian map[int]float64, th StepThresholds) float64 {
-	shortest := math.Inf(1)
-	for _, m := range stepMedian {
-		shortest = min(shortest, m)
-	}
-	var settled []float64
-	for _, m := range stepMedian {
-		if m <= th.LongStepRatio*shortest {
-			settled = append(settled, m)
-		}
-	}
-	sort.Float64s(settled)
-	return stats.LowerMedianSorted(settled)
+	meds := slices.Collect(maps.Values(stepMedian))
+	sort.Float64s(meds)
+	return stats.LowerMedianSorted(meds)
 }
 
 // WarmupSteps are the leading steps of the run far longer than its typical step

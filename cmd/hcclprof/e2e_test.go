@@ -463,7 +463,7 @@ func TestSkipSteps(t *testing.T) {
 	// ("waits for the ranks ... not profiled"): issue 34's case 4.
 	out, _, code = runCLI(t, "analyze", dir, "--fail-on", "comm_share>0.7")
 	assert.Equal(t, 0, code, out)
-	assert.Contains(t, out, "2 step(s) (2, 3)\n(step 1 (Stage 47.563 ms, 3.1×) of a typical 15.281 ms left out of every figure as warm-up (--keep-warmup keeps it))")
+	assert.Contains(t, out, "2 step(s) (2, 3)\n(step 1 (Stage 47.563 ms, 3.1×) of a typical 15.346 ms left out of every figure as warm-up (--keep-warmup keeps it))")
 	assert.Contains(t, out, "of it moves data")
 	_, stderr, code := runCLI(t, "analyze", dir, "--skip-steps", "x")
 	assert.Equal(t, 2, code)
