@@ -159,10 +159,12 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 				if len(byRank) == 2 {
 					deficit = 2 * (medTotal - total[r]) // the median of two is their mean
 				}
-				stake, ownWork := stepStake(r, peersTime, deficit)
-				// Late for a reason outside its own work (its link, its launches), it must
-				// at least be consistently the last: at most of its collectives.
-				consistent := ownWork || 2*last[step][r] > len(byRank[r])
+				stake, _ := stepStake(r, peersTime, deficit)
+				// It must be consistently the last, at most of its collectives: a rank
+				// whose own work is longer in a step, or whose host was slow once, is
+				// not the rank the others wait for unless they do, op after op (a
+				// job's jitter makes a different rank last each time).
+				consistent := 2*last[step][r] > len(byRank[r])
 				if consistent && stake > th.MinShare*float64(stage) {
 					flagged[r] = append(flagged[r], step)
 					scores[r] = max(scores[r], score)

@@ -174,3 +174,23 @@ func TestRealDataNoTuning(t *testing.T) {
 	require.NotEmpty(t, a.Notes)
 	assert.Contains(t, a.Notes[0], "they mostly wait")
 }
+
+// Issue 34, case 8: a finding on negligible traffic is never above Low: 15.5 KB over
+// HCCS at 45% of its peak made a Medium "HCCS at 45% of peak".
+func TestLinkUseLowOnLittleTrafficIsLow(t *testing.T) {
+	for _, tc := range []struct {
+		bytes int64
+		want  advisor.Severity
+	}{{15500, advisor.Low}, {256 << 20, advisor.Medium}} {
+		res := &analysis.Result{}
+		res.Communication.Links = []analysis.Link{{Src: 0, Dst: 1, Transport: "HCCS", Bytes: tc.bytes, TimeNs: 1e6, Transfers: 4, PeakGBps: 18.3, Utilisation: 0.45}}
+		var got []advisor.Finding
+		for _, f := range advisor.Advise(res, advisor.Env{}, advisor.DefaultOptions).Findings {
+			if f.ID == "link_use_low" {
+				got = append(got, f)
+			}
+		}
+		require.Len(t, got, 1, "%d bytes", tc.bytes)
+		assert.Equal(t, tc.want, got[0].Severity, "%d bytes", tc.bytes)
+	}
+}

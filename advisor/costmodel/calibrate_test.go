@@ -386,3 +386,27 @@ func TestCalibrationOfMegatronWithoutTrace(t *testing.T) {
 	assert.LessOrEqual(t, f.BWGBps, 20.9)
 	assert.Equal(t, "low", f.Confidence)
 }
+
+// Issue 34, case 8: confidence is earned. Sizes between 40 B and 16 KiB on a link
+// whose latency is 15 µs are all far below n½ (about 270 KB at 18 GB/s): the time is
+// latency, the bandwidth barely measured, however well the line fits. Such a fit once
+// read "325 ± 831 GB/s, confidence high"; the same sizes past n½ are high.
+func TestCalibrationConfidenceIsEarned(t *testing.T) {
+	link := func(sizes ...int64) []analysis.TransferSample {
+		var out []analysis.TransferSample
+		for i, n := range sizes {
+			// 15 µs + n / 18 GB/s, with ±1% noise alternating, so the fit has residuals.
+			ns := (15e3 + float64(n)/18) * (1 + 0.01*float64(1-2*(i%2)))
+			out = append(out, analysis.TransferSample{Transport: "HCCS", SizeBytes: n, MedianNs: ns, Count: 10, Ranks: 2})
+		}
+		return out
+	}
+	small := costmodel.Calibrate(link(40, 1024, 4096, 16384))
+	require.Len(t, small, 1)
+	assert.Equal(t, "low", small[0].Confidence, "%+v", small[0])
+	assert.Contains(t, small[0].Note, "below n½")
+	large := costmodel.Calibrate(link(1<<20, 4<<20, 16<<20, 64<<20))
+	require.Len(t, large, 1)
+	assert.Equal(t, "high", large[0].Confidence, "%+v", large[0])
+	assert.InDelta(t, 18, large[0].BWGBps, 0.5)
+}
