@@ -176,7 +176,7 @@ func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	}
 	idx := indexRank(r)
 	s.comm = rankCommunication(r, idx, opts.limits(), skip)
-	s.checks = rankCheckSamples(r, idx, s.comm.ops, opts.limits())
+	s.checks = rankCheckSamples(r, idx, s.comm.ops, opts.limits(), skip)
 	if w := unknownDataTypes(r); w != "" {
 		s.warnings = append(s.warnings, w)
 	}

@@ -109,8 +109,9 @@ func BuffsizeMB(env map[string]string) (mb int, ok bool, bad string) {
 }
 
 // rankCheckSamples runs the per-rank part of the checks while the rank's tasks and
-// compute intervals are in memory; ops are the rank's OpStats.
-func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) CheckSamples {
+// compute intervals are in memory; ops are the rank's OpStats (those of skipSteps
+// left out already), and the tasks of ops in skipSteps are left out too.
+func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits, skipSteps map[int]bool) CheckSamples {
 	var rc CheckSamples
 	buffMB := th.DefaultBuffsizeMB
 	if v, ok, _ := BuffsizeMB(r.Metadata.Env); ok {
@@ -165,6 +166,9 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits) C
 	steps := idx.steps
 	computeMaxNs := maxDur(r.Compute)
 	for i, op := range r.CommOps {
+		if skipSteps[steps[i]] {
+			continue // left out of every figure, the checks too (ops already are)
+		}
 		ref := CheckRef{Rank: r.Rank, Step: steps[i], Op: op.Name}
 		for _, k := range idx.tasksOf(op) {
 			t := idx.tasks[k]

@@ -30,7 +30,7 @@ func TestCheckSamplesAtTheirLimits(t *testing.T) {
 	ops := []OpStat{{Rank: 0, Step: -1, Name: op.Name, Type: "allreduce", Bytes: op.Bytes(),
 		Transports: Transports{{Transport: "HCCS", Bytes: 4_194_404}, {Transport: "SDMA", Bytes: 4_194_404}}}}
 	th := DefaultLimits
-	got := mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th)})
+	got := mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th, nil)})
 
 	assert.Equal(t, [2]int{1, 1}, [2]int{got.SmallSDMA, got.SDMAOps}, "4 MB < 16 MB in 1 of 1 ops")
 	assert.Equal(t, [2]int{0, 0}, [2]int{got.SmallRDMA, got.RDMAOps}, "no RDMA")
@@ -47,7 +47,7 @@ func TestCheckSamplesAtTheirLimits(t *testing.T) {
 	th.AlignmentBytes = 4
 	th.ContentionMinBytes = 3_000_000
 	r.Metadata.Env["HCCL_BUFFSIZE"] = "100"
-	got = mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th)})
+	got = mergeCheckSamples([]CheckSamples{rankCheckSamples(r, indexRank(r), ops, th, nil)})
 	assert.Equal(t, 0, got.SmallSDMA, "4.19 MB is not < 4 MB")
 	assert.Equal(t, 0, got.ContendedTransfers, "2 MiB is under the 3 MB the contention check looks at")
 	assert.Equal(t, 0, got.Misaligned, "both sizes are multiples of 4")
@@ -71,7 +71,7 @@ func TestCheckSamplesAtTheirLimits(t *testing.T) {
 	// A Kineto (NCCL) rank is not checked against HCCL_BUFFSIZE at all.
 	r.Format = profile.FormatKineto
 	r.Metadata.Env["HCCL_BUFFSIZE"] = "64"
-	got = rankCheckSamples(r, indexRank(r), ops, th)
+	got = rankCheckSamples(r, indexRank(r), ops, th, nil)
 	assert.Equal(t, [2]int{0, 0}, [2]int{got.OverBuffer, got.SizedOps})
 }
 

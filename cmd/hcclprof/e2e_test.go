@@ -465,6 +465,31 @@ func TestSkipSteps(t *testing.T) {
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "2 step(s) (2, 3)\n(step 1 (Stage 47.563 ms, 3.1×) of a typical 15.346 ms left out of every figure as warm-up (--keep-warmup keeps it))")
 	assert.Contains(t, out, "of it moves data")
+	// The steps left out are left out of the checks too: 168 SDMA transfers were
+	// counted and step 1 cited with step 1 skipped (issue 34, case 4).
+	out, _, code = runCLI(t, "analyze", dir, "--skip-steps", "1", "--keep-warmup", "--format", "json")
+	require.Equal(t, 0, code)
+	var checked struct {
+		Communication struct {
+			Checks []struct {
+				ID       string
+				Total    int
+				Step     int
+				Evidence string
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &checked))
+	found := false
+	for _, c := range checked.Communication.Checks {
+		if c.ID == "byte_alignment" {
+			found = true
+			assert.Equal(t, 112, c.Total, "the SDMA transfers of steps 2 and 3 (168 with step 1)")
+			assert.Equal(t, 2, c.Step)
+			assert.NotContains(t, c.Evidence, "step 1")
+		}
+	}
+	assert.True(t, found)
 	_, stderr, code := runCLI(t, "analyze", dir, "--skip-steps", "x")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "skip-steps")
