@@ -200,6 +200,10 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 	if slices.ContainsFunc(out, func(r SlowRank) bool { return r.Cause == "compute" || r.Cause == "host" }) {
 		out = slices.DeleteFunc(out, func(r SlowRank) bool { return r.Cause == "unknown" })
 	}
+	// In a pipeline, a rank late for no reason of its own is late through it: its
+	// stage partners' jitter reaches it in their sends and receives (a heavy stage's
+	// slowest rank holds its partner back every step).
+	out = slices.DeleteFunc(out, func(r SlowRank) bool { return r.Cause == "unknown" && inPipeline(groups, r.Rank) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out
 }
@@ -283,6 +287,16 @@ func peerSets(groups []analysis.Group) map[int]int {
 		return byKind("pp")
 	}
 	return nil
+}
+
+// inPipeline reports whether rank is a member of a pipeline group of two or more.
+func inPipeline(groups []analysis.Group, rank int) bool {
+	for _, g := range groups {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSuffix(g.Kind, "?")), "pp") && len(g.Ranks) >= 2 && slices.Contains(g.Ranks, rank) {
+			return true
+		}
+	}
+	return false
 }
 
 // partition splits a step's ranks (rank → waits) by peer set.
