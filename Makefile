@@ -43,8 +43,8 @@ test-all:
 # uneven stages, bubbles, ranks not profiled, healthy jobs), each analysed as
 # analyze does and scored against the generator's truth: the confusion matrix,
 # precision and recall per cause, localisation and false alarms. A benchmark, not a
-# test (make test keeps a sample): about 2 s a job on one core.
-JUDGE_N ?= 300
+# test (make test keeps a sample): about 15 minutes for 360 jobs on two cores.
+JUDGE_N ?= 360
 JUDGE_SEED ?= 1
 judge:
 	$(GO) run ./fixtures/judge/cmd/judge -n $(JUDGE_N) -seed $(JUDGE_SEED)

@@ -159,12 +159,11 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 				if len(byRank) == 2 {
 					deficit = 2 * (medTotal - total[r]) // the median of two is their mean
 				}
-				stake, _ := stepStake(r, peersTime, deficit)
-				// It must be consistently the last, at most of its collectives: a rank
-				// whose own work is longer in a step, or whose host was slow once, is
-				// not the rank the others wait for unless they do, op after op (a
-				// job's jitter makes a different rank last each time).
-				consistent := 2*last[step][r] > len(byRank[r])
+				stake, ownWork := stepStake(r, peersTime, deficit)
+				// Late for a reason outside its own work (its link, its launches), it must
+				// at least be consistently the last: at most of its collectives. (One
+				// whose work is longer must also show why: below, by its cause.)
+				consistent := ownWork || 2*last[step][r] > len(byRank[r])
 				if consistent && stake > th.MinShare*float64(stage) {
 					flagged[r] = append(flagged[r], step)
 					scores[r] = max(scores[r], score)
@@ -184,6 +183,19 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 		}
 		sort.Ints(steps)
 		cause, evidence := slowRankCause(r, steps, peersOnly(stepTime, r, peerOf), links)
+		// Neither last at most of its collectives nor slower for a reason its profile
+		// shows (compute, host, link): a different rank is last each time, the job's
+		// jitter (an input pipeline's, in msprof's one-step runs), not a slow rank.
+		if cause == "unknown" && 2*lastAt[r] <= seenAt[r] {
+			continue
+		}
+		// A slow host is slow every step; an input pipeline's jitter makes some rank
+		// the worst in one step and another in the next, and with a few steps one
+		// rank is the worst in two of three by chance. Without step markers (one step
+		// spans the run) it must be last at most of its collectives instead.
+		if cause == "host" && (len(waits) >= 2 && len(steps) < len(waits) || len(waits) < 2 && 2*lastAt[r] <= seenAt[r]) {
+			continue
+		}
 		score := scores[r]
 		if math.IsInf(score, 1) {
 			score = 999 // every other rank waited the same: the MAD is 0
