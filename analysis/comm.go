@@ -1188,9 +1188,19 @@ func crossRankWait(ops []OpStat) {
 			m.lastRank = o.Rank
 		}
 	}
-	repeats := crossRankWaitByOrder(ops, func(o OpStat) bool {
-		return seen[opKey{o.Group, matchName(o.Name), o.Step}].repeated
-	})
+	anyRepeated := false
+	for _, m := range seen {
+		if m.repeated {
+			anyRepeated = true
+			break
+		}
+	}
+	var repeats map[int]int64
+	if anyRepeated { // NCCL's kernels; HCCL's ops are numbered
+		repeats = crossRankWaitByOrder(ops, func(o OpStat) bool {
+			return seen[opKey{o.Group, matchName(o.Name), o.Step}].repeated
+		})
+	}
 	for i := range ops {
 		m := seen[opKey{ops[i].Group, matchName(ops[i].Name), ops[i].Step}]
 		ops[i].CrossWaitNs, ops[i].CrossWaitKnown = 0, false
