@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -130,116 +128,10 @@ func clusterGroups(ranks []genRank) map[string][]int {
 }
 
 // writeMsprofAnalyzeText writes what `msprof-analyze -m all` makes of a text cluster
-// into out, following its documented format: cluster_step_trace_time.csv (a rank row
-// per rank and step, and a stage row that must be ignored), cluster_communication.json
-// ({rank set: {step: {op@group: {rank: the rank's entry}}}} with a Total per rank),
-// cluster_communication_matrix.json (links renamed to global ranks, bandwidth
-// recomputed) and communication_group.json.
+// into out (the generator's rendering of it).
 func writeMsprofAnalyzeText(t *testing.T, ranks []genRank, out string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(out, 0o755))
-	groups := clusterGroups(ranks)
-
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	hdr := ranks[0].stepCSV[0]
-	require.Equal(t, "Step", hdr[0])
-	require.NoError(t, w.Write(append([]string{"Step", "Type", "Index"}, hdr[1:]...)))
-	for _, g := range ranks {
-		for _, rec := range g.stepCSV[1:] {
-			require.NoError(t, w.Write(append([]string{rec[0], "rank", strconv.Itoa(g.rank)}, rec[1:]...)))
-		}
-	}
-	stage := append([]string{ranks[0].stepCSV[1][0], "stage", "(0, 1, 2, 3)"}, ranks[0].stepCSV[1][1:]...)
-	stage[len(stage)-1] = "999999" // a stage row is a max over ranks, never a rank's figures
-	require.NoError(t, w.Write(stage))
-	w.Flush()
-	require.NoError(t, os.WriteFile(filepath.Join(out, "cluster_step_trace_time.csv"), buf.Bytes(), 0o644))
-
-	comm := map[string]map[string]map[string]map[string]json.RawMessage{}
-	put := func(set, step, op, rank string, v json.RawMessage) {
-		if comm[set] == nil {
-			comm[set] = map[string]map[string]map[string]json.RawMessage{}
-		}
-		if comm[set][step] == nil {
-			comm[set][step] = map[string]map[string]json.RawMessage{}
-		}
-		if comm[set][step][op] == nil {
-			comm[set][step][op] = map[string]json.RawMessage{}
-		}
-		comm[set][step][op][rank] = v
-	}
-	for _, g := range ranks {
-		for step, kinds := range g.comm {
-			for _, ops := range kinds {
-				for op, info := range ops {
-					if strings.HasPrefix(op, "Total") {
-						continue
-					}
-					set := pyTuple(groups[groupOf(op)])
-					put(set, step, op, strconv.Itoa(g.rank), info)
-					put(set, step, "Total Op Info@"+groupOf(op), strconv.Itoa(g.rank), ops["Total Op Info"])
-				}
-			}
-		}
-	}
-	writeJSONFile(t, filepath.Join(out, "cluster_communication.json"), comm)
-
-	matrix := map[string]map[string]map[string]map[string]any{}
-	for _, g := range ranks {
-		for step, kinds := range g.matrix {
-			for _, ops := range kinds {
-				for op, links := range ops {
-					members := groups[groupOf(op)]
-					set := pyTuple(members)
-					if matrix[set] == nil {
-						matrix[set] = map[string]map[string]map[string]any{}
-					}
-					if matrix[set][step] == nil {
-						matrix[set][step] = map[string]map[string]any{}
-					}
-					if matrix[set][step][op] == nil {
-						matrix[set][step][op] = map[string]any{}
-					}
-					for key, link := range links {
-						src, dst, _ := strings.Cut(key, "-")
-						s, _ := strconv.Atoi(src)
-						d, _ := strconv.Atoi(dst)
-						l := link
-						size, _ := l["Transit Size(MB)"].(json.Number).Float64()
-						tm, _ := l["Transit Time(ms)"].(json.Number).Float64()
-						bw := 0.0
-						if tm != 0 {
-							bw = math.Round(size/tm*1e4) / 1e4
-						}
-						l["Bandwidth(GB/s)"] = bw
-						matrix[set][step][op][fmt.Sprintf("%d-%d", members[s], members[d])] = l
-					}
-				}
-			}
-		}
-	}
-	writeJSONFile(t, filepath.Join(out, "cluster_communication_matrix.json"), matrix)
-
-	cg := map[string]any{"collective": [][]int{}, "p2p": [][]int{}}
-	var info []map[string]any
-	hashes := make([]string, 0, len(groups))
-	for h := range groups {
-		hashes = append(hashes, h)
-	}
-	sort.Strings(hashes)
-	for _, h := range hashes {
-		cg["collective"] = append(cg["collective"].([][]int), groups[h])
-		raw, pg := "", ""
-		for name, gi := range ranks[0].groupInfo {
-			if strconv.FormatUint(profile.DoubleHash(name), 10) == h {
-				raw, pg = name, gi.GroupName
-			}
-		}
-		info = append(info, map[string]any{"type": "collective", "rank_set": groups[h], "group_name": h, "group_id": raw, "pg_name": pg})
-	}
-	cg["comm_group_parallel_info"] = info
-	writeJSONFile(t, filepath.Join(out, "communication_group.json"), cg)
+	require.NoError(t, render.WriteMsprofAnalyzeOutput(filepath.Dir(ranks[0].dir), out))
 }
 
 func writeJSONFile(t *testing.T, path string, v any) {

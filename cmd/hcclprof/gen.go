@@ -50,6 +50,7 @@ this run wrote is removed; with --force, what the directory held before stays.`,
 	fl.IntVar(&f.Workers, "workers", 0, "ranks written in parallel (0: one per CPU)")
 	fl.BoolVar(&f.Force, "force", false, "write into a non-empty output directory")
 	fl.StringVar(&f.MaxBytes, "max-bytes", "64GiB", "refuse a scenario estimated above this size, and stop a run whose files pass it (bytes, or with KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0: no limit)")
+	fl.BoolVar(&f.ClusterOutput, "cluster-output", false, "also write what msprof-analyze makes of the cluster (DIR/cluster_analysis_output; text format only)")
 	fl.StringSliceVar(&f.Omit, "omit", nil, "parts not to write, overriding the scenario's omit: trace (every device timeline; the summaries stay), or none")
 	return cmd
 }

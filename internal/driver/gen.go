@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,8 @@ type GenFlags struct {
 	Force    bool
 	Omit     []string
 	MaxBytes string
+	// ClusterOutput also writes msprof-analyze's cluster output (text format only).
+	ClusterOutput bool
 }
 
 // Gen is hcclprof gen: a synthetic cluster profile from a scenario, with its ground
@@ -61,6 +64,9 @@ func Gen(env Env, args []string, f GenFlags) error {
 	format, err := render.ParseFormat(f.Format)
 	if err != nil {
 		return usage(err)
+	}
+	if f.ClusterOutput && format != render.FormatText {
+		return usage(fmt.Errorf("--cluster-output needs --format text (msprof-analyze's output is written from the text export), not %s", format))
 	}
 	maxBytes, err := parseByteSize(f.MaxBytes)
 	if err != nil {
@@ -112,6 +118,11 @@ func Gen(env Env, args []string, f GenFlags) error {
 	truth, st, err := render.WriteCluster(run, f.Output, render.Options{Format: format, Workers: f.Workers, Version: env.Version, MaxBytes: maxBytes})
 	if err != nil {
 		return err
+	}
+	if f.ClusterOutput {
+		if err := render.WriteMsprofAnalyzeOutput(f.Output, filepath.Join(f.Output, "cluster_analysis_output")); err != nil {
+			return err
+		}
 	}
 	secs := st.Elapsed.Seconds()
 	fmt.Fprintf(env.Stderr, "hcclprof gen: %s: %d ranks × %d steps, %s format, %d files, %.1f MB in %.2f s (%.0f MB/s, %.1f ranks/s)\n",
