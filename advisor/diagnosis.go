@@ -256,11 +256,17 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 		} else {
 			split += fmt.Sprintf("; receive time counted as Bubble %.3f ms", float64(ex.BubbleNs)/1e6)
 		}
-		if pl == nil || imb < th.StageImbalanceMin {
+		switch {
+		case pl == nil:
+			// No pipeline had two stages profiled: the split's balance is not seen.
+			d.Cause = CausePipelineBubble
+			d.Title = head + " is pipeline waiting (the bubble; whether the stages are balanced is unknown: " + stagesProfiledPhrase(res.Communication.Pipelines) + ")"
+			d.Evidence = split + bubbleEvidence(analysis.WorstBubble(res.Communication.Pipelines))
+		case imb < th.StageImbalanceMin:
 			d.Cause = CausePipelineBubble
 			d.Title = head + " is pipeline waiting with balanced stages (the bubble)"
 			d.Evidence = split + bubbleEvidence(pl)
-		} else {
+		default:
 			slow, fast := extremeStages(pl)
 			perStep := perStepPhrase(res)
 			d.Title = head + fmt.Sprintf(" is one pipeline stage waiting for the other: stage %d computes %.3f ms more %s than stage %d",
@@ -447,7 +453,7 @@ func intsText(xs []int) string {
 func mostImbalanced(pls []analysis.Pipeline) (*analysis.Pipeline, float64) {
 	var best *analysis.Pipeline
 	for i := range pls {
-		if len(pls[i].StageComputingNs) < 2 {
+		if !pls[i].ImbalanceKnown {
 			continue
 		}
 		if best == nil || pls[i].Imbalance > best.Imbalance {
@@ -470,16 +476,21 @@ func typicalImbalance(pls []analysis.Pipeline) float64 {
 	if stages < 2 {
 		return 0
 	}
-	medians := make([]float64, stages)
-	for k := range medians {
+	var medians []float64 // of the stages some pipeline profiled
+	for k := 0; k < stages; k++ {
 		var v []float64
 		for _, p := range pls {
-			if len(p.StageComputingNs) == stages {
+			if len(p.StageComputingNs) == stages && p.StageProfiled[k] {
 				v = append(v, float64(p.StageComputingNs[k]))
 			}
 		}
-		sort.Float64s(v)
-		medians[k] = stats.LowerMedianSorted(v)
+		if len(v) > 0 {
+			sort.Float64s(v)
+			medians = append(medians, stats.LowerMedianSorted(v))
+		}
+	}
+	if len(medians) < 2 {
+		return 0
 	}
 	lo, hi := slices.Min(medians), slices.Max(medians)
 	if lo <= 0 {
@@ -490,11 +501,15 @@ func typicalImbalance(pls []analysis.Pipeline) float64 {
 
 // extremeStages are the stages that compute most and least per step.
 func extremeStages(pl *analysis.Pipeline) (slow, fast int) {
+	slow, fast = -1, -1
 	for i, c := range pl.StageComputingNs {
-		if c > pl.StageComputingNs[slow] {
+		if !pl.StageProfiled[i] {
+			continue
+		}
+		if slow < 0 || c > pl.StageComputingNs[slow] {
 			slow = i
 		}
-		if c < pl.StageComputingNs[fast] {
+		if fast < 0 || c < pl.StageComputingNs[fast] {
 			fast = i
 		}
 	}
@@ -504,9 +519,36 @@ func extremeStages(pl *analysis.Pipeline) (slow, fast int) {
 func stageList(pl *analysis.Pipeline) string {
 	parts := make([]string, len(pl.StageComputingNs))
 	for i, c := range pl.StageComputingNs {
-		parts[i] = fmt.Sprintf("%.3f", float64(c)/1e6)
+		parts[i] = "not profiled"
+		if pl.StageProfiled[i] {
+			parts[i] = fmt.Sprintf("%.3f", float64(c)/1e6)
+		}
 	}
 	return strings.Join(parts, " / ")
+}
+
+// stagesProfiledPhrase says how many stages of the pipelines were profiled: "only
+// stage 0 of 4 was profiled in each of the 2 pipelines".
+func stagesProfiledPhrase(pls []analysis.Pipeline) string {
+	most, stages := 0, 0
+	var which []int
+	for _, p := range pls {
+		stages = max(stages, p.Stages)
+		for i, ok := range p.StageProfiled {
+			if ok && !slices.Contains(which, i) {
+				which = append(which, i)
+			}
+		}
+		most = max(most, p.ProfiledStages)
+	}
+	slices.Sort(which)
+	if most == 0 {
+		return fmt.Sprintf("no stage of the %d-stage pipelines was profiled", stages)
+	}
+	if len(which) == 1 {
+		return fmt.Sprintf("only stage %d of the %d stages was profiled", which[0], stages)
+	}
+	return fmt.Sprintf("at most %d of the %d stages of a pipeline were profiled (stages %s)", most, stages, intsText(which))
 }
 
 func bubbleEvidence(pl *analysis.Pipeline) string {

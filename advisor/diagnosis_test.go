@@ -31,8 +31,8 @@ func TestDiagnoseCauses(t *testing.T) {
 		return analysis.Exposure{OpsKnown: true, SplitKnown: true, TransferShare: transfer, StragglerWaitShare: straggler,
 			PipelineWaitShare: pipeline, UnprofiledWaitShare: unprofiled, WaitShare: straggler + pipeline + unprofiled}
 	}
-	imbalanced := analysis.Pipeline{Group: "pp", Ranks: []int{0, 1}, Stages: 2, StageComputingNs: []int64{100e6, 150e6}, Imbalance: 0.5}
-	balanced := analysis.Pipeline{Group: "pp", Ranks: []int{0, 1}, Stages: 2, StageComputingNs: []int64{100e6, 102e6}, Imbalance: 0.02,
+	imbalanced := analysis.Pipeline{Group: "pp", Ranks: []int{0, 1}, Stages: 2, StageComputingNs: []int64{100e6, 150e6}, StageProfiled: []bool{true, true}, ProfiledStages: 2, Imbalance: 0.5, ImbalanceKnown: true}
+	balanced := analysis.Pipeline{Group: "pp", Ranks: []int{0, 1}, Stages: 2, StageComputingNs: []int64{100e6, 102e6}, StageProfiled: []bool{true, true}, ProfiledStages: 2, Imbalance: 0.02, ImbalanceKnown: true,
 		Microbatches: 2, MicrobatchesSource: "given", TheoryBubble: 1.0 / 3}
 	cases := []struct {
 		name      string

@@ -33,10 +33,14 @@ func pipelineFindings(c analysis.Communication, th BubbleThresholds) []Finding {
 	if len(over) > 0 {
 		sort.Slice(over, func(i, j int) bool { return over[i].MeasuredBubble > over[j].MeasuredBubble })
 		p := over[0]
+		imbalance := fmt.Sprintf("stage compute imbalance %.1f%%", 100*p.Imbalance)
+		if !p.ImbalanceKnown {
+			imbalance = fmt.Sprintf("stage compute imbalance unknown: %d of its %d stages profiled", p.ProfiledStages, p.Stages)
+		}
 		out = append(out, Finding{ID: "pipeline_bubble", Severity: Medium,
 			Title: fmt.Sprintf("Pipeline bubble %.1f%% of the step against %.1f%% in theory", 100*p.MeasuredBubble, 100*p.TheoryBubble),
-			Evidence: fmt.Sprintf("%d of %d pipelines above theory; worst ranks %v (p=%d, m=%d, stage compute imbalance %.1f%%)",
-				len(over), len(c.Pipelines), p.Ranks, p.Stages, p.Microbatches, 100*p.Imbalance)})
+			Evidence: fmt.Sprintf("%d of %d pipelines above theory; worst ranks %v (p=%d, m=%d, %s)",
+				len(over), len(c.Pipelines), p.Ranks, p.Stages, p.Microbatches, imbalance)})
 	}
 	for _, p := range c.Pipelines {
 		if strings.Contains(p.Note, "batchSendRecv") {

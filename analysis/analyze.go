@@ -368,8 +368,12 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 			addOpsAllReduce(rr.Steps, r.CommOps)
 		}
 		addGroupsFromOps(rr.Steps, r.CommOps)
-		warnings = append(warnings, fmt.Sprintf("rank %d: no device timeline (profiler level %s); step figures taken from step_trace_time.csv",
-			r.Rank, orUnknown(r.Info.ProfilerLevel)))
+		from := "step_trace_time.csv"
+		if r.Format == profile.FormatMsprofAnalyze {
+			from = "msprof-analyze's cluster_step_trace_time.csv"
+		}
+		warnings = append(warnings, fmt.Sprintf("rank %d: no device timeline (profiler level %s); step figures taken from %s",
+			r.Rank, orUnknown(r.Info.ProfilerLevel), from))
 	default:
 		rr.Source = SourceNone
 		warnings = append(warnings, fmt.Sprintf("rank %d: neither a device timeline nor step_trace_time.csv: no step breakdown", r.Rank))

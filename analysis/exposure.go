@@ -172,15 +172,21 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		rest -= cw
 		p.ops += e
 		p.moving += moving
-		if crossStage[o.Group] || profile.IsP2P(o.Name) {
+		acrossStages := crossStage[o.Group] || profile.IsP2P(o.Name)
+		if acrossStages {
 			p.pipeline += cw
 		} else {
 			p.straggler += cw
 		}
-		if incomplete[o.Group] || len(gaps[o.Group][o.Step]) > 0 {
-			p.unprofiled += rest
-		} else {
+		switch {
+		case !incomplete[o.Group] && len(gaps[o.Group][o.Step]) == 0:
 			p.other += rest
+		case acrossStages:
+			// A peer of another stage was not profiled: what is not moving data is
+			// the wait for that stage, whose lateness is the pipeline's.
+			p.pipeline += rest
+		default:
+			p.unprofiled += rest
 		}
 	}
 

@@ -32,10 +32,15 @@ type Pipeline struct {
 	// counts as Bubble (it reads 0 then).
 	MeasuredBubble   float64
 	BubbleUnmeasured string
-	// StageComputingNs is each stage's mean Computing per step; Imbalance is the
-	// slowest stage over the fastest, less 1.
+	// StageComputingNs is each stage's mean Computing per step (0 where the stage
+	// was not profiled: StageProfiled says which were); ProfiledStages counts them.
+	// Imbalance is the slowest profiled stage over the fastest, less 1, known
+	// (ImbalanceKnown) only when two or more stages were profiled.
 	StageComputingNs []int64
+	StageProfiled    []bool
+	ProfiledStages   int
 	Imbalance        float64
+	ImbalanceKnown   bool
 	Note             string
 }
 
@@ -133,11 +138,14 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 		}
 		var bubble, span int64
 		pl.StageComputingNs = make([]int64, p)
+		pl.StageProfiled = make([]bool, p)
 		for i, r := range grp.Ranks {
 			rr, ok := byRank[r]
 			if !ok || len(rr.Steps) == 0 {
 				continue
 			}
+			pl.StageProfiled[i] = true
+			pl.ProfiledStages++
 			var comp int64
 			for _, s := range rr.Steps {
 				bubble += s.BubbleNs
@@ -153,14 +161,14 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 		case g.batch > 0 && bubble == 0:
 			pl.BubbleUnmeasured = "its traffic is batchSendRecv, which the profiler does not count as Bubble"
 		}
-		lo, hi := int64(math.MaxInt64), int64(0)
-		for _, c := range pl.StageComputingNs {
-			if c > 0 {
-				lo, hi = min(lo, c), max(hi, c)
+		lo, hi, n := int64(math.MaxInt64), int64(0), 0
+		for i, c := range pl.StageComputingNs {
+			if pl.StageProfiled[i] && c > 0 {
+				lo, hi, n = min(lo, c), max(hi, c), n+1
 			}
 		}
-		if hi > 0 && lo < math.MaxInt64 {
-			pl.Imbalance = float64(hi)/float64(lo) - 1
+		if n >= 2 {
+			pl.Imbalance, pl.ImbalanceKnown = float64(hi)/float64(lo)-1, true
 		}
 		switch {
 		case g.batch > 0 && bubble == 0:

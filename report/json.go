@@ -38,9 +38,12 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 			ExposedShare: share(g.ExposedShare())})
 	}
 	for _, p := range c.Pipelines {
-		comp := make([]float64, len(p.StageComputingNs))
+		comp := make([]*float64, len(p.StageComputingNs))
 		for i, ns := range p.StageComputingNs {
-			comp[i] = us(ns)
+			if p.StageProfiled[i] {
+				v := us(ns)
+				comp[i] = &v
+			}
 		}
 		var microbatches *int
 		if p.Microbatches > 0 {
@@ -49,7 +52,7 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 		out.Pipelines = append(out.Pipelines, contract.Pipeline{Group: p.Group, Ranks: p.Ranks, Stages: p.Stages, Microbatches: microbatches,
 			MicrobatchesSource: p.MicrobatchesSource, TheoryBubble: sharePtr(figure(p.TheoryBubble, p.Microbatches > 0)),
 			MeasuredBubble:   sharePtr(figure(p.MeasuredBubble, p.BubbleKnown())),
-			StageComputingUs: comp, Imbalance: share(p.Imbalance), Note: p.Note})
+			StageComputingUs: comp, ProfiledStages: p.ProfiledStages, Imbalance: sharePtr(figure(p.Imbalance, p.ImbalanceKnown)), Note: p.Note})
 	}
 	for _, r := range det.SlowRanks {
 		out.SlowRanks = append(out.SlowRanks, contract.SlowRank{Rank: r.Rank, Score: r.Score, Steps: r.Steps, Cause: r.Cause, Evidence: r.Evidence,

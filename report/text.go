@@ -352,8 +352,12 @@ func writeGroupsAndPipelines(p *printer, c analysis.Communication) {
 		}
 		worstBubble = fmt.Sprintf("%.1f%%", 100*worst.MeasuredBubble)
 	}
-	p.printf("\nPipelines: %d of %d stages; bubble %s; theory %s\n", len(c.Pipelines), worst.Stages, bubble, theory)
-	p.printf("  largest: ranks %s, bubble %s, stage imbalance %.1f%%\n", ranklist.Format(worst.Ranks), worstBubble, 100*worst.Imbalance)
+	p.printf("\nPipelines: %s; bubble %s; theory %s\n", pipelinesPhrase(c.Pipelines), bubble, theory)
+	imbalance := "unknown (fewer than two of its stages profiled)"
+	if worst.ImbalanceKnown {
+		imbalance = fmt.Sprintf("%.1f%%", 100*worst.Imbalance)
+	}
+	p.printf("  largest: ranks %s, bubble %s, stage imbalance %s\n", ranklist.Format(worst.Ranks), worstBubble, imbalance)
 	if worst.Note != "" {
 		p.printf("  %s\n", worst.Note)
 	}
@@ -375,4 +379,31 @@ func ranksOfExpected(s analysis.Summary) string {
 		return fmt.Sprintf("%d of %d", s.Ranks, s.RanksExpected)
 	}
 	return strconv.Itoa(s.Ranks)
+}
+
+// pipelinesPhrase counts the pipelines, their stages and the stages profiled: "2
+// pipelines of 4 stages, 1 of 4 stages profiled in each".
+func pipelinesPhrase(pls []analysis.Pipeline) string {
+	stages, lo, hi := 0, -1, 0
+	for _, p := range pls {
+		stages = max(stages, p.Stages)
+		if lo < 0 || p.ProfiledStages < lo {
+			lo = p.ProfiledStages
+		}
+		hi = max(hi, p.ProfiledStages)
+	}
+	noun := "pipelines"
+	if len(pls) == 1 {
+		noun = "pipeline"
+	}
+	out := fmt.Sprintf("%d %s of %d stages", len(pls), noun, stages)
+	switch {
+	case lo == stages:
+		out += ", every stage profiled"
+	case lo == hi:
+		out += fmt.Sprintf(", %d of %d stages profiled in each", lo, stages)
+	default:
+		out += fmt.Sprintf(", %d to %d of %d stages profiled", lo, hi, stages)
+	}
+	return out
 }

@@ -270,16 +270,20 @@ type GroupStep struct {
 
 // Pipeline is one pipeline-parallel group: its bubble against theory.
 type Pipeline struct {
-	Group              string    `json:"group"`
-	Ranks              []int     `json:"ranks"`
-	Stages             int       `json:"stages"`
-	Microbatches       *int      `json:"microbatches"` // null when not known
-	MicrobatchesSource string    `json:"microbatches_source"`
-	TheoryBubble       *float64  `json:"theory_bubble"`   // null without micro-batches
-	MeasuredBubble     *float64  `json:"measured_bubble"` // null when the profile does not measure it
-	StageComputingUs   []float64 `json:"stage_computing_us"`
-	Imbalance          float64   `json:"imbalance"`
-	Note               string    `json:"note"`
+	Group              string   `json:"group"`
+	Ranks              []int    `json:"ranks"`
+	Stages             int      `json:"stages"`
+	Microbatches       *int     `json:"microbatches"` // null when not known
+	MicrobatchesSource string   `json:"microbatches_source"`
+	TheoryBubble       *float64 `json:"theory_bubble"`   // null without micro-batches
+	MeasuredBubble     *float64 `json:"measured_bubble"` // null when the profile does not measure it
+	// StageComputingUs is each stage's mean Computing per step, null for a stage
+	// not profiled; Imbalance (slowest over fastest, less 1) is null unless two
+	// stages or more were profiled.
+	StageComputingUs []*float64 `json:"stage_computing_us"`
+	ProfiledStages   int        `json:"profiled_stages"`
+	Imbalance        *float64   `json:"imbalance"`
+	Note             string     `json:"note"`
 }
 
 // Hardware is the product whose peaks the links are measured against.
