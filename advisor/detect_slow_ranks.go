@@ -19,7 +19,8 @@ import (
 type SlowRankThresholds struct {
 	// A rank is slow when the wait it causes others is an outlier: modified z-score
 	// (median/MAD) above Z, the wait above MinShare of its step, in at least Persist
-	// of the steps.
+	// of the steps, and, with three steps or more, in more than Persist of them (a
+	// step's jitter makes some rank the worst in half of four steps by chance).
 	Z        float64
 	MinShare float64
 	Persist  float64
@@ -178,7 +179,7 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 	}
 	var out []SlowRank
 	for r, steps := range flagged {
-		if float64(len(steps)) < th.Persist*float64(len(waits)) {
+		if float64(len(steps)) < th.Persist*float64(len(waits)) || len(waits) >= 3 && float64(len(steps)) <= th.Persist*float64(len(waits)) {
 			continue
 		}
 		sort.Ints(steps)

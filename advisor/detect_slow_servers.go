@@ -156,9 +156,14 @@ func fabricBelowPeak(c analysis.Communication, links func() []costmodel.LinkFit,
 	for _, l := range c.Links {
 		ns, okS := c.ServerOf[l.Src]
 		nd, okD := c.ServerOf[l.Dst]
-		if okS && okD && ns != nd {
+		switch {
+		case okS && okD && ns != nd:
 			crosses[l.Transport] = true
 			servers[ns], servers[nd] = true, true
+		case (!okS || !okD) && l.Transport == "RDMA":
+			// Ranks known only from summaries (msprof-analyze's output) have no
+			// server; RDMA only ever runs between servers.
+			crosses[l.Transport] = true
 		}
 	}
 	if len(crosses) == 0 {
@@ -179,9 +184,18 @@ func fabricBelowPeak(c analysis.Communication, links func() []costmodel.LinkFit,
 			continue
 		}
 		out = append(out, SlowServer{Server: -1, Transport: f.Transport, Fraction: f.BWGBps / peak,
-			Evidence: fmt.Sprintf("the %s links between the %d servers run at %.2f GB/s, %.0f%% of %s's %.1f GB/s peak, fitted on this run's transfers with their latency (α %.1f µs) taken off; "+
+			Evidence: fmt.Sprintf("the %s links between the %s run at %.2f GB/s, %.0f%% of %s's %.1f GB/s peak, fitted on this run's transfers with their latency (α %.1f µs) taken off; "+
 				"no server is healthy to compare with, so the data cannot say whose NICs: a slow NIC (with two servers every link has both ends' NICs in it), a port's speed or its PFC/ECN settings, or a congested fabric. Measure pairs of servers with hccl_test before tuning",
-				f.Transport, len(servers), f.BWGBps, 100*f.BWGBps/peak, c.Hardware.Name, peak, f.AlphaUs)})
+				f.Transport, serversPhrase(len(servers)), f.BWGBps, 100*f.BWGBps/peak, c.Hardware.Name, peak, f.AlphaUs)})
 	}
 	return out
+}
+
+// serversPhrase names the servers a fabric joins: "2 servers", or "servers" when the
+// profiles do not say which server a rank is on.
+func serversPhrase(n int) string {
+	if n < 2 {
+		return "servers"
+	}
+	return fmt.Sprintf("%d servers", n)
 }
