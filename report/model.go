@@ -15,35 +15,46 @@ import (
 // ModelDoc is the output of hcclprof model: a modelled op and, for a product, HCCL's
 // own choice with the costs it compared.
 type ModelDoc struct {
-	Cost    costmodel.Cost
-	Choice  *costmodel.Choice // nil when the algorithm was given
-	Product string
-	Servers int
-	Notes   []string
+	Cost costmodel.Cost
+	// Calibrated is the estimate from a benchmark calibration (model --calibration,
+	// the file in Calibration); nil when the α-β model priced the op.
+	Calibrated  *costmodel.BenchEstimate
+	Calibration string
+	Choice      *costmodel.Choice // nil when the algorithm was given
+	Product     string
+	Servers     int
+	Notes       []string
 	// Width is the text output's width in display columns (the terminal's); 0 is no
 	// limit. Other formats ignore it.
 	Width int
 }
 
 type jsonModel struct {
-	SchemaVersion int                `json:"schema_version"`
-	Op            string             `json:"op"`
-	Algo          string             `json:"algo"`
-	Ranks         int                `json:"ranks"`
-	Bytes         int64              `json:"bytes"`
-	TimeUs        float64            `json:"time_us"`
-	LatencyUs     float64            `json:"latency_us"`
-	BandwidthUs   float64            `json:"bandwidth_us"`
-	ReduceUs      float64            `json:"reduce_us"`
-	Rounds        int                `json:"rounds"`
-	AlgBwGBps     float64            `json:"algbw_gbps"`
-	BusBwGBps     float64            `json:"busbw_gbps"`
-	Product       string             `json:"product,omitempty"`
-	Servers       int                `json:"servers,omitempty"`
-	HCCLChoice    string             `json:"hccl_choice,omitempty"`
-	Reason        string             `json:"reason,omitempty"`
-	ModelCostUs   map[string]float64 `json:"hccl_model_cost_us,omitempty"`
-	Notes         []string           `json:"notes"`
+	SchemaVersion int     `json:"schema_version"`
+	Op            string  `json:"op"`
+	Algo          string  `json:"algo"`
+	Ranks         int     `json:"ranks"`
+	Bytes         int64   `json:"bytes"`
+	TimeUs        float64 `json:"time_us"`
+	// The α-β model's parts; null for a calibrated estimate, which has none.
+	LatencyUs   *float64           `json:"latency_us"`
+	BandwidthUs *float64           `json:"bandwidth_us"`
+	ReduceUs    *float64           `json:"reduce_us"`
+	Rounds      *int               `json:"rounds"`
+	AlgBwGBps   float64            `json:"algbw_gbps"`
+	BusBwGBps   *float64           `json:"busbw_gbps"`
+	Product     string             `json:"product,omitempty"`
+	Servers     int                `json:"servers,omitempty"`
+	HCCLChoice  string             `json:"hccl_choice,omitempty"`
+	Reason      string             `json:"reason,omitempty"`
+	ModelCostUs map[string]float64 `json:"hccl_model_cost_us,omitempty"`
+	// LowUs and HighUs bound a calibrated estimate (null from the α-β model);
+	// Basis says what it rests on.
+	LowUs       *float64 `json:"low_us"`
+	HighUs      *float64 `json:"high_us"`
+	Basis       string   `json:"basis,omitempty"`
+	Calibration string   `json:"calibration,omitempty"`
+	Notes       []string `json:"notes"`
 }
 
 // WriteModelJSON writes a modelled op as JSON.
@@ -51,9 +62,15 @@ func WriteModelJSON(w io.Writer, d ModelDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	c := d.Cost
 	out := jsonModel{SchemaVersion: SchemaVersion, Op: c.Op, Algo: c.Algo, Ranks: c.Ranks, Bytes: c.Bytes, TimeUs: round(c.TimeUs, 3),
-		LatencyUs: round(c.LatencyUs, 3), BandwidthUs: round(c.BandwidthUs, 3), ReduceUs: round(c.ReduceUs, 3),
-		Rounds: c.Rounds, AlgBwGBps: round(c.AlgBwGBps, 4), BusBwGBps: round(c.BusBwGBps, 4),
-		Product: d.Product, Servers: d.Servers, Notes: nonNil(d.Notes)}
+		AlgBwGBps: round(c.AlgBwGBps, 4), Product: d.Product, Servers: d.Servers, Notes: nonNil(d.Notes), Calibration: d.Calibration}
+	if d.Calibrated == nil {
+		lat, bw, red, bus, rounds := round(c.LatencyUs, 3), round(c.BandwidthUs, 3), round(c.ReduceUs, 3), round(c.BusBwGBps, 4), c.Rounds
+		out.LatencyUs, out.BandwidthUs, out.ReduceUs, out.BusBwGBps, out.Rounds = &lat, &bw, &red, &bus, &rounds
+	}
+	if e := d.Calibrated; e != nil {
+		lo, hi := round(e.LowUs, 3), round(e.HighUs, 3)
+		out.LowUs, out.HighUs, out.Basis = &lo, &hi, e.Basis
+	}
 	if d.Choice != nil {
 		out.HCCLChoice, out.Reason = d.Choice.Algo, d.Choice.Reason
 		if len(d.Choice.CostUs) > 0 {
@@ -73,6 +90,11 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	c := d.Cost
+	if e := d.Calibrated; e != nil {
+		p.printf("%s on %d ranks, %s: %.1f µs (%.1f–%.1f, ±%.0f%%: the sweep's error out of sample); algbw %.2f GB/s\n  from %s: %s\n",
+			c.Op, c.Ranks, units.FormatBytes(c.Bytes), e.TimeUs, e.LowUs, e.HighUs, 100*e.ErrorAbs, c.AlgBwGBps, d.Calibration, e.Basis)
+		return p.done()
+	}
 	if d.Choice != nil {
 		p.printf("HCCL's choice on %s, %d servers: %s (%s)\n", d.Product, d.Servers, d.Choice.Algo, d.Choice.Reason)
 		if len(d.Choice.CostUs) > 0 {

@@ -42,5 +42,6 @@ bandwidths are decimal GB/s.`,
 	fl.BoolVar(&f.Deterministic, "deterministic", false, "HCCL_DETERMINISTIC=true (with --product)")
 	fl.BoolVar(&f.NoRDMALite, "no-rdma-lite", false, "the NIC lacks RDMA-lite (raises HCCL's pipeline thresholds)")
 	fl.StringVar(&f.Format, "format", "text", "text or json")
+	fl.StringVar(&f.Calibration, "calibration", "", "price the op from a calibration file written by 'calibrate --bench' (with --op, --ranks, --size)")
 	return cmd
 }

@@ -1,11 +1,15 @@
 package driver
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 	"github.com/hcclprof/hcclprof/report"
 )
@@ -15,6 +19,14 @@ type CalibrateFlags struct {
 	Format   string
 	Width    int
 	Analysis AnalysisFlags
+	// Bench are benchmark outputs (nccl-tests, hccl_test, CSV) to calibrate on
+	// instead of a run; BenchOp, BenchRanks and BenchSize give what they do not say;
+	// Output is the calibration file to write.
+	Bench      []string
+	BenchOp    string
+	BenchRanks int
+	BenchSize  string
+	Output     string
 }
 
 // Calibrate is hcclprof calibrate: each link's latency and bandwidth fitted on the
@@ -23,6 +35,18 @@ func Calibrate(env Env, args []string, f CalibrateFlags) error {
 	width, err := textWidth(env, f.Width, false)
 	if err != nil {
 		return err
+	}
+	if len(f.Bench) > 0 {
+		if len(args) > 0 {
+			return usageError(errors.New("calibrate takes either profiles or --bench files, not both: the run's own transfers and a benchmark make different calibrations"))
+		}
+		return calibrateBench(env, f, width)
+	}
+	if len(args) == 0 {
+		return usageError(errors.New("calibrate needs profiles (PATH...) or benchmark outputs (--bench FILE)"))
+	}
+	if f.Output != "" {
+		return usageError(errors.New("-o writes a calibration from --bench files; a run's own link fit is applied by analyze and advise themselves"))
 	}
 	run, err := f.Analysis.load(env, args)
 	if err != nil {
@@ -57,4 +81,44 @@ func noTransfers(c *profile.Cluster) []report.RanksReason {
 		out[i].Ranks = append(out[i].Ranks, r.Rank)
 	}
 	return out
+}
+
+// calibrateBench is calibrate --bench: a cost model made from benchmark sweeps,
+// written with -o for --calibration.
+func calibrateBench(env Env, f CalibrateFlags, width int) error {
+	opts := parser.BenchOptions{Op: f.BenchOp, Ranks: f.BenchRanks}
+	switch f.BenchSize {
+	case "", string(profile.SizeTotal), string(profile.SizePerRank):
+		opts.Size = profile.BenchSizeSemantics(f.BenchSize)
+	default:
+		return usageError(fmt.Errorf("--bench-size %q: want total or per-rank", f.BenchSize))
+	}
+	if f.BenchRanks < 0 || f.BenchRanks == 1 {
+		return usageError(fmt.Errorf("--ranks %d: a collective runs on two ranks or more", f.BenchRanks))
+	}
+	var points []profile.BenchPoint
+	doc := report.BenchCalibrationDoc{Width: width}
+	var sources []string
+	for _, file := range f.Bench {
+		pts, info, err := parser.ReadBench(file, opts)
+		if err != nil {
+			return usageError(err)
+		}
+		points = append(points, pts...)
+		sources = append(sources, filepath.Base(file))
+		doc.Inputs = append(doc.Inputs, report.BenchInput{File: file, Format: info.Format, Points: len(pts), Notes: info.Notes})
+	}
+	cal, err := costmodel.FitBench(points, sources)
+	if err != nil {
+		return usageError(err)
+	}
+	doc.Calibration = cal
+	if f.Output != "" {
+		if err := cal.WriteFile(f.Output); err != nil {
+			return err
+		}
+		doc.Written = f.Output
+	}
+	return write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteBenchCalibrationText(w, doc) },
+		func(w io.Writer) error { return report.WriteBenchCalibrationJSON(w, doc) })
 }

@@ -17,6 +17,9 @@ type ModelFlags struct {
 	BuffsizeMB                      int
 	Width                           int
 	Deterministic, NoRDMALite       bool
+	// Calibration is a file written by calibrate --bench: the op is priced from the
+	// cluster's own benchmark.
+	Calibration string
 }
 
 // Model is hcclprof model: one collective priced with the α-β-γ model, or on a
@@ -52,6 +55,9 @@ func (f ModelFlags) price() (report.ModelDoc, error) {
 		return report.ModelDoc{}, err
 	}
 	buffer := int64(f.BuffsizeMB) << 20
+	if f.Calibration != "" {
+		return f.priceCalibrated(n)
+	}
 	if f.Product == "" {
 		if f.Algo == "" || f.Ranks < 2 || f.BWGBps <= 0 {
 			return report.ModelDoc{}, errors.New("give --algo, --ranks (≥ 2) and --bw-gbps (and --alpha-us), or --product and --servers")
@@ -69,4 +75,27 @@ func (f ModelFlags) price() (report.ModelDoc, error) {
 	p, err := costmodel.PriceOnProduct(hw, costmodel.ProductQuery{Op: f.Op, Bytes: n, Servers: f.Servers, NPUsPerServer: f.NPUs,
 		BufferBytes: buffer, GammaGBps: f.GammaGBps, Deterministic: f.Deterministic, RDMALite: !f.NoRDMALite})
 	return report.ModelDoc{Product: p.Product, Servers: p.Servers, Choice: p.Choice, Cost: p.Cost, Notes: p.Notes}, err
+}
+
+// priceCalibrated prices the op from a benchmark calibration.
+func (f ModelFlags) priceCalibrated(n int64) (report.ModelDoc, error) {
+	if f.Algo != "" || f.AlphaUs != 0 || f.BWGBps != 0 || f.Product != "" {
+		return report.ModelDoc{}, errors.New("--calibration prices the op from the cluster's own benchmark: give --op, --ranks and --size, not --algo, --alpha-us, --bw-gbps or --product")
+	}
+	if f.Ranks < 2 {
+		return report.ModelDoc{}, errors.New("--calibration needs --ranks (≥ 2)")
+	}
+	cal, err := costmodel.ReadCalibration(f.Calibration)
+	if err != nil {
+		return report.ModelDoc{}, err
+	}
+	est, err := cal.Price(f.Op, f.Ranks, n)
+	if err != nil {
+		return report.ModelDoc{}, err
+	}
+	c := costmodel.Cost{Op: costmodel.NormaliseOp(f.Op), Algo: "as benchmarked", Ranks: f.Ranks, Bytes: n, TimeUs: est.TimeUs}
+	if est.TimeUs > 0 {
+		c.AlgBwGBps = float64(n) / est.TimeUs / 1e3
+	}
+	return report.ModelDoc{Cost: c, Calibrated: &est, Calibration: f.Calibration}, nil
 }
