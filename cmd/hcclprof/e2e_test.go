@@ -687,6 +687,57 @@ func TestModel(t *testing.T) {
 	assert.Contains(t, stderr, `no "magic" algorithm`)
 }
 
+// TestCalibrateFromABenchmark: calibrate --bench reads a team's nccl-tests and
+// hccl_test sweeps, writes a calibration, and model --calibration prices from it
+// with an interval; what cannot be priced is refused (exit 2).
+func TestCalibrateFromABenchmark(t *testing.T) {
+	dir := t.TempDir()
+	nccl := filepath.Join(dir, "all_reduce_perf.log")
+	require.NoError(t, os.WriteFile(nccl, []byte(`# Collective test starting: all_reduce_perf
+# Using devices
+#  Rank  0 Group  0 Pid  11 on nodeA device  0 [0000:18:00] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid  12 on nodeA device  1 [0000:2a:00] NVIDIA H100 80GB HBM3
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+     1048576        262144     float     sum      -1    40.00   26.21   26.21      0    40.00   26.21   26.21      0
+     2097152        524288     float     sum      -1    60.00   34.95   34.95      0    60.00   34.95   34.95      0
+     4194304       1048576     float     sum      -1   100.00   41.94   41.94      0   100.00   41.94   41.94      0
+     8388608       2097152     float     sum      -1   180.00   46.60   46.60      0   180.00   46.60   46.60      0
+`), 0o644))
+	hccl := filepath.Join(dir, "hccl_allgather.txt")
+	require.NoError(t, os.WriteFile(hccl, []byte(`data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:
+1024              | 16.12          | 0.06352              | success
+1048576           | 40.50          | 25.89077             | success
+`), 0o644))
+	cal := filepath.Join(dir, "cluster.calib.json")
+	out, stderr, code := runCLI(t, "calibrate", "--bench", nccl, "-o", cal)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "nccl-tests, 4 timings")
+	assert.Contains(t, out, "wrote "+cal)
+
+	out, stderr, code = runCLI(t, "model", "--calibration", cal, "--op", "allreduce", "--ranks", "2", "--size", "3MiB", "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	// Between 60 µs at 2 MiB and 100 µs at 4 MiB, on the log-log line: 60·(100/60)^log2(1.5).
+	assert.InDelta(t, 60*math.Pow(100.0/60, math.Log2(1.5)), m["time_us"], 0.01)
+	assert.Less(t, m["low_us"], m["time_us"])
+	assert.Greater(t, m["high_us"], m["time_us"])
+	assert.Nil(t, m["latency_us"], "a benchmarked time has no α-β parts")
+
+	_, stderr, code = runCLI(t, "model", "--calibration", cal, "--op", "allreduce", "--ranks", "16", "--size", "3MiB")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "no allreduce sweep on 16 ranks (it has 2 ranks)")
+	_, stderr, code = runCLI(t, "calibrate", "--bench", hccl)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "names neither its collective nor its rank count")
+	out, stderr, code = runCLI(t, "calibrate", "--bench", hccl, "--op", "allgather", "--ranks", "8", "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"format": "hccl_test"`)
+	_, stderr, code = runCLI(t, "calibrate", "--bench", nccl, "./somewhere")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "either profiles or --bench files")
+}
+
 // TestCalibrate: the sample's links are fitted to the generator's (HCCS 18.3 GB/s,
 // RoCE 20 GB/s) and flagged low-confidence (two sizes only).
 func TestCalibrate(t *testing.T) {
