@@ -181,8 +181,15 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 	for _, b := range bk.Buckets {
 		maxBucket = max(maxBucket, b)
 	}
-	if costmodel.Rounds(maxBucket, facts.BuffsizeBytes) > 1 {
-		mb := (maxBucket + (1 << 20) - 1) >> 20
+	if t := bk.Topology; t.AllReduceRounds(maxBucket, t.Level1, facts.BuffsizeBytes) > 1 {
+		// One round for the largest bucket: the buffer itself, or for HCCL's
+		// pipeline executor, which loops over (B − 16 KiB)·p, the bucket's share of
+		// it.
+		need := maxBucket
+		if p := int64(t.RanksPerServer * t.Servers); t.Level1 == "pipeline" && p > 1 {
+			need = (maxBucket+p-1)/p + 16<<10
+		}
+		mb := (need + (1 << 20) - 1) >> 20
 		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
 			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
 	}

@@ -148,10 +148,14 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits, s
 		// HCCL_BUFFSIZE's rounds are HCCL's: NCCL pipelines an op through its buffer
 		// in chunks, so a Kineto run's ops are not checked against it.
 		if o.Bytes > 0 && r.Format != profile.FormatKineto {
+			round, known := BufferRoundBytes(o.Type, o.AlgType, bufBytes, opGroupRanks(r, o))
+			if !known {
+				continue // a pipelined AllReduce of a group of unknown size: no claim
+			}
 			rc.SizedOps++
-			if o.Bytes > bufBytes {
+			if o.Bytes > round {
 				rc.OverBuffer++
-				rounds := float64((o.Bytes + bufBytes - 1) / bufBytes)
+				rounds := float64((o.Bytes + round - 1) / round)
 				rc.BufferEx.keep(rounds > rc.BufferEx.Value, ref, rounds,
 					func() string {
 						return fmt.Sprintf("%s carries %.1f MiB against HCCL_BUFFSIZE=%d: %.0f rounds", o.Name, float64(o.Bytes)/(1<<20), buffMB, rounds)
@@ -300,4 +304,29 @@ func mergeCheckSamples(per []CheckSamples) CheckSamples {
 		worst(&sum.BufferEx, rc.BufferEx, false)
 	}
 	return sum
+}
+
+// BufferRoundBytes is how much of an op one HCCL_BUFFSIZE round carries: the buffer,
+// except for an AllReduce HCCL runs with its pipeline executor (alg_type ending in
+// PIPELINE: A2 across servers), which loops over (B − 16 KiB) × the group's ranks
+// (docs/costmodel.md §3.7). known is false for such an op of a group of unknown size.
+func BufferRoundBytes(opType, algType string, bufferBytes int64, groupRanks int) (round int64, known bool) {
+	if strings.EqualFold(opType, "allreduce") && strings.HasSuffix(strings.ToUpper(algType), "PIPELINE") {
+		if groupRanks < 2 {
+			return 0, false
+		}
+		return (bufferBytes - 16<<10) * int64(groupRanks), true
+	}
+	return bufferBytes, true
+}
+
+// opGroupRanks is the number of ranks of o's group as the rank's metadata names them,
+// else as its transfers show (at least), 0 when unknown.
+func opGroupRanks(r *profile.Rank, o OpStat) int {
+	for _, pg := range r.Metadata.ParallelGroups {
+		if pg.OpsKey() == o.Group && pg.GroupSize() > 0 {
+			return pg.GroupSize()
+		}
+	}
+	return int(o.PeerRanks)
 }

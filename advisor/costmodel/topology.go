@@ -217,12 +217,7 @@ func (t Topology) allReduceCost(n int64, level1 string, bufferBytes int64) (Cost
 		if ok, why := PipelineAvailable(t.Product, t.level0(), "allreduce", t.RanksPerServer, t.Servers, false); !ok {
 			return Cost{}, fmt.Errorf("no pipeline: %s", why)
 		}
-		// The pipeline executor loops over (B − 16 KiB)·p per round (§3.7).
-		round := bufferBytes
-		if round > 0 {
-			round = (bufferBytes - 16<<10) * int64(t.RanksPerServer*t.Servers)
-		}
-		rounds := Rounds(n, round)
+		rounds := t.AllReduceRounds(n, level1, bufferBytes)
 		c, err := PipelineAllReduce(t.RanksPerServer, t.Servers, n/int64(rounds), t.Intra, t.Inter)
 		if err != nil {
 			return Cost{}, err
@@ -296,4 +291,25 @@ func HCCLAlgoName(algo string) string {
 		return "NB"
 	}
 	return NormaliseAlgo(algo)
+}
+
+// AllReduceRounds is the number of HCCL_BUFFSIZE rounds an AllReduce of n bytes takes
+// on the topology with the level-1 algorithm: one per buffer, except that HCCL's
+// pipeline executor loops over (B − 16 KiB)·p bytes per round (§3.7), p the group's
+// ranks. A buffer of 0 is no limit.
+func (t Topology) AllReduceRounds(n int64, level1 string, bufferBytes int64) int {
+	if bufferBytes <= 0 {
+		return 1
+	}
+	round, _ := analysis.BufferRoundBytes("allreduce", pipelineAlgType(level1), bufferBytes, t.RanksPerServer*t.Servers)
+	return Rounds(n, round)
+}
+
+// pipelineAlgType is the alg_type HCCL records for a level-1 algorithm, as far as
+// the round rule cares.
+func pipelineAlgType(level1 string) string {
+	if level1 == "pipeline" {
+		return "MESH-PIPELINE"
+	}
+	return level1
 }

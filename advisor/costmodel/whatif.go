@@ -198,6 +198,12 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 			}
 		}
 	}
+	groupRanks := 0 // the group's ranks, for the pipeline executor's rounds
+	for _, g := range res.Communication.Groups {
+		if g.Key == group {
+			groupRanks = len(g.Ranks)
+		}
+	}
 	// The fit: per op instance, the fastest rank's elapse against its bytes. The
 	// spread: the mean cross-rank wait of each step's first bucket.
 	var xs, ys, rs []float64 // per round: bytes, µs; the op's rounds
@@ -213,7 +219,11 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		}
 		for _, o := range ops {
 			if o.CrossWaitNs == 0 {
-				rounds := float64(Rounds(o.Bytes, bufferBytes))
+				round, known := analysis.BufferRoundBytes(o.Type, o.AlgType, bufferBytes, groupRanks)
+				if !known {
+					round = bufferBytes
+				}
+				rounds := float64(Rounds(o.Bytes, round))
 				xs = append(xs, float64(o.Bytes)/rounds) // per round
 				ys = append(ys, float64(o.ElapseNs)/1e3/rounds)
 				rs = append(rs, rounds)
@@ -496,7 +506,7 @@ func (bk *Bucketing) queueExposure(times []float64, windowUs float64) float64 {
 func (bk *Bucketing) bucketTimes(buckets []int64, a, b float64, bufferBytes int64) []float64 {
 	out := make([]float64, len(buckets))
 	for i, n := range buckets {
-		r := float64(Rounds(n, bufferBytes))
+		r := float64(bk.Topology.AllReduceRounds(n, bk.Topology.Level1, bufferBytes))
 		out[i] = r*a + (r-1)*bk.roundHandshakeUs() + float64(n)*b
 	}
 	return out
@@ -784,7 +794,7 @@ func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
 	}
 	// Sizes more than 8× outside the fitted ones are an extrapolation of the line.
 	for _, n := range sc.buckets {
-		round := n / int64(Rounds(n, sc.buffer))
+		round := n / int64(topo.AllReduceRounds(n, sc.level1, sc.buffer))
 		if round > extrapolation*bk.FitMaxBytes || round*extrapolation < bk.FitMinBytes {
 			p.Confidence = "low"
 			p.Assumptions = append(p.Assumptions, fmt.Sprintf("%s per round is outside the sizes the run was fitted on (%s–%s): an extrapolation",
@@ -905,7 +915,7 @@ func (bk *Bucketing) reprice(buckets []int64, a, b float64, buffer int64, topo T
 		cur.Inter, topo.Inter = unit, unit
 	}
 	ref := bk.Buckets[0]
-	refRound := ref / int64(Rounds(ref, bk.BufferBytes))
+	refRound := ref / int64(cur.AllReduceRounds(ref, cur.Level1, bk.BufferBytes))
 	base, err := cur.allReduceCost(refRound, cur.Level1, 0)
 	if err != nil {
 		return nil, err

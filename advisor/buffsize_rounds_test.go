@@ -1,0 +1,61 @@
+package advisor_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+)
+
+// pipelinedBuckets is 16 ranks on two A2 servers with 100 MiB buckets, which HCCL
+// reduces with its pipeline executor (alg_type MESH-PIPELINE): each round moves
+// (HCCL_BUFFSIZE − 16 KiB) × 16 bytes, not HCCL_BUFFSIZE.
+func pipelinedBuckets(buffsizeMB int) string {
+	return fmt.Sprintf(`
+product: a2
+ranks: 16
+steps: 3
+seed: 5
+hccl_buffsize_mb: %d
+model: {gradient_bytes: 600000000, dtype: FP32, forward_ms: 30, backward_ms: 60, optimizer_ms: 3, kernel_us: 3000}
+ddp: {bucket_mb: 100, overlap: 0.3}
+`, buffsizeMB)
+}
+
+// Issue 35, case 5: HCCL_BUFFSIZE's rounds on A2's pipeline are (B − 16 KiB)·p. A
+// 100 MiB bucket with a 50 MB buffer is one round there, not two: no finding of ops
+// "in several rounds", no HCCL_BUFFSIZE advice, and a larger buffer changes nothing,
+// as the generator confirms. With a 4 MB buffer it is two rounds (64 MiB each), and
+// said so.
+func TestBuffsizeRoundsOfThePipeline(t *testing.T) {
+	adv, res := adviseScenario(t, pipelinedBuckets(50), advisor.DefaultOptions)
+	for _, f := range adv.Findings {
+		assert.NotEqual(t, "messages_over_buffsize", f.ID, f.Title)
+	}
+	for _, r := range adv.Recommendations {
+		assert.NotEqual(t, "hccl_buffsize", r.ID, r.Value)
+	}
+	bk, err := costmodel.FitBucketing(res, 1, 50<<20)
+	require.NoError(t, err)
+	assert.Equal(t, "pipeline", bk.Topology.Level1)
+	p, err := bk.WhatIf(costmodel.Setting{Knob: "buffsize", Value: 200 << 20})
+	require.NoError(t, err)
+	got := regenerated(t, pipelinedBuckets(50), []costmodel.Setting{{Knob: "buffsize", Value: 200 << 20}})
+	before := float64(res.Summary.StepTimeNs) / 1e3
+	assert.InDelta(t, before, float64(got.StepTimeNs)/1e3, 0.005*before, "the generator: no change")
+	assert.InDelta(t, bk.StepUs, p.StepTimeUs, 0.005*before, "the prediction: no change")
+
+	adv, _ = adviseScenario(t, pipelinedBuckets(4), advisor.DefaultOptions)
+	found := false
+	for _, f := range adv.Findings {
+		if f.ID == "messages_over_buffsize" {
+			found = true
+			assert.Contains(t, f.Evidence, ": 2 rounds")
+		}
+	}
+	assert.True(t, found, "a 4 MB buffer makes two pipeline rounds of a 100 MiB bucket")
+}
