@@ -30,8 +30,11 @@ func EnvOf(c *profile.Cluster) Env {
 type RunFacts struct {
 	Framework    string
 	Accumulation int // micro-batches per optimizer step (1 when unknown)
-	// AccumulationNote says how Accumulation was inferred, or why it could not be.
+	// AccumulationNote says how Accumulation was inferred, or why it could not be;
+	// AccumulationSpan is the range it may lie in when the profile does not settle
+	// it ([0, 0]: settled or given).
 	AccumulationNote string
+	AccumulationSpan [2]int
 	BuffsizeBytes    int64 // HCCL_BUFFSIZE in effect
 	Deterministic    bool  // HCCL_DETERMINISTIC true or strict (no A2 pipeline)
 	HCCLAlgo         string
@@ -70,7 +73,7 @@ func Facts(res *analysis.Result, env Env, opts Options) RunFacts {
 	if opts.Accumulation < 1 {
 		// Not given: read from the compute pattern.
 		var n int
-		if n, facts.AccumulationNote = InferAccumulation(res); n > 0 {
+		if n, facts.AccumulationSpan, facts.AccumulationNote = InferAccumulation(res); n > 0 {
 			facts.Accumulation = n
 		}
 	}

@@ -187,19 +187,21 @@ func TestAccumulationInferredFromTheProfile(t *testing.T) {
 }
 
 // TestMicroBatchesAmbiguous: when the rank-steps disagree on their backward passes,
-// nothing is inferred and the note says so.
+// the median is taken with the span of the counts, and the note says so.
 func TestMicroBatchesAmbiguous(t *testing.T) {
 	res := &analysis.Result{Ranks: []analysis.RankResult{{Rank: 0, Steps: []analysis.StepBreakdown{
 		{Step: 1, HasStep: true, MicroBatches: 4}, {Step: 2, HasStep: true, MicroBatches: 2}, {Step: 3, HasStep: true, MicroBatches: 4}}}}}
-	n, note := advisor.InferAccumulation(res)
-	assert.Zero(t, n)
-	assert.Contains(t, note, "ambiguous: 4 backward passes per step on 67%")
-	res.Ranks[0].Steps[1].MicroBatches = 4
-	n, note = advisor.InferAccumulation(res)
+	n, span, note := advisor.InferAccumulation(res)
 	assert.Equal(t, 4, n)
+	assert.Equal(t, [2]int{4, 4}, span)
+	assert.Contains(t, note, "uncertain: the rank-steps show from 2 to 4 backward passes (4 on 67% of 3)")
+	res.Ranks[0].Steps[1].MicroBatches = 4
+	n, span, note = advisor.InferAccumulation(res)
+	assert.Equal(t, 4, n)
+	assert.Equal(t, [2]int{}, span)
 	assert.Contains(t, note, "micro-batches per step: 4")
 	res.Ranks[0].Steps = []analysis.StepBreakdown{{Step: 1, HasStep: true}}
-	n, note = advisor.InferAccumulation(res)
+	n, _, note = advisor.InferAccumulation(res)
 	assert.Zero(t, n, "no backward kernels: nothing inferred")
 	assert.Empty(t, note)
 }

@@ -57,6 +57,10 @@ type Bucketing struct {
 	// needs the backward pass's length, which the profile does not mark.
 	BackwardShare float64
 	Accumulation  int
+	// AccumulationSpan is the range the run's micro-batches per step may lie in when
+	// the profile does not settle it ([0, 0]: known): each prediction's interval is
+	// widened to hold the predictions at both ends.
+	AccumulationSpan [2]int
 	// Storm is the group's small collectives that are not gradient buckets (nil:
 	// none); they are left out of Buckets and their exposure out of GroupExposedUs.
 	Storm *SmallCollectives
@@ -656,8 +660,34 @@ func (bk *Bucketing) AutoLevel1() bool {
 }
 
 // WhatIfPlan predicts the step time and exposed share when the settings change
-// together.
+// together. With an AccumulationSpan, the interval also holds the predictions made
+// with the run's micro-batches at either end of it.
 func (bk *Bucketing) WhatIfPlan(plan []Setting) (Prediction, error) {
+	p, err := bk.whatIfPlan(plan)
+	lo, hi := bk.AccumulationSpan[0], bk.AccumulationSpan[1]
+	if err != nil || lo < 1 || hi < 1 || lo == hi {
+		return p, err
+	}
+	for _, acc := range []int{lo, hi} {
+		if acc == bk.Accumulation {
+			continue
+		}
+		alt := *bk
+		alt.Accumulation, alt.AccumulationSpan = acc, [2]int{}
+		q, err := alt.whatIfPlan(plan)
+		if err != nil {
+			continue
+		}
+		p.Low, p.High = math.Min(p.Low, q.Low), math.Max(p.High, q.High)
+	}
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the run's micro-batches per step are not settled by its profile (%d taken, %d to %d possible): the interval holds the predictions at both ends", bk.Accumulation, lo, hi))
+	if p.Confidence == "high" {
+		p.Confidence = "medium"
+	}
+	return p, nil
+}
+
+func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 	t := bk.Topology
 	sc := scenarioOf{buckets: bk.Buckets, buffer: bk.BufferBytes, acc: bk.Accumulation, windowUs: bk.WindowUs,
 		level1: t.Level1, auto: bk.AutoLevel1()}

@@ -68,6 +68,7 @@ func WhatIf(env Env, args []string, f WhatIfFlags) error {
 		bk.Notes = append([]string{accNote}, bk.Notes...)
 	}
 	bk.BackwardShare = f.BackwardShare
+	bk.AccumulationSpan = facts.AccumulationSpan
 	// A forced HCCL_ALGO keeps HCCL's selector from re-choosing at new sizes.
 	bk.HCCLAlgoForced = advisor.ForcedLevel1(facts.HCCLAlgo, "allreduce") != ""
 	bk.Deterministic = facts.Deterministic

@@ -2,6 +2,7 @@ package advisor_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,4 +59,39 @@ func TestBuffsizeRoundsOfThePipeline(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "a 4 MB buffer makes two pipeline rounds of a 100 MiB bucket")
+}
+
+// accumulatedCoarse accumulates 8 micro-batches a step with coarse kernels (4 ms): a
+// micro-batch's forward pass is one kernel or none, and on many rank-steps two
+// backward passes read as one.
+const accumulatedCoarse = `
+product: a2
+ranks: 16
+steps: 3
+seed: 9
+model: {gradient_bytes: 300000000, dtype: FP32, forward_ms: 20, backward_ms: 40, optimizer_ms: 3, kernel_us: 4000}
+ddp: {bucket_mb: 25, overlap: 0.7, accumulation: 8}
+`
+
+// Issue 35, case 4: when the rank-steps disagree on their micro-batches, the run was
+// taken as one micro-batch, and doubling the accumulation of an 8-micro-batch run
+// was priced 16 times the step (7.7 s for 1.0 s). The recurring count is read, the
+// interval holds the range, and the note says so in analyze and advise as in whatif.
+func TestAccumulationUncertain(t *testing.T) {
+	adv, res := adviseScenario(t, accumulatedCoarse, advisor.DefaultOptions)
+	facts := advisor.Facts(res, advisor.Env{}, advisor.DefaultOptions)
+	assert.Equal(t, 8, facts.Accumulation)
+	assert.Contains(t, facts.AccumulationNote, "micro-batches per step uncertain")
+	assert.Contains(t, strings.Join(adv.Notes, "\n"), "micro-batches per step uncertain", "advise and analyze say it")
+	bk, err := costmodel.FitBucketing(res, facts.Accumulation, facts.BuffsizeBytes)
+	require.NoError(t, err)
+	bk.AccumulationSpan = facts.AccumulationSpan
+	p, err := bk.WhatIfPlan([]costmodel.Setting{{Knob: "accumulation", Value: 16}})
+	require.NoError(t, err)
+	got := regenerated(t, accumulatedCoarse, []costmodel.Setting{{Knob: "accumulation", Value: 16}})
+	actual := float64(got.StepTimeNs) / 1e3
+	t.Logf("accumulation 16: predicted %.0f µs (%.0f–%.0f), regenerated %.0f µs", p.StepTimeUs, p.Low, p.High, actual)
+	assert.InEpsilon(t, actual, p.StepTimeUs, 0.05)
+	assert.LessOrEqual(t, p.Low, actual)
+	assert.GreaterOrEqual(t, p.High, actual)
 }
