@@ -211,6 +211,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	// The fit: per op instance, the fastest rank's elapse against its bytes. The
 	// spread: the mean cross-rank wait of each step's first bucket.
 	var xs, ys, rs []float64 // per round: bytes, µs; the op's rounds
+	var algs []string        // each point's alg_type
 	var spread, spreadN float64
 	for _, step := range groupSteps {
 		ops := steps[key{group, step}]
@@ -231,6 +232,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 				xs = append(xs, float64(o.Bytes)/rounds) // per round
 				ys = append(ys, float64(o.ElapseNs)/1e3/rounds)
 				rs = append(rs, rounds)
+				algs = append(algs, o.AlgType)
 			}
 			if o.StartNs == firstStart[o.Rank] && o.CrossWaitKnown {
 				spread += float64(o.CrossWaitNs) / 1e3
@@ -268,6 +270,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		bk.measuredWindowUs = sumOf(windows) / float64(len(windows))
 	}
 	bk.Topology = shape().topology(res, group, groupOps)
+	xs, ys, rs = bk.oneAlgorithm(xs, ys, rs, algs)
 	// The line is fitted per round without the handshakes that open the rounds after
 	// the first, which bucketTimes adds back for the new round counts.
 	for i, r := range rs {
@@ -1022,4 +1025,52 @@ func sumOf(xs []float64) float64 {
 		t += x
 	}
 	return t
+}
+
+// oneAlgorithm keeps the fit's points of one HCCL algorithm: where the profile says
+// HCCL ran the buckets with one (25 MiB buckets on MESH-PIPELINE) and a smaller op
+// with another (the remainder bucket on MESH-RING), one line through both has the
+// wrong latency (α 222 µs where the pipeline's is about 80) and credits bigger
+// buckets with savings three times the real ones. The algorithm that carried the
+// most bytes is kept; the others are said.
+func (bk *Bucketing) oneAlgorithm(xs, ys, rs []float64, algs []string) ([]float64, []float64, []float64) {
+	bytesOf := map[string]float64{}
+	for i, a := range algs {
+		bytesOf[a] += xs[i] * rs[i]
+	}
+	if len(bytesOf) < 2 {
+		return xs, ys, rs
+	}
+	keep := ""
+	for _, a := range slices.Sorted(maps.Keys(bytesOf)) {
+		if keep == "" || bytesOf[a] > bytesOf[keep] {
+			keep = a
+		}
+	}
+	var kx, ky, kr []float64
+	left := map[string][]float64{}
+	for i, a := range algs {
+		if a == keep {
+			kx, ky, kr = append(kx, xs[i]), append(ky, ys[i]), append(kr, rs[i])
+		} else if !slices.Contains(left[a], xs[i]) {
+			left[a] = append(left[a], xs[i])
+		}
+	}
+	for _, a := range slices.Sorted(maps.Keys(left)) {
+		sizes := make([]string, 0, len(left[a]))
+		slices.Sort(left[a])
+		for _, x := range left[a] {
+			sizes = append(sizes, units.FormatBytes(int64(x)))
+		}
+		bk.Notes = append(bk.Notes, fmt.Sprintf("the fit uses the AllReduces HCCL ran as %s; those it ran as %s (%s) are left out of it: one line cannot hold two algorithms",
+			orUnknownAlg(keep), orUnknownAlg(a), strings.Join(sizes, ", ")))
+	}
+	return kx, ky, kr
+}
+
+func orUnknownAlg(a string) string {
+	if a == "" {
+		return "an unrecorded algorithm"
+	}
+	return a
 }
