@@ -57,11 +57,14 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 			len(a.Recommendations), diag.Cause))
 		a.Recommendations = nil
 	}
-	// The bubble's own cure comes first: more micro-batches per step.
-	if r, note := pipelineRecommendation(res, diag, facts.Framework); r != nil {
-		a.Recommendations = append([]Recommendation{*r}, a.Recommendations...)
-	} else if note != "" {
-		a.Notes = append(a.Notes, note)
+	// The bubble's own cure comes first: more micro-batches per step; uneven
+	// stages', an even layer split.
+	for _, cure := range []func(*analysis.Result, Diagnosis, string) (*Recommendation, string){pipelineRecommendation, layerSplitRecommendation} {
+		if r, note := cure(res, diag, facts.Framework); r != nil {
+			a.Recommendations = append([]Recommendation{*r}, a.Recommendations...)
+		} else if note != "" {
+			a.Notes = append(a.Notes, note)
+		}
 	}
 	return a
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // pipelinedBuckets is 16 ranks on two A2 servers with 100 MiB buckets, which HCCL
@@ -128,4 +129,55 @@ func TestBucketFitPerAlgorithm(t *testing.T) {
 		assert.LessOrEqual(t, p.Low, actual)
 		assert.GreaterOrEqual(t, p.High, actual)
 	}
+}
+
+// heavyLastStage is a 2-stage pipeline whose last stage computes 1.5 times the
+// first per micro-batch.
+const heavyLastStage = `
+product: a2
+ranks: 8
+ranks_per_server: 4
+steps: 3
+seed: 21
+model: {gradient_bytes: 400000000, dtype: BFP16, forward_ms: 24, backward_ms: 48, optimizer_ms: 2, kernel_us: 3000}
+ddp: {bucket_mb: 50, overlap: 0.5}
+parallel: {pp: 2, microbatches: 8, pp_activation_bytes: 8388608, stage_compute_scale: [1.0, 1.5]}
+`
+
+// Issue 35, case 6: uneven stages got the right finding and no predicted effect;
+// an even split realises a shorter step. The layer split is priced on the
+// pipeline's span (Stage + Bubble) and the generator run with the stages even
+// (the same work: 1.25 each) lands in its interval.
+func TestLayerSplitPriced(t *testing.T) {
+	opts := advisor.DefaultOptions
+	opts.Framework = advisor.FrameworkMegatron
+	adv, res := adviseScenario(t, heavyLastStage, opts)
+	require.Equal(t, advisor.CauseStageImbalance, adv.Diagnosis.Cause, adv.Diagnosis.Title)
+	var r *advisor.Recommendation
+	for i := range adv.Recommendations {
+		if adv.Recommendations[i].ID == "pipeline_layer_split" {
+			r = &adv.Recommendations[i]
+		}
+	}
+	require.NotNil(t, r, "%v", adv.Notes)
+	assertRealKnobs(t, adv)
+	assert.Contains(t, r.Value, "fewer layers on stage 1")
+	assert.Contains(t, r.Apply, "--decoder-last-pipeline-num-layers")
+	sc := parsedScenario(t, heavyLastStage)
+	sc.Parallel.StageComputeScale = []float64{1.25, 1.25}
+	got, _ := generate(t, sc)
+	span := func(res *analysis.Result) float64 {
+		var sum, n float64
+		for _, rr := range res.Ranks {
+			for _, st := range rr.Steps {
+				sum += float64(st.StageNs + st.BubbleNs)
+				n++
+			}
+		}
+		return sum / n / 1e3
+	}
+	t.Logf("span %.0f µs; even split predicted %.0f µs (%.0f–%.0f), regenerated %.0f µs", span(res), r.Predicted.StepTimeUs, r.Predicted.Low, r.Predicted.High, span(got))
+	assert.Less(t, span(got), span(res))
+	assert.LessOrEqual(t, r.Predicted.Low, span(got))
+	assert.GreaterOrEqual(t, r.Predicted.High, span(got))
 }

@@ -22,6 +22,11 @@ type Recommendation struct {
 	Apply       string // the exact way to set it for the framework
 	Predicted   costmodel.Prediction
 	GainUs      float64 // step time saved for the same samples
+	// SamplesScale is the samples of a step after the change over today's (more
+	// micro-batches per step: 16/4 = 4); 1 when a step holds the same samples.
+	// TodayUs is today's step time, for the report to set the two side by side.
+	SamplesScale float64
+	TodayUs      float64
 	Confidence  string
 	Hypothesis  bool
 	Assumptions []string
@@ -100,7 +105,8 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 			}
 		}
 		r := Recommendation{ID: id, Predicted: p, GainUs: gain(p, acc), Confidence: p.Confidence, Assumptions: p.Assumptions,
-			Risks: all, Settings: append([]costmodel.Setting(nil), plan...)}
+			Risks: all, Settings: append([]costmodel.Setting(nil), plan...),
+			SamplesScale: float64(acc) / float64(facts.Accumulation), TodayUs: bk.StepUs}
 		if r.GainUs <= 0 {
 			return nil // the model predicts no gain: nothing to recommend
 		}

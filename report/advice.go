@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/hcclprof/hcclprof/advisor"
@@ -97,9 +98,17 @@ func writeRecommendations(p *printer, a *advisor.Advice) {
 		if r.Hypothesis {
 			label = "hypothesis, not backed by the model"
 		}
-		p.printf("  %d. %s = %s: step %.3f ms (%.3f–%.3f), comm_share %.1f%%, saves %.3f ms per step's samples [%s, confidence %s]\n",
-			i+1, r.Knob, r.Value, r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3,
-			100*r.Predicted.CommShare, r.GainUs/1e3, label, r.Confidence)
+		if k := r.SamplesScale; k > 0 && math.Abs(k-1) > 1e-9 && r.TodayUs > 0 {
+			// The step holds k times today's samples: its time alone reads as a
+			// regression; today's samples' time is what changes.
+			p.printf("  %d. %s = %s: today's step's samples in %.3f ms (%.3f–%.3f) for %.3f ms now, saves %.3f ms (%.1f%%); a step then holds %.3g× the samples: %.3f ms, comm_share %.1f%% [%s, confidence %s]\n",
+				i+1, r.Knob, r.Value, r.Predicted.StepTimeUs/k/1e3, r.Predicted.Low/k/1e3, r.Predicted.High/k/1e3, r.TodayUs/1e3,
+				r.GainUs/1e3, 100*r.GainUs/r.TodayUs, k, r.Predicted.StepTimeUs/1e3, 100*r.Predicted.CommShare, label, r.Confidence)
+		} else {
+			p.printf("  %d. %s = %s: step %.3f ms (%.3f–%.3f), comm_share %.1f%%, saves %.3f ms per step's samples [%s, confidence %s]\n",
+				i+1, r.Knob, r.Value, r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3,
+				100*r.Predicted.CommShare, r.GainUs/1e3, label, r.Confidence)
+		}
 		for _, line := range strings.Split(r.Apply, "\n") {
 			// A code line too long for the terminal would wrap its trailing comment
 			// into code: the comment goes on its own line above it.

@@ -959,7 +959,7 @@ func TestMegatronPipelineBubbleUnknown(t *testing.T) {
 	assert.InDelta(t, 0.731368, pl["imbalance"], 1e-6)
 	out, _, code = runCLI(t, "analyze", dir)
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, "Pipelines: 1 of 2 stages; bubble not measured; theory unknown")
+	assert.Contains(t, out, "Pipelines: 1 pipeline of 2 stages, every stage profiled; bubble not measured; theory unknown")
 	assert.NotContains(t, out, "bubble 0.0%")
 
 	// --microbatches gives the theory; on a run without a pipeline it is said to be
