@@ -16,22 +16,22 @@ import (
 // Recommendation is one change to make, with how to make it and what the calibrated
 // model predicts. A recommendation the model cannot back is a Hypothesis.
 type Recommendation struct {
-	ID          string
-	Knob        string // the setting's name, from Knobs
-	Value       string
-	Apply       string // the exact way to set it for the framework
-	Predicted   costmodel.Prediction
-	GainUs      float64 // step time saved for the same samples
+	ID        string
+	Knob      string // the setting's name, from Knobs
+	Value     string
+	Apply     string // the exact way to set it for the framework
+	Predicted costmodel.Prediction
+	GainUs    float64 // step time saved for the same samples
 	// SamplesScale is the samples of a step after the change over today's (more
 	// micro-batches per step: 16/4 = 4); 1 when a step holds the same samples.
 	// TodayUs is today's step time, for the report to set the two side by side.
 	SamplesScale float64
 	TodayUs      float64
-	Confidence  string
-	Hypothesis  bool
-	Assumptions []string
-	Risks       []string
-	Settings    []costmodel.Setting // the plan, for replaying it (the generator, whatif)
+	Confidence   string
+	Hypothesis   bool
+	Assumptions  []string
+	Risks        []string
+	Settings     []costmodel.Setting // the plan, for replaying it (the generator, whatif)
 }
 
 // RecommendThresholds decide which changes are recommended and in what order, as
