@@ -7,6 +7,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Micro-batches per stage the advice aims at: with m ≥ 4p the GPipe/1F1B bubble,
@@ -62,7 +63,10 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 		return nil, ""
 	}
 	span, tail, bubbleUs = span/n/1e3, tail/n/1e3, bubbleUs/n/1e3
-	perMicro := (float64(slices.Max(pl.StageComputingNs))/1e3 - tail) / float64(m)
+	// A micro-batch's time on the slowest stage: its compute, and its sends and
+	// receives moving data (the activations and their gradients each micro-batch
+	// carries; the waits in them are the bubble, not work).
+	perMicro := (float64(slices.Max(pl.StageComputingNs))/1e3 - tail + p2pMovingUs(res, in)) / float64(m)
 	if perMicro <= 0 {
 		return nil, ""
 	}
@@ -92,7 +96,7 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 	r := &Recommendation{ID: "pipeline_microbatches", Knob: knob, Value: fmt.Sprint(target), Apply: how, GainUs: gain,
 		Confidence: "medium", SamplesScale: scale, TodayUs: span,
 		Predicted: costmodel.Prediction{Knob: "microbatches", Value: fmt.Sprint(target), StepTimeUs: predicted,
-			Low: predicted - errUs, High: predicted + errUs, CommShare: exposedUs / stageUs, ExposedUs: exposedUs, Confidence: "medium"},
+			Low: predicted - errUs, High: predicted + errUs, CommShare: exposedUs / stageUs, ExposedUs: exposedUs, Confidence: "medium", Span: true},
 		Assumptions: []string{
 			fmt.Sprintf("GPipe/1F1B with %d balanced stages: a step spans (m+p−1) micro-batch times of the slowest stage (%.3f ms, its compute per micro-batch) plus %.3f ms that does not repeat per micro-batch (the optimizer, the gradient synchronisation), as measured at m = %d", p, perMicro/1e3, rest/1e3, m),
 			fmt.Sprintf("the bubble falls from %.0f%% to %.0f%% ((p−1)/(m+p−1)); a micro-batch then takes %.3f ms of the step instead of %.3f ms (%.0f%% less)",
@@ -185,13 +189,14 @@ func layerSplitRecommendation(res *analysis.Result, d Diagnosis, framework strin
 	r := &Recommendation{ID: "pipeline_layer_split", Knob: knob, Value: value, Apply: how, GainUs: saved,
 		Confidence: "medium", SamplesScale: 1, TodayUs: span,
 		Predicted: costmodel.Prediction{Knob: "layer_split", Value: value, StepTimeUs: predicted, Low: predicted - errUs, High: predicted + errUs,
-			CommShare: exposedUs / predicted, ExposedUs: exposedUs, Confidence: "medium"},
+			CommShare: exposedUs / predicted, ExposedUs: exposedUs, Confidence: "medium", Span: true},
 		Assumptions: []string{
 			fmt.Sprintf("GPipe/1F1B: a step spans (m+p−1) = %d micro-batch times of the slowest stage; balanced, of the mean stage (%.3f ms instead of %.3f ms), the layers' work being the same", m+p-1, mean/1e3, slowest/1e3),
 			fmt.Sprintf("the step is the pipeline's span, the Stage the profiler reports and its Bubble (the faster stages waiting in receives): %.3f ms now", span/1e3),
 			"layers move whole: the split reachable is the nearest whole-layer one, and the first and last stages also carry the embedding and the loss (Megatron: --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split)",
 		},
-		Risks: []string{"a stage given more layers holds more activations and parameters: check its memory"},
+		Risks:    []string{"a stage given more layers holds more activations and parameters: check its memory"},
+		Settings: []costmodel.Setting{{Knob: "even_stages", Value: 1}},
 	}
 	return r, ""
 }
@@ -206,4 +211,31 @@ func splitFlags(framework string, slow, p int) string {
 		return "lower --decoder-last-pipeline-num-layers (the other stages share the rest)" + mindspeed
 	}
 	return "the middle stages share what --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers leave: raise those two to thin the middle" + mindspeed
+}
+
+// p2pMovingUs is the most any of ranks spends moving data in point-to-point ops
+// per step (the activations and gradients a pipeline passes each micro-batch), µs.
+func p2pMovingUs(res *analysis.Result, ranks map[int]bool) float64 {
+	type rankStep struct{ rank, step int }
+	moving := map[rankStep]float64{}
+	steps := map[int]map[int]bool{}
+	for _, o := range res.Communication.Ops {
+		if !ranks[o.Rank] || !profile.IsP2P(o.Name) {
+			continue
+		}
+		moving[rankStep{o.Rank, o.Step}] += float64(o.MovingNs) / 1e3
+		if steps[o.Rank] == nil {
+			steps[o.Rank] = map[int]bool{}
+		}
+		steps[o.Rank][o.Step] = true
+	}
+	most := 0.0
+	for r, ss := range steps {
+		var sum float64
+		for st := range ss {
+			sum += moving[rankStep{r, st}]
+		}
+		most = max(most, sum/float64(len(ss)))
+	}
+	return most
 }

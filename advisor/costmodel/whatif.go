@@ -92,6 +92,9 @@ type Prediction struct {
 	StepTimeUs  float64
 	CommShare   float64
 	Low, High   float64 // the step time's interval from the fit's uncertainty
+	// Span says StepTimeUs is a pipeline's span, its Stage and its Bubble (the time
+	// its ranks wait in receives), not the Stage alone: a pipeline cure's step.
+	Span bool
 	ExposedUs   float64
 	Assumptions []string
 	Confidence  string
