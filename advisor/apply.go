@@ -129,6 +129,15 @@ func Apply(s Setting, framework string) (knob, how string) {
 		return "--global-batch-size", fmt.Sprintf("set --global-batch-size so that global / (--micro-batch-size × dp) = %d micro-batches per step (or lower --micro-batch-size by the same factor to keep the global batch)", s.Microbatches)
 	case "fuse":
 		return "fuse collectives", "issue the small collectives of a step as one (flatten the tensors into one buffer, reduce once)"
+	case "grad_dtype":
+		switch framework {
+		case FrameworkMegatron:
+			return "--grad-reduce-in-bf16", "add --grad-reduce-in-bf16 (and drop --accumulate-allreduce-grads-in-fp32 if set): gradients reduced in bf16, the main gradients and the optimizer kept in fp32"
+		case FrameworkDeepSpeed:
+			return "communication_data_type", `"communication_data_type": "bf16"   # in the DeepSpeed config: gradients reduced in bf16`
+		}
+		return "register_comm_hook", "from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import bf16_compress_hook\n" +
+			"model.register_comm_hook(None, bf16_compress_hook)   # each bucket cast to bf16 for the AllReduce, back to fp32 after (fp16_compress_hook for an fp16 model)"
 	}
 	return "", ""
 }

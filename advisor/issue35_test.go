@@ -181,3 +181,59 @@ func TestLayerSplitPriced(t *testing.T) {
 	assert.LessOrEqual(t, r.Predicted.Low, span(got))
 	assert.GreaterOrEqual(t, r.Predicted.High, span(got))
 }
+
+// bf16ModelFP32Grads computes in bf16 and reduces its gradients in fp32.
+const bf16ModelFP32Grads = `
+product: a2
+ranks: 16
+steps: 3
+seed: 77
+model: {gradient_bytes: 800000000, dtype: FP32, compute_dtype: BFP16, forward_ms: 20, backward_ms: 40, optimizer_ms: 3, kernel_us: 2000}
+ddp: {bucket_mb: 25, overlap: 0.3}
+`
+
+// Issue 35, case 7: a bf16 model reducing its gradients in fp32 was offered a
+// bigger bucket; reducing them in bf16 (half the bytes) is offered, with each
+// framework's own knob, and its prediction holds the generator's run with the
+// gradients reduced in bf16. An fp32 model is not offered it.
+func TestBF16GradientReduction(t *testing.T) {
+	adv, res := adviseScenario(t, bf16ModelFP32Grads, advisor.DefaultOptions)
+	assert.Equal(t, "BF16", res.ComputeDType)
+	var r *advisor.Recommendation
+	for i := range adv.Recommendations {
+		if adv.Recommendations[i].ID == "grad_reduce_16bit" {
+			r = &adv.Recommendations[i]
+		}
+	}
+	require.NotNil(t, r, "%v", adv.Notes)
+	assertRealKnobs(t, adv)
+	assert.Contains(t, r.Apply, "bf16_compress_hook")
+	var settings []costmodel.Setting
+	for _, s := range r.Settings {
+		if s.Knob == "grad_bytes" {
+			s = costmodel.Setting{Knob: "grad_dtype", Value: s.Value}
+		}
+		settings = append(settings, s)
+	}
+	got := regenerated(t, bf16ModelFP32Grads, settings)
+	actual := float64(got.StepTimeNs) / 1e3
+	t.Logf("reduced in bf16: predicted %.0f µs (%.0f–%.0f), regenerated %.0f µs, today %.0f µs", r.Predicted.StepTimeUs, r.Predicted.Low, r.Predicted.High, actual, float64(res.Summary.StepTimeNs)/1e3)
+	assert.Less(t, actual, float64(res.Summary.StepTimeNs)/1e3)
+	assert.LessOrEqual(t, r.Predicted.Low, actual)
+	assert.GreaterOrEqual(t, r.Predicted.High, actual)
+
+	megatron := advisor.DefaultOptions
+	megatron.Framework = advisor.FrameworkMegatron
+	adv, _ = adviseScenario(t, bf16ModelFP32Grads, megatron)
+	found := false
+	for _, o := range adv.Recommendations {
+		found = found || o.ID == "grad_reduce_16bit" && strings.Contains(o.Knob, "--grad-reduce-in-bf16")
+	}
+	assert.True(t, found)
+
+	adv, res = adviseScenario(t, strings.Replace(bf16ModelFP32Grads, "compute_dtype: BFP16, ", "", 1), advisor.DefaultOptions)
+	assert.Equal(t, "FP32", res.ComputeDType)
+	for _, o := range adv.Recommendations {
+		assert.NotEqual(t, "grad_reduce_16bit", o.ID, "an fp32 model reduces in fp32")
+	}
+}

@@ -200,6 +200,13 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
 			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
 	}
+	// A model that computes in 16 bits whose gradients are reduced in fp32: reduce
+	// them in its own type, half the bytes (DDP's bf16_compress_hook, Megatron's
+	// --grad-reduce-in-bf16, DeepSpeed's communication_data_type).
+	if dt := res.ComputeDType; bk.ElementBytes == 4 && (dt == "BF16" || dt == "FP16") && res.ComputeDTypeShare >= 0.5 {
+		add("grad_reduce_16bit", append(slices.Clone(plan), costmodel.Setting{Knob: "grad_bytes", Value: 2}), facts.Accumulation,
+			fmt.Sprintf("gradients summed in %s lose precision over many ranks: check the loss curve against an fp32-reduced run (Megatron keeps the main gradients and the optimizer in fp32)", strings.ToLower(dt)))
+	}
 	// The level-1 algorithm: priced after the plan so far (its gain is what it adds
 	// to the changes before it), against HCCL's own choice for the new sizes; a
 	// forced HCCL_ALGO that HCCL's own choice beats is unset; forcing another is a
@@ -344,6 +351,8 @@ func settingOf(s costmodel.Setting) Setting {
 		return Setting{Knob: "algorithm", Op: "allreduce", Algorithm: costmodel.HCCLAlgoName(s.Algo)}
 	case "fuse":
 		return Setting{Knob: "fuse"}
+	case "grad_bytes":
+		return Setting{Knob: "grad_dtype"}
 	}
 	return Setting{Knob: s.Knob}
 }
@@ -363,6 +372,8 @@ func valueOf(s costmodel.Setting) string {
 		return fmt.Sprintf("on (buckets over ~%.0f%% of backward)", 100*s.Value)
 	case "fuse":
 		return "one op per step"
+	case "grad_bytes":
+		return fmt.Sprintf("gradients reduced in %d bytes per element", int(s.Value))
 	}
 	return strconv.FormatFloat(s.Value, 'g', -1, 64)
 }

@@ -35,6 +35,11 @@ type Result struct {
 	// were left out; a step no rank had is a warning instead.
 	SkippedSteps []int
 	Warnings     []string
+	// ComputeDType is the data type the compute kernels take as input for most of
+	// their time over the ranks that say (kernel_details.csv): BF16, FP16, FP32;
+	// "" when no rank says. ComputeDTypeShare is its share of that time.
+	ComputeDType      string
+	ComputeDTypeShare float64
 }
 
 // Summary holds the run-level metrics. Shares are time-weighted over ranks and steps:
@@ -153,11 +158,12 @@ type RankSummary struct {
 	skipped  []int             // the steps of Options.SkipSteps the rank had
 	hw       hardware.Evidence // what the profile says of its hardware
 	colls    []collPart        // its part of the collectives table
+	dtypeNs  map[string]int64  // its compute time by input data type
 }
 
 // SummarizeRank computes a rank's summary. It only reads the rank.
 func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
-	s := &RankSummary{}
+	s := &RankSummary{dtypeNs: r.ComputeDTypeNs}
 	s.result, s.warnings = analyzeRank(r)
 	skip := map[int]bool{}
 	for _, st := range opts.SkipSteps {
@@ -331,6 +337,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	res.Communication.Hardware = hw.WithPeaks(opts.PeaksGBps)
 	applyPeaks(&res.Communication, res.Collectives)
 	res.Exposure = exposure(res.Communication.Ops, res.Ranks, res.Communication.Groups, res.Collectives, res.Communication.Pipelines)
+	res.ComputeDType, res.ComputeDTypeShare = computeDType(sums)
 	if res.Exposure.OpsKnown && res.Exposure.SplitAll && res.Exposure.UnaccountedShare == 0 {
 		t, w := res.Exposure.TransferShare, res.Exposure.WaitShare
 		res.Summary.ExposedTransferShare, res.Summary.ExposedWaitShare = &t, &w
@@ -743,4 +750,30 @@ func (res *Result) noteSkippedSteps(sums []*RankSummary, skip []int) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("--skip-steps %d: no rank has step %d (the steps analysed: %s): nothing was left out for it", st, st, steps))
 		}
 	}
+}
+
+// computeDType is the input data type of most compute time over the ranks, and its
+// share of the time whose type is known.
+func computeDType(sums []*RankSummary) (string, float64) {
+	byType := map[string]int64{}
+	var total int64
+	for _, s := range sums {
+		if s == nil {
+			continue
+		}
+		for dt, ns := range s.dtypeNs {
+			byType[dt] += ns
+			total += ns
+		}
+	}
+	best := ""
+	for _, dt := range slices.Sorted(maps.Keys(byType)) {
+		if best == "" || byType[dt] > byType[best] {
+			best = dt
+		}
+	}
+	if total <= 0 {
+		return "", 0
+	}
+	return best, float64(byType[best]) / float64(total)
 }

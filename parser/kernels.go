@@ -158,3 +158,70 @@ func isCommKernel(core, name string) bool {
 func kdHasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
+
+// kdColInputTypes is kernel_details.csv's column of each kernel's input data types.
+const kdColInputTypes = "Input Data Types"
+
+// MaxDTypeRows is how many rows of kernel_details.csv are read for the compute's
+// data type: a model computes in one type from its first steps on.
+const MaxDTypeRows = 20000
+
+// ParseKernelDTypes reads, of kernel_details.csv's compute rows (not HCCL's), the time
+// per first input data type over at most maxRows rows; nil when the file has no
+// Input Data Types column.
+func ParseKernelDTypes(r io.Reader, file string, maxRows int) (map[string]int64, error) {
+	t, err := openCSVTable(r, file)
+	if err != nil {
+		return nil, err
+	}
+	iTypes, iDur, iCore, iName := t.col(kdColInputTypes), t.col(kdColDuration), t.col(kdColCore), t.col(kdColName)
+	if iTypes < 0 || iDur < 0 {
+		return nil, nil
+	}
+	out := map[string]int64{}
+	for rows := 0; rows < maxRows; rows++ {
+		ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if isCommKernel(t.field(iCore), t.field(iName)) {
+			continue
+		}
+		first, _, _ := strings.Cut(t.field(iTypes), ";")
+		dt := NormaliseDType(first)
+		if dt == "" {
+			continue
+		}
+		durUs, err := t.floatField(iDur, kdColDuration)
+		if err != nil {
+			return nil, err
+		}
+		if durUs < 0 || durUs > maxKernelDurUs {
+			return nil, errAtLine(file, t.lineOf(iDur), "column %q: duration %v µs out of range", kdColDuration, durUs)
+		}
+		out[dt] += units.NsFromUs(durUs)
+	}
+	return out, nil
+}
+
+// NormaliseDType names a CANN data type as the model's types are named: DT_BF16 and
+// BFLOAT16 are BF16, FLOAT and DT_FLOAT FP32, FLOAT16 and DT_FLOAT16 FP16; "" for
+// N/A and the empty cell.
+func NormaliseDType(s string) string {
+	s = strings.ToUpper(strings.TrimSpace(strings.Trim(s, `"`)))
+	s = strings.TrimPrefix(s, "DT_")
+	switch s {
+	case "", "N/A", "NA", "UNDEFINED":
+		return ""
+	case "BF16", "BFLOAT16", "BFP16":
+		return "BF16"
+	case "FLOAT16", "FP16", "HALF":
+		return "FP16"
+	case "FLOAT", "FLOAT32", "FP32":
+		return "FP32"
+	}
+	return s
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -262,16 +263,36 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 			return err
 		})
 	}
-	// kernel_details.csv is only needed when there is no timeline (Level0): its
-	// communication rows are then the only record of the ops.
-	if p, ok := files["kernel_details.csv"]; ok && !r.HasTimeline {
-		open(p, func(rd io.Reader, name string) error {
-			rows, err := ParseKernelDetailsComm(rd, name)
-			r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
-			return err
-		})
-	} else if ok {
-		r.FilesIgnored = append(r.FilesIgnored, rel(p))
+	// kernel_details.csv's communication rows are needed when there is no timeline
+	// (Level0): they are then the only record of the ops. Its first rows say what
+	// the model computes in, which no timeline records.
+	if p, ok := files["kernel_details.csv"]; ok {
+		if !r.HasTimeline {
+			open(p, func(rd io.Reader, name string) error {
+				rows, err := ParseKernelDetailsComm(rd, name)
+				r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
+				return err
+			})
+		}
+		// No step figure depends on the data type: a file that cannot be read for
+		// it is a note, not a problem.
+		if f, err := openPath(p); err == nil {
+			dts, err := ParseKernelDTypes(f, p, MaxDTypeRows)
+			f.Close()
+			switch {
+			case err != nil:
+				r.Notes = append(r.Notes, fmt.Sprintf("the compute's data type is not read: %v", err))
+			case len(dts) > 0:
+				r.ComputeDTypeNs = dts
+				if !slices.Contains(r.FilesUsed, rel(p)) {
+					r.FilesUsed = append(r.FilesUsed, rel(p))
+				}
+			default:
+				if r.HasTimeline {
+					r.FilesIgnored = append(r.FilesIgnored, rel(p))
+				}
+			}
+		}
 	}
 	attachGroupHashes(r)
 	sort.Strings(r.FilesUsed)

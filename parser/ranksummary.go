@@ -34,8 +34,8 @@ const (
 	// which a version-2 reader would refuse as an unknown field; version 4 the
 	// header's claim of the rank (Worker, AtNs), with which analyze tells two
 	// processes' claims of one rank from a re-run, the rank's Notes and
-	// Info.CollectionEndNs.
-	RankSummaryVersion = 4
+	// Info.CollectionEndNs; version 5 the compute's data types (ComputeDTypeNs).
+	RankSummaryVersion = 5
 	// maxSummaryHeader bounds the header line a reader accepts.
 	maxSummaryHeader = 1 << 20
 )
@@ -133,6 +133,8 @@ type summaryBody struct {
 	Problems             []string
 	// Notes: profile.Rank.Notes (version 4).
 	Notes []string `json:",omitempty"`
+	// ComputeDTypeNs: profile.Rank.ComputeDTypeNs (version 5).
+	ComputeDTypeNs map[string]int64 `json:",omitempty"`
 }
 
 // summaryStepTraceRow is profile.StepTraceRow as version 1 of the summary writes it:
@@ -340,6 +342,7 @@ func summaryBodyOf(r *profile.Rank) summaryBody {
 		CommNotOverlapped: packIntervals(r.Overlap.CommNotOverlapped), Free: packIntervals(r.Overlap.Free),
 		ClipToStepWindows: r.ClipToStepWindows, StepTrace: packStepTrace(r.StepTrace), CommStats: r.CommStats, CommMatrix: r.CommMatrix,
 		KernelCommOps: r.KernelCommOps, FilesUsed: r.FilesUsed, FilesIgnored: r.FilesIgnored, Problems: r.Problems, Notes: r.Notes,
+		ComputeDTypeNs: r.ComputeDTypeNs,
 	}
 	windows := make([]profile.Interval, len(r.Steps))
 	for i, s := range r.Steps {
@@ -566,8 +569,16 @@ func (b *summaryBody) rank(rank, version int) (*profile.Rank, error) {
 	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, HasTimeline: b.HasTimeline,
 		Timeline: profile.Timeline{CommOps: b.CommOps}, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
 		Reported: profile.Reported{StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix,
-			KernelCommOps: b.KernelCommOps},
+			KernelCommOps: b.KernelCommOps, ComputeDTypeNs: b.ComputeDTypeNs},
 		FilesUsed: b.FilesUsed, FilesIgnored: b.FilesIgnored, Problems: b.Problems, Notes: b.Notes}
+	if len(b.ComputeDTypeNs) > 0 && version < 5 {
+		return nil, fmt.Errorf("rank %d: ComputeDTypeNs in a version %d summary: no writer of that version wrote them", rank, version)
+	}
+	for dt, ns := range b.ComputeDTypeNs {
+		if ns < 0 || dt == "" {
+			return nil, fmt.Errorf("rank %d: compute data type %q with %d ns is impossible", rank, dt, ns)
+		}
+	}
 	if (len(b.Notes) > 0 || b.Info.CollectionEndNs != 0) && version < 4 {
 		return nil, fmt.Errorf("rank %d: Notes or Info.CollectionEndNs in a version %d summary: no writer of that version wrote them", rank, version)
 	}

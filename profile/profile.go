@@ -138,6 +138,10 @@ type Reported struct {
 	// KernelCommOps holds the communication rows of kernel_details.csv (msprof:
 	// op_summary_*.csv), the only comm ops a Level0 profile has.
 	KernelCommOps []CommOp
+	// ComputeDTypeNs is the compute kernels' time by their first input's data type
+	// (BF16, FP16, FP32, ...), from kernel_details.csv's Input Data Types over its
+	// first rows: what the model computes in. Nil when the profile does not say.
+	ComputeDTypeNs map[string]int64
 }
 
 // Incomplete reports whether something in this rank could not be read in full.

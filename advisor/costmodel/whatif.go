@@ -576,7 +576,8 @@ type Setting struct {
 }
 
 // ParseSetting reads KNOB=VALUE: bucket=64MiB, buffsize=400MB, accumulation=4,
-// overlap=0.9, dp=64, algo=nhr.
+// overlap=0.9, dp=64, algo=nhr, grad_bytes=2 (the gradients reduced in 2 bytes per
+// element).
 func ParseSetting(s string) (Setting, error) {
 	k, v, ok := strings.Cut(s, "=")
 	k, v = strings.TrimSpace(strings.ToLower(k)), strings.TrimSpace(v)
@@ -590,7 +591,7 @@ func ParseSetting(s string) (Setting, error) {
 			return Setting{}, fmt.Errorf("%s: %w", k, err)
 		}
 		return Setting{Knob: k, Value: float64(n)}, nil
-	case "accumulation", "dp":
+	case "accumulation", "dp", "grad_bytes":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			return Setting{}, fmt.Errorf("%s=%q: want a whole number ≥ 1", k, v)
@@ -615,7 +616,7 @@ func ParseSetting(s string) (Setting, error) {
 		}
 		return Setting{}, fmt.Errorf("algo=%q: want ring, nhr, rhd (H-D_R), nb, pipeline or auto (HCCL's own choice: HCCL_ALGO unset)", v)
 	}
-	return Setting{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo and dp are", k)
+	return Setting{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo, dp and grad_bytes are", k)
 }
 
 // WhatIf predicts the step time and exposed share when one knob changes.
@@ -702,6 +703,7 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 		"everything but the exposed gradient communication is unchanged",
 	}}
 	var names, values []string
+	gradientBytes := bk.GradientBytes
 	for _, s := range plan {
 		var value string
 		switch s.Knob {
@@ -709,7 +711,7 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			if s.Value < 1 {
 				return Prediction{}, fmt.Errorf("bucket must be positive")
 			}
-			sc.buckets = split(bk.GradientBytes, int64(s.Value))
+			sc.buckets = split(gradientBytes, int64(s.Value))
 			sc.sizes = true
 			value = units.FormatBytes(int64(s.Value))
 		case "buffsize":
@@ -760,6 +762,22 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			value = fmt.Sprintf("%d × %s → 1 × %s", bk.Storm.PerStep, units.FormatBytes(bk.Storm.BytesPerStep/int64(bk.Storm.PerStep)), units.FormatBytes(bk.Storm.BytesPerStep))
 			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the %d small collectives of a step become one of %s priced on the fitted line (%.1f µs + %.3g µs/KiB), after the same wait for the other ranks as the first of them; their exposed part shrinks with their time",
 				bk.Storm.PerStep, units.FormatBytes(bk.Storm.BytesPerStep), bk.AlphaUs, bk.BetaUsPerB*1024))
+		case "grad_bytes":
+			// The gradients reduced in a narrower type: the same elements in fewer
+			// bytes, in buckets of the same capacity (in bytes, as DDP's
+			// bucket_cap_mb is).
+			if bk.ElementBytes <= 0 {
+				return Prediction{}, fmt.Errorf("grad_bytes: the gradients' data type is not known")
+			}
+			if s.Value < 1 || int(s.Value) >= bk.ElementBytes {
+				return Prediction{}, fmt.Errorf("grad_bytes=%v: want fewer bytes per element than today's %d", s.Value, bk.ElementBytes)
+			}
+			gradientBytes = gradientBytes * int64(s.Value) / int64(bk.ElementBytes)
+			sc.buckets = split(gradientBytes, slices.Max(sc.buckets))
+			sc.sizes = true
+			value = fmt.Sprintf("%d bytes per element", int(s.Value))
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the gradients are reduced in %d bytes per element instead of %d: %s in buckets of the same capacity; the casts cost nothing measurable",
+				int(s.Value), bk.ElementBytes, units.FormatBytes(gradientBytes)))
 		case "dp":
 			n := int(s.Value)
 			per := t.RanksPerServer
@@ -774,7 +792,7 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			}
 			p.Assumptions = append(p.Assumptions, "weak scaling: the per-rank batch and computation stay the same (the global batch changes with the ranks)")
 		default:
-			return Prediction{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo and dp are", s.Knob)
+			return Prediction{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo, dp and grad_bytes are", s.Knob)
 		}
 		names, values = append(names, s.Knob), append(values, value)
 	}
