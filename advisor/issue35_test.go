@@ -10,7 +10,6 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
-	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // pipelinedBuckets is 16 ranks on two A2 servers with 100 MiB buckets, which HCCL
@@ -166,16 +165,7 @@ func TestLayerSplitPriced(t *testing.T) {
 	sc := parsedScenario(t, heavyLastStage)
 	sc.Parallel.StageComputeScale = []float64{1.25, 1.25}
 	got, _ := generate(t, sc)
-	span := func(res *analysis.Result) float64 {
-		var sum, n float64
-		for _, rr := range res.Ranks {
-			for _, st := range rr.Steps {
-				sum += float64(st.StageNs + st.BubbleNs)
-				n++
-			}
-		}
-		return sum / n / 1e3
-	}
+	span := meanSpanUs
 	t.Logf("span %.0f µs; even split predicted %.0f µs (%.0f–%.0f), regenerated %.0f µs", span(res), r.Predicted.StepTimeUs, r.Predicted.Low, r.Predicted.High, span(got))
 	assert.Less(t, span(got), span(res))
 	assert.LessOrEqual(t, r.Predicted.Low, span(got))

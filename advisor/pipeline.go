@@ -43,26 +43,10 @@ func pipelineRecommendation(res *analysis.Result, d Diagnosis, framework string)
 		return nil, ""
 	}
 	// The pipeline's ranks: their span (Stage + Bubble) and optimizer per step.
-	in := map[int]bool{}
-	for _, r := range pl.Ranks {
-		in[r] = true
-	}
-	var span, tail, bubbleUs, n float64
-	for _, r := range res.Ranks {
-		if !in[r.Rank] {
-			continue
-		}
-		for _, st := range r.Steps {
-			span += float64(st.StageNs + st.BubbleNs)
-			tail += float64(st.TailComputeNs)
-			bubbleUs += float64(st.BubbleNs)
-			n++
-		}
-	}
-	if n == 0 {
+	in, span, tail, bubbleUs := pipelineSteps(res, pl)
+	if span == 0 {
 		return nil, ""
 	}
-	span, tail, bubbleUs = span/n/1e3, tail/n/1e3, bubbleUs/n/1e3
 	// A micro-batch's time on the slowest stage: its compute, and its sends and
 	// receives moving data (the activations and their gradients each micro-batch
 	// carries; the waits in them are the bubble, not work).
@@ -136,25 +120,10 @@ func layerSplitRecommendation(res *analysis.Result, d Diagnosis, framework strin
 		return nil, "no layer-split advice for MindSpore: its pipeline's stage split is not a knob the advisor names"
 	}
 	p, m := pl.Stages, pl.Microbatches
-	in := map[int]bool{}
-	for _, r := range pl.Ranks {
-		in[r] = true
-	}
-	var span, tail, n float64
-	for _, r := range res.Ranks {
-		if !in[r.Rank] {
-			continue
-		}
-		for _, st := range r.Steps {
-			span += float64(st.StageNs + st.BubbleNs)
-			tail += float64(st.TailComputeNs)
-			n++
-		}
-	}
-	if n == 0 {
+	_, span, tail, _ := pipelineSteps(res, pl)
+	if span == 0 {
 		return nil, ""
 	}
-	span, tail = span/n/1e3, tail/n/1e3
 	var perMicro []float64 // each profiled stage's compute per micro-batch, µs
 	for i, c := range pl.StageComputingNs {
 		if pl.StageProfiled[i] {
@@ -238,4 +207,30 @@ func p2pMovingUs(res *analysis.Result, ranks map[int]bool) float64 {
 		most = max(most, sum/float64(len(ss)))
 	}
 	return most
+}
+
+// pipelineSteps is a pipeline's ranks and their means per step, µs: the span (Stage
+// + Bubble), the compute after the last collective (the optimizer) and the Bubble;
+// a span of 0 when none of its ranks has steps.
+func pipelineSteps(res *analysis.Result, pl *analysis.Pipeline) (in map[int]bool, span, tail, bubble float64) {
+	in = map[int]bool{}
+	for _, r := range pl.Ranks {
+		in[r] = true
+	}
+	var n float64
+	for _, r := range res.Ranks {
+		if !in[r.Rank] {
+			continue
+		}
+		for _, st := range r.Steps {
+			span += float64(st.StageNs + st.BubbleNs)
+			tail += float64(st.TailComputeNs)
+			bubble += float64(st.BubbleNs)
+			n++
+		}
+	}
+	if n == 0 {
+		return in, 0, 0, 0
+	}
+	return in, span / n / 1e3, tail / n / 1e3, bubble / n / 1e3
 }

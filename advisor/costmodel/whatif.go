@@ -94,7 +94,7 @@ type Prediction struct {
 	Low, High   float64 // the step time's interval from the fit's uncertainty
 	// Span says StepTimeUs is a pipeline's span, its Stage and its Bubble (the time
 	// its ranks wait in receives), not the Stage alone: a pipeline cure's step.
-	Span bool
+	Span        bool
 	ExposedUs   float64
 	Assumptions []string
 	Confidence  string
