@@ -70,6 +70,8 @@ type Options struct {
 	// Detect decides the slow ranks, links and nodes and the checks; the zero value
 	// is DefaultDetectThresholds.
 	Detect DetectThresholds
+	// Calibration is the cluster's own benchmark (calibrate --bench); nil: none.
+	Calibration *costmodel.BenchCalibration
 }
 
 // DefaultOptions are the advisor's defaults.

@@ -2,6 +2,8 @@ package advisor_test
 
 import (
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // pipelinedBuckets is 16 ranks on two A2 servers with 100 MiB buckets, which HCCL
@@ -225,5 +228,56 @@ func TestBF16GradientReduction(t *testing.T) {
 	assert.Equal(t, "FP32", res.ComputeDType)
 	for _, o := range adv.Recommendations {
 		assert.NotEqual(t, "grad_reduce_16bit", o.ID, "an fp32 model reduces in fp32")
+	}
+}
+
+// benchOf is an AllReduce sweep of the scenario's gradient group taken from the
+// generator: per bucket size, the fastest rank's elapse of the buckets of that size
+// (a benchmark of the same cluster).
+func benchOf(t *testing.T, yaml string, sizesMiB []int) []profile.BenchPoint {
+	t.Helper()
+	var out []profile.BenchPoint
+	for _, mib := range sizesMiB {
+		sc := parsedScenario(t, yaml)
+		sc.DDP.BucketMB = float64(mib)
+		res, _ := generate(t, sc)
+		var times []float64
+		for _, o := range res.Communication.Ops {
+			if o.Type == "allreduce" && o.Bytes == int64(mib)<<20 && o.CrossWaitNs == 0 {
+				times = append(times, float64(o.ElapseNs)/1e3)
+			}
+		}
+		require.NotEmpty(t, times, "%d MiB", mib)
+		sort.Float64s(times)
+		out = append(out, profile.BenchPoint{Op: "allreduce", Ranks: sc.Ranks, Bytes: int64(mib) << 20, TimeUs: times[len(times)/2]})
+	}
+	return out
+}
+
+// Issue 35: a calibration from the cluster's own benchmark (here the generator's
+// AllReduce sweep of the same cluster) prices the what-if's other bucket sizes,
+// where the 25 MiB buckets are pipelined and 4 MiB ones would run as a ring: the
+// regenerated step lands in the interval, and no further from the prediction than
+// with the run's line alone (the exposed part of this step is small: both are close).
+func TestWhatIfWithACalibration(t *testing.T) {
+	cal, err := costmodel.FitBench(benchOf(t, mixedAlgorithms, []int{1, 2, 4, 8, 16, 25, 50, 100}), nil)
+	require.NoError(t, err)
+	res, _ := generate(t, parsedScenario(t, mixedAlgorithms))
+	for _, mb := range []int{4, 8} {
+		got := regenerated(t, mixedAlgorithms, []costmodel.Setting{{Knob: "bucket", Value: float64(mb << 20)}})
+		actual := float64(got.StepTimeNs) / 1e3
+		bk, err := costmodel.FitBucketing(res, 1, 200<<20)
+		require.NoError(t, err)
+		plain, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: float64(mb << 20)})
+		require.NoError(t, err)
+		bk.UseCalibration(cal)
+		assert.Contains(t, strings.Join(bk.Notes, "\n"), "priced with the benchmark's AllReduce sweep on 16 ranks")
+		p, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: float64(mb << 20)})
+		require.NoError(t, err)
+		t.Logf("bucket %d MiB: regenerated %.0f µs; calibrated %.0f (%.0f–%.0f), the run's line alone %.0f (%.0f–%.0f)",
+			mb, actual, p.StepTimeUs, p.Low, p.High, plain.StepTimeUs, plain.Low, plain.High)
+		assert.LessOrEqual(t, p.Low, actual)
+		assert.GreaterOrEqual(t, p.High, actual)
+		assert.LessOrEqual(t, math.Abs(p.StepTimeUs-actual), math.Abs(plain.StepTimeUs-actual)+0.001*actual, "the sweep prices no worse than the line")
 	}
 }

@@ -82,6 +82,7 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 	bk.HCCLAlgoForced = ForcedLevel1(facts.HCCLAlgo, "allreduce") != ""
 	bk.Deterministic = facts.Deterministic
 	bk.AccumulationSpan = facts.AccumulationSpan
+	bk.UseCalibration(opts.Calibration)
 	gain := func(p costmodel.Prediction, acc int) float64 {
 		return bk.StepUs - p.StepTimeUs*float64(facts.Accumulation)/float64(acc)
 	}

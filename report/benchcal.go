@@ -61,7 +61,7 @@ func WriteBenchCalibrationText(w io.Writer, d BenchCalibrationDoc) error {
 	}
 	p.table(t)
 	if d.Written != "" {
-		p.printf("\nwrote %s: price ops from it with model --calibration\n", d.Written)
+		p.printf("\nwrote %s: give it to analyze, advise, whatif or model with --calibration\n", d.Written)
 	}
 	return p.done()
 }

@@ -61,6 +61,9 @@ type Bucketing struct {
 	// the profile does not settle it ([0, 0]: known): each prediction's interval is
 	// widened to hold the predictions at both ends.
 	AccumulationSpan [2]int
+	// bench is the cluster's own AllReduce sweep on the group's rank count
+	// (UseCalibration); nil: the fitted line prices every size.
+	bench *BenchFamily
 	// Storm is the group's small collectives that are not gradient buckets (nil:
 	// none); they are left out of Buckets and their exposure out of GroupExposedUs.
 	Storm *SmallCollectives
@@ -515,11 +518,45 @@ func (bk *Bucketing) queueExposure(times []float64, windowUs float64) float64 {
 
 func (bk *Bucketing) bucketTimes(buckets []int64, a, b float64, bufferBytes int64) []float64 {
 	out := make([]float64, len(buckets))
-	for i, n := range buckets {
+	line := func(n int64) float64 {
 		r := float64(bk.Topology.AllReduceRounds(n, bk.Topology.Level1, bufferBytes))
-		out[i] = r*a + (r-1)*bk.roundHandshakeUs() + float64(n)*b
+		return r*a + (r-1)*bk.roundHandshakeUs() + float64(n)*b
+	}
+	// With the cluster's own sweep, a size is priced by the sweep's shape anchored at
+	// the run's largest bucket: the run sets the level, the benchmark how time grows
+	// with size (HCCL's path switches, which one line misses). The sweep ran with
+	// the run's buffer as far as anyone knows: a changed buffer keeps the line.
+	ref := int64(0)
+	for _, n := range bk.Buckets {
+		ref = max(ref, n)
+	}
+	anchored := bk.bench != nil && bufferBytes == bk.BufferBytes && ref > 0
+	for i, n := range buckets {
+		out[i] = line(n)
+		if anchored {
+			if c := interpolate(bk.bench.Bytes, bk.bench.TimeUs, ref); c > 0 {
+				out[i] = line(ref) * interpolate(bk.bench.Bytes, bk.bench.TimeUs, n) / c
+			}
+		}
 	}
 	return out
+}
+
+// UseCalibration prices bucket sizes with the calibration's AllReduce sweep on the
+// gradient group's rank count, when it has one; a note says which.
+func (bk *Bucketing) UseCalibration(cal *BenchCalibration) {
+	if cal == nil {
+		return
+	}
+	ranks := bk.Topology.RanksPerServer * max(bk.Topology.Servers, 1)
+	f := cal.Family("allreduce", ranks)
+	if f == nil || len(f.Bytes) < 2 {
+		bk.Notes = append(bk.Notes, fmt.Sprintf("the calibration has no AllReduce sweep of two sizes or more on %d ranks: the run's own line prices every size", ranks))
+		return
+	}
+	bk.bench = f
+	bk.Notes = append(bk.Notes, fmt.Sprintf("bucket sizes priced with the benchmark's AllReduce sweep on %d ranks (%d sizes, %s to %s), anchored at the run's largest bucket; its error out of sample widens the intervals",
+		ranks, len(f.Bytes), units.FormatBytes(f.Bytes[0]), units.FormatBytes(f.Bytes[len(f.Bytes)-1])))
 }
 
 // roundHandshakeUs is what each HCCL_BUFFSIZE round after the first costs on top of
@@ -903,6 +940,13 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 	// (the queue and overlap model's own error).
 	unmodelled := math.Abs(float64(sc.acc)/float64(bk.Accumulation)-1)*bk.SpreadLastUs +
 		exposureChangeError*math.Abs(e-bk.ExposedUs)
+	if bk.bench != nil && sc.sizes && sc.buffer == bk.BufferBytes {
+		// The sweep's own error out of sample at the new sizes, on the exposed part.
+		largest := slices.Max(sc.buckets)
+		if est, err := (&BenchCalibration{Families: []BenchFamily{*bk.bench}}).Price("allreduce", bk.bench.Ranks, largest); err == nil {
+			unmodelled += est.ErrorAbs * e
+		}
+	}
 	noise = math.Hypot(noise, unmodelled)
 	down := math.Max(math.Hypot(math.Max(step-lo, 0), noise), minIntervalShare*step)
 	up := math.Max(math.Hypot(math.Max(hi-step, 0), noise), minIntervalShare*step)

@@ -724,6 +724,11 @@ func TestCalibrateFromABenchmark(t *testing.T) {
 	assert.Greater(t, m["high_us"], m["time_us"])
 	assert.Nil(t, m["latency_us"], "a benchmarked time has no α-β parts")
 
+	out, stderr, code = runCLI(t, "whatif", sample, "--set", "bucket=64MiB", "--calibration", cal)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "the calibration has no AllReduce sweep of two sizes or more on 8 ranks", "what the calibration cannot price is said")
+	_, stderr, code = runCLI(t, "whatif", sample, "--set", "bucket=64MiB", "--calibration", filepath.Join(dir, "missing.json"))
+	assert.Equal(t, 2, code, stderr)
 	_, stderr, code = runCLI(t, "model", "--calibration", cal, "--op", "allreduce", "--ranks", "16", "--size", "3MiB")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "no allreduce sweep on 16 ranks (it has 2 ranks)")

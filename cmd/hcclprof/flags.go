@@ -81,4 +81,5 @@ func registerAnalysis(fl *pflag.FlagSet, f *driver.AnalysisFlags) {
 	fl.StringVar(&f.Framework, "framework", "", "how the advice is applied: ddp, megatron, deepspeed or mindspore (default: detected; DeepSpeed cannot be told from a profile)")
 	fl.IntVar(&f.Accumulation, "grad-accumulation", 0, "micro-batches per optimizer step in the profiled run, for the advice's predictions (0: inferred from the backward passes in the timeline)")
 	fl.BoolVar(&f.AllowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
+	fl.StringVar(&f.Calibration, "calibration", "", "a calibration file from 'calibrate --bench': the advice prices other bucket sizes with the benchmark's shape")
 }

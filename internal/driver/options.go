@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/internal/progress"
@@ -29,6 +30,8 @@ type AnalysisFlags struct {
 	Framework    string
 	Accumulation int
 	AllowPartial bool
+	// Calibration is a file written by calibrate --bench.
+	Calibration string
 	// KeepWarmup keeps the leading warm-up steps (advisor.WarmupSteps), which are
 	// otherwise left out of every figure.
 	KeepWarmup bool
@@ -113,6 +116,13 @@ func (f *AnalysisFlags) options() (analysis.Options, advisor.Options, error) {
 		}
 	}
 	ao.Workers, ao.SkipSteps, ao.Microbatches = f.Workers, f.SkipSteps, f.Microbatches
+	if f.Calibration != "" {
+		cal, err := costmodel.ReadCalibration(f.Calibration)
+		if err != nil {
+			return ao, adv, err
+		}
+		adv.Calibration = cal
+	}
 	if f.Framework != "" {
 		fw, err := advisor.ParseFramework(f.Framework)
 		if err != nil {

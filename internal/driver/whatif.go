@@ -69,6 +69,7 @@ func WhatIf(env Env, args []string, f WhatIfFlags) error {
 	}
 	bk.BackwardShare = f.BackwardShare
 	bk.AccumulationSpan = facts.AccumulationSpan
+	bk.UseCalibration(run.advisor.Calibration)
 	// A forced HCCL_ALGO keeps HCCL's selector from re-choosing at new sizes.
 	bk.HCCLAlgoForced = advisor.ForcedLevel1(facts.HCCLAlgo, "allreduce") != ""
 	bk.Deterministic = facts.Deterministic
