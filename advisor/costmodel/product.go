@@ -46,6 +46,10 @@ func PriceOnProduct(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 		buffer = int64(analysis.DefaultLimits.DefaultBuffsizeMB) << 20 // HCCL_BUFFSIZE's default
 	}
 	intra := Link{AlphaUs: hw.Level0LatencyUs, BWGBps: hw.PeakGBps["HCCS"], GammaBWGBps: q.GammaGBps}
+	if sio := hw.PeakGBps["SIO"]; sio > 0 && pl == 2 && q.Servers == 1 {
+		// Two ranks of one A3 package: its two dies, joined by SIO, not HCCS.
+		intra.BWGBps = sio
+	}
 	inter := Link{AlphaUs: hw.Level1LatencyUs, BWGBps: hw.PeakGBps["RDMA"], GammaBWGBps: q.GammaGBps}
 	price := ProductPrice{Product: hw.Name, Servers: q.Servers}
 	op := NormaliseOp(q.Op)
