@@ -366,6 +366,9 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		warnings = append(warnings, checkWithProfiler(r, &rr, overlapRows)...)
 	case len(r.StepTrace) > 0:
 		rr.Source = SourceStepTrace
+		if r.Format == profile.FormatMsprofAnalyze {
+			rr.Source = SourceClusterStepTrace
+		}
 		rr.Steps = stepTraceSteps(r.StepTrace)
 		// Level0's kernel_details.csv times each op's kernel; else the profiler's per-op
 		// analysis (communication.json, analysis.db) gives each op's start and elapse.

@@ -19,6 +19,9 @@ type Source string
 const (
 	SourceTimeline  Source = "timeline"            // recomputed from trace_view.json
 	SourceStepTrace Source = "step_trace_time.csv" // the profiler's own figures (no timeline, or the recomputation disagreed)
+	// SourceClusterStepTrace: the profiler's figures as msprof-analyze's
+	// cluster_step_trace_time.csv carries them (a rank known from its output only).
+	SourceClusterStepTrace Source = "cluster_step_trace_time.csv"
 	// SourceOverlapRows: the sums of the trace's Overlap Analysis rows, the profiler's
 	// own figures, taken because the recomputation disagreed with them.
 	SourceOverlapRows Source = "Overlap Analysis rows"

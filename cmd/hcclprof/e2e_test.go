@@ -1899,3 +1899,35 @@ func TestTraceWithoutAPlaneNameReadsTheSame(t *testing.T) {
 	}
 	assert.Equal(t, figures(src), figures(run))
 }
+
+// TestGenClusterOutput: gen --cluster-output writes msprof-analyze's output beside
+// the ranks; read alone, its ranks' step figures are said to come from its
+// cluster_step_trace_time.csv; it needs the text format.
+func TestGenClusterOutput(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	_, stderr, code := runCLI(t, "gen", "demo-2server-8rank", "-o", dir, "--cluster-output")
+	require.Equal(t, 0, code, stderr)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "cluster_analysis_output" {
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, e.Name())))
+		}
+	}
+	out, stderr, code := runCLI(t, "analyze", dir, "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Ranks []struct {
+			Rank   int    `json:"rank"`
+			Source string `json:"source"`
+		} `json:"ranks"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 8)
+	for _, r := range rep.Ranks {
+		assert.Equal(t, "cluster_step_trace_time.csv", r.Source, "rank %d", r.Rank)
+	}
+	_, stderr, code = runCLI(t, "gen", "demo-2server-8rank", "-o", t.TempDir(), "--cluster-output", "--format", "db")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--cluster-output needs --format text")
+}
