@@ -18,6 +18,11 @@ type ProductQuery struct {
 	GammaGBps              float64 // the reduction bandwidth behind γ (0: free)
 	Deterministic          bool    // HCCL_DETERMINISTIC=true
 	RDMALite               bool    // the NIC has RDMA-lite (it lowers HCCL's pipeline thresholds)
+	// Expansion is HCCL_OP_EXPANSION_MODE (A3: AI_CPU, the default, or AIV).
+	Expansion string
+	// InterRoCE prices A3 servers joined by RoCE (different super-nodes, or
+	// HCCL_INTER_HCCS_DISABLE=TRUE) instead of one super-node's HCCS.
+	InterRoCE bool
 }
 
 // ProductPrice is HCCL's choice for the op and its cost, with notes on the figures
@@ -34,6 +39,9 @@ type ProductPrice struct {
 // as the product's default (910A: the 8P ring; A2: the mesh), each level's α and
 // bandwidth the product's priors.
 func PriceOnProduct(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
+	if hw.NCCL() { // NVIDIA: NCCL's own tuning model (nccl.go)
+		return priceNCCL(hw, q)
+	}
 	if q.Servers < 1 {
 		return ProductPrice{}, fmt.Errorf("%d servers: want at least one", q.Servers)
 	}
@@ -51,8 +59,11 @@ func PriceOnProduct(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 		intra.BWGBps = sio
 	}
 	inter := Link{AlphaUs: hw.Level1LatencyUs, BWGBps: hw.PeakGBps["RDMA"], GammaBWGBps: q.GammaGBps}
-	price := ProductPrice{Product: hw.Name, Servers: q.Servers}
 	op := NormaliseOp(q.Op)
+	if hw.Name == "A3" && !q.InterRoCE {
+		return priceA3(hw, q, op, pl)
+	}
+	price := ProductPrice{Product: hw.Name, Servers: q.Servers}
 	// HCCL counts the per-rank piece for AllGather and ReduceScatter.
 	curSize := q.Bytes
 	if op == "allgather" || op == "reducescatter" {

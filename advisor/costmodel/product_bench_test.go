@@ -3,6 +3,7 @@ package costmodel
 import (
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -35,21 +36,30 @@ func benchBand(n int64) string {
 	return "d >=16MiB"
 }
 
-// TestModelAgainstPublishedA3 holds `hcclprof model --product A3` against the
-// published A3 measurements and reports the error per op and size band. The priors
-// are HCCL's own constants, not a fit, and one α per level misses HCCL's switch
-// between its vector-core and normal paths, so small messages are far off; the test
-// records the figures and fails when they get worse than measured when it was written.
-// benchBounds are the median |errors| measured when the test was written, rounded
-// up, for the bands where the α-β model should be closest (large messages): a change
-// that makes `model` worse there fails. The model is too fast there by about 40%: A3's
-// measured bus bandwidth stays near 190–220 GB/s whatever the rank count, a per-NPU
-// ceiling that p−1 links of 47.6 GB/s each do not have.
+// TestModelAgainstPublishedA3 holds `hcclprof model --product A3` (HCCL_OP_EXPANSION_MODE=AIV,
+// as the sweep's vLLM-Ascend stack sets it) against the published A3 measurements,
+// per op and size band, and over all ops per band. The model's shape follows the
+// hardware and HCCL: the vector-core path under HCCL's entry sizes, the AI-CPU launch
+// above them, one die's UB ceiling, SIO for the die pair (a3.go).
+//
+// Measured when written, median |error| over all ops: <64 KiB 20%, 64 KiB–1 MiB 21%,
+// 1–16 MiB 17%, ≥16 MiB 16% (the issue's target: 25%). Per op, AllReduce, AllGather
+// and ReduceScatter are within 9–24% in every band; AlltoAll (50% under 64 KiB: its
+// vector-core floor grows faster with ranks than a flag per peer) and Broadcast (26–41%:
+// HCCL's source has no A3 Broadcast entry size) are not.
+// benchBounds are those per-op figures rounded up: a change that makes the model
+// worse fails.
 var benchBounds = map[struct{ op, band string }]float64{
-	{"allreduce", "c 1-16MiB"}: 0.40, {"allreduce", "d >=16MiB"}: 0.58,
-	{"allgather", "c 1-16MiB"}: 0.61, {"allgather", "d >=16MiB"}: 0.74,
-	{"reducescatter", "c 1-16MiB"}: 0.54, {"reducescatter", "d >=16MiB"}: 0.78,
+	{"allreduce", "a <64KiB"}: 0.17, {"allreduce", "b 64KiB-1MiB"}: 0.15, {"allreduce", "c 1-16MiB"}: 0.14, {"allreduce", "d >=16MiB"}: 0.10,
+	{"allgather", "a <64KiB"}: 0.21, {"allgather", "b 64KiB-1MiB"}: 0.25, {"allgather", "c 1-16MiB"}: 0.11, {"allgather", "d >=16MiB"}: 0.17,
+	{"reducescatter", "a <64KiB"}: 0.16, {"reducescatter", "b 64KiB-1MiB"}: 0.19, {"reducescatter", "c 1-16MiB"}: 0.15, {"reducescatter", "d >=16MiB"}: 0.12,
+	{"alltoall", "a <64KiB"}: 0.51, {"alltoall", "b 64KiB-1MiB"}: 0.41, {"alltoall", "c 1-16MiB"}: 0.30, {"alltoall", "d >=16MiB"}: 0.30,
+	{"broadcast", "a <64KiB"}: 0.41, {"broadcast", "b 64KiB-1MiB"}: 0.33, {"broadcast", "c 1-16MiB"}: 0.42, {"broadcast", "d >=16MiB"}: 0.27,
 }
+
+// a3BandTarget is issue 35's target for the priors: median |error| ≤ 25% in every
+// size band.
+const a3BandTarget = 0.25
 
 func TestModelAgainstPublishedA3(t *testing.T) {
 	path := realdata.BenchPath(t, a3Measurements)
@@ -88,7 +98,7 @@ func TestModelAgainstPublishedA3(t *testing.T) {
 		if ranks > 16 {
 			servers, npus = ranks/16, 16
 		}
-		doc, err := PriceOnProduct(a3, ProductQuery{Op: op, Bytes: bytes, Servers: servers, NPUsPerServer: npus, RDMALite: true})
+		doc, err := PriceOnProduct(a3, ProductQuery{Op: op, Bytes: bytes, Servers: servers, NPUsPerServer: npus, RDMALite: true, Expansion: ExpansionAIV})
 		if err != nil {
 			unpriced[op+": "+err.Error()]++
 			continue
@@ -110,7 +120,7 @@ func TestModelAgainstPublishedA3(t *testing.T) {
 		return keys[i].band < keys[j].band
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-14s %-14s %4s %12s %14s %12s\n", "op", "band", "n", "median |err|", "median signed", "worst |err|")
+	fmt.Fprintf(&b, "\n%-14s %-14s %4s %12s %14s %12s\n", "op", "band", "n", "median |err|", "median signed", "worst (all ops: p90)")
 	medianAbs := map[key]float64{}
 	for _, k := range keys {
 		e := errs[k]
@@ -124,10 +134,26 @@ func TestModelAgainstPublishedA3(t *testing.T) {
 		medianAbs[k] = abs[len(abs)/2]
 		fmt.Fprintf(&b, "%-14s %-14s %4d %11.0f%% %13.0f%% %11.0f%%\n", k.op, k.band[2:], len(e), 100*abs[len(abs)/2], 100*signed[len(signed)/2], 100*abs[len(abs)-1])
 	}
+	byBand := map[string][]float64{}
+	for k, e := range errs {
+		for _, x := range e {
+			byBand[k.band] = append(byBand[k.band], math.Abs(x))
+		}
+	}
+	bandMedian := map[string]float64{}
+	for _, band := range slices.Sorted(maps.Keys(byBand)) {
+		abs := byBand[band]
+		slices.Sort(abs)
+		bandMedian[band] = abs[len(abs)/2]
+		fmt.Fprintf(&b, "%-14s %-14s %4d %11.0f%% %14s %11.0f%%\n", "all ops", band[2:], len(abs), 100*abs[len(abs)/2], "", 100*abs[len(abs)*9/10])
+	}
 	for why, count := range unpriced {
 		fmt.Fprintf(&b, "not priced (%d rows): %s\n", count, why)
 	}
 	t.Log(b.String())
+	for band, got := range bandMedian {
+		assert.LessOrEqual(t, got, a3BandTarget, "all ops, %s: median |error|", band)
+	}
 	for k, bound := range benchBounds {
 		got, ok := medianAbs[k]
 		if assert.True(t, ok, "%v priced", k) {

@@ -678,8 +678,16 @@ func TestModel(t *testing.T) {
 	out, _, code = runCLI(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "2", "--size", "256MiB")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "HCCL's choice on A2, 2 servers: pipeline")
+	// A3 (issue 35): the vector-core path under HCCL's entry size, with AIV asked for.
+	out, _, code = runCLI(t, "model", "--op", "allreduce", "--product", "a3", "--servers", "1", "--npus-per-server", "8", "--size", "8MiB", "--expansion", "aiv")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "aiv-mesh")
+	assert.Contains(t, out, "AIV_ALL_REDUCE_A3_ENTRY_SIZE")
+	_, stderr, code := runCLI(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "1", "--size", "8MiB", "--expansion", "aiv")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "A3's")
 
-	_, stderr, code := runCLI(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "lots", "--bw-gbps", "18")
+	_, stderr, code = runCLI(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "lots", "--bw-gbps", "18")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `size "lots"`)
 	_, stderr, code = runCLI(t, "model", "--op", "allreduce", "--algo", "magic", "--ranks", "8", "--size", "1MiB", "--bw-gbps", "18")

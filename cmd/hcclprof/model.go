@@ -13,14 +13,17 @@ func newModelCmd(in invocation) *cobra.Command {
 		Short: "Price a collective with the α-β-γ cost model, or ask which algorithm HCCL would pick",
 		Long: `Model prices one collective: T = a·α + b·n·β + c·n·γ for the algorithm, with
 HCCL_BUFFSIZE rounds. With --product and --servers it gives HCCL's own level-1 choice
-(A2: per op by its α-β model and pipeline rules; 910A and A3: the fixed server-count
-rule; AlltoAll: the staged path) and the cost of the two-level execution with the
+(A2: per op by its α-β model and pipeline rules; 910A: the fixed server-count rule;
+AlltoAll: the staged path) and the cost of the two-level execution with the
 product's figures, level 0 as HCCL runs it there (910A: the 8P ring; A2: the mesh).
+A3 is priced as one super-node: the vector-core path under HCCL's entry sizes with
+--expansion AIV, else the AI-CPU expansion; one die's UB ceiling; SIO for the die pair.
 
 Sizes accept KiB/MiB/GiB, and KB/MB/GB as the same binary units (HCCL reads MB as MiB);
 bandwidths are decimal GB/s.`,
 		Example: `  hcclprof model --op allreduce --algo ring --ranks 8 --size 256MiB --alpha-us 20 --bw-gbps 18.3
-  hcclprof model --op allreduce --product a2 --servers 4 --size 64MiB --format json`,
+  hcclprof model --op allreduce --product a2 --servers 4 --size 64MiB --format json
+  hcclprof model --op allgather --product a3 --servers 1 --npus-per-server 8 --size 4MiB --expansion AIV`,
 		Args: cobra.NoArgs,
 		RunE: withFormat(&f.Format, func(cmd *cobra.Command, _ []string) error {
 			return driver.Model(in.env(cmd), f)
@@ -41,6 +44,8 @@ bandwidths are decimal GB/s.`,
 	fl.IntVar(&f.NPUs, "npus-per-server", 0, "NPUs per server (with --product; default the product's)")
 	fl.BoolVar(&f.Deterministic, "deterministic", false, "HCCL_DETERMINISTIC=true (with --product)")
 	fl.BoolVar(&f.NoRDMALite, "no-rdma-lite", false, "the NIC lacks RDMA-lite (raises HCCL's pipeline thresholds)")
+	fl.StringVar(&f.Expansion, "expansion", "", "HCCL_OP_EXPANSION_MODE on A3: AI_CPU (the default) or AIV")
+	fl.BoolVar(&f.InterRoCE, "inter-roce", false, "A3 servers joined by RoCE (other super-nodes, or HCCL_INTER_HCCS_DISABLE=TRUE), not HCCS")
 	fl.StringVar(&f.Format, "format", "text", "text or json")
 	fl.StringVar(&f.Calibration, "calibration", "", "price the op from a calibration file written by 'calibrate --bench' (with --op, --ranks, --size)")
 	return cmd

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
@@ -17,6 +18,8 @@ type ModelFlags struct {
 	BuffsizeMB                      int
 	Width                           int
 	Deterministic, NoRDMALite       bool
+	Expansion                       string // HCCL_OP_EXPANSION_MODE (A3)
+	InterRoCE                       bool   // A3 servers joined by RoCE
 	// Calibration is a file written by calibrate --bench: the op is priced from the
 	// cluster's own benchmark.
 	Calibration string
@@ -72,8 +75,12 @@ func (f ModelFlags) price() (report.ModelDoc, error) {
 	if f.Servers < 1 {
 		return report.ModelDoc{}, errors.New("--servers is required with --product")
 	}
+	if (f.Expansion != "" || f.InterRoCE) && hw.Name != "A3" {
+		return report.ModelDoc{}, fmt.Errorf("--expansion and --inter-roce are A3's (the product is %s)", hw.Name)
+	}
 	p, err := costmodel.PriceOnProduct(hw, costmodel.ProductQuery{Op: f.Op, Bytes: n, Servers: f.Servers, NPUsPerServer: f.NPUs,
-		BufferBytes: buffer, GammaGBps: f.GammaGBps, Deterministic: f.Deterministic, RDMALite: !f.NoRDMALite})
+		BufferBytes: buffer, GammaGBps: f.GammaGBps, Deterministic: f.Deterministic, RDMALite: !f.NoRDMALite,
+		Expansion: f.Expansion, InterRoCE: f.InterRoCE})
 	return report.ModelDoc{Product: p.Product, Servers: p.Servers, Choice: p.Choice, Cost: p.Cost, Notes: p.Notes}, err
 }
 
