@@ -31,6 +31,9 @@ type csvTable struct {
 	r       *csv.Reader
 	end     *lastByte      // what the CSV reader consumed, to tell a cut-off last row
 	cols    map[string]int // header name, trimmed and lower-cased → index of its first occurrence
+	dups    map[string]int // header names that occur more than once → their second column
+	width   int            // columns in the header
+	ambig   error          // a column read by name that the header holds twice (see col)
 	rec     []string
 	line    int // line of the current record's first field
 	lastLen int // fields of the last record read
@@ -62,6 +65,7 @@ func openCSVTable(r io.Reader, file string) (*csvTable, error) {
 	}
 	t.hdrLine = t.line
 	t.cols = make(map[string]int, len(t.rec))
+	t.width = len(t.rec)
 	for i, name := range t.rec {
 		if damagedText(name) {
 			return nil, errAtLine(file, t.hdrLine, "damaged header: column %d (%q) holds control characters or bytes that are not UTF-8", i+1, name)
@@ -69,16 +73,29 @@ func openCSVTable(r io.Reader, file string) (*csvTable, error) {
 		k := strings.ToLower(strings.TrimSpace(name))
 		if _, dup := t.cols[k]; !dup {
 			t.cols[k] = i
+		} else if _, seen := t.dups[k]; !seen && k != "" {
+			if t.dups == nil {
+				t.dups = map[string]int{}
+			}
+			t.dups[k] = i
 		}
 	}
 	return t, nil
 }
 
 // col returns the index of the first of names found in the header (case-insensitive),
-// or -1.
+// or -1. A name the header holds twice cannot be read by name: which of the two
+// columns is the profiler's is unknown (a real file never repeats a column), so taking
+// either could give wrong figures. col then still returns the first, and the next
+// call of next (or requireCols) returns an error naming both columns.
 func (t *csvTable) col(names ...string) int {
 	for _, n := range names {
-		if i, ok := t.cols[strings.ToLower(n)]; ok {
+		k := strings.ToLower(n)
+		if i, ok := t.cols[k]; ok {
+			if j, dup := t.dups[k]; dup && t.ambig == nil {
+				t.ambig = errAtLine(t.file, t.hdrLine, "column %q appears twice in the header (columns %d and %d): which one holds the figures is unknown, so the file is not read",
+					n, i+1, j+1)
+			}
 			return i
 		}
 	}
@@ -99,19 +116,25 @@ func (t *csvTable) requireCols(names ...string) ([]int, error) {
 	if len(missing) > 0 {
 		return nil, errAtLine(t.file, t.hdrLine, "missing column %s in the header", strings.Join(missing, ", "))
 	}
+	if t.ambig != nil {
+		return nil, t.ambig
+	}
 	return idx, nil
 }
 
 // next reads the next record, skipping records whose fields are all blank. It
 // returns false at the end of the file.
 func (t *csvTable) next() (bool, error) {
+	if t.ambig != nil {
+		return false, t.ambig
+	}
 	for {
 		rec, err := t.r.Read()
 		if errors.Is(err, io.EOF) {
 			if t.end.last != '\n' && t.end.last != '\r' && t.end.last != 0 {
-				if t.cols != nil && t.lastLen > 0 && t.lastLen < len(t.cols) {
+				if t.cols != nil && t.lastLen > 0 && t.lastLen < t.width {
 					return false, errAtLine(t.file, t.line, "the last row has %d of the header's %d columns and no line break after it: the file was cut short here",
-						t.lastLen, len(t.cols))
+						t.lastLen, t.width)
 				}
 				// A whole row, but its last field may be cut ("206.2" of "206.25"):
 				// the profilers end every line, so a file without it is taken as cut.
