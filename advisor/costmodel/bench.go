@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/atomicfile"
 	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -300,7 +301,7 @@ func (c *BenchCalibration) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(path, append(b, '\n'))
 }
 
 // ReadCalibration reads a calibration file and checks it.

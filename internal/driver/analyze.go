@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/internal/atomicfile"
 	"github.com/hcclprof/hcclprof/profile"
 	"github.com/hcclprof/hcclprof/report"
 )
@@ -75,25 +76,18 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 		Version:      env.Version,
 		Width:        width,
 	}
-	var w io.Writer = env.Stdout
-	if f.Output != "" {
-		file, err := os.Create(f.Output)
-		if err != nil {
-			return usage(err)
+	err = writeOutput(env, f.Output, func(w io.Writer) error {
+		switch f.Format {
+		case "json":
+			return report.WriteJSON(w, doc)
+		case "markdown":
+			return report.WriteMarkdown(w, doc)
+		case "html":
+			return report.WriteHTML(w, doc)
+		default:
+			return report.WriteText(w, doc)
 		}
-		defer file.Close()
-		w = file
-	}
-	switch f.Format {
-	case "json":
-		err = report.WriteJSON(w, doc)
-	case "markdown":
-		err = report.WriteMarkdown(w, doc)
-	case "html":
-		err = report.WriteHTML(w, doc)
-	default:
-		err = report.WriteText(w, doc)
-	}
+	})
 	if err != nil {
 		return usage(err)
 	}
@@ -135,9 +129,20 @@ func appendFile(path string, write func(io.Writer) error) error {
 	return writeFileWith(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644, write)
 }
 
-// createFile writes what write writes to a new file at path (a JUnit report).
+// createFile writes what write writes to a new file at path (a JUnit report), under
+// a temporary name renamed into place once whole: a reader never sees half of it, and
+// a failed write leaves nothing.
 func createFile(path string, write func(io.Writer) error) error {
-	return writeFileWith(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666, write) // as os.Create
+	return atomicfile.Write(path, write)
+}
+
+// writeOutput writes a command's report to -o's path as createFile does, or to
+// stdout when there is no -o.
+func writeOutput(env Env, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return write(env.Stdout)
+	}
+	return createFile(path, write)
 }
 
 // writeFileWith opens path with flag and perm and writes to it; a failed close is the

@@ -68,23 +68,16 @@ func Diff(env Env, args []string, f DiffFlags) error {
 			failed = append(failed, g.Expr)
 		}
 	}
-	var w io.Writer = env.Stdout
-	if f.Output != "" {
-		file, err := os.Create(f.Output)
-		if err != nil {
-			return usageError(err)
+	err = writeOutput(env, f.Output, func(w io.Writer) error {
+		switch f.Format {
+		case "json":
+			return report.WriteDiffJSON(w, doc)
+		case "markdown":
+			return report.WriteDiffMarkdown(w, doc)
+		default:
+			return report.WriteDiffText(w, doc)
 		}
-		defer file.Close()
-		w = file
-	}
-	switch f.Format {
-	case "json":
-		err = report.WriteDiffJSON(w, doc)
-	case "markdown":
-		err = report.WriteDiffMarkdown(w, doc)
-	default:
-		err = report.WriteDiffText(w, doc)
-	}
+	})
 	if err != nil {
 		return usageError(err)
 	}

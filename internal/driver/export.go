@@ -2,7 +2,7 @@ package driver
 
 import (
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/profile"
@@ -75,14 +75,7 @@ func exportTrace(env Env, args []string, out string, af AnalysisFlags) error {
 		return err
 	}
 	advice := run.advise()
-	f, err := os.Create(out)
-	if err != nil {
-		return usageError(err)
-	}
-	err = export.WriteTrace(f, run.result, run.cluster, &advice)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = createFile(out, func(w io.Writer) error { return export.WriteTrace(w, run.result, run.cluster, &advice) })
 	if err != nil {
 		return usageError(err)
 	}
