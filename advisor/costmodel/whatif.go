@@ -639,7 +639,7 @@ func ParseSetting(s string) (Setting, error) {
 		if strings.HasSuffix(v, "%") {
 			f /= 100
 		}
-		if err != nil || f < 0 || f > 1 {
+		if err != nil || !(f >= 0 && f <= 1) { // NaN fails both
 			return Setting{}, fmt.Errorf("overlap=%q: want a fraction from 0 to 1 (or a percentage)", v)
 		}
 		return Setting{Knob: k, Value: f}, nil

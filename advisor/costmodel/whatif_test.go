@@ -135,7 +135,7 @@ func TestParseSetting(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, bad := range []string{"bucket", "overlap=1.5", "dp=0", "algo=star", "lr=0.1", "accumulation=two"} {
+	for _, bad := range []string{"bucket", "overlap=1.5", "dp=0", "algo=star", "lr=0.1", "accumulation=two", "overlap=NaN", "overlap=nan%", "overlap=-Inf", "bucket=NaN", "bucket=1e400MiB"} {
 		_, err := costmodel.ParseSetting(bad)
 		assert.Error(t, err, bad)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,4 +84,39 @@ func registerAnalysis(fl *pflag.FlagSet, f *driver.AnalysisFlags) {
 	fl.IntVar(&f.Accumulation, "grad-accumulation", 0, "micro-batches per optimizer step in the profiled run, for the advice's predictions (0: inferred from the backward passes in the timeline)")
 	fl.BoolVar(&f.AllowPartial, "allow-partial", false, "exit 0/1 even when some input could not be read in full")
 	fl.StringVar(&f.Calibration, "calibration", "", "a calibration file from 'calibrate --bench': the advice prices other bucket sizes with the benchmark's shape")
+}
+
+// finiteFloat is a float64 flag that refuses NaN and ±Inf when parsed: strconv takes
+// them, every comparison with NaN is false, and a check such as "≤ 0" let it through
+// into printed figures.
+type finiteFloat struct{ p *float64 }
+
+func (f finiteFloat) String() string {
+	if f.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64)
+}
+
+func (f finiteFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok {
+			err = ne.Err
+		}
+		return fmt.Errorf("want a number: %w", err)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("want a finite number, not %s", s)
+	}
+	*f.p = v
+	return nil
+}
+
+func (f finiteFloat) Type() string { return "float64" }
+
+// finiteFloat64Var is pflag's Float64Var with a finiteFloat.
+func finiteFloat64Var(fl *pflag.FlagSet, p *float64, name string, value float64, usage string) {
+	*p = value
+	fl.Var(finiteFloat{p}, name, usage)
 }

@@ -36,7 +36,7 @@ incomplete unless --allow-partial.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.Sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB (MB = MiB, as HCCL reads it), overlap=0.9, algo=nhr (algo=auto: HCCL_ALGO unset), dp=64; repeatable (applied together)")
-	fl.Float64Var(&f.BackwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
+	finiteFloat64Var(fl, &f.BackwardShare, "backward-share", 2.0/3, "share of a micro-batch's computation that is the backward pass (for overlap=)")
 	// The flag's own default is 0 so that the help states one default, the run's
 	// environment (HCCL's 200 MB when it is not set), not a second one of 200.
 	fl.IntVar(&f.BuffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB = MiB (default: the run's environment, else HCCL's 200)")

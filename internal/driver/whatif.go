@@ -30,7 +30,7 @@ func WhatIf(env Env, args []string, f WhatIfFlags) error {
 	if len(f.Sets) == 0 {
 		return usage(fmt.Errorf("give at least one --set KNOB=VALUE (bucket, accumulation, buffsize, overlap, algo, dp)"))
 	}
-	if f.BackwardShare <= 0 || f.BackwardShare > 1 {
+	if !(f.BackwardShare > 0 && f.BackwardShare <= 1) { // NaN fails both
 		return usage(fmt.Errorf("--backward-share %g: want a fraction in (0, 1]", f.BackwardShare))
 	}
 	if env.changed("buffsize-mb") && f.BuffsizeMB <= 0 {
