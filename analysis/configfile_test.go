@@ -39,7 +39,7 @@ func TestConfigOverrides(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{"slow_rank:\n  zz: 3\n", "c.yaml: line 2: field zz not found"},
-		{"hardware: H100\n", `unknown hardware "H100"`},
+		{"hardware: MI300X\n", `unknown hardware "MI300X"`},
 		{"retransmission_s: 0\n", "retransmission_s = 0: want a value in [0.001, 3600]"},
 		{"checks: {alignment_bytes: 0}\n", "checks.alignment_bytes = 0: want ≥ 1"},
 		{"peaks_gbps: {RDMA: -1}\n", "peaks_gbps.RDMA = -1"},

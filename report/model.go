@@ -55,6 +55,9 @@ type jsonModel struct {
 	Basis       string   `json:"basis,omitempty"`
 	Calibration string   `json:"calibration,omitempty"`
 	Notes       []string `json:"notes"`
+	// Library is whose choice hccl_choice is: HCCL's, or NCCL's ("ring/LL128": the
+	// algorithm and protocol) on an NVIDIA product.
+	Library string `json:"library,omitempty"`
 }
 
 // WriteModelJSON writes a modelled op as JSON.
@@ -72,7 +75,10 @@ func WriteModelJSON(w io.Writer, d ModelDoc) error {
 		out.LowUs, out.HighUs, out.Basis = &lo, &hi, e.Basis
 	}
 	if d.Choice != nil {
-		out.HCCLChoice, out.Reason = d.Choice.Algo, d.Choice.Reason
+		out.HCCLChoice, out.Reason, out.Library = d.Choice.Algo, d.Choice.Reason, "HCCL"
+		if d.Choice.Library != "" {
+			out.Library = d.Choice.Library
+		}
 		if len(d.Choice.CostUs) > 0 {
 			out.ModelCostUs = map[string]float64{}
 			for k, v := range d.Choice.CostUs {
@@ -96,7 +102,11 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 		return p.done()
 	}
 	if d.Choice != nil {
-		p.printf("HCCL's choice on %s, %d servers: %s (%s)\n", d.Product, d.Servers, d.Choice.Algo, d.Choice.Reason)
+		lib := "HCCL"
+		if d.Choice.Library != "" {
+			lib = d.Choice.Library
+		}
+		p.printf("%s's choice on %s, %d servers: %s (%s)\n", lib, d.Product, d.Servers, d.Choice.Algo, d.Choice.Reason)
 		if len(d.Choice.CostUs) > 0 {
 			names := make([]string, 0, len(d.Choice.CostUs))
 			for k := range d.Choice.CostUs {
@@ -104,7 +114,7 @@ func WriteModelText(w io.Writer, d ModelDoc) error {
 			}
 			sort.Strings(names)
 			for _, k := range names {
-				p.printf("  HCCL's model: %-5s %.1f µs\n", k, d.Choice.CostUs[k])
+				p.printf("  %s's model: %-5s %.1f µs\n", lib, k, d.Choice.CostUs[k])
 			}
 		}
 	}

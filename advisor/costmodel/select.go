@@ -158,6 +158,9 @@ type Choice struct {
 	Algo   string             // pipeline, ring, nhr or rhd (H-D_R)
 	Reason string             // which rule decided
 	CostUs map[string]float64 // the α-β model's cost per candidate (empty when a pipeline rule decided)
+	// Library is whose choice it is: "" for HCCL, "NCCL" for NCCL's tuning model
+	// (Algo then names the algorithm and protocol, "ring/LL128").
+	Library string
 }
 
 // SelectA2Level1 reproduces HCCL's automatic level-1 choice on A2 (910B) in op-base

@@ -98,7 +98,7 @@ func newClusterShape(res *analysis.Result, links []LinkFit) clusterShape {
 // priors.
 func (s clusterShape) topology(res *analysis.Result, group string, ops []*analysis.OpStat) Topology {
 	hw := res.Communication.Hardware
-	t := Topology{Product: hw.Name, NCCL: hw.Name == "NVIDIA"}
+	t := Topology{Product: hw.Name, NCCL: hw.NCCL()}
 	var members []int
 	for _, g := range res.Communication.Groups {
 		if g.Key == group {

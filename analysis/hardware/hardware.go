@@ -155,7 +155,41 @@ var profiles = []Profile{
 		PeakGBps:    map[string]float64{},
 		Sources:     map[string]string{},
 	},
+	{
+		// The NVIDIA products the cost model prices with NCCL's own tuning model
+		// (model --product H100). NVLINK is the per-GPU NVLink bandwidth, one
+		// direction; NET the GPU's own NIC (one per GPU). No report names these
+		// transports, so nothing in a run is held against them.
+		Name: "H100", Aliases: []string{"h100", "h100-sxm", "h100-sxm5", "h100-80gb", "nvidia-h100", "nvidia h100 80gb hbm3", "dgx-h100", "hgx-h100"},
+		Description: "NVIDIA H100 SXM5 (NCCL): 8 GPUs per node on NVLink4/NVSwitch, one 400 Gb/s NDR NIC per GPU",
+		ServerNPUs:  8,
+		PeakGBps:    map[string]float64{"NVLINK": 450, "NET": 50},
+		Sources: map[string]string{
+			"NVLINK":  "NVIDIA H100 SXM5 datasheet: NVLink4 900 GB/s bidirectional = 18 links × 25 GB/s per direction; NCCL counts 20.6 GB/s per link (src/graph/topo.h SM90_NVLINK_BW)",
+			"NET":     "DGX H100: one ConnectX-7 NDR InfiniBand 400 Gb/s (50 GB/s) per GPU (NVIDIA DGX H100 datasheet)",
+			"latency": srcNCCLLatency,
+		},
+	},
+	{
+		Name: "A100", Aliases: []string{"a100", "a100-sxm", "a100-sxm4", "a100-sxm4-80gb", "a100-sxm4-40gb", "nvidia-a100", "dgx-a100", "hgx-a100"},
+		Description: "NVIDIA A100 SXM4 (NCCL): 8 GPUs per node on NVLink3/NVSwitch, one 200 Gb/s HDR NIC per GPU",
+		ServerNPUs:  8,
+		PeakGBps:    map[string]float64{"NVLINK": 300, "NET": 25},
+		Sources: map[string]string{
+			"NVLINK":  "NVIDIA A100 SXM4 datasheet: NVLink3 600 GB/s bidirectional = 12 links × 25 GB/s per direction; NCCL counts 20 GB/s per link (src/graph/topo.h SM80_NVLINK_BW)",
+			"NET":     "DGX A100: one ConnectX-6 HDR InfiniBand 200 Gb/s (25 GB/s) per GPU (NVIDIA DGX A100 datasheet)",
+			"latency": srcNCCLLatency,
+		},
+	},
 }
+
+// srcNCCLLatency is where the NVIDIA profiles' latencies come from: NCCL's tuning
+// model has one per algorithm, protocol and link level, not one α per level.
+const srcNCCLLatency = "NCCL 2.26.2 src/graph/tuning.cc baseLat and hwLat (per algorithm, protocol and NVLink/NET level)"
+
+// NCCL says the profile is an NVIDIA product, whose collectives NCCL runs: HCCL's
+// algorithms do not apply to it.
+func (p Profile) NCCL() bool { return p.Name == "NVIDIA" || p.Name == "H100" || p.Name == "A100" }
 
 // Default is the profile used when neither the user nor the data names one: A2 is
 // the product of the real data the project is tested on.

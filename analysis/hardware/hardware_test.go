@@ -12,13 +12,36 @@ import (
 func TestLookup(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"A2", "A2"}, {"Ascend910B", "A2"}, {"910b", "A2"}, {"a3", "A3"}, {"910_93", "A3"}, {"910A", "910A"}, {"Ascend910", "910A"},
+		{"h100", "H100"}, {"H100-SXM", "H100"}, {"NVIDIA H100 80GB HBM3", "H100"}, {"a100-sxm4", "A100"}, {"A100", "A100"},
 	} {
 		p, err := Lookup(tc.in)
 		require.NoError(t, err, tc.in)
 		assert.Equal(t, tc.want, p.Name, tc.in)
 	}
-	_, err := Lookup("H100")
-	assert.ErrorContains(t, err, "unknown hardware \"H100\"")
+	_, err := Lookup("MI300X")
+	assert.ErrorContains(t, err, "unknown hardware \"MI300X\"")
+}
+
+func TestNVIDIAFigures(t *testing.T) {
+	h100, _ := Lookup("H100")
+	assert.Equal(t, 450.0, h100.PeakGBps["NVLINK"])
+	assert.Equal(t, 50.0, h100.PeakGBps["NET"])
+	a100, _ := Lookup("A100")
+	assert.Equal(t, 300.0, a100.PeakGBps["NVLINK"])
+	assert.Equal(t, 25.0, a100.PeakGBps["NET"])
+	for _, p := range []Profile{h100, a100} {
+		assert.True(t, p.NCCL())
+		assert.Equal(t, 8, p.ServerNPUs)
+		for k := range p.PeakGBps {
+			assert.NotEmpty(t, p.Sources[k], "%s %s has a source", p.Name, k)
+		}
+	}
+	nv, _ := Lookup("NVIDIA")
+	assert.True(t, nv.NCCL())
+	a2, _ := Lookup("A2")
+	assert.False(t, a2.NCCL())
+	// No report holds a run against NVLink: a peak for it stays refused.
+	assert.Error(t, CheckPeakTransport("NVLink"))
 }
 
 func TestFigures(t *testing.T) {
