@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -64,7 +65,14 @@ func LoadConfig(path string) (Config, error) {
 // ParseConfig parses a configuration document; name labels errors.
 func ParseConfig(r io.Reader, name string) (Config, error) {
 	var c Config
-	dec := yaml.NewDecoder(r)
+	text, err := io.ReadAll(r)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := nonFinite(text); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		var te *yaml.TypeError
@@ -91,6 +99,47 @@ func ParseConfig(r io.Reader, name string) (Config, error) {
 	return c, nil
 }
 
+// nonFinite refuses a number that is NaN or infinite (YAML's .nan, .inf) anywhere in
+// the file: every comparison with NaN is false, so a range check let it through to
+// the thresholds and the report (a JSON report cannot hold it).
+func nonFinite(text []byte) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(text, &root); err != nil {
+		return nil // the decoder reports it
+	}
+	var walk func(n *yaml.Node, path string) error
+	walk = func(n *yaml.Node, path string) error {
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for _, c := range n.Content {
+				if err := walk(c, path); err != nil {
+					return err
+				}
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				key := n.Content[i].Value
+				if path != "" {
+					key = path + "." + key
+				}
+				if err := walk(n.Content[i+1], key); err != nil {
+					return err
+				}
+			}
+		case yaml.ScalarNode:
+			if n.ShortTag() != "!!float" {
+				return nil
+			}
+			var f float64
+			if err := n.Decode(&f); err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+				return fmt.Errorf("line %d: %s = %s: want a finite number", n.Line, path, n.Value)
+			}
+		}
+		return nil
+	}
+	return walk(&root, "")
+}
+
 // Options applies the file's measurement keys to the defaults: retransmission_s and
 // the checks' sizes (Limits), the hardware and its peaks; it checks comm_budget. The
 // detectors' thresholds (slow_rank, slow_link, checks.small_share,
@@ -101,7 +150,7 @@ func (c Config) Options() (Options, error) {
 		if src == nil {
 			return nil
 		}
-		if *src < lo || *src > hi {
+		if !(*src >= lo && *src <= hi) { // NaN fails both
 			return fmt.Errorf("%s = %v: want a value in [%v, %v]", name, *src, lo, hi)
 		}
 		*dst = *src

@@ -79,8 +79,9 @@ func WriteAdviceJSON(w io.Writer, d *Document) error {
 		dg := d.Advice.Diagnosis
 		diag = &contract.Diagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
 	}
-	return enc.Encode(contract.Advice{SchemaVersion: SchemaVersion, Diagnosis: diag, Findings: adviceFindings(d.Advice),
-		Recommendations: adviceRecommendations(d.Advice)})
+	out := contract.Advice{SchemaVersion: SchemaVersion, Diagnosis: diag, Findings: adviceFindings(d.Advice),
+		Recommendations: adviceRecommendations(d.Advice)}
+	return namedJSONError(out, enc.Encode(out))
 }
 
 // writeRecommendations prints the "what to do" block: each change with how to apply it

@@ -79,5 +79,5 @@ func WriteBenchCalibrationJSON(w io.Writer, d BenchCalibrationDoc) error {
 	}
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
-	return e.Encode(out)
+	return namedJSONError(out, e.Encode(out))
 }

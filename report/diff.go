@@ -235,7 +235,7 @@ func WriteDiffJSON(w io.Writer, d DiffDoc) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return namedJSONError(out, enc.Encode(out))
 }
 
 // WriteDiffMarkdown writes a diff for a ticket: the metrics table with "~" for no

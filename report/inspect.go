@@ -155,5 +155,5 @@ func WriteInspectJSON(w io.Writer, d *InspectDocument) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return namedJSONError(out, enc.Encode(out))
 }

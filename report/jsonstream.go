@@ -17,7 +17,7 @@ import (
 func writeIndentedJSON(w io.Writer, v any) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := streamValue(bw, reflect.ValueOf(v), ""); err != nil {
-		return err
+		return namedJSONError(v, err)
 	}
 	if err := bw.WriteByte('\n'); err != nil {
 		return err

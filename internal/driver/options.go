@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,7 +148,7 @@ func (f *AnalysisFlags) options() (analysis.Options, advisor.Options, error) {
 	for _, kv := range f.Peaks {
 		k, v, ok := strings.Cut(kv, "=")
 		gbps, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if !ok || err != nil || gbps <= 0 || strings.TrimSpace(k) == "" {
+		if !ok || err != nil || !(gbps > 0) || math.IsInf(gbps, 0) || strings.TrimSpace(k) == "" {
 			return ao, adv, fmt.Errorf("--peak %q: want TRANSPORT=GBPS with a positive bandwidth, e.g. RDMA=12.5", kv)
 		}
 		if err := hardware.CheckPeakTransport(k); err != nil {
