@@ -37,6 +37,19 @@ var msprofFormat = &inputFormat{
 		}
 		return false
 	},
+	// An op_summary named alone stands for its device, as a lone kernel_details.csv
+	// stands for its rank: with its Step Id it is the device's timeline.
+	file: func(d *discovery, path string) bool {
+		if !opSummaryRe.MatchString(filepath.Base(path)) {
+			return false
+		}
+		dev := MsprofDevice{ProfDir: filepath.Dir(path), Device: -1, RankID: -1, Rank: -1, ExportOnly: true, OpSummary: path}
+		if n, ok := firstDeviceID(path); ok {
+			dev.Device = n
+		}
+		d.addDevs([]MsprofDevice{dev})
+		return true
+	},
 	owns: func(ri RankInput) bool { return ri.Msprof != nil },
 	load: func(ri RankInput) *profile.Rank {
 		r := LoadMsprofDevice(*ri.Msprof)

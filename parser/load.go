@@ -267,7 +267,10 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 	// (Level0): they are then the only record of the ops. Its first rows say what
 	// the model computes in, which no timeline records.
 	if p, ok := files["kernel_details.csv"]; ok {
-		if !r.HasTimeline {
+		// Read as the rank's timeline when nothing else gives its steps (a step table
+		// present but empty is damage, said elsewhere, not a reason to look here).
+		if _, stepTable := files["step_trace_time.csv"]; !r.HasTimeline && !stepTable && kernelTimelineOf(r, p, ParseKernelDetailsTimeline, rel) {
+		} else if !r.HasTimeline {
 			open(p, func(rd io.Reader, name string) error {
 				rows, err := ParseKernelDetailsComm(rd, name)
 				r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
@@ -432,6 +435,39 @@ func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
 	if tdb.ChipName != "" {
 		r.Info.ChipName = tdb.ChipName
 	}
+}
+
+// kernelTimelineOf reads a device task list (kernel_details.csv, op_summary) as the
+// rank's timeline when the rank has neither a timeline nor a step table, so that a
+// lone task list with its Step Id column is read rather than refused. It reports
+// whether the file gave steps; when it does not (no Step Id, or none filled), the
+// caller reads its communication rows as before. A file that cannot be read as a
+// timeline is a problem of the rank, as any unreadable file.
+func kernelTimelineOf(r *profile.Rank, path string, parse func(io.Reader, string) (*KernelTimeline, error), rel func(string) string) bool {
+	f, err := openPath(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	tl, err := parse(f, path)
+	if err != nil {
+		r.Problems = append(r.Problems, err.Error())
+		r.FilesUsed = append(r.FilesUsed, rel(path))
+		return true
+	}
+	if len(tl.Steps) == 0 {
+		return false
+	}
+	r.HasTimeline, r.ClipToStepWindows = true, true
+	r.Timeline = profile.Timeline{Compute: tl.Compute, CommOps: tl.CommOps, Steps: tl.Steps}
+	r.CommOpsSource = "timeline"
+	r.FilesUsed = append(r.FilesUsed, rel(path))
+	note := fmt.Sprintf("no timeline and no step table: the steps are read from %s's Step Id, each the span of its device tasks (the host's time before a step's first task is not in the file)", filepath.Base(path))
+	if tl.NoStepRows > 0 {
+		note += fmt.Sprintf("; %d tasks without a Step Id count where they fall inside a step's span", tl.NoStepRows)
+	}
+	r.Notes = append(r.Notes, note)
+	return true
 }
 
 // kernelOps turns the comm rows of kernel_details.csv or op_summary into ops with the

@@ -124,6 +124,9 @@ type MsprofDevice struct {
 	// (RankID -1, no chip), device_N/ or analyze/ around it. Device is the one its
 	// files name, -1 when they name none.
 	ExportOnly bool
+	// OpSummary is the op_summary file named alone on the command line: the device is
+	// that file (ExportOnly), read rather than the newest op_summary beside it.
+	OpSummary string
 }
 
 type msprofDeviceDir struct {
@@ -602,7 +605,7 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 	if dev.ExportOnly {
 		exportDir = dev.ProfDir
 	}
-	if msprofIsDir(exportDir) {
+	if msprofIsDir(exportDir) && dev.OpSummary == "" { // a file named alone is read alone
 		if owner {
 			timelines, stepTraces = l.pickExport(exportDir)
 		} else {
@@ -621,22 +624,23 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 	} else if owner {
 		// Without a timeline, op_summary's HCCL rows are the only record of the ops.
 		summary := newestMatch(exportDir, opSummaryRe)
+		if dev.OpSummary != "" {
+			summary = dev.OpSummary
+		}
 		if summary == "" && !dev.ExportOnly {
 			summary = newestMatch(filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), "summary"), opSummaryRe)
 		}
-		if summary != "" {
-			l.open(summary, func(rd io.Reader, name string) error {
-				rows, err := ParseOpSummaryComm(rd, name)
-				r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
-				return err
-			})
-		}
-		if dev.ExportOnly {
-			l.problem("%s: no timeline (msprof_*.json) in this export, and no PROF directory beside it to export one from: only op_summary's communication rows are read",
-				dev.ProfDir)
+		if summary != "" && kernelTimelineOf(r, summary, ParseOpSummaryTimeline, l.rel) {
+			// Its Step Id gives the steps: the task list is the timeline.
 		} else {
-			l.problem("%s: no timeline (%s/msprof_*.json, or device_%d/timeline/msprof_*.json): export it with msprof --export=on --output=%s",
-				dev.ProfDir, msprofExportDir, dev.Device, dev.ProfDir)
+			if summary != "" {
+				l.open(summary, func(rd io.Reader, name string) error {
+					rows, err := ParseOpSummaryComm(rd, name)
+					r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
+					return err
+				})
+			}
+			l.noTimeline(dev)
 		}
 	}
 
@@ -644,6 +648,17 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 		l.readAnalyze(analyze)
 	}
 	return l.finish()
+}
+
+// noTimeline says that a device has no timeline, and how to export one.
+func (l *msprofLoader) noTimeline(dev MsprofDevice) {
+	if dev.ExportOnly {
+		l.problem("%s: no timeline (msprof_*.json) in this export, and no PROF directory beside it to export one from: only op_summary's communication rows are read",
+			dev.ProfDir)
+		return
+	}
+	l.problem("%s: no timeline (%s/msprof_*.json, or device_%d/timeline/msprof_*.json): export it with msprof --export=on --output=%s",
+		dev.ProfDir, msprofExportDir, dev.Device, dev.ProfDir)
 }
 
 // readAnalyze reads analyze/: communication.json and communication_matrix.json, or
