@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -62,8 +63,26 @@ func ParseGate(expr string, known []string) (Gate, error) {
 	}
 	if m[4] == "%" {
 		v /= 100
+	} else if fractionMetric(metric) && math.Abs(v) > 1 {
+		// comm_share>30 means 3000%: no run breaches it, and the gate passes forever.
+		return Gate{}, fmt.Errorf("bad --fail-on %q: %s is a fraction (0.30 = 30%%), so %s would mean %s%%: did you mean %s%%?",
+			expr, metric, m[3], strconv.FormatFloat(v*100, 'f', -1, 64), m[3])
 	}
 	return Gate{Expr: strings.TrimSpace(expr), Metric: metric, Op: m[2], Threshold: v}, nil
+}
+
+// fractionMetric reports whether a gate's metric is a fraction of 1 (a share, a ratio,
+// their base and delta in a diff, a p-value), whose threshold cannot exceed 1.
+func fractionMetric(metric string) bool {
+	base, suffix, _ := strings.Cut(metric, ".")
+	if !strings.HasSuffix(base, "_share") && !strings.HasSuffix(base, "_ratio") {
+		return false
+	}
+	switch suffix {
+	case "", "base", "delta", "p":
+		return true
+	}
+	return false
 }
 
 // Breached reports whether value breaches the gate.
