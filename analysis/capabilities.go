@@ -126,7 +126,20 @@ func inspectRank(r *profile.Rank) Inspection {
 	kineto := r.Format == profile.FormatKineto
 	switch {
 	case len(r.CommOps) > 0 && kineto:
-		add("comm_ops", true, "NCCL kernels of the GPU timeline, sized from their collective's arguments", "")
+		sized := 0
+		for _, op := range r.CommOps {
+			if op.Bytes() > 0 {
+				sized++
+			}
+		}
+		switch sized {
+		case len(r.CommOps):
+			add("comm_ops", true, "NCCL kernels of the GPU timeline, sized from their collective's arguments", "")
+		case 0:
+			add("comm_ops", true, "NCCL kernels of the GPU timeline; their sizes are not in the trace (no message size or data type in the collectives' arguments), so no bandwidth", "")
+		default:
+			add("comm_ops", true, fmt.Sprintf("NCCL kernels of the GPU timeline, %d of %d sized from their collective's arguments", sized, len(r.CommOps)), "")
+		}
 	case len(r.CommOps) > 0 && r.CommOpsSource != "" && r.CommOpsSource != "timeline":
 		add("comm_ops", true, "the profiler's per-op list ("+r.CommOpsSource+"; no timeline ops)", "")
 	case len(r.CommOps) > 0:

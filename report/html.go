@@ -438,6 +438,7 @@ var htmlFuncs = template.FuncMap{
 	"apply":   apply,
 	"prose":   prose,
 	"group":   analysis.GroupKeyText,
+	"glabel":  func(name, key string) string { return namedGroup(name, analysis.GroupKeyText(key)) },
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`{{define "chart"}}<svg id="{{.ID}}" class="chart" viewBox="0 0 {{f1 .W}} {{f1 .H}}" width="{{f1 .W}}" height="{{f1 .H}}" role="img" aria-label="{{.Label}}">
@@ -473,7 +474,7 @@ overlapped {{with .Summary.OverlapRatio}}{{pct .}}{{else}}- (no communication){{
 {{with .Timeline}}<h2>Timeline</h2><p>{{$.TimeTitle}}</p>{{template "chart" .}}{{if not $.Compute}}<p><small>Compute lanes are drawn for the rank named by --timeline-rank (large clusters keep every rank's kernels only on request).</small></p>{{end}}{{end}}
 {{if .Checks}}<h2>Checks that fired</h2><ul>{{range .Checks}}<li>{{.Title}}: {{.Count}} of {{.Total}} ({{.Threshold}}); {{.Evidence}}</li>{{end}}</ul>{{end}}
 <h2>Collectives</h2><table><tr><th class="l">op</th><th class="l">group</th><th>size</th><th>count</th><th>total ms</th><th>mean ms</th><th>p95 ms</th><th>algbw GB/s</th><th>busbw GB/s</th></tr>
-{{range .Collectives}}{{$cells := .Cells}}<tr><td class="l">{{.Op}}</td><td class="l">{{.GroupName}} {{group .Group}}</td><td>{{$cells.Size}}</td><td>{{.Count}}</td><td>{{ms .TotalNs}}</td><td>{{nsms .MeanNs}}</td><td>{{nsms .P95Ns}}</td><td>{{$cells.AlgBw}}</td><td>{{$cells.BusBw}}</td></tr>{{end}}</table>
+{{range .Collectives}}{{$cells := .Cells}}<tr><td class="l">{{.Op}}</td><td class="l">{{glabel .GroupName .Group}}</td><td>{{$cells.Size}}</td><td>{{.Count}}</td><td>{{ms .TotalNs}}</td><td>{{nsms .MeanNs}}</td><td>{{nsms .P95Ns}}</td><td>{{$cells.AlgBw}}</td><td>{{$cells.BusBw}}</td></tr>{{end}}</table>
 {{with .Doc.Result.Warnings}}<h2>Warnings</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p><small><code>{{.Doc.Command}}</code> · hcclprof {{.Doc.Version}}</small></p>
 </body></html>

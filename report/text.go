@@ -203,10 +203,16 @@ func groupLabel(c analysis.Collective) string {
 		g = "…" + g[len(g)-6:]
 	}
 	g = analysis.GroupKeyText(g) // after the cut: "(unnamed)" is not a hash to shorten
-	if c.GroupName != "" {
-		return c.GroupName + " " + g
+	return namedGroup(c.GroupName, g)
+}
+
+// namedGroup is a group's label: its name before its key, once when they are the same
+// (a Kineto process group named "world" whose key is "world").
+func namedGroup(name, key string) string {
+	if name == "" || strings.EqualFold(name, key) {
+		return key
 	}
-	return g
+	return name + " " + key
 }
 
 func stepList(steps []int) string {
