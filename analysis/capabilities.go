@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,6 +62,33 @@ func Inspect(c *profile.Cluster) []Inspection {
 		out = append(out, inspectRank(r))
 	}
 	return out
+}
+
+// WithAnalysis adds to each rank's inspection the problems the analysis found in it
+// (a recomputation the profiler's own figures contradict, no step where other ranks
+// have steps), so that inspect's table and the exit code it shares with analyze
+// agree; a step breakdown so flagged is not claimed as measured.
+func WithAnalysis(ins []Inspection, res *Result) []Inspection {
+	if res == nil {
+		return ins
+	}
+	byRank := map[int][]string{}
+	for _, rr := range res.Ranks {
+		byRank[rr.Rank] = append(byRank[rr.Rank], rr.Problems...)
+	}
+	for i := range ins {
+		found := byRank[ins[i].Rank]
+		if len(found) == 0 {
+			continue
+		}
+		ins[i].Problems = append(slices.Clone(ins[i].Problems), found...)
+		for j, c := range ins[i].Capabilities {
+			if c.Name == "step_breakdown" {
+				ins[i].Capabilities[j] = Capability{Name: c.Name, Enable: "not measured right: " + found[0]}
+			}
+		}
+	}
+	return ins
 }
 
 func inspectRank(r *profile.Rank) Inspection {

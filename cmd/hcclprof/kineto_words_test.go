@@ -61,3 +61,40 @@ func TestKinetoWorldGroupAndUnsizedOps(t *testing.T) {
 	assert.Contains(t, ins, "sizes are not in the trace")
 	assert.False(t, strings.Contains(ins, "world world"))
 }
+
+// Issue 36 item 8: inspect said "Problems 0" and claimed a step breakdown for a rank
+// that analyze (and inspect's own exit code) makes incomplete. The real Level0 run
+// with rank 0's step table emptied.
+func TestInspectNamesWhatAnalyzeFindsIncomplete(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.CopyFS(run, os.DirFS(realdata.Path(t, "imagenet-2rank-level0"))))
+	steps, err := filepath.Glob(filepath.Join(run, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"))
+	require.NoError(t, err)
+	require.Len(t, steps, 1)
+	data, err := os.ReadFile(steps[0])
+	require.NoError(t, err)
+	header, _, _ := strings.Cut(string(data), "\n")
+	require.NoError(t, os.WriteFile(steps[0], []byte(header+"\n"), 0o644))
+
+	out, _, code := runCLI(t, "inspect", run, "--format", "json")
+	assert.Equal(t, 3, code)
+	var rep struct {
+		Ranks []struct {
+			Rank         int
+			Problems     []string
+			Capabilities []struct {
+				Name      string
+				Available bool
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 2)
+	assert.NotEmpty(t, rep.Ranks[0].Problems, "rank 0 is incomplete")
+	assert.Empty(t, rep.Ranks[1].Problems)
+	for _, c := range rep.Ranks[0].Capabilities {
+		if c.Name == "step_breakdown" {
+			assert.False(t, c.Available)
+		}
+	}
+}

@@ -25,7 +25,10 @@ func Inspect(env Env, args []string, f InspectFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	doc := &report.InspectDocument{Ranks: analysis.Inspect(cluster), Notes: cluster.Notes,
+	// The same verdict as the other commands, computed first so that the table
+	// names the ranks the analysis finds incomplete.
+	res := analysis.Analyze(cluster, analysis.Options{Workers: f.Workers})
+	doc := &report.InspectDocument{Ranks: analysis.WithAnalysis(analysis.Inspect(cluster), res), Notes: cluster.Notes,
 		Command: env.command(), Version: env.Version, Width: width}
 	if f.Format == "json" {
 		err = report.WriteInspectJSON(env.Stdout, doc)
@@ -35,9 +38,7 @@ func Inspect(env Env, args []string, f InspectFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	// The same verdict as the other commands: a run without a step to measure
-	// is refused, a rank without one is incomplete.
-	res := analysis.Analyze(cluster, analysis.Options{Workers: f.Workers})
+	// A run without a step to measure is refused, a rank without one is incomplete.
 	if err := nothingToAnalyse(cluster, res, nil); err != nil {
 		return err
 	}
