@@ -644,9 +644,9 @@ func TestHardwareConfigFlags(t *testing.T) {
 	_, stderr, code := runCLI(t, "analyze", sample, "--config", cfg)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "slow_link.fraction = 3")
-	_, stderr, code = runCLI(t, "analyze", sample, "--hardware", "H100")
+	_, stderr, code = runCLI(t, "analyze", sample, "--hardware", "MI300X")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, `unknown hardware "H100"`)
+	assert.Contains(t, stderr, `unknown hardware "MI300X"`)
 	// A peak for a link no report holds against one was taken and never used: RoCE
 	// (the RDMA links) kept A2's 20 GB/s without a word.
 	_, stderr, code = runCLI(t, "analyze", sample, "--peak", "RoCE=25")
@@ -686,6 +686,18 @@ func TestModel(t *testing.T) {
 	_, stderr, code := runCLI(t, "model", "--op", "allreduce", "--product", "a2", "--servers", "1", "--size", "8MiB", "--expansion", "aiv")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "A3's")
+	// NVIDIA: NCCL's own tuning model picks the algorithm and protocol.
+	out, _, code = runCLI(t, "model", "--product", "H100", "--op", "allreduce", "--size", "1GiB", "--servers", "2")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "NCCL's choice on H100, 2 servers: ring/Simple")
+	out, _, code = runCLI(t, "model", "--product", "a100-sxm4", "--op", "allreduce", "--size", "8B", "--servers", "16", "--format", "json")
+	require.Equal(t, 0, code, out)
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	assert.Equal(t, "tree/LL", m["hccl_choice"])
+	assert.Equal(t, "NCCL", m["library"])
+	_, stderr, code = runCLI(t, "model", "--product", "NVIDIA", "--op", "allreduce", "--size", "1MiB", "--servers", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "H100 or A100")
 
 	_, stderr, code = runCLI(t, "model", "--op", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "lots", "--bw-gbps", "18")
 	assert.Equal(t, 2, code)

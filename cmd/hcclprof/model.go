@@ -39,7 +39,7 @@ bandwidths are decimal GB/s.`,
 	finiteFloat64Var(fl, &f.BWGBps, "bw-gbps", 0, "the link bandwidth behind β, decimal GB/s")
 	finiteFloat64Var(fl, &f.GammaGBps, "gamma-gbps", 0, "the reduction bandwidth behind γ, GB/s (0: free)")
 	fl.IntVar(&f.BuffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE in MB = MiB (0: no rounds)")
-	fl.StringVar(&f.Product, "product", "", "910A, A2 or A3: HCCL's choice and cost with the product's figures")
+	fl.StringVar(&f.Product, "product", "", "910A, A2 or A3: HCCL's choice and cost with the product's figures; H100 or A100: NCCL's")
 	fl.IntVar(&f.Servers, "servers", 0, "servers (with --product)")
 	fl.IntVar(&f.NPUs, "npus-per-server", 0, "NPUs per server (with --product; default the product's)")
 	fl.BoolVar(&f.Deterministic, "deterministic", false, "HCCL_DETERMINISTIC=true (with --product)")
