@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,7 +29,10 @@ type sqliteDB struct {
 	db   *sql.DB
 	conn *sql.Conn
 	vfs  *sqlitevfs.FS // the archive a database is read from, nil for a file
-	ctx  context.Context
+	// tmpDir holds the private copy of a database read with its -wal (walCopy),
+	// removed on close; "" when the input itself is read.
+	tmpDir string
+	ctx    context.Context
 	// tables maps each table's upper-cased name (SQLite names are case-insensitive)
 	// to its name as declared.
 	tables map[string]string
@@ -49,6 +53,12 @@ func sqliteURI(path string) (string, error) {
 // sqliteURIQuery is the read-only URI of a slash path, with extra query
 // parameters (e.g. "&vfs=NAME").
 func sqliteURIQuery(abs, extra string) string {
+	return sqliteFileURI(abs, "?mode=ro&immutable=1"+extra)
+}
+
+// sqliteFileURI is the URI of a slash path, the characters a URI reserves escaped,
+// with query.
+func sqliteFileURI(abs, query string) string {
 	var b strings.Builder
 	b.WriteString("file:")
 	for i := 0; i < len(abs); i++ {
@@ -59,8 +69,7 @@ func sqliteURIQuery(abs, extra string) string {
 			b.WriteByte(c)
 		}
 	}
-	b.WriteString("?mode=ro&immutable=1")
-	b.WriteString(extra)
+	b.WriteString(query)
 	return b.String()
 }
 
@@ -80,7 +89,7 @@ func openSQLite(path string) (*sqliteDB, error) {
 	if err := checkSQLiteHeader(path, st.Size()); err != nil {
 		return nil, err
 	}
-	var uri string
+	var uri, tmpDir string
 	var fsvfs *sqlitevfs.FS
 	if a, member, ok := resolveArchive(path); ok {
 		// A db inside an archive is read through a VFS over the archive (the member
@@ -90,6 +99,11 @@ func openSQLite(path string) (*sqliteDB, error) {
 			return nil, dbErr(path, "reading the database from the archive: %v", err)
 		}
 		fsvfs, uri = v, sqliteURIQuery(member, "&vfs="+name)
+	} else if walDB, dir, err := walCopy(path); err != nil {
+		return nil, dbErr(path, "%v", err)
+	} else if walDB != "" {
+		// Committed rows in its -wal: read a private copy with it (sqlitewal.go).
+		tmpDir, uri = dir, sqliteCopyURI(walDB)
 	} else if uri, err = sqliteURI(path); err != nil {
 		return nil, err
 	}
@@ -98,10 +112,13 @@ func openSQLite(path string) (*sqliteDB, error) {
 		if fsvfs != nil {
 			fsvfs.Close()
 		}
+		if tmpDir != "" {
+			os.RemoveAll(tmpDir)
+		}
 		return nil, dbErr(path, "%v", err)
 	}
 	db.SetMaxOpenConns(1)
-	d := &sqliteDB{file: path, db: db, vfs: fsvfs, ctx: context.Background()}
+	d := &sqliteDB{file: path, db: db, vfs: fsvfs, tmpDir: tmpDir, ctx: context.Background()}
 	if d.conn, err = db.Conn(d.ctx); err != nil {
 		d.conn = nil
 		d.close()
@@ -179,6 +196,9 @@ func (d *sqliteDB) close() {
 	d.db.Close()
 	if d.vfs != nil {
 		d.vfs.Close()
+	}
+	if d.tmpDir != "" {
+		os.RemoveAll(d.tmpDir)
 	}
 }
 
