@@ -74,16 +74,15 @@ type kinetoGroup struct {
 }
 
 type kinetoState struct {
-	file     string
-	compute  []profile.Interval
-	kernels  []kinetoKernel
-	steps    []profile.StepMarker
-	stepSeen map[int]bool
-	params   map[int64]commParams // record_param_comms by External id
-	names    map[string]string    // interned kernel names
-	dist     distInfo
-	chip     string // deviceProperties' first name
-	events   int
+	file    string
+	compute []profile.Interval
+	kernels []kinetoKernel
+	steps   []profile.StepMarker
+	params  map[int64]commParams // record_param_comms by External id
+	names   map[string]string    // interned kernel names
+	dist    distInfo
+	chip    string // deviceProperties' first name
+	events  int
 }
 
 // ParseKineto reads one rank's PyTorch profiler (Kineto) trace, plain JSON (see
@@ -93,11 +92,10 @@ type kinetoState struct {
 // The rank number is distributedInfo.rank (-1 when the trace has none).
 func ParseKineto(r io.Reader, file string) (*profile.Rank, error) {
 	st := &kinetoState{
-		file:     file,
-		stepSeen: map[int]bool{},
-		params:   map[int64]commParams{},
-		names:    map[string]string{},
-		dist:     distInfo{rank: -1, worldSize: -1},
+		file:   file,
+		params: map[int64]commParams{},
+		names:  map[string]string{},
+		dist:   distInfo{rank: -1, worldSize: -1},
 	}
 	err := readStream(r, file, func(s *jsonStream) error {
 		return readChromeTrace(s, file, wholeEvent(st.event), st.member)
@@ -380,14 +378,14 @@ func (st *kinetoState) event(b []byte) error {
 	case bytes.HasPrefix(name, profilerStepPrefix):
 		s, _ := jsonString(name)
 		n, err := strconv.Atoi(strings.TrimPrefix(s, "ProfilerStep#"))
-		if err != nil || st.stepSeen[n] {
+		if err != nil {
 			return nil
 		}
 		iv, err := kinetoInterval(ts, dur)
 		if err != nil {
 			return err
 		}
-		st.stepSeen[n] = true
+		// A marker repeated is kept: Rank.Normalize drops the second and says so.
 		st.steps = append(st.steps, profile.StepMarker{Step: n, Interval: iv})
 	case bytes.Equal(name, nameRecordParams):
 		p, ext, err := parseCommArgs(args)

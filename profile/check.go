@@ -80,8 +80,25 @@ func (r *Rank) Normalize() {
 			return false
 		}
 		markerAt[s.Step] = s.StartNs
+		// A step lasts: a marker of no length is damaged, and the step it marks (its
+		// work now in no step) is lost from every figure over steps.
+		if s.EndNs == s.StartNs {
+			problem("%s: ProfilerStep#%d at %d ns lasts 0 ns: a step has a length, so its marker is damaged and the step's work is in no step: dropped", timeline, s.Step, s.StartNs)
+			return false
+		}
 		return true
 	})
+	// Steps follow one another on the thread that runs them: a marker reaching into
+	// the next step's is damaged, and the time both cover would count twice. It is cut
+	// at the next marker's start (where the step ended, if only its end is wrong).
+	for i := 0; i+1 < len(r.Steps); i++ {
+		s, next := &r.Steps[i], r.Steps[i+1]
+		if s.EndNs > next.StartNs {
+			problem("%s: ProfilerStep#%d (%d to %d ns) overlaps ProfilerStep#%d, which starts at %d ns, by %d ns: a step cannot overlap the next, so its marker is damaged; cut at the next step's start",
+				timeline, s.Step, s.StartNs, s.EndNs, next.Step, next.StartNs, s.EndNs-next.StartNs)
+			s.EndNs = next.StartNs
+		}
+	}
 
 	stepFile := r.stepTraceFile()
 	seen := map[int]bool{}
@@ -235,6 +252,9 @@ func (r *Rank) timelineFile() string {
 		if b := filepath.Base(f); b == "trace_view.json" || filepath.Ext(b) == ".db" && b != analysisDBName {
 			return f
 		}
+	}
+	if r.Format == FormatKineto && r.Dir != "" {
+		return r.Dir // the trace file itself
 	}
 	return "the timeline"
 }
