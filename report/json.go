@@ -83,6 +83,10 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 			split := []float64{us(o.TransitNs), us(o.WaitNs), us(o.SyncNs), us(o.IdleNs), o.WaitRatio(), o.SyncRatio()}
 			jo.TransitUs, jo.WaitUs, jo.SyncUs, jo.IdleUs, jo.WaitRatio, jo.SyncRatio = &split[0], &split[1], &split[2], &split[3], &split[4], &split[5]
 		}
+		if o.MovingSource != "" {
+			moving := us(o.MovingNs)
+			jo.MovingUs, jo.MovingSource = &moving, &o.MovingSource
+		}
 		for _, t := range o.Transports {
 			bins := make([]contract.SizeBin, 0, len(t.Sizes))
 			for _, b := range t.Sizes {

@@ -84,6 +84,11 @@ func TestDecodeSchema2(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [2]int{2, 3}, [2]int{v2.SchemaVersion, v3.SchemaVersion})
 	v2.SchemaVersion = v3.SchemaVersion
+	// Fields added within schema 3 after schema 2 (an op's moving time and its
+	// source) are not in a schema-2 document.
+	for i := range v3.Communication.Ops {
+		v3.Communication.Ops[i].MovingUs, v3.Communication.Ops[i].MovingSource = nil, nil
+	}
 	assert.Equal(t, v3, v2)
 	r2, err := report.ReadReportRun(bytes.NewReader(mustRead(t, "sample.v2.json")), "r")
 	require.NoError(t, err)

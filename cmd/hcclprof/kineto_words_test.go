@@ -98,3 +98,37 @@ func TestInspectNamesWhatAnalyzeFindsIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// Issue 36 item 7: on the real CANN 8.3 Level2 run the profiler's op-level Transit is
+// 0 while the op's HCCS transport carried 23.6 ms; the diagnosis uses the transport's
+// figure and the JSON showed only transit_us 0. It now gives the figure the analysis
+// uses and where it came from.
+func TestJSONGivesTheMovingTimeTheAnalysisUses(t *testing.T) {
+	out, stderr, code := runCLI(t, "analyze", realdata.Path(t, "megatron-pp2dp2-2of4rank"), "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Communication struct {
+			Ops []struct {
+				Rank         int
+				Name         string
+				TransitUs    *float64 `json:"transit_us"`
+				MovingUs     *float64 `json:"moving_us"`
+				MovingSource *string  `json:"moving_source"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	found := false
+	for _, o := range rep.Communication.Ops {
+		if o.Rank == 0 && o.Name == "hcom_reduceScatter__097_4_1" {
+			found = true
+			require.NotNil(t, o.TransitUs)
+			assert.Equal(t, 0.0, *o.TransitUs, "the profiler's figure, as it wrote it")
+			require.NotNil(t, o.MovingUs)
+			assert.InDelta(t, 23565.6, *o.MovingUs, 0.01)
+			require.NotNil(t, o.MovingSource)
+			assert.Equal(t, "transports", *o.MovingSource)
+		}
+	}
+	assert.True(t, found)
+}

@@ -143,18 +143,26 @@ type Op struct {
 	ElapseUs float64 `json:"elapse_us"`
 	// The op's time split and its ratios are null when its source has none
 	// (source "none": kernel_details.csv rows, NCCL kernels).
-	TransitUs  *float64             `json:"transit_us"`
-	WaitUs     *float64             `json:"wait_us"`
-	SyncUs     *float64             `json:"sync_us"`
-	IdleUs     *float64             `json:"idle_us"`
-	WaitRatio  *float64             `json:"wait_ratio"`
-	SyncRatio  *float64             `json:"sync_ratio"`
-	CrossWait  *float64             `json:"cross_rank_wait_us"` // null when no other profiled rank ran the op
-	Bytes      *int64               `json:"bytes"`              // null when unknown
-	BusBwGBps  *float64             `json:"busbw_gbps"`         // null without bytes, transit or group size
-	Util       *float64             `json:"utilisation"`        // null without a size or the transport's peak
-	Source     string               `json:"source"`
-	Transports map[string]Transport `json:"transports"`
+	TransitUs *float64 `json:"transit_us"`
+	WaitUs    *float64 `json:"wait_us"`
+	SyncUs    *float64 `json:"sync_us"`
+	IdleUs    *float64 `json:"idle_us"`
+	WaitRatio *float64 `json:"wait_ratio"`
+	SyncRatio *float64 `json:"sync_ratio"`
+	// MovingUs is the time the op moved data as the analysis counts it, and
+	// MovingSource where it was read: "transit" (the profiler's Transit), "transports"
+	// (the busiest transport's time, where the profiler's op-level Transit is 0 while
+	// its transports carry times: CANN 8.3 at Level2), "transit+rdma", "transit (RDMA plane)",
+	// "planes" (the union of the HCCL tasks' transfers). Null when nothing moved or
+	// the source has no split.
+	MovingUs     *float64             `json:"moving_us"`
+	MovingSource *string              `json:"moving_source"`
+	CrossWait    *float64             `json:"cross_rank_wait_us"` // null when no other profiled rank ran the op
+	Bytes        *int64               `json:"bytes"`              // null when unknown
+	BusBwGBps    *float64             `json:"busbw_gbps"`         // null without bytes, transit or group size
+	Util         *float64             `json:"utilisation"`        // null without a size or the transport's peak
+	Source       string               `json:"source"`
+	Transports   map[string]Transport `json:"transports"`
 }
 
 // Transport is an op's traffic over one transport (HCCS, RDMA, ...).
