@@ -204,3 +204,10 @@ func conflictProblem(rank int, other string, a, b rankClaim) string {
 		"the job's rank ids are not its global ranks (local ranks, or two jobs mixed), so which rank each is is not known",
 		rank, other, b.worker, time.Duration(d).Round(time.Millisecond))
 }
+
+// untimedClaimProblem is the problem of a rank claimed by two inputs whose names carry
+// no time (or the same one) to tell a re-run from another rank.
+func untimedClaimProblem(rank int, first, second string) string {
+	return fmt.Sprintf("rank %d is claimed by both %s and %s, and neither name carries a time that tells a re-run from another rank: "+
+		"which of the two is rank %d is not known (remove or rename the one that is not)", rank, first, second, rank)
+}

@@ -534,11 +534,25 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 			unranked = append(unranked, ri)
 			continue
 		}
+		np, nr := parseInputName(prev.Dir), parseInputName(ri.Dir)
+		if np.kind == nr.kind && np.ts == nr.ts {
+			// Neither name tells a re-run from another rank (rank1_a and rank1_b, or
+			// the same time in both): keeping one would show the other's figures
+			// as this rank's without a word. Both are read, and both incomplete.
+			if len(prev.conflicts) == 0 {
+				prev.conflicts = append(prev.conflicts, untimedClaimProblem(ri.Rank, prev.Dir, ri.Dir))
+			}
+			prev.claimed = prev.Rank
+			byRank[ri.Rank] = prev
+			ri.conflicts = append(ri.conflicts, untimedClaimProblem(ri.Rank, prev.Dir, ri.Dir))
+			ri.claimed, ri.Rank = ri.Rank, -1
+			unranked = append(unranked, ri)
+			continue
+		}
 		keep, drop := prev, ri
 		why := "older, by the timestamp in its name"
-		np, nr := parseInputName(prev.Dir), parseInputName(ri.Dir)
 		switch {
-		case np.kind != "" && nr.kind != "" && np.kind != nr.kind, nr.ts == np.ts: // a name without a time counts as the oldest
+		case np.kind != "" && nr.kind != "" && np.kind != nr.kind: // a name without a time counts as the oldest
 			why = "not newer by the timestamp in its name; the first found is kept"
 		case nr.ts > np.ts:
 			keep, drop = ri, prev
