@@ -2,6 +2,8 @@ package parser
 
 import (
 	"compress/gzip"
+	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -161,4 +163,81 @@ func TestKinetoDamagedStepMarkers(t *testing.T) {
 		check(t, r, res, "ProfilerStep#5 appears twice")
 		assert.Len(t, res.Ranks[0].Steps, 3)
 	})
+}
+
+// TestRepeatedOpRecords: HCCL op records written twice (trace_view.json events, the
+// db's COMMUNICATION_OP rows, kernel_details.csv lines) were counted twice: 8 ops
+// read as 12, their totals +50-100%, without a word. An exact copy is read once, and
+// a note (a warning) names the file and how many copies were dropped; the figures
+// equal the undamaged profile's.
+func TestRepeatedOpRecords(t *testing.T) {
+	analyse := func(t *testing.T, dir string) (*profile.Cluster, *analysis.Result) {
+		t.Helper()
+		c, err := LoadCluster([]string{dir}, LoadOptions{})
+		require.NoError(t, err)
+		return c, analysis.Analyze(c, analysis.Options{})
+	}
+	same := func(t *testing.T, want, got *analysis.Result, c *profile.Cluster, file string, copies int) {
+		t.Helper()
+		assert.False(t, got.Summary.Incomplete)
+		assert.Equal(t, want.Summary, got.Summary)
+		assert.Equal(t, want.Collectives, got.Collectives)
+		var notes []string
+		for _, r := range c.Ranks {
+			notes = append(notes, r.Notes...)
+		}
+		assert.Contains(t, strings.Join(notes, "\n"), fmt.Sprintf("%s: %d HCCL op record(s) repeat another exactly", file, copies))
+	}
+	t.Run("trace_view.json events", func(t *testing.T) {
+		dir := realCopy(t, "imagenet-2rank-level1")
+		_, want := analyse(t, dir)
+		tv := filepath.Join(dir, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+		editFile(t, tv, func(s string) string {
+			for _, name := range []string{"hcom_allReduce__586_0_1", "hcom_allReduce__586_2_1"} {
+				i := strings.Index(s, `{"name": "`+name+`"`)
+				require.Positive(t, i)
+				j := strings.Index(s[i:], `"ph": "X"}`) + i + len(`"ph": "X"}`)
+				s = s[:j] + ", " + s[i:j] + s[j:]
+			}
+			return s
+		})
+		c, got := analyse(t, dir)
+		same(t, want, got, c, "ASCEND_PROFILER_OUTPUT/trace_view.json", 2)
+	})
+	t.Run("kernel_details.csv lines", func(t *testing.T) {
+		dir := realCopy(t, "imagenet-2rank-level0")
+		_, want := analyse(t, dir)
+		kd := filepath.Join(dir, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+		editFile(t, kd, func(s string) string {
+			var out []string
+			for _, l := range strings.SplitAfter(s, "\n") {
+				out = append(out, l)
+				if strings.Contains(l, "hcom_") {
+					out = append(out, l)
+				}
+			}
+			return strings.Join(out, "")
+		})
+		c, got := analyse(t, dir)
+		same(t, want, got, c, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", 4)
+	})
+	t.Run("COMMUNICATION_OP rows", func(t *testing.T) {
+		dir := realCopy(t, "imagenet-2rank-db")
+		_, want := analyse(t, dir)
+		db := filepath.Join(dir, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_0.db")
+		sqlExec(t, db, `INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, groupName, opId, relay, retry, dataType, algType, count, opType, waitNs)
+			SELECT opName, startNs, endNs, connectionId, groupName, opId + 100000, relay, retry, dataType, algType, count, opType, waitNs FROM COMMUNICATION_OP ORDER BY startNs LIMIT 3`)
+		c, got := analyse(t, dir)
+		same(t, want, got, c, "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db", 3)
+	})
+}
+
+// sqlExec runs a statement on a test's own copy of a db.
+func sqlExec(t *testing.T, path, stmt string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(context.Background(), stmt)
+	require.NoError(t, err, stmt)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // MaxPlausibleNs bounds any duration a profile may hold: a day. A larger one is a
@@ -47,6 +48,8 @@ func (r *Rank) Normalize() {
 		}
 		return true
 	})
+	r.CommOps = r.dropRepeatedOps(r.CommOps, r.opsFile())
+	r.KernelCommOps = r.dropRepeatedOps(r.KernelCommOps, r.kernelOpsFile())
 	bad := 0
 	r.Compute = keepValidItems(r.Compute, func(iv Interval) bool {
 		if BadInterval(iv) {
@@ -123,6 +126,45 @@ func (r *Rank) Normalize() {
 		}
 		return true
 	})
+}
+
+// dropRepeatedOps drops the ops that repeat an earlier one exactly (name, start,
+// duration, group, row, step, size): one op cannot run twice at once on one row, so a
+// copy is a record written twice (a trace's events, a db's rows, a CSV's lines), which
+// counted the op twice in every count and total. The copies are dropped and a note
+// names the file and how many: what remains is the profile as measured.
+func (r *Rank) dropRepeatedOps(ops []CommOp, file string) []CommOp {
+	if len(ops) < 2 {
+		return ops
+	}
+	seen := make(map[CommOp]struct{}, len(ops))
+	n := 0
+	var first CommOp
+	ops = keepValidItems(ops, func(op CommOp) bool {
+		if _, dup := seen[op]; dup {
+			if n++; n == 1 {
+				first = op
+			}
+			return false
+		}
+		seen[op] = struct{}{}
+		return true
+	})
+	if n > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d HCCL op record(s) repeat another exactly (same name, start, duration and row; the first %s at %d ns): read once, the copies dropped",
+			file, n, first.Name, first.StartNs))
+	}
+	return ops
+}
+
+// kernelOpsFile is the file KernelCommOps were read from.
+func (r *Rank) kernelOpsFile() string {
+	for _, f := range r.FilesUsed {
+		if b := filepath.Base(f); b == "kernel_details.csv" || strings.HasPrefix(b, "op_summary") {
+			return f
+		}
+	}
+	return "kernel_details.csv"
 }
 
 // keepValidItems keeps the items ok accepts, in place.
