@@ -24,6 +24,9 @@ func ReadReportRun(r io.Reader, label string) (*compare.Run, error) {
 	if rep.SchemaVersion < 1 || rep.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("%s: schema_version %d, this hcclprof reads 1 to %d", label, rep.SchemaVersion, SchemaVersion)
 	}
+	if err := checkReportFigures(rep); err != nil {
+		return nil, fmt.Errorf("%s: not a report hcclprof can have written: %v", label, err)
+	}
 	ns := func(us float64) int64 { return int64(math.Round(us * 1000)) }
 	run := &compare.Run{Label: label, Ranks: rep.Summary.Ranks, Steps: rep.Summary.Steps, Incomplete: rep.Summary.Incomplete, Warnings: rep.Warnings}
 	for _, rr := range rep.Ranks {
