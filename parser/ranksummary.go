@@ -666,6 +666,18 @@ func sortedByStart(ivs []profile.Interval) bool {
 	return true
 }
 
+// renumbered reports whether a summarised rank was numbered anew when it was read
+// (another input claimed its rank: its problems say so), so that its header's rank
+// and its profiler's rank id differ by design.
+func renumbered(r *profile.Rank) bool {
+	for _, p := range r.Problems {
+		if strings.Contains(p, "is claimed also by") || strings.Contains(p, "is claimed by both") {
+			return true
+		}
+	}
+	return false
+}
+
 // rankSummaryInput is the rank input of a summary file: its rank (and its run's
 // notes) from its header, else from its name (reading it then reports the damage),
 // else unknown.
@@ -698,6 +710,12 @@ func loadRankSummary(ri RankInput) *profile.Rank {
 	if r.Rank != header {
 		// Discovery numbered it from its header; only a file changed in between differs.
 		r.Problems = append(r.Problems, fmt.Sprintf("%s: changed while read (rank %d, then %d)", ri.RankSummary, header, r.Rank))
+	}
+	if id := r.Info.RankID; id >= 0 && id != r.Rank && len(ri.conflicts) == 0 && !renumbered(r) {
+		// The body is another rank's (its profiler said so): a header edited, or two
+		// files spliced. Read as the header's rank, its figures may be another's.
+		r.Problems = append(r.Problems, fmt.Sprintf("%s:2: the header (line 1) says rank %d, but the body is of rank %d (its profiler's rank id, from %s): "+
+			"which rank these figures are is not known", ri.RankSummary, r.Rank, id, r.Dir))
 	}
 	r.Rank = ri.Rank
 	return r
