@@ -1359,48 +1359,99 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 			}
 		}
 	}
+	var ops []profile.Interval
 	for part := range st.ops.all() {
 		for i := range part {
-			if o := &part[i]; o.conn != noConn && isHCCLProcess(procs.of(o.pid)) {
+			o := &part[i]
+			if !isHCCLProcess(procs.of(o.pid)) {
+				continue
+			}
+			if o.conn != noConn {
 				conns[o.conn] = true
+			}
+			if o.op.EndNs > o.op.StartNs {
+				ops = append(ops, o.op.Interval)
 			}
 		}
 	}
-	if len(conns) > 0 {
-		// An op's launch may also touch another stream (an event on the compute
-		// stream it waits for), so a stream is the op's only when most of its tasks
-		// are launches of HCCL ops.
-		// One pass: a big trace's hardware tasks are packed (chunks), and each pass
-		// unpacks them. A run of one stream's tasks is counted at its end.
-		tied, all := map[int64]int{}, map[int64]int{}
-		run, runLen := int64(0), 0
-		for part := range st.hw.all() {
-			for i := range part {
-				h := &part[i]
-				if procs.of(h.pid) != procAscendHardware {
-					continue
+	if len(ops) == 0 && len(conns) == 0 {
+		return streams, conns
+	}
+	within := newIntervalSet(ops)
+	// One pass: a big trace's hardware tasks are packed (chunks), and each pass
+	// unpacks them. A run of one stream's tasks is counted at its end.
+	//
+	// An op's launch may also touch another stream (an event on the compute stream
+	// it waits for), so a stream is the op's only when most of its tasks are
+	// launches of HCCL ops. And a stream every task of which lies inside an HCCL op
+	// is HCCL's side stream: a 2024 torch_npu export named them on no HCCL task row
+	// and typed their tasks "Other", so neither stream nor type said so, and counted
+	// as computation they made Computing 7.6 times the profiler's. A stream that
+	// computes also runs outside the collectives (a step's forward pass at least).
+	tied, all := map[int64]int{}, map[int64]int{}
+	outside := map[int64]bool{}
+	run, runLen, runOutside := int64(0), 0, false
+	for part := range st.hw.all() {
+		for i := range part {
+			h := &part[i]
+			if procs.of(h.pid) != procAscendHardware {
+				continue
+			}
+			if runLen > 0 && h.stream != run {
+				all[run] += runLen
+				if runOutside {
+					outside[run] = true
 				}
-				if runLen > 0 && h.stream != run {
-					all[run] += runLen
-					runLen = 0
-				}
-				run = h.stream
-				runLen++
-				if h.conn != noConn && conns[h.conn] {
-					tied[h.stream]++
-				}
+				runLen, runOutside = 0, false
+			}
+			run = h.stream
+			runLen++
+			if h.conn != noConn && conns[h.conn] {
+				tied[h.stream]++
+			}
+			if !runOutside && !within.holds(h.iv) {
+				runOutside = true
 			}
 		}
-		if runLen > 0 {
-			all[run] += runLen
+	}
+	if runLen > 0 {
+		all[run] += runLen
+		if runOutside {
+			outside[run] = true
 		}
-		for s, n := range tied {
-			if 2*n > all[s] {
-				streams[s] = true
-			}
+	}
+	for s, n := range all {
+		if 2*tied[s] > n || !outside[s] {
+			streams[s] = true
 		}
 	}
 	return streams, conns
+}
+
+// intervalSet is a union of intervals, merged and sorted, to ask whether an
+// interval lies inside one of them.
+type intervalSet []profile.Interval
+
+func newIntervalSet(ivs []profile.Interval) intervalSet {
+	if len(ivs) == 0 {
+		return nil
+	}
+	slices.SortFunc(ivs, func(a, b profile.Interval) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	merged := ivs[:1]
+	for _, iv := range ivs[1:] {
+		if last := &merged[len(merged)-1]; iv.StartNs <= last.EndNs {
+			last.EndNs = max(last.EndNs, iv.EndNs)
+		} else {
+			merged = append(merged, iv)
+		}
+	}
+	return merged
+}
+
+// holds reports whether iv lies inside one of the set's intervals.
+func (s intervalSet) holds(iv profile.Interval) bool {
+	i := sort.Search(len(s), func(i int) bool { return s[i].EndNs >= iv.EndNs })
+	return i < len(s) && s[i].StartNs <= iv.StartNs
 }
 
 // unnamedProcessEvents says how many device events (hardware tasks, HCCL ops and
