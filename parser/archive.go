@@ -152,6 +152,9 @@ type archiveMember struct {
 	zf       *zip.File
 	db       bool // opened seekable in memory (SQLite reads at random)
 	linkTo   string
+	// special is the type of a member that is no file (a device, a FIFO, a socket):
+	// listed as what it is, and refused when opened, as on disk.
+	special fs.FileMode
 }
 
 // OpenArchive opens an archive, checking it against limits (zero fields default).
@@ -281,6 +284,9 @@ func (a *Archive) readZip(f *os.File, size int64) error {
 			a.add(&archiveMember{name: name, linkTo: path.Join(path.Dir(name), target)})
 			continue
 		case !mode.IsRegular():
+			if t := mode.Type() &^ fs.ModeDir; t != 0 {
+				a.add(&archiveMember{name: name, special: t, modTime: zf.Modified})
+			}
 			continue
 		}
 		un, packed := zf.UncompressedSize64, zf.CompressedSize64
@@ -353,7 +359,13 @@ func (a *Archive) readTar(r io.Reader, cr *countingReader) error {
 			a.add(&archiveMember{name: name, linkTo: target})
 			continue
 		case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
-		default: // devices, FIFOs: nothing to read
+		case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
+			// Nothing to read, but listed: where hcclprof reads a file, the member is
+			// refused as on disk ("not a regular file"), not silently absent.
+			kind := map[byte]fs.FileMode{tar.TypeChar: fs.ModeDevice | fs.ModeCharDevice, tar.TypeBlock: fs.ModeDevice, tar.TypeFifo: fs.ModeNamedPipe}[hdr.Typeflag]
+			a.add(&archiveMember{name: name, special: kind, modTime: hdr.ModTime})
+			continue
+		default: // extended headers and the like: no entry
 			continue
 		}
 		m := &archiveMember{name: name, size: hdr.Size, modTime: hdr.ModTime, kept: archiveKeeps(name)}
@@ -487,6 +499,8 @@ func (a *Archive) Open(name string) (fs.File, error) {
 	switch {
 	case m.dir:
 		return &archiveDir{m: m, a: a}, nil
+	case m.special != 0:
+		return nil, fmt.Errorf("%s: not a regular file (%s)", a.display(name), fileKind(m.special))
 	case !m.kept:
 		return nil, &fs.PathError{Op: "open", Path: a.display(name), Err: errNotKept}
 	case m.data != nil || m.zf == nil:
@@ -544,7 +558,7 @@ func (i memberInfo) Mode() fs.FileMode {
 	if i.m.dir {
 		return fs.ModeDir | 0o555
 	}
-	return 0o444
+	return i.m.special | 0o444
 }
 
 // archiveFile is an open member: in memory (seekable), or streamed from a zip.

@@ -129,7 +129,35 @@ func OpenKineto(path string) (*profile.Rank, error) {
 			se.Msg += " (offsets count bytes of the decompressed JSON)"
 		}
 	}
+	if err == nil && gz {
+		err = gzipRest(rd, path)
+	}
 	return rank, err
+}
+
+// gzipRest reads a gzip stream to its end once its JSON is read: gzip checks its CRC
+// and length only there, and bytes after the compressed data (another member, or
+// garbage) are met only there. A mismatch means the JSON read may not be what was
+// written, so it is an error naming the file.
+func gzipRest(rd io.Reader, path string) error {
+	br := bufio.NewReader(rd)
+	var extra int64
+	for {
+		b, err := br.ReadByte()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return errAtOffset(path, -1, "gzip: %v: the file is damaged, so what was read of it may be wrong", err)
+		}
+		if b != ' ' && b != '\n' && b != '\r' && b != '\t' {
+			extra++
+		}
+	}
+	if extra > 0 {
+		return errAtOffset(path, -1, "gzip: %d bytes of data after the trace's JSON", extra)
+	}
+	return nil
 }
 
 // openMaybeGzip opens path, decompressing it as it is read when it starts with the

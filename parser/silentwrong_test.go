@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"database/sql"
@@ -8,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -240,4 +243,90 @@ func sqlExec(t *testing.T, path, stmt string) {
 	defer db.Close()
 	_, err = db.ExecContext(context.Background(), stmt)
 	require.NoError(t, err, stmt)
+}
+
+// TestArchiveSpecialMember: a character device (or FIFO) where a tar archive holds a
+// file hcclprof reads was silently absent, while on disk the same is exit 3. It is
+// now refused as on disk: the rank is incomplete, naming the member.
+func TestArchiveSpecialMember(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level0")
+	for _, tc := range []struct {
+		name string
+		flag byte
+		kind string
+	}{
+		{"character device", tar.TypeChar, "a device"},
+		{"block device", tar.TypeBlock, "a device"},
+		{"FIFO", tar.TypeFifo, "a FIFO"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const special = "run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv"
+			arc := filepath.Join(t.TempDir(), "run.tar")
+			f, err := os.Create(arc)
+			require.NoError(t, err)
+			tw := tar.NewWriter(f)
+			require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+				require.NoError(t, err)
+				rel, _ := filepath.Rel(src, p)
+				name := filepath.ToSlash(filepath.Join("run", rel))
+				switch {
+				case d.IsDir():
+					return tw.WriteHeader(&tar.Header{Name: name + "/", Typeflag: tar.TypeDir, Mode: 0o755})
+				case name == special:
+					return tw.WriteHeader(&tar.Header{Name: name, Typeflag: tc.flag, Mode: 0o644, Devmajor: 1, Devminor: 3})
+				}
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(b))}))
+				_, err = tw.Write(b)
+				return err
+			}))
+			require.NoError(t, tw.Close())
+			require.NoError(t, f.Close())
+
+			c, err := LoadCluster([]string{arc}, LoadOptions{})
+			require.NoError(t, err)
+			r0, r1 := rankNumbered(t, c, 0), rankNumbered(t, c, 1)
+			assert.Empty(t, r1.Problems)
+			assert.Contains(t, strings.Join(r0.Problems, "\n"), arc+"!/"+special+": not a regular file ("+tc.kind+")")
+			assert.True(t, analysis.Analyze(c, analysis.Options{}).Summary.Incomplete)
+		})
+	}
+}
+
+// TestKinetoGzipDamage: a Kineto .json.gz whose CRC does not match, or with bytes
+// after its compressed data, was read with exit 0 (gzip checks both only at its end,
+// which the reader never reached once the JSON was read). Both now make the rank
+// incomplete, naming the file.
+func TestKinetoGzipDamage(t *testing.T) {
+	p := realdata.Path(t, "kineto-nccl-a100-2gpu", "nccl_data.json.gz")
+	gz, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var extra bytes.Buffer
+	zw := gzip.NewWriter(&extra)
+	_, _ = zw.Write([]byte(`{"traceEvents": []}`))
+	require.NoError(t, zw.Close())
+	for _, tc := range []struct {
+		name string
+		edit func([]byte) []byte
+		want string
+	}{
+		{"CRC mismatch", func(b []byte) []byte { b[len(b)-8] ^= 0xff; return b }, "gzip: gzip: invalid checksum"},
+		{"length mismatch", func(b []byte) []byte { b[len(b)-1] ^= 0x01; return b }, "gzip: gzip: invalid checksum"},
+		{"garbage after the data", func(b []byte) []byte { return append(b, "garbage!"...) }, "gzip: unexpected EOF: the file is damaged"},
+		{"a second member", func(b []byte) []byte { return append(b, extra.Bytes()...) }, "gzip: 18 bytes of data after the trace's JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rank0.pt.trace.json.gz")
+			require.NoError(t, os.WriteFile(path, tc.edit(slices.Clone(gz)), 0o644))
+			c, err := LoadCluster([]string{path}, LoadOptions{})
+			require.NoError(t, err)
+			require.Len(t, c.Ranks, 1)
+			assert.Contains(t, strings.Join(c.Ranks[0].Problems, "\n"), path+": "+tc.want)
+		})
+	}
+	// The undamaged file reads whole.
+	c, err := LoadCluster([]string{p}, LoadOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, c.Ranks[0].Problems)
 }
