@@ -251,9 +251,13 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 			return err
 		})
 	}
+	emptyComm := ""
 	if p, ok := files["communication.json"]; ok {
 		open(p, func(rd io.Reader, name string) (err error) {
 			r.CommStats, err = ParseCommunicationJSON(rd, name)
+			if err == nil && len(r.CommStats) == 0 {
+				emptyComm = rel(p)
+			}
 			return err
 		})
 	}
@@ -296,6 +300,14 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 				}
 			}
 		}
+	}
+	if emptyComm != "" && (len(r.CommOps) > 0 || len(r.KernelCommOps) > 0) {
+		// communication.json of no op ({}) beside a rank's HCCL ops: the file lost its
+		// content, and with it the ops' groups (their hashes) and per-op figures.
+		// Its ops would be put in a group named after the id in their names, which
+		// no rank shares.
+		problem("%s holds no communication op, but the rank ran %d HCCL op(s): its communication data (the ops' groups, their transit and wait) is missing",
+			emptyComm, max(len(r.CommOps), len(r.KernelCommOps)))
 	}
 	attachGroupHashes(r)
 	sort.Strings(r.FilesUsed)

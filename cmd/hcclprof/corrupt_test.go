@@ -360,9 +360,10 @@ func corruptCases() []corruptCase {
 				writeFile(t, p, b[:bytes.IndexByte(b, '\n')+1])
 			}},
 		{name: "communication.json empty file", base: text, mutate: empty(commRel), code: 3, reason: "communication.json"},
-		// The profiler writes {} for a rank without communication analysis; the ops come
-		// from the timeline.
-		{name: "communication.json {}", base: text, code: 0,
+		// {} beside a timeline with HCCL ops: the ops' groups (their hashes) and per-op
+		// figures are missing, and the ops would be put in a group named after the id
+		// in their names, which no rank shares; the rank is incomplete.
+		{name: "communication.json {}", base: text, code: 3, reason: "communication.json holds no communication op",
 			mutate: func(t *testing.T, run string) { writeFile(t, rankFile(t, run, commRel), []byte("{}")) }},
 		{name: "header-only CSV cluster", base: text, code: 2, reason: "no step",
 			mutate: func(t *testing.T, run string) {
