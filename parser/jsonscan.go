@@ -54,7 +54,11 @@ func newJSONStream(r io.Reader) *jsonStream {
 // newMappedStream reads a mapped file (mapFile): the whole file is the buffer, so it
 // is never filled, copied into or recycled.
 func newMappedStream(data []byte) *jsonStream {
-	return &jsonStream{buf: data, end: len(data), eof: true}
+	s := &jsonStream{buf: data, end: len(data), eof: true}
+	if bytes.HasPrefix(data, bomUTF8) {
+		s.pos = len(bomUTF8) // as the CSV reader and jsontree skip it
+	}
+	return s
 }
 
 // streamBufs recycles the streams' buffers: a cluster is thousands of small files,
@@ -120,6 +124,12 @@ func (s *jsonStream) fill(keep int) bool {
 			return n > 0
 		}
 		if n > 0 {
+			// A UTF-8 byte-order mark before the document (an editor's, or a Windows
+			// tool's) is skipped, as the CSV reader and jsontree skip it; offsets
+			// still count it.
+			if s.base == 0 && s.pos == 0 && bytes.HasPrefix(s.buf[:s.end], bomUTF8) {
+				s.pos = len(bomUTF8)
+			}
 			return true
 		}
 	}

@@ -330,3 +330,53 @@ func TestKinetoGzipDamage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, c.Ranks[0].Problems)
 }
+
+// TestJSONByteOrderMark: a UTF-8 byte-order mark was accepted before a CSV but made a
+// JSON trace unreadable (exit 3) and a Kineto trace unrecognised (exit 2). It is
+// skipped in every JSON file too: the rank reads as without it.
+func TestJSONByteOrderMark(t *testing.T) {
+	bom := func(t *testing.T, path string) {
+		t.Helper()
+		editFile(t, path, func(s string) string { return "\ufeff" + s })
+	}
+	t.Run("torch_npu text export", func(t *testing.T) {
+		dir := realCopy(t, "imagenet-2rank-level1")
+		want, err := LoadCluster([]string{dir}, LoadOptions{})
+		require.NoError(t, err)
+		r0 := filepath.Join(dir, "rank0_ascend_pt")
+		for _, f := range []string{"ASCEND_PROFILER_OUTPUT/trace_view.json", "ASCEND_PROFILER_OUTPUT/communication.json",
+			"ASCEND_PROFILER_OUTPUT/communication_matrix.json", "profiler_info_0.json", "profiler_metadata.json"} {
+			bom(t, filepath.Join(r0, f))
+		}
+		got, err := LoadCluster([]string{dir}, LoadOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, rankNumbered(t, got, 0).Problems)
+		assert.Equal(t, analysis.Analyze(want, analysis.Options{}).Summary, analysis.Analyze(got, analysis.Options{}).Summary)
+	})
+	t.Run("Kineto trace", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "rank0.pt.trace.json")
+		require.NoError(t, os.WriteFile(p, []byte("\ufeff"+kinetoRealText(t)), 0o644))
+		c, err := LoadCluster([]string{p}, LoadOptions{})
+		require.NoError(t, err)
+		require.Len(t, c.Ranks, 1)
+		assert.Empty(t, c.Ranks[0].Problems)
+		assert.Len(t, c.Ranks[0].Steps, 3)
+	})
+	t.Run("msprof timeline", func(t *testing.T) {
+		src := realdata.Path(t, "msprof-mindspore-alexnet")
+		dir := filepath.Join(t.TempDir(), "alexnet")
+		msprofCopyTree(t, src, dir)
+		want, err := LoadCluster([]string{dir}, LoadOptions{})
+		require.NoError(t, err)
+		tls, err := filepath.Glob(filepath.Join(dir, "PROF_*", "device_0", "timeline", "msprof_0_2_*.json"))
+		require.NoError(t, err)
+		require.NotEmpty(t, tls)
+		for _, tl := range tls {
+			bom(t, tl)
+		}
+		got, err := LoadCluster([]string{dir}, LoadOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, want.Ranks[0].Problems, got.Ranks[0].Problems)
+		assert.Equal(t, analysis.Analyze(want, analysis.Options{}).Summary, analysis.Analyze(got, analysis.Options{}).Summary)
+	})
+}
