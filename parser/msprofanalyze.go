@@ -28,7 +28,7 @@ import (
 // pipeline stage; cluster_communication.json's nesting {rank set: {step key:
 // {"op@group": {global rank: the rank's own communication.json entry}}}} with p2p
 // and collective ops of a step merged and a recomputed "Total Op Info@group" per
-// rank; cluster_communication_matrix.json's {rank set: {step key: {"op@group":
+// rank (a bare "Total Op Info" per rank set before September 2025), never an op; cluster_communication_matrix.json's {rank set: {step key: {"op@group":
 // {"src-dst": link}}}} whose links are summed over ranks and renamed from group-local
 // to global ranks; communication_group.json's comm_group_parallel_info records (type,
 // rank_set, group_name = the @hash, group_id = the raw HCCL name or "", pg_name);
@@ -99,8 +99,13 @@ type summaryStepRow struct {
 // summaryOp is one op (or one per-group total) of one rank in
 // cluster_communication.json.
 type summaryOp struct {
-	Rank  int
-	Total bool // a "Total Op Info" entry: the rank's sums over the group in the step
+	Rank int
+	// Total marks a "Total Op Info" entry: the rank's sums over its ops of the group
+	// ("Total Op Info@group", msprof-analyze since September 2025) or of the rank set
+	// (a bare "Total Op Info", and group_name "" in the db, before) in the step. It is
+	// never an op: only a cross-check of the ops' sum (checkClusterTotals).
+	Total bool
+	Set   string // the rank-set key it was under ("" when the db has no rank_set)
 	Op    profile.CommOpStats
 }
 
@@ -270,7 +275,7 @@ func parseClusterCommJSON(r io.Reader, file string, p *summaryParts) error {
 		if !total {
 			p.addSetGroup(group, set, clusterCommJSON)
 		}
-		p.ops = append(p.ops, summaryOp{Rank: rank, Total: total, Op: op})
+		p.ops = append(p.ops, summaryOp{Rank: rank, Total: total, Set: setKey, Op: op})
 		return nil
 	})
 }
@@ -456,33 +461,15 @@ func (cs *ClusterSummary) assemble(p *summaryParts) {
 		pr := rank(s.Rank)
 		pr.StepTrace = append(pr.StepTrace, s.Row)
 	}
-	// Per-op entries when the rank has them for a (step, group); its per-group total
-	// otherwise, as an entry named "Total Op Info".
-	type opKey struct {
-		rank, step int
-		group      string
-	}
-	hasOps := map[opKey]bool{}
+	// Ops only: a "Total Op Info" entry sums ops already here (counted, it doubled
+	// every collective's total), and checks their sum.
 	for _, o := range p.ops {
 		if !o.Total {
-			hasOps[opKey{o.Rank, o.Op.Step, o.Op.Group}] = true
+			pr := rank(o.Rank)
+			pr.CommStats = append(pr.CommStats, o.Op)
 		}
 	}
-	totalsUsed := map[int]bool{}
-	for _, o := range p.ops {
-		if o.Total {
-			if hasOps[opKey{o.Rank, o.Op.Step, o.Op.Group}] {
-				continue
-			}
-			totalsUsed[o.Rank] = true
-		}
-		pr := rank(o.Rank)
-		pr.CommStats = append(pr.CommStats, o.Op)
-	}
-	for r := range totalsUsed {
-		pr := rank(r)
-		pr.Problems = append(pr.Problems, "msprof-analyze's communication summary gives only per-group totals (\"Total Op Info\") for some steps of this rank, not its ops")
-	}
+	checkClusterTotals(p.ops, rank)
 	unmapped := map[int]int{}
 	for _, l := range p.links {
 		g, ok := groups[l.Link.Group]
@@ -523,6 +510,85 @@ func (cs *ClusterSummary) assemble(p *summaryParts) {
 		sortCommStats(pr.CommStats)
 		sortMatrixLinks(pr.CommMatrix)
 	}
+}
+
+// checkClusterTotals holds each "Total Op Info" entry against the sum of the ops it
+// covers: the rank's ops of the step under the same rank set, of its group when the
+// key names one (a set "" covers every set). A total with none of its ops is a
+// problem (those ops are missing, and a total is not counted in their place); a sum
+// that differs is a note, as the ops are what is counted.
+func checkClusterTotals(ops []summaryOp, rank func(int) *profile.Rank) {
+	type rankStep struct{ rank, step int }
+	byRankStep := map[rankStep][]int{}
+	for i, o := range ops {
+		if !o.Total {
+			k := rankStep{o.Rank, o.Op.Step}
+			byRankStep[k] = append(byRankStep[k], i)
+		}
+	}
+	type finding struct{ missing, differ []string }
+	found := map[int]*finding{}
+	for _, t := range ops {
+		if !t.Total {
+			continue
+		}
+		var sum int64
+		n := 0
+		for _, i := range byRankStep[rankStep{t.Rank, t.Op.Step}] {
+			o := ops[i]
+			if (t.Set == "" || o.Set == t.Set) && (t.Op.Group == "" || o.Op.Group == t.Op.Group) {
+				sum += o.Op.ElapseNs
+				n++
+			}
+		}
+		f := found[t.Rank]
+		if f == nil {
+			f = &finding{}
+			found[t.Rank] = f
+		}
+		where := totalWhere(t)
+		// Each op's figure is rounded to the ns apart: allow 1 µs per op.
+		if n == 0 {
+			f.missing = append(f.missing, fmt.Sprintf("%s (%s ms)", where, fmtMs(t.Op.ElapseNs)))
+		} else if d := sum - t.Op.ElapseNs; d > int64(n+1)*1000 || -d > int64(n+1)*1000 {
+			f.differ = append(f.differ, fmt.Sprintf("%s: total %s ms, its %d ops %s ms", where, fmtMs(t.Op.ElapseNs), n, fmtMs(sum)))
+		}
+	}
+	for r, f := range found {
+		pr := rank(r)
+		if len(f.missing) > 0 {
+			pr.Problems = append(pr.Problems, fmt.Sprintf("msprof-analyze's communication summary gives only a total (\"Total Op Info\"), not the ops, for %s: those ops are not counted", limitList(f.missing)))
+		}
+		if len(f.differ) > 0 {
+			pr.Notes = append(pr.Notes, fmt.Sprintf("msprof-analyze's communication summary disagrees with itself: its \"Total Op Info\" is not the sum of the rank's ops for %s; the ops are counted", limitList(f.differ)))
+		}
+	}
+}
+
+// totalWhere names what a "Total Op Info" entry sums: "step 40, group …123456".
+func totalWhere(t summaryOp) string {
+	w := "step " + strconv.Itoa(t.Op.Step)
+	switch {
+	case t.Op.Group != "":
+		w += ", group …" + t.Op.Group[max(0, len(t.Op.Group)-6):]
+	case t.Set != "":
+		w += ", rank set " + t.Set
+	}
+	if t.Op.P2P {
+		w += " (p2p)"
+	}
+	return w
+}
+
+func fmtMs(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
+
+// limitList joins the first three items and counts the rest.
+func limitList(items []string) string {
+	sort.Strings(items)
+	if len(items) <= 3 {
+		return strings.Join(items, "; ")
+	}
+	return strings.Join(items[:3], "; ") + fmt.Sprintf(" (and %d more)", len(items)-3)
 }
 
 // sortCommStats orders ops as ParseCommunicationJSON does.
@@ -703,7 +769,7 @@ func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
 			p.addSetGroup(op.Group, set, clusterAnalysisDBName)
 		}
 		index[key{rank, op.Step, op.Name, op.Group}] = len(p.ops)
-		p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(op.Name), Op: op})
+		p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(op.Name), Set: strings.TrimSpace(t.text("rank_set")), Op: op})
 	}
 	name = d.firstTable(clusterDBBandwidthTables)
 	if name == "" {
@@ -734,7 +800,7 @@ func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
 		if !found {
 			i = len(p.ops)
 			index[key{rank, k.Step, k.Name, k.Group}] = i
-			p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(k.Name), Op: k})
+			p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(k.Name), Set: strings.TrimSpace(b.text("rank_set")), Op: k})
 		}
 		if err := addBandwidthRow(&p.ops[i].Op, b.text("band_type"), b); err != nil {
 			return err

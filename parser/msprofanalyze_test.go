@@ -376,3 +376,104 @@ func TestMsprofAnalyzeSingleFile(t *testing.T) {
 		assert.Equal(t, []string{"cluster_step_trace_time.csv"}, c.Ranks[i].FilesUsed)
 	}
 }
+
+// TestMsprofAnalyzeTotalsNotOps: msprof-analyze writes a "Total Op Info" per rank
+// set, step and rank beside the ops it sums: keyed "Total Op Info@group" since
+// September 2025, a bare "Total Op Info" (group_name ” in cluster_analysis.db)
+// before. Neither is an op: the ranks' ops are their own files', without a problem
+// or a note. A total that is not its ops' sum is named in a note, and the ops
+// counted.
+func TestMsprofAnalyzeTotalsNotOps(t *testing.T) {
+	cluster := writeTextCluster(t)
+	ranks := readGenRanks(t, cluster)
+	raw := make([]*profile.Rank, len(ranks))
+	for i, g := range ranks {
+		raw[i] = rawRank(t, g.dir)
+	}
+	// rekey renames the totals of cluster_communication.json and scales the first.
+	rekey := func(t *testing.T, out string, bare bool, scale float64) {
+		path := filepath.Join(out, "cluster_communication.json")
+		var comm map[string]map[string]map[string]map[string]map[string]map[string]any
+		readJSON(t, path, &comm)
+		scaled := false
+		for _, steps := range comm {
+			for _, ops := range steps {
+				for op, byRank := range ops {
+					if !strings.HasPrefix(op, "Total Op Info") {
+						continue
+					}
+					if bare {
+						delete(ops, op)
+						ops["Total Op Info"] = byRank
+					}
+					if scale != 1 && !scaled {
+						for _, info := range byRank {
+							ti := info["Communication Time Info"]
+							f, err := ti["Elapse Time(ms)"].(json.Number).Float64()
+							require.NoError(t, err)
+							ti["Elapse Time(ms)"] = f * scale
+							scaled = true
+							break
+						}
+					}
+				}
+			}
+		}
+		writeJSONFile(t, path, comm)
+	}
+	// dbTotals adds msprof-analyze's total rows to cluster_analysis.db.
+	dbTotals := func(t *testing.T, out string, group string) {
+		execDB(t, filepath.Join(out, "cluster_analysis.db"),
+			`INSERT INTO ClusterCommunicationTime SELECT step, rank_id, 'Total Op Info', `+group+`, 0, sum(elapsed_time), sum(transit_time), sum(wait_time), sum(synchronization_time), sum(idle_time), 0, 0 FROM ClusterCommunicationTime GROUP BY step, rank_id, group_name`,
+			`INSERT INTO ClusterCommunicationBandwidth SELECT step, rank_id, 'Total Op Info', `+group+`, band_type, sum(transit_size), sum(transit_time), 0, 0, package_size, sum(count), sum(total_duration) FROM ClusterCommunicationBandwidth GROUP BY step, rank_id, group_name, band_type, package_size`)
+	}
+	for _, tc := range []struct {
+		name  string
+		write func(t *testing.T, out string)
+		note  bool
+	}{
+		{"text, Total Op Info@group", func(t *testing.T, out string) { writeMsprofAnalyzeText(t, ranks, out) }, false},
+		{"text, bare Total Op Info", func(t *testing.T, out string) {
+			writeMsprofAnalyzeText(t, ranks, out)
+			rekey(t, out, true, 1)
+		}, false},
+		{"db, group_name the group", func(t *testing.T, out string) {
+			writeMsprofAnalyzeDB(t, ranks, out)
+			dbTotals(t, out, "group_name")
+		}, false},
+		{"db, group_name empty", func(t *testing.T, out string) {
+			writeMsprofAnalyzeDB(t, ranks, out)
+			dbTotals(t, out, "''")
+		}, false},
+		{"text, a total off its ops", func(t *testing.T, out string) {
+			writeMsprofAnalyzeText(t, ranks, out)
+			rekey(t, out, true, 2)
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "cluster_analysis_output")
+			tc.write(t, out)
+			c, err := parser.LoadCluster([]string{filepath.Dir(out)}, parser.LoadOptions{Workers: 1})
+			require.NoError(t, err)
+			require.Len(t, c.Ranks, len(ranks))
+			notes := 0
+			for i, got := range c.Ranks {
+				for _, op := range got.CommStats {
+					assert.NotContains(t, op.Name, "Total", "rank %d", got.Rank)
+				}
+				requireSameSummaries(t, raw[i], got, false)
+				for _, n := range got.Notes {
+					if strings.Contains(n, "Total Op Info") {
+						notes++
+						assert.Contains(t, n, "is not the sum of the rank's ops for step")
+					}
+				}
+			}
+			if tc.note {
+				assert.Equal(t, 1, notes, "one rank's total is off")
+			} else {
+				assert.Zero(t, notes)
+			}
+		})
+	}
+}
