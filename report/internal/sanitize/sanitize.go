@@ -16,7 +16,10 @@ import (
 // vertical tab, form feed, NEL, the Unicode line and paragraph separators) become a
 // space, so a name reads as before and cannot start a line; every other control
 // character (C0, DEL, C1) and every byte that is not part of valid UTF-8 becomes
-// U+FFFD, one per byte, as encoding/json does with invalid bytes.
+// U+FFFD, one per byte, as encoding/json does with invalid bytes. So do the Unicode
+// bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to
+// U+2069): kept, U+202E in an op name reversed the text after it on a terminal or
+// web page, so a printed line could read other than what it holds.
 func String(s string) string {
 	if clean(s) {
 		return s
@@ -54,7 +57,13 @@ func isBreak(r rune) bool {
 }
 
 func unsafeRune(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\u2028' || r == '\u2029'
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\u2028' || r == '\u2029' || bidiControl(r)
+}
+
+// bidiControl reports whether r is one of Unicode's bidirectional formatting
+// characters (embeddings, overrides, isolates and the directional marks).
+func bidiControl(r rune) bool {
+	return r == '\u061c' || r == '\u200e' || r == '\u200f' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
 }
 
 // clean is the fast path: most names are printable ASCII.
