@@ -380,3 +380,32 @@ func TestJSONByteOrderMark(t *testing.T) {
 		assert.Equal(t, analysis.Analyze(want, analysis.Options{}).Summary, analysis.Analyze(got, analysis.Options{}).Summary)
 	})
 }
+
+// TestNothingFoundSaysWhatWasSeen: "no profiler output found" listed what hcclprof
+// looks for but not what it saw, so a wrong directory and an unrecognised profile read
+// alike. It now says, per argument, whether it is empty, a file, or what the tree
+// holds.
+func TestNothingFoundSaysWhatWasSeen(t *testing.T) {
+	dir := realCopy(t, "imagenet-2rank-level0")
+	for _, r := range []string{"rank0_ascend_pt", "rank1_ascend_pt"} {
+		n := r[len("rank")]
+		require.NoError(t, os.Remove(filepath.Join(dir, r, "profiler_info_"+string(n)+".json")))
+		require.NoError(t, os.Rename(filepath.Join(dir, r, "ASCEND_PROFILER_OUTPUT"), filepath.Join(dir, r, "output")))
+	}
+	_, err := LoadCluster([]string{dir}, LoadOptions{})
+	require.ErrorIs(t, err, ErrNothingFound)
+	sep := string(filepath.Separator)
+	assert.Contains(t, err.Error(), "; seen: "+dir+" holds 4 files and 4 directories (rank0_ascend_pt"+sep+", rank1_ascend_pt"+sep+", ")
+	assert.Contains(t, err.Error(), "rank0_ascend_pt"+sep+"output"+sep+"kernel_details.csv")
+
+	empty := t.TempDir()
+	_, err = LoadCluster([]string{empty}, LoadOptions{})
+	require.ErrorIs(t, err, ErrNothingFound)
+	assert.Contains(t, err.Error(), "; seen: "+empty+" is empty")
+
+	notKineto := filepath.Join(t.TempDir(), "trace.json")
+	require.NoError(t, os.WriteFile(notKineto, []byte(`{"traceEvents": []}`), 0o644))
+	_, err = LoadCluster([]string{notKineto}, LoadOptions{})
+	require.ErrorIs(t, err, ErrNothingFound)
+	assert.Contains(t, err.Error(), "; seen: "+notKineto+" is a file of 19 bytes that is not a Kineto trace")
+}

@@ -1,0 +1,85 @@
+package parser
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// maxSeenNames bounds how many names seenIn lists per argument.
+const maxSeenNames = 8
+
+// seenIn says what the arguments hold, for "no profiler output found": that message
+// listed only what hcclprof looks for, and a user could not tell a wrong directory
+// from a profile it failed to recognise. It names, per argument, whether it is empty,
+// a file (its size), or a tree (how many files and directories, and the first few
+// names, shallowest first); at most maxForeignEntries entries are looked at.
+func seenIn(args []string) string {
+	var parts []string
+	for _, arg := range args {
+		st, err := os.Stat(arg)
+		switch {
+		case err != nil:
+			parts = append(parts, fmt.Sprintf("%s: %v", arg, err))
+			continue
+		case !st.IsDir():
+			what := fmt.Sprintf("%s is a file of %d bytes", arg, st.Size())
+			if strings.HasSuffix(strings.ToLower(arg), ".json") || strings.HasSuffix(strings.ToLower(arg), ".json.gz") {
+				what += " that is not a Kineto trace (no \"schemaVersion\" before \"traceEvents\"), nor a timeline named as one"
+			}
+			parts = append(parts, what)
+			continue
+		}
+		root := filepath.Clean(arg) + string(filepath.Separator)
+		rootDepth := strings.Count(filepath.Clean(arg), string(filepath.Separator))
+		type seen struct {
+			rel   string
+			depth int
+			dir   bool
+		}
+		var all []seen
+		files, dirs, entries := 0, 0, 0
+		_ = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+			if err != nil || path == root {
+				return nil
+			}
+			if entries++; entries > maxForeignEntries {
+				return filepath.SkipAll
+			}
+			depth := strings.Count(path, string(filepath.Separator)) - rootDepth
+			rel, _ := filepath.Rel(root, path)
+			if e.IsDir() {
+				dirs++
+				all = append(all, seen{rel + string(filepath.Separator), depth, true})
+				if depth > maxWalkDepth {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			files++
+			all = append(all, seen{rel, depth, false})
+			return nil
+		})
+		if files+dirs == 0 {
+			parts = append(parts, arg+" is empty")
+			continue
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].depth < all[j].depth })
+		var names []string
+		for _, s := range all[:min(len(all), maxSeenNames)] {
+			names = append(names, s.rel)
+		}
+		if len(all) > maxSeenNames {
+			names = append(names, "...")
+		}
+		count := fmt.Sprintf("%d files and %d directories", files, dirs)
+		if entries > maxForeignEntries {
+			count = "more than " + count
+		}
+		parts = append(parts, fmt.Sprintf("%s holds %s (%s), none of them one of these", arg, count, strings.Join(names, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
