@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hcclprof/hcclprof/profile"
@@ -259,10 +260,15 @@ func stepTraceRowOf(t *dbTable) (profile.StepTraceRow, error) {
 			return row, err
 		}
 		*c.dst = usFigureToNs(v)
+		noteOutOfRange(&row.OutOfRange, c.col, *c.dst, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	opt := func(col string) (int64, bool, error) {
 		v, has, err := t.float(col)
-		return usFigureToNs(v), has, err
+		ns := usFigureToNs(v)
+		if has && err == nil {
+			noteOutOfRange(&row.OutOfRange, col, ns, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		return ns, has, err
 	}
 	var has bool
 	if row.OverlappedNs, has, err = opt(sttOverlapped); err != nil {

@@ -175,6 +175,13 @@ func unpackStepTrace(rows []summaryStepTraceRow) []profile.StepTraceRow {
 			FreeNs: usFigureToNs(r.FreeUs), StageNs: usFigureToNs(r.StageUs), BubbleNs: usFigureToNs(r.BubbleUs),
 			CommNotOverlappedExclRecvNs: usFigureToNs(r.CommNotOverlappedExclRecvUs), PreparingNs: usFigureToNs(r.PreparingUs),
 			HasPreparing: r.HasPreparing}
+		for _, f := range []struct {
+			name string
+			us   float64
+		}{{"Computing", r.ComputingUs}, {"Communication(Not Overlapped)", r.CommNotOverlappedUs}, {"Overlapped", r.OverlappedUs},
+			{"Communication", r.CommunicationUs}, {"Free", r.FreeUs}, {"Stage", r.StageUs}, {"Bubble", r.BubbleUs}, {"Preparing", r.PreparingUs}} {
+			noteOutOfRange(&out[i].OutOfRange, f.name, usFigureToNs(f.us), strconv.FormatFloat(f.us, 'g', -1, 64))
+		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,4 +88,23 @@ func TestTorchDBReadsCommittedWAL(t *testing.T) {
 		after[e.Name()] = fi.Size()
 	}
 	assert.Equal(t, before, after, "the input directory changed")
+}
+
+// TestAnalysisDBFigureBeyondInt64Named: a StepTraceTime figure too large for int64 ns
+// drops its row with a problem giving the figure as the db holds it, not the
+// saturated 9.223372036854776e+15 us.
+func TestAnalysisDBFigureBeyondInt64Named(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-db", "rank0_ascend_pt")
+	rankDir := filepath.Join(t.TempDir(), "rank0_ascend_pt")
+	require.NoError(t, os.CopyFS(rankDir, os.DirFS(src)))
+	adb := filepath.Join(rankDir, "ASCEND_PROFILER_OUTPUT", "analysis.db")
+	require.NoError(t, os.Chmod(filepath.Dir(adb), 0o755))
+	require.NoError(t, os.Chmod(adb, 0o644))
+	execDB(t, adb, "UPDATE StepTraceTime SET stage = 1e300")
+	c, err := parser.LoadCluster([]string{rankDir}, parser.LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 1)
+	joined := strings.Join(c.Ranks[0].Problems, "\n")
+	assert.Contains(t, joined, "stage = 1e+300 us is out of range")
+	assert.NotContains(t, joined, "9.22")
 }

@@ -97,6 +97,7 @@ func (t *csvTable) stepTraceRow(c stepTraceCols) (profile.StepTraceRow, error) {
 		if *f.dst, err = t.usField(f.i, f.name); err != nil {
 			return row, err
 		}
+		noteOutOfRange(&row.OutOfRange, f.name, *f.dst, t.field(f.i))
 	}
 	// Optional columns: absent, empty or N/A means "not written".
 	opt := func(i int, name string) (int64, bool, error) {
@@ -104,6 +105,9 @@ func (t *csvTable) stepTraceRow(c stepTraceCols) (profile.StepTraceRow, error) {
 			return 0, false, nil
 		}
 		v, err := t.usField(i, name)
+		if err == nil {
+			noteOutOfRange(&row.OutOfRange, name, v, t.field(i))
+		}
 		return v, err == nil, err
 	}
 	var has bool

@@ -115,6 +115,15 @@ func usFigureToNs(us float64) int64 {
 	return int64(ns)
 }
 
+// noteOutOfRange records in *at, when it is the row's first, that a µs figure named
+// name (text as written) saturated its ns (usFigureToNs), so that the row's problem
+// gives the figure as written rather than the saturated value.
+func noteOutOfRange(at *string, name string, ns int64, text string) {
+	if *at == "" && (ns == math.MaxInt64 || ns == math.MinInt64) {
+		*at = name + " = " + text
+	}
+}
+
 // usTextToNs converts the text of a µs figure to ns: exactly for a plain decimal
 // (MicrosToNs), through usFigureToNs for anything else. ok is false when s is not a
 // finite number.

@@ -184,6 +184,10 @@ func BadInterval(iv Interval) bool {
 // Bubble lies outside Stage (Stage = span − Bubble), so the parts of the device span
 // are bounded by Stage + Bubble. Messages give µs, the unit of the file.
 func (row StepTraceRow) Impossible() string {
+	if row.OutOfRange != "" {
+		// As written: the saturated ns would print as ±9.2e15 µs.
+		return row.OutOfRange + " us is out of range"
+	}
 	us := func(ns int64) float64 { return float64(ns) / 1e3 }
 	fields := []struct {
 		name string

@@ -339,6 +339,10 @@ type StepTraceRow struct {
 	ComputingNs, CommNotOverlappedNs, OverlappedNs, CommunicationNs,
 	FreeNs, StageNs, BubbleNs, CommNotOverlappedExclRecvNs, PreparingNs int64
 	HasPreparing bool
+	// OutOfRange is the first figure of the row that int64 ns cannot hold, as the
+	// file wrote it ("Stage = 1e300"); its ns field then saturates and Impossible
+	// names it. "" when every figure fits.
+	OutOfRange string
 }
 
 // CommOpStats is one op of communication.json, converted to ns and bytes.
