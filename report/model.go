@@ -88,7 +88,7 @@ func WriteModelJSON(w io.Writer, d ModelDoc) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return namedJSONError(out, enc.Encode(out))
 }
 
 // WriteModelText writes a modelled op for people.
@@ -318,7 +318,7 @@ func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return namedJSONError(out, enc.Encode(out))
 }
 
 // WhatIfDoc is the output of hcclprof whatif.
@@ -382,7 +382,7 @@ func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return namedJSONError(out, enc.Encode(out))
 }
 
 // linkText is a link's figures, "unknown" when it has none (no bandwidth: the model
