@@ -498,6 +498,12 @@ const (
 type stepCheck struct {
 	problems []string // fields off by more than mismatchProblem
 	warnings []string // fields off by more than mismatchWarn, up to mismatchProblem
+	// selfDisagreement is set when steps differ only in the fields the profiler's own
+	// op records decide (Communication, its part not overlapped, and Free, which
+	// follows): the recomputation's Computing and Stage agree, so the profiler's step
+	// table and its op records disagree with each other. Its step table is reported
+	// and the difference is a warning, not a problem: no user can fix it.
+	selfDisagreement bool
 }
 
 // compareWithStepTrace checks recomputed steps against the profiler's figures (rows,
@@ -523,11 +529,22 @@ func compareWithStepTrace(rank int, got []StepBreakdown, rows []profile.StepTrac
 			{"Free", g.FreeNs, w.FreeNs},
 			{"Stage", g.StageNs, w.StageNs},
 		}
+		off := map[string]bool{}
+		for _, f := range fields {
+			scale := float64(max(abs64(f.want), w.StageNs/100, 1000)) // small fields: relative to 1% of the step
+			off[f.name] = float64(abs64(f.got-f.want)) > mismatchProblem*scale
+		}
+		opsOnly := !off["Computing"] && !off["Stage"] && off["Communication"]
 		for _, f := range fields {
 			scale := float64(max(abs64(f.want), w.StageNs/100, 1000)) // small fields: relative to 1% of the step
 			d := float64(abs64(f.got - f.want))
 			pct := 100 * float64(f.got-f.want) / float64(max(abs64(f.want), 1))
 			switch {
+			case d > mismatchProblem*scale && opsOnly:
+				c.selfDisagreement = true
+				c.warnings = append(c.warnings, fmt.Sprintf(
+					"rank %d step %s: %s from the profiler's own op records is %.3f us, its step table (%s) says %.3f us (%+.2f%%): the profiler disagrees with itself; its step table is reported, as the profiler and msprof-analyze report it (Computing and Stage agree)",
+					rank, StepLabel(g.Step), f.name, float64(f.got)/1000, source, float64(f.want)/1000, pct))
 			case d > mismatchProblem*scale:
 				c.problems = append(c.problems, fmt.Sprintf(
 					"%s, step %s: %s recomputed from the timeline is %.3f us, the profiler's is %.3f us (%+.2f%%): the profiler's step figures are reported for this rank",
@@ -672,6 +689,10 @@ func checkWithProfiler(r *profile.Rank, rr *RankResult, overlapRows []profile.St
 	}
 	c := compareWithStepTrace(r.Rank, rr.Steps, rows, stepFiguresSource(r, fromTrace))
 	warnings := c.warnings
+	if c.selfDisagreement && len(c.problems) == 0 {
+		rr.Steps = profilerSteps(rr.Steps, rows)
+		rr.Source = source
+	}
 	if len(c.problems) > 0 {
 		rr.Steps = profilerSteps(rr.Steps, rows)
 		rr.Source = source

@@ -486,7 +486,9 @@ func (cs *ClusterSummary) assemble(p *summaryParts) {
 	}
 	for r, n := range unmapped {
 		if pr, ok := cs.Ranks[r]; ok {
-			pr.Problems = append(pr.Problems, fmt.Sprintf("%d links of msprof-analyze's communication matrix from this rank dropped: their group's members are unknown", n))
+			// No step figure, share or diagnosis rests on a link: a detail that cannot
+			// be attributed is a note (docs/exit-codes.md), not an incomplete rank.
+			pr.Notes = append(pr.Notes, fmt.Sprintf("%d links of msprof-analyze's communication matrix from this rank are not shown: their group's members are unknown, so their ranks cannot be named", n))
 		}
 	}
 	hashes := make([]string, 0, len(groups))

@@ -1005,7 +1005,7 @@ func TestUnnamedGroupLabel(t *testing.T) {
 	for format, want := range map[string]string{
 		"text":     "│ allreduce │ (unnamed) │    5 │",
 		"markdown": "| allreduce | (unnamed) | 5 |",
-		"html":     `<td class="l"> (unnamed)</td>`,
+		"html":     `<td class="l">(unnamed)</td>`,
 	} {
 		out, errOut, code := runCLI(t, "analyze", dir, "--format", format)
 		require.Equal(t, 0, code, errOut)

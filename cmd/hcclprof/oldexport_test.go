@@ -197,13 +197,30 @@ func TestOldExportCommTasksAreNotCompute(t *testing.T) {
 	}
 }
 
-// When hcclprof cannot tell the communication tasks from computation (here: on a
-// stream no HCCL task names, under names it does not know), its recomputation is far
-// from step_trace_time.csv. The profiler's figures are reported for the rank, the
+// Issue 36 item 2: HCCL's tasks on a side stream that no HCCL task row names, under
+// names hcclprof does not know, every one inside an HCCL op: the stream is HCCL's, and
+// the recomputation is the profiler's (it was counted as computation, exit 3).
+func TestOldExportSideStreamIsHCCLs(t *testing.T) {
+	dir := oldExportCopy(t, func(stream any, name string) (any, string) { return 90, "Task_" + name })
+	out, errOut, code := runCLI(t, "analyze", dir, "--format", "json", "--fail-on", "comm_share>30%")
+	assert.Equal(t, 1, code, "the gate fails, the input is complete: %s", errOut)
+	var rep jsonAnalyze
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 2)
+	for _, rr := range rep.Ranks {
+		assert.Equal(t, "timeline", rr.Source)
+		assert.False(t, rr.Incomplete)
+	}
+	assert.InDelta(t, (101963.203+96359.047)/(136581.0+131912.5), rep.Summary.CommShare, 1e-5)
+}
+
+// When hcclprof cannot tell the communication tasks from computation (here: on the
+// compute stream, under names it does not know), its recomputation is far from
+// step_trace_time.csv. The profiler's figures are reported for the rank, the
 // disagreement is a problem of the rank, and the run is incomplete: exit 3, or the
 // gate's verdict on the profiler's figures with --allow-partial.
 func TestOldExportDisagreementReportsProfilerFigures(t *testing.T) {
-	dir := oldExportCopy(t, func(stream any, name string) (any, string) { return 90, "Task_" + name })
+	dir := oldExportCopy(t, func(stream any, name string) (any, string) { return 2, "Task_" + name })
 	_, errOut, code := runCLI(t, "analyze", dir, "--fail-on", "comm_share>30%")
 	assert.Equal(t, 3, code, "incomplete: %s", errOut)
 	assert.Contains(t, errOut, "input incomplete")

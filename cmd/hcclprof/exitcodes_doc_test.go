@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/realdata"
+)
+
+// TestExitCodeTable holds docs/exit-codes.md's table to what the commands do: every
+// real dataset (when the shared data is present), and every built-in scenario in
+// torch_npu's text export and as msprof-analyze's cluster output written from it
+// (not with -short: generating them all takes a minute or two).
+func TestExitCodeTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "exit-codes.md"))
+	require.NoError(t, err)
+	var header []string
+	rows := 0
+	root := t.TempDir() // outlives the subtests: each built-in is generated once
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) < 2 || !strings.HasPrefix(line, "|") {
+			continue
+		}
+		if cells[0] == "input" {
+			header = cells[1:]
+			continue
+		}
+		kind, name, ok := strings.Cut(cells[0], ":")
+		if !ok || header == nil {
+			continue
+		}
+		require.Len(t, cells[1:], len(header), line)
+		rows++
+		t.Run(cells[0], func(t *testing.T) {
+			var input string
+			switch kind {
+			case "realdata":
+				input = realdata.Path(t, name)
+			case "builtin", "cluster-output":
+				if testing.Short() {
+					t.Skip("generating the built-in scenarios is left out with -short")
+				}
+				dir := filepath.Join(root, kind, name)
+				args := []string{"gen", name, "-o", dir}
+				if kind == "cluster-output" {
+					args = append(args, "--cluster-output")
+				}
+				_, stderr, code := runCLI(t, args...)
+				require.Equal(t, 0, code, stderr)
+				input = dir
+				if kind == "cluster-output" {
+					input = filepath.Join(dir, "cluster_analysis_output")
+				}
+			default:
+				t.Fatalf("unknown input kind %q", kind)
+			}
+			for i, command := range header {
+				want, err := strconv.Atoi(cells[1+i])
+				require.NoError(t, err, line)
+				_, stderr, code := runCLI(t, command, input)
+				assert.Equal(t, want, code, "%s %s: %s", command, input, stderr)
+			}
+		})
+	}
+	require.Greater(t, rows, 20, "rows read from the table")
+}
