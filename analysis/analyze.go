@@ -372,11 +372,7 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		rr.Steps = stepTraceSteps(r.StepTrace)
 		// Level0's kernel_details.csv times each op's kernel; else the profiler's per-op
 		// analysis (communication.json, analysis.db) gives each op's start and elapse.
-		if len(r.KernelCommOps) > 0 {
-			addOpsAllReduce(rr.Steps, r.KernelCommOps)
-		} else {
-			addOpsAllReduce(rr.Steps, r.CommOps)
-		}
+		warnings = append(warnings, addOpsAllReduceOf(r.Rank, rr.Steps, r.KernelCommOps, r.CommOps)...)
 		addGroupsFromOps(rr.Steps, r.CommOps)
 		from := "step_trace_time.csv"
 		if r.Format == profile.FormatMsprofAnalyze {

@@ -654,6 +654,37 @@ func addOpsAllReduce(steps []StepBreakdown, ops []profile.CommOp) {
 	}
 }
 
+// addOpsAllReduceOf is addOpsAllReduce over both of a rank's op records:
+// kernel_details.csv's rows (Level0) and the profiler's per-op analysis
+// (communication.json, analysis.db). Both record the same ops, but a task list cut
+// short lists fewer of them (a real one put 0.5% of the step in AllReduce where the
+// per-op analysis put 35%), so each step takes the record whose AllReduce union is
+// larger, and a step where they differ by more than a tenth is named in a warning.
+func addOpsAllReduceOf(rank int, steps []StepBreakdown, kernelOps, analysisOps []profile.CommOp) []string {
+	if len(kernelOps) == 0 || len(analysisOps) == 0 {
+		addOpsAllReduce(steps, append(kernelOps, analysisOps...))
+		return nil
+	}
+	fromKernels := slices.Clone(steps)
+	addOpsAllReduce(fromKernels, kernelOps)
+	addOpsAllReduce(steps, analysisOps)
+	var differ []int
+	for i := range steps {
+		k, a := fromKernels[i], steps[i]
+		if k.AllReduceNs > a.AllReduceNs || a.AllReduceUnknown {
+			steps[i].AllReduceNs, steps[i].AllReduceUnknown = k.AllReduceNs, k.AllReduceUnknown
+		}
+		if hi, lo := max(k.AllReduceNs, a.AllReduceNs), min(k.AllReduceNs, a.AllReduceNs); hi > 0 && 10*(hi-lo) > hi {
+			differ = append(differ, steps[i].Step)
+		}
+	}
+	if len(differ) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("rank %d: its op records disagree on the AllReduce time of step(s) %s by more than 10%% (kernel_details.csv against the per-op analysis; one of them may be cut short): the larger is reported",
+		rank, ranklist.Format(differ))}
+}
+
 // groupComm splits a step's ops by group: each group's union and its exposed part.
 func groupComm(ops []profile.CommOp, comp []profile.Interval) []GroupComm {
 	byGroup := map[string][]profile.Interval{}

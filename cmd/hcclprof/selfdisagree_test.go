@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +86,45 @@ func TestUnattributedMatrixLinkIsANote(t *testing.T) {
 	report, stderr, code := runCLI(t, "analyze", out)
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, report, "are not shown: their group's members are unknown")
+}
+
+// Issue 36 item 5: allreduce_share came from a kernel_details.csv cut short (0.005)
+// while the per-op analysis beside it put far more of the step in AllReduce. The real
+// Megatron run with each rank's kernel_details.csv cut to its first 39 rows: the
+// AllReduce share is the uncut run's, and the disagreement is named.
+func TestShortKernelDetailsDoesNotHideAllReduce(t *testing.T) {
+	src := realdata.Path(t, "megatron-pp2dp2-2of4rank")
+	share := func(dir string) (float64, []string) {
+		out, stderr, code := runCLI(t, "analyze", dir, "--format", "json")
+		require.Equal(t, 0, code, stderr)
+		var rep struct {
+			Summary struct {
+				AllReduceShare float64 `json:"allreduce_share"`
+			}
+			Warnings []string
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		return rep.Summary.AllReduceShare, rep.Warnings
+	}
+	whole, _ := share(src)
+	run := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.CopyFS(run, os.DirFS(src)))
+	kds, err := filepath.Glob(filepath.Join(run, "*", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
+	require.NoError(t, err)
+	require.Len(t, kds, 2)
+	for _, kd := range kds {
+		data, err := os.ReadFile(kd)
+		require.NoError(t, err)
+		lines := strings.SplitAfter(string(data), "\n")
+		require.NoError(t, os.Chmod(kd, 0o644))
+		require.NoError(t, os.WriteFile(kd, []byte(strings.Join(lines[:40], "")), 0o644))
+	}
+	cut, warnings := share(run)
+	assert.InDelta(t, whole, cut, 1e-6)
+	assert.Greater(t, cut, 0.1)
+	found := false
+	for _, w := range warnings {
+		found = found || strings.Contains(w, "op records disagree on the AllReduce time")
+	}
+	assert.True(t, found, "%v", warnings)
 }
