@@ -11,6 +11,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // sampleRank is one rank of the bundled sample, in the text export.
@@ -19,6 +20,12 @@ const sampleRank = "../fixtures/samples/demo-2server-8rank/node0_3000000_2025010
 // rankFiles are the sample rank's files (paths relative to the rank directory, sorted)
 // and their contents.
 func rankFiles(tb testing.TB) ([]string, map[string][]byte) {
+	tb.Helper()
+	return rankFilesOf(tb, sampleRank)
+}
+
+// rankFilesOf is rankFiles of any rank directory.
+func rankFilesOf(tb testing.TB, sampleRank string) ([]string, map[string][]byte) {
 	tb.Helper()
 	var names []string
 	data := map[string][]byte{}
@@ -91,65 +98,75 @@ func FuzzRankDir(f *testing.F) {
 		if err != nil {
 			return // refused
 		}
-		res := analysis.Analyze(c, analysis.Options{Workers: 1})
-		advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
-
-		incomplete := map[int]bool{}
-		for _, r := range c.Ranks {
-			if r.Incomplete() {
-				incomplete[r.Rank] = true
-			}
-		}
-		anyIncomplete := len(incomplete) > 0
-		for _, rr := range res.Ranks {
-			if rr.Incomplete || len(rr.Problems) > 0 || incomplete[rr.Rank] {
-				anyIncomplete = true
-				continue
-			}
-			for _, s := range rr.Steps {
-				if s.StageNs <= 0 {
-					t.Errorf("rank %d step %d: Stage %d ns on a complete rank", rr.Rank, s.Step, s.StageNs)
-				}
-				span := s.StageNs + s.BubbleNs
-				const slackNs = 20 // the profiler's figures are rounded to the ns, twice
-				for _, part := range []struct {
-					name string
-					ns   int64
-				}{
-					{"Computing", s.ComputingNs}, {"Communication", s.CommunicationNs}, {"Communication(Not Overlapped)", s.CommNotOverlappedNs},
-					{"Overlapped", s.OverlappedNs}, {"Free", s.FreeNs}, {"Bubble", s.BubbleNs}, {"Preparing", s.PreparingNs},
-					{"AllReduce", s.AllReduceNs}, {"TailCompute", s.TailComputeNs},
-				} {
-					if part.ns < 0 {
-						t.Errorf("rank %d step %d: %s %d ns is negative", rr.Rank, s.Step, part.name, part.ns)
-					}
-					if part.name != "Preparing" && part.name != "Bubble" && part.ns > span+slackNs {
-						t.Errorf("rank %d step %d: %s %d ns exceeds Stage %d + Bubble %d ns", rr.Rank, s.Step, part.name, part.ns, s.StageNs, s.BubbleNs)
-					}
-				}
-			}
-		}
-		if anyIncomplete || res.Summary.Steps == 0 {
-			return
-		}
-		sm := res.Summary
-		overlap, allReduce := 0.0, 0.0 // absent when not known: nothing to range-check
-		if sm.OverlapRatio != nil {
-			overlap = *sm.OverlapRatio
-		}
-		if sm.AllReduceShare != nil {
-			allReduce = *sm.AllReduceShare
-		}
-		for _, sh := range []struct {
-			name string
-			v    float64
-		}{{"comm_share", sm.CommShare}, {"comm_total_share", sm.CommTotalShare}, {"allreduce_share", allReduce}, {"overlap_ratio", overlap}} {
-			if math.IsNaN(sh.v) || sh.v < 0 || sh.v > 1+1e-9 {
-				t.Errorf("%s = %g on a complete run", sh.name, sh.v)
-			}
-		}
-		if sm.StepTimeNs <= 0 {
-			t.Errorf("step time %d ns on a complete run with %d steps", sm.StepTimeNs, sm.Steps)
-		}
+		checkFiguresInRange(t, c)
 	})
+}
+
+// checkFiguresInRange analyses and advises on a cluster read and holds the contract
+// of the directory fuzz targets: a rank that is not flagged incomplete has every
+// figure in range (Stage > 0, each part within Stage + Bubble, no negative duration),
+// and a run none of whose ranks is flagged has its shares within [0, 1].
+func checkFiguresInRange(t *testing.T, c *profile.Cluster) *analysis.Result {
+	t.Helper()
+	res := analysis.Analyze(c, analysis.Options{Workers: 1})
+	advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+
+	incomplete := map[int]bool{}
+	for _, r := range c.Ranks {
+		if r.Incomplete() {
+			incomplete[r.Rank] = true
+		}
+	}
+	anyIncomplete := len(incomplete) > 0
+	for _, rr := range res.Ranks {
+		if rr.Incomplete || len(rr.Problems) > 0 || incomplete[rr.Rank] {
+			anyIncomplete = true
+			continue
+		}
+		for _, s := range rr.Steps {
+			if s.StageNs <= 0 {
+				t.Errorf("rank %d step %d: Stage %d ns on a complete rank", rr.Rank, s.Step, s.StageNs)
+			}
+			span := s.StageNs + s.BubbleNs
+			const slackNs = 20 // the profiler's figures are rounded to the ns, twice
+			for _, part := range []struct {
+				name string
+				ns   int64
+			}{
+				{"Computing", s.ComputingNs}, {"Communication", s.CommunicationNs}, {"Communication(Not Overlapped)", s.CommNotOverlappedNs},
+				{"Overlapped", s.OverlappedNs}, {"Free", s.FreeNs}, {"Bubble", s.BubbleNs}, {"Preparing", s.PreparingNs},
+				{"AllReduce", s.AllReduceNs}, {"TailCompute", s.TailComputeNs},
+			} {
+				if part.ns < 0 {
+					t.Errorf("rank %d step %d: %s %d ns is negative", rr.Rank, s.Step, part.name, part.ns)
+				}
+				if part.name != "Preparing" && part.name != "Bubble" && part.ns > span+slackNs {
+					t.Errorf("rank %d step %d: %s %d ns exceeds Stage %d + Bubble %d ns", rr.Rank, s.Step, part.name, part.ns, s.StageNs, s.BubbleNs)
+				}
+			}
+		}
+	}
+	if anyIncomplete || res.Summary.Steps == 0 {
+		return res
+	}
+	sm := res.Summary
+	overlap, allReduce := 0.0, 0.0 // absent when not known: nothing to range-check
+	if sm.OverlapRatio != nil {
+		overlap = *sm.OverlapRatio
+	}
+	if sm.AllReduceShare != nil {
+		allReduce = *sm.AllReduceShare
+	}
+	for _, sh := range []struct {
+		name string
+		v    float64
+	}{{"comm_share", sm.CommShare}, {"comm_total_share", sm.CommTotalShare}, {"allreduce_share", allReduce}, {"overlap_ratio", overlap}} {
+		if math.IsNaN(sh.v) || sh.v < 0 || sh.v > 1+1e-9 {
+			t.Errorf("%s = %g on a complete run", sh.name, sh.v)
+		}
+	}
+	if sm.StepTimeNs <= 0 {
+		t.Errorf("step time %d ns on a complete run with %d steps", sm.StepTimeNs, sm.Steps)
+	}
+	return res
 }
