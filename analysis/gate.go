@@ -61,9 +61,16 @@ func ParseGate(expr string, known []string) (Gate, error) {
 	if err != nil {
 		return Gate{}, fmt.Errorf("bad --fail-on %q: %v", expr, err)
 	}
-	if m[4] == "%" {
+	switch {
+	case m[4] == "%" && strings.HasSuffix(metric, ".delta_pct"):
+		// Its values are percents already (5 is 5%): 5% is 5, not 0.05, which every
+		// change above a twentieth of a percent breached.
+	case m[4] == "%":
 		v /= 100
-	} else if fractionMetric(metric) && math.Abs(v) > 1 {
+		if fractionMetric(metric) && math.Abs(v) > 1 {
+			return Gate{}, fmt.Errorf("bad --fail-on %q: %s is a share of at most 100%%, so %s%% can never be reached", expr, metric, m[3])
+		}
+	case fractionMetric(metric) && math.Abs(v) > 1:
 		// comm_share>30 means 3000%: no run breaches it, and the gate passes forever.
 		return Gate{}, fmt.Errorf("bad --fail-on %q: %s is a fraction (0.30 = 30%%), so %s would mean %s%%: did you mean %s%%?",
 			expr, metric, m[3], strconv.FormatFloat(v*100, 'f', -1, 64), m[3])

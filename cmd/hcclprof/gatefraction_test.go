@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/analysis"
 )
 
 // TestShareGateAboveOneRefused: a gate on a share or ratio whose threshold is above 1
@@ -33,4 +36,24 @@ func TestShareGateAboveOneRefused(t *testing.T) {
 		_, stderr, code := runCLI(t, args...)
 		assert.Equal(t, 0, code, "%v: %s", args, stderr)
 	}
+}
+
+// A diff's .delta_pct is in percent already (5 is 5%): '--fail-on
+// step_time_us.delta_pct>5%' read 5% as 0.05 and failed on any change above a
+// twentieth of a percent. And a share's threshold above 100% can never be reached.
+func TestPercentGatesMeanWhatTheySay(t *testing.T) {
+	g, err := analysis.ParseGate("step_time_us.delta_pct>5%", []string{"step_time_us.delta_pct"})
+	require.NoError(t, err)
+	assert.Equal(t, 5.0, g.Threshold)
+	assert.False(t, g.Breached(4.9))
+	assert.True(t, g.Breached(5.1))
+	g, err = analysis.ParseGate("step_time_us.delta_pct>5", []string{"step_time_us.delta_pct"})
+	require.NoError(t, err)
+	assert.Equal(t, 5.0, g.Threshold)
+	_, stderr, code := runCLI(t, "analyze", sample, "--fail-on", "comm_share>3000%")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "can never be reached")
+	// The same run twice: no change, so a 5% gate holds.
+	_, stderr, code = runCLI(t, "diff", sample, sample, "--fail-on", "step_time_us.delta_pct>5%")
+	assert.Equal(t, 0, code, stderr)
 }
