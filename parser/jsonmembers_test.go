@@ -43,7 +43,7 @@ func TestEncodeMembersIsEncode(t *testing.T) {
 		in.Release()
 	}
 	t.Logf("%d ranks", n)
-	assert.GreaterOrEqual(t, n, 8)
+	assert.GreaterOrEqual(t, n, ranksExpected(3), "the sample's first 3 ranks, and with the real data at least 8")
 }
 
 // TestEncodeMembersRules: omitempty as encoding/json reads it (-0 is empty, a nil
