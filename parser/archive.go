@@ -184,8 +184,13 @@ func OpenArchive(p string, limits ArchiveLimits) (*Archive, error) {
 		var zr *gzip.Reader
 		if zr, err = gzip.NewReader(cr); err != nil {
 			err = a.errf("", "not a gzip file (%v)", err)
-		} else {
-			err = a.readTar(zr, cr)
+		} else if err = a.readTar(zr, cr); err == nil {
+			// gzip checks its CRC and length only at its end, which the tar reader
+			// stops short of (the blocks after the end-of-archive marker): read to it,
+			// or a damaged archive was read as whole.
+			if _, derr := io.Copy(io.Discard, io.LimitReader(zr, a.limits.MaxBytes)); derr != nil {
+				err = a.errf("", "damaged archive: gzip: %v (the data read from it may be wrong)", derr)
+			}
 		}
 	default:
 		err = a.errf("", "not an archive hcclprof reads (%s)", strings.Join(archiveSuffixes, ", "))

@@ -409,3 +409,45 @@ func TestNothingFoundSaysWhatWasSeen(t *testing.T) {
 	require.ErrorIs(t, err, ErrNothingFound)
 	assert.Contains(t, err.Error(), "; seen: "+notKineto+" is a file of 19 bytes that is not a Kineto trace")
 }
+
+// TestTarGzChecksum: a .tar.gz whose gzip CRC does not match was read as whole (the
+// tar reader stops before the gzip trailer, where the CRC is checked). It is refused
+// as a damaged archive, naming it.
+func TestTarGzChecksum(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level0")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(src, p)
+		name := filepath.ToSlash(filepath.Join("run", rel))
+		if d.IsDir() {
+			return tw.WriteHeader(&tar.Header{Name: name + "/", Typeflag: tar.TypeDir, Mode: 0o755})
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(b))}))
+		_, err = tw.Write(b)
+		return err
+	}))
+	require.NoError(t, tw.Close())
+	_, err := zw.Write(make([]byte, 8192)) // the padding GNU tar writes after the end marker
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.tar.gz")
+	require.NoError(t, os.WriteFile(good, buf.Bytes(), 0o644))
+	c, err := LoadCluster([]string{good}, LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, c.Ranks, 2)
+
+	bad := filepath.Join(dir, "bad.tar.gz")
+	b := slices.Clone(buf.Bytes())
+	b[len(b)-8] ^= 0xff
+	require.NoError(t, os.WriteFile(bad, b, 0o644))
+	_, err = LoadCluster([]string{bad}, LoadOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), bad)
+	assert.Contains(t, err.Error(), "damaged archive: gzip: gzip: invalid checksum")
+}
