@@ -80,8 +80,10 @@ func (s span) empty() bool { return s.hi <= s.lo }
 // findings, its collectives (with their split), the time it waited for the other
 // ranks and its exposed communication (needs the cluster's timelines: c may be nil).
 // Findings that point at no rank go on a "findings" process listed first. Timestamps
-// are the profile's own, so the file lines up with the profiler's trace. The same
-// input gives the same bytes.
+// are µs since the run's first event, whose time on the profile's own clock (ns) is
+// otherData.time_origin_ns: µs since the epoch with their three decimals do not fit a
+// float64, which a viewer reads them into, and back-to-back collectives then overlap
+// and nest wrongly. The same input gives the same bytes.
 func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advisor.Advice) error {
 	bw := bufio.NewWriter(w)
 	if _, err := bw.WriteString("{\"traceEvents\":[\n"); err != nil {
@@ -147,6 +149,10 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 			}
 		}
 	}
+	var origin int64 // the run's first event: every ts is µs after it
+	if !whole.empty() {
+		origin = whole.lo
+	}
 	placed := placeFindings(res, adv, func(ref advisor.Ref) (span, bool) {
 		if ref.Step >= 0 {
 			if s := stepSpan[rankStep{ref.Rank, ref.Step}]; s != nil {
@@ -157,7 +163,7 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 			return *s, true
 		}
 		return span{}, false
-	}, whole)
+	}, whole, origin)
 	// Lanes are named only where they hold events: an empty named lane is an empty row.
 	used := map[[2]int]bool{}
 	global := false
@@ -197,12 +203,12 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 		}
 	}
 	for _, o := range res.Communication.Ops {
-		if err := emit(traceEvent{Name: o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneOps, Ts: nsNumber(o.StartNs), Dur: nsNumber(o.ElapseNs),
+		if err := emit(traceEvent{Name: o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneOps, Ts: nsNumber(o.StartNs - origin), Dur: nsNumber(o.ElapseNs),
 			Args: opArgs(o)}); err != nil {
 			return err
 		}
 		if o.CrossWaitNs > 0 {
-			if err := emit(traceEvent{Name: "wait: " + o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneWait, Ts: nsNumber(o.StartNs), Dur: nsNumber(o.CrossWaitNs)}); err != nil {
+			if err := emit(traceEvent{Name: "wait: " + o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneWait, Ts: nsNumber(o.StartNs - origin), Dur: nsNumber(o.CrossWaitNs)}); err != nil {
 				return err
 			}
 		}
@@ -210,13 +216,13 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 	if c != nil {
 		for i, r := range c.Ranks {
 			for _, iv := range exposed[i] {
-				if err := emit(traceEvent{Name: "exposed", Ph: "X", Pid: rankPid(r.Rank), Tid: laneExposed, Ts: nsNumber(iv.StartNs), Dur: nsNumber(iv.DurNs())}); err != nil {
+				if err := emit(traceEvent{Name: "exposed", Ph: "X", Pid: rankPid(r.Rank), Tid: laneExposed, Ts: nsNumber(iv.StartNs - origin), Dur: nsNumber(iv.DurNs())}); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	if _, err := bw.WriteString("]}\n"); err != nil {
+	if _, err := fmt.Fprintf(bw, "],\"otherData\":{\"time_origin_ns\":\"%d\",\"ts\":\"µs since time_origin_ns, on the profile's clock\"}}\n", origin); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -254,7 +260,7 @@ type placedFinding struct {
 // rank's findings lane (a slice when it has a duration, an instant otherwise); a
 // reference to a rank or step without a time spans that rank's (step's) collectives;
 // a finding with no usable reference spans the whole trace on the findings process.
-func placeFindings(res *analysis.Result, adv *advisor.Advice, window func(advisor.Ref) (span, bool), whole span) []placedFinding {
+func placeFindings(res *analysis.Result, adv *advisor.Advice, window func(advisor.Ref) (span, bool), whole span, origin int64) []placedFinding {
 	if adv == nil {
 		return nil
 	}
@@ -272,7 +278,7 @@ func placeFindings(res *analysis.Result, adv *advisor.Advice, window func(adviso
 			switch {
 			case ref.StartUs > 0:
 				start := refStartNs(res, ref)
-				e.Ts = nsNumber(start)
+				e.Ts = nsNumber(start - origin)
 				if ref.DurUs > 0 {
 					e.Ph, e.Dur = "X", nsNumber(int64(math.Round(ref.DurUs*1e3)))
 				} else {
@@ -283,7 +289,7 @@ func placeFindings(res *analysis.Result, adv *advisor.Advice, window func(adviso
 				if !ok {
 					continue
 				}
-				e.Ph, e.Ts, e.Dur = "X", nsNumber(s.lo), nsNumber(s.hi-s.lo)
+				e.Ph, e.Ts, e.Dur = "X", nsNumber(s.lo-origin), nsNumber(s.hi-s.lo)
 			default:
 				continue
 			}
@@ -297,7 +303,7 @@ func placeFindings(res *analysis.Result, adv *advisor.Advice, window func(adviso
 		if whole.empty() {
 			e.Ph, e.S, e.Ts = "i", "t", "0"
 		} else {
-			e.Ph, e.Ts, e.Dur = "X", nsNumber(whole.lo), nsNumber(whole.hi-whole.lo)
+			e.Ph, e.Ts, e.Dur = "X", nsNumber(whole.lo-origin), nsNumber(whole.hi-whole.lo)
 		}
 		out = append(out, placedFinding{-1, e})
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,14 +40,48 @@ func sampleTrace(t *testing.T) ([]byte, *analysis.Result, *advisor.Advice) {
 	return b.Bytes(), res, &adv
 }
 
+// parseTrace reads a trace and puts its events back on the profile's clock: ts is
+// written in µs after otherData.time_origin_ns (issue 38: µs since the epoch do not
+// fit a float64), and the tests compare the profile's own times. Metadata events keep
+// their ts.
 func parseTrace(t *testing.T, b []byte) []traceEv {
 	t.Helper()
 	var doc struct {
 		TraceEvents []traceEv `json:"traceEvents"`
+		OtherData   struct {
+			Origin string `json:"time_origin_ns"`
+		} `json:"otherData"`
 	}
 	require.NoError(t, json.Unmarshal(b, &doc))
 	require.NotEmpty(t, doc.TraceEvents)
+	origin, err := strconv.ParseInt(doc.OtherData.Origin, 10, 64)
+	require.NoError(t, err, "otherData.time_origin_ns")
+	for i, e := range doc.TraceEvents {
+		if e.Ph == "M" {
+			continue
+		}
+		doc.TraceEvents[i].Ts = absoluteUs(t, e.Ts, origin)
+	}
 	return doc.TraceEvents
+}
+
+// absoluteUs turns a ts of µs with three decimals after origin (ns) into µs with
+// three decimals on the profile's clock, exactly.
+func absoluteUs(t *testing.T, ts json.Number, origin int64) json.Number {
+	t.Helper()
+	whole, frac, ok := strings.Cut(string(ts), ".")
+	require.True(t, ok && len(frac) == 3, "ts %q has three decimals", ts)
+	neg := strings.HasPrefix(whole, "-")
+	us, err := strconv.ParseInt(strings.TrimPrefix(whole, "-"), 10, 64)
+	require.NoError(t, err)
+	ns, err := strconv.ParseInt(frac, 10, 64)
+	require.NoError(t, err)
+	rel := us*1000 + ns
+	if neg {
+		rel = -rel
+	}
+	abs := origin + rel
+	return json.Number(strconv.FormatInt(abs/1000, 10) + "." + fmt.Sprintf("%03d", abs%1000))
 }
 
 // TestTraceEventFormat checks the sample's trace against the Trace Event Format's
@@ -208,4 +244,61 @@ func TestTraceFindingsPlaced(t *testing.T) {
 // strip keeps what a test compares by value.
 func strip(e traceEv) traceEv {
 	return traceEv{Name: e.Name, Ph: e.Ph, Ts: e.Ts, Dur: e.Dur, S: e.S}
+}
+
+// Issue 38: a viewer reads ts and dur into float64. With µs since the epoch and three
+// decimals the sum rounded to 0.25 µs and back-to-back collectives overlapped: a
+// 16-rank run gave 1,760 nesting errors in a trace viewer. Read as a viewer reads it,
+// no slice of a lane may end after the next one starts where the profile's ns do not
+// overlap.
+func TestTraceDoesNotNestInFloat64(t *testing.T) {
+	b, _, _ := sampleTrace(t)
+	var doc struct {
+		TraceEvents []struct {
+			Ph       string  `json:"ph"`
+			Pid, Tid int     `json:"pid"`
+			Ts       float64 `json:"ts"`
+			Dur      float64 `json:"dur"`
+			Name     string  `json:"name"`
+		} `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(b, &doc))
+	exact := parseTrace(t, b) // the same events, in exact ns
+	type slice struct {
+		ts, end float64
+		lo, hi  int64
+	}
+	lanes := map[[2]int][]slice{}
+	for i, e := range doc.TraceEvents {
+		if e.Ph != "X" {
+			continue
+		}
+		lo := nsOf(t, exact[i].Ts)
+		hi := lo + nsOf(t, exact[i].Dur)
+		k := [2]int{e.Pid, *exact[i].Tid}
+		lanes[k] = append(lanes[k], slice{e.Ts, e.Ts + e.Dur, lo, hi})
+	}
+	checked, bad := 0, 0
+	for _, ss := range lanes {
+		for i := 1; i < len(ss); i++ {
+			a, b := ss[i-1], ss[i]
+			if a.hi <= b.lo { // apart in ns
+				checked++
+				if a.end > b.ts {
+					bad++
+				}
+			}
+		}
+	}
+	assert.Positive(t, checked)
+	assert.Zero(t, bad, "slices that overlap once read as float64, of %d pairs", checked)
+}
+
+func nsOf(t *testing.T, n json.Number) int64 {
+	t.Helper()
+	whole, frac, _ := strings.Cut(string(n), ".")
+	us, err := strconv.ParseInt(whole, 10, 64)
+	require.NoError(t, err)
+	ns, _ := strconv.ParseInt((frac + "000")[:3], 10, 64)
+	return us*1000 + ns
 }
