@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // Printer writes progress lines; the zero value and nil print nothing.
@@ -30,14 +32,11 @@ func New(w io.Writer, quiet bool) *Printer {
 // ForWriter returns a printer on w whatever w is (for tests).
 func ForWriter(w io.Writer) *Printer { return &Printer{w: w} }
 
-// IsTerminal reports whether w is a character device (a terminal).
+// IsTerminal reports whether w is a terminal. A character device is not enough:
+// /dev/null is one, and progress lines written there cost time for nothing.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // Count shows "phase done/total", at most ten times a second, and always the last.
