@@ -63,7 +63,11 @@ func waitFindings(res *analysis.Result, th WaitThresholds) []Finding {
 	unprofiled := ""
 	for _, c := range res.Collectives {
 		if c.GroupSize > res.Summary.Ranks && c.GroupSizeSource != "profiled ranks" {
-			unprofiled = fmt.Sprintf(" Only %d of group %s's %d ranks were profiled: the others may be the ones arriving late.", res.Summary.Ranks, c.Group, c.GroupSize)
+			of := fmt.Sprintf("%d", c.GroupSize)
+			if analysis.IsLowerBound(c.GroupSizeSource) {
+				of = fmt.Sprintf("at least %d", c.GroupSize)
+			}
+			unprofiled = fmt.Sprintf(" Only %d of group %s's %s ranks were profiled: the others may be the ones arriving late.", res.Summary.Ranks, c.Group, of)
 			break
 		}
 	}

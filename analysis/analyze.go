@@ -674,6 +674,13 @@ func StepLabel(step int) string {
 	return strconv.Itoa(step)
 }
 
+// The Sources of msprof-analyze's group records that list the group's members (taken
+// from parallel_group_info): the parser's names of the files.
+const (
+	MsprofAnalyzeGroupsSource   = "communication_group.json"
+	MsprofAnalyzeDBGroupsSource = "cluster_analysis.db"
+)
+
 // worldSize is the job's world size as the ranks' metadata state it: the
 // distributed_args' world_size, else the largest communicator of
 // parallel_group_info; 0 when no rank says.
@@ -689,7 +696,9 @@ func worldSize(c *profile.Cluster) int {
 	}
 	for _, r := range c.Ranks {
 		for _, g := range r.Metadata.ParallelGroups {
-			if g.Key == "" { // Ascend's parallel_group_info lists every member
+			// Ascend's parallel_group_info lists every member, and so does
+			// msprof-analyze's group record that took its members from it.
+			if g.Key == "" || g.Source == MsprofAnalyzeGroupsSource || g.Source == MsprofAnalyzeDBGroupsSource {
 				n = max(n, len(g.GlobalRanks))
 			}
 		}

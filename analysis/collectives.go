@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/profile"
@@ -16,10 +17,14 @@ type Collective struct {
 	Group     string // group hash (or the op-name group id when the hash is unknown)
 	GroupName string // dp, tp, ... from parallel_group_info, when known
 	GroupSize int    // ranks in the group; 0 when unknown
-	// GroupSizeSource says how GroupSize was found: parallel_group_info,
-	// communication_matrix.json, taskRowsSource (a lower bound: the highest
-	// group-local rank the HCCL tasks name, plus one) or "profiled ranks" (a lower
-	// bound too).
+	// GroupSizeSource says how GroupSize was found: parallel_group_info (or
+	// msprof-analyze's communication_group.json / cluster_analysis.db when it took the
+	// members from it), exact; or a lower bound, ending in "(at least)"
+	// (IsLowerBound): "communication_matrix.json (at least)" (the highest group-local
+	// rank its links name, plus one: a matrix names only the ranks that exchanged data
+	// in the profiled window), taskRowsSource (the same of the HCCL tasks),
+	// msprof-analyze's rank sets (the profiled ranks that used the group); or
+	// "profiled ranks" (a lower bound too).
 	GroupSizeSource string
 	Count           int
 	Bytes           int64 // Σ over the ops of count × element size; 0 when unknown
@@ -92,6 +97,25 @@ func GroupKeyText(key string) string {
 // ranks.
 const taskRowsSource = "task rows (at least)"
 
+// matrixSource is the GroupSizeSource of a size read off communication_matrix.json's
+// group-local ranks: the ranks that exchanged data in the profiled window, which may
+// be fewer than the group's.
+const matrixSource = "communication_matrix.json (at least)"
+
+// lowerBoundSuffix ends a GroupSizeSource (or a ParallelGroup's Source) whose size is
+// a lower bound.
+const lowerBoundSuffix = "(at least)"
+
+// IsLowerBound reports whether a GroupSizeSource gives a lower bound, not the
+// group's size: every source but parallel_group_info and its like.
+func IsLowerBound(source string) bool {
+	return strings.HasSuffix(source, lowerBoundSuffix) || source == profiledRanksSource
+}
+
+// profiledRanksSource is the GroupSizeSource of a size taken as the profiled ranks
+// that used the group, for want of any other.
+const profiledRanksSource = "profiled ranks"
+
 // mergeCollectives adds up the ranks' parts (parts[i] is c.Ranks[i]'s) into the
 // collectives table. taskSizes is each group's least size by its tasks' group-local
 // ranks (taskGroupSizes), used where no file states the size.
@@ -126,6 +150,7 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 	names := groupNames(c)
 	var warnings []string
 	warnedGroup := map[string]bool{}
+	bounds := map[string]map[string]string{} // source → group → its lower bound, said once
 	out := make([]Collective, 0, len(acc))
 	for k, a := range acc {
 		d := durs[k]
@@ -135,8 +160,17 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 		a.P95Ns = stats.InterpQuantileSorted(d, 0.95)
 		a.GroupName = names[k.group]
 		profiled := len(groupRanks[k.group])
-		if gs, ok := sizes[k.group]; ok {
+		if gs, ok := sizes[k.group]; ok && !IsLowerBound(gs.source) {
 			a.GroupSize, a.GroupSizeSource = gs.size, gs.source
+		} else if ok && gs.size >= max(profiled, taskSizes[k.group]) {
+			// No file states the size: the matrix's or msprof-analyze's rank sets
+			// name only the ranks seen.
+			a.GroupSize, a.GroupSizeSource = gs.size, gs.source
+			src := strings.TrimSpace(strings.TrimSuffix(gs.source, lowerBoundSuffix))
+			if bounds[src] == nil {
+				bounds[src] = map[string]string{}
+			}
+			bounds[src][k.group] = fmt.Sprintf("group %s at least %d (%d profiled)", GroupKeyText(k.group), gs.size, profiled)
 		} else if n := taskSizes[k.group]; n > profiled {
 			// The tasks send to ranks that left no profile: the group is larger
 			// than the profiled ranks, at least as large as the ranks they name.
@@ -147,7 +181,7 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 					GroupKeyText(k.group), n-1, n, profiled, n))
 			}
 		} else {
-			a.GroupSize, a.GroupSizeSource = len(groupRanks[k.group]), "profiled ranks"
+			a.GroupSize, a.GroupSizeSource = len(groupRanks[k.group]), profiledRanksSource
 			if !warnedGroup[k.group] && a.GroupSize > 0 {
 				warnedGroup[k.group] = true
 				warnings = append(warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); assuming the %d profiled ranks, so busbw may be understated", GroupKeyText(k.group), a.GroupSize))
@@ -161,6 +195,28 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 			a.BusBwGBps = a.AlgBwGBps * profile.BusBandwidthFactor(a.Op, a.GroupSize)
 		}
 		out = append(out, *a)
+	}
+	srcs := make([]string, 0, len(bounds))
+	for src := range bounds {
+		srcs = append(srcs, src)
+	}
+	sort.Strings(srcs)
+	for _, src := range srcs {
+		keys := make([]string, 0, len(bounds[src]))
+		for g := range bounds[src] {
+			keys = append(keys, g)
+		}
+		sort.Strings(keys)
+		items := make([]string, 0, 4)
+		for i, g := range keys {
+			if i == 4 {
+				items = append(items, fmt.Sprintf("and %d more", len(keys)-4))
+				break
+			}
+			items = append(items, bounds[src][g])
+		}
+		warnings = append(warnings, fmt.Sprintf("group sizes not in the files (no parallel_group_info, distributed_args, or msprof-analyze's communication_group.json with the members): lower bounds from %s, which names only the ranks seen in the profiled window: %s; busbw and the wait for unprofiled ranks use them",
+			src, strings.Join(items, ", ")))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].TotalNs != out[j].TotalNs {
@@ -187,7 +243,7 @@ func groupSizes(c *profile.Cluster) map[string]groupSize {
 	for _, r := range c.Ranks {
 		for g, n := range r.MatrixGroupSizes() {
 			if cur, ok := out[g]; !ok || n > cur.size {
-				out[g] = groupSize{n, "communication_matrix.json"}
+				out[g] = groupSize{n, matrixSource}
 			}
 		}
 	}
@@ -200,7 +256,10 @@ func groupSizes(c *profile.Cluster) map[string]groupSize {
 					src = "parallel_group_info"
 				}
 				if n := pg.GroupSize(); n > 0 {
-					out[pg.Key] = groupSize{n, src}
+					// A stated size wins over a lower bound; of two bounds, the larger.
+					if cur, ok := out[pg.Key]; !ok || !IsLowerBound(src) || (IsLowerBound(cur.source) && n > cur.size) {
+						out[pg.Key] = groupSize{n, src}
+					}
 				}
 				continue
 			}

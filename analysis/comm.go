@@ -1286,7 +1286,9 @@ func clusterGroups(c *profile.Cluster) []Group {
 	for _, r := range c.Ranks {
 		for _, g := range r.Metadata.ParallelGroups {
 			key := g.OpsKey()
-			if seen[key] {
+			if seen[key] || IsLowerBound(g.Source) {
+				// A group known only by the ranks seen using it (msprof-analyze's
+				// rank sets) is inferred from the ops, as one no file names.
 				continue
 			}
 			seen[key] = true

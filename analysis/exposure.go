@@ -254,9 +254,9 @@ func unprofiledGroups(ops []OpStat, groups []Group, colls []Collective, profiled
 	size := map[string]int{}
 	atLeast := map[string]bool{}
 	for _, c := range colls {
-		if c.GroupSizeSource != "profiled ranks" {
+		if c.GroupSizeSource != profiledRanksSource {
 			size[c.Group] = max(size[c.Group], c.GroupSize)
-			atLeast[c.Group] = atLeast[c.Group] || c.GroupSizeSource == taskRowsSource
+			atLeast[c.Group] = atLeast[c.Group] || IsLowerBound(c.GroupSizeSource)
 		}
 	}
 	seen := map[string]map[int]bool{}

@@ -61,8 +61,9 @@ func TestImagenetLevel1MatchesProfiler(t *testing.T) {
 	// The recomputation agrees with step_trace_time.csv: no mismatch warning. The one
 	// warning is the links to the 6 ranks not profiled (see
 	// TestImagenetLevel1LinksBetweenProfiledRanks).
-	require.Len(t, res.Warnings, 1)
-	assert.Contains(t, res.Warnings[0], "go between group-local ranks that map to no global rank")
+	require.Len(t, res.Warnings, 2)
+	assert.Contains(t, res.Warnings[0], "lower bounds from communication_matrix.json")
+	assert.Contains(t, res.Warnings[1], "go between group-local ranks that map to no global rank")
 	// Run-level: time-weighted over both ranks.
 	assert.InDelta(t, (101963.203+96359.047)/(136581.0+131912.5), res.Summary.CommShare, 1e-5)
 	require.NotNil(t, res.Summary.OverlapRatio)
@@ -333,5 +334,49 @@ func TestImagenetDBWithoutTaskRows(t *testing.T) {
 	require.NoError(t, err)
 	for _, w := range analysis.Analyze(c, analysis.Options{}).Warnings {
 		assert.NotContains(t, w, "no HCCL task rows")
+	}
+}
+
+// A communication matrix names only the group-local ranks that exchanged data in the
+// profiled window: the group's size it gives is a lower bound, said so. imagenet's
+// two ranks name local ranks 0-7 of their group (no parallel_group_info); a copy
+// whose rank 0 also sends to local rank 9 (a 16-rank job, say, whose matrix names 10)
+// has at least 10 members, at least 8 of them not profiled: not exactly 8.
+func TestMatrixGroupSizeIsLowerBound(t *testing.T) {
+	src := realdata.Path(t, "imagenet-2rank-level1")
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	for _, tc := range []struct {
+		name            string
+		extraLink       bool
+		size, unprofile int
+	}{{"as profiled", false, 8, 6}, {"a link to local rank 9", true, 10, 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.extraLink {
+				apo := filepath.Join(dst, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+				require.NoError(t, os.Chmod(apo, 0o755))
+				path := filepath.Join(apo, "communication_matrix.json")
+				b, err := os.ReadFile(path)
+				require.NoError(t, err)
+				const link = `"0-1": {"Transport Type": "HCCS"`
+				require.Contains(t, string(b), link)
+				b = []byte(strings.Replace(string(b), link, `"0-9": {"Transport Type": "HCCS", "Transit Size(MB)": 1, "Transit Time(ms)": 1, "Bandwidth(GB/s)": 1, "Op Name": "hcom_allReduce__586_2_1"}, `+link, 1))
+				require.NoError(t, os.WriteFile(path, b, 0o644))
+			}
+			c, err := parser.LoadCluster([]string{dst}, parser.LoadOptions{})
+			require.NoError(t, err)
+			res := analysis.Analyze(c, analysis.Options{})
+			require.Len(t, res.Collectives, 1)
+			coll := res.Collectives[0]
+			assert.Equal(t, tc.size, coll.GroupSize)
+			assert.Equal(t, "communication_matrix.json (at least)", coll.GroupSizeSource)
+			assert.True(t, analysis.IsLowerBound(coll.GroupSizeSource))
+			require.Len(t, res.Exposure.Unprofiled, 1)
+			ug := res.Exposure.Unprofiled[0]
+			assert.Equal(t, tc.size, ug.Size)
+			assert.Equal(t, tc.unprofile, ug.MissingCount)
+			assert.True(t, ug.AtLeast, "a size from the matrix is a lower bound")
+			assert.Contains(t, res.Warnings, fmt.Sprintf("group sizes not in the files (no parallel_group_info, distributed_args, or msprof-analyze's communication_group.json with the members): lower bounds from communication_matrix.json, which names only the ranks seen in the profiled window: group 17522688603477080586 at least %d (2 profiled); busbw and the wait for unprofiled ranks use them", tc.size))
+		})
 	}
 }

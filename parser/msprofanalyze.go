@@ -54,6 +54,10 @@ const (
 	clusterStepTraceRankRow = "rank"
 )
 
+// lowerBoundSource ends the Source of a group whose members are only the ranks seen
+// using it: its size is a lower bound (analysis.IsLowerBound).
+const lowerBoundSource = "(at least)"
+
 // clusterSummaryFiles are the files of a cluster_analysis_output, in reading order.
 var clusterSummaryFiles = []string{clusterStepTraceCSV, clusterCommJSON, clusterCommMatrixJSON, clusterCommGroupJSON, clusterAnalysisDBName}
 
@@ -445,6 +449,7 @@ func (cs *ClusterSummary) assemble(p *summaryParts) {
 	for h, g := range p.groups { // communication_group.json names the groups
 		if len(g.Ranks) == 0 {
 			g.Ranks = groups[h].Ranks
+			g.RawName = "" // not the members parallel_group_info gave
 		}
 		groups[h] = g
 	}
@@ -498,13 +503,20 @@ func (cs *ClusterSummary) assemble(p *summaryParts) {
 	sort.Strings(hashes)
 	for _, h := range hashes {
 		g := groups[h]
+		source := g.Source
+		if g.RawName == "" {
+			// msprof-analyze names a group's members only with parallel_group_info
+			// (then its group_id is the HCCL name); else its rank set is the ranks
+			// whose files used the group, which may be fewer.
+			source += " " + lowerBoundSource
+		}
 		for i, r := range g.Ranks {
 			pr, ok := cs.Ranks[r]
 			if !ok {
 				continue
 			}
 			pr.Metadata.ParallelGroups = append(pr.Metadata.ParallelGroups, profile.ParallelGroup{
-				HCCLName: g.RawName, Name: g.PGName, GroupRank: i, GlobalRanks: g.Ranks, Key: g.Hash, Source: g.Source,
+				HCCLName: g.RawName, Name: g.PGName, GroupRank: i, GlobalRanks: g.Ranks, Key: g.Hash, Source: source,
 			})
 		}
 	}

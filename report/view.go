@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
@@ -73,6 +74,11 @@ func (c collectiveRow) Cells() collectiveCells {
 	out := collectiveCells{"-", "-", "-", "-"}
 	if c.GroupSize > 0 {
 		out.Size = strconv.Itoa(c.GroupSize)
+		if strings.HasSuffix(c.GroupSizeSource, "(at least)") {
+			// No file states the size: the ranks a matrix or msprof-analyze's rank
+			// sets name, which may be fewer (group_size_source says which).
+			out.Size = "≥" + out.Size
+		}
 	}
 	if c.HasBytes {
 		out.MBPerOp = fmt.Sprintf("%.2f", c.MBPerOp)
