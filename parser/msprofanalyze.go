@@ -98,6 +98,11 @@ func (cs *ClusterSummary) SortedRanks() []int {
 type summaryStepRow struct {
 	Rank int
 	Row  profile.StepTraceRow
+	// Problem, when set, says why the row's figures could not be read: the row stands
+	// for nothing but that problem of its rank (Rank -1 when its rank is unknown, a
+	// problem of every rank). One bad cell dropped every later row, and the problem
+	// went to every rank.
+	Problem string
 }
 
 // summaryOp is one op (or one per-group total) of one rank in
@@ -195,13 +200,16 @@ func parseClusterStepTraceCSV(r io.Reader, file string) ([]summaryStepRow, error
 		}
 		rank, ok := parseLocalRank(t.field(iIndex))
 		if !ok {
-			return rows, errAtLine(file, t.lineOf(iIndex), "column \"Index\": %q is not a global rank", t.field(iIndex))
+			rows = append(rows, summaryStepRow{Rank: -1, Problem: errAtLine(file, t.lineOf(iIndex),
+				"column \"Index\": %q is not a global rank: the row is not read, and whose it is is unknown", t.field(iIndex)).Error()})
+			continue
 		}
 		row, err := t.stepTraceRow(cols)
 		if err != nil {
-			return rows, err
+			rows = append(rows, summaryStepRow{Rank: rank, Problem: fmt.Sprintf("%v (rank %d's row, not read)", err, rank)})
+			continue
 		}
-		rows = append(rows, summaryStepRow{rank, row})
+		rows = append(rows, summaryStepRow{Rank: rank, Row: row})
 	}
 }
 
@@ -463,7 +471,19 @@ func (cs *ClusterSummary) assemble(p *summaryParts) {
 		return pr
 	}
 	for _, s := range p.steps {
+		if s.Rank < 0 { // a row of no known rank: every rank may lack it
+			cs.Problems = append(cs.Problems, s.Problem)
+		}
+	}
+	for _, s := range p.steps {
+		if s.Rank < 0 {
+			continue
+		}
 		pr := rank(s.Rank)
+		if s.Problem != "" {
+			pr.Problems = append(pr.Problems, s.Problem)
+			continue
+		}
 		pr.StepTrace = append(pr.StepTrace, s.Row)
 	}
 	// Ops only: a "Total Op Info" entry sums ops already here (counted, it doubled
@@ -705,13 +725,15 @@ func readClusterDBSteps(d *sqliteDB, p *summaryParts) error {
 		}
 		rank, ok := parseLocalRank(strings.TrimSpace(t.text("index")))
 		if !ok {
-			return t.errf("index %q is not a global rank", t.text("index"))
+			p.steps = append(p.steps, summaryStepRow{Rank: -1, Problem: t.errf("index %q is not a global rank: the row is not read, and whose it is is unknown", t.text("index")).Error()})
+			continue
 		}
 		row, err := stepTraceRowOf(t)
 		if err != nil {
-			return err
+			p.steps = append(p.steps, summaryStepRow{Rank: rank, Problem: fmt.Sprintf("%v (rank %d's row, not read)", err, rank)})
+			continue
 		}
-		p.steps = append(p.steps, summaryStepRow{rank, row})
+		p.steps = append(p.steps, summaryStepRow{Rank: rank, Row: row})
 	}
 }
 
@@ -930,6 +952,9 @@ func probeSummaryRanks(s summaryInput) (ranks []int, ok bool) {
 			return nil, false
 		}
 		for _, r := range rows {
+			if r.Rank < 0 {
+				return nil, false // a row of no known rank
+			}
 			ranks = append(ranks, r.Rank)
 		}
 		slices.Sort(ranks)
