@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/hcclprof/hcclprof/report"
 )
 
 // Exit codes, documented in the README.
@@ -67,10 +69,10 @@ func ExitCode(err error, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.code != ExitGateFailed {
-			fmt.Fprintln(stderr, "hcclprof:", ee.err)
+			fmt.Fprintln(stderr, "hcclprof:", report.SafeMessage(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "hcclprof:", err)
+	fmt.Fprintln(stderr, "hcclprof:", report.SafeMessage(err.Error()))
 	return ExitUsage
 }
