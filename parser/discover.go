@@ -184,6 +184,15 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 		if foreign := foreignProfiles(args); len(foreign) > 0 {
 			return in, fmt.Errorf("%w in %s, only %s", ErrNothingFound, strings.Join(args, " "), strings.Join(foreign, "; "))
 		}
+		var skipped []string // msprof-analyze's outputs that gave no rank, and why
+		for _, n := range in.Notes {
+			if strings.HasPrefix(n, skippedSummaryNote) {
+				skipped = append(skipped, n)
+			}
+		}
+		if len(skipped) > 0 {
+			return in, fmt.Errorf("%w in %s: %s", ErrNothingFound, strings.Join(args, " "), strings.Join(skipped, "; "))
+		}
 		return in, fmt.Errorf("%w in %s: expected rank directories (*_ascend_pt, *_ascend_ms or any name) with profiler_info_<rank>.json and %s/, msprof PROF_* directories or their mindstudio_profiler_output, a trace_view.json, an ascend_pytorch_profiler_<rank>.db, a PyTorch (Kineto) trace or msprof-analyze's cluster_analysis_output; seen: %s",
 			ErrNothingFound, strings.Join(args, " "), ascendOutput, seenIn(args))
 	}

@@ -702,7 +702,38 @@ func readClusterAnalysisDB(path string, p *summaryParts) error {
 			return err
 		}
 	}
+	if len(p.steps) == 0 && d.firstTable(clusterDBStepTables) == "" {
+		if recipes := clusterDBRecipes(d); len(recipes) > 0 {
+			return fmt.Errorf("%s has no step breakdown (no ClusterStepTraceTime table): it holds %s, summaries hcclprof does not read as ranks' steps; "+
+				"hcclprof reads what `msprof-analyze -m all -d CLUSTER` writes (cluster_step_trace_time.csv and cluster_communication.json, or in cluster_analysis.db the ClusterStepTraceTime and ClusterCommunicationTime tables), or the rank directories themselves",
+				filepath.Base(path), strings.Join(recipes, "; "))
+		}
+	}
 	return nil
+}
+
+// clusterDBRecipes names the msprof-analyze recipes whose tables cluster_analysis.db
+// holds (its recipes write their results there: cluster_time_summary ClusterTimeSummary,
+// hccl_sum the Hccl*Stats tables, communication_time_sum ClusterCommunicationTime and
+// ClusterCommunicationBandwidth, communication_matrix_sum ClusterCommunicationMatrix,
+// all with CommunicationGroupMapping), for a db without a step table.
+func clusterDBRecipes(d *sqliteDB) []string {
+	var out []string
+	if d.has("ClusterTimeSummary") {
+		out = append(out, "the cluster_time_summary recipe's ClusterTimeSummary (per rank and step times, not the profiler's step breakdown: its Stage is not there)")
+	}
+	if d.has("HcclAllRankStats") || d.has("HcclPerRankStats") || d.has("HcclTopOpStats") {
+		out = append(out, "the hccl_sum recipe's HcclAllRankStats/HcclPerRankStats/HcclTopOpStats (statistics per op type, not per op)")
+	}
+	if d.has("ClusterCommunicationTime") {
+		out = append(out, "ClusterCommunicationTime (the communication_time_sum recipe's, or msprof-analyze -m communication_time's: per-op communication, read, but no step)")
+	} else if d.has("ClusterCommunicationMatrix") {
+		out = append(out, "ClusterCommunicationMatrix (the communication_matrix_sum recipe's, or -m communication_matrix's: links only)")
+	}
+	if len(out) == 0 && d.has("CommunicationGroupMapping") {
+		out = append(out, "only the communication_group_map recipe's CommunicationGroupMapping (groups, no figures)")
+	}
+	return out
 }
 
 func readClusterDBSteps(d *sqliteDB, p *summaryParts) error {
@@ -927,6 +958,9 @@ func readClusterDBMatrix(d *sqliteDB, p *summaryParts) error {
 	}
 }
 
+// skippedSummaryNote begins the note on an msprof-analyze output that gave no rank.
+const skippedSummaryNote = "skipped msprof-analyze's output"
+
 // summaryInput is an msprof-analyze output found by discovery: its directory and the
 // files of it to read.
 type summaryInput struct {
@@ -999,7 +1033,7 @@ func addSummaryRanks(ranks []RankInput, summaries []summaryInput, notes *[]strin
 			if len(cs.Problems) > 0 {
 				reason = strings.Join(cs.Problems, "; ")
 			}
-			*notes = append(*notes, fmt.Sprintf("skipped msprof-analyze's output %s: %s", where, reason))
+			*notes = append(*notes, fmt.Sprintf("%s %s: %s", skippedSummaryNote, where, reason))
 			continue
 		}
 		var used, raw, dup []int

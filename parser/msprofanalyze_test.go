@@ -477,3 +477,42 @@ func TestMsprofAnalyzeTotalsNotOps(t *testing.T) {
 		})
 	}
 }
+
+// TestMsprofAnalyzeRecipeOutputsRefused: msprof-analyze's recipes write their
+// summaries into cluster_analysis.db (cluster_time_summary's ClusterTimeSummary,
+// hccl_sum's Hccl*Stats, communication_time_sum's ClusterCommunicationTime), none a
+// step breakdown hcclprof can take as the profiler's. Refused with a message that
+// names the recipe and the msprof-analyze command whose output hcclprof reads; it
+// said only "no profiler output found", or "no step found".
+func TestMsprofAnalyzeRecipeOutputsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		recipe string
+		tables []string
+	}{
+		{"cluster_time_summary", []string{`CREATE TABLE ClusterTimeSummary (rank INTEGER, step INTEGER, stepTime REAL, computation REAL, communicationNotOverlapComputation REAL, communicationOverlapComputation REAL, communication REAL, free REAL)`,
+			`INSERT INTO ClusterTimeSummary VALUES (0, 50, 151888.75, 8903.431, 98071.947, 4036.153, 102108.1, 24416.526)`}},
+		{"hccl_sum", []string{`CREATE TABLE HcclPerRankStats (OpType TEXT, Count INTEGER, MeanNs REAL, SumNs REAL, Rank INTEGER)`,
+			`INSERT INTO HcclPerRankStats VALUES ('hcom_allReduce_', 4, 25527025, 102108100, 0)`}},
+		{"communication_time_sum", []string{`CREATE TABLE ClusterCommunicationTime (step TEXT, rank_id INTEGER, hccl_op_name TEXT, group_name TEXT, start_timestamp NUMERIC, elapsed_time NUMERIC, transit_time NUMERIC, wait_time NUMERIC, synchronization_time NUMERIC, idle_time NUMERIC)`,
+			`INSERT INTO ClusterCommunicationTime VALUES ('step50', 0, 'hcom_allReduce__210_0_1', '171', 1736410576431645.2, 88.75, 0.23, 3.57, 3.52, 84.95)`}},
+	} {
+		t.Run(tc.recipe, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "cluster_analysis_output")
+			require.NoError(t, os.MkdirAll(out, 0o755))
+			execDB(t, filepath.Join(out, "cluster_analysis.db"), append([]string{`CREATE TABLE CommunicationGroupMapping (type TEXT, rank_set TEXT, group_name TEXT, group_id TEXT, pg_name TEXT)`}, tc.tables...)...)
+			c, err := parser.LoadCluster([]string{out}, parser.LoadOptions{Workers: 1})
+			var msg string
+			if err != nil {
+				msg = err.Error()
+			} else {
+				for _, r := range c.Ranks {
+					assert.Empty(t, r.StepTrace)
+					msg += strings.Join(r.Problems, "\n")
+				}
+			}
+			assert.Contains(t, msg, tc.recipe)
+			assert.Contains(t, msg, "cluster_analysis.db has no step breakdown")
+			assert.Contains(t, msg, "msprof-analyze -m all -d CLUSTER")
+		})
+	}
+}
