@@ -115,11 +115,13 @@ func TestTorchDBRealDataMatchesProfiler(t *testing.T) {
 
 	res := analysis.Analyze(c, analysis.Options{})
 	// The recomputation agrees with analysis.db's StepTraceTime: no mismatch warning.
-	// The one warning is that the links to the 7 ranks not profiled cannot be placed
-	// (no parallel_group_info; only rank 0 says which member it is).
+	// The warnings: the group's size is a lower bound (no parallel_group_info: the
+	// matrix names 8 of its ranks), and the links to the 7 ranks not profiled cannot
+	// be placed (only rank 0 says which member it is).
 	unmapped := "407.79 MiB of HCCL transfers (100.0% of all) go between group-local ranks that map to no global rank"
-	require.Len(t, res.Warnings, 1)
-	assert.Contains(t, res.Warnings[0], unmapped)
+	require.Len(t, res.Warnings, 2)
+	assert.Contains(t, res.Warnings[0], "lower bounds from communication_matrix.json, which names only the ranks seen in the profiled window: group 17148521525495523210 at least 8 (1 profiled)")
+	assert.Contains(t, res.Warnings[1], unmapped)
 	require.Len(t, res.Ranks, 1)
 	rr := res.Ranks[0]
 	assert.Equal(t, analysis.SourceTimeline, rr.Source)
