@@ -169,14 +169,30 @@ func openMaybeGzip(path string) (rd io.Reader, closeFn func(), gz bool, err erro
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+		cr := &countingReader{r: br}
+		zr, err := gzip.NewReader(cr)
 		if err != nil {
 			f.Close()
 			return nil, nil, false, errAtOffset(path, 0, "gzip: %v", err)
 		}
-		return zr, func() { zr.Close(); f.Close() }, true, nil
+		return &gzipRatioReader{ratioReader{r: zr, cr: cr, max: DefaultArchiveLimits.MaxRatio}}, func() { zr.Close(); f.Close() }, true, nil
 	}
 	return br, func() { f.Close() }, false, nil
+}
+
+// gzipRatioReader bounds a compressed trace's ratio as archives bound their members'
+// (DefaultArchiveLimits.MaxRatio, from RatioMinSize on): the trace is read as a
+// stream, so its size is not bounded, but a run of one byte (a bomb) stops early.
+type gzipRatioReader struct{ ratioReader }
+
+func (r *gzipRatioReader) Read(p []byte) (int, error) {
+	n, err := r.ratioReader.Read(p)
+	var re *ratioError
+	if errors.As(err, &re) {
+		err = fmt.Errorf("gzip: decompresses to more than %d times its size (%d bytes from %d): refused (a limit against decompression bombs)",
+			r.max, re.out, re.in)
+	}
+	return n, err
 }
 
 // kinetoSniffLimit bounds what IsKinetoTrace reads: the members before traceEvents

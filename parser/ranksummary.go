@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -507,10 +508,50 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 	}
 	data := buf.Bytes()
 	limit := maxInflatedSummary(int64(len(data)))
-	if r, ok := readRankSummaryFast(data, limit); ok {
+	// The fast path holds the decompressed text, so it is told how much there is
+	// before it allocates: the size the gzip trailer claims when that is small, else
+	// the size counted by decompressing once and keeping nothing. Past the limit,
+	// the file is refused where it crosses it.
+	size, counted := int64(gzipClaimedSize(data)), false
+	if size > min(limit, trustedSummaryClaim) {
+		n, err := inflatedSize(data, limit)
+		if errors.Is(err, errInflateLimit) {
+			return nil, overInflateLimit(path, data, n)
+		}
+		size, counted = n, true
+	}
+	if r, ok := readRankSummaryFast(data, size); ok {
 		return r, nil
 	}
+	// The plain reader (encoding/json) holds a whole value too: count first unless
+	// done, so that a trailer claiming less than the stream holds is caught here.
+	if !counted {
+		if n, err := inflatedSize(data, limit); errors.Is(err, errInflateLimit) {
+			return nil, overInflateLimit(path, data, n)
+		}
+	}
 	return readRankSummaryPlain(path, bytes.NewReader(data), limit)
+}
+
+// overInflateLimit is the error for a summary that decompresses past limit bytes,
+// counted: a header that is not a summary's is named first, as the plain reader
+// names it (reading at most the header's bound).
+func overInflateLimit(path string, data []byte, limit int64) error {
+	if zr, err := gzip.NewReader(bytes.NewReader(data)); err == nil {
+		if _, _, err := readSummaryHeader(path, bufio.NewReader(&byteCounter{r: zr, limit: limit})); err != nil {
+			return err
+		}
+	}
+	return summaryError(path, limit, "%v", errInflateLimit)
+}
+
+// gzipClaimedSize is the decompressed size a gzip file's trailer states (ISIZE, of
+// its last member, modulo 2^32): a hint, checked when the file is read.
+func gzipClaimedSize(data []byte) uint32 {
+	if len(data) < 18 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(data[len(data)-4:])
 }
 
 // maxInflatedSummary is what a summary of packedBytes may decompress to: the limit
@@ -521,12 +562,25 @@ func maxInflatedSummary(packedBytes int64) int64 {
 	return min(maxSummaryBytes, max(RatioMinSize, DefaultArchiveLimits.MaxRatio*max(packedBytes, 1)))
 }
 
-// maxSummaryBytes bounds a summary decompressed: a 1.96 GB trace's is 10 MB.
-const maxSummaryBytes = 1 << 30
+// maxSummaryBytes bounds a summary decompressed: a 1.96 GB trace's is 10 MB. A
+// variable for tests only.
+var maxSummaryBytes int64 = 1 << 30
+
+// trustedSummaryClaim is the largest decompressed size a summary's gzip trailer may
+// claim and be believed without counting: the reader holds that much before it knows
+// whether the claim was true. A larger claim is checked by decompressing the file
+// once, keeping nothing. A variable for tests only.
+var trustedSummaryClaim int64 = 64 << 20
 
 // errInflateLimit is a summary decompressing past maxInflatedSummary.
-var errInflateLimit = fmt.Errorf("decompresses to more than %d times its size or %d MiB: refused (a limit against decompression bombs)",
-	DefaultArchiveLimits.MaxRatio, maxSummaryBytes>>20)
+type inflateLimitError struct{}
+
+func (inflateLimitError) Error() string {
+	return fmt.Sprintf("decompresses to more than %d times its size or %d MiB: refused (a limit against decompression bombs)",
+		DefaultArchiveLimits.MaxRatio, maxSummaryBytes>>20)
+}
+
+var errInflateLimit error = inflateLimitError{}
 
 // readRankSummaryPlain reads a summary with encoding/json alone: the reference the
 // fast path (summaryfast.go) gives way to, and what words every error.

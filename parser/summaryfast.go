@@ -44,8 +44,9 @@ var (
 // Arrow), a tenth faster per summary than compress/gzip; the plain reader keeps the
 // standard library's, and its messages.
 //
-// It gives up past limit bytes inflated (the plain reader says why).
-func readRankSummaryFast(data []byte, limit int64) (r *profile.Rank, ok bool) {
+// size is what the text decompresses to (readRankSummary learns it first); it gives
+// up past that many bytes (the plain reader says why), having allocated no more.
+func readRankSummaryFast(data []byte, size int64) (r *profile.Rank, ok bool) {
 	zr, _ := summaryReaders.Get().(*gzip.Reader)
 	if zr == nil {
 		zr = new(gzip.Reader)
@@ -57,7 +58,8 @@ func readRankSummaryFast(data []byte, limit int64) (r *profile.Rank, ok bool) {
 	buf := summaryBuffers.Get().(*bytes.Buffer)
 	defer summaryBuffers.Put(buf)
 	buf.Reset()
-	if n, err := buf.ReadFrom(io.LimitReader(zr, limit+1)); err != nil || n > limit {
+	buf.Grow(int(size) + bytes.MinRead) // once: ReadFrom would double it as it fills
+	if n, err := buf.ReadFrom(io.LimitReader(zr, size+1)); err != nil || n > size {
 		return nil, false
 	}
 	text := buf.Bytes()
@@ -75,6 +77,25 @@ func readRankSummaryFast(data []byte, limit int64) (r *profile.Rank, ok bool) {
 	}
 	r, err = b.rank(h.Rank, h.Version)
 	return r, err == nil
+}
+
+// inflatedSize decompresses a gzip file keeping nothing, and returns its size, or
+// limit and errInflateLimit as soon as it passes limit; another error (damage) is
+// left to the reader that words it.
+func inflatedSize(data []byte, limit int64) (int64, error) {
+	zr, _ := summaryReaders.Get().(*gzip.Reader)
+	if zr == nil {
+		zr = new(gzip.Reader)
+	}
+	defer summaryReaders.Put(zr)
+	if err := zr.Reset(bytes.NewReader(data)); err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(zr, limit+1))
+	if n > limit {
+		return limit, errInflateLimit
+	}
+	return n, err
 }
 
 var (

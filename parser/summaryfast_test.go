@@ -46,7 +46,7 @@ func TestFastPathReadsWhatWritersWrite(t *testing.T) {
 			}
 			r := LoadRank(ri)
 			data := summaryBytes(t, r, []string{"a note"})
-			fast, ok := readRankSummaryFast(data, maxInflatedSummary(int64(len(data))))
+			fast, ok := readRankSummaryFast(data, fastSize(data))
 			require.True(t, ok, "%s rank %d: the fast path gave up", dir, r.Rank)
 			plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
 			require.NoError(t, err)
@@ -163,7 +163,7 @@ func TestSummaryRankListsShared(t *testing.T) {
 		r.Rank = rank
 		r.Metadata.ParallelGroups = []profile.ParallelGroup{{HCCLName: "w", Name: "default", GroupRank: rank, GlobalRanks: world}}
 		data := summaryBytes(t, r, nil)
-		fast, ok := readRankSummaryFast(data, maxInflatedSummary(int64(len(data))))
+		fast, ok := readRankSummaryFast(data, fastSize(data))
 		require.True(t, ok)
 		plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
 		require.NoError(t, err)
@@ -237,7 +237,7 @@ func TestVersion1SummariesRead(t *testing.T) {
 	v1Body, err := json.Marshal(body)
 	require.NoError(t, err)
 	data := gzipLines(header, string(v1Body))
-	fast, ok := readRankSummaryFast(data, maxInflatedSummary(int64(len(data))))
+	fast, ok := readRankSummaryFast(data, fastSize(data))
 	require.True(t, ok)
 	plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
 	require.NoError(t, err)
@@ -256,7 +256,7 @@ func TestRankListsRoundTrip(t *testing.T) {
 		r.Metadata.ParallelGroups = append(r.Metadata.ParallelGroups, profile.ParallelGroup{Name: strconv.Itoa(k), GlobalRanks: ranks})
 	}
 	data := summaryBytes(t, r, nil)
-	fast, ok := readRankSummaryFast(data, maxInflatedSummary(int64(len(data))))
+	fast, ok := readRankSummaryFast(data, fastSize(data))
 	require.True(t, ok)
 	plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
 	require.NoError(t, err)
