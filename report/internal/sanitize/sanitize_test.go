@@ -17,7 +17,7 @@ func TestString(t *testing.T) {
 		{"a\r\nb\tc\vd\fe", "a  b c d e"},
 		{"a\x00b\x1bc\x7fd\u009be", "a\uFFFDb\uFFFDc\uFFFDd\uFFFDe"},
 		{"a\u0085b\u2028c\u2029d", "a b c d"},
-		{"a\uFFFDb", "a\uFFFDb"}, // already clean: idempotent
+		{"a\uFFFDb", "a\uFFFDb"},                     // already clean: idempotent
 		{"op\u202eevil\u202c", "op\uFFFDevil\uFFFD"}, // bidi override and pop
 		{"a\u2066b\u2069c\u200ed\u200fe\u061cf", "a\uFFFDb\uFFFDc\uFFFDd\uFFFDe\uFFFDf"},
 		{"", ""},
