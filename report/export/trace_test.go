@@ -256,7 +256,8 @@ func TestTraceDoesNotNestInFloat64(t *testing.T) {
 	var doc struct {
 		TraceEvents []struct {
 			Ph       string  `json:"ph"`
-			Pid, Tid int     `json:"pid"`
+			Pid      int     `json:"pid"`
+			Tid      int     `json:"tid"`
 			Ts       float64 `json:"ts"`
 			Dur      float64 `json:"dur"`
 			Name     string  `json:"name"`
@@ -275,7 +276,7 @@ func TestTraceDoesNotNestInFloat64(t *testing.T) {
 		}
 		lo := nsOf(t, exact[i].Ts)
 		hi := lo + nsOf(t, exact[i].Dur)
-		k := [2]int{e.Pid, *exact[i].Tid}
+		k := [2]int{e.Pid, e.Tid}
 		lanes[k] = append(lanes[k], slice{e.Ts, e.Ts + e.Dur, lo, hi})
 	}
 	checked, bad := 0, 0
