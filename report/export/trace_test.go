@@ -255,12 +255,12 @@ func TestTraceDoesNotNestInFloat64(t *testing.T) {
 	b, _, _ := sampleTrace(t)
 	var doc struct {
 		TraceEvents []struct {
-			Ph       string  `json:"ph"`
-			Pid      int     `json:"pid"`
-			Tid      int     `json:"tid"`
-			Ts       float64 `json:"ts"`
-			Dur      float64 `json:"dur"`
-			Name     string  `json:"name"`
+			Ph   string  `json:"ph"`
+			Pid  int     `json:"pid"`
+			Tid  int     `json:"tid"`
+			Ts   float64 `json:"ts"`
+			Dur  float64 `json:"dur"`
+			Name string  `json:"name"`
 		} `json:"traceEvents"`
 	}
 	require.NoError(t, json.Unmarshal(b, &doc))
