@@ -55,21 +55,16 @@ const (
 // so that it does not depend on the file's key order. Errors are *SyntaxError values
 // giving file and byte offset.
 func ParseCommunicationJSON(r io.Reader, file string) ([]profile.CommOpStats, error) {
-	d := treeReader{file}
-	var ops []profile.CommOpStats
-	err := withJSONTree(r, file, func(root *treeNode) error {
-		if err := d.object(root, "communication.json"); err != nil {
-			return err
-		}
-		return d.forEachOp(root, isFlatCommJSON(root), func(m treeMember, step int, p2p bool) error {
-			op, err := d.commOp(m, step, p2p)
-			ops = append(ops, op)
-			return err
-		})
-	})
+	ops, err := readCommOpsStream(r, file)
 	if err != nil {
 		return nil, err
 	}
+	sortCommOps(ops)
+	return ops, nil
+}
+
+// sortCommOps sorts ops by (Step, StartNs, Name, Group, P2P).
+func sortCommOps(ops []profile.CommOpStats) {
 	slices.SortFunc(ops, func(a, b profile.CommOpStats) int {
 		return cmp.Or(
 			cmp.Compare(a.Step, b.Step),
@@ -79,7 +74,6 @@ func ParseCommunicationJSON(r io.Reader, file string) ([]profile.CommOpStats, er
 			boolCompare(a.P2P, b.P2P),
 		)
 	})
-	return ops, nil
 }
 
 func boolCompare(a, b bool) int {
