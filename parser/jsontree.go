@@ -125,9 +125,21 @@ func withJSONTree(r io.Reader, file string, fn func(root *treeNode) error) error
 }
 
 func (p *treeParser) read(r io.Reader, file string, intArrays bool) (*treeNode, error) {
+	// A tree takes about ten times its file: a file past the bound is refused by its
+	// size, or where reading it passes the bound, rather than read.
+	size := sizeOf(r)
+	if size > maxJSONTreeBytes {
+		return nil, errAtOffset(file, -1, "%d bytes: over the %d MiB this reader holds in memory (read whole as a JSON tree): refused", size, maxJSONTreeBytes>>20)
+	}
+	if size < 0 {
+		r = io.LimitReader(r, maxJSONTreeBytes+1)
+	}
 	data, err := readAll(p.buf, r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read: %w", file, err)
+	}
+	if int64(len(data)) > maxJSONTreeBytes {
+		return nil, errAtOffset(file, -1, "more than %d bytes: over the %d MiB this reader holds in memory (read whole as a JSON tree): refused", maxJSONTreeBytes, maxJSONTreeBytes>>20)
 	}
 	p.buf = data
 	base := 0
@@ -153,6 +165,12 @@ func (p *treeParser) read(r io.Reader, file string, intArrays bool) (*treeNode, 
 }
 
 var bomUTF8 = []byte{0xEF, 0xBB, 0xBF}
+
+// maxJSONTreeBytes bounds the files read whole into a tree (communication_matrix.json,
+// msprof-analyze's cluster_communication*.json, info files): about ten times as much
+// memory is taken while one is read. communication.json and the timelines are streamed,
+// not bounded. A variable for tests only.
+var maxJSONTreeBytes int64 = 256 << 20
 
 type treeParser struct {
 	b         []byte
