@@ -304,6 +304,21 @@ func topWaits(ops []analysis.OpStat) []waitRow {
 			rows = append(rows, *w)
 		}
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].WaitNs > rows[j].WaitNs })
+	// Ties (ops of several groups waiting alike, common in generated and real
+	// runs) are broken by step, name and rank, so a run prints the same rows each
+	// time, and its summaries the same as its raw ranks.
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if a.WaitNs != b.WaitNs {
+			return a.WaitNs > b.WaitNs
+		}
+		if a.Step != b.Step {
+			return a.Step < b.Step
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Last < b.Last
+	})
 	return rows[:min(maxTopWaits, len(rows))]
 }
