@@ -41,11 +41,15 @@ func parseCommunicationJSONTree(data []byte, file string) ([]profile.CommOpStats
 // value for value, on every real file and bundled sample, and on copies with repeated
 // keys (the last value kept), a null kind, a flat layout, and damage.
 func TestCommStreamEqualsTree(t *testing.T) {
-	var files []string
-	for _, root := range []string{"../fixtures/samples", realdata.Root()} {
+	files := map[string]string{} // subtest name (relative to its root) → path
+	for label, root := range map[string]string{"samples": "../fixtures/samples", "realdata": realdata.Root()} {
+		if root == "" {
+			continue
+		}
 		filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
 			if err == nil && !de.IsDir() && de.Name() == "communication.json" {
-				files = append(files, p)
+				rel, _ := filepath.Rel(root, p)
+				files[label+"/"+rel] = p
 			}
 			return nil
 		})
@@ -62,12 +66,12 @@ func TestCommStreamEqualsTree(t *testing.T) {
 		"cut":            []byte(`{"step1": {"collective": {"a@1": {"Communication Time Info": {"Elapse Time(ms)": 1`),
 		"bom and space":  []byte("\xef\xbb\xbf \n{\"step\": {\"collective\": {\"a@1\": {\"Communication Time Info\": {\"Elapse Time(ms)\": 1}}}}}\n"),
 	}
-	for _, f := range files {
+	for name, f := range files {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
-		cases[f] = data
-		if strings.Contains(f, "megatron") {
-			cases[f+" ×50 steps"] = repeatCommSteps(t, data, 50)
+		cases[name] = data
+		if strings.Contains(name, "megatron") {
+			cases[name+" ×50 steps"] = repeatCommSteps(t, data, 50)
 		}
 	}
 	for name, data := range cases {
