@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 )
 
@@ -22,6 +23,7 @@ func TestExitCodeTable(t *testing.T) {
 	require.NoError(t, err)
 	var header []string
 	rows := 0
+	listed := map[string]bool{}
 	root := t.TempDir() // outlives the subtests: each built-in is generated once
 	for _, line := range strings.Split(string(doc), "\n") {
 		cells := strings.Split(strings.Trim(line, "| "), " | ")
@@ -38,6 +40,7 @@ func TestExitCodeTable(t *testing.T) {
 		}
 		require.Len(t, cells[1:], len(header), line)
 		rows++
+		listed[cells[0]] = true
 		t.Run(cells[0], func(t *testing.T) {
 			var input string
 			switch kind {
@@ -70,4 +73,8 @@ func TestExitCodeTable(t *testing.T) {
 		})
 	}
 	require.Greater(t, rows, 20, "rows read from the table")
+	for _, name := range scenario.BuiltinNames() {
+		assert.True(t, listed["builtin:"+name], "built-in %s has no row in docs/exit-codes.md", name)
+		assert.True(t, listed["cluster-output:"+name], "built-in %s's cluster output has no row in docs/exit-codes.md", name)
+	}
 }
