@@ -116,22 +116,14 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 		if name == "" { // its type and group are read from its name
 			return nil, errAtLine(file, t.lineOf(iName), "column %q: a communication row without a name", cols.name[0])
 		}
-		start, err := MicrosToNs(t.field(iStart))
-		if err != nil {
-			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %v", colStart, err)
-		}
-		durUs, err := t.floatField(iDur, colDuration)
+		iv, err := t.taskInterval(iStart, iDur, colStart, colDuration)
 		if err != nil {
 			return nil, err
-		}
-		if durUs < 0 || durUs > maxKernelDurUs {
-			return nil, errAtLine(file, t.lineOf(iDur), "column %q: duration %v µs out of range", colDuration, durUs)
 		}
 		op.Name = name
 		op.Type = profile.OpType(name)
 		op.Group = profile.GroupIDFromName(name)
-		op.StartNs = start
-		op.EndNs = start + units.NsFromUs(durUs)
+		op.Interval = iv
 		ops = append(ops, op)
 	}
 	slices.SortStableFunc(ops, func(a, b KernelCommOp) int {
@@ -144,6 +136,23 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 		return 0
 	})
 	return ops, nil
+}
+
+// taskInterval reads a task row's start (a decimal µs string, exact) and duration
+// (float µs, rounded to the ns, at most maxKernelDurUs) as an interval.
+func (t *csvTable) taskInterval(iStart, iDur int, colStart, colDuration string) (profile.Interval, error) {
+	start, err := MicrosToNs(t.field(iStart))
+	if err != nil {
+		return profile.Interval{}, errAtLine(t.file, t.lineOf(iStart), "column %q: %v", colStart, err)
+	}
+	durUs, err := t.floatField(iDur, colDuration)
+	if err != nil {
+		return profile.Interval{}, err
+	}
+	if durUs < 0 || durUs > maxKernelDurUs {
+		return profile.Interval{}, errAtLine(t.file, t.lineOf(iDur), "column %q: duration %v µs out of range", colDuration, durUs)
+	}
+	return profile.Interval{StartNs: start, EndNs: start + units.NsFromUs(durUs)}, nil
 }
 
 // isCommKernel applies the comm-row rule of ParseKernelDetailsComm to a row's

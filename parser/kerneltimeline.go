@@ -66,18 +66,10 @@ func parseKernelTimeline(r io.Reader, file string, cols commCols) (*KernelTimeli
 		if err != nil {
 			return nil, err
 		}
-		start, err := MicrosToNs(t.field(iStart))
-		if err != nil {
-			return nil, errAtLine(file, t.lineOf(iStart), "column %q: %v", cols.start[0], err)
-		}
-		durUs, err := t.floatField(iDur, cols.duration[0])
+		iv, err := t.taskInterval(iStart, iDur, cols.start[0], cols.duration[0])
 		if err != nil {
 			return nil, err
 		}
-		if durUs < 0 || durUs > maxKernelDurUs {
-			return nil, errAtLine(file, t.lineOf(iDur), "column %q: duration %v µs out of range", cols.duration[0], durUs)
-		}
-		iv := profile.Interval{StartNs: start, EndNs: start + units.NsFromUs(durUs)}
 		if isCommKernel(t.field(iCore), name) {
 			if name == "" {
 				return nil, errAtLine(file, t.lineOf(iName), "column %q: a communication row without a name", cols.name[0])
