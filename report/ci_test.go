@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,7 +116,10 @@ func TestJUnitSchema(t *testing.T) {
 			s := doc.Suites[0]
 			assert.Equal(t, tc.suite, s.Name)
 			assert.Equal(t, [3]int{tc.tests, tc.failures, tc.skipped}, [3]int{s.Tests, s.Failures, s.Skipped})
-			assert.Equal(t, [3]int{tc.tests, tc.failures, tc.skipped}, [3]int{doc.Tests, doc.Failures, doc.Skipped}, "the root's totals")
+			assert.Equal(t, [2]int{tc.tests, tc.failures}, [2]int{doc.Tests, doc.Failures}, "the root's totals")
+			// Jenkins' junit-10 schema has no skipped count on <testsuites>
+			// (issue 38: the published schema refused the report): only the suite says it.
+			assert.NotContains(t, strings.SplitN(b.String(), "<testsuite ", 2)[0], "skipped=", "the root carries no skipped count")
 			require.NotNil(t, s.Errors)
 			assert.Equal(t, 0, *s.Errors)
 			assert.Equal(t, "0", s.Time)
