@@ -1,10 +1,14 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/analysis/compare"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 )
@@ -38,10 +42,54 @@ func registerCompletions(root *cobra.Command) {
 		if fl.Lookup("set") != nil {
 			_ = c.RegisterFlagCompletionFunc("set", completeSet)
 		}
-		if c.Name() == "gen" {
+		if fl.Lookup("fail-on") != nil {
+			metrics := analysis.MetricNames
+			if c.Name() == "diff" {
+				metrics = compare.GateMetricNames
+			}
+			_ = c.RegisterFlagCompletionFunc("fail-on", prefixes(metrics))
+		}
+		if fl.Lookup("peak") != nil {
+			peaks := make([]string, len(hardware.Transports))
+			for i, t := range hardware.Transports {
+				peaks[i] = t + "="
+			}
+			_ = c.RegisterFlagCompletionFunc("peak", prefixes(peaks))
+		}
+		switch c.Name() {
+		case "gen":
 			c.ValidArgsFunction = completeScenario
+			_ = c.RegisterFlagCompletionFunc("omit", fixed("trace", "none"))
+		case "model":
+			_ = c.RegisterFlagCompletionFunc("op", fixed(costmodel.Ops()...))
+			_ = c.RegisterFlagCompletionFunc("algo", fixed(modelAlgorithms()...))
+			_ = c.RegisterFlagCompletionFunc("expansion", fixed(costmodel.ExpansionAICPU, costmodel.ExpansionAIV))
 		}
 	}
+}
+
+// prefixes offers values a user goes on typing after (a gate's metric before its
+// operator, a transport before its figure): no space after them.
+func prefixes(values []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return withPrefix(values, toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
+}
+
+// modelAlgorithms are the algorithms model --algo prices, over every op.
+func modelAlgorithms() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, op := range costmodel.Ops() {
+		for _, a := range costmodel.Algorithms(op) {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // completeSet offers the knobs with their '=' (no space after), then algo's values.

@@ -29,6 +29,14 @@ func TestCompletion(t *testing.T) {
 		{[]string{"whatif", "x", "--set", ""}, []string{"bucket=", "accumulation=", "buffsize=", "overlap=", "algo=", "dp="}, ":6"},
 		{[]string{"whatif", "x", "--set", "b"}, []string{"bucket=", "buffsize="}, ":6"},
 		{[]string{"whatif", "x", "--set", "algo="}, []string{"algo=ring", "algo=nhr", "algo=rhd", "algo=nb", "algo=pipeline"}, ":4"},
+		// Issue 38: the gates' metrics, the peaks' transports, gen's --omit and
+		// model's ops, algorithms and expansion modes had no values.
+		{[]string{"analyze", "x", "--fail-on", "comm"}, []string{"comm_share", "comm_total_share"}, ":6"},
+		{[]string{"diff", "a", "b", "--fail-on", "comm_share."}, []string{"comm_share.base", "comm_share.delta", "comm_share.delta_pct", "comm_share.p"}, ":6"},
+		{[]string{"analyze", "x", "--peak", "R"}, []string{"RDMA="}, ":6"},
+		{[]string{"gen", "x", "--omit", ""}, []string{"trace", "none"}, ":4"},
+		{[]string{"model", "--expansion", ""}, []string{"AI_CPU", "AIV"}, ":4"},
+		{[]string{"model", "--op", ""}, []string{"allgather", "allreduce", "alltoall", "broadcast", "reduce", "reducescatter"}, ":4"},
 		{[]string{"gen", "straggler"}, []string{"straggler-64rank"}, ":0"},
 		{[]string{"gen", "demo-2server-8rank", ""}, nil, ":4"},
 	}
