@@ -160,13 +160,16 @@ func TestWhatIfExtrapolation(t *testing.T) {
 // TestWhatIfPipelineParallel: on TP8 × PP4 × DP8 the gradient group is a dp group
 // (a TP group moves more AllReduce bytes), it spans 8 servers of one NPU, and every
 // prediction is low confidence because the pipeline schedule is not modelled. -short
-// cuts the data parallelism to 2 (64 ranks: the group spans 2 servers).
+// cuts the data parallelism to 2 (64 ranks: the group spans 2 servers) and the
+// overlap to 0: since the generator overlaps the buckets with the backward pass on
+// TP jobs too, DP2's AllReduces there mostly wait for their peer, their time does not
+// grow with their size, and the what-if refuses to fit them (said, not tested here).
 func TestWhatIfPipelineParallel(t *testing.T) {
 	servers := 8
 	edit := func(*scenario.Scenario) {}
-	if testkit.Short(t, "DP2 instead of DP8 (64 ranks)") {
+	if testkit.Short(t, "DP2 instead of DP8 (64 ranks), no overlap") {
 		servers = 2
-		edit = func(sc *scenario.Scenario) { sc.Ranks = 64 }
+		edit = func(sc *scenario.Scenario) { sc.Ranks, sc.DDP.Overlap = 64, 0 }
 	}
 	res, _ := baseRun(t, "pp4-dp8-256rank", edit)
 	bk, err := costmodel.FitBucketing(res, 1, 200<<20)
