@@ -90,6 +90,20 @@ func TestPipelinesTheoryAndBatchSendRecv(t *testing.T) {
 	assert.Equal(t, "no stage of it has steps", noSteps.BubbleUnmeasured)
 }
 
+// A receive's time is Bubble, not exposed: a group's exposed part leaves out the
+// time a receive runs, as the step's exposed communication does.
+func TestGroupCommExposedLeavesOutReceives(t *testing.T) {
+	ops := []profile.CommOp{
+		{Group: "pp", Name: "hcom_receive__1_0_1", Interval: iv(0, 10)},
+		{Group: "dp", Name: "hcom_allReduce__2_0_1", Interval: iv(5, 30)},
+	}
+	got := groupComm(ops, []profile.Interval{iv(20, 25)})
+	assert.Equal(t, []GroupComm{
+		{Group: "dp", CommunicationNs: 25, CommNotOverlappedNs: 20, ExposedNs: 15}, // 10-20, 25-30
+		{Group: "pp", CommunicationNs: 10, CommNotOverlappedNs: 10, ExposedNs: 0},
+	}, got)
+}
+
 func TestGroupCommSplitsExposureByGroup(t *testing.T) {
 	ops := []profile.CommOp{
 		{Group: "tp", Interval: iv(0, 10)}, {Group: "tp", Interval: iv(5, 20)}, // union 0-20
@@ -98,8 +112,8 @@ func TestGroupCommSplitsExposureByGroup(t *testing.T) {
 	compute := []profile.Interval{iv(10, 40)}
 	got := groupComm(ops, compute)
 	assert.Equal(t, []GroupComm{
-		{Group: "dp", CommunicationNs: 30, CommNotOverlappedNs: 20}, // 40-60 exposed
-		{Group: "tp", CommunicationNs: 20, CommNotOverlappedNs: 10}, // 0-10 exposed
+		{Group: "dp", CommunicationNs: 30, CommNotOverlappedNs: 20, ExposedNs: 20}, // 40-60 exposed
+		{Group: "tp", CommunicationNs: 20, CommNotOverlappedNs: 10, ExposedNs: 10}, // 0-10 exposed
 	}, got)
 	steps := groupSteps([]RankResult{
 		{Rank: 0, Steps: []StepBreakdown{{Step: 1, StageNs: 100, Groups: got}}},

@@ -70,6 +70,10 @@ type Summary struct {
 	// when unknown.
 	RanksExpected int
 	Incomplete    bool // some rank could not be read in full
+	// Kinds is the communication per parallel dimension (tp, sp, cp, ep, fsdp, dp,
+	// pp, unknown: Group.Parallel), in KindNames' order; a dimension without
+	// communication is left out.
+	Kinds []KindShare
 }
 
 // Metrics returns the summary metrics by name, as --fail-on names them.
@@ -320,6 +324,8 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	if w := runsApartWarning(res.Ranks, res.Communication.Ops); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
+	setParallelKinds(res.Communication.Groups, res.Communication.Ops, res.Communication.ServerOf, len(c.Ranks))
+	res.Summary.Kinds = kindShares(res.Ranks, res.Communication.Groups)
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
 	if opts.Microbatches > 0 && len(res.Communication.Pipelines) == 0 {
@@ -729,7 +735,8 @@ func addGroupsFromOps(steps []StepBreakdown, ops []profile.CommOp) {
 		frac := ratio(st.CommNotOverlappedNs, st.CommunicationNs)
 		for _, g := range order {
 			comm := totalNs(union(byGroup[g]))
-			st.Groups = append(st.Groups, GroupComm{Group: g, CommunicationNs: comm, CommNotOverlappedNs: int64(float64(comm) * frac)})
+			exposed := int64(float64(comm) * frac)
+			st.Groups = append(st.Groups, GroupComm{Group: g, CommunicationNs: comm, CommNotOverlappedNs: exposed, ExposedNs: exposed})
 		}
 	}
 }

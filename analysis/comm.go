@@ -154,6 +154,11 @@ type Group struct {
 	// Inferred is set for a group no parallel_group_info describes: Ranks are the ranks
 	// seen with its ops and Kind is a guess from the rank set (ending in "?").
 	Inferred bool
+	// Parallel is the group's parallel dimension (KindTP, KindSP, KindCP, KindDP,
+	// KindPP, KindEP, KindFSDP or KindUnknown) and ParallelSource where it came from:
+	// "profile (…)" when the profile's group info names it, else "inferred from …"
+	// (its ranks and ops).
+	Parallel, ParallelSource string
 }
 
 // Communication is the per-op and per-link analysis of a cluster's communication.

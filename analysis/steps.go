@@ -64,6 +64,10 @@ type GroupComm struct {
 	Group               string
 	CommunicationNs     int64
 	CommNotOverlappedNs int64
+	// ExposedNs is the part of the union while no compute kernel and no receive runs
+	// (the step's exposed communication, group by group; a receive's time is Bubble).
+	// Without a timeline it is CommNotOverlappedNs's share, as that is.
+	ExposedNs int64
 }
 
 // ExposedCommNs is the step's exposed communication: Communication(Not Overlapped)
@@ -688,17 +692,26 @@ func addOpsAllReduceOf(rank int, steps []StepBreakdown, kernelOps, analysisOps [
 // groupComm splits a step's ops by group: each group's union and its exposed part.
 func groupComm(ops []profile.CommOp, comp []profile.Interval) []GroupComm {
 	byGroup := map[string][]profile.Interval{}
+	var busy []profile.Interval // compute and receives
 	for _, op := range ops {
 		byGroup[op.Group] = append(byGroup[op.Group], op.Interval)
+		if profile.IsReceive(op.Name) {
+			busy = append(busy, op.Interval)
+		}
 	}
 	if len(byGroup) == 0 {
 		return nil
+	}
+	exposedOf := comp
+	if len(busy) > 0 {
+		exposedOf = union(append(busy, comp...))
 	}
 	out := make([]GroupComm, 0, len(byGroup))
 	for g, ivs := range byGroup {
 		u := union(ivs)
 		total := totalNs(u)
-		out = append(out, GroupComm{Group: g, CommunicationNs: total, CommNotOverlappedNs: total - intersectNs(u, comp)})
+		out = append(out, GroupComm{Group: g, CommunicationNs: total, CommNotOverlappedNs: total - intersectNs(u, comp),
+			ExposedNs: total - intersectNs(u, exposedOf)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
 	return out

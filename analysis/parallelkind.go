@@ -1,0 +1,300 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The parallel dimensions a group is named by (Group.Parallel).
+const (
+	KindTP      = "tp"   // tensor parallel (its AllReduces per layer)
+	KindSP      = "sp"   // tensor parallel with sequence parallelism (AllGather/ReduceScatter per layer)
+	KindCP      = "cp"   // context parallel
+	KindDP      = "dp"   // data parallel, a distributed optimizer's ReduceScatter/AllGather included
+	KindPP      = "pp"   // pipeline parallel
+	KindEP      = "ep"   // expert parallel (AlltoAll(v))
+	KindFSDP    = "fsdp" // fully sharded data parallel / ZeRO-3 (per-layer AllGather and ReduceScatter)
+	KindUnknown = "unknown"
+)
+
+// KindNames are the parallel dimensions in the order reports list them.
+var KindNames = []string{KindTP, KindSP, KindCP, KindEP, KindFSDP, KindDP, KindPP, KindUnknown}
+
+// KindTitle is a dimension's name in prose.
+func KindTitle(kind string) string {
+	switch kind {
+	case KindTP:
+		return "tensor parallel"
+	case KindSP:
+		return "tensor/sequence parallel"
+	case KindCP:
+		return "context parallel"
+	case KindDP:
+		return "data parallel"
+	case KindPP:
+		return "pipeline parallel"
+	case KindEP:
+		return "expert parallel"
+	case KindFSDP:
+		return "fully sharded data parallel"
+	}
+	return "other groups"
+}
+
+// profileKind maps a framework's group name (torch_npu's parallel_group_info
+// group_name, which is Megatron's group_desc, or msprof-analyze's pg_name) to a
+// dimension; "" when the name is not one dimension (default_group, mp, embd, …).
+func profileKind(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	n = strings.TrimSuffix(n, "_group")
+	switch n {
+	case "tp", "tensor", "tensor_model_parallel", "tensor_parallel":
+		return KindTP
+	case "sp", "sequence_parallel":
+		return KindSP
+	case "cp", "context", "context_parallel":
+		return KindCP
+	case "dp", "dp_cp", "data", "data_parallel", "expt_dp", "ep_dp", "dp_modulo_exp", "intra_dp_cp", "inter_dp_cp":
+		return KindDP
+	case "pp", "pipeline", "pipeline_model_parallel", "pipeline_parallel":
+		return KindPP
+	case "ep", "exp", "expert", "expert_model_parallel", "expert_parallel", "tp_ep", "expt_tp_ep":
+		return KindEP
+	case "fsdp", "zero", "zero3", "shard", "fsdp_shard":
+		return KindFSDP
+	}
+	return ""
+}
+
+// groupOps is what the ops of one group show: counts and time per op family, and the
+// rank-steps they ran in.
+type groupOps struct {
+	count    map[string]int   // by family: allreduce, allgather, reducescatter, alltoall, p2p, other
+	ns       map[string]int64 // elapse by family
+	rankStep map[[2]int]bool
+}
+
+// opFamily names an op's family from its type or name (HCCL's hcom_allGather_…,
+// NCCL's ncclDevKernel_AllGather_…).
+func opFamily(typ, name string) string {
+	s := strings.ToLower(typ + " " + name)
+	switch {
+	case strings.Contains(s, "alltoall"):
+		return "alltoall"
+	case strings.Contains(s, "allgather"):
+		return "allgather"
+	case strings.Contains(s, "reducescatter") || strings.Contains(s, "reduce_scatter"):
+		return "reducescatter"
+	case strings.Contains(s, "allreduce"):
+		return "allreduce"
+	case strings.Contains(s, "send") || strings.Contains(s, "recv") || strings.Contains(s, "receive"):
+		return "p2p"
+	}
+	return "other"
+}
+
+func collectGroupOps(ops []OpStat) map[string]*groupOps {
+	out := map[string]*groupOps{}
+	for _, o := range ops {
+		g := out[o.Group]
+		if g == nil {
+			g = &groupOps{count: map[string]int{}, ns: map[string]int64{}, rankStep: map[[2]int]bool{}}
+			out[o.Group] = g
+		}
+		f := opFamily(o.Type, o.Name)
+		g.count[f]++
+		g.ns[f] += o.ElapseNs
+		g.rankStep[[2]int{o.Rank, o.Step}] = true
+	}
+	return out
+}
+
+// perRankStep is the family's ops per rank and step.
+func (g *groupOps) perRankStep(f string) float64 {
+	if len(g.rankStep) == 0 {
+		return 0
+	}
+	return float64(g.count[f]) / float64(len(g.rankStep))
+}
+
+// dominant is the family taking most of the group's op time.
+func (g *groupOps) dominant() string {
+	best, bestNs := "", int64(-1)
+	for _, f := range []string{"alltoall", "allgather", "reducescatter", "allreduce", "p2p", "other"} {
+		if g.count[f] > 0 && g.ns[f] > bestNs {
+			best, bestNs = f, g.ns[f]
+		}
+	}
+	return best
+}
+
+// perLayer is how many collectives a rank-step must hold for a group's ops to be read
+// as per layer (a model's forward and backward over its layers) rather than once a
+// step per bucket.
+const perLayer = 16
+
+// setParallelKinds names each group's parallel dimension (Group.Parallel) and says
+// where it came from (Group.ParallelSource): the profile's own name for the group
+// where it names one dimension (a tp group whose ops are AllGather/ReduceScatter is
+// sequence parallel), else inferred from its ranks and ops.
+func setParallelKinds(groups []Group, ops []OpStat, serverOf map[int]int, world int) {
+	byGroup := collectGroupOps(ops)
+	for i := range groups {
+		g := &groups[i]
+		gops := byGroup[g.Key]
+		if gops == nil {
+			gops = &groupOps{count: map[string]int{}, ns: map[string]int64{}, rankStep: map[[2]int]bool{}}
+		}
+		if !g.Inferred {
+			if k := profileKind(g.Kind); k != "" {
+				g.Parallel, g.ParallelSource = k, fmt.Sprintf("profile (%q)", g.Kind)
+				if k == KindTP && gops.count["allreduce"] < gops.count["allgather"]+gops.count["reducescatter"] &&
+					gops.perRankStep("allgather")+gops.perRankStep("reducescatter") >= perLayer {
+					g.Parallel = KindSP
+					g.ParallelSource = fmt.Sprintf("profile (%q), sequence parallel from its per-layer AllGather/ReduceScatter", g.Kind)
+				}
+				continue
+			}
+		}
+		g.Parallel, g.ParallelSource = inferKind(g.Ranks, gops, serverOf, world)
+		if !g.Inferred && g.Kind != "" {
+			g.ParallelSource += fmt.Sprintf(" (the profile names it %q)", g.Kind)
+		}
+	}
+}
+
+// inferKind guesses a group's dimension from its ranks and ops, with the reason.
+func inferKind(ranks []int, g *groupOps, serverOf map[int]int, world int) (kind, source string) {
+	if len(g.rankStep) == 0 {
+		return KindUnknown, "inferred: no ops"
+	}
+	dom := g.dominant()
+	rs := slices.Clone(ranks)
+	sort.Ints(rs)
+	consecutive, oneServer := len(rs) >= 2, len(rs) >= 2
+	for i := 1; i < len(rs); i++ {
+		if rs[i] != rs[i-1]+1 {
+			consecutive = false
+		}
+	}
+	if len(serverOf) > 0 {
+		s0, ok := serverOf[rs[0]]
+		for _, r := range rs {
+			if s, ok2 := serverOf[r]; !ok || !ok2 || s != s0 {
+				oneServer = false
+				break
+			}
+		}
+	} else {
+		oneServer = consecutive && len(rs) <= 8 && rs[0]%len(rs) == 0
+	}
+	agrs := g.perRankStep("allgather") + g.perRankStep("reducescatter")
+	switch {
+	case dom == "p2p":
+		return KindPP, "inferred from its ops: send/receive only"
+	case dom == "alltoall":
+		return KindEP, "inferred from its ops: AlltoAll(v)"
+	case consecutive && oneServer && (dom == "allgather" || dom == "reducescatter") && agrs >= perLayer:
+		return KindSP, fmt.Sprintf("inferred from consecutive ranks inside a server with %.0f AllGather/ReduceScatter per rank and step", agrs)
+	case consecutive && oneServer && dom == "allreduce" && g.perRankStep("allreduce") >= perLayer:
+		return KindTP, fmt.Sprintf("inferred from consecutive ranks inside a server with %.0f AllReduces per rank and step", g.perRankStep("allreduce"))
+	case (dom == "allgather" || dom == "reducescatter") && agrs >= perLayer && g.count["reducescatter"] > 0 &&
+		2*g.count["allgather"] >= 3*g.count["reducescatter"]:
+		// FSDP's FULL_SHARD and ZeRO-3 gather each layer's parameters in the forward
+		// and again in the backward pass, and reduce-scatter its gradients once; a
+		// distributed optimizer (or ZeRO-1/2) gathers and reduce-scatters each bucket
+		// once a step.
+		return KindFSDP, fmt.Sprintf("inferred from %.0f AllGather/ReduceScatter per rank and step across %s, about two gathers per reduce-scatter",
+			agrs, spanWord(consecutive, oneServer, len(rs), world))
+	case dom == "allreduce" || dom == "allgather" || dom == "reducescatter":
+		return KindDP, fmt.Sprintf("inferred from %s with %s per gradient bucket", spanWord(consecutive, oneServer, len(rs), world), familyTitle(dom))
+	}
+	return KindUnknown, "inferred: no rule fits its ops"
+}
+
+func spanWord(consecutive, oneServer bool, n, world int) string {
+	switch {
+	case n == world:
+		return "the whole job"
+	case consecutive && oneServer:
+		return "consecutive ranks inside a server"
+	case consecutive:
+		return "consecutive ranks across servers"
+	}
+	return "strided ranks"
+}
+
+func familyTitle(f string) string {
+	switch f {
+	case "allreduce":
+		return "AllReduce"
+	case "allgather":
+		return "AllGather"
+	case "reducescatter":
+		return "ReduceScatter"
+	case "alltoall":
+		return "AlltoAll"
+	}
+	return f
+}
+
+// KindShare is one parallel dimension's communication over the run: like Summary's
+// shares, time-weighted over ranks and steps. Where ops of two dimensions run at once
+// the time counts for both, so the dimensions' shares can add up to more than
+// CommShare.
+type KindShare struct {
+	Kind   string
+	Groups int // groups of the kind
+	// CommNs and ExposedNs are the sums over ranks and steps of the kind's op union
+	// and of its part while no compute kernel and no receive runs.
+	CommNs, ExposedNs int64
+	// CommShare is ExposedNs / Σ Stage; CommTotalShare CommNs / Σ (Stage + Bubble).
+	CommShare, CommTotalShare float64
+	// Sources say where the groups' kinds came from (distinct Group.ParallelSource).
+	Sources []string
+}
+
+// kindShares sums each dimension's communication over the ranks' steps.
+func kindShares(ranks []RankResult, groups []Group) []KindShare {
+	kindOf := map[string]string{}
+	nGroups := map[string]int{}
+	sources := map[string][]string{}
+	for _, g := range groups {
+		k := g.Parallel
+		if k == "" {
+			k = KindUnknown
+		}
+		kindOf[g.Key] = k
+		nGroups[k]++
+		if !slices.Contains(sources[k], g.ParallelSource) {
+			sources[k] = append(sources[k], g.ParallelSource)
+		}
+	}
+	comm, exp := map[string]int64{}, map[string]int64{}
+	var stage, bubble int64
+	for _, r := range ranks {
+		for _, st := range r.Steps {
+			stage += st.StageNs
+			bubble += st.BubbleNs
+			for _, gc := range st.Groups {
+				k, ok := kindOf[gc.Group]
+				if !ok {
+					k = KindUnknown
+				}
+				comm[k] += gc.CommunicationNs
+				exp[k] += gc.ExposedNs
+			}
+		}
+	}
+	var out []KindShare
+	for _, k := range KindNames {
+		if comm[k] == 0 {
+			continue
+		}
+		out = append(out, KindShare{Kind: k, Groups: nGroups[k], CommNs: comm[k], ExposedNs: exp[k],
+			CommShare: ratio(exp[k], stage), CommTotalShare: ratio(comm[k], stage+bubble), Sources: sources[k]})
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Megatron's group names as torch_npu writes them in parallel_group_info (the
+// shared Megatron run has default_group, dp, dp_cp, embd, mp, pp and tp).
+func TestProfileKind(t *testing.T) {
+	for name, want := range map[string]string{"tp": KindTP, "dp": KindDP, "dp_cp": KindDP, "pp": KindPP, "cp": KindCP,
+		"ep": KindEP, "exp": KindEP, "mp": "", "embd": "", "default_group": "", "TP": KindTP} {
+		assert.Equal(t, want, profileKind(name), name)
+	}
+}
+
+// Groups no file names, told by their ranks and ops; and a group the profile names
+// by something that is not one dimension (mp) inferred, saying what the profile says.
+func TestInferKinds(t *testing.T) {
+	var ops []OpStat
+	add := func(group, typ string, ranks []int, perStep int) {
+		for _, r := range ranks {
+			for s := range 2 {
+				for range perStep {
+					ops = append(ops, OpStat{Rank: r, Step: s, Group: group, Type: typ, ElapseNs: 100})
+				}
+			}
+		}
+	}
+	add("pp", "send", []int{0, 8}, 4)
+	add("pp", "receive", []int{0, 8}, 4)
+	add("fsdp", "allgather", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 40)
+	add("fsdp", "reducescatter", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 20)
+	add("tp", "allreduce", []int{0, 1, 2, 3}, 64)
+	add("dp", "allreduce", []int{0, 4, 8, 12}, 3)
+	add("mp", "alltoallv", []int{0, 1, 2, 3, 4, 5, 6, 7}, 8)
+	groups := []Group{{Key: "pp", Ranks: []int{0, 8}, Inferred: true}, {Key: "fsdp", Ranks: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, Inferred: true},
+		{Key: "tp", Ranks: []int{0, 1, 2, 3}, Inferred: true}, {Key: "dp", Ranks: []int{0, 4, 8, 12}, Inferred: true},
+		{Key: "mp", Kind: "mp", Ranks: []int{0, 1, 2, 3, 4, 5, 6, 7}}}
+	serverOf := map[int]int{}
+	for r := range 16 {
+		serverOf[r] = r / 8
+	}
+	setParallelKinds(groups, ops, serverOf, 16)
+	got := map[string]string{}
+	for _, g := range groups {
+		got[g.Key] = g.Parallel
+		assert.True(t, strings.HasPrefix(g.ParallelSource, "inferred"), g.ParallelSource)
+	}
+	assert.Equal(t, map[string]string{"pp": KindPP, "fsdp": KindFSDP, "tp": KindTP, "dp": KindDP, "mp": KindEP}, got)
+	assert.Contains(t, groups[4].ParallelSource, `the profile names it "mp"`)
+}
