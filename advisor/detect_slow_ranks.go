@@ -114,7 +114,7 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 			var vals, totals []float64
 			for r, w := range byRank {
 				sort.Float64s(w)
-				typical[r] = stats.LowerMedianSorted(w)
+				typical[r] = stats.MedianSorted(w)
 				vals = append(vals, typical[r])
 				for _, x := range w {
 					total[r] += x
@@ -383,7 +383,7 @@ func slowRankCause(rank int, steps []int, stepTime map[int]map[int]analysis.Step
 			return 0, 0
 		}
 		sort.Float64s(others)
-		m := stats.LowerMedianSorted(others)
+		m := stats.MedianSorted(others)
 		return stat.Mean(mine, nil), m
 	}
 	if mine, med := ratio(func(b analysis.StepBreakdown) int64 { return b.ComputingNs }); med > 0 && mine > 1.05*med {

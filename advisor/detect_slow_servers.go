@@ -111,7 +111,7 @@ func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.Lin
 			continue
 		}
 		sort.Float64s(mine)
-		frac := stats.LowerMedianSorted(mine)
+		frac := stats.MedianSorted(mine)
 		host := ""
 		if k.server < len(hosts) {
 			host = hosts[k.server]

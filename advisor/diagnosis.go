@@ -486,7 +486,7 @@ func typicalImbalance(pls []analysis.Pipeline) float64 {
 		}
 		if len(v) > 0 {
 			sort.Float64s(v)
-			medians = append(medians, stats.LowerMedianSorted(v))
+			medians = append(medians, stats.MedianSorted(v))
 		}
 	}
 	if len(medians) < 2 {

@@ -82,21 +82,24 @@ func stepMedians(res *analysis.Result) ([]int, map[int]float64, map[int][]float6
 	stepMedian := map[int]float64{}
 	for st, v := range byStep {
 		sort.Float64s(v)
-		stepMedian[st] = stats.UpperMedianSorted(v)
+		stepMedian[st] = stats.MedianSorted(v)
 		steps = append(steps, st)
 	}
 	sort.Ints(steps)
 	return steps, stepMedian, byStep
 }
 
-// typicalStep is the step the run settles to: the lower median of the step medians.
-// With two steps it is the shorter, so a warm-up first step stands out (the upper
-// median was the warm-up itself); with more, one short step (a last step cut by the
-// profiler's stop) does not become the measure the others are long against.
+// typicalStep is the step the run settles to: the median of the step medians, and
+// with two steps the shorter, so a warm-up first step stands out (the median of two
+// lies halfway to the warm-up); with more, one short step (a last step cut by the profiler's
+// stop) does not become the measure the others are long against.
 func typicalStep(stepMedian map[int]float64, th StepThresholds) float64 {
 	meds := slices.Collect(maps.Values(stepMedian))
 	sort.Float64s(meds)
-	return stats.LowerMedianSorted(meds)
+	if len(meds) == 2 {
+		return meds[0]
+	}
+	return stats.MedianSorted(meds)
 }
 
 // WarmupSteps are the leading steps of the run far longer than its typical step

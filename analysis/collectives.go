@@ -156,8 +156,8 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 		d := durs[k]
 		sort.Float64s(d)
 		a.MeanNs = float64(a.TotalNs) / float64(a.Count)
-		a.P50Ns = stats.InterpQuantileSorted(d, 0.5)
-		a.P95Ns = stats.InterpQuantileSorted(d, 0.95)
+		a.P50Ns = stats.QuantileSorted(d, 0.5)
+		a.P95Ns = stats.QuantileSorted(d, 0.95)
 		a.GroupName = names[k.group]
 		profiled := len(groupRanks[k.group])
 		if gs, ok := sizes[k.group]; ok && !IsLowerBound(gs.source) {

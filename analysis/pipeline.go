@@ -127,7 +127,7 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 				}
 			}
 			if profiled == p {
-				m := int(math.Round(stats.UpperMedianSorted(per) / float64(2*(p-1))))
+				m := int(math.Round(stats.MedianSorted(per) / float64(2*(p-1))))
 				if m > 0 {
 					pl.Microbatches, pl.MicrobatchesSource = m, "inferred from receive counts"
 				}

@@ -89,9 +89,7 @@ func (c collectiveRow) Cells() collectiveCells {
 }
 
 // transportLinks is the spread of the src→dst links' bandwidth over one transport.
-// The median is the upper middle link (stats.UpperMedianSorted), the
-// convention the link tables and chart have always used; it differs from
-// stats.Median's for an even number of links.
+// The median is stats.Median's (the mean of the two middle links for an even count).
 type transportLinks struct {
 	Transport                    string
 	Links                        int
@@ -274,7 +272,7 @@ func linksPerTransport(c analysis.Communication) []transportLinks {
 		bw := byTransport[n]
 		sort.Float64s(bw)
 		t := transportLinks{Transport: n, Links: len(bw), Bytes: bytes[n],
-			MinGBps: bw[0], MedianGBps: stats.UpperMedianSorted(bw), MaxGBps: bw[len(bw)-1]}
+			MinGBps: bw[0], MedianGBps: stats.MedianSorted(bw), MaxGBps: bw[len(bw)-1]}
 		t.PeakGBps, t.HasPeak = c.Hardware.Peak(n)
 		out = append(out, t)
 	}

@@ -63,7 +63,7 @@ func TestViewFigures(t *testing.T) {
 	assert.Equal(t, 4, h.Links)
 	assert.Equal(t, int64(4e4), h.Bytes)
 	assert.Equal(t, 10.0, h.MinGBps)
-	assert.InDelta(t, 30.03, h.MedianGBps, 0.01, "an even count: the upper middle link")
+	assert.InDelta(t, (20+30.03)/2, h.MedianGBps, 0.01, "an even count: the mean of the two middle links (20 and 30.03)")
 	assert.Equal(t, 40.0, h.MaxGBps)
 	assert.True(t, h.HasPeak)
 	assert.Equal(t, 50.0, h.PeakGBps)

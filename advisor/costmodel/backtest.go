@@ -103,7 +103,7 @@ func (f *RunFit) BackTest() []OpBackTest {
 			sort.Float64s(a.ratios)
 			bt.MAPE = sumOf(a.errs) / float64(len(a.errs))
 			bt.P90 = stats.QuantileSorted(a.errs, 0.9)
-			bt.MedianRatio = stats.UpperMedianSorted(a.ratios)
+			bt.MedianRatio = stats.MedianSorted(a.ratios)
 		}
 		switch {
 		case len(a.errs) == 0:

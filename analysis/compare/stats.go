@@ -184,7 +184,7 @@ func Describe(xs []float64) Dist {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	d.Mean = stat.Mean(s, nil)
-	d.Median = stats.InterpQuantileSorted(s, 0.5)
+	d.Median = stats.QuantileSorted(s, 0.5)
 	if len(s) > 1 {
 		d.StdDev = stat.StdDev(s, nil)
 	}

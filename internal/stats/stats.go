@@ -1,16 +1,14 @@
-// Package stats holds the order statistics hcclprof reports and decides on, each
-// with one stated convention, so that "the median" is the same figure in every
-// package:
+// Package stats holds the order statistics hcclprof reports and decides on, with one
+// convention, so that "the p95" or "the median" is the same figure in every package
+// and the same figure a user gets from the exports:
 //
-//   - Median: the middle value, and for an even count the mean of the two middle
-//     values;
-//   - Quantile: the nearest rank, the smallest value with at least a share q of the
-//     values at or below it (for q = 0.5 and an even count, the lower middle value);
-//   - UpperMedian: the middle value, the upper of the two middle values for an even
-//     count (s[n/2]), which the warm-up finding, the links-per-transport tables, the
-//     back-test's median ratio and the micro-batch inference print or decide on;
-//   - InterpQuantile: the linear interpolation of the empirical distribution that the
-//     collectives' p50 and p95 have always used (gonum's LinInterp);
+//   - Quantile: linear interpolation between the order statistics, "type 7" of
+//     Hyndman and Fan: for n values sorted ascending s[0..n-1] and 0 ≤ q ≤ 1, the
+//     position h = (n−1)·q and s[⌊h⌋] + (h−⌊h⌋)·(s[⌊h⌋+1] − s[⌊h⌋]). It is numpy's
+//     default (numpy.quantile, numpy.percentile with method="linear"), R's default,
+//     pandas' and DuckDB's quantile_cont;
+//   - Median: Quantile at 0.5, the middle value, and for an even count the mean of
+//     the two middle values;
 //   - MAD: the median absolute deviation around the median, both by Median;
 //   - MedianCounted: Median of values each repeated a number of times (a
 //     histogram's bins), without writing the repeats out.
@@ -26,85 +24,61 @@ import (
 )
 
 // Median is the middle value of xs, the mean of the two middle values for an even
-// count.
+// count: Quantile(xs, 0.5).
 func Median(xs []float64) float64 { return MedianSorted(sorted(xs)) }
 
 // MedianSorted is Median of values sorted ascending.
-func MedianSorted(s []float64) float64 {
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func MedianSorted(s []float64) float64 { return QuantileSorted(s, 0.5) }
 
-// Quantile is the q-th quantile of xs by nearest rank: the smallest value with at
-// least q·n of the n values at or below it (q ≤ 0 gives the minimum).
+// Quantile is the q-th quantile of xs (0 ≤ q ≤ 1; outside, the minimum or the
+// maximum) by linear interpolation, numpy's default: h = (n−1)·q and the value a
+// share h−⌊h⌋ of the way from the ⌊h⌋-th to the next order statistic (0-based).
 func Quantile(xs []float64, q float64) float64 { return QuantileSorted(sorted(xs), q) }
 
 // QuantileSorted is Quantile of values sorted ascending.
 func QuantileSorted(s []float64, q float64) float64 {
-	if len(s) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
-}
-
-// LowerMedianSorted is QuantileSorted(s, 0.5): the middle value, the lower of the
-// two middle values for an even count. The robust outlier tests (slow ranks, links
-// and servers) use it so that the median is always one of the measured values.
-func LowerMedianSorted(s []float64) float64 { return QuantileSorted(s, 0.5) }
-
-// UpperMedianSorted is the middle of values sorted ascending, the upper of the two
-// middle values for an even count. Kept apart from MedianSorted because figures the
-// reports print depend on it (moving them to Median changes, for example, the warm-up
-// finding's typical step of warmup-outlier-8rank from 53.224 to 53.195 ms).
-func UpperMedianSorted(s []float64) float64 {
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
-}
-
-// InterpQuantileSorted is the q-th quantile of values sorted ascending by linear
-// interpolation between the order statistics, the value at cumulative share (i+1)/n
-// being s[i] (gonum's stat.LinInterp without weights).
-func InterpQuantileSorted(s []float64, q float64) float64 {
 	n := len(s)
 	if n == 0 {
 		return 0
 	}
-	at := q * float64(n)
-	for i := range s {
-		if c := float64(i + 1); c >= at {
-			if i == 0 {
-				return s[0]
-			}
-			t := c - at
-			return t*s[i-1] + (1-t)*s[i]
-		}
+	if !(q > 0) { // q ≤ 0 or NaN
+		return s[0]
 	}
-	return s[n-1]
+	if q >= 1 {
+		return s[n-1]
+	}
+	h := float64(n-1) * q
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return s[n-1]
+	}
+	return lerp(s[lo], s[lo+1], h-float64(lo))
 }
 
-// MedianMAD is the lower median of xs (LowerMedianSorted) and the median absolute
-// deviation around it, by the same convention.
+// lerp is a + t·(b − a) computed as numpy's quantile computes it (from b for
+// t ≥ ½), so that results agree with numpy to the last bit.
+func lerp(a, b, t float64) float64 {
+	d := b - a
+	if t >= 0.5 {
+		return b - d*(1-t)
+	}
+	return a + d*t
+}
+
+// MedianMAD is the median of xs and the median absolute deviation around it, both
+// by Median.
 func MedianMAD(xs []float64) (median, mad float64) {
 	if len(xs) == 0 {
 		return 0, 0
 	}
 	s := sorted(xs)
-	median = LowerMedianSorted(s)
+	median = MedianSorted(s)
 	dev := make([]float64, len(s))
 	for i, v := range s {
 		dev[i] = math.Abs(v - median)
 	}
 	slices.Sort(dev)
-	return median, LowerMedianSorted(dev)
+	return median, MedianSorted(dev)
 }
 
 // Counted is a value that stands for Count equal values.
@@ -138,7 +112,10 @@ func MedianCounted(xs []Counted) float64 {
 			loValue = x.Value
 		}
 		if hi >= at && hi < next {
-			return (loValue + x.Value) / 2
+			if lo == hi {
+				return x.Value
+			}
+			return lerp(loValue, x.Value, 0.5)
 		}
 		at = next
 	}
