@@ -14,7 +14,7 @@ import (
 	"github.com/hcclprof/hcclprof/report"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/exit-codes.md and docs/usage.md §15.
 const (
 	ExitOK         = 0
 	ExitGateFailed = 1

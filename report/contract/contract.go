@@ -1,5 +1,5 @@
 // Package contract is the shape of hcclprof's JSON report, the contract that scripts
-// and CI read (README "JSON report"): the report's writer encodes these types, diff
+// and CI read (docs/outputs.md §6): the report's writer encodes these types, diff
 // decodes a saved report into them, and the generator's ground_truth.json writes its
 // steps with Step. Times are µs, shares fractions, bandwidths decimal GB/s, step the
 // profiler's step number (-1 when the run has no step markers); a figure that is not
