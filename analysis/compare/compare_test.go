@@ -1,10 +1,12 @@
 package compare
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchmath"
 )
 
 // TestMannWhitneyKnownValues: scipy.stats.mannwhitneyu's documentation example (the
@@ -20,15 +22,55 @@ func TestMannWhitneyKnownValues(t *testing.T) {
 	assert.Equal(t, 16.0, r.U)
 	assert.InDelta(t, 2.0/70, r.P, 1e-12)
 
-	// Ties use the normal approximation with the tie correction; identical samples
-	// give no evidence.
+	// Small samples with ties take the exact distribution of U with those ties, as
+	// benchstat does (the normal approximation used before gave p = 0.0993); identical
+	// samples give no evidence.
 	r = MannWhitneyU([]float64{1, 2, 2, 3}, []float64{2, 3, 3, 4, 5})
-	assert.Equal(t, "normal", r.Method)
-	assert.Greater(t, r.P, 0.05)
+	assert.Equal(t, "exact", r.Method)
+	assert.Equal(t, 3.0, r.U)
+	assert.InDelta(t, 10.0/63, r.P, 1e-12)
 	r = MannWhitneyU([]float64{3, 3, 3}, []float64{3, 3})
 	assert.Equal(t, "none", r.Method)
 	assert.Equal(t, 1.0, r.P)
 	assert.Equal(t, "none", MannWhitneyU(nil, []float64{1}).Method)
+}
+
+// TestMannWhitneyIsBenchstats: the p-value is benchstat's, golang.org/x/perf/benchmath's
+// U test, to the last bit, on pairs where the test written here before agreed (the
+// exact test without ties) and where it did not (ties: it took the normal
+// approximation, p 0.0993 and 0.1556 where benchstat says 0.1587 and 0.1518).
+func TestMannWhitneyIsBenchstats(t *testing.T) {
+	for _, tc := range []struct {
+		x, y  []float64
+		want  float64 // benchmath.AssumeNothing.Compare(x, y).P
+		old   float64 // what hcclprof said before
+		exact bool
+	}{
+		{[]float64{19, 22, 16, 29, 24}, []float64{20, 11, 17, 12}, 0.11111111111111113, 0.1111111111111111, true},
+		{[]float64{5, 6, 7, 8}, []float64{1, 2, 3, 4}, 0.028571428571428577, 0.028571428571428571, true},
+		{[]float64{1, 2, 2, 3}, []float64{2, 3, 3, 4, 5}, 0.15873015873015872, 0.099342247853465238, true},
+		{[]float64{10, 11, 9, 10.5, 10.2, 9.8, 10.1, 10.3}, []float64{10.4, 10.6, 9.9, 10.8, 10.7, 11.0, 10.9, 10.0}, 0.15182595182595182, 0.15564460775261824, true},
+	} {
+		th := benchmath.DefaultThresholds
+		bx, by := slices.Clone(tc.x), slices.Clone(tc.y)
+		c := benchmath.AssumeNothing.Compare(benchmath.NewSample(bx, &th), benchmath.NewSample(by, &th))
+		assert.Equal(t, tc.want, c.P, "the pinned value is benchmath's")
+		x0 := slices.Clone(tc.x)
+		r := MannWhitneyU(tc.x, tc.y)
+		assert.Equal(t, tc.want, r.P, "%v %v (before: %v)", tc.x, tc.y, tc.old)
+		assert.Equal(t, x0, tc.x, "the samples are left unsorted")
+		assert.Equal(t, tc.exact, r.Method == "exact")
+	}
+	// Beyond 25 values a sample with ties, the normal approximation, still benchmath's.
+	var x, y []float64
+	for i := range 30 {
+		x, y = append(x, float64(i%7)), append(y, float64(i%9)+0.5*float64(i%2))
+	}
+	th := benchmath.DefaultThresholds
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(x), &th), benchmath.NewSample(slices.Clone(y), &th))
+	r := MannWhitneyU(x, y)
+	assert.Equal(t, "normal", r.Method)
+	assert.Equal(t, c.P, r.P)
 }
 
 func TestBootstrapDeterministic(t *testing.T) {

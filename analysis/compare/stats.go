@@ -3,10 +3,12 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
+	mstats "github.com/aclements/go-moremath/stats"
+	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/hcclprof/hcclprof/internal/stats"
 )
@@ -16,119 +18,73 @@ type MannWhitney struct {
 	// U is the statistic of the first sample: the number of pairs (x, y) with x > y,
 	// ties counting one half. U of the second sample is n1·n2 − U.
 	U float64
-	// P is the two-sided p-value; 1 when the test cannot be made (a sample empty,
-	// every value equal).
+	// P is the two-sided p-value, benchstat's; 1 when the test cannot be made (a
+	// sample empty, every value equal).
 	P float64
-	// Method says how P was found: "exact" (the permutation distribution of U, for
-	// small samples without ties), "normal" (the normal approximation with tie and
-	// continuity correction) or "none" (no test possible).
+	// Method says how P was found: "exact" (the distribution of U, with ties as
+	// they are), "normal" (the normal approximation with tie and continuity
+	// correction, for larger samples) or "none" (no test possible).
 	Method string
 }
 
-// exactMaxN bounds the sample sizes for which the exact distribution of U is used:
-// scipy's "auto" uses it below 8 per sample; counting it stays cheap well beyond, so
-// hcclprof uses it up to 20 per sample (without ties), where the normal
-// approximation is still off in the third digit.
-const exactMaxN = 20
-
 // MannWhitneyU tests whether x and y come from the same distribution, against the
-// two-sided alternative that one is stochastically larger. With ties or samples
-// larger than exactMaxN it uses the normal approximation with the tie correction of
-// the variance and a continuity correction of ½, as scipy.stats.mannwhitneyu does by
-// default; otherwise the exact distribution.
+// two-sided alternative that one is stochastically larger, as benchstat does: P is
+// golang.org/x/perf/benchmath's (AssumeNothing.Compare, go-moremath's U test), exact
+// up to mstats.MannWhitneyExactLimit values a sample without ties and
+// mstats.MannWhitneyTiesExactLimit with ties, else the normal approximation.
 func MannWhitneyU(x, y []float64) MannWhitney {
 	n1, n2 := len(x), len(y)
 	if n1 == 0 || n2 == 0 {
 		return MannWhitney{P: 1, Method: "none"}
 	}
-	n := n1 + n2
-	type obs struct {
-		v     float64
-		first bool
+	th := benchmath.DefaultThresholds
+	// NewSample sorts its values in place: give it copies.
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(x), &th), benchmath.NewSample(slices.Clone(y), &th))
+	res := MannWhitney{P: c.P}
+	var ties bool
+	res.U, ties = uStatistic(x, y)
+	switch {
+	case allEqual(x, y):
+		res.P, res.Method = 1, "none" // no evidence either way
+	case !ties && n1 <= mstats.MannWhitneyExactLimit && n2 <= mstats.MannWhitneyExactLimit,
+		ties && n1 <= mstats.MannWhitneyTiesExactLimit && n2 <= mstats.MannWhitneyTiesExactLimit:
+		res.Method = "exact"
+	default:
+		res.Method = "normal"
 	}
-	all := make([]obs, 0, n)
-	for _, v := range x {
-		all = append(all, obs{v, true})
-	}
-	for _, v := range y {
-		all = append(all, obs{v, false})
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
-	// Average ranks over ties; Σ(t³ − t) over the tie groups for the variance.
-	var r1, tieSum float64
-	ties := false
-	for i := 0; i < n; {
-		j := i
-		for j < n && all[j].v == all[i].v {
-			j++
-		}
-		t := float64(j - i)
-		if t > 1 {
-			ties = true
-			tieSum += t*t*t - t
-		}
-		rank := float64(i+j+1) / 2 // mean of ranks i+1 .. j
-		for k := i; k < j; k++ {
-			if all[k].first {
-				r1 += rank
-			}
-		}
-		i = j
-	}
-	f1, f2 := float64(n1), float64(n2)
-	u1 := r1 - f1*(f1+1)/2
-	res := MannWhitney{U: u1}
-	if tieSum == float64(n*n*n-n) { // every value equal: no evidence either way
-		res.P, res.Method = 1, "none"
-		return res
-	}
-	uMax := math.Max(u1, f1*f2-u1)
-	if !ties && n1 <= exactMaxN && n2 <= exactMaxN {
-		res.P, res.Method = math.Min(1, 2*exactUpperTail(n1, n2, int(math.Round(uMax)))), "exact"
-		return res
-	}
-	mu := f1 * f2 / 2
-	sigma := math.Sqrt(f1 * f2 / 12 * (float64(n+1) - tieSum/float64(n*(n-1))))
-	z := (uMax - mu - 0.5) / sigma
-	p := 2 * distuv.UnitNormal.Survival(z)
-	res.P, res.Method = math.Min(1, math.Max(0, p)), "normal"
 	return res
 }
 
-// exactUpperTail is P(U ≥ u) under the null hypothesis for samples of n1 and n2
-// without ties: the share of the C(n1+n2, n1) arrangements whose U is at least u.
-func exactUpperTail(n1, n2, u int) float64 {
-	// f(m, k, u), the number of arrangements of m first-sample and k second-sample
-	// values with statistic u, by the classic recursion on the largest value:
-	// f(m, k, u) = f(m−1, k, u−k) + f(m, k−1, u).
-	prev := make([][]float64, n2+1) // prev[k] = distribution for (m−1, k)
-	for k := range prev {
-		prev[k] = []float64{1} // m = 0: U = 0 in exactly one way
-	}
-	for m := 1; m <= n1; m++ {
-		cur := make([][]float64, n2+1)
-		cur[0] = []float64{1} // k = 0: U = 0
-		for k := 1; k <= n2; k++ {
-			d := make([]float64, m*k+1)
-			for v, c := range prev[k] { // the largest value is from the first sample: it beats all k
-				d[v+k] += c
-			}
-			for v, c := range cur[k-1] { // the largest is from the second sample
-				d[v] += c
-			}
-			cur[k] = d
-		}
-		prev = cur
-	}
-	dist := prev[n2]
-	var total, tail float64
-	for v, c := range dist {
-		total += c
-		if v >= u {
-			tail += c
+// uStatistic is U of x (pairs x > y, ties one half) and whether any two of the
+// values are equal.
+func uStatistic(x, y []float64) (u float64, ties bool) {
+	all := append(slices.Clone(x), y...)
+	slices.Sort(all)
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			ties = true
+			break
 		}
 	}
-	return tail / total
+	ys := slices.Sorted(slices.Values(y))
+	for _, v := range x {
+		below, _ := slices.BinarySearch(ys, v) // values of y under v
+		atOrBelow := below
+		for atOrBelow < len(ys) && ys[atOrBelow] == v {
+			atOrBelow++
+		}
+		u += float64(below) + float64(atOrBelow-below)/2
+	}
+	return u, ties
+}
+
+func allEqual(x, y []float64) bool {
+	for _, v := range append(slices.Clone(x), y...) {
+		if v != x[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // Interval is a confidence interval.

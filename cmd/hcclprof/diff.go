@@ -12,10 +12,11 @@ func newDiffCmd(in invocation) *cobra.Command {
 		Use:   "diff BASE NEW",
 		Short: "Compare two runs: per metric, the change and whether it is significant",
 		Long: `Diff compares two runs (profile directories, or JSON reports saved by analyze
---format json): per metric, the distributions over steps and ranks, the change, a
-Mann-Whitney U test and a bootstrap interval ("~" when not significant at α = 0.05, as
-benchstat prints), and the step-time change split into compute, exposed communication,
-free time and bubble.
+--format json): per metric, the distributions over steps and ranks, the change,
+benchstat's Mann-Whitney U test (golang.org/x/perf/benchmath: the same p-values; "~"
+when not significant at α = 0.05, as benchstat prints) and a bootstrap interval of the
+change of the mean, and the step-time change split into compute, exposed
+communication, free time and bubble.
 
 Gates name a metric with .delta, .delta_pct, .base or .p: --fail-on 'comm_share.delta>+0.05'.
 The steps of one run are not independent samples, so p-values are a guide.
