@@ -298,3 +298,109 @@ func kindShares(ranks []RankResult, groups []Group) []KindShare {
 	}
 	return out
 }
+
+// KindCollective is one op type over every group of one parallel dimension: the
+// collectives table rolled up for a large cluster (a TP8 × PP4 × DP8 job on 256 ranks
+// has one row per group), with the group whose ops took longest named.
+type KindCollective struct {
+	Kind, Op  string
+	Groups    int
+	GroupSize int // the groups' size when they all have one; 0 otherwise
+	Count     int
+	Bytes     int64 // 0 when some group's sizes are unknown
+	TotalNs   int64
+	MeanNs    float64 // over all the ops
+	MaxNs     int64
+	// MedianGroupMeanNs is the median of the groups' mean op times; WorstGroup the
+	// group with the longest mean (its key and name) and WorstMeanNs that mean.
+	MedianGroupMeanNs      float64
+	WorstGroup, WorstName  string
+	WorstMeanNs            float64
+	WorstBusBwGBps         float64 // the worst group's bus bandwidth; 0 when unknown
+	MedianGroupBusBwGBps   float64 // 0 when unknown
+	groupMeans, groupBusBw []float64
+	bytesUnknown           bool
+}
+
+// CollectiveKinds rolls the collectives table up by parallel dimension and op type,
+// in KindNames' order and then by total time.
+func CollectiveKinds(colls []Collective, groups []Group) []KindCollective {
+	kindOf := map[string]string{}
+	for _, g := range groups {
+		kindOf[g.Key] = g.Parallel
+	}
+	type key struct{ kind, op string }
+	acc := map[key]*KindCollective{}
+	var order []key
+	for _, c := range colls {
+		k := kindOf[c.Group]
+		if k == "" {
+			k = KindUnknown
+		}
+		kk := key{k, c.Op}
+		a := acc[kk]
+		if a == nil {
+			a = &KindCollective{Kind: k, Op: c.Op, GroupSize: c.GroupSize}
+			acc[kk] = a
+			order = append(order, kk)
+		}
+		if a.Groups > 0 && (a.GroupSize != c.GroupSize) {
+			a.GroupSize = 0
+		}
+		if c.Bytes <= 0 {
+			a.bytesUnknown = true
+		}
+		a.Bytes += c.Bytes
+		a.Groups++
+		a.Count += c.Count
+		a.TotalNs += c.TotalNs
+		a.MaxNs = max(a.MaxNs, c.MaxNs)
+		a.groupMeans = append(a.groupMeans, c.MeanNs)
+		if c.BusBwGBps > 0 {
+			a.groupBusBw = append(a.groupBusBw, c.BusBwGBps)
+		}
+		if c.MeanNs > a.WorstMeanNs || a.WorstGroup == "" {
+			a.WorstGroup, a.WorstName, a.WorstMeanNs, a.WorstBusBwGBps = c.Group, c.GroupName, c.MeanNs, c.BusBwGBps
+		}
+	}
+	rank := map[string]int{}
+	for i, k := range KindNames {
+		rank[k] = i
+	}
+	out := make([]KindCollective, 0, len(order))
+	for _, kk := range order {
+		a := acc[kk]
+		if a.bytesUnknown {
+			a.Bytes = 0
+		}
+		if a.Count > 0 {
+			a.MeanNs = float64(a.TotalNs) / float64(a.Count)
+		}
+		a.MedianGroupMeanNs = median(a.groupMeans)
+		if len(a.groupBusBw) == a.Groups {
+			a.MedianGroupBusBwGBps = median(a.groupBusBw)
+		}
+		a.groupMeans, a.groupBusBw = nil, nil
+		out = append(out, *a)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if rank[out[i].Kind] != rank[out[j].Kind] {
+			return rank[out[i].Kind] < rank[out[j].Kind]
+		}
+		return out[i].TotalNs > out[j].TotalNs
+	})
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -98,7 +98,8 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 		out.Ops = append(out.Ops, jo)
 	}
 	for _, g := range c.Groups {
-		out.Groups = append(out.Groups, contract.Group{Group: g.Key, Name: g.Name, Ranks: g.Ranks, Kind: g.Kind})
+		out.Groups = append(out.Groups, contract.Group{Group: g.Key, Name: g.Name, Ranks: g.Ranks, Kind: g.Kind,
+			ParallelKind: g.Parallel, ParallelKindSource: g.ParallelSource})
 	}
 	for _, l := range c.Links {
 		out.Links = append(out.Links, contract.Link{Src: l.Src, Dst: l.Dst, Transport: l.Transport, Bytes: l.Bytes,
@@ -207,12 +208,18 @@ func WriteJSON(w io.Writer, d *Document) error {
 		}
 		out.Ranks = append(out.Ranks, jr)
 	}
+	kindOf := map[string]string{}
+	for _, g := range r.Communication.Groups {
+		kindOf[g.Key] = g.Parallel
+	}
 	for _, c := range r.Collectives {
 		out.Collectives = append(out.Collectives, contract.Collective{Op: c.Op, Group: c.Group, GroupName: c.GroupName,
-			GroupSize: positive(c.GroupSize), GroupSizeSource: c.GroupSizeSource, Count: c.Count, Bytes: knownBytes(c.Bytes),
+			GroupSize: positive(c.GroupSize), GroupSizeSource: c.GroupSizeSource, ParallelKind: kindOf[c.Group], Count: c.Count, Bytes: knownBytes(c.Bytes),
 			TotalUs: us(c.TotalNs), MeanUs: usf(c.MeanNs), P50Us: usf(c.P50Ns), P95Us: usf(c.P95Ns), MaxUs: us(c.MaxNs),
 			AlgBwGBps: knownFigure(c.AlgBwGBps, 4), BusBwGBps: knownFigure(c.BusBwGBps, 4)})
 	}
+	out.CollectiveKinds = collectiveKindsJSON(analysis.CollectiveKinds(r.Collectives, r.Communication.Groups))
+	out.Summary.ParallelKinds = parallelKindsJSON(s.Kinds)
 	out.Gates = append(out.Gates, gatesJSON(d.Gates)...)
 	return writeIndentedJSON(w, out)
 }
@@ -254,4 +261,27 @@ func leftOutFirst(d *Document) []string {
 		return d.Notes
 	}
 	return append([]string{d.LeftOut}, d.Notes...)
+}
+
+// parallelKindsJSON is the summary's communication per parallel dimension.
+func parallelKindsJSON(kinds []analysis.KindShare) []contract.ParallelKind {
+	var out []contract.ParallelKind
+	for _, k := range kinds {
+		out = append(out, contract.ParallelKind{Kind: k.Kind, Title: analysis.KindTitle(k.Kind), Groups: k.Groups,
+			CommShare: share(k.CommShare), CommTotalShare: share(k.CommTotalShare), Sources: nonNil(k.Sources)})
+	}
+	return out
+}
+
+// collectiveKindsJSON is the collectives rolled up by parallel dimension and op.
+func collectiveKindsJSON(kinds []analysis.KindCollective) []contract.CollectiveKind {
+	var out []contract.CollectiveKind
+	for _, k := range kinds {
+		out = append(out, contract.CollectiveKind{Kind: k.Kind, Op: k.Op, Groups: k.Groups, GroupSize: positive(k.GroupSize), Count: k.Count,
+			Bytes: knownBytes(k.Bytes), TotalUs: us(k.TotalNs), MeanUs: usf(k.MeanNs), MaxUs: us(k.MaxNs),
+			MedianGroupMeanUs: usf(k.MedianGroupMeanNs), MedianGroupBusBwGBps: knownFigure(k.MedianGroupBusBwGBps, 4),
+			WorstGroup: k.WorstGroup, WorstGroupName: k.WorstName, WorstGroupMeanUs: usf(k.WorstMeanNs),
+			WorstGroupBusBwGBps: knownFigure(k.WorstBusBwGBps, 4)})
+	}
+	return out
 }

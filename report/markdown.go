@@ -34,6 +34,9 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 		p.printf("| of it, waiting for a peer (`exposed_wait_share`) | %.2f%% |\n", 100**s.ExposedWaitShare)
 	}
 	p.printf("| all communication (`comm_total_share`) | %.2f%% |\n", 100*s.CommTotalShare)
+	for _, k := range s.Kinds {
+		p.printf("| %s groups (`%s`): all (exposed) | %.2f%% (%.2f%%) |\n", analysis.KindTitle(k.Kind), k.Kind, 100*k.CommTotalShare, 100*k.CommShare)
+	}
 	if s.OverlapRatio != nil {
 		p.printf("| overlapped with compute (`overlap_ratio`) | %.2f%% |\n", 100**s.OverlapRatio)
 	} else {
@@ -107,7 +110,9 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	p.printf("<details><summary>Steps (ms)</summary>\n\n")
 	mdSteps(p, r, v)
 	p.printf("\n</details>\n\n")
-	if len(v.Collectives) > 0 {
+	if rolled := rolledCollectives(r); rolled != nil {
+		mdKindCollectives(p, rolled, len(r.Collectives))
+	} else if len(v.Collectives) > 0 {
 		p.printf("<details><summary>Collectives</summary>\n\n| op | group | size | count | MB/op | total ms | mean ms | p95 ms | algbw GB/s | busbw GB/s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range v.Collectives {
 			cells := c.Cells()

@@ -38,6 +38,9 @@ func WriteText(w io.Writer, d *Document) error {
 				100**s.ExposedTransferShare, 100**s.ExposedWaitShare)
 		}
 		p.printf("  all communication (comm_total_share) %6.2f%%\n", 100*s.CommTotalShare)
+		if k := kindsPhrase(s.Kinds); k != "" {
+			p.printf("    by parallel dimension: %s\n", strings.TrimSpace(k+" "+kindsInferred(s.Kinds)))
+		}
 		if s.AllReduceShare != nil {
 			p.printf("  AllReduce (allreduce_share)          %6.2f%%\n", 100**s.AllReduceShare)
 		} else {
@@ -62,7 +65,9 @@ func WriteText(w io.Writer, d *Document) error {
 		writeRankSteps(p, r.Ranks)
 	}
 
-	if len(v.Collectives) > 0 {
+	if rolled := rolledCollectives(r); rolled != nil {
+		writeKindCollectives(p, rolled, len(r.Collectives))
+	} else if len(v.Collectives) > 0 {
 		p.printf("\nCollectives (over all ranks and steps; times in ms, bandwidth in GB/s)\n")
 		t := newTextTable(column{name: "Op", cut: true}, column{name: "Group", cut: true, drop: 7}, column{name: "Size", drop: 5},
 			column{name: "Count", drop: 6}, col("MB/op"), column{name: "Total", drop: 8}, col("Mean"), column{name: "p50", drop: 1},

@@ -23,11 +23,14 @@ const SchemaVersion = 3
 // Report is the whole JSON report of analyze (and of advise's full form): what
 // `hcclprof analyze --format json` writes and `hcclprof diff` reads back.
 type Report struct {
-	SchemaVersion   int              `json:"schema_version"`
-	Tool            Tool             `json:"tool"`
-	Summary         Summary          `json:"summary"`
-	Ranks           []Rank           `json:"ranks"`
-	Collectives     []Collective     `json:"collectives"`
+	SchemaVersion int          `json:"schema_version"`
+	Tool          Tool         `json:"tool"`
+	Summary       Summary      `json:"summary"`
+	Ranks         []Rank       `json:"ranks"`
+	Collectives   []Collective `json:"collectives"`
+	// CollectiveKinds roll the collectives up by parallel dimension and op type
+	// (absent from reports before them).
+	CollectiveKinds []CollectiveKind `json:"collective_kinds,omitempty"`
 	Communication   Communication    `json:"communication"`
 	Findings        []Finding        `json:"findings"`
 	Recommendations []Recommendation `json:"recommendations"`
@@ -61,6 +64,42 @@ type Summary struct {
 	RanksExpected        *int       `json:"ranks_expected"` // the world size the profiles state; null when unknown
 	Incomplete           bool       `json:"incomplete"`
 	Verdict              string     `json:"verdict"`
+	// ParallelKinds is the communication per parallel dimension (absent from
+	// reports before it; [] when no group's ops were seen).
+	ParallelKinds []ParallelKind `json:"parallel_kinds,omitempty"`
+}
+
+// ParallelKind is one parallel dimension's communication: tp (tensor parallel), sp
+// (tensor parallel with sequence parallelism), cp, ep, fsdp, dp, pp or unknown. Its
+// shares are like the summary's, of the ops of its groups alone: where ops of two
+// dimensions run at once the time counts for both.
+type ParallelKind struct {
+	Kind           string   `json:"kind"`
+	Title          string   `json:"title"`
+	Groups         int      `json:"groups"`
+	CommShare      float64  `json:"comm_share"`       // exposed: no compute kernel and no receive runs
+	CommTotalShare float64  `json:"comm_total_share"` // all of it, of Stage + Bubble
+	Sources        []string `json:"sources"`          // where the groups' kinds came from
+}
+
+// CollectiveKind is one op type over every group of one parallel dimension, the
+// group with the longest mean op named.
+type CollectiveKind struct {
+	Kind                 string   `json:"kind"`
+	Op                   string   `json:"op"`
+	Groups               int      `json:"groups"`
+	GroupSize            *int     `json:"group_size"` // null when the groups differ or it is unknown
+	Count                int      `json:"count"`
+	Bytes                *int64   `json:"bytes"` // null when an op's size is unknown
+	TotalUs              float64  `json:"total_us"`
+	MeanUs               float64  `json:"mean_us"`
+	MaxUs                float64  `json:"max_us"`
+	MedianGroupMeanUs    float64  `json:"median_group_mean_us"`
+	MedianGroupBusBwGBps *float64 `json:"median_group_busbw_gbps"`
+	WorstGroup           string   `json:"worst_group"`
+	WorstGroupName       string   `json:"worst_group_name,omitempty"`
+	WorstGroupMeanUs     float64  `json:"worst_group_mean_us"`
+	WorstGroupBusBwGBps  *float64 `json:"worst_group_busbw_gbps"`
 }
 
 // Diagnosis is the leading cause of the lost time, as the advisor found it.
@@ -106,6 +145,7 @@ type Collective struct {
 	GroupName       string   `json:"group_name,omitempty"`
 	GroupSize       *int     `json:"group_size"` // null when unknown
 	GroupSizeSource string   `json:"group_size_source"`
+	ParallelKind    string   `json:"parallel_kind,omitempty"` // the group's parallel dimension
 	Count           int      `json:"count"`
 	Bytes           *int64   `json:"bytes"` // null when an op's size is unknown
 	TotalUs         float64  `json:"total_us"`
@@ -187,6 +227,11 @@ type Group struct {
 	Name  string `json:"name"`
 	Ranks []int  `json:"ranks"`
 	Kind  string `json:"kind"`
+	// ParallelKind is the group's parallel dimension (tp, sp, cp, dp, pp, ep, fsdp,
+	// unknown) and ParallelKindSource where it came from: "profile (…)" or
+	// "inferred from …". Absent from reports before them.
+	ParallelKind       string `json:"parallel_kind,omitempty"`
+	ParallelKindSource string `json:"parallel_kind_source,omitempty"`
 }
 
 // Link is the traffic from one rank to another over one transport.

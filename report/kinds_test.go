@@ -1,0 +1,75 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/report"
+	"github.com/hcclprof/hcclprof/report/contract"
+)
+
+// kindsDoc is a TP8 × DP8 job's result as the reports see it: 8 tp groups and 8 dp
+// groups, two op types each, 32 collective rows; tp group 5 is the slowest.
+func kindsDoc() *report.Document {
+	res := &analysis.Result{}
+	for i := range 8 {
+		tp, dp := fmt.Sprintf("10%d", i), fmt.Sprintf("20%d", i)
+		res.Communication.Groups = append(res.Communication.Groups,
+			analysis.Group{Key: tp, Kind: "tp", Parallel: analysis.KindSP, ParallelSource: `profile ("tp")`},
+			analysis.Group{Key: dp, Kind: "dp", Parallel: analysis.KindDP, ParallelSource: `profile ("dp")`})
+		mean := 400e3
+		if i == 5 {
+			mean = 700e3
+		}
+		for _, op := range []string{"allgather", "reducescatter"} {
+			res.Collectives = append(res.Collectives, analysis.Collective{Op: op, Group: tp, GroupName: "tp", GroupSize: 8, Count: 100,
+				Bytes: 100 << 20, TotalNs: int64(100 * mean), MeanNs: mean, MaxNs: int64(mean), BusBwGBps: 80})
+		}
+		res.Collectives = append(res.Collectives, analysis.Collective{Op: "allreduce", Group: dp, GroupName: "dp", GroupSize: 8, Count: 10,
+			Bytes: 1 << 30, TotalNs: 10 * 6e6, MeanNs: 6e6, MaxNs: 6e6, BusBwGBps: 20},
+			analysis.Collective{Op: "allgather", Group: dp, GroupName: "dp", GroupSize: 8, Count: 10,
+				Bytes: 1 << 30, TotalNs: 10 * 3e6, MeanNs: 3e6, MaxNs: 3e6, BusBwGBps: 20})
+	}
+	res.Summary = analysis.Summary{Ranks: 64, Steps: 1, StepTimeNs: 100e6, CommShare: 0.2, CommTotalShare: 0.3,
+		Kinds: []analysis.KindShare{{Kind: analysis.KindSP, Groups: 8, CommShare: 0.12, CommTotalShare: 0.15, Sources: []string{`profile ("tp")`}},
+			{Kind: analysis.KindDP, Groups: 8, CommShare: 0.05, CommTotalShare: 0.09, Sources: []string{"inferred from strided ranks with AllReduce per gradient bucket"}}}}
+	return &report.Document{Result: res, Version: "test"}
+}
+
+// Issue 37 and 38 item 7: the reports speak in parallel dimensions, and a long
+// collectives table is rolled up by dimension with the worst group named.
+func TestReportsByParallelKind(t *testing.T) {
+	var txt, md, js bytes.Buffer
+	require.NoError(t, report.WriteText(&txt, kindsDoc()))
+	require.NoError(t, report.WriteMarkdown(&md, kindsDoc()))
+	require.NoError(t, report.WriteJSON(&js, kindsDoc()))
+
+	assert.Contains(t, txt.String(), "by parallel dimension: tensor/sequence parallel (sp) 15.00% of the step, exposed 12.00%; data parallel (dp) 9.00%, exposed 5.00% (dp inferred from the ranks and ops")
+	assert.Contains(t, txt.String(), "Collectives per parallel dimension (32 rows")
+	assert.NotContains(t, txt.String(), "Collectives (over all ranks", "the per-group table gives way to the rollup")
+	assert.Regexp(t, `sp +│ +allgather +│ +8 +│ +8 +│ +800 +│ +1\.05 .*│ +0\.400 +│ +tp 105 +│ +0\.700 +│`, txt.String())
+	assert.Contains(t, md.String(), "| tensor/sequence parallel groups (`sp`): all (exposed) | 15.00% (12.00%) |")
+	assert.Contains(t, md.String(), "| sp | allgather | 8 | 8 | 800 | 1.05 |")
+
+	var rep contract.Report
+	require.NoError(t, json.Unmarshal(js.Bytes(), &rep))
+	require.Len(t, rep.Summary.ParallelKinds, 2)
+	assert.Equal(t, "sp", rep.Summary.ParallelKinds[0].Kind)
+	assert.InDelta(t, 0.12, rep.Summary.ParallelKinds[0].CommShare, 1e-9)
+	require.Len(t, rep.CollectiveKinds, 4)
+	first := rep.CollectiveKinds[0]
+	assert.Equal(t, "sp", first.Kind)
+	assert.Equal(t, 8, first.Groups)
+	assert.Equal(t, "105", first.WorstGroup)
+	assert.InDelta(t, 700, first.WorstGroupMeanUs, 1e-9)
+	assert.InDelta(t, 400, first.MedianGroupMeanUs, 1e-9)
+	assert.Len(t, rep.Collectives, 32, "the JSON keeps every per-group row")
+	assert.Equal(t, "sp", rep.Collectives[0].ParallelKind)
+	require.NoError(t, validate(schema(t, ""), js.Bytes()))
+}
