@@ -375,6 +375,9 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		if r.Format == profile.FormatMsprofAnalyze {
 			rr.Source = SourceClusterStepTrace
 		}
+		if r.StepTraceFrom != "" {
+			rr.Source = Source(r.StepTraceFrom)
+		}
 		rr.Steps = stepTraceSteps(r.StepTrace)
 		// Level0's kernel_details.csv times each op's kernel; else the profiler's per-op
 		// analysis (communication.json, analysis.db) gives each op's start and elapse.
@@ -383,6 +386,9 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		from := "step_trace_time.csv"
 		if r.Format == profile.FormatMsprofAnalyze {
 			from = "msprof-analyze's cluster_step_trace_time.csv"
+		}
+		if r.StepTraceFrom != "" {
+			from = "msprof-analyze's " + r.StepTraceFrom
 		}
 		warnings = append(warnings, fmt.Sprintf("rank %d: no device timeline (profiler level %s); step figures taken from %s",
 			r.Rank, orUnknown(r.Info.ProfilerLevel), from))

@@ -131,6 +131,7 @@ type summaryGroup struct {
 	PGName  string // dp, tp, pp, ... ("" when unknown)
 	Ranks   []int  // sorted
 	Source  string // the file it was read from
+	P2P     bool   // a p2p (pipeline) group, as communication_group.json or the db types it
 }
 
 // summaryParts gathers what the files gave.
@@ -139,6 +140,10 @@ type summaryParts struct {
 	ops    []summaryOp
 	links  []summaryLink
 	groups map[string]summaryGroup // by hash
+	// stepsFrom names the table the steps came from when not cluster_step_trace_time.csv.
+	stepsFrom string
+	// hcclSumNs is hccl_sum's communication time per rank (HcclPerRankStats).
+	hcclSumNs map[int]int64
 	// setGroups are groups known only from the rank sets of the cluster JSON files
 	// (no name); communication_group.json's win.
 	setGroups map[string]summaryGroup
@@ -358,6 +363,10 @@ func parseCommGroupJSON(r io.Reader, file string, p *summaryParts) error {
 		if g.Ranks, err = d.rankList(e.get("rank_set")); err != nil {
 			return err
 		}
+		if typ := e.get("type"); typ.kind == treeString {
+			kind, _ := d.text(typ, "type")
+			g.P2P = strings.EqualFold(kind, "p2p")
+		}
 		if g.Hash == "" {
 			continue
 		}
@@ -495,6 +504,12 @@ func (cs *ClusterSummary) assemble(p *summaryParts) {
 		}
 	}
 	checkClusterTotals(p.ops, rank)
+	checkHcclSum(p, rank)
+	if p.stepsFrom != "" {
+		for _, pr := range cs.Ranks {
+			pr.StepTraceFrom = clusterAnalysisDBName + " " + p.stepsFrom
+		}
+	}
 	unmapped := map[int]int{}
 	for _, l := range p.links {
 		g, ok := groups[l.Link.Group]
@@ -703,9 +718,24 @@ func readClusterAnalysisDB(path string, p *summaryParts) error {
 		}
 	}
 	if len(p.steps) == 0 && d.firstTable(clusterDBStepTables) == "" {
+		if err := readClusterDBTimeSummary(d, p); err != nil {
+			return err
+		}
+		if p.stepsFrom != "" && p.hasP2PGroups() {
+			// torch_npu counts a pipeline's receive time as Bubble, outside Stage;
+			// ClusterTimeSummary drops Bubble, so the exposed communication of a
+			// pipelined job cannot be told from its bubble.
+			p.steps = append(p.steps, summaryStepRow{Rank: -1, Problem: fmt.Sprintf("%s: %s has no Bubble column and this job has pipeline (p2p) groups: the pipeline's receive time cannot be told from exposed communication; run `msprof-analyze -m all` for cluster_step_trace_time.csv or ClusterStepTraceTime, which carry it",
+				filepath.Base(path), clusterTimeSummaryTable)})
+		}
+	}
+	if err := readClusterDBHcclSum(d, p); err != nil {
+		return err
+	}
+	if len(p.steps) == 0 && d.firstTable(clusterDBStepTables) == "" {
 		if recipes := clusterDBRecipes(d); len(recipes) > 0 {
 			return fmt.Errorf("%s has no step breakdown (no ClusterStepTraceTime table): it holds %s, summaries hcclprof does not read as ranks' steps; "+
-				"hcclprof reads what `msprof-analyze -m all -d CLUSTER` writes (cluster_step_trace_time.csv and cluster_communication.json, or in cluster_analysis.db the ClusterStepTraceTime and ClusterCommunicationTime tables), or the rank directories themselves",
+				"a step breakdown is what `msprof-analyze -m all -d CLUSTER` writes (cluster_step_trace_time.csv, or ClusterStepTraceTime in cluster_analysis.db) or the cluster_time_summary recipe (`-m cluster_time_summary`, into the same output directory), or the rank directories themselves",
 				filepath.Base(path), strings.Join(recipes, "; "))
 		}
 	}
@@ -720,7 +750,7 @@ func readClusterAnalysisDB(path string, p *summaryParts) error {
 func clusterDBRecipes(d *sqliteDB) []string {
 	var out []string
 	if d.has("ClusterTimeSummary") {
-		out = append(out, "the cluster_time_summary recipe's ClusterTimeSummary (per rank and step times, not the profiler's step breakdown: its Stage is not there)")
+		out = append(out, "the cluster_time_summary recipe's ClusterTimeSummary with no row hcclprof could read")
 	}
 	if d.has("HcclAllRankStats") || d.has("HcclPerRankStats") || d.has("HcclTopOpStats") {
 		out = append(out, "the hccl_sum recipe's HcclAllRankStats/HcclPerRankStats/HcclTopOpStats (statistics per op type, not per op)")
@@ -746,6 +776,7 @@ func readClusterDBSteps(d *sqliteDB, p *summaryParts) error {
 		return err
 	}
 	defer t.close()
+	p.stepsFrom = name
 	for {
 		ok, err := t.next()
 		if err != nil || !ok {
@@ -902,7 +933,7 @@ func readClusterDBGroups(d *sqliteDB, p *summaryParts) error {
 			return t.errf("rank_set %q is not a rank set", t.text("rank_set"))
 		}
 		g := summaryGroup{Hash: strings.TrimSpace(t.text("group_name")), RawName: t.text("group_id"), PGName: t.text("pg_name"),
-			Ranks: set, Source: clusterAnalysisDBName}
+			Ranks: set, Source: clusterAnalysisDBName, P2P: strings.EqualFold(strings.TrimSpace(t.text("type")), "p2p")}
 		if g.Hash == "" {
 			continue
 		}

@@ -478,19 +478,17 @@ func TestMsprofAnalyzeTotalsNotOps(t *testing.T) {
 	}
 }
 
-// TestMsprofAnalyzeRecipeOutputsRefused: msprof-analyze's recipes write their
-// summaries into cluster_analysis.db (cluster_time_summary's ClusterTimeSummary,
-// hccl_sum's Hccl*Stats, communication_time_sum's ClusterCommunicationTime), none a
-// step breakdown hcclprof can take as the profiler's. Refused with a message that
-// names the recipe and the msprof-analyze command whose output hcclprof reads; it
-// said only "no profiler output found", or "no step found".
-func TestMsprofAnalyzeRecipeOutputsRefused(t *testing.T) {
+// TestMsprofAnalyzeRecipesWithoutSteps: of msprof-analyze's recipes, hccl_sum
+// (Hccl*Stats, per op type) and communication_time_sum (ClusterCommunicationTime, per
+// op) hold no step; alone they leave nothing to analyse, and the message names the
+// recipe and the msprof-analyze commands that give a step breakdown (it said only "no
+// profiler output found", or "no step found"). cluster_time_summary's table is read
+// (TestClusterTimeSummaryIsTheStepTable).
+func TestMsprofAnalyzeRecipesWithoutSteps(t *testing.T) {
 	for _, tc := range []struct {
 		recipe string
 		tables []string
 	}{
-		{"cluster_time_summary", []string{`CREATE TABLE ClusterTimeSummary (rank INTEGER, step INTEGER, stepTime REAL, computation REAL, communicationNotOverlapComputation REAL, communicationOverlapComputation REAL, communication REAL, free REAL)`,
-			`INSERT INTO ClusterTimeSummary VALUES (0, 50, 151888.75, 8903.431, 98071.947, 4036.153, 102108.1, 24416.526)`}},
 		{"hccl_sum", []string{`CREATE TABLE HcclPerRankStats (OpType TEXT, Count INTEGER, MeanNs REAL, SumNs REAL, Rank INTEGER)`,
 			`INSERT INTO HcclPerRankStats VALUES ('hcom_allReduce_', 4, 25527025, 102108100, 0)`}},
 		{"communication_time_sum", []string{`CREATE TABLE ClusterCommunicationTime (step TEXT, rank_id INTEGER, hccl_op_name TEXT, group_name TEXT, start_timestamp NUMERIC, elapsed_time NUMERIC, transit_time NUMERIC, wait_time NUMERIC, synchronization_time NUMERIC, idle_time NUMERIC)`,
@@ -513,6 +511,7 @@ func TestMsprofAnalyzeRecipeOutputsRefused(t *testing.T) {
 			assert.Contains(t, msg, tc.recipe)
 			assert.Contains(t, msg, "cluster_analysis.db has no step breakdown")
 			assert.Contains(t, msg, "msprof-analyze -m all -d CLUSTER")
+			assert.Contains(t, msg, "-m cluster_time_summary")
 		})
 	}
 }

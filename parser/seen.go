@@ -9,6 +9,11 @@ import (
 	"strings"
 )
 
+// hcclSumNotebookMarker is the file msprof-analyze's hccl_sum recipe writes (with
+// all_stats.csv, top_op_stats.csv and group_name_map.csv) under --export_type
+// notebook: per-rank statistics per op type, which hold no step.
+const hcclSumNotebookMarker = "rank_stats.csv"
+
 // maxSeenNames bounds how many names seenIn lists per argument.
 const maxSeenNames = 8
 
@@ -41,6 +46,7 @@ func seenIn(args []string) string {
 			dir   bool
 		}
 		var all []seen
+		var recipeDirs []string
 		files, dirs, entries := 0, 0, 0
 		_ = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 			if err != nil || path == root {
@@ -61,6 +67,9 @@ func seenIn(args []string) string {
 			}
 			files++
 			all = append(all, seen{rel, depth, false})
+			if e.Name() == hcclSumNotebookMarker && fileExists(filepath.Join(filepath.Dir(path), "top_op_stats.csv")) {
+				recipeDirs = append(recipeDirs, filepath.Dir(path))
+			}
 			return nil
 		})
 		if files+dirs == 0 {
@@ -80,6 +89,10 @@ func seenIn(args []string) string {
 			count = "more than " + count
 		}
 		parts = append(parts, fmt.Sprintf("%s holds %s (%s), none of them one of these", arg, count, strings.Join(names, ", ")))
+		for _, d := range recipeDirs {
+			parts = append(parts, fmt.Sprintf("%s is msprof-analyze's hccl_sum recipe output (--export_type notebook): statistics per op type over the steps collected, no step breakdown; "+
+				"a step breakdown is what `msprof-analyze -m all -d CLUSTER` writes, or `-m cluster_time_summary` (db export), or the rank directories themselves", d))
+		}
 	}
 	return strings.Join(parts, "; ")
 }

@@ -131,6 +131,9 @@ type Reported struct {
 	// StepTrace is step_trace_time.csv (or analysis.db's StepTraceTime, or
 	// msprof-analyze's cluster step table), in ns.
 	StepTrace []StepTraceRow
+	// StepTraceFrom names the file or table StepTrace was read from when it is not
+	// the format's usual one (msprof-analyze's cluster_analysis.db tables); "" else.
+	StepTraceFrom string
 	// CommStats is communication.json (or analysis.db's CommAnalyzer tables).
 	CommStats []CommOpStats
 	// CommMatrix is communication_matrix.json (or analysis.db's CommAnalyzerMatrix).

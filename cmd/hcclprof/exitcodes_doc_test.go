@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -61,6 +62,8 @@ func TestExitCodeTable(t *testing.T) {
 				if kind == "cluster-output" {
 					input = filepath.Join(dir, "cluster_analysis_output")
 				}
+			case "msprof-analyze":
+				input = msprofAnalyzeOutput(t, name)
 			default:
 				t.Fatalf("unknown input kind %q", kind)
 			}
@@ -77,4 +80,47 @@ func TestExitCodeTable(t *testing.T) {
 		assert.True(t, listed["builtin:"+name], "built-in %s has no row in docs/exit-codes.md", name)
 		assert.True(t, listed["cluster-output:"+name], "built-in %s's cluster output has no row in docs/exit-codes.md", name)
 	}
+}
+
+// msprofAnalyzeOutput runs msprof-analyze on a copy of a real dataset as a row of the
+// table names it ("DATASET" for `-m all`, "DATASET -m R1+R2" for recipes run one after
+// the other into one output directory, "... --export_type notebook") and returns
+// the output directory. It skips when msprof-analyze is not installed: set
+// HCCLPROF_MSPROF_ANALYZE to its command (../shared/tools/peer-setup.sh installs it),
+// or put it on PATH.
+func msprofAnalyzeOutput(t *testing.T, row string) string {
+	t.Helper()
+	tool := os.Getenv("HCCLPROF_MSPROF_ANALYZE")
+	if tool == "" {
+		tool, _ = exec.LookPath("msprof-analyze")
+	}
+	if tool == "" {
+		t.Skip("msprof-analyze is not installed (set HCCLPROF_MSPROF_ANALYZE, or see ../shared/tools/peer-setup.sh)")
+	}
+	fields := strings.Fields(row)
+	src := realdata.Path(t, fields[0])
+	recipes, extra := []string{"all"}, []string(nil)
+	for i := 1; i+1 < len(fields); i += 2 {
+		switch fields[i] {
+		case "-m":
+			recipes = strings.Split(fields[i+1], "+")
+		default:
+			extra = append(extra, fields[i], fields[i+1])
+		}
+	}
+	in := filepath.Join(t.TempDir(), fields[0])
+	require.NoError(t, os.CopyFS(in, os.DirFS(src)))
+	out := filepath.Join(t.TempDir(), "out")
+	for _, r := range recipes {
+		cmd := exec.Command(tool, append([]string{"-m", r, "-d", in, "-o", out}, extra...)...)
+		// It prints progress bars by the thousand: only its failure is shown.
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s -m %s: %s", tool, r, lastLines(string(b), 20))
+	}
+	return out
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
