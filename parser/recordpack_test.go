@@ -206,7 +206,7 @@ func TestPackedCandidatesReadTheSame(t *testing.T) {
 					assert.True(t, list)
 				}
 				// What the packed records of a real trace take, against their size as
-				// they are (the README's bytes an event rest on it).
+				// they are (docs/performance.md's bytes an event rest on it).
 				var got, raw int
 				for _, c := range []interface{ packedAndRaw() (int, int) }{&st.hw, &st.tasks, &st.generic, &st.overlap, &st.flowEnds, &st.flowNums} {
 					g, r := c.packedAndRaw()

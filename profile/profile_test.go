@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestCommTaskSize: a big trace holds hundreds of thousands of tasks; the README's
+// TestCommTaskSize: a big trace holds hundreds of thousands of tasks; docs/performance.md's
 // memory figures count 56 bytes each on 64-bit hosts (labels shared, not copied).
 func TestCommTaskSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {

@@ -78,7 +78,8 @@ func duckDB(t *testing.T) func(queries ...string) [][]map[string]any {
 }
 
 // TestExportInDuckDB opens the exported tables in DuckDB, as a user would: the
-// README's comm_share query gives analyze's figure; timestamps are TIMESTAMP_NS equal
+// comm_share query of docs/outputs.md, run as written there, gives analyze's figure;
+// timestamps are TIMESTAMP_NS equal
 // to the ns of the CSV; group ids are VARCHAR; tasks join ops on op_row; CSV's empty
 // fields read as the same NULLs as Parquet's.
 func TestExportInDuckDB(t *testing.T) {
@@ -101,8 +102,8 @@ func TestExportInDuckDB(t *testing.T) {
 	p := func(name string) string { return "'" + filepath.Join(pq, name+".parquet") + "'" }
 	c := func(name string) string { return "'" + filepath.Join(csvDir, name+".csv") + "'" }
 	res := query(
-		// The README's query.
-		"SELECT sum(least(greatest(communication_not_overlapped_us - bubble_us, 0), stage_us)) / sum(stage_us) AS comm_share FROM "+p("steps"),
+		// docs/outputs.md's query, on these files.
+		"SELECT share AS comm_share FROM ("+docCommShareQuery(t, p("steps"))+") AS q(share)",
 		"SELECT typeof(start_ns) AS ts, typeof(\"group\") AS g, typeof(op_row) AS k FROM "+p("ops")+" LIMIT 1",
 		"SELECT typeof(start_ns) AS ts FROM "+p("tasks")+" LIMIT 1",
 		"SELECT CAST(epoch_ns(start_ns) AS VARCHAR) AS ns, \"group\" AS g FROM "+p("ops")+" ORDER BY op_row",
@@ -115,7 +116,7 @@ func TestExportInDuckDB(t *testing.T) {
 	)
 	share, ok := res[0][0]["comm_share"].(float64)
 	require.True(t, ok, "%v", res[0])
-	assert.InDelta(t, rep.Summary.CommShare, share, 1e-6, "the README's DuckDB query gives analyze's comm_share")
+	assert.InDelta(t, rep.Summary.CommShare, share, 1e-6, "docs/outputs.md's DuckDB query gives analyze's comm_share")
 	assert.Equal(t, map[string]any{"ts": "TIMESTAMP_NS", "g": "VARCHAR", "k": "BIGINT"}, res[1][0])
 	assert.Equal(t, "TIMESTAMP_NS", res[2][0]["ts"])
 
@@ -140,4 +141,20 @@ func TestExportInDuckDB(t *testing.T) {
 	assert.Equal(t, res[5], res[6], "the CSV's empty fields are the Parquet's NULLs")
 	assert.Equal(t, "BIGINT", res[7][0]["ts"], "CSV timestamps are exact integers")
 	assert.Equal(t, "0", res[8][0]["differ"])
+}
+
+// docCommShareQuery is the DuckDB query docs/outputs.md gives for comm_share, its
+// 'out/steps.parquet' replaced by steps and its closing semicolon dropped.
+func docCommShareQuery(t *testing.T, steps string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "outputs.md"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(doc), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "SELECT sum(least(") && strings.Contains(line, "'out/steps.parquet'") {
+			return strings.TrimSuffix(strings.ReplaceAll(line, "'out/steps.parquet'", steps), ";")
+		}
+	}
+	t.Fatal("docs/outputs.md has no comm_share query over 'out/steps.parquet'")
+	return ""
 }

@@ -142,7 +142,7 @@ func isString(c *schema.Column) bool {
 // TestParquetReadBack reads the sample's tables back with arrow-go's Parquet reader:
 // logical types, exact timestamps equal to the model's int64 ns, group ids as text,
 // NULLs where the profile gives no value, and comm_share recomputed from the steps
-// table as the README's DuckDB query does.
+// table as docs/outputs.md's DuckDB query does.
 func TestParquetReadBack(t *testing.T) {
 	dir, res, adv := streamed(t, export.Parquet, analysis.Options{})
 
