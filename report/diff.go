@@ -144,7 +144,7 @@ func WriteDiffText(w io.Writer, d DiffDoc) error {
 	p.printf(" (residue %+.3f) ms\n", a.ResidueUs/1e3)
 	if len(df.Collectives) > 0 {
 		p.printf("\nCollectives (mean per op)\n")
-		ct := newTextTable(column{name: "Op", cut: true}, column{name: "Group", cut: true, drop: 1}, col("Base"), col("New"), col("Change"),
+		ct := newTextTable(column{name: "Op", cut: true, key: true}, column{name: "Group", cut: true, drop: 1, key: true}, col("Base"), col("New"), col("Change"),
 			column{name: "busbw base", short: "busbw\nbase", drop: 2}, column{name: "busbw new", short: "busbw\nnew", drop: 3},
 			column{name: "Change", short: "busbw\nchange", drop: 4})
 		for _, c := range df.Collectives {

@@ -12,8 +12,11 @@ import (
 // The terminal layout. A text writer given a width (the terminal's) keeps every line
 // within it: a table that is too wide gives way step by step, losing as little as it
 // can (shorter headers, then columns whose value is the same in every row, said once
-// below the table, then its least needed columns, named below it, then long names cut
+// below the table, first among them those that are "-" in every row, which no column
+// order protects, then its least needed columns, named below it, then long names cut
 // with "…"), and, when even that does not fit, is printed as one wrapped line per row.
+// A column that names the rows (key) is never left out while rows would then read
+// alike.
 // A table row is never wrapped; free text wraps at word boundaries. Width 0 is no
 // limit: the full tables and lines, as the golden files hold them.
 
@@ -33,6 +36,10 @@ type column struct {
 	// label names the column in the notes under the table where its header alone
 	// would be ambiguous; "" is its name.
 	label string
+	// key marks a column that, with the table's other key columns, names a row (a
+	// collective's op and group): it is not left out while two rows would then bear
+	// the same names.
+	key bool
 }
 
 func (c column) noteName() string {
@@ -124,18 +131,20 @@ func (p *printer) table(t *textTable) {
 		return s, maxWidth(s) <= p.width
 	}
 	s, ok := fits()
-	// Columns that hold one value in every row lose nothing when said once.
+	// Columns that hold one value in every row lose nothing when said once; a column
+	// that is "-" (not known) in every row says nothing, whatever its order.
 	if !ok && len(t.rows) > 1 {
 		keep = slices.DeleteFunc(slices.Clone(keep), func(c int) bool {
-			if t.cols[c].drop == 0 {
+			v := t.rows[0][c]
+			if t.cols[c].drop == 0 && v != "-" {
 				return false
 			}
 			for _, r := range t.rows[1:] {
-				if r[c] != t.rows[0][c] {
+				if r[c] != v {
 					return false
 				}
 			}
-			constant = append(constant, t.cols[c].noteName()+" = "+t.rows[0][c])
+			constant = append(constant, t.cols[c].noteName()+" = "+v)
 			return true
 		})
 		s, ok = fits()
@@ -143,7 +152,7 @@ func (p *printer) table(t *textTable) {
 	for !ok {
 		next := -1
 		for i, c := range keep {
-			if d := t.cols[c].drop; d > 0 && (next < 0 || d < t.cols[keep[next]].drop) {
+			if d := t.cols[c].drop; d > 0 && (next < 0 || d < t.cols[keep[next]].drop) && !(t.cols[c].key && t.namesAlikeWithout(keep, c)) {
 				next = i
 			}
 		}
@@ -174,6 +183,26 @@ func (p *printer) table(t *textTable) {
 		}
 		p.printf("  (left out at this width: %s; --width %d shows %s)\n", strings.Join(dropped, ", "), maxWidth(full), them)
 	}
+}
+
+// namesAlikeWithout reports whether, of the columns keep less column c, the key
+// columns give two rows the same names.
+func (t *textTable) namesAlikeWithout(keep []int, c int) bool {
+	seen := map[string]bool{}
+	for _, r := range t.rows {
+		var name strings.Builder
+		for _, k := range keep {
+			if k != c && t.cols[k].key {
+				name.WriteString(r[k])
+				name.WriteByte(0)
+			}
+		}
+		if seen[name.String()] {
+			return true
+		}
+		seen[name.String()] = true
+	}
+	return false
 }
 
 // records prints each row of t as one wrapped line of "header value" pairs: the

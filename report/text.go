@@ -69,7 +69,7 @@ func WriteText(w io.Writer, d *Document) error {
 		writeKindCollectives(p, rolled, len(r.Collectives))
 	} else if len(v.Collectives) > 0 {
 		p.printf("\nCollectives (over all ranks and steps; times in ms, bandwidth in GB/s)\n")
-		t := newTextTable(column{name: "Op", cut: true}, column{name: "Group", cut: true, drop: 7}, column{name: "Size", drop: 5},
+		t := newTextTable(column{name: "Op", cut: true, key: true}, column{name: "Group", cut: true, drop: 7, key: true}, column{name: "Size", drop: 5},
 			column{name: "Count", drop: 6}, col("MB/op"), column{name: "Total", drop: 8}, col("Mean"), column{name: "p50", drop: 1},
 			col("p95"), column{name: "Max", drop: 2}, column{name: "algbw", drop: 3}, col("busbw"))
 		for _, c := range v.Collectives {
