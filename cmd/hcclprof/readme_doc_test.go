@@ -29,6 +29,70 @@ func TestReadmeIsShort(t *testing.T) {
 		"README.md has %d lines; move the detail into docs/ (usage.md, outputs.md, ...)", lines)
 }
 
+// TestReadmeOutputIsTheBinarys holds the output README.md shows to what the commands
+// print: the bundled sample's report on a 100-column terminal, inspect's table and
+// what the data supports, and the failed gate of the CI section. Each line the README
+// shows must be printed, in that order; a README line starting with "  …" stands for
+// lines left out. When the output's wording changes, paste the new lines into README.md.
+func TestReadmeOutputIsTheBinarys(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	readme := string(b)
+	for _, c := range []struct {
+		after string   // the README line the output block follows
+		args  []string // the command, run on the bundled sample
+	}{
+		{"./bin/hcclprof analyze fixtures/samples/demo-2server-8rank", []string{"analyze", sample, "--width", "100"}},
+		{"./bin/hcclprof inspect fixtures/samples/demo-2server-8rank", []string{"inspect", sample}},
+	} {
+		shown := readmeBlockAfter(t, readme, c.after)
+		out, stderr, code := runCLI(t, c.args...)
+		require.Equal(t, 0, code, stderr)
+		assertLinesInOrder(t, shown, out, strings.Join(c.args[:1], " "))
+	}
+	// The CI section's failed gate: its stderr line and exit 1.
+	require.Contains(t, readme, "hcclprof: gate failed: comm_share>30%\n    $ echo $?\n    1\n")
+	junit := filepath.Join(t.TempDir(), "gates.xml")
+	_, stderr, code := runCLI(t, "analyze", sample, "--fail-on", "comm_share>30%", "--junit", junit)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "hcclprof: gate failed: comm_share>30%\n")
+}
+
+// readmeBlockAfter returns the lines of the first fenced block after the line that
+// contains after.
+func readmeBlockAfter(t *testing.T, readme, after string) []string {
+	t.Helper()
+	i := strings.Index(readme, after)
+	require.GreaterOrEqual(t, i, 0, "README.md no longer shows %q", after)
+	rest := readme[i:]
+	start := strings.Index(rest, "\n```\n")
+	require.GreaterOrEqual(t, start, 0, "no output block after %q", after)
+	rest = rest[start+len("\n```\n"):]
+	end := strings.Index(rest, "\n```")
+	require.GreaterOrEqual(t, end, 0, "output block after %q is not closed", after)
+	return strings.Split(rest[:end], "\n")
+}
+
+// assertLinesInOrder checks that every line shown (but "  …" elisions) is a line of
+// out, in the order shown.
+func assertLinesInOrder(t *testing.T, shown []string, out, what string) {
+	t.Helper()
+	outLines := strings.Split(out, "\n")
+	j := 0
+	for _, line := range shown {
+		if strings.HasPrefix(line, "  …") {
+			continue
+		}
+		for j < len(outLines) && outLines[j] != line {
+			j++
+		}
+		if !assert.Less(t, j, len(outLines), "README.md shows a line %s does not print (in this order):\n%s\n\n%s prints:\n%s", what, line, what, out) {
+			return
+		}
+		j++
+	}
+}
+
 // TestDocLinks fails on a relative link in README.md or docs/*.md to a file that does
 // not exist, or to a heading (#anchor) that the target page does not have.
 func TestDocLinks(t *testing.T) {
