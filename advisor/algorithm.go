@@ -134,11 +134,15 @@ func algorithmFindings(res *analysis.Result, det Detections, facts RunFacts, fit
 		}
 		sev := Medium
 		hidden := ""
+		// gain is what the title says the change would save: once a slow rank, link or
+		// server is fixed when one is found, for no tuning is recommended before.
+		gain := fmt.Sprintf("would save %.2f ms %s (%.0f%% of its collectives' time)", savedPerStepUs/1e3, perStepPhrase(res), 100*(cur-cost[best])/cur)
 		switch {
 		case res.Summary.CommShare < th.HiddenCommShare:
 			sev, hidden = Info, " Communication is almost all hidden behind computation here, so the step would not get shorter."
 		case det.faulty(c):
-			sev, hidden = Low, " A slow rank, link or server is found: fix it first, it costs more than the algorithm."
+			sev, hidden = Low, " A slow rank, link or server is found: fix it first, it costs more than the algorithm, and no tuning is recommended before."
+			gain = fmt.Sprintf("would save %.2f ms %s (%.0f%% of its collectives' time) once the slow rank, link or server found is fixed", savedPerStepUs/1e3, perStepPhrase(res), 100*(cur-cost[best])/cur)
 		case strings.HasPrefix(topo.InterSource, "hardware") || strings.HasPrefix(topo.IntraSource, "hardware"):
 			sev = Low
 		}
@@ -157,31 +161,59 @@ func algorithmFindings(res *analysis.Result, det Detections, facts RunFacts, fit
 					costmodel.HCCLAlgoName(best), (cost[choice.Algo]-cost[best])/float64(len(groups[g]))/1e3)
 			}
 		}
-		perStep := perStepPhrase(res)
-		title := fmt.Sprintf("Level-1 %s is not the model's best for group %s: %s would save %.2f ms %s (%.0f%% of its collectives' time)",
-			costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, perStep, 100*(cur-cost[best])/cur)
+		// HCCL's levels are said as "between servers" and "within a server": the
+		// profiler's own "Level1" (its collection level) sits beside them in reports.
+		title := fmt.Sprintf("The between-server algorithm %s is not the model's best for group %s: %s %s",
+			costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), gain)
 		switch {
 		case forcedAlgo != "" && errChoice == nil && best == choice.Algo:
-			title = fmt.Sprintf("HCCL_ALGO forces level-1 %s for group %s, where HCCL's own choice, %s, would save %.2f ms %s (%.0f%% of its collectives' time): unset HCCL_ALGO",
-				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, perStep, 100*(cur-cost[best])/cur)
+			title = fmt.Sprintf("HCCL_ALGO forces the between-server algorithm %s for group %s, where HCCL's own choice, %s, %s: unset HCCL_ALGO",
+				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), gain)
 		case forcedAlgo == "" && errChoice == nil && best == choice.Algo:
-			title = fmt.Sprintf("Level-1 %s is not HCCL's own choice for group %s: HCCL picks %s for these sizes, which would save %.2f ms %s (%.0f%% of its collectives' time); something the profile does not record forces %s",
-				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), savedPerStepUs/1e3, perStep, 100*(cur-cost[best])/cur, costmodel.HCCLAlgoName(topo.Level1))
+			title = fmt.Sprintf("The between-server algorithm %s is not HCCL's own choice for group %s: HCCL picks %s for these sizes, which %s; something the profile does not record forces %s",
+				costmodel.HCCLAlgoName(topo.Level1), shortGroup(g), costmodel.HCCLAlgoName(best), gain, costmodel.HCCLAlgoName(topo.Level1))
 		}
-		var alts []string
+		var alts, named []string
 		for _, a := range options {
 			if cost[a] > 0 {
 				alts = append(alts, fmt.Sprintf("%s %.2f ms", costmodel.HCCLAlgoName(a), cost[a]/steps/1e3))
+				named = append(named, a)
 			}
 		}
 		out = append(out, Finding{ID: "algorithm_not_best", Severity: sev,
 			Title: title,
-			Evidence: fmt.Sprintf("%d servers × %d NPUs, level 0 %s; the ops' alg_type says level 1 is %s%s. %d ops in %.0f steps priced per step with the links %s and %s: %s.%s The model's gap is a prediction: measure after changing (hcclprof diff).%s",
+			Evidence: fmt.Sprintf("%d servers × %d NPUs, %s within a server; the ops' alg_type says %s between servers (HCCL's level 1, HCCL_ALGO's \"level1\")%s. %d ops in %.0f steps priced per step with the links %s and %s: %s%s.%s The model's gap is a prediction: measure after changing (hcclprof diff).%s",
 				topo.Servers, topo.RanksPerServer, topo.Level0, costmodel.HCCLAlgoName(topo.Level1), forced, nOps, steps,
-				topo.IntraSource, topo.InterSource, strings.Join(alts, ", "), hcclSays, hidden),
+				topo.IntraSource, topo.InterSource, strings.Join(alts, ", "), algoLegend(append(named, topo.Level1)), hcclSays, hidden),
 			Refs: []Ref{{Rank: biggest.Rank, Step: biggest.Step, Op: biggest.Name, StartUs: float64(biggest.StartNs) / 1e3, StartNs: biggest.StartNs, DurUs: float64(biggest.ElapseNs) / 1e3}}})
 	}
 	return out
+}
+
+// algoLegend says in a few words what HCCL's between-server algorithms among algos
+// are, each once, in the order of HCCL's names: " (H-D_R: recursive halving-doubling;
+// ...)", or "" when none needs saying.
+func algoLegend(algos []string) string {
+	what := map[string]string{
+		"ring":     "ring: each server passes a share to the next, p−1 steps each way",
+		"rhd":      "H-D_R: recursive halving-doubling, log2 p steps, extra data when p is not a power of two",
+		"nhr":      "NHR: nonuniform hierarchical ring, ⌈log2 p⌉ steps, no extra data",
+		"nb":       "NB: nonuniform Bruck, ⌈log2 p⌉ steps",
+		"pipeline": "pipeline: within- and between-server transfers overlapped slice by slice",
+	}
+	var parts []string
+	for _, a := range []string{"ring", "rhd", "nhr", "nb", "pipeline"} {
+		for _, b := range algos {
+			if costmodel.NormaliseAlgo(b) == a {
+				parts = append(parts, what[a])
+				break
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // isDeterministic reports HCCL_DETERMINISTIC=true or strict, under which A2's

@@ -126,7 +126,7 @@ func TestForcedHCCLAlgo(t *testing.T) {
 	a := advisor.Advise(res, env, advisor.DefaultOptions)
 	f := byID(a, "algorithm_not_best")
 	require.Len(t, f, 1, "%+v", a.Findings)
-	assert.Contains(t, f[0].Title, "HCCL_ALGO forces level-1 ring")
+	assert.Contains(t, f[0].Title, "HCCL_ALGO forces the between-server algorithm ring")
 	assert.Contains(t, f[0].Title, "HCCL's own choice, NHR")
 	assert.Contains(t, f[0].Title, "unset HCCL_ALGO")
 	assert.Contains(t, f[0].Evidence, "HCCL's own choice for its largest allreduce")
