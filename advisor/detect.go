@@ -14,6 +14,9 @@ type Detections struct {
 	SlowServers []SlowServer
 	// Checks are msprof-analyze's communication checks and the HCCL_BUFFSIZE one.
 	Checks []Check
+	// LatencyBound are the links whose transfers are too small to judge their
+	// bandwidth (latencyBoundLinks): their low bandwidth is latency, not a fault.
+	LatencyBound map[analysis.LinkID]bool
 }
 
 // DetectThresholds are the detectors' thresholds: the configuration file's
@@ -53,6 +56,7 @@ func detect(res *analysis.Result, th DetectThresholds, links func() []costmodel.
 	}
 	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, th.SlowRank)
 	d.Checks = evaluateChecks(c.CheckSamples, c.Retransmissions, c.Limits, th.Checks)
+	d.LatencyBound = latencyBoundLinks(c.Links, links)
 	return d
 }
 

@@ -14,7 +14,13 @@ type svgChart struct {
 	W, H      float64
 	Elems     []svgElem
 	Gradient  []svgStop // the colour key's stops, drawn as the linearGradient ID-key
+	Hatch     bool      // the chart uses the hatch pattern ID-hatch
 }
+
+// minFontPx is the smallest a chart's text is drawn on the screen: the page draws a
+// chart no narrower than the width that keeps its fontPx text at minFontPx, and a
+// narrower screen (a phone's) scrolls it sideways rather than shrinking it more.
+const minFontPx = 9.5
 
 // svgElem is a rect, text or line. Text is anchored at X,Y with Anchor (start,
 // middle, end); a line runs from X,Y to X2,Y2.

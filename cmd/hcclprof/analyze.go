@@ -24,6 +24,7 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
   hcclprof analyze ./cluster_dir --fail-on 'comm_share>30%'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+			f.TimelineRankSet = cmd.Flags().Changed("timeline-rank")
 			return driver.Analyze(in.env(cmd), args, f)
 		}),
 	}

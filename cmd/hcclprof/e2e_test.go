@@ -1445,7 +1445,29 @@ func TestHTMLReport(t *testing.T) {
 	assert.Contains(t, string(b), `<svg id="matrix"`)
 	assert.Contains(t, string(b), "rank 3, step")
 	assert.Regexp(t, `>compute</text>\s*<rect class="comp"`, string(b), "the chosen rank's compute lane")
-	assert.Contains(t, string(b), `text-anchor="middle">ms since the step&#39;s first collective started</text>`, "the timeline's time axis")
+	assert.Contains(t, string(b), `text-anchor="middle">ms since the step started</text>`, "the timeline's time axis: the whole step")
+}
+
+// TestHTMLTimelineRank: a --timeline-rank the run does not hold is refused (exit 2,
+// naming the ranks it holds), not replaced by another; a rank without a device
+// timeline is drawn with its collectives and the page says the run has none.
+func TestHTMLTimelineRank(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "r.html")
+	_, stderr, code := runCLI(t, "analyze", sample, "--format", "html", "-o", page, "--timeline-rank", "99")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--timeline-rank 99: the run has no rank 99; its ranks are 0-7")
+	assert.NoFileExists(t, page)
+
+	dir := filepath.Join(t.TempDir(), "run")
+	_, stderr, code = runCLI(t, "gen", "demo-2server-8rank", "-o", dir, "--omit", "trace")
+	require.Equal(t, 0, code, stderr)
+	_, stderr, code = runCLI(t, "analyze", dir, "--format", "html", "-o", page, "--timeline-rank", "2")
+	require.Equal(t, 0, code, stderr)
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "rank 2, step")
+	assert.Contains(t, string(b), "No compute lanes: this run has no device timeline for rank 2")
+	assert.NotContains(t, string(b), "--timeline-rank (default 0)", "the flag is not blamed")
 }
 
 // junitFile is what the end-to-end tests read of a JUnit report.

@@ -21,9 +21,12 @@ type AnalyzeFlags struct {
 	FailOn       []string
 	JUnit        string
 	TimelineRank int
-	GitHub       bool
-	Width        int
-	Analysis     AnalysisFlags
+	// TimelineRankSet says --timeline-rank was given: a rank the run does not hold
+	// is then refused, not replaced.
+	TimelineRankSet bool
+	GitHub          bool
+	Width           int
+	Analysis        AnalysisFlags
 }
 
 // Analyze is hcclprof analyze: the report of the runs under args, its gates and
@@ -63,9 +66,15 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 	if err := checkOutputs(args, cluster, output{"-o", f.Output}, output{"--junit", f.JUnit}, output{"$GITHUB_STEP_SUMMARY", stepSummary}); err != nil {
 		return err
 	}
+	var shown *profile.Rank
+	if f.Format == "html" {
+		if shown, err = timelineRank(cluster, keepRank, f.TimelineRankSet); err != nil {
+			return usage(err)
+		}
+	}
 	advice := run.advise()
 	doc := &report.Document{
-		TimelineRank: timelineRank(cluster, keepRank),
+		TimelineRank: shown,
 		Result:       res,
 		Advice:       &advice,
 		CommBudget:   advOpts.CommBudget,
@@ -182,15 +191,46 @@ func skippedNote(steps []int) []string {
 	return []string{"steps " + strings.Join(parts, ", ") + " left out of every figure (--skip-steps)"}
 }
 
-// timelineRank is the rank whose timeline was kept, or nil.
-func timelineRank(c *profile.Cluster, rank int) *profile.Rank {
-	if rank < 0 {
-		return nil
+// timelineRank is the rank --timeline-rank names (its timeline kept when the run has
+// one; the report says when it has none). A rank the run does not hold is an error
+// naming the ranks it does when the flag was given, and nil when it is the default.
+func timelineRank(c *profile.Cluster, rank int, given bool) (*profile.Rank, error) {
+	if rank < 0 && !given {
+		return nil, nil
 	}
+	ranks := make([]int, 0, len(c.Ranks))
 	for _, r := range c.Ranks {
-		if r.Rank == rank && len(r.Compute) > 0 {
-			return r
+		if r.Rank == rank {
+			return r, nil
 		}
+		ranks = append(ranks, r.Rank)
 	}
-	return nil
+	if !given {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("--timeline-rank %d: the run has no rank %d; its ranks are %s", rank, rank, rankRanges(ranks))
+}
+
+// rankRanges writes ranks as runs: "0-7", "0, 2, 4-6".
+func rankRanges(ranks []int) string {
+	ranks = slices.Clone(ranks)
+	slices.Sort(ranks)
+	ranks = slices.Compact(ranks)
+	if len(ranks) == 0 {
+		return "none"
+	}
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(ranks[i]))
+		} else {
+			parts = append(parts, strconv.Itoa(ranks[i])+"-"+strconv.Itoa(ranks[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
