@@ -182,8 +182,8 @@ func algorithmFindings(res *analysis.Result, det Detections, facts RunFacts, fit
 		}
 		out = append(out, Finding{ID: "algorithm_not_best", Severity: sev,
 			Title: title,
-			Evidence: fmt.Sprintf("%d servers × %d NPUs, %s within a server; the ops' alg_type says %s between servers (HCCL's level 1, HCCL_ALGO's \"level1\")%s. %d ops in %.0f steps priced per step with the links %s and %s: %s%s.%s The model's gap is a prediction: measure after changing (hcclprof diff).%s",
-				topo.Servers, topo.RanksPerServer, topo.Level0, costmodel.HCCLAlgoName(topo.Level1), forced, nOps, steps,
+			Evidence: fmt.Sprintf("%d servers × %d NPUs, %s within a server; the ops' alg_type says %s between servers (HCCL's level 1, HCCL_ALGO's \"level1\")%s. %s in %s priced per step with the links %s and %s: %s%s.%s The model's gap is a prediction: measure after changing (hcclprof diff).%s",
+				topo.Servers, topo.RanksPerServer, topo.Level0, costmodel.HCCLAlgoName(topo.Level1), forced, units.Count(nOps, "op"), units.Count(int(steps), "step"),
 				topo.IntraSource, topo.InterSource, strings.Join(alts, ", "), algoLegend(append(named, topo.Level1)), hcclSays, hidden),
 			Refs: []Ref{{Rank: biggest.Rank, Step: biggest.Step, Op: biggest.Name, StartUs: float64(biggest.StartNs) / 1e3, StartNs: biggest.StartNs, DurUs: float64(biggest.ElapseNs) / 1e3}}})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/analysis/compare"
 )
 
 // TestCollectivesKeepGroupAt80: two AllReduces of two groups whose sizes and bytes are
@@ -50,4 +51,14 @@ func TestCollectivesKeepGroupAt80(t *testing.T) {
 		assert.Contains(t, head, " "+name+" ", wide)
 	}
 	assert.NotContains(t, wide, "in every row")
+}
+
+// TestDiffHeaderCounts: a run of one rank-step sample is "1 sample", not "1 samples".
+func TestDiffHeaderCounts(t *testing.T) {
+	d := &compare.Diff{Alpha: 0.05}
+	d.Base.Label, d.Base.Samples = "a", 1
+	d.New.Label, d.New.Samples = "b", 2
+	var b strings.Builder
+	require.NoError(t, WriteDiffText(&b, DiffDoc{Diff: d}))
+	assert.True(t, strings.HasPrefix(b.String(), "hcclprof diff: a (1 sample) → b (2 samples); α = 0.05\n"), b.String())
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/compare"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/contract"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
@@ -126,7 +127,7 @@ func WriteDiffText(w io.Writer, d DiffDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	df := d.Diff
-	p.printf("hcclprof diff: %s (%d samples) → %s (%d samples); α = %.2g\n", df.Base.Label, df.Base.Samples, df.New.Label, df.New.Samples, df.Alpha)
+	p.printf("hcclprof diff: %s (%s) → %s (%s); α = %.2g\n", df.Base.Label, units.Count(df.Base.Samples, "sample"), df.New.Label, units.Count(df.New.Samples, "sample"), df.Alpha)
 	t := newTextTable(column{name: "Metric", cut: true}, col("Base"), col("New"), col("Change"), column{name: "p", drop: 2}, column{name: "n", drop: 1})
 	for _, m := range df.Metrics {
 		t.Append(m.Name, diffSide(m, true), diffSide(m, false), diffChange(m),

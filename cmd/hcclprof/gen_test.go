@@ -157,3 +157,14 @@ func TestGenBuiltinBesideItsOutput(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "again is a directory, not a scenario file or a built-in name")
 }
+
+// TestGenCountsInTheSingular (issue 38 item 3): one step and one problem are said as
+// such ("1 problems", "1 steps" before).
+func TestGenCountsInTheSingular(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(sc, []byte("ranks: 2\nsteps: 1\nmodel: {gradient_bytes: 1000000, forward_ms: 1, backward_ms: 2, kernel_us: 500}\nproblems: [{kind: warmup, factor: 2}]\n"), 0o644))
+	out, errOut, code := runCLI(t, "gen", sc, "-o", filepath.Join(t.TempDir(), "c"))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, ": 2 ranks × 1 step, text format")
+	assert.Contains(t, out, ", 1 problem (ground truth in ")
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
+	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 // GenFlags is gen's flags.
@@ -125,10 +126,10 @@ func Gen(env Env, args []string, f GenFlags) error {
 		}
 	}
 	secs := st.Elapsed.Seconds()
-	fmt.Fprintf(env.Stderr, "hcclprof gen: %s: %d ranks × %d steps, %s format, %d files, %.1f MB in %.2f s (%.0f MB/s, %.1f ranks/s)\n",
-		sc.Name, st.Ranks, sc.Steps, format, st.Files, float64(st.Bytes)/1e6, secs, float64(st.Bytes)/1e6/secs, float64(st.Ranks)/secs)
-	fmt.Fprintf(out, "wrote %s: comm_share %.4f, step %.1f us, %d problems (ground truth in %s)\n",
-		f.Output, truth.Summary.CommShare, truth.Summary.StepTimeUs, len(truth.Problems), f.Output+"/ground_truth.json")
+	fmt.Fprintf(env.Stderr, "hcclprof gen: %s: %s × %s, %s format, %s, %.1f MB in %.2f s (%.0f MB/s, %.1f ranks/s)\n",
+		sc.Name, units.Count(st.Ranks, "rank"), units.Count(sc.Steps, "step"), format, units.Count(st.Files, "file"), float64(st.Bytes)/1e6, secs, float64(st.Bytes)/1e6/secs, float64(st.Ranks)/secs)
+	fmt.Fprintf(out, "wrote %s: comm_share %.4f, step %.1f us, %s (ground truth in %s)\n",
+		f.Output, truth.Summary.CommShare, truth.Summary.StepTimeUs, units.Count(len(truth.Problems), "problem"), f.Output+"/ground_truth.json")
 	return nil
 }
 
