@@ -13,14 +13,15 @@ import (
 
 // Causes of a diagnosis (Diagnosis.Cause).
 const (
-	CauseTransfer       = "transfer"         // exposed communication that moves data
-	CauseStraggler      = "straggler"        // waiting for a slower profiled rank
-	CauseStageImbalance = "stage_imbalance"  // waiting for the other pipeline stage, which computes more
-	CausePipelineBubble = "pipeline_bubble"  // pipeline waiting with balanced stages: too few micro-batches
-	CauseUnprofiled     = "unprofiled_ranks" // waiting in groups whose other members were not profiled
-	CauseHostBound      = "host_bound"       // the device idles (Free)
-	CauseComputeBound   = "compute_bound"    // communication hidden or within the budget
-	CauseUnknown        = "unknown"
+	CauseTransfer        = "transfer"         // exposed communication that moves data
+	CauseStraggler       = "straggler"        // waiting for a slower profiled rank
+	CauseStageImbalance  = "stage_imbalance"  // waiting for the other pipeline stage, which computes more
+	CausePipelineBubble  = "pipeline_bubble"  // pipeline waiting with balanced stages: too few micro-batches
+	CauseUnprofiled      = "unprofiled_ranks" // waiting in groups whose other members were not profiled
+	CauseHostBound       = "host_bound"       // the device idles (Free)
+	CauseComputeBound    = "compute_bound"    // communication hidden or within the budget
+	CauseExpertImbalance = "expert_imbalance" // waiting for the rank whose experts take the most tokens (MoE routing)
+	CauseUnknown         = "unknown"
 )
 
 // Diagnosis is what holds the step back most: the cause, the share of Stage it
@@ -77,6 +78,11 @@ func (t *DiagnosisThresholds) keys() []thresholdKey {
 // beyond the bubble are that rank's), and over any cause that explains less of the
 // step: it is a fault to fix before anything is tuned.
 func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
+	return expertImbalance(res, det, diagnoseWaits(res, det, opts))
+}
+
+// diagnoseWaits is Diagnose before a straggler is told from an imbalanced expert.
+func diagnoseWaits(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	d := diagnose(res, det, opts, false)
 	th := opts.withDefaults().Thresholds.Diagnosis
 	stake := slowRankStake(det.SlowRanks)
@@ -570,7 +576,7 @@ func bubbleEvidence(pl *analysis.Pipeline) string {
 // speed up data movement (buckets, algorithms, buffers) would not shorten the step.
 func waitingCause(cause string) bool {
 	switch cause {
-	case CauseStraggler, CauseStageImbalance, CausePipelineBubble, CauseUnprofiled:
+	case CauseStraggler, CauseStageImbalance, CausePipelineBubble, CauseUnprofiled, CauseExpertImbalance:
 		return true
 	}
 	return false
@@ -600,6 +606,8 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		cure = "Find why that rank arrives late (its compute per step, its host: data loading, CPU binding, launches) before changing links or algorithms."
 	case CauseHostBound:
 		cure = hostCure(res)
+	case CauseExpertImbalance:
+		cure = expertCure(res)
 	default:
 		return nil
 	}
