@@ -218,39 +218,51 @@ func parseClusterStepTraceCSV(r io.Reader, file string) ([]summaryStepRow, error
 	}
 }
 
-// forEachClusterEntry walks the {rank set: {step key: {"op@group": {key: value}}}}
-// nesting the two cluster JSON files share, calling fn for every inner member with
-// the group's ranks (nil when the top key is not a rank set) and the step.
-func (d treeReader) forEachClusterEntry(root *treeNode, what string, fn func(set []int, setKey string, step int, op, entry treeMember) error) error {
-	if err := d.object(root, what); err != nil {
-		return err
-	}
-	for _, sm := range root.members {
-		set, _ := parseRankSet(sm.key)
-		if err := d.object(sm.val, strconv.Quote(sm.key)); err != nil {
-			return err
+// streamClusterEntries walks the {rank set: {step key: {"op@group": {key: value}}}}
+// nesting the two cluster JSON files share, as a stream, calling fn for every inner
+// member with the group's ranks (nil when the top key is not a rank set) and the
+// step; only that member's value is held as a tree (until the next call), so memory
+// follows what fn keeps, not the file (a large cluster's file is gigabytes).
+func streamClusterEntries(r io.Reader, file, what string, fn func(set []int, setKey string, step int, op, entry treeMember) error) error {
+	return readStream(r, file, func(s *jsonStream) error {
+		c := &commStream{s: s, file: file, d: treeReader{file}, p: newTreeParser()}
+		defer c.p.recycle()
+		if _, ok := s.peek(); !ok {
+			return errAtOffset(file, s.offset(), "empty file: expected a JSON value")
 		}
-		for _, stm := range sm.val.members {
-			step, err := d.stepKey(stm)
-			if err != nil {
-				return err
-			}
-			if err := d.object(stm.val, strconv.Quote(sm.key)+"."+strconv.Quote(stm.key)); err != nil {
-				return err
-			}
-			for _, om := range stm.val.members {
-				if err := d.object(om.val, strconv.Quote(om.key)); err != nil {
+		notObject := func(what string) func(n *treeNode) error {
+			return func(n *treeNode) error { return c.d.object(n, what) }
+		}
+		err := c.members(0, notObject(what), func(setKey string, _ int64) error {
+			set, _ := parseRankSet(setKey)
+			return c.members(1, notObject(strconv.Quote(setKey)), func(stepKey string, stepOff int64) error {
+				step, err := c.d.stepKey(treeMember{key: stepKey, keyOff: stepOff})
+				if err != nil {
 					return err
 				}
-				for _, em := range om.val.members {
-					if err := fn(set, sm.key, step, om, em); err != nil {
-						return err
-					}
-				}
-			}
+				return c.members(2, notObject(strconv.Quote(setKey)+"."+strconv.Quote(stepKey)), func(opKey string, opOff int64) error {
+					om := treeMember{key: opKey, keyOff: opOff}
+					return c.members(3, notObject(strconv.Quote(opKey)), func(entryKey string, entryOff int64) error {
+						n, err := c.value(4)
+						if err != nil {
+							return err
+						}
+						return fn(set, setKey, step, om, treeMember{key: entryKey, keyOff: entryOff, val: n})
+					})
+				})
+			})
+		})
+		if err != nil {
+			return err
 		}
-	}
-	return nil
+		if _, ok := s.peek(); ok {
+			return errAtOffset(file, s.offset(), "unexpected %s after the top-level value", treeQuoteByte(s.buf[s.pos]))
+		}
+		if s.rerr != nil {
+			return c.syntax(s.eofErr(""))
+		}
+		return nil
+	})
 }
 
 // addSetGroup records a group known from a rank-set key.
@@ -272,12 +284,8 @@ func (p *summaryParts) addSetGroup(hash string, set []int, source string) {
 // ops (ops under a legacy top-level "p2p" key are p2p too). "Total Op Info@group"
 // entries are the rank's sums over the group in the step, kept apart (Total).
 func parseClusterCommJSON(r io.Reader, file string, p *summaryParts) error {
-	root, err := readJSONTree(r, file)
-	if err != nil {
-		return err
-	}
 	d := treeReader{file}
-	return d.forEachClusterEntry(root, clusterCommJSON, func(set []int, setKey string, step int, om, em treeMember) error {
+	return streamClusterEntries(r, file, clusterCommJSON, func(set []int, setKey string, step int, om, em treeMember) error {
 		rank, ok := parseLocalRank(strings.TrimSpace(em.key))
 		if !ok {
 			return errAtOffset(file, em.keyOff, "%q: key %q is not a global rank", om.key, em.key)
@@ -301,12 +309,8 @@ func parseClusterCommJSON(r io.Reader, file string, p *summaryParts) error {
 // global ranks, summed over the ranks that reported them. "Total Op Info@group"
 // (msprof-analyze's sum of the "-total" entries) is skipped.
 func parseClusterMatrixJSON(r io.Reader, file string, p *summaryParts) error {
-	root, err := readJSONTree(r, file)
-	if err != nil {
-		return err
-	}
 	d := treeReader{file}
-	return d.forEachClusterEntry(root, clusterCommMatrixJSON, func(set []int, setKey string, step int, om, em treeMember) error {
+	return streamClusterEntries(r, file, clusterCommMatrixJSON, func(set []int, setKey string, step int, om, em treeMember) error {
 		opKey, group := splitOpKey(om.key)
 		if isTotalKey(opKey) {
 			return nil
