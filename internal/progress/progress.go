@@ -19,6 +19,8 @@ type Printer struct {
 	w       io.Writer
 	last    time.Time
 	pending bool
+	// now is the clock (time.Now; a test's own, so no test depends on the wall clock).
+	now func() time.Time
 }
 
 // New returns a printer on w, or nil (silent) when quiet or w is not a terminal.
@@ -26,11 +28,11 @@ func New(w io.Writer, quiet bool) *Printer {
 	if quiet || !IsTerminal(w) {
 		return nil
 	}
-	return &Printer{w: w}
+	return &Printer{w: w, now: time.Now}
 }
 
 // ForWriter returns a printer on w whatever w is (for tests).
-func ForWriter(w io.Writer) *Printer { return &Printer{w: w} }
+func ForWriter(w io.Writer) *Printer { return &Printer{w: w, now: time.Now} }
 
 // IsTerminal reports whether w is a terminal. A character device is not enough:
 // /dev/null is one, and progress lines written there cost time for nothing.
@@ -46,7 +48,11 @@ func (p *Printer) Count(phase string, done, total int) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
+	clock := p.now
+	if clock == nil {
+		clock = time.Now
+	}
+	now := clock()
 	if done < total && now.Sub(p.last) < 100*time.Millisecond {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -11,11 +12,16 @@ import (
 func TestPrinter(t *testing.T) {
 	var b bytes.Buffer
 	p := ForWriter(&b)
-	p.Count("parsing ranks", 1, 3)
-	p.Count("parsing ranks", 2, 3) // within 100 ms: skipped
-	p.Count("parsing ranks", 3, 3) // the last always shows
+	clock := time.Unix(1000, 0)
+	p.now = func() time.Time { return clock }
+	p.Count("parsing ranks", 1, 4)
+	clock = clock.Add(99 * time.Millisecond)
+	p.Count("parsing ranks", 2, 4) // within 100 ms: skipped
+	clock = clock.Add(1 * time.Millisecond)
+	p.Count("parsing ranks", 3, 4) // 100 ms on: shown
+	p.Count("parsing ranks", 4, 4) // the last always shows
 	p.Phase("analysing")
-	assert.Equal(t, "\rparsing ranks 1/3\rparsing ranks 3/3\nanalysing…\n", b.String())
+	assert.Equal(t, "\rparsing ranks 1/4\rparsing ranks 3/4\rparsing ranks 4/4\nanalysing…\n", b.String())
 	assert.NotContains(t, b.String(), "\x1b[", "no colour")
 }
 
