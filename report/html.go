@@ -629,8 +629,10 @@ var htmlTemplate = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>hcclprof report</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1000px;color:#222;overflow-wrap:break-word}
-@media (max-width:600px){body{margin:1em .75em}h1{font-size:1.4em}}
-.scroll{overflow-x:auto;max-width:100%}code{overflow-wrap:anywhere}
+@media (max-width:600px){body{margin:1em .75em}h1{font-size:1.4em}
+table.stack tr:first-child{display:none}table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;text-align:left}
+table.stack tr{margin:.5em 0;border:1px solid #ccc}table.stack td{border:0}table.stack td::before{content:attr(data-label) ": ";color:#555}}
+.scroll{overflow-x:auto;max-width:100%}p>small>code{overflow-wrap:anywhere}td.l{min-width:7em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
 th{background:#f4f4f4}td.l,th.l{text-align:left}
 .HIGH{color:#b00020;font-weight:bold}.MEDIUM{color:#a15c00;font-weight:bold}.LOW,.INFO{color:#555}
@@ -645,8 +647,8 @@ line.axis,line.tick{stroke:#444;stroke-width:1}line.grid{stroke:#e4e4e4;stroke-w
 <p>exposed communication (comm_share) <b>{{pct .Summary.CommShare}}</b> · all communication {{pct .Summary.CommTotalShare}} ·
 overlapped {{with .Summary.OverlapRatio}}{{pct .}}{{else}}- (no communication){{end}} · mean step {{ms .Summary.StepTimeNs}} ms · {{ranksOf .Summary}} ranks × {{.Summary.Steps}} steps</p>
 {{with .Doc.Advice}}{{if .Findings}}<h2>Findings</h2><ul>{{range .Findings}}<li><span class="{{upper (printf "%s" .Severity)}}">{{upper (printf "%s" .Severity)}}</span> {{prose .Title}}<br><small>{{prose .Evidence}}</small></li>{{end}}</ul>{{end}}
-{{if .Recommendations}}<h2>What to do</h2><div class="scroll"><table><tr><th class="l">change</th><th>predicted step (ms)</th><th>comm_share</th><th>gain (ms)</th><th class="l">confidence</th><th class="l">apply</th></tr>
-{{range .Recommendations}}<tr><td class="l">{{.Knob}} = {{.Value}}</td><td>{{usms .Predicted.StepTimeUs}} ({{usms .Predicted.Low}}–{{usms .Predicted.High}})</td><td>{{pct .Predicted.CommShare}}</td><td>{{usms .GainUs}}</td><td class="l">{{.Confidence}}{{if .Hypothesis}} (hypothesis){{end}}</td><td class="l">{{apply .Apply}}</td></tr>{{end}}</table></div>{{end}}{{end}}
+{{if .Recommendations}}<h2>What to do</h2><div class="scroll"><table class="stack"><tr><th class="l">change</th><th>predicted step (ms)</th><th>comm_share</th><th>gain (ms)</th><th class="l">confidence</th><th class="l">apply</th></tr>
+{{range .Recommendations}}<tr><td class="l" data-label="change">{{.Knob}} = {{.Value}}</td><td data-label="predicted step (ms)">{{usms .Predicted.StepTimeUs}} ({{usms .Predicted.Low}}–{{usms .Predicted.High}})</td><td data-label="comm_share">{{pct .Predicted.CommShare}}</td><td data-label="gain (ms)">{{usms .GainUs}}</td><td class="l" data-label="confidence">{{.Confidence}}{{if .Hypothesis}} (hypothesis){{end}}</td><td class="l" data-label="apply">{{apply .Apply}}</td></tr>{{end}}</table></div>{{end}}{{end}}
 <h2>Step breakdown per rank (mean step, slowest first)</h2>
 {{with .Breakdown}}{{template "chart" .}}{{else}}<p>No step figures.</p>{{end}}{{with .BarsNote}}<p><small>{{.}}</small></p>{{end}}
 <h2>Communication matrix (bandwidth src→dst)</h2>

@@ -187,6 +187,12 @@ func TestHTMLInBrowser(t *testing.T) {
 				for k, n := range tc.wantTexts {
 					assert.GreaterOrEqual(t, rep.Classes[k], n, k)
 				}
+				// HCCLPROF_KEEP_SCREENSHOT=DIR keeps a picture of each page to look at.
+				if keep := os.Getenv("HCCLPROF_KEEP_SCREENSHOT"); keep != "" {
+					png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(filepath.Join(keep, tc.name+"-"+vp.name+".png"), png, 0o644))
+				}
 			})
 		}
 	}

@@ -30,7 +30,14 @@ func TestHTMLViewport(t *testing.T) {
 		minW, _ := strconv.ParseFloat(m[3], 64)
 		assert.GreaterOrEqual(t, 11*minW/w, 9.0, "%s: its 11-px text at its narrowest", m[1])
 	}
-	assert.Equal(t, 2, strings.Count(page, `<div class="scroll"><table>`), "the wide tables scroll in their box too")
+	assert.Equal(t, 1, strings.Count(page, `<div class="scroll"><table>`), "the collectives table scrolls in its box too")
+	// What to do stacks its cells on a phone, each under its column's name.
+	start := strings.Index(page, `<div class="scroll"><table class="stack">`)
+	require.Positive(t, start)
+	table := page[start : start+strings.Index(page[start:], "</table>")]
+	assert.Equal(t, 2*6, strings.Count(table, `data-label="`), "each cell of the two recommendations")
+	assert.Contains(t, table, `<td class="l" data-label="apply">`)
+	assert.Contains(t, page, `table.stack td::before{content:attr(data-label) ": "`)
 }
 
 // luminance is the relative luminance of a #rrggbb colour (WCAG).
