@@ -134,13 +134,15 @@ func algorithmFindings(res *analysis.Result, det Detections, facts RunFacts, fit
 		}
 		sev := Medium
 		hidden := ""
+		saving := savedPerStepUs / stepUs // none while the step would not get shorter, or a fault comes first
 		// gain is what the title says the change would save: once a slow rank, link or
 		// server is fixed when one is found, for no tuning is recommended before.
 		gain := fmt.Sprintf("would save %.2f ms %s (%.0f%% of its collectives' time)", savedPerStepUs/1e3, perStepPhrase(res), 100*(cur-cost[best])/cur)
 		switch {
 		case res.Summary.CommShare < th.HiddenCommShare:
-			sev, hidden = Info, " Communication is almost all hidden behind computation here, so the step would not get shorter."
+			sev, hidden, saving = Info, " Communication is almost all hidden behind computation here, so the step would not get shorter.", 0
 		case det.faulty(c):
+			saving = 0
 			sev, hidden = Low, " A slow rank, link or server is found: fix it first, it costs more than the algorithm, and no tuning is recommended before."
 			gain = fmt.Sprintf("would save %.2f ms %s (%.0f%% of its collectives' time) once the slow rank, link or server found is fixed", savedPerStepUs/1e3, perStepPhrase(res), 100*(cur-cost[best])/cur)
 		case strings.HasPrefix(topo.InterSource, "hardware") || strings.HasPrefix(topo.IntraSource, "hardware"):
@@ -180,7 +182,7 @@ func algorithmFindings(res *analysis.Result, det Detections, facts RunFacts, fit
 				named = append(named, a)
 			}
 		}
-		out = append(out, Finding{ID: "algorithm_not_best", Severity: sev,
+		out = append(out, Finding{ID: "algorithm_not_best", Severity: sev, Saving: saving,
 			Title: title,
 			Evidence: fmt.Sprintf("%d servers × %d NPUs, %s within a server; the ops' alg_type says %s between servers (HCCL's level 1, HCCL_ALGO's \"level1\")%s. %s in %s priced per step with the links %s and %s: %s%s.%s The model's gap is a prediction: measure after changing (hcclprof diff).%s",
 				topo.Servers, topo.RanksPerServer, topo.Level0, costmodel.HCCLAlgoName(topo.Level1), forced, units.Count(nOps, "op"), units.Count(int(steps), "step"),

@@ -623,7 +623,11 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		sev = lower(sev)
 		cure += " (One profiled step: confirm on more steps.)"
 	}
-	return []Finding{{ID: id, Severity: sev, Title: capitalise(d.Title), Evidence: d.Evidence + ". " + cure}}
+	saving := d.Share // what the cure wins back: the share of the step the cause costs
+	if d.Cause == CauseUnprofiled {
+		saving = 0 // the cure is to profile more ranks: it finds the cause, it saves nothing yet
+	}
+	return []Finding{{ID: id, Severity: sev, Title: capitalise(d.Title), Evidence: d.Evidence + ". " + cure, Saving: saving}}
 }
 
 // hostCure is what to do about a host-bound run, host-side only: for time before
@@ -716,7 +720,7 @@ func distributedOptimizerFindings(res *analysis.Result, stake StakeThresholds) [
 	if ops == 0 || share < stake.Medium {
 		return nil
 	}
-	return []Finding{{ID: "distributed_optimizer_exposed", Severity: stake.severity(share, res.Summary.Steps),
+	return []Finding{{ID: "distributed_optimizer_exposed", Severity: stake.severity(share, res.Summary.Steps), Saving: share,
 		Title: fmt.Sprintf("The data-parallel ReduceScatter/AllGather move data in the open: about %s of the step", pct(share)),
 		Evidence: fmt.Sprintf("%d ReduceScatter/AllGather ops in data-parallel groups move data for %.3f ms, and %s of the run's communication is not overlapped with compute. "+
 			"Overlap them with the backward and forward passes: Megatron --overlap-grad-reduce and --overlap-param-gather (with the distributed optimizer); DeepSpeed \"overlap_comm\": true. "+

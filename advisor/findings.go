@@ -38,7 +38,15 @@ type Finding struct {
 	Title    string
 	Evidence string
 	Refs     []Ref // where to look
+	// Saving is the share of the step that the change the finding names would save,
+	// as the advisor estimates it; 0 when it names no change worth making now (a
+	// symptom, a fact, a saving judged too small, or one that waits for a fault to be
+	// fixed first). Findings with a saving come first, the largest first.
+	Saving float64
 }
+
+// Actionable reports whether the finding names a change worth making now.
+func (f Finding) Actionable() bool { return f.Saving > 0 }
 
 // Ref points into the timeline: a rank, a step, an op, a time.
 type Ref struct {
@@ -110,7 +118,19 @@ func findings(res *analysis.Result, det Detections, env Env, facts RunFacts, fit
 	return out
 }
 
-// sortFindings orders findings by severity, keeping the order within one.
+// sortFindings orders findings: those that name a change worth making now first, the
+// largest saving first, then the others by severity, keeping the order within one.
+// A report that folds its later findings thus never folds a change to make under
+// remarks it calls not worth changing.
 func sortFindings(out []Finding) {
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Actionable() != b.Actionable() {
+			return a.Actionable()
+		}
+		if a.Actionable() && a.Saving != b.Saving {
+			return a.Saving > b.Saving
+		}
+		return a.Severity.rank() < b.Severity.rank()
+	})
 }

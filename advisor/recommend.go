@@ -308,7 +308,7 @@ func stormFinding(bk *costmodel.Bucketing, th StormThresholds) (Finding, bool) {
 	if st.AfterBuckets {
 		where = "after the last gradient bucket, exposed"
 	}
-	return Finding{ID: "small_collectives", Severity: sev,
+	return Finding{ID: "small_collectives", Severity: sev, Saving: saving / bk.StepUs,
 		Title: fmt.Sprintf("%d small %s ops per step (%s each) are not gradient buckets: fusing them into one would save %.2f ms (%.0f%% of the step)",
 			st.PerStep, st.Type, strings.Join(sizes, ", "), saving/1e3, 100*saving/bk.StepUs),
 		Evidence: fmt.Sprintf("in group %s, %s to %s, %s per step in all, run %s; they take %.2f ms a step (%.2f ms exposed), one op of the same bytes %.2f ms. A bucket size does not change them: the code that issues them does (the profile has no call stacks: rerun the profiler with with_stack=True to see the caller)",

@@ -15,7 +15,7 @@ func slowFindings(det Detections, retrans []analysis.Retransmission, stake Stake
 		for _, st := range s.Steps {
 			refs = append(refs, Ref{Rank: s.Rank, Step: st})
 		}
-		out = append(out, Finding{ID: "slow_rank", Severity: stake.severity(s.ShareOfStep, s.StepsSeen),
+		out = append(out, Finding{ID: "slow_rank", Severity: stake.severity(s.ShareOfStep, s.StepsSeen), Saving: s.ShareOfStep,
 			Title:    fmt.Sprintf("Rank %d holds the others back by %.1f%% of the step (cause: %s)", s.Rank, 100*s.ShareOfStep, s.Cause),
 			Evidence: s.Evidence + evidenceStrength(s.StepsSeen), Refs: refs})
 	}

@@ -25,9 +25,14 @@ func writeAdvice(p *printer, a *advisor.Advice, all bool) {
 		p.printf("\nFindings: none.\n")
 		return
 	}
-	p.printf("\nFindings (most severe first)\n")
+	order := "most severe first"
+	if a.Findings[0].Actionable() {
+		order = "changes worth making first, the largest saving first; then the rest, most severe first"
+	}
+	p.printf("\nFindings (%s)\n", order)
+	shown := foldAfter(a.Findings, maxFindingsShown)
 	for i, f := range a.Findings {
-		if !all && i == maxFindingsShown {
+		if !all && i == shown {
 			p.printf("  … %d more (hcclprof advise, or --format json)\n", len(a.Findings)-i)
 			break
 		}
@@ -36,6 +41,17 @@ func writeAdvice(p *printer, a *advisor.Advice, all bool) {
 			p.printf("         %s\n", f.Evidence)
 		}
 	}
+}
+
+// foldAfter is how many findings a report shows before folding the rest: at least
+// n, and every finding that names a change worth making (they come first), so that
+// none is folded under remarks.
+func foldAfter(fs []advisor.Finding, n int) int {
+	k := 0
+	for k < len(fs) && fs[k].Actionable() {
+		k++
+	}
+	return max(n, k)
 }
 
 // WriteAdviceText writes the advice alone (hcclprof advise): every finding.

@@ -48,17 +48,18 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	if a := v.Advice; a != nil {
 		if len(a.Findings) > 0 {
 			p.printf("### Findings\n\n")
+			shown := foldAfter(a.Findings, 5)
 			for i, f := range a.Findings {
-				if i == 5 {
+				if i == shown {
 					more := "findings"
-					if len(a.Findings)-5 == 1 {
+					if len(a.Findings)-shown == 1 {
 						more = "finding"
 					}
-					p.printf("\n<details><summary>%d more %s</summary>\n\n", len(a.Findings)-5, more)
+					p.printf("\n<details><summary>%d more %s</summary>\n\n", len(a.Findings)-shown, more)
 				}
 				p.printf("- **%s** %s  \n  %s\n", strings.ToUpper(string(f.Severity)), mdText(f.Title), mdText(f.Evidence))
 			}
-			if len(a.Findings) > 5 {
+			if len(a.Findings) > shown {
 				p.printf("\n</details>\n")
 			}
 			p.printf("\n")
