@@ -37,8 +37,19 @@ type htmlPage struct {
 	TimeTitle  string
 	TimeNote   string // why the timeline has no compute lanes ("" when it has)
 	Checks     []advisor.Check
-	// Collectives are the collectives table's rows (view.go).
+	// Collectives are the collectives table's rows (view.go); Rolled the same rolled
+	// up by parallel dimension and op when they are too many to read (the per-group
+	// rows are then folded under it).
 	Collectives []collectiveRow
+	Rolled      []htmlKindRow
+	// Kinds is the communication per parallel dimension, "" when no group was seen.
+	Kinds string
+}
+
+// htmlKindRow is a row of the collectives rolled up by dimension and op.
+type htmlKindRow struct {
+	analysis.KindCollective
+	Size, MBPerOp, Worst, BusBw string
 }
 
 // chartWidth is the width of the bar charts and the timeline, in user units.
@@ -50,6 +61,11 @@ func htmlView(d *Document) htmlPage {
 	v := d.view()
 	pg := htmlPage{Doc: d, Verdict: v.Verdict, Summary: v.Summary, Checks: v.FiredChecks, Collectives: v.Collectives}
 	pg.Breakdown, pg.BarsNote = breakdownChart(r)
+	for _, k := range rolledCollectives(r) {
+		c := kindCollectiveRow(k)
+		pg.Rolled = append(pg.Rolled, htmlKindRow{k, c.size, c.mbPerOp, c.worst, c.busbw})
+	}
+	pg.Kinds = strings.TrimSpace(kindsPhrase(v.Summary.Kinds) + " " + kindsInferred(v.Summary.Kinds))
 	pg.Matrix, pg.MatrixNote = matrixChart(r.Communication, v.Detections.LatencyBound)
 	pg.Links = linksChart(v.Links)
 	pg.PeakNotes = abovePeakNotes(r.Communication.Hardware, v.Links)
@@ -646,6 +662,7 @@ line.axis,line.tick{stroke:#444;stroke-width:1}line.grid{stroke:#e4e4e4;stroke-w
 <h1>hcclprof: {{.Verdict}}</h1>
 <p>exposed communication (comm_share) <b>{{pct .Summary.CommShare}}</b> · all communication {{pct .Summary.CommTotalShare}} ·
 overlapped {{with .Summary.OverlapRatio}}{{pct .}}{{else}}- (no communication){{end}} · mean step {{ms .Summary.StepTimeNs}} ms · {{ranksOf .Summary}} ranks × {{.Summary.Steps}} steps</p>
+{{with .Kinds}}<p>By parallel dimension: {{.}}</p>{{end}}
 {{with .Doc.Advice}}{{if .Findings}}<h2>Findings</h2><ul>{{range .Findings}}<li><span class="{{upper (printf "%s" .Severity)}}">{{upper (printf "%s" .Severity)}}</span> {{prose .Title}}<br><small>{{prose .Evidence}}</small></li>{{end}}</ul>{{end}}
 {{if .Recommendations}}<h2>What to do</h2><div class="scroll"><table class="stack"><tr><th class="l">change</th><th>predicted step (ms)</th><th>comm_share</th><th>gain (ms)</th><th class="l">confidence</th><th class="l">apply</th></tr>
 {{range .Recommendations}}<tr><td class="l" data-label="change">{{.Knob}} = {{.Value}}</td><td data-label="predicted step (ms)">{{usms .Predicted.StepTimeUs}} ({{usms .Predicted.Low}}–{{usms .Predicted.High}})</td><td data-label="comm_share">{{pct .Predicted.CommShare}}</td><td data-label="gain (ms)">{{usms .GainUs}}</td><td class="l" data-label="confidence">{{.Confidence}}{{if .Hypothesis}} (hypothesis){{end}}</td><td class="l" data-label="apply">{{apply .Apply}}</td></tr>{{end}}</table></div>{{end}}{{end}}
@@ -657,8 +674,10 @@ overlapped {{with .Summary.OverlapRatio}}{{pct .}}{{else}}- (no communication){{
 {{with .Links}}{{template "chart" .}}{{else}}<p>No link figures.</p>{{end}}{{range .PeakNotes}}<p class="note">{{.}}</p>{{end}}
 {{with .Timeline}}<h2>Timeline</h2><p>{{$.TimeTitle}}</p>{{template "chart" .}}{{with $.TimeNote}}<p><small>{{.}}</small></p>{{end}}{{end}}
 {{if .Checks}}<h2>Checks that fired</h2><ul>{{range .Checks}}<li>{{.Title}}: {{.Count}} of {{.Total}} ({{.Threshold}}); {{.Evidence}}</li>{{end}}</ul>{{end}}
-<h2>Collectives</h2><div class="scroll"><table><tr><th class="l">op</th><th class="l">group</th><th>size</th><th>count</th><th>total ms</th><th>mean ms</th><th>p95 ms</th><th>algbw GB/s</th><th>busbw GB/s</th></tr>
-{{range .Collectives}}{{$cells := .Cells}}<tr><td class="l">{{.Op}}</td><td class="l">{{glabel .GroupName .Group}}</td><td>{{$cells.Size}}</td><td>{{.Count}}</td><td>{{ms .TotalNs}}</td><td>{{nsms .MeanNs}}</td><td>{{nsms .P95Ns}}</td><td>{{$cells.AlgBw}}</td><td>{{$cells.BusBw}}</td></tr>{{end}}</table></div>
+<h2>Collectives</h2>{{if .Rolled}}<p>Per parallel dimension and op ({{len .Collectives}} rows, one per group and op, below):</p><div class="scroll"><table id="collective-kinds"><tr><th class="l">kind</th><th class="l">op</th><th>groups</th><th>size</th><th>count</th><th>MB/op</th><th>total ms</th><th>mean ms</th><th>median group ms</th><th class="l">worst group</th><th>its mean ms</th><th>busbw GB/s (median group)</th></tr>
+{{range .Rolled}}<tr><td class="l">{{.Kind}}</td><td class="l">{{.Op}}</td><td>{{.Groups}}</td><td>{{.Size}}</td><td>{{.Count}}</td><td>{{.MBPerOp}}</td><td>{{ms .TotalNs}}</td><td>{{nsms .MeanNs}}</td><td>{{nsms .MedianGroupMeanNs}}</td><td class="l">{{.Worst}}</td><td>{{nsms .WorstMeanNs}}</td><td>{{.BusBw}}</td></tr>{{end}}</table></div>
+<details><summary>Every group's rows ({{len .Collectives}})</summary>{{end}}<div class="scroll"><table id="collectives"><tr><th class="l">op</th><th class="l">group</th><th>size</th><th>count</th><th>total ms</th><th>mean ms</th><th>p95 ms</th><th>algbw GB/s</th><th>busbw GB/s</th></tr>
+{{range .Collectives}}{{$cells := .Cells}}<tr><td class="l">{{.Op}}</td><td class="l">{{glabel .GroupName .Group}}</td><td>{{$cells.Size}}</td><td>{{.Count}}</td><td>{{ms .TotalNs}}</td><td>{{nsms .MeanNs}}</td><td>{{nsms .P95Ns}}</td><td>{{$cells.AlgBw}}</td><td>{{$cells.BusBw}}</td></tr>{{end}}</table></div>{{if .Rolled}}</details>{{end}}
 {{with .Doc.Result.Warnings}}<h2>Warnings</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p><small><code>{{.Doc.Command}}</code> · hcclprof {{.Doc.Version}}</small></p>
 </body></html>

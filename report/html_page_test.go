@@ -30,7 +30,7 @@ func TestHTMLViewport(t *testing.T) {
 		minW, _ := strconv.ParseFloat(m[3], 64)
 		assert.GreaterOrEqual(t, 11*minW/w, 9.0, "%s: its 11-px text at its narrowest", m[1])
 	}
-	assert.Equal(t, 1, strings.Count(page, `<div class="scroll"><table>`), "the collectives table scrolls in its box too")
+	assert.Equal(t, 1, strings.Count(page, `<div class="scroll"><table id="collectives">`), "the collectives table scrolls in its box too")
 	// What to do stacks its cells on a phone, each under its column's name.
 	start := strings.Index(page, `<div class="scroll"><table class="stack">`)
 	require.Positive(t, start)
@@ -186,4 +186,36 @@ func TestHTMLTimelineNotes(t *testing.T) {
 	d = htmlDoc(t)
 	d.TimelineRank = nil
 	assert.Contains(t, writeHTML(t, d), "No compute lanes: they are drawn for the rank named by --timeline-rank (default 0), which this run does not hold.")
+}
+
+// TestHTMLCollectiveKinds: past 24 per-group rows the collectives are rolled up by
+// parallel dimension and op with the worst group named, every group's row folded
+// below; the summary gives the communication per dimension.
+func TestHTMLCollectiveKinds(t *testing.T) {
+	d := bigDoc()
+	r := d.Result
+	for g := range 12 {
+		key := "dp" + strconv.Itoa(g)
+		r.Communication.Groups = append(r.Communication.Groups, analysis.Group{Key: key, Name: "dp", Kind: "dp", Parallel: "dp"})
+		mean := 5e6 + float64(g)*1e5
+		r.Collectives = append(r.Collectives, analysis.Collective{Op: "allreduce", Group: key, GroupName: "dp", GroupSize: 8, Count: 10,
+			Bytes: 10 * 100_000_000, TotalNs: int64(10 * mean), MeanNs: mean, BusBwGBps: 20})
+	}
+	for g := range 16 {
+		key := "tp" + strconv.Itoa(g)
+		r.Communication.Groups = append(r.Communication.Groups, analysis.Group{Key: key, Name: "tp", Kind: "tp", Parallel: "tp"})
+		r.Collectives = append(r.Collectives, analysis.Collective{Op: "allgather", Group: key, GroupName: "tp", GroupSize: 4, Count: 100,
+			TotalNs: 100 * 200_000, MeanNs: 200_000})
+	}
+	page := writeHTML(t, d)
+	start := strings.Index(page, `<table id="collective-kinds">`)
+	require.Positive(t, start, "rolled up: 28 rows")
+	table := page[start : start+strings.Index(page[start:], "</table>")]
+	rows := regexp.MustCompile(`<tr><td class="l">(\w+)</td><td class="l">(\w+)</td><td>(\d+)</td>.*?<td class="l">([^<]*)</td><td>([0-9.]+)</td>`).FindAllStringSubmatch(table, -1)
+	require.Len(t, rows, 2)
+	assert.Equal(t, []string{"tp", "allgather", "16", "tp tp0", "0.200"}, rows[0][1:], "the dimensions in their order: tp first")
+	assert.Equal(t, []string{"dp", "allreduce", "12", "dp dp11", "6.100"}, rows[1][1:], "the worst dp group named, its mean")
+	assert.Contains(t, page, "<details><summary>Every group's rows (28)</summary>")
+	assert.Equal(t, 28, strings.Count(page[strings.Index(page, `<table id="collectives">`):], `<tr><td class="l">all`))
+	assert.NotContains(t, writeHTML(t, htmlDoc(t)), "collective-kinds", "the sample's one row stays as it is")
 }
