@@ -474,6 +474,9 @@ func timelineChart(d *Document) (*svgChart, string, string) {
 		title += fmt.Sprintf("; the step's Stage is %.3f ms", float64(stage)/1e6)
 	}
 	title += ")"
+	if sr, ss := slowestRankStep(r); sr != rank && ss >= 0 {
+		title += fmt.Sprintf("; the slowest step is rank %d's step %s (--timeline-rank %d draws it)", sr, analysis.StepLabel(ss), sr)
+	}
 	type box struct {
 		startNs, endNs int64
 		class, title   string

@@ -219,3 +219,13 @@ func TestHTMLCollectiveKinds(t *testing.T) {
 	assert.Equal(t, 28, strings.Count(page[strings.Index(page, `<table id="collectives">`):], `<tr><td class="l">all`))
 	assert.NotContains(t, writeHTML(t, htmlDoc(t)), "collective-kinds", "the sample's one row stays as it is")
 }
+
+// TestHTMLTimelineNamesSlowest: a timeline of another rank than the slowest says
+// which rank and step are the slowest and how to draw them.
+func TestHTMLTimelineNamesSlowest(t *testing.T) {
+	page := writeHTML(t, htmlDoc(t)) // rank 3 drawn; rank 4's step 40 is the longest
+	assert.Contains(t, page, "; the slowest step is rank 4&#39;s step 40 (--timeline-rank 4 draws it)")
+	d := htmlDoc(t)
+	d.TimelineRank.Rank = 4
+	assert.NotContains(t, writeHTML(t, d), "the slowest step is")
+}
