@@ -229,3 +229,33 @@ func TestHTMLTimelineNamesSlowest(t *testing.T) {
 	d.TimelineRank.Rank = 4
 	assert.NotContains(t, writeHTML(t, d), "the slowest step is")
 }
+
+// TestHTMLRealLatencyBound: in the real Megatron run (two of its four ranks, when
+// ../shared is beside the project) the links that moved 96 bytes, 0→3 and 2→1, are
+// hatched, the others (hundreds of MB at about 19 GB/s) coloured; HCCS runs above
+// A2's peak and the page says so.
+func TestHTMLRealLatencyBound(t *testing.T) {
+	d := realDoc(t)
+	if d == nil {
+		t.Skip("no ../shared/realdata beside the project")
+	}
+	page := writeHTML(t, d)
+	m := charts(t, page)["matrix"]
+	var hatched, coloured []string
+	for _, r := range m.walk("rect") {
+		if len(r.Nodes) == 0 {
+			continue
+		}
+		link, _, _ := strings.Cut(r.Nodes[0].Text, " ")
+		switch {
+		case r.attr("fill") == "url(#matrix-hatch)":
+			hatched = append(hatched, link)
+		case strings.HasPrefix(r.attr("fill"), "#"):
+			coloured = append(coloured, link)
+		}
+	}
+	assert.ElementsMatch(t, []string{"0→3", "2→1"}, hatched)
+	assert.ElementsMatch(t, []string{"0→1", "0→2", "2→0", "2→3"}, coloured)
+	assert.Contains(t, m.texts("legend"), "latency-bound: too small to judge bandwidth")
+	assert.Contains(t, page, `<p class="note">HCCS: the links run above A2&#39;s peak`)
+}
