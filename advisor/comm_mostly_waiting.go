@@ -73,7 +73,7 @@ func waitFindings(res *analysis.Result, th WaitThresholds) []Finding {
 	}
 	return []Finding{{ID: "comm_mostly_waiting", Severity: sev,
 		Title: fmt.Sprintf("Only %.1f%% of the collectives' time moves data; the rest waits", 100*float64(transit)/float64(elapse)),
-		Evidence: fmt.Sprintf("%.3f ms of %.3f ms in collectives is Wait or Idle, %.1f%% of the Stage time not overlapped with compute; worst: %s on rank %d step %s, %.3f ms of which %.3f ms transit. "+
+		Evidence: fmt.Sprintf("%.3f ms of %.3f ms in collectives is Wait or Idle, %.1f%% of the step time (Stage) not overlapped with compute; worst: %s on rank %d step %s, %.3f ms of which %.3f ms transit. "+
 			"%s. Faster links or another algorithm would not shorten it."+unprofiled,
 			float64(elapse-transit)/1e6, float64(elapse)/1e6, 100*float64(waiting)/float64(stage),
 			worst.Name, worst.Rank, analysis.StepLabel(worst.Step), float64(worst.ElapseNs)/1e6, float64(worst.MovingNs)/1e6, waitWhere(ex)),

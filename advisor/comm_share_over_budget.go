@@ -36,7 +36,7 @@ func budgetFindings(res *analysis.Result, opts Options) []Finding {
 	if s.CommShare > opts.CommBudget {
 		out = append(out, Finding{ID: "comm_share_over_budget", Severity: High,
 			Title: fmt.Sprintf("Exposed communication is %.1f%% of the step, above the %.0f%% budget", 100*s.CommShare, 100*opts.CommBudget),
-			Evidence: fmt.Sprintf("mean Stage %.3f ms of which %.3f ms is communication not overlapped with compute; worst: rank %d step %s at %.1f%%",
+			Evidence: fmt.Sprintf("mean step time (Stage) %.3f ms, of which %.3f ms is communication not overlapped with compute; worst: rank %d step %s at %.1f%%",
 				float64(s.StepTimeNs)/1e6, s.CommShare*float64(s.StepTimeNs)/1e6, worst.rank, analysis.StepLabel(worst.step.Step), 100*worst.step.CommShare()),
 			Refs: []Ref{{Rank: worst.rank, Step: worst.step.Step}}})
 	}

@@ -329,7 +329,7 @@ func hostBound(res *analysis.Result, free, prep, stage, computing, steps, prepSt
 	return Diagnosis{Cause: CauseHostBound, Share: hostShare,
 		Title: fmt.Sprintf("the %s waits for the host %s of the step: it %s; the host is the bottleneck, not the %s", deviceNoun(res), pct(hostShare), where, deviceNoun(res)),
 		// What to do is the cause's finding's (causeFindings), which follows this.
-		Evidence: fmt.Sprintf("Free %s of a mean Stage of %s per step, %s (computing %s of the step, exposed communication %s)",
+		Evidence: fmt.Sprintf("Free %s of a mean step time (Stage) of %s per step, %s (computing %s of the step, exposed communication %s)",
 			perStep(free, steps), perStep(stage, steps), prepText, pct(float64(computing)/float64(stage)), pct(commShare))}
 }
 

@@ -30,8 +30,8 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	p.printf("| metric | value |\n|---|---:|\n")
 	p.printf("| exposed communication (`comm_share`) | **%.2f%%** |\n", 100*s.CommShare)
 	if s.ExposedTransferShare != nil {
-		p.printf("| of it, moving data (`exposed_transfer_share`) | %.2f%% |\n", 100**s.ExposedTransferShare)
-		p.printf("| of it, waiting for a peer (`exposed_wait_share`) | %.2f%% |\n", 100**s.ExposedWaitShare)
+		p.printf("| exposed and moving data, share of the step (`exposed_transfer_share`) | %.2f%% |\n", 100**s.ExposedTransferShare)
+		p.printf("| exposed and waiting for a peer, share of the step (`exposed_wait_share`) | %.2f%% |\n", 100**s.ExposedWaitShare)
 	}
 	p.printf("| all communication (`comm_total_share`) | %.2f%% |\n", 100*s.CommTotalShare)
 	for _, k := range s.Kinds {

@@ -20,7 +20,7 @@ func TestMarkdownGolden(t *testing.T) {
 	out := b.String()
 	// The first screen is the verdict, the headline metrics and the findings.
 	assert.True(t, strings.HasPrefix(out, "## hcclprof: 48.3% of the step is exposed communication; 67.0% of it moves data"), out[:80])
-	assert.Contains(t, out, "| of it, moving data (`exposed_transfer_share`) | 32.37% |")
+	assert.Contains(t, out, "| exposed and moving data, share of the step (`exposed_transfer_share`) | 32.37% |")
 	assert.Less(t, strings.Index(out, "### Findings"), strings.Index(out, "<details><summary>Steps"))
 	assert.Contains(t, out, "hcclprof analyze fixtures/samples/demo-2server-8rank")
 	golden(t, "sample.md", b.Bytes())

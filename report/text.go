@@ -34,8 +34,10 @@ func WriteText(w io.Writer, d *Document) error {
 	if s.Ranks > 0 {
 		p.printf("  exposed communication (comm_share)   %6.2f%% of step time\n", 100*s.CommShare)
 		if s.ExposedTransferShare != nil {
-			p.printf("    of it moving data (exposed_transfer_share) %6.2f%%, waiting for a peer (exposed_wait_share) %.2f%%\n",
-				100**s.ExposedTransferShare, 100**s.ExposedWaitShare)
+			// Shares of the step, like comm_share: the verdict's "of it" is of the
+			// exposed communication.
+			p.printf("    %-39s %6.2f%% of step time\n", "moving data (exposed_transfer_share)", 100**s.ExposedTransferShare)
+			p.printf("    %-39s %6.2f%% of step time\n", "waiting for a peer (exposed_wait_share)", 100**s.ExposedWaitShare)
 		}
 		p.printf("  all communication (comm_total_share) %6.2f%%\n", 100*s.CommTotalShare)
 		if k := kindsPhrase(s.Kinds); k != "" {
