@@ -194,7 +194,7 @@ func TestSelectorAfterBucketChange(t *testing.T) {
 	assert.True(t, bk.AutoLevel1(), "NHR is HCCL's own choice for 16 MiB on 4 servers")
 	p, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 64 << 20})
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(p.Assumptions, " "), "picks level-1 pipeline for the 64 MiB AllReduces")
+	assert.Contains(t, strings.Join(p.Assumptions, " "), "picks pipeline between servers for the 64 MiB AllReduces")
 	// Forced to stay NHR, the same bucket prices differently.
 	bk.HCCLAlgoForced = true
 	kept, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 64 << 20})

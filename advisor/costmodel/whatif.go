@@ -859,7 +859,7 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			algos[i] = c.Algo
 			if c.Algo != t.Level1 && !slices.Contains(switched, c.Algo) {
 				switched = append(switched, c.Algo)
-				p.Assumptions = append(p.Assumptions, fmt.Sprintf("HCCL's selector picks level-1 %s for the %s AllReduces (%s) where the run had %s",
+				p.Assumptions = append(p.Assumptions, fmt.Sprintf("HCCL's selector picks %s between servers for the %s AllReduces (%s) where the run had %s",
 					HCCLAlgoName(c.Algo), units.FormatBytes(n), c.Reason, HCCLAlgoName(t.Level1)))
 			}
 		}
@@ -869,13 +869,13 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 	}
 	if sc.sizes && !sc.auto && !bk.HCCLAlgoForced && t.Servers > 1 && !t.NCCL {
 		if ok, c := bk.SelectorAgrees(); !ok && c.Algo != "" {
-			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the run's level 1 (%s) is not what HCCL's selector picks for its sizes (%s) and HCCL_ALGO is not known to be set: %s is kept at the new sizes",
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the run's between-server algorithm (%s) is not what HCCL's selector picks for its sizes (%s) and HCCL_ALGO is not known to be set: %s is kept at the new sizes",
 				HCCLAlgoName(t.Level1), HCCLAlgoName(c.Algo), HCCLAlgoName(t.Level1)))
 		}
 	}
 	if sc.structural {
 		if (topo.Servers > 1 && sc.level1 != t.Level1) || topo.Servers != t.Servers {
-			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the AllReduce is HCCL's two-level one (%d servers × %d NPUs, level 1 %s) priced with the intra link (%s) and the inter link (%s), scaled to the run's own fit",
+			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the AllReduce is HCCL's two-level one (%d servers × %d NPUs, %s between servers) priced with the intra link (%s) and the inter link (%s), scaled to the run's own fit",
 				topo.Servers, topo.RanksPerServer, HCCLAlgoName(sc.level1), t.IntraSource, t.InterSource))
 		}
 		if topo.Servers > 1 && strings.HasPrefix(t.InterSource, "hardware") {
