@@ -17,15 +17,16 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// generateOn is generate with the product the analysis assumes (nil: detected). The
-// cluster is the test kit's, shared by every test generating the same scenario.
+// generateOn is generate with the product the analysis assumes (nil: detected), in
+// the scenario's default format (Kineto for an NVIDIA product). The cluster is the
+// test kit's, shared by every test generating the same scenario.
 func generateOn(t *testing.T, sc *scenario.Scenario, hw *hardware.Profile) (*analysis.Result, *profile.Cluster) {
 	t.Helper()
 	if hw == nil {
-		a := testkit.Analyse(t, sc, render.FormatText)
+		a := testkit.Analyse(t, sc, render.DefaultFormat(sc))
 		return a.Result, a.Cluster
 	}
-	res, a := testkit.AnalyseWith(t, sc, render.FormatText, analysis.Options{Hardware: hw})
+	res, a := testkit.AnalyseWith(t, sc, render.DefaultFormat(sc), analysis.Options{Hardware: hw})
 	return res, a.Cluster
 }
 

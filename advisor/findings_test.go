@@ -33,7 +33,8 @@ func adviseBuiltinWith(t *testing.T, name string, change func(*scenario.Scenario
 	return advisor.Advise(res, advisor.EnvOf(c), opts)
 }
 
-// generate simulates a scenario, writes it as text and analyses it.
+// generate simulates a scenario, writes it (as text; Kineto for an NVIDIA product) and
+// analyses it.
 func generate(t *testing.T, sc *scenario.Scenario) (*analysis.Result, *profile.Cluster) {
 	t.Helper()
 	return generateOn(t, sc, nil)

@@ -13,9 +13,10 @@ func newGenCmd(in invocation) *cobra.Command {
 		Short: "Generate a synthetic cluster profile in the profilers' real formats, with its ground truth",
 		Long: `Generate the profile of a synthetic training job from a scenario: a built-in name
 (hcclprof gen --list) or a YAML/JSON file. Every rank is written in the chosen format
-(text: torch_npu's text export; db: torch_npu's db export; msprof: PROF_* directories)
-beside DIR/ground_truth.json, which holds the scenario, the injected problems and the
-exact step breakdown of every rank in the field names of 'hcclprof analyze --format json'.
+(text: torch_npu's text export; db: torch_npu's db export; msprof: PROF_* directories;
+kineto: one PyTorch profiler trace per rank, an NVIDIA product's only format and its
+default) beside DIR/ground_truth.json, which holds the scenario, the injected problems
+and the exact step breakdown of every rank in the field names of 'hcclprof analyze --format json'.
 The same scenario and seed always give the same files.
 
 Scenarios beyond the generator's limits are refused before anything is simulated
@@ -43,7 +44,7 @@ this run wrote is removed; with --force, what the directory held before stays.`,
 	fl.BoolVar(&f.List, "list", false, "list the built-in scenarios")
 	fl.BoolVar(&f.Show, "show", false, "print the scenario (YAML for a built-in) instead of generating")
 	fl.StringVarP(&f.Output, "output", "o", "", "directory to write the cluster into")
-	fl.StringVar(&f.Format, "format", "text", "output format: text, db or msprof")
+	fl.StringVar(&f.Format, "format", "text", "output format: text, db or msprof for an Ascend product; kineto (PyTorch profiler traces, the default there) for an NVIDIA one (h100, a100)")
 	fl.Int64Var(&f.Seed, "seed", 0, "random seed (0: the scenario's own)")
 	fl.IntVar(&f.Steps, "steps", 0, "override the number of steps")
 	fl.IntVar(&f.Ranks, "ranks", 0, "override the number of ranks (a multiple of ranks_per_server)")

@@ -62,8 +62,15 @@ func Gen(env Env, args []string, f GenFlags) error {
 	if f.Output == "" {
 		return usage(errors.New("gen needs an output directory: -o DIR"))
 	}
-	format, err := render.ParseFormat(f.Format)
-	if err != nil {
+	// An NVIDIA product's job is written as Kineto traces unless --format says
+	// otherwise (and then refused: CheckFormat).
+	format := render.DefaultFormat(sc)
+	if f.Format != "" && (env.changed("format") || !sc.NVIDIA()) {
+		if format, err = render.ParseFormat(f.Format); err != nil {
+			return usage(err)
+		}
+	}
+	if err := render.CheckFormat(sc, format); err != nil {
 		return usage(err)
 	}
 	if f.ClusterOutput && format != render.FormatText {
