@@ -57,6 +57,18 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 			len(a.Recommendations), diag.Cause))
 		a.Recommendations = nil
 	}
+	// Tensor-parallel collectives on the critical path: hidden behind the GEMMs
+	// (issue 37), priced and ranked with the others.
+	// (Not while a slow rank, link or server is found: recommend says so.)
+	if !waitingCause(diag.Cause) {
+		r, note := tpRecommendation(res, facts)
+		switch {
+		case r != nil && !det.faulty(res.Communication):
+			a.Recommendations = insertByGain(a.Recommendations, *r)
+		case r == nil && note != "":
+			a.Notes = append(a.Notes, note)
+		}
+	}
 	// The bubble's own cure comes first: more micro-batches per step; uneven
 	// stages', an even layer split.
 	for _, cure := range []func(*analysis.Result, Diagnosis, string) (*Recommendation, string){pipelineRecommendation, layerSplitRecommendation} {

@@ -1,0 +1,106 @@
+package advisor
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// tpExposedMin is the exposed tensor-parallel communication, as a share of the step,
+// from which hiding it behind the GEMMs is recommended.
+const tpExposedMin = 0.03
+
+// tpOverlappedAbove is the part of the TP communication that, once hidden, leaves
+// nothing to recommend: it already runs beside the GEMMs.
+const tpOverlappedAbove = 0.7
+
+// tpRecommendation prices hiding the tensor-parallel collectives behind the GEMMs
+// when they lie on the critical path (issue 37): Megatron with Transformer Engine's
+// --tp-comm-overlap on NVIDIA, MindSpeed's --use-ascend-mc2 on Ascend, each with
+// --sequence-parallel, which both require. nil and a note when there is nothing to
+// recommend.
+func tpRecommendation(res *analysis.Result, facts RunFacts) (*Recommendation, string) {
+	var tp *analysis.KindShare
+	for i, k := range res.Summary.Kinds {
+		if (k.Kind == analysis.KindTP || k.Kind == analysis.KindSP) && (tp == nil || k.CommShare > tp.CommShare) {
+			tp = &res.Summary.Kinds[i]
+		}
+	}
+	if tp == nil {
+		return nil, ""
+	}
+	if tp.CommTotalShare > 0 && 1-tp.CommShare/tp.CommTotalShare >= tpOverlappedAbove {
+		return nil, fmt.Sprintf("tensor-parallel communication is %s of the step, %.0f%% of it already beside compute: no TP overlap to add",
+			pct(tp.CommTotalShare), 100*(1-tp.CommShare/tp.CommTotalShare))
+	}
+	if tp.CommShare < tpExposedMin {
+		return nil, ""
+	}
+	stepUs := float64(res.Summary.StepTimeNs) / 1e3
+	size := 0
+	for _, g := range res.Communication.Groups {
+		if g.Parallel == tp.Kind {
+			size = max(size, len(g.Ranks))
+		}
+	}
+	var computing, stage int64
+	for _, r := range res.Ranks {
+		for _, st := range r.Steps {
+			computing += st.ComputingNs
+			stage += st.StageNs
+		}
+	}
+	c := costmodel.TPComm{StepUs: stepUs, ExposedUs: tp.CommShare * stepUs, TotalUs: tp.CommTotalShare * stepUs, CommShare: res.Summary.CommShare,
+		TP: size, SeqPar: tp.Kind == analysis.KindSP}
+	if stage > 0 {
+		c.ComputeUs = float64(computing) / float64(stage) * stepUs
+	}
+	p, err := costmodel.TPOverlap(c)
+	if err != nil {
+		return nil, "no TP overlap priced: " + err.Error()
+	}
+	ascend := facts.Product != "" && !strings.HasPrefix(strings.ToUpper(facts.Product), "NVIDIA") &&
+		!strings.HasPrefix(facts.Product, "H100") && !strings.HasPrefix(facts.Product, "A100")
+	r := Recommendation{ID: "tp_comm_overlap", Predicted: p, GainUs: stepUs - p.StepTimeUs, Confidence: p.Confidence,
+		Assumptions: p.Assumptions, SamplesScale: 1, TodayUs: stepUs,
+		Settings: []costmodel.Setting{{Knob: "tp_comm_overlap", Value: 1}}}
+	seq, seqFlag := "", "" // in the knob's name (a plan's knobs joined by " + ") and on the command line
+	if !c.SeqPar {
+		seq, seqFlag = "--sequence-parallel + ", "--sequence-parallel "
+	}
+	if ascend {
+		r.Knob = seq + "--use-ascend-mc2"
+		r.Apply = fmt.Sprintf("MindSpeed: %s--use-ascend-mc2   # the TP AllGather/ReduceScatter fused with the matmuls beside them (tp %d)", seqFlag, size)
+		r.Risks = append(r.Risks, "--use-ascend-mc2 needs MindSpeed on Atlas A2/A3, --sequence-parallel and tp > 1, and is not used with --use-ascend-coc")
+	} else {
+		r.Knob = seq + "--tp-comm-overlap"
+		r.Apply = fmt.Sprintf("Megatron-LM with Transformer Engine: %s--tp-comm-overlap   # the TP AllGather/ReduceScatter pipelined with the GEMMs beside them (tp %d)", seqFlag, size)
+		r.Risks = append(r.Risks, "--tp-comm-overlap needs Transformer Engine's userbuffers (and --sequence-parallel)")
+	}
+	r.Value = "on"
+	if !c.SeqPar {
+		r.Risks = append(r.Risks, "sequence parallelism splits the layer norms and dropout along the sequence: activations shrink, the numerics are unchanged")
+	}
+	r.Risks = append(r.Risks, "the overlapped GEMMs and transfers share the compute units and HBM: the gain may be as low as half the exposed TP time")
+	if r.GainUs <= math.Max(p.High-p.Low, 0.01*stepUs) {
+		r.Hypothesis = true
+	}
+	return &r, ""
+}
+
+// insertByGain puts r among recs as recommend orders them: backed changes before
+// hypotheses, then by gain.
+func insertByGain(recs []Recommendation, r Recommendation) []Recommendation {
+	i := 0
+	for i < len(recs) {
+		o := recs[i]
+		if (!r.Hypothesis && o.Hypothesis) || (r.Hypothesis == o.Hypothesis && r.GainUs > o.GainUs) {
+			break
+		}
+		i++
+	}
+	return append(recs[:i], append([]Recommendation{r}, recs[i:]...)...)
+}

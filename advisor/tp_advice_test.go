@@ -1,0 +1,113 @@
+package advisor_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/advisor"
+	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/fixtures/scenario"
+)
+
+func kindShare(res *analysis.Result, kind string) analysis.KindShare {
+	for _, k := range res.Summary.Kinds {
+		if k.Kind == kind {
+			return k
+		}
+	}
+	return analysis.KindShare{}
+}
+
+func recByID(a advisor.Advice, id string) *advisor.Recommendation {
+	for i, r := range a.Recommendations {
+		if r.ID == id {
+			return &a.Recommendations[i]
+		}
+	}
+	return nil
+}
+
+// Issue 37, "What was seen" 2: a TP8 × DP2 job whose TP collectives lie on the
+// critical path. The TP AllReduce job (8 × 64 MiB per micro-batch, DP already
+// overlapped) had TP communication at about a tenth of the step and no
+// recommendation; the one whose DP buckets are exposed too got --overlap-grad-reduce
+// alone. Now hiding the TP communication is recommended and priced, first where it
+// saves the most, and never after --overlap-grad-reduce when it saves more.
+func TestTPOnCriticalPathGetsTPAdvice(t *testing.T) {
+	legacy := func(overlap string) string {
+		return `
+product: a2
+ranks: 16
+ranks_per_server: 8
+steps: 2
+first_step: 10
+seed: 41
+model: {name: llama-7b, gradient_bytes: 8000000000, dtype: BFP16, forward_ms: 60, backward_ms: 120, optimizer_ms: 6, kernel_us: 1000}
+ddp: {bucket_mb: 100, overlap: ` + overlap + `}
+parallel: {tp: 8, tp_allreduce_bytes: 67108864, tp_allreduces_per_microbatch: 8}
+`
+	}
+	for _, overlap := range []string{"0.8", "0.2"} {
+		adv, res := adviseScenario(t, legacy(overlap), advisor.DefaultOptions)
+		tp := kindShare(res, analysis.KindTP)
+		assert.Greater(t, tp.CommShare, 0.08, "overlap %s: TP exposed share", overlap)
+		r := recByID(adv, "tp_comm_overlap")
+		require.NotNil(t, r, "overlap %s: no TP recommendation: %v", overlap, adv.Notes)
+		assert.Equal(t, "--sequence-parallel + --use-ascend-mc2", r.Knob)
+		assert.Contains(t, r.Apply, "MindSpeed: --sequence-parallel --use-ascend-mc2 ")
+		assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
+		assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
+		assert.InDelta(t, tp.CommShare*float64(res.Summary.StepTimeNs)/1e3*7/8, r.GainUs, 1, "7/8 of the exposed TP time")
+		first := adv.Recommendations[0]
+		if overlap == "0.8" {
+			assert.Equal(t, "tp_comm_overlap", first.ID, "the TP communication is most of what is exposed")
+		}
+		for _, o := range adv.Recommendations {
+			if o.ID == "overlap_grad_reduce" && !o.Hypothesis && o.GainUs < r.GainUs {
+				t.Errorf("overlap %s: --overlap-grad-reduce (%.0f µs) ranked with TP overlap saving more (%.0f µs)", overlap, o.GainUs, r.GainUs)
+			}
+		}
+	}
+}
+
+// The TP recommendation against the generator: the sequence-parallel job of the
+// built-in, and the same job's TP AllReduces per layer (sequence parallelism off),
+// each replayed with tp_comm_overlap: the regenerated step lies inside the
+// recommendation's interval. Once the overlap is on, nothing more is recommended for
+// TP, and a note says so. The AllReduce variant runs with seed 38: with the
+// built-in's seed 37 the detectors name rank 11 slow (2% of the step, cause unknown),
+// which holds back all tuning.
+func TestTPOverlapPricedAgainstRegenerated(t *testing.T) {
+	for _, seqPar := range []bool{true, false} {
+		sc, err := scenario.Builtin("tp8-sp-16rank")
+		require.NoError(t, err)
+		sc.Parallel.SequenceParallel = seqPar
+		if !seqPar {
+			sc.Seed = 38
+		}
+		res, c := generate(t, sc)
+		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+		r := recByID(adv, "tp_comm_overlap")
+		require.NotNil(t, r, "sequence parallel %v: %v", seqPar, adv.Notes)
+		assert.Equal(t, "tp_comm_overlap", adv.Recommendations[0].ID)
+		replayed, err := scenario.Builtin("tp8-sp-16rank")
+		require.NoError(t, err)
+		replayed.Parallel.SequenceParallel, replayed.Seed = seqPar, sc.Seed
+		for _, s := range r.Settings {
+			require.NoError(t, replayed.SetKnob(s.Knob, s.Value, s.Algo))
+		}
+		got, c2 := generate(t, replayed)
+		gotUs := float64(got.Summary.StepTimeNs) / 1e3
+		t.Logf("sequence parallel %v: %s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms", seqPar, r.Knob,
+			r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3)
+		assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
+		assert.LessOrEqual(t, gotUs, r.Predicted.High)
+
+		after := advisor.Advise(got, advisor.EnvOf(c2), advisor.DefaultOptions)
+		assert.Nil(t, recByID(after, "tp_comm_overlap"), "already overlapped")
+		assert.True(t, strings.Contains(strings.Join(after.Notes, "\n"), "already beside compute"), "%v", after.Notes)
+	}
+}
