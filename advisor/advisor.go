@@ -71,6 +71,11 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	}
 	// The bubble's own cure comes first: more micro-batches per step; uneven
 	// stages', an even layer split.
+	if r, note := expertRecommendation(res, diag); r != nil {
+		a.Recommendations = append([]Recommendation{*r}, a.Recommendations...)
+	} else if note != "" {
+		a.Notes = append(a.Notes, note)
+	}
 	for _, cure := range []func(*analysis.Result, Diagnosis, string) (*Recommendation, string){pipelineRecommendation, layerSplitRecommendation} {
 		if r, note := cure(res, diag, facts.Framework); r != nil {
 			a.Recommendations = append([]Recommendation{*r}, a.Recommendations...)

@@ -2,8 +2,10 @@ package advisor
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
@@ -80,4 +82,52 @@ func expertCure(res *analysis.Result) string {
 		"or bias-based balancing with --moe-router-enable-expert-bias), or cap each expert's tokens with --moe-expert-capacity-factor (tokens over the capacity are dropped: check the loss). " +
 		"With --moe-token-dispatcher-type alltoall, overlap the AlltoAll with computation (Megatron --overlap-moe-expert-parallel-comm, one micro-batch's AlltoAll beside another's compute: PyTorch ≥ 2.6, bf16/fp16, no full recomputation; MindSpeed --moe-alltoall-overlap-comm, which needs --moe-grouped-gemm): it hides the wait, the imbalance stays. " +
 		"No HCCL or bucket setting shortens the wait for the busiest expert."
+}
+
+// expertRecommendation prices balancing the routing when the diagnosis is an
+// imbalanced expert: the knob is the load-balancing loss (Megatron-LM
+// --moe-aux-loss-coeff), the others in the cure.
+func expertRecommendation(res *analysis.Result, d Diagnosis) (*Recommendation, string) {
+	if d.Cause != CauseExpertImbalance {
+		return nil, ""
+	}
+	g := skewedExperts(res)
+	if g == nil {
+		return nil, ""
+	}
+	stepUs := float64(res.Summary.StepTimeNs) / 1e3
+	steps := max(res.Summary.Steps, 1)
+	var moving []float64
+	var hotMoving float64
+	for _, r := range g.Ranks {
+		moving = append(moving, float64(r.MovingNs))
+		if r.Rank == g.HotRank {
+			hotMoving = float64(r.MovingNs)
+		}
+	}
+	extra := (hotMoving - medianOf(moving)) / float64(steps) / 1e3
+	p, err := costmodel.ExpertBalance(stepUs, d.Share*stepUs, extra, res.Summary.CommShare)
+	if err != nil {
+		return nil, "no routing balance priced: " + err.Error()
+	}
+	r := Recommendation{ID: "moe_load_balance", Knob: "--moe-aux-loss-coeff", Value: "raise (e.g. 1e-2)",
+		Apply:     "Megatron-LM: --moe-aux-loss-coeff 1e-2 --moe-router-load-balancing-type aux_loss   # or seq_aux_loss; or --moe-router-enable-expert-bias; or cap with --moe-expert-capacity-factor",
+		Predicted: p, GainUs: stepUs - p.StepTimeUs, Confidence: p.Confidence, Assumptions: p.Assumptions, SamplesScale: 1, TodayUs: stepUs,
+		Settings: []costmodel.Setting{{Knob: "expert_balance", Value: 1}},
+		Risks: []string{"a larger load-balancing loss pulls the router away from the task loss: check the loss curve",
+			"a capacity factor drops the tokens over it: the model sees less of the batch"}}
+	return &r, ""
+}
+
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	n := len(s)
+	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -111,3 +111,30 @@ func TestTPOverlapPricedAgainstRegenerated(t *testing.T) {
 		assert.True(t, strings.Contains(strings.Join(after.Notes, "\n"), "already beside compute"), "%v", after.Notes)
 	}
 }
+
+// Issue 37: an imbalanced expert gets a priced recommendation, the load-balancing
+// loss, whose interval holds the step the generator gives with the routing balanced
+// (the hot expert gone).
+func TestExpertBalancePricedAgainstRegenerated(t *testing.T) {
+	sc, err := scenario.Builtin("moe-ep8-hot-expert-16rank")
+	require.NoError(t, err)
+	res, c := generate(t, sc)
+	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	require.Equal(t, advisor.CauseExpertImbalance, adv.Diagnosis.Cause)
+	require.NotEmpty(t, adv.Recommendations, "%v", adv.Notes)
+	r := adv.Recommendations[0]
+	require.Equal(t, "moe_load_balance", r.ID)
+	assert.Equal(t, "--moe-aux-loss-coeff", r.Knob)
+	assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
+	assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
+	balanced, err := scenario.Builtin("moe-ep8-hot-expert-16rank")
+	require.NoError(t, err)
+	for _, s := range r.Settings {
+		require.NoError(t, balanced.SetKnob(s.Knob, s.Value, s.Algo))
+	}
+	got, _ := generate(t, balanced)
+	gotUs := float64(got.Summary.StepTimeNs) / 1e3
+	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms", r.Knob, r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3)
+	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
+	assert.LessOrEqual(t, gotUs, r.Predicted.High)
+}

@@ -54,3 +54,23 @@ func TPOverlap(c TPComm) (Prediction, error) {
 	}
 	return p, nil
 }
+
+// ExpertBalance prices an expert-parallel group's routing balanced (issue 37): the
+// ranks no longer wait for the experts that take the most tokens. waitUs is that
+// wait per step (the diagnosis' share of the step), extraMovingUs the hot rank's
+// transfers beyond the group's median per step. The point is the wait gone; at best
+// the hot rank's extra transfers go too, at worst half the wait (a load-balancing
+// loss or a capacity factor narrows the skew without removing it).
+func ExpertBalance(stepUs, waitUs, extraMovingUs, commShare float64) (Prediction, error) {
+	if stepUs <= 0 || waitUs <= 0 {
+		return Prediction{}, fmt.Errorf("no wait for an expert to remove")
+	}
+	extraMovingUs = math.Max(extraMovingUs, 0)
+	p := Prediction{Knob: "expert_balance", Value: "balanced routing", StepTimeUs: stepUs - waitUs,
+		Low: stepUs - waitUs - extraMovingUs, High: stepUs - 0.5*waitUs, Confidence: "medium"}
+	p.ExposedUs = math.Max(commShare*stepUs-waitUs, 0)
+	p.CommShare = p.ExposedUs / p.StepTimeUs
+	p.Assumptions = []string{fmt.Sprintf("priced for the hot rank's experts taking the group's median tokens: the %.3f ms per step the others wait for it gone (at best also its %.3f ms of extra transfers; at worst half the wait); how far a loss coefficient or a capacity factor gets there is not modelled",
+		waitUs/1e3, extraMovingUs/1e3)}
+	return p, nil
+}
