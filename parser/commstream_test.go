@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,13 +19,13 @@ import (
 // parseCommunicationJSONTree is the reader communication.json had before it was
 // streamed: the whole document as a tree. Kept as the reference the stream is held to.
 func parseCommunicationJSONTree(data []byte, file string) ([]profile.CommOpStats, error) {
-	d := treeReader{file}
+	d := treeReader{jsonx.TreeReader{File: file}}
 	var ops []profile.CommOpStats
-	err := withJSONTree(bytes.NewReader(data), file, func(root *treeNode) error {
-		if err := d.object(root, "communication.json"); err != nil {
+	err := jsonx.WithTree(bytes.NewReader(data), file, func(root *jsonx.Node) error {
+		if err := d.Object(root, "communication.json"); err != nil {
 			return err
 		}
-		return d.forEachOp(root, isFlatCommJSON(root), func(m treeMember, step int, p2p bool) error {
+		return d.forEachOp(root, isFlatCommJSON(root), func(m jsonx.Member, step int, p2p bool) error {
 			op, err := d.commOp(m, step, p2p)
 			ops = append(ops, op)
 			return err

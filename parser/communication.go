@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -88,9 +89,9 @@ func boolCompare(a, b bool) int {
 
 // isFlatCommJSON reports whether a communication.json root is the flat msprof
 // layout: some top-level value holds "Communication Time Info" itself.
-func isFlatCommJSON(root *treeNode) bool {
-	for _, m := range root.members {
-		if m.val.get(cjTimeInfo) != nil {
+func isFlatCommJSON(root *jsonx.Node) bool {
+	for _, m := range root.Members {
+		if m.Val.Get(cjTimeInfo) != nil {
 			return true
 		}
 	}
@@ -115,36 +116,36 @@ func opKeyName(key string) string { n, _ := splitOpKey(key); return n }
 // forEachOp calls fn for every op entry of communication.json or
 // communication_matrix.json, in either layout: flat (msprof: Step -1, P2P from the op
 // name) or nested by step and p2p/collective (torch_npu). "Total" keys are skipped.
-func (d treeReader) forEachOp(root *treeNode, flat bool, fn func(m treeMember, step int, p2p bool) error) error {
+func (d treeReader) forEachOp(root *jsonx.Node, flat bool, fn func(m jsonx.Member, step int, p2p bool) error) error {
 	if flat {
-		for _, m := range root.members {
-			if isTotalKey(m.key) {
+		for _, m := range root.Members {
+			if isTotalKey(m.Key) {
 				continue
 			}
-			if err := fn(m, -1, profile.IsP2P(opKeyName(m.key))); err != nil {
+			if err := fn(m, -1, profile.IsP2P(opKeyName(m.Key))); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	for _, sm := range root.members {
+	for _, sm := range root.Members {
 		step, err := d.stepKey(sm)
 		if err != nil {
 			return err
 		}
-		if err := d.object(sm.val, "step "+strconv.Quote(sm.key)); err != nil {
+		if err := d.Object(sm.Val, "step "+strconv.Quote(sm.Key)); err != nil {
 			return err
 		}
 		for _, kind := range [...]string{cjP2P, cjCollective} {
-			group := sm.val.get(kind)
-			if group.isNull() {
+			group := sm.Val.Get(kind)
+			if group.IsNull() {
 				continue
 			}
-			if err := d.object(group, strconv.Quote(sm.key)+"."+kind); err != nil {
+			if err := d.Object(group, strconv.Quote(sm.Key)+"."+kind); err != nil {
 				return err
 			}
-			for _, m := range group.members {
-				if isTotalKey(m.key) {
+			for _, m := range group.Members {
+				if isTotalKey(m.Key) {
 					continue
 				}
 				if err := fn(m, step, kind == cjP2P); err != nil {
@@ -158,8 +159,8 @@ func (d treeReader) forEachOp(root *treeNode, flat bool, fn func(m treeMember, s
 
 // stepKey reads a step key of the torch_npu layout ("step50" → 50, "step" → -1),
 // the advisor's rule: strip "step" (any case), nothing left means no step.
-func (d treeReader) stepKey(m treeMember) (int, error) {
-	k := strings.TrimSpace(m.key)
+func (d treeReader) stepKey(m jsonx.Member) (int, error) {
+	k := strings.TrimSpace(m.Key)
 	if len(k) >= 4 && strings.EqualFold(k[:4], "step") {
 		rest := k[4:]
 		if rest == "" {
@@ -169,25 +170,25 @@ func (d treeReader) stepKey(m treeMember) (int, error) {
 			return n, nil
 		}
 	}
-	return 0, errAtOffset(d.file, m.keyOff, "unexpected top-level key %q: expected \"step<N>\" or \"step\"", m.key)
+	return 0, errAtOffset(d.File, m.KeyOff, "unexpected top-level key %q: expected \"step<N>\" or \"step\"", m.Key)
 }
 
 // commOp reads one OpInfo member of communication.json.
-func (d treeReader) commOp(m treeMember, step int, p2p bool) (profile.CommOpStats, error) {
+func (d treeReader) commOp(m jsonx.Member, step int, p2p bool) (profile.CommOpStats, error) {
 	op := profile.CommOpStats{Step: step, P2P: p2p}
-	op.Name, op.Group = splitOpKey(m.key)
-	what := strconv.Quote(m.key)
-	if err := d.object(m.val, what); err != nil {
+	op.Name, op.Group = splitOpKey(m.Key)
+	what := strconv.Quote(m.Key)
+	if err := d.Object(m.Val, what); err != nil {
 		return op, err
 	}
-	ti := m.val.get(cjTimeInfo)
+	ti := m.Val.Get(cjTimeInfo)
 	if ti == nil {
-		return op, d.errAt(m.val, "%s: no %q", what, cjTimeInfo)
+		return op, d.ErrAt(m.Val, "%s: no %q", what, cjTimeInfo)
 	}
-	if err := d.object(ti, what+": "+strconv.Quote(cjTimeInfo)); err != nil {
+	if err := d.Object(ti, what+": "+strconv.Quote(cjTimeInfo)); err != nil {
 		return op, err
 	}
-	if st := ti.get(cjStart); st != nil { // absent in older layouts; null is refused
+	if st := ti.Get(cjStart); st != nil { // absent in older layouts; null is refused
 		ns, err := d.microsNs(st, cjStart)
 		if err != nil {
 			return op, err
@@ -205,30 +206,30 @@ func (d treeReader) commOp(m treeMember, step int, p2p bool) (profile.CommOpStat
 		{cjSync, &op.SyncNs},
 		{cjIdle, &op.IdleNs},
 	} {
-		if *f.dst, err = d.msNs(ti.get(f.key), f.key); err != nil {
+		if *f.dst, err = d.MsNs(ti.Get(f.key), f.key); err != nil {
 			return op, err
 		}
 	}
-	if ti.get(cjIdle) == nil {
+	if ti.Get(cjIdle) == nil {
 		op.IdleNs = derivedIdleNs(op)
 	}
-	bw := m.val.get(cjBwInfo)
+	bw := m.Val.Get(cjBwInfo)
 	if bw == nil {
 		return op, nil // an op without transfers' figures: no transport
 	}
-	if bw.isNull() { // every real file writes the object, with 0s for no traffic
-		return op, d.errAt(bw, "%s: %q is null", what, cjBwInfo)
+	if bw.IsNull() { // every real file writes the object, with 0s for no traffic
+		return op, d.ErrAt(bw, "%s: %q is null", what, cjBwInfo)
 	}
-	if err := d.object(bw, what+": "+strconv.Quote(cjBwInfo)); err != nil {
+	if err := d.Object(bw, what+": "+strconv.Quote(cjBwInfo)); err != nil {
 		return op, err
 	}
-	op.Transports = make(map[string]profile.TransportStats, len(bw.members))
-	for _, tm := range bw.members {
+	op.Transports = make(map[string]profile.TransportStats, len(bw.Members))
+	for _, tm := range bw.Members {
 		ts, err := d.transport(tm)
 		if err != nil {
 			return op, err
 		}
-		op.Transports[tm.key] = ts
+		op.Transports[tm.Key] = ts
 	}
 	return op, nil
 }
@@ -238,52 +239,52 @@ func (d treeReader) commOp(m treeMember, step int, p2p bool) (profile.CommOpStat
 func derivedIdleNs(op profile.CommOpStats) int64 { return op.ElapseNs - op.TransitNs - op.WaitNs }
 
 // microsNs reads a µs timestamp from its number text, exactly.
-func (d treeReader) microsNs(n *treeNode, what string) (int64, error) {
-	if n.kind != treeNumber && n.kind != treeString {
-		return 0, d.errAt(n, "%s: expected a number, found %s", what, n.kind)
+func (d treeReader) microsNs(n *jsonx.Node, what string) (int64, error) {
+	if n.Kind != jsonx.Number && n.Kind != jsonx.String {
+		return 0, d.ErrAt(n, "%s: expected a number, found %s", what, n.Kind)
 	}
-	if n.kind == treeNumber && (n.text == "NaN" || strings.HasSuffix(n.text, "Infinity")) {
+	if n.Kind == jsonx.Number && (n.Text == "NaN" || strings.HasSuffix(n.Text, "Infinity")) {
 		return 0, nil
 	}
-	ns, err := MicrosToNs(n.text)
+	ns, err := MicrosToNs(n.Text)
 	if err != nil {
-		return 0, d.errAt(n, "%s: %v", what, err)
+		return 0, d.ErrAt(n, "%s: %v", what, err)
 	}
 	return ns, nil
 }
 
 // transport reads one "Communication Bandwidth Info" entry.
-func (d treeReader) transport(m treeMember) (profile.TransportStats, error) {
+func (d treeReader) transport(m jsonx.Member) (profile.TransportStats, error) {
 	var ts profile.TransportStats
-	what := "transport " + strconv.Quote(m.key)
-	if err := d.object(m.val, what); err != nil {
+	what := "transport " + strconv.Quote(m.Key)
+	if err := d.Object(m.Val, what); err != nil {
 		return ts, err
 	}
 	var err error
-	if ts.Bytes, err = d.mbBytes(m.val.get(cjSizeMB), cjSizeMB); err != nil {
+	if ts.Bytes, err = d.MbBytes(m.Val.Get(cjSizeMB), cjSizeMB); err != nil {
 		return ts, err
 	}
-	if ts.TimeNs, err = d.msNs(m.val.get(cjTransit), cjTransit); err != nil {
+	if ts.TimeNs, err = d.MsNs(m.Val.Get(cjTransit), cjTransit); err != nil {
 		return ts, err
 	}
-	if ts.BandwidthGBps, err = d.float(m.val.get(cjBandwidth), cjBandwidth); err != nil {
+	if ts.BandwidthGBps, err = d.Float(m.Val.Get(cjBandwidth), cjBandwidth); err != nil {
 		return ts, err
 	}
-	if ts.LargePacketRatio, err = d.float(m.val.get(cjLargeRatio), cjLargeRatio); err != nil {
+	if ts.LargePacketRatio, err = d.Float(m.Val.Get(cjLargeRatio), cjLargeRatio); err != nil {
 		return ts, err
 	}
-	dist := m.val.get(cjSizeDist)
-	if dist.isNull() {
+	dist := m.Val.Get(cjSizeDist)
+	if dist.IsNull() {
 		return ts, nil
 	}
-	if err := d.object(dist, what+": "+strconv.Quote(cjSizeDist)); err != nil {
+	if err := d.Object(dist, what+": "+strconv.Quote(cjSizeDist)); err != nil {
 		return ts, err
 	}
 	// At its length: every op's distributions are kept until the cluster is measured.
-	if len(dist.members) > 0 {
-		ts.SizeDistribution = make([]profile.PacketBin, 0, len(dist.members))
+	if len(dist.Members) > 0 {
+		ts.SizeDistribution = make([]profile.PacketBin, 0, len(dist.Members))
 	}
-	for _, bm := range dist.members {
+	for _, bm := range dist.Members {
 		bin, err := d.packetBin(bm)
 		if err != nil {
 			return ts, err
@@ -297,26 +298,26 @@ func (d treeReader) transport(m treeMember) (profile.TransportStats, error) {
 }
 
 // packetBin reads one Size Distribution entry: "<size MB>": [count, total ms].
-func (d treeReader) packetBin(m treeMember) (profile.PacketBin, error) {
+func (d treeReader) packetBin(m jsonx.Member) (profile.PacketBin, error) {
 	var bin profile.PacketBin
-	mb, err := strconv.ParseFloat(strings.TrimSpace(m.key), 64)
-	if err != nil || math.IsNaN(mb) || math.IsInf(mb, 0) || math.Abs(mb*1e6) > treeMaxScaled {
-		return bin, errAtOffset(d.file, m.keyOff, "Size Distribution: key %q is not a packet size in MB", m.key)
+	mb, err := strconv.ParseFloat(strings.TrimSpace(m.Key), 64)
+	if err != nil || math.IsNaN(mb) || math.IsInf(mb, 0) || math.Abs(mb*1e6) > jsonx.MaxScaled {
+		return bin, errAtOffset(d.File, m.KeyOff, "Size Distribution: key %q is not a packet size in MB", m.Key)
 	}
 	bin.SizeBytes = units.BytesFromDecimalMB(mb)
-	v := m.val
-	if v == nil || v.kind != treeArray || len(v.elems) < 2 {
-		return bin, d.errAt(v, "Size Distribution %q: expected [count, time in ms]", m.key)
+	v := m.Val
+	if v == nil || v.Kind != jsonx.Array || len(v.Elems) < 2 {
+		return bin, d.ErrAt(v, "Size Distribution %q: expected [count, time in ms]", m.Key)
 	}
-	count, err := d.float(v.elems[0], "Size Distribution count")
+	count, err := d.Float(v.Elems[0], "Size Distribution count")
 	if err != nil {
 		return bin, err
 	}
-	if count < 0 || count != math.Trunc(count) || count > treeMaxScaled {
-		return bin, d.errAt(v.elems[0], "Size Distribution %q: bad packet count %v", m.key, count)
+	if count < 0 || count != math.Trunc(count) || count > jsonx.MaxScaled {
+		return bin, d.ErrAt(v.Elems[0], "Size Distribution %q: bad packet count %v", m.Key, count)
 	}
 	bin.Count = int64(count)
-	if bin.TimeNs, err = d.msNs(v.elems[1], "Size Distribution time"); err != nil {
+	if bin.TimeNs, err = d.MsNs(v.Elems[1], "Size Distribution time"); err != nil {
 		return bin, err
 	}
 	return bin, nil

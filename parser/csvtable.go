@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 )
 
 // csvTable reads the profiler's CSV files (step_trace_time.csv, kernel_details.csv)
@@ -43,12 +45,12 @@ type csvTable struct {
 // openCSVTable reads the header of a CSV file. An empty file is an error.
 func openCSVTable(r io.Reader, file string) (*csvTable, error) {
 	size := 64 << 10
-	if n := sizeOf(r); n >= 0 && n < int64(size) {
+	if n := jsonx.SizeOf(r); n >= 0 && n < int64(size) {
 		size = int(n) + 16 // a small file gets a small buffer: most of a rank's CSVs are small
 	}
 	br := bufio.NewReaderSize(r, size)
-	if b, err := br.Peek(len(bomUTF8)); err == nil && bytes.Equal(b, bomUTF8) {
-		_, _ = br.Discard(len(bomUTF8))
+	if b, err := br.Peek(len(jsonx.BOM)); err == nil && bytes.Equal(b, jsonx.BOM) {
+		_, _ = br.Discard(len(jsonx.BOM))
 	}
 	end := &lastByte{r: br}
 	cr := csv.NewReader(end)

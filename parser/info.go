@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -32,61 +33,61 @@ func ParseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 
 func parseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 	info := profile.Info{RankID: -1}
-	p := newTreeParser() // nothing of the tree is kept: its memory serves the next file
-	defer p.recycle()
-	root, err := p.read(r, file, false)
+	p := jsonx.NewTreeParser() // nothing of the tree is kept: its memory serves the next file
+	defer p.Recycle()
+	root, err := p.Read(r, file, false)
 	if err != nil {
 		return info, err
 	}
-	d := treeReader{file}
-	if err := d.object(root, "profiler_info"); err != nil {
+	d := treeReader{jsonx.TreeReader{File: file}}
+	if err := d.Object(root, "profiler_info"); err != nil {
 		return info, err
 	}
-	if info.RankID, err = d.intVal(root.get("rank_id"), -1, "rank_id"); err != nil {
+	if info.RankID, err = d.IntVal(root.Get("rank_id"), -1, "rank_id"); err != nil {
 		return info, err
 	}
-	if info.TorchNPUVersion, err = d.text(root.get("torch_npu_version"), "torch_npu_version"); err != nil {
+	if info.TorchNPUVersion, err = d.Text(root.Get("torch_npu_version"), "torch_npu_version"); err != nil {
 		return info, err
 	}
-	if info.CANNVersion, err = d.text(root.get("cann_version"), "cann_version"); err != nil {
+	if info.CANNVersion, err = d.Text(root.Get("cann_version"), "cann_version"); err != nil {
 		return info, err
 	}
 	// Only a hint beside the name's date (rankClaim): a value that is not a positive
 	// integer reads as absent, not as damage.
-	if n := root.get("end_info").get("collectionTimeEnd"); n != nil && n.kind == treeNumber {
-		if v, err := strconv.ParseInt(n.text, 10, 64); err == nil && v > 0 {
+	if n := root.Get("end_info").Get("collectionTimeEnd"); n != nil && n.Kind == jsonx.Number {
+		if v, err := strconv.ParseInt(n.Text, 10, 64); err == nil && v > 0 {
 			info.CollectionEndNs = v
 		}
 	}
-	cfg := root.get("config")
-	if cfg.isNull() {
+	cfg := root.Get("config")
+	if cfg.IsNull() {
 		return info, nil
 	}
-	if err := d.object(cfg, "config"); err != nil {
+	if err := d.Object(cfg, "config"); err != nil {
 		return info, err
 	}
-	exp := cfg.get("experimental_config")
-	if exp.isNull() {
+	exp := cfg.Get("experimental_config")
+	if exp.IsNull() {
 		return info, nil
 	}
-	if err := d.object(exp, "config.experimental_config"); err != nil {
+	if err := d.Object(exp, "config.experimental_config"); err != nil {
 		return info, err
 	}
-	if info.ProfilerLevel, err = d.text(exp.get("_profiler_level"), "_profiler_level"); err != nil {
+	if info.ProfilerLevel, err = d.Text(exp.Get("_profiler_level"), "_profiler_level"); err != nil {
 		return info, err
 	}
-	et := exp.get("_export_type")
-	if et != nil && et.kind == treeArray {
-		parts := make([]string, 0, len(et.elems))
-		for _, e := range et.elems {
-			s, err := d.text(e, "_export_type")
+	et := exp.Get("_export_type")
+	if et != nil && et.Kind == jsonx.Array {
+		parts := make([]string, 0, len(et.Elems))
+		for _, e := range et.Elems {
+			s, err := d.Text(e, "_export_type")
 			if err != nil {
 				return info, err
 			}
 			parts = append(parts, s)
 		}
 		info.ExportType = strings.Join(parts, ",")
-	} else if info.ExportType, err = d.text(et, "_export_type"); err != nil {
+	} else if info.ExportType, err = d.Text(et, "_export_type"); err != nil {
 		return info, err
 	}
 	return info, nil
@@ -109,30 +110,30 @@ func ParseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
 
 func parseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
 	var md profile.Metadata
-	p := newTreeParser() // nothing of the tree is kept: its memory serves the next file
-	defer p.recycle()
-	root, err := p.read(r, file, true)
+	p := jsonx.NewTreeParser() // nothing of the tree is kept: its memory serves the next file
+	defer p.Recycle()
+	root, err := p.Read(r, file, true)
 	if err != nil {
 		return md, err
 	}
-	d := treeReader{file}
-	if err := d.object(root, "profiler_metadata"); err != nil {
+	d := treeReader{jsonx.TreeReader{File: file}}
+	if err := d.Object(root, "profiler_metadata"); err != nil {
 		return md, err
 	}
-	if env := root.get("ENV_VARIABLES"); !env.isNull() {
-		if err := d.object(env, "ENV_VARIABLES"); err != nil {
+	if env := root.Get("ENV_VARIABLES"); !env.IsNull() {
+		if err := d.Object(env, "ENV_VARIABLES"); err != nil {
 			return md, err
 		}
-		md.Env = make(map[string]string, len(env.members))
-		for _, m := range env.members {
-			md.Env[m.key] = envText(m.val)
+		md.Env = make(map[string]string, len(env.Members))
+		for _, m := range env.Members {
+			md.Env[m.Key] = envText(m.Val)
 		}
 	}
-	if pgi := root.get("parallel_group_info"); !pgi.isNull() {
-		if err := d.object(pgi, "parallel_group_info"); err != nil {
+	if pgi := root.Get("parallel_group_info"); !pgi.IsNull() {
+		if err := d.Object(pgi, "parallel_group_info"); err != nil {
 			return md, err
 		}
-		for _, m := range pgi.members {
+		for _, m := range pgi.Members {
 			g, err := d.parallelGroup(m)
 			if err != nil {
 				return md, err
@@ -143,68 +144,68 @@ func parseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
 			return cmp.Compare(a.HCCLName, b.HCCLName)
 		})
 	}
-	if da := root.get("distributed_args"); !da.isNull() {
-		if err := d.object(da, "distributed_args"); err != nil {
+	if da := root.Get("distributed_args"); !da.IsNull() {
+		if err := d.Object(da, "distributed_args"); err != nil {
 			return md, err
 		}
-		md.DistributedArgs, _ = treeAny(da).(map[string]any)
+		md.DistributedArgs, _ = jsonx.ToAny(da).(map[string]any)
 	}
 	return md, nil
 }
 
 // envText formats an ENV_VARIABLES value: strings as they are, numbers as written,
 // null as "", anything else with fmt.
-func envText(n *treeNode) string {
-	switch n.kind {
-	case treeNull:
+func envText(n *jsonx.Node) string {
+	switch n.Kind {
+	case jsonx.Null:
 		return ""
-	case treeString, treeNumber:
-		return n.text
+	case jsonx.String, jsonx.Number:
+		return n.Text
 	}
-	return fmt.Sprint(treeAny(n))
+	return fmt.Sprint(jsonx.ToAny(n))
 }
 
-func (d treeReader) parallelGroup(m treeMember) (profile.ParallelGroup, error) {
-	g := profile.ParallelGroup{HCCLName: m.key, GroupRank: -1}
-	what := "parallel_group_info " + strconv.Quote(m.key)
-	if err := d.object(m.val, what); err != nil {
+func (d treeReader) parallelGroup(m jsonx.Member) (profile.ParallelGroup, error) {
+	g := profile.ParallelGroup{HCCLName: m.Key, GroupRank: -1}
+	what := "parallel_group_info " + strconv.Quote(m.Key)
+	if err := d.Object(m.Val, what); err != nil {
 		return g, err
 	}
 	var err error
-	if g.Name, err = d.text(m.val.get("group_name"), what+": group_name"); err != nil {
+	if g.Name, err = d.Text(m.Val.Get("group_name"), what+": group_name"); err != nil {
 		return g, err
 	}
-	if g.GroupRank, err = d.intVal(m.val.get("group_rank"), -1, what+": group_rank"); err != nil {
+	if g.GroupRank, err = d.IntVal(m.Val.Get("group_rank"), -1, what+": group_rank"); err != nil {
 		return g, err
 	}
-	gr := m.val.get("global_ranks")
-	if gr.isNull() {
+	gr := m.Val.Get("global_ranks")
+	if gr.IsNull() {
 		return g, nil
 	}
-	if gr.kind != treeArray {
-		return g, d.errAt(gr, "%s: global_ranks: expected an array, found %s", what, gr.kind)
+	if gr.Kind != jsonx.Array {
+		return g, d.ErrAt(gr, "%s: global_ranks: expected an array, found %s", what, gr.Kind)
 	}
-	if gr.ints != nil {
+	if gr.Ints != nil {
 		var problem string
-		g.GlobalRanks, problem = sharedRankLists.of(gr.ints)
+		g.GlobalRanks, problem = sharedRankLists.of(gr.Ints)
 		if problem != "" {
-			return g, d.errAt(gr, "%s: global_ranks: %s", what, problem)
+			return g, d.ErrAt(gr, "%s: global_ranks: %s", what, problem)
 		}
 		return g, nil
 	}
-	g.GlobalRanks = make([]int, 0, len(gr.elems))
-	for _, e := range gr.elems {
-		if e.isNull() {
-			return g, d.errAt(e, "%s: global_ranks: null rank", what)
+	g.GlobalRanks = make([]int, 0, len(gr.Elems))
+	for _, e := range gr.Elems {
+		if e.IsNull() {
+			return g, d.ErrAt(e, "%s: global_ranks: null rank", what)
 		}
-		v, err := d.intVal(e, -1, what+": global_ranks")
+		v, err := d.IntVal(e, -1, what+": global_ranks")
 		if err != nil {
 			return g, err
 		}
 		g.GlobalRanks = append(g.GlobalRanks, v)
 	}
 	if problem := rankListProblem(g.GlobalRanks); problem != "" {
-		return g, d.errAt(gr, "%s: global_ranks: %s", what, problem)
+		return g, d.ErrAt(gr, "%s: global_ranks: %s", what, problem)
 	}
 	return g, nil
 }
@@ -254,7 +255,7 @@ func (c *rankListCache) of(ints []int64) ([]int, string) {
 	}
 	// 128 ints take at least 382 bytes of text, so they came from sharedIntArrays;
 	// smaller lists are cheap to convert each time.
-	if len(ints) < minSharedIntArray/2 {
+	if len(ints) < jsonx.MinSharedIntArray/2 {
 		c := convert()
 		return c.ranks, c.problem
 	}
@@ -298,23 +299,23 @@ func RankFromInfoFileName(name string) (int, bool) {
 // entry when none is), and platform_version. It returns nil when the file says none of
 // them (the real 2023 file holds all three: a 910A with ai_core_num 32, aiv_num 0,
 // platform_version "1").
-func (d treeReader) deviceInfo(root *treeNode, device int) (*profile.DeviceInfo, error) {
+func (d treeReader) deviceInfo(root *jsonx.Node, device int) (*profile.DeviceInfo, error) {
 	out := &profile.DeviceInfo{AICoreNum: -1, AIVNum: -1}
 	var err error
-	if out.PlatformVersion, err = d.text(root.get("platform_version"), "platform_version"); err != nil {
+	if out.PlatformVersion, err = d.Text(root.Get("platform_version"), "platform_version"); err != nil {
 		return nil, err
 	}
 	out.PlatformVersion = strings.TrimSpace(out.PlatformVersion)
-	if devs := root.get("DeviceInfo"); !devs.isNull() {
-		if devs.kind != treeArray {
-			return nil, d.errAt(devs, "DeviceInfo: expected an array, found %s", devs.kind)
+	if devs := root.Get("DeviceInfo"); !devs.IsNull() {
+		if devs.Kind != jsonx.Array {
+			return nil, d.ErrAt(devs, "DeviceInfo: expected an array, found %s", devs.Kind)
 		}
-		var entry *treeNode
-		for _, e := range devs.elems {
-			if err := d.object(e, "DeviceInfo[]"); err != nil {
+		var entry *jsonx.Node
+		for _, e := range devs.Elems {
+			if err := d.Object(e, "DeviceInfo[]"); err != nil {
 				return nil, err
 			}
-			id, err := d.intVal(e.get("id"), -1, "DeviceInfo[].id")
+			id, err := d.IntVal(e.Get("id"), -1, "DeviceInfo[].id")
 			if err != nil {
 				return nil, err
 			}
@@ -326,10 +327,10 @@ func (d treeReader) deviceInfo(root *treeNode, device int) (*profile.DeviceInfo,
 			}
 		}
 		if entry != nil {
-			if out.AICoreNum, err = d.intVal(entry.get("ai_core_num"), -1, "DeviceInfo[].ai_core_num"); err != nil {
+			if out.AICoreNum, err = d.IntVal(entry.Get("ai_core_num"), -1, "DeviceInfo[].ai_core_num"); err != nil {
 				return nil, err
 			}
-			if out.AIVNum, err = d.intVal(entry.get("aiv_num"), -1, "DeviceInfo[].aiv_num"); err != nil {
+			if out.AIVNum, err = d.IntVal(entry.Get("aiv_num"), -1, "DeviceInfo[].aiv_num"); err != nil {
 				return nil, err
 			}
 		}
@@ -344,14 +345,14 @@ func (d treeReader) deviceInfo(root *treeNode, device int) (*profile.DeviceInfo,
 // treeReader.deviceInfo); nil, nil when it has none. file names it in errors; device is
 // N, the device the file describes.
 func ParseDeviceInfoJSON(r io.Reader, file string, device int) (*profile.DeviceInfo, error) {
-	p := newTreeParser() // nothing of the tree is kept: its memory serves the next file
-	defer p.recycle()
-	root, err := p.read(r, file, false)
+	p := jsonx.NewTreeParser() // nothing of the tree is kept: its memory serves the next file
+	defer p.Recycle()
+	root, err := p.Read(r, file, false)
 	if err != nil {
 		return nil, err
 	}
-	d := treeReader{file}
-	if err := d.object(root, "info.json"); err != nil {
+	d := treeReader{jsonx.TreeReader{File: file}}
+	if err := d.Object(root, "info.json"); err != nil {
 		return nil, err
 	}
 	return d.deviceInfo(root, device)

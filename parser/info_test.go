@@ -234,32 +234,6 @@ func FuzzProfilerInfo(f *testing.F) {
 	})
 }
 
-// TestIntArraysReadAlike: a tree read with integer arrays packed (as profiler_metadata
-// is) holds the same values as one read node by node, whatever the array holds.
-func TestIntArraysReadAlike(t *testing.T) {
-	for _, doc := range []string{
-		`{"global_ranks": [0, 1, 2, 4095], "x": [ -3 , 7 ]}`,
-		`{"a": [], "b": [0, 1.0], "c": [1e3], "d": ["1", 2], "e": [01], "f": [1234567890123456], "g": [[1, 2], [3]]}`,
-		`[1, 2,`,
-		`[1, 2 3]`,
-	} {
-		plain, errPlain := readJSONTreeWith(strings.NewReader(doc), "m.json", false)
-		packed, errPacked := readJSONTreeWith(strings.NewReader(doc), "m.json", true)
-		if errPlain != nil {
-			require.EqualError(t, errPacked, errPlain.Error(), doc)
-			continue
-		}
-		require.NoError(t, errPacked, doc)
-		assert.Equal(t, treeAny(plain), treeAny(packed), doc)
-	}
-	md, err := ParseProfilerMetadata(strings.NewReader(`{"parallel_group_info": {"g": {"group_name": "dp", "group_rank": 1, "global_ranks": [0, 8, 16]},
-		"h": {"group_name": "tp", "group_rank": 0, "global_ranks": [0, 1.0]}}}`), "m.json")
-	require.NoError(t, err)
-	require.Len(t, md.ParallelGroups, 2)
-	assert.Equal(t, []int{0, 8, 16}, md.ParallelGroups[0].GlobalRanks)
-	assert.Equal(t, []int{0, 1}, md.ParallelGroups[1].GlobalRanks)
-}
-
 // TestRankListsShared: a large group's rank list, repeated in every rank's metadata,
 // is converted once and shared; a small one is converted each time.
 func TestRankListsShared(t *testing.T) {
@@ -286,7 +260,7 @@ func TestRankListsShared(t *testing.T) {
 }
 
 // sharedRanksWithNegative is a rank list long enough to be read as a shared int array
-// (minSharedIntArray), holding a -1.
+// (jsonx.MinSharedIntArray), holding a -1.
 func sharedRanksWithNegative() string {
 	var b strings.Builder
 	for i := range 300 {
@@ -300,4 +274,15 @@ func sharedRanksWithNegative() string {
 		b.WriteString(strconv.Itoa(i))
 	}
 	return b.String()
+}
+
+// TestProfilerMetadataIntArrays: rank lists read with integer arrays packed hold the
+// ranks, plain or written as floats.
+func TestProfilerMetadataIntArrays(t *testing.T) {
+	md, err := ParseProfilerMetadata(strings.NewReader(`{"parallel_group_info": {"g": {"group_name": "dp", "group_rank": 1, "global_ranks": [0, 8, 16]},
+		"h": {"group_name": "tp", "group_rank": 0, "global_ranks": [0, 1.0]}}}`), "m.json")
+	require.NoError(t, err)
+	require.Len(t, md.ParallelGroups, 2)
+	assert.Equal(t, []int{0, 8, 16}, md.ParallelGroups[0].GlobalRanks)
+	assert.Equal(t, []int{0, 1}, md.ParallelGroups[1].GlobalRanks)
 }

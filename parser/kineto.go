@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -97,7 +98,7 @@ func ParseKineto(r io.Reader, file string) (*profile.Rank, error) {
 		names:  map[string]string{},
 		dist:   distInfo{rank: -1, worldSize: -1},
 	}
-	err := readStream(r, file, func(s *jsonStream) error {
+	err := jsonx.ReadStream(r, file, func(s *jsonx.Stream) error {
 		return readChromeTrace(s, file, wholeEvent(st.event), st.member)
 	})
 	rank := st.finish()
@@ -219,33 +220,33 @@ func sniffKineto(path string) (rank int, ok bool) {
 		return rank, false
 	}
 	defer closeFn()
-	s := newJSONStream(io.LimitReader(rd, kinetoSniffLimit))
-	defer s.release()
-	if c, ok := s.peek(); !ok || c != '{' {
+	s := jsonx.NewStream(io.LimitReader(rd, kinetoSniffLimit))
+	defer s.Release()
+	if c, ok := s.Peek(); !ok || c != '{' {
 		return rank, false
 	}
-	s.pos++
+	s.Pos++
 	schema := false
 	for n := 0; ; n++ {
-		c, ok := s.peek()
+		c, ok := s.Peek()
 		if !ok || c == '}' {
 			return rank, false
 		}
-		if n > 0 && s.consume(',') != nil {
+		if n > 0 && s.Consume(',') != nil {
 			return rank, false
 		}
-		key, _, err := s.readValue()
+		key, _, err := s.ReadValue()
 		if err != nil {
 			return rank, false
 		}
-		name, ok := jsonString(key)
-		if !ok || s.consume(':') != nil {
+		name, ok := jsonx.Unquote(key)
+		if !ok || s.Consume(':') != nil {
 			return rank, false
 		}
 		if name == "traceEvents" {
 			return rank, schema
 		}
-		v, _, err := s.readValue()
+		v, _, err := s.ReadValue()
 		if err != nil {
 			return rank, false
 		}
@@ -386,9 +387,9 @@ var (
 
 func (st *kinetoState) event(b []byte) error {
 	var ph, cat, name, ts, dur, args []byte
-	it := newObjIter(b)
+	it := jsonx.NewObjIter(b)
 	for {
-		k, v, ok := it.next()
+		k, v, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -407,8 +408,8 @@ func (st *kinetoState) event(b []byte) error {
 			args = v
 		}
 	}
-	if it.err != nil {
-		return it.err
+	if it.Err != nil {
+		return it.Err
 	}
 	st.events++
 	if string(ph) != `"X"` {
@@ -420,7 +421,7 @@ func (st *kinetoState) event(b []byte) error {
 	case len(cat) == 0 || bytes.HasPrefix(cat, kinetoGPUCatPrefix):
 		return nil // GPU annotations, memcpy and memset; events without a cat
 	case bytes.HasPrefix(name, profilerStepPrefix):
-		s, _ := jsonString(name)
+		s, _ := jsonx.Unquote(name)
 		n, err := strconv.Atoi(strings.TrimPrefix(s, "ProfilerStep#"))
 		if err != nil {
 			return nil
@@ -459,7 +460,7 @@ func (st *kinetoState) kernel(name, ts, dur, args []byte) error {
 	}
 	n, ok := st.names[string(body)]
 	if !ok {
-		n, _ = jsonString(append(append([]byte{'"'}, body...), '"'))
+		n, _ = jsonx.Unquote(append(append([]byte{'"'}, body...), '"'))
 		st.names[string(body)] = n
 	}
 	k := kinetoKernel{iv: iv, name: n, extID: -1}
@@ -495,16 +496,16 @@ func parseCommArgs(args []byte) (commParams, int64, error) {
 	if len(args) == 0 {
 		return p, ext, nil
 	}
-	it := newObjIter(args)
+	it := jsonx.NewObjIter(args)
 	str := func(v []byte) string {
-		s, ok := jsonString(v)
+		s, ok := jsonx.Unquote(v)
 		if !ok {
 			return string(v) // a number written without quotes
 		}
 		return s
 	}
 	for {
-		k, v, ok := it.next()
+		k, v, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -535,8 +536,8 @@ func parseCommArgs(args []byte) (commParams, int64, error) {
 		}
 		p.hasAnyParams = true
 	}
-	if it.err != nil {
-		return p, ext, fmt.Errorf("args: %v", it.err)
+	if it.Err != nil {
+		return p, ext, fmt.Errorf("args: %v", it.Err)
 	}
 	return p, ext, nil
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -84,7 +85,7 @@ func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
 			opts.Progress(int(done.Add(1)), len(in.Ranks))
 		}
 	})
-	dropStreamBuffers()
+	jsonx.DropStreamBuffers()
 	if note := ignoredNote(c.Ranks); note != "" {
 		c.Notes = append(c.Notes, note)
 	}

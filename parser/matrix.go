@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -43,10 +44,10 @@ const maxLocalRank = 1 << 20
 // the link's "Op Name" (absent from "-total" and legacy entries). The result is
 // sorted by (Step, P2P, OpKey, Group, SrcLocal, DstLocal).
 func ParseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error) {
-	d := treeReader{file}
+	d := treeReader{jsonx.TreeReader{File: file}}
 	var links []profile.MatrixLink
-	err := withJSONTree(r, file, func(root *treeNode) error {
-		if err := d.object(root, "communication_matrix.json"); err != nil {
+	err := jsonx.WithTree(r, file, func(root *jsonx.Node) error {
+		if err := d.Object(root, "communication_matrix.json"); err != nil {
 			return err
 		}
 		flat := isFlatMatrixJSON(root)
@@ -55,16 +56,16 @@ func ParseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error)
 		// A damaged file's error is left to the pass that reads the links, which
 		// reports the first in the file.
 		n := 0
-		_ = d.forEachOp(root, flat, func(m treeMember, _ int, _ bool) error {
-			if m.val != nil {
-				n += len(m.val.members)
+		_ = d.forEachOp(root, flat, func(m jsonx.Member, _ int, _ bool) error {
+			if m.Val != nil {
+				n += len(m.Val.Members)
 			}
 			return nil
 		})
 		if n > 0 {
 			links = make([]profile.MatrixLink, 0, n)
 		}
-		return d.forEachOp(root, flat, func(m treeMember, step int, p2p bool) (err error) {
+		return d.forEachOp(root, flat, func(m jsonx.Member, step int, p2p bool) (err error) {
 			links, err = d.matrixOp(links, m, step, p2p)
 			return err
 		})
@@ -87,13 +88,13 @@ func ParseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error)
 
 // isFlatMatrixJSON reports whether a matrix root is the flat msprof layout: a
 // top-level value is a link map (its values hold "Transport Type").
-func isFlatMatrixJSON(root *treeNode) bool {
-	for _, m := range root.members {
-		if m.val.kind != treeObject {
+func isFlatMatrixJSON(root *jsonx.Node) bool {
+	for _, m := range root.Members {
+		if m.Val.Kind != jsonx.Object {
 			continue
 		}
-		for _, lm := range m.val.members {
-			if lm.val.get(cmTransport) != nil {
+		for _, lm := range m.Val.Members {
+			if lm.Val.Get(cmTransport) != nil {
 				return true
 			}
 		}
@@ -102,34 +103,34 @@ func isFlatMatrixJSON(root *treeNode) bool {
 }
 
 // matrixOp appends the links of one op entry {"s-d": Link, ...}.
-func (d treeReader) matrixOp(links []profile.MatrixLink, m treeMember, step int, p2p bool) ([]profile.MatrixLink, error) {
-	opKey, group := splitOpKey(m.key)
-	if m.val == nil || m.val.kind != treeObject {
-		return links, d.object(m.val, strconv.Quote(m.key))
+func (d treeReader) matrixOp(links []profile.MatrixLink, m jsonx.Member, step int, p2p bool) ([]profile.MatrixLink, error) {
+	opKey, group := splitOpKey(m.Key)
+	if m.Val == nil || m.Val.Kind != jsonx.Object {
+		return links, d.Object(m.Val, strconv.Quote(m.Key))
 	}
-	for _, lm := range m.val.members {
-		src, dst, ok := parseLinkKey(lm.key)
+	for _, lm := range m.Val.Members {
+		src, dst, ok := parseLinkKey(lm.Key)
 		if !ok {
-			return links, errAtOffset(d.file, lm.keyOff, "%q: link key %q is not \"<src>-<dst>\" local ranks", m.key, lm.key)
+			return links, errAtOffset(d.File, lm.KeyOff, "%q: link key %q is not \"<src>-<dst>\" local ranks", m.Key, lm.Key)
 		}
-		if lm.val == nil || lm.val.kind != treeObject { // the name is quoted only for the error
-			return links, d.object(lm.val, strconv.Quote(m.key)+" link "+strconv.Quote(lm.key))
+		if lm.Val == nil || lm.Val.Kind != jsonx.Object { // the name is quoted only for the error
+			return links, d.Object(lm.Val, strconv.Quote(m.Key)+" link "+strconv.Quote(lm.Key))
 		}
 		l := profile.MatrixLink{Step: step, P2P: p2p, OpKey: opKey, Group: group, SrcLocal: src, DstLocal: dst}
 		var err error
-		if l.Transport, err = d.text(lm.val.get(cmTransport), cmTransport); err != nil {
+		if l.Transport, err = d.Text(lm.Val.Get(cmTransport), cmTransport); err != nil {
 			return links, err
 		}
-		if l.Bytes, err = d.mbBytes(lm.val.get(cjSizeMB), cjSizeMB); err != nil {
+		if l.Bytes, err = d.MbBytes(lm.Val.Get(cjSizeMB), cjSizeMB); err != nil {
 			return links, err
 		}
-		if l.TimeNs, err = d.msNs(lm.val.get(cjTransit), cjTransit); err != nil {
+		if l.TimeNs, err = d.MsNs(lm.Val.Get(cjTransit), cjTransit); err != nil {
 			return links, err
 		}
-		if l.BandwidthGBps, err = d.float(lm.val.get(cjBandwidth), cjBandwidth); err != nil {
+		if l.BandwidthGBps, err = d.Float(lm.Val.Get(cjBandwidth), cjBandwidth); err != nil {
 			return links, err
 		}
-		if l.OpName, err = d.text(lm.val.get(cmOpName), cmOpName); err != nil {
+		if l.OpName, err = d.Text(lm.Val.Get(cmOpName), cmOpName); err != nil {
 			return links, err
 		}
 		links = append(links, l)

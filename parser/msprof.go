@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -286,8 +287,8 @@ func timelineNPULabel(file string) (int, bool) {
 	}
 	defer f.Close()
 	device := -1
-	s := newJSONStream(f)
-	defer s.release()
+	s := jsonx.NewStream(f)
+	defer s.Release()
 	_ = readChromeTrace(s, file, func(ev []byte) (int, error) {
 		e, n, err := parseRawEvent(ev)
 		if err != nil {
@@ -296,10 +297,10 @@ func timelineNPULabel(file string) (int, bool) {
 		if string(e.ph) != `"M"` {
 			return n, nil
 		}
-		if name, _ := jsonString(e.name); name != "process_labels" || len(e.arg.labels) == 0 {
+		if name, _ := jsonx.Unquote(e.name); name != "process_labels" || len(e.arg.labels) == 0 {
 			return n, nil
 		}
-		label, _ := jsonString(e.arg.labels)
+		label, _ := jsonx.Unquote(e.arg.labels)
 		if m := npuLabelRe.FindStringSubmatch(label); m != nil {
 			device, _ = strconv.Atoi(m[1])
 			return n, errFoundLabel
@@ -352,26 +353,26 @@ func readMsprofInfo(dev *MsprofDevice) error {
 		return err
 	}
 	defer f.Close()
-	root, err := readJSONTree(f, dev.InfoFile)
+	root, err := jsonx.ReadTree(f, dev.InfoFile)
 	if err != nil {
 		return err
 	}
-	d := treeReader{dev.InfoFile}
-	if err := d.object(root, "info.json"); err != nil {
+	d := treeReader{jsonx.TreeReader{File: dev.InfoFile}}
+	if err := d.Object(root, "info.json"); err != nil {
 		return err
 	}
-	rank, err := d.intVal(root.get("rank_id"), -1, "rank_id")
+	rank, err := d.IntVal(root.Get("rank_id"), -1, "rank_id")
 	if err != nil {
 		return err
 	}
 	if rank < -1 {
 		rank = -1
 	}
-	uid, err := d.text(root.get("hostUid"), "hostUid")
+	uid, err := d.Text(root.Get("hostUid"), "hostUid")
 	if err != nil {
 		return err
 	}
-	host, err := d.text(root.get("hostname"), "hostname")
+	host, err := d.Text(root.Get("hostname"), "hostname")
 	if err != nil {
 		return err
 	}
@@ -927,9 +928,9 @@ func (l *msprofLoader) readTimeline(files []string) {
 		l.open(p, func(rd io.Reader, name string) error {
 			st.file = name
 			before := st.events
-			s := newJSONStream(rd)
+			s := jsonx.NewStream(rd)
 			err := st.read(s)
-			s.release()
+			s.Release()
 			if n := st.events - before; err != nil && n > 0 {
 				return fmt.Errorf("%v (the timeline is partial: %d events of this file read before this point)", err, n)
 			} else if err == nil && n == 0 {
@@ -1011,8 +1012,8 @@ var iterationNameRe = regexp.MustCompile(`^Iteration (\d+)$`)
 // Other events (FP_BP Time, Iteration Refresh, Reduce, Data_aug Bound) are skipped.
 func parseIterationMarkers(r io.Reader, file string) ([]profile.StepMarker, error) {
 	var out []profile.StepMarker
-	s := newJSONStream(r)
-	defer s.release()
+	s := jsonx.NewStream(r)
+	defer s.Release()
 	err := readChromeTrace(s, file, func(ev []byte) (int, error) {
 		e, n, err := parseRawEvent(ev)
 		if err != nil {
@@ -1021,8 +1022,8 @@ func parseIterationMarkers(r io.Reader, file string) ([]profile.StepMarker, erro
 		if string(e.ph) != `"X"` {
 			return n, nil
 		}
-		name, _ := jsonString(e.name)
-		cat, _ := jsonString(e.cat)
+		name, _ := jsonx.Unquote(e.name)
+		cat, _ := jsonx.Unquote(e.cat)
 		m := iterationNameRe.FindStringSubmatch(name)
 		if m == nil || (cat != "" && cat != "Iteration Time") {
 			return n, nil

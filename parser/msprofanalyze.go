@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -223,45 +224,36 @@ func parseClusterStepTraceCSV(r io.Reader, file string) ([]summaryStepRow, error
 // member with the group's ranks (nil when the top key is not a rank set) and the
 // step; only that member's value is held as a tree (until the next call), so memory
 // follows what fn keeps, not the file (a large cluster's file is gigabytes).
-func streamClusterEntries(r io.Reader, file, what string, fn func(set []int, setKey string, step int, op, entry treeMember) error) error {
-	return readStream(r, file, func(s *jsonStream) error {
-		c := &commStream{s: s, file: file, d: treeReader{file}, p: newTreeParser()}
-		defer c.p.recycle()
-		if _, ok := s.peek(); !ok {
-			return errAtOffset(file, s.offset(), "empty file: expected a JSON value")
+func streamClusterEntries(r io.Reader, file, what string, fn func(set []int, setKey string, step int, op, entry jsonx.Member) error) error {
+	return jsonx.ReadTreeStream(r, file, func(t *jsonx.TreeStream) error {
+		c := &commStream{TreeStream: t, d: treeReader{jsonx.TreeReader{File: file}}}
+		s := t.S
+		if _, ok := s.Peek(); !ok {
+			return errAtOffset(file, s.Offset(), "empty file: expected a JSON value")
 		}
-		notObject := func(what string) func(n *treeNode) error {
-			return func(n *treeNode) error { return c.d.object(n, what) }
+		notObject := func(what string) func(n *jsonx.Node) error {
+			return func(n *jsonx.Node) error { return c.d.Object(n, what) }
 		}
-		err := c.members(0, notObject(what), func(setKey string, _ int64) error {
+		err := c.Members(0, notObject(what), func(setKey string, _ int64) error {
 			set, _ := parseRankSet(setKey)
-			return c.members(1, notObject(strconv.Quote(setKey)), func(stepKey string, stepOff int64) error {
-				step, err := c.d.stepKey(treeMember{key: stepKey, keyOff: stepOff})
+			return c.Members(1, notObject(strconv.Quote(setKey)), func(stepKey string, stepOff int64) error {
+				step, err := c.d.stepKey(jsonx.Member{Key: stepKey, KeyOff: stepOff})
 				if err != nil {
 					return err
 				}
-				return c.members(2, notObject(strconv.Quote(setKey)+"."+strconv.Quote(stepKey)), func(opKey string, opOff int64) error {
-					om := treeMember{key: opKey, keyOff: opOff}
-					return c.members(3, notObject(strconv.Quote(opKey)), func(entryKey string, entryOff int64) error {
-						n, err := c.value(4)
+				return c.Members(2, notObject(strconv.Quote(setKey)+"."+strconv.Quote(stepKey)), func(opKey string, opOff int64) error {
+					om := jsonx.Member{Key: opKey, KeyOff: opOff}
+					return c.Members(3, notObject(strconv.Quote(opKey)), func(entryKey string, entryOff int64) error {
+						n, err := c.Value(4)
 						if err != nil {
 							return err
 						}
-						return fn(set, setKey, step, om, treeMember{key: entryKey, keyOff: entryOff, val: n})
+						return fn(set, setKey, step, om, jsonx.Member{Key: entryKey, KeyOff: entryOff, Val: n})
 					})
 				})
 			})
 		})
-		if err != nil {
-			return err
-		}
-		if _, ok := s.peek(); ok {
-			return errAtOffset(file, s.offset(), "unexpected %s after the top-level value", treeQuoteByte(s.buf[s.pos]))
-		}
-		if s.rerr != nil {
-			return c.syntax(s.eofErr(""))
-		}
-		return nil
+		return err
 	})
 }
 
@@ -284,15 +276,15 @@ func (p *summaryParts) addSetGroup(hash string, set []int, source string) {
 // ops (ops under a legacy top-level "p2p" key are p2p too). "Total Op Info@group"
 // entries are the rank's sums over the group in the step, kept apart (Total).
 func parseClusterCommJSON(r io.Reader, file string, p *summaryParts) error {
-	d := treeReader{file}
-	return streamClusterEntries(r, file, clusterCommJSON, func(set []int, setKey string, step int, om, em treeMember) error {
-		rank, ok := parseLocalRank(strings.TrimSpace(em.key))
+	d := treeReader{jsonx.TreeReader{File: file}}
+	return streamClusterEntries(r, file, clusterCommJSON, func(set []int, setKey string, step int, om, em jsonx.Member) error {
+		rank, ok := parseLocalRank(strings.TrimSpace(em.Key))
 		if !ok {
-			return errAtOffset(file, em.keyOff, "%q: key %q is not a global rank", om.key, em.key)
+			return errAtOffset(file, em.KeyOff, "%q: key %q is not a global rank", om.Key, em.Key)
 		}
-		name, group := splitOpKey(om.key)
+		name, group := splitOpKey(om.Key)
 		p2p := profile.IsP2P(name) || setKey == cjP2P
-		op, err := d.commOp(treeMember{key: om.key, keyOff: om.keyOff, val: em.val}, step, p2p)
+		op, err := d.commOp(jsonx.Member{Key: om.Key, KeyOff: om.KeyOff, Val: em.Val}, step, p2p)
 		if err != nil {
 			return err
 		}
@@ -309,14 +301,14 @@ func parseClusterCommJSON(r io.Reader, file string, p *summaryParts) error {
 // global ranks, summed over the ranks that reported them. "Total Op Info@group"
 // (msprof-analyze's sum of the "-total" entries) is skipped.
 func parseClusterMatrixJSON(r io.Reader, file string, p *summaryParts) error {
-	d := treeReader{file}
-	return streamClusterEntries(r, file, clusterCommMatrixJSON, func(set []int, setKey string, step int, om, em treeMember) error {
-		opKey, group := splitOpKey(om.key)
+	d := treeReader{jsonx.TreeReader{File: file}}
+	return streamClusterEntries(r, file, clusterCommMatrixJSON, func(set []int, setKey string, step int, om, em jsonx.Member) error {
+		opKey, group := splitOpKey(om.Key)
 		if isTotalKey(opKey) {
 			return nil
 		}
 		p2p := profile.IsP2P(opKey) || setKey == cjP2P
-		links, err := d.matrixOp(nil, treeMember{key: om.key, keyOff: om.keyOff, val: &treeNode{kind: treeObject, members: []treeMember{em}}}, step, p2p)
+		links, err := d.matrixOp(nil, jsonx.Member{Key: om.Key, KeyOff: om.KeyOff, Val: &jsonx.Node{Kind: jsonx.Object, Members: []jsonx.Member{em}}}, step, p2p)
 		if err != nil {
 			return err
 		}
@@ -334,41 +326,41 @@ func parseClusterMatrixJSON(r io.Reader, file string, p *summaryParts) error {
 // group its hash, raw HCCL name, framework name and ranks. The plain "collective"
 // and "p2p" rank lists name no group and are not used.
 func parseCommGroupJSON(r io.Reader, file string, p *summaryParts) error {
-	root, err := readJSONTree(r, file)
+	root, err := jsonx.ReadTree(r, file)
 	if err != nil {
 		return err
 	}
-	d := treeReader{file}
-	if err := d.object(root, clusterCommGroupJSON); err != nil {
+	d := treeReader{jsonx.TreeReader{File: file}}
+	if err := d.Object(root, clusterCommGroupJSON); err != nil {
 		return err
 	}
-	info := root.get("comm_group_parallel_info")
-	if info.isNull() {
+	info := root.Get("comm_group_parallel_info")
+	if info.IsNull() {
 		return nil
 	}
-	if info.kind != treeArray {
-		return d.errAt(info, "comm_group_parallel_info: expected an array, found %s", info.kind)
+	if info.Kind != jsonx.Array {
+		return d.ErrAt(info, "comm_group_parallel_info: expected an array, found %s", info.Kind)
 	}
-	for _, e := range info.elems {
-		if err := d.object(e, "comm_group_parallel_info entry"); err != nil {
+	for _, e := range info.Elems {
+		if err := d.Object(e, "comm_group_parallel_info entry"); err != nil {
 			return err
 		}
 		g := summaryGroup{Source: clusterCommGroupJSON}
 		var err error
-		if g.Hash, err = d.text(e.get("group_name"), "group_name"); err != nil {
+		if g.Hash, err = d.Text(e.Get("group_name"), "group_name"); err != nil {
 			return err
 		}
-		if g.RawName, err = d.text(e.get("group_id"), "group_id"); err != nil {
+		if g.RawName, err = d.Text(e.Get("group_id"), "group_id"); err != nil {
 			return err
 		}
-		if g.PGName, err = d.text(e.get("pg_name"), "pg_name"); err != nil {
+		if g.PGName, err = d.Text(e.Get("pg_name"), "pg_name"); err != nil {
 			return err
 		}
-		if g.Ranks, err = d.rankList(e.get("rank_set")); err != nil {
+		if g.Ranks, err = d.rankList(e.Get("rank_set")); err != nil {
 			return err
 		}
-		if typ := e.get("type"); typ.kind == treeString {
-			kind, _ := d.text(typ, "type")
+		if typ := e.Get("type"); typ.Kind == jsonx.String {
+			kind, _ := d.Text(typ, "type")
 			g.P2P = strings.EqualFold(kind, "p2p")
 		}
 		if g.Hash == "" {
@@ -383,26 +375,26 @@ func parseCommGroupJSON(r io.Reader, file string, p *summaryParts) error {
 }
 
 // rankList reads a rank_set: a JSON array of ranks, or a rank-set string.
-func (d treeReader) rankList(n *treeNode) ([]int, error) {
+func (d treeReader) rankList(n *jsonx.Node) ([]int, error) {
 	switch {
-	case n.isNull():
+	case n.IsNull():
 		return nil, nil
-	case n.kind == treeString:
-		if set, ok := parseRankSet(n.text); ok {
+	case n.Kind == jsonx.String:
+		if set, ok := parseRankSet(n.Text); ok {
 			return set, nil
 		}
-		return nil, d.errAt(n, "rank_set: %q is not a rank set", n.text)
-	case n.kind != treeArray:
-		return nil, d.errAt(n, "rank_set: expected an array, found %s", n.kind)
+		return nil, d.ErrAt(n, "rank_set: %q is not a rank set", n.Text)
+	case n.Kind != jsonx.Array:
+		return nil, d.ErrAt(n, "rank_set: expected an array, found %s", n.Kind)
 	}
-	out := make([]int, 0, len(n.elems))
-	for _, e := range n.elems {
-		v, err := d.intVal(e, -1, "rank_set")
+	out := make([]int, 0, len(n.Elems))
+	for _, e := range n.Elems {
+		v, err := d.IntVal(e, -1, "rank_set")
 		if err != nil {
 			return nil, err
 		}
 		if v < 0 || v > maxLocalRank {
-			return nil, d.errAt(e, "rank_set: %d is not a rank", v)
+			return nil, d.ErrAt(e, "rank_set: %d is not a rank", v)
 		}
 		out = append(out, v)
 	}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -331,7 +332,7 @@ func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
 	header := summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Worker: claim.worker, AtNs: claim.atNs, Notes: notes}
 	for _, v := range []any{header, b} {
 		zw.Reset(w)
-		if err := encodeMembers(zw, v); err != nil {
+		if err := jsonx.EncodeMembers(zw, v); err != nil {
 			return err
 		}
 		if err := zw.Close(); err != nil {
@@ -497,7 +498,7 @@ func ReadRankSummary(path string) (*profile.Rank, error) {
 func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 	// A file that is not gzip (a trace named as a summary) is refused by the plain
 	// reader from its first bytes, not read whole first.
-	size := sizeOf(f)
+	size := jsonx.SizeOf(f)
 	br := bufio.NewReader(f)
 	if magic, _ := br.Peek(2); !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		return readRankSummaryPlain(path, br, math.MaxInt64)

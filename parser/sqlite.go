@@ -15,6 +15,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlitevfs "modernc.org/sqlite/vfs"
+
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 )
 
 // This file holds what the SQLite readers (the torch_npu db export, docs/formats.md §7)
@@ -451,7 +453,7 @@ func microsNsOf(f float64) (int64, error) {
 // scaledOf converts a float in ms (or MB) to ns (or bytes), rounding to nearest.
 func scaledOf(f float64) (int64, error) {
 	x := math.Round(f * 1e6)
-	if math.IsNaN(x) || math.Abs(x) > treeMaxScaled {
+	if math.IsNaN(x) || math.Abs(x) > jsonx.MaxScaled {
 		return 0, fmt.Errorf("%v out of range", f)
 	}
 	return int64(x), nil

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -27,7 +28,7 @@ type int64Column []int64
 // encoding/json's would be.
 func decodeIntArray[T int | int64](b []byte, dst []T, lo, hi int64) ([]T, error) {
 	i := skipJSONSpace(b, 0)
-	if end, ok, _ := lexLiteral(b, i, "null"); ok && skipJSONSpace(b, end) == len(b) {
+	if end, ok, _ := jsonx.LexLiteral(b, i, "null"); ok && skipJSONSpace(b, end) == len(b) {
 		return nil, nil
 	}
 	out, end, err := decodeIntList(b, i, dst, lo, hi)
@@ -162,7 +163,7 @@ type rankListColumn []int
 
 // summaryRankLists are the rank lists read from summaries, by their text: written as
 // ranks (version 1), and as steps (version 2).
-var summaryRankLists, summaryRankSteps = intArrayCache[int]{m: map[string][]int{}}, intArrayCache[int]{m: map[string][]int{}}
+var summaryRankLists, summaryRankSteps jsonx.IntArrayCache[int]
 
 // decodeRankList decodes the rank list at b[i] (a '['), written as ranks or, when
 // steps, as steps (rankSteps); a long one is shared.
@@ -174,22 +175,22 @@ func decodeRankList(b []byte, i int, steps bool) ([]int, int, error) {
 		}
 		return list, end, err
 	}
-	last := bytes.IndexByte(b[i:], ']') // a list of integers ends at its first ']'
-	if last < minSharedIntArray/8 {     // steps of 1 take 2 bytes a rank
+	last := bytes.IndexByte(b[i:], ']')   // a list of integers ends at its first ']'
+	if last < jsonx.MinSharedIntArray/8 { // steps of 1 take 2 bytes a rank
 		return decode()
 	}
 	key, cache := b[i:i+last+1], &summaryRankLists
 	if steps {
 		cache = &summaryRankSteps
 	}
-	if list, ok := cache.get(key); ok {
+	if list, ok := cache.Get(key); ok {
 		return list, i + last + 1, nil // the same text as a list decoded before
 	}
 	list, end, err := decode()
 	if err != nil || end != i+last+1 {
 		return list, end, err
 	}
-	cache.put(key, list)
+	cache.Put(key, list)
 	return list, end, nil
 }
 

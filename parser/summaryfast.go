@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -108,8 +109,8 @@ var (
 // decodeSummaryBody decodes a summary's body (the text after the header line) on the
 // fast path; errNotFast when it gives up.
 func decodeSummaryBody(body []byte, b *summaryBody) error {
-	end, err := decodeFast(body, skipWS(body, 0), reflect.ValueOf(b).Elem(), summaryBodyPlan, 0)
-	if err != nil || skipWS(body, end) != len(body) {
+	end, err := decodeFast(body, jsonx.SkipWS(body, 0), reflect.ValueOf(b).Elem(), summaryBodyPlan, 0)
+	if err != nil || jsonx.SkipWS(body, end) != len(body) {
 		return errNotFast
 	}
 	return nil
@@ -177,11 +178,11 @@ func planOf(t reflect.Type, plans map[reflect.Type]*fastPlan) *fastPlan {
 // decodeFast decodes the JSON value at data[i] into v (settable, at its zero value)
 // by plan p and returns the index after it.
 func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (int, error) {
-	if i >= len(data) || depth > maxJSONDepth {
+	if i >= len(data) || depth > jsonx.MaxDepth {
 		return 0, errNotFast
 	}
 	if data[i] == 'n' {
-		end, ok, _ := lexLiteral(data, i, "null")
+		end, ok, _ := jsonx.LexLiteral(data, i, "null")
 		if !ok {
 			return 0, errNotFast
 		}
@@ -229,7 +230,7 @@ func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (in
 		return end, nil
 	case reflect.Bool:
 		for _, lit := range []string{"true", "false"} {
-			if end, ok, _ := lexLiteral(data, i, lit); ok {
+			if end, ok, _ := jsonx.LexLiteral(data, i, lit); ok {
 				v.SetBool(lit == "true")
 				return end, nil
 			}
@@ -247,7 +248,7 @@ func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (in
 		if data[i] != '-' && (data[i] < '0' || data[i] > '9') {
 			return 0, errNotFast
 		}
-		end, lerr := lexNumber(data, i, true)
+		end, lerr := jsonx.LexNumber(data, i, true)
 		if lerr != nil || end < len(data) && isNumberByte(data[end]) {
 			return 0, errNotFast
 		}
@@ -302,7 +303,7 @@ func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (in
 		v.Set(ptr)
 		return end, nil
 	case reflect.Interface:
-		end, err := skipValue(data, i, depth)
+		end, err := jsonx.SkipValue(data, i, depth)
 		if err != nil {
 			return 0, errNotFast
 		}
@@ -332,7 +333,7 @@ func decodeFastString(data []byte, i int) (string, int, error) {
 	if data[i] != '"' {
 		return "", 0, errNotFast
 	}
-	end, lerr := lexString(data, i, true)
+	end, lerr := jsonx.LexString(data, i, true)
 	if lerr != nil {
 		return "", 0, errNotFast
 	}
@@ -368,11 +369,11 @@ func walkFastObject(data []byte, i int, member func(name string, j int) (int, er
 		if err != nil {
 			return 0, err
 		}
-		j = skipWS(data, end)
+		j = jsonx.SkipWS(data, end)
 		if j >= len(data) || data[j] != ':' {
 			return 0, errNotFast
 		}
-		return member(name, skipWS(data, j+1))
+		return member(name, jsonx.SkipWS(data, j+1))
 	})
 }
 
@@ -382,7 +383,7 @@ func walkFastList(data []byte, i int, open, close byte, item func(j int) (int, e
 	if data[i] != open {
 		return 0, errNotFast
 	}
-	j := skipWS(data, i+1)
+	j := jsonx.SkipWS(data, i+1)
 	if j < len(data) && data[j] == close {
 		return j + 1, nil
 	}
@@ -394,14 +395,14 @@ func walkFastList(data []byte, i int, open, close byte, item func(j int) (int, e
 		if err != nil {
 			return 0, err
 		}
-		j = skipWS(data, end)
+		j = jsonx.SkipWS(data, end)
 		switch {
 		case j >= len(data):
 			return 0, errNotFast
 		case data[j] == close:
 			return j + 1, nil
 		case data[j] == ',':
-			j = skipWS(data, j+1)
+			j = jsonx.SkipWS(data, j+1)
 		default:
 			return 0, errNotFast
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -195,8 +196,8 @@ type flowStart struct {
 // flowStartsByID is st's integer-id flow starts sorted by id, the last read of each
 // id kept (as a map's last write); st's list is let go.
 func (st *traceState) flowStartsByID() []flowStart {
-	out := make([]flowStart, 0, st.flowNums.len())
-	for part := range st.flowNums.all() {
+	out := make([]flowStart, 0, st.flowNums.Len())
+	for part := range st.flowNums.All() {
 		out = append(out, part...)
 	}
 	done(st, &st.flowNums)
@@ -220,6 +221,9 @@ type flowEnd struct {
 	isNum    bool
 }
 
+// An interval's end is packed as its difference from its own start (jsonx.Chunks).
+func init() { jsonx.PackAsSpan[profile.Interval]() }
+
 // traceState accumulates candidate events until the process and thread names (which
 // may come after the events they name) are all known.
 type traceState struct {
@@ -229,18 +233,18 @@ type traceState struct {
 	threadSort map[pidTid]int64 // thread_sort_index
 	planeOf    map[pidTid]int   // plane of a thread, from its name (see plane)
 	strPids    map[string]int64
-	hw         chunks[hwRec]
-	ops        chunks[opRec]
-	tasks      chunks[taskRec]
-	generic    chunks[genRec]
-	overlap    chunks[genRec]
+	hw         jsonx.Chunks[hwRec]
+	ops        jsonx.Chunks[opRec]
+	tasks      jsonx.Chunks[taskRec]
+	generic    jsonx.Chunks[genRec]
+	overlap    jsonx.Chunks[genRec]
 	steps      []profile.StepMarker
 	flowStarts map[string]int64 // flow starts by id, for ids not kept as integers
 	// Flow starts of integer ids, in the order read (the last of an id counts): a
 	// big trace has hundreds of thousands, and as a map they took 6.6 of the 37 MB
 	// live when a 1.96 GB trace's file ended; as a packed list, a fraction.
-	flowNums  chunks[flowStart]
-	flowEnds  chunks[flowEnd]
+	flowNums  jsonx.Chunks[flowStart]
+	flowEnds  jsonx.Chunks[flowEnd]
 	taskTypes stringIDs[uint16] // of the hardware tasks
 	names     stringIDs[uint32] // the hardware tasks' names, as written (escapes kept)
 	strs      stringIDs[uint32] // every other string kept, decoded (see strID)
@@ -272,7 +276,7 @@ func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 	}
 	st := newTraceState(file)
 	st.keepScratch = true
-	err := readStream(r, file, st.read)
+	err := jsonx.ReadStream(r, file, st.read)
 	tl := st.finish()
 	st.recycle()
 	return tl, err
@@ -282,12 +286,12 @@ func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
 // cluster, growing them anew for each rank was a quarter of the bytes a parse
 // allocated. finish empties them as it is done with each (see chunks.reset).
 type traceScratch struct {
-	hw               chunks[hwRec]
-	ops              chunks[opRec]
-	tasks            chunks[taskRec]
-	generic, overlap chunks[genRec]
-	flowEnds         chunks[flowEnd]
-	flowNums         chunks[flowStart]
+	hw               jsonx.Chunks[hwRec]
+	ops              jsonx.Chunks[opRec]
+	tasks            jsonx.Chunks[taskRec]
+	generic, overlap jsonx.Chunks[genRec]
+	flowEnds         jsonx.Chunks[flowEnd]
+	flowNums         jsonx.Chunks[flowStart]
 }
 
 // traceScratches holds a few sets of lists (the ranks read at once).
@@ -300,15 +304,15 @@ const scratchKeepBytes = 2 << 20
 
 // recycle gives st's lists to the next trace; st must not be used after it.
 func (st *traceState) recycle() {
-	st.hw.reset(scratchKeepBytes)
-	st.ops.reset(scratchKeepBytes)
-	st.tasks.reset(scratchKeepBytes)
-	st.generic.reset(scratchKeepBytes)
-	st.overlap.reset(scratchKeepBytes)
-	st.flowEnds.reset(scratchKeepBytes)
-	st.flowNums.reset(scratchKeepBytes)
+	st.hw.Reset(scratchKeepBytes)
+	st.ops.Reset(scratchKeepBytes)
+	st.tasks.Reset(scratchKeepBytes)
+	st.generic.Reset(scratchKeepBytes)
+	st.overlap.Reset(scratchKeepBytes)
+	st.flowEnds.Reset(scratchKeepBytes)
+	st.flowNums.Reset(scratchKeepBytes)
 	sc := traceScratch{hw: st.hw, ops: st.ops, tasks: st.tasks, generic: st.generic, overlap: st.overlap, flowEnds: st.flowEnds, flowNums: st.flowNums}
-	st.hw, st.ops, st.tasks, st.generic, st.overlap, st.flowEnds, st.flowNums = chunks[hwRec]{}, chunks[opRec]{}, chunks[taskRec]{}, chunks[genRec]{}, chunks[genRec]{}, chunks[flowEnd]{}, chunks[flowStart]{}
+	st.hw, st.ops, st.tasks, st.generic, st.overlap, st.flowEnds, st.flowNums = jsonx.Chunks[hwRec]{}, jsonx.Chunks[opRec]{}, jsonx.Chunks[taskRec]{}, jsonx.Chunks[genRec]{}, jsonx.Chunks[genRec]{}, jsonx.Chunks[flowEnd]{}, jsonx.Chunks[flowStart]{}
 	select {
 	case traceScratches <- sc:
 	default:
@@ -342,7 +346,7 @@ func newTraceState(file string) *traceState {
 	}
 }
 
-func (st *traceState) read(s *jsonStream) error {
+func (st *traceState) read(s *jsonx.Stream) error {
 	return readChromeTrace(s, st.file, st.event, nil)
 }
 
@@ -351,40 +355,40 @@ func (st *traceState) read(s *jsonStream) error {
 // stream's buffer (see readEvent); an error it returns is reported as a bad event at
 // the event's offset. member, when not nil, is given the object's other members (name,
 // raw value, offset); otherwise they are skipped. Errors are *SyntaxError naming file.
-func readChromeTrace(s *jsonStream, file string, event eventFunc, member func(name string, v []byte, off int64) error) error {
-	c, ok := s.peek()
+func readChromeTrace(s *jsonx.Stream, file string, event eventFunc, member func(name string, v []byte, off int64) error) error {
+	c, ok := s.Peek()
 	if !ok {
-		return errAtOffset(file, s.offset(), "empty file: expected a JSON array of trace events")
+		return errAtOffset(file, s.Offset(), "empty file: expected a JSON array of trace events")
 	}
 	switch c {
 	case '[':
 		return readTraceEvents(s, file, event)
 	case '{':
-		s.pos++
+		s.Pos++
 		found := false
 		for n := 0; ; n++ {
-			c, ok := s.peek()
+			c, ok := s.Peek()
 			if !ok {
-				return errAtOffset(file, s.offset(), "unexpected end of file: the file is truncated")
+				return errAtOffset(file, s.Offset(), "unexpected end of file: the file is truncated")
 			}
 			if c == '}' {
-				s.pos++
+				s.Pos++
 				break
 			}
 			if n > 0 {
-				if err := s.consume(','); err != nil {
+				if err := s.Consume(','); err != nil {
 					return wrapSyntax(file, err)
 				}
 			}
-			key, _, err := s.readValue()
+			key, _, err := s.ReadValue()
 			if err != nil {
 				return wrapSyntax(file, err)
 			}
-			name, ok := jsonString(key)
+			name, ok := jsonx.Unquote(key)
 			if !ok {
-				return errAtOffset(file, s.offset(), "expected a member name")
+				return errAtOffset(file, s.Offset(), "expected a member name")
 			}
-			if err := s.consume(':'); err != nil {
+			if err := s.Consume(':'); err != nil {
 				return wrapSyntax(file, err)
 			}
 			if name == "traceEvents" {
@@ -394,7 +398,7 @@ func readChromeTrace(s *jsonStream, file string, event eventFunc, member func(na
 				}
 				continue
 			}
-			v, off, err := s.readValue()
+			v, off, err := s.ReadValue()
 			if err != nil {
 				return wrapSyntax(file, err)
 			}
@@ -409,16 +413,14 @@ func readChromeTrace(s *jsonStream, file string, event eventFunc, member func(na
 		}
 		return nil
 	default:
-		return errAtOffset(file, s.offset(), "expected '[' or '{' at the start of a trace, found %q", c)
+		return errAtOffset(file, s.Offset(), "expected '[' or '{' at the start of a trace, found %q", c)
 	}
 }
 
-func wrapSyntax(file string, err error) error {
-	return &SyntaxError{File: file, Offset: -1, Msg: err.Error()}
-}
+func wrapSyntax(file string, err error) error { return jsonx.WrapSyntax(file, err) }
 
-func readTraceEvents(s *jsonStream, file string, event eventFunc) error {
-	if err := s.consume('['); err != nil {
+func readTraceEvents(s *jsonx.Stream, file string, event eventFunc) error {
+	if err := s.Consume('['); err != nil {
 		return wrapSyntax(file, err)
 	}
 	return readEventList(s, file, event, 0)
@@ -427,75 +429,50 @@ func readTraceEvents(s *jsonStream, file string, event eventFunc) error {
 // readEventList reads the events of an array whose '[' is consumed, from its event n
 // (0 at the start: no comma before it), to the closing ']'. A stream of one chunk of a
 // trace read in parallel stops earlier, at its chunk's end (see chunkEnd).
-func readEventList(s *jsonStream, file string, event eventFunc, n int) error {
+func readEventList(s *jsonx.Stream, file string, event eventFunc, n int) error {
 	for ; ; n++ {
-		c, ok := s.peek()
+		c, ok := s.Peek()
 		if !ok {
-			return wrapSyntax(file, s.eofErr("expected an event or ']'"))
+			return wrapSyntax(file, s.EOFErr("expected an event or ']'"))
 		}
 		if c == ']' {
-			s.pos++
+			s.Pos++
 			return nil
 		}
 		if n > 0 {
 			if c != ',' {
-				return errAtOffset(file, s.offset(), "expected ',' or ']' after an event, found %q", c)
+				return errAtOffset(file, s.Offset(), "expected ',' or ']' after an event, found %q", c)
 			}
-			s.pos++
-			if c, ok := s.peek(); ok && c == ']' { // tolerate a trailing comma
-				s.pos++
+			s.Pos++
+			if c, ok := s.Peek(); ok && c == ']' { // tolerate a trailing comma
+				s.Pos++
 				return nil
 			}
 		}
-		if s.chunkEnd != nil {
-			switch next, err := s.chunkEnd(s); {
+		if s.ChunkEnd != nil {
+			switch next, err := s.ChunkEnd(s); {
 			case err != nil:
 				return err
-			case next == chunkStop:
+			case next == jsonx.ChunkStop:
 				return nil
-			case next == chunkMoved:
+			case next == jsonx.ChunkMoved:
 				continue // the stream now stands at the array's ']'
 			}
 		}
-		if err := s.readEvent(file, event); err != nil {
+		if err := s.ReadInPlace(file, event); err != nil {
 			return err
 		}
 	}
 }
 
-// readEvent hands event the buffer from the event at the stream's position on; event
-// parses one event there and says how long it was. Parsing in place, rather than
-// finding the event's end first and parsing its bytes after, reads each byte of a
-// trace once. When the buffer ends inside the event (a truncatedError, before event
-// acts on anything), more is read and event is called again.
-func (s *jsonStream) readEvent(file string, event eventFunc) error {
-	off := s.offset()
-	for {
-		n, err := event(s.buf[s.pos:s.end])
-		if err == nil {
-			s.pos += n
-			return nil
-		}
-		if !isTruncated(err) {
-			return errAtOffset(file, off, "bad event: %v", err)
-		}
-		if !s.fill(s.pos) {
-			if s.rerr != nil {
-				return wrapSyntax(file, fmt.Errorf("byte %d: read error: %w", off, s.rerr))
-			}
-			return wrapSyntax(file, fmt.Errorf("byte %d: unexpected end of file inside the value that starts here: the file is truncated", off))
-		}
-	}
-}
-
 // eventFunc parses the trace event at the start of b, which may go on past it (then
-// it returns a truncatedError and acts on nothing), and returns the event's length.
+// it returns a jsonx.TruncatedError and acts on nothing), and returns the event's length.
 type eventFunc func(b []byte) (int, error)
 
 // wholeEvent makes an eventFunc of a function that wants exactly one event's bytes.
 func wholeEvent(fn func(ev []byte) error) eventFunc {
 	return func(b []byte) (int, error) {
-		end, err := skipValue(b, 0, 0)
+		end, err := jsonx.SkipValue(b, 0, 0)
 		if err != nil {
 			return 0, err
 		}
@@ -536,34 +513,34 @@ func parseRawEvent(b []byte) (rawEvent, int, error) {
 // stores alone cost a tenth of the parse.
 func parseRawEventInto(b []byte, e *rawEvent) (int, error) {
 	*e = rawEvent{}
-	it := newObjIter(b)
-	if it.err != nil && len(b) == skipWS(b, 0) {
-		it.err = truncatedError("expected an event")
+	it := jsonx.NewObjIter(b)
+	if it.Err != nil && len(b) == jsonx.SkipWS(b, 0) {
+		it.Err = jsonx.TruncatedError("expected an event")
 	}
 	for {
-		k, ok := it.nextKey()
+		k, ok := it.NextKey()
 		if !ok {
 			break
 		}
-		if string(k) == "args" && it.i < len(b) && b[it.i] == '{' {
-			start := it.i
-			ai := objIter{b: b, i: start + 1, depth: it.depth + 1}
+		if string(k) == "args" && it.I < len(b) && b[it.I] == '{' {
+			start := it.I
+			ai := jsonx.ObjIter{B: b, I: start + 1, Depth: it.Depth + 1}
 			e.arg.read(&ai)
-			if ai.err != nil {
-				it.err = ai.err
+			if ai.Err != nil {
+				it.Err = ai.Err
 				break
 			}
-			it.i = ai.i
-			e.args, e.argsObject = b[start:ai.i], true
+			it.I = ai.I
+			e.args, e.argsObject = b[start:ai.I], true
 			continue
 		}
-		start := it.i
-		end, err := skipValue(b, start, it.depth)
+		start := it.I
+		end, err := jsonx.SkipValue(b, start, it.Depth)
 		if err != nil {
-			it.err = err
+			it.Err = err
 			break
 		}
-		it.i = end
+		it.I = end
 		v := b[start:end]
 		switch string(k) {
 		case "ph":
@@ -586,13 +563,13 @@ func parseRawEventInto(b []byte, e *rawEvent) (int, error) {
 			e.args, e.argsObject, e.arg = v, false, rawArgs{}
 		}
 	}
-	return it.i, it.err
+	return it.I, it.Err
 }
 
 // read walks an args object's members, keeping those hcclprof reads.
-func (a *rawArgs) read(it *objIter) {
+func (a *rawArgs) read(it *jsonx.ObjIter) {
 	for {
-		k, v, ok := it.next()
+		k, v, ok := it.Next()
 		if !ok {
 			return
 		}
@@ -661,7 +638,7 @@ func (st *traceState) pidOf(v []byte) (int64, error) {
 		return 0, nil
 	}
 	if v[0] == '"' {
-		s, _ := jsonString(v)
+		s, _ := jsonx.Unquote(v)
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return n, nil
 		}
@@ -693,7 +670,7 @@ func (st *traceState) ids(e *rawEvent) (pid, tid int64, err error) {
 }
 
 func (st *traceState) meta(e *rawEvent) error {
-	name, _ := jsonString(e.name)
+	name, _ := jsonx.Unquote(e.name)
 	if name != "process_name" && name != "thread_name" && name != "thread_sort_index" {
 		return nil
 	}
@@ -701,7 +678,7 @@ func (st *traceState) meta(e *rawEvent) error {
 	if err != nil {
 		return err
 	}
-	label, _ := jsonString(e.arg.name)
+	label, _ := jsonx.Unquote(e.arg.name)
 	sortIndex, err := strconv.ParseInt(string(rawStringBody(e.arg.sortIndex)), 10, 64)
 	hasSort := err == nil
 	switch {
@@ -726,7 +703,7 @@ func timeNs(v []byte) (int64, error) {
 		return ns, nil
 	}
 	if v[0] == '"' {
-		s, ok := jsonString(v)
+		s, ok := jsonx.Unquote(v)
 		if !ok {
 			return 0, fmt.Errorf("bad ts %s", v)
 		}
@@ -761,7 +738,7 @@ func (st *traceState) str(v []byte) string { return st.strs.values[st.strID(v)] 
 func (st *traceState) strID(v []byte) uint32 {
 	inner := rawStringBody(v)
 	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(inner, '\\') >= 0 {
-		out, _ := jsonString(v)
+		out, _ := jsonx.Unquote(v)
 		return st.strs.id(out)
 	}
 	return st.strs.idOfBytes(inner)
@@ -905,7 +882,7 @@ func (st *traceState) complete(e *rawEvent) error {
 		return nil
 	}
 	if len(e.cat) > 0 {
-		name, _ := jsonString(e.name)
+		name, _ := jsonx.Unquote(e.name)
 		n, err := strconv.Atoi(strings.TrimPrefix(name, "ProfilerStep#"))
 		if err != nil {
 			return nil
@@ -941,29 +918,29 @@ func (st *traceState) complete(e *rawEvent) error {
 			hs = n
 		}
 		st.hwByPid.add(pid, 1)
-		st.hw.add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.id(tt), name: st.names.idOfBytes(rawStringBody(e.name))})
+		st.hw.Add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.id(tt), name: st.names.idOfBytes(rawStringBody(e.name))})
 	case hcclTaskType != nil:
 		name := st.strID(hcclTaskType)
 		if st.strs.values[name] == "" {
 			name = st.strID(e.name)
 		}
-		st.tasks.add(taskRec{iv: iv, stream: connArg(hcclStream), size: intArg(size), row: st.rowID(pid, tid),
+		st.tasks.Add(taskRec{iv: iv, stream: connArg(hcclStream), size: intArg(size), row: st.rowID(pid, tid),
 			name: name, transport: st.strID(transport), link: st.strID(link), src: int32(rankArg(src)), dst: int32(rankArg(dst))})
 	case isOp:
-		name, _ := jsonString(e.name)
+		name, _ := jsonx.Unquote(e.name)
 		op := profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: intArg(count)}
 		op.DataType = st.str(dataType)
 		op.AlgType = st.str(algType)
-		st.ops.add(opRec{pid: pid, tid: tid, conn: connArg(conn), op: op})
+		st.ops.Add(opRec{pid: pid, tid: tid, conn: connArg(conn), op: op})
 	default:
 		name := st.strID(e.name)
 		rec := genRec{iv: iv, row: st.rowID(pid, tid), name: name}
 		if k := overlapKind(st.strs.values[name]); k >= 0 {
 			growTo(&st.overlapByRow, rec.row)[k]++
-			st.overlap.add(rec)
+			st.overlap.Add(rec)
 		} else {
 			*growTo(&st.genericByRow, rec.row)++
-			st.generic.add(rec)
+			st.generic.Add(rec)
 		}
 	}
 	return nil
@@ -1037,7 +1014,7 @@ func (st *traceState) flow(e *rawEvent) error {
 		if bytes.IndexByte(e.cat, '\\') < 0 {
 			return nil
 		}
-		if cat, _ := jsonString(e.cat); cat != "async_npu" {
+		if cat, _ := jsonx.Unquote(e.cat); cat != "async_npu" {
 			return nil
 		}
 	}
@@ -1049,13 +1026,13 @@ func (st *traceState) flow(e *rawEvent) error {
 	num, isNum := canonicalInt(id)
 	switch {
 	case e.ph[1] == 's' && isNum:
-		st.flowNums.add(flowStart{id: num, hostNs: ts})
+		st.flowNums.Add(flowStart{id: num, hostNs: ts})
 	case e.ph[1] == 's':
 		st.flowStarts[string(id)] = ts
 	case isNum:
-		st.flowEnds.add(flowEnd{deviceNs: ts, num: num, isNum: true})
+		st.flowEnds.Add(flowEnd{deviceNs: ts, num: num, isNum: true})
 	default:
-		st.flowEnds.add(flowEnd{deviceNs: ts, str: st.strs.id(string(id))})
+		st.flowEnds.Add(flowEnd{deviceNs: ts, str: st.strs.id(string(id))})
 	}
 	return nil
 }
@@ -1090,7 +1067,7 @@ func canonicalInt(b []byte) (int64, bool) {
 // finish classifies the candidates now that every process and thread name is known.
 // eventLabel names the event being read: its name and its number in the file.
 func (st *traceState) eventLabel(e *rawEvent) string {
-	name, _ := jsonString(e.name)
+	name, _ := jsonx.Unquote(e.name)
 	return fmt.Sprintf("event %d (%q)", st.events, name)
 }
 
@@ -1121,7 +1098,7 @@ func (st *traceState) finish() *Timeline {
 	// allocated. The generic events are counted to the list they join: sized for all
 	// of them (most are on other processes), the ops a cluster's analysis keeps of each
 	// rank were mostly spare capacity. (ops and tasks are HCCL's but for a few.)
-	nOps, nTasks := st.ops.len(), st.tasks.len()
+	nOps, nTasks := st.ops.Len(), st.tasks.Len()
 	for row, n := range st.genericByRow {
 		if k := rowKinds[row]; k.hccl {
 			if k.opRow {
@@ -1141,7 +1118,7 @@ func (st *traceState) finish() *Timeline {
 	}
 	tl.Compute = make([]profile.Interval, 0, nCompute)
 	kinds := make([]hwNameKind, len(st.names.values))
-	for part := range st.hw.all() {
+	for part := range st.hw.All() {
 		for i := range part {
 			h := &part[i]
 			if procs.of(h.pid) != procAscendHardware {
@@ -1186,7 +1163,7 @@ func (st *traceState) finish() *Timeline {
 			*overlap[k] = make([]profile.Interval, 0, n)
 		}
 	}
-	for part := range st.overlap.all() {
+	for part := range st.overlap.All() {
 		for i := range part {
 			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
 				if k := overlapKind(st.strs.values[g.name]); k >= 0 {
@@ -1209,7 +1186,7 @@ func (st *traceState) finish() *Timeline {
 		return host, ok
 	}
 	nFlows := 0
-	for part := range st.flowEnds.all() {
+	for part := range st.flowEnds.All() {
 		for i := range part {
 			if _, ok := flowStart(&part[i]); ok {
 				nFlows++
@@ -1219,7 +1196,7 @@ func (st *traceState) finish() *Timeline {
 	if nFlows > 0 {
 		tl.Flows = make([]profile.DeviceFlow, 0, nFlows)
 	}
-	for part := range st.flowEnds.all() {
+	for part := range st.flowEnds.All() {
 		for i := range part {
 			if host, ok := flowStart(&part[i]); ok {
 				tl.Flows = append(tl.Flows, profile.DeviceFlow{DeviceNs: part[i].deviceNs, HostNs: host})
@@ -1234,7 +1211,7 @@ func (st *traceState) finish() *Timeline {
 	// release that renamed the process would otherwise lose every op and task of the
 	// rank without a word (ops from communication.json stood in, unsized).
 	strayProcs := map[string]int{}
-	for part := range st.ops.all() {
+	for part := range st.ops.All() {
 		for _, o := range part {
 			if !isHCCLProcess(procs.of(o.pid)) {
 				st.countStray(strayProcs, o.pid)
@@ -1255,7 +1232,7 @@ func (st *traceState) finish() *Timeline {
 	// Each task's labels are found once per row and strings, by their ids.
 	type taskLabelKey struct{ row, name, transport, link uint32 }
 	var labels taskLabelCache[taskLabelKey]
-	for part := range st.tasks.all() {
+	for part := range st.tasks.All() {
 		for i := range part {
 			t := &part[i]
 			if !last.known || t.row != last.row { // tasks come in runs of one row
@@ -1278,7 +1255,7 @@ func (st *traceState) finish() *Timeline {
 		}
 	}
 	done(st, &st.tasks)
-	for part := range st.generic.all() {
+	for part := range st.generic.All() {
 		for i := range part {
 			g := &part[i]
 			if !rowKinds[g.row].hccl {
@@ -1336,11 +1313,11 @@ func overlapKind(name string) int {
 
 // done empties a list finish has read: its first chunks are kept when st's lists go
 // to the next trace (keepScratch), the rest are let go.
-func done[T any](st *traceState, c *chunks[T]) {
+func done[T any](st *traceState, c *jsonx.Chunks[T]) {
 	if st.keepScratch {
-		c.reset(scratchKeepBytes)
+		c.Reset(scratchKeepBytes)
 	} else {
-		c.release()
+		c.Release()
 	}
 }
 
@@ -1352,7 +1329,7 @@ func done[T any](st *traceState, c *chunks[T]) {
 func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 	streams, conns = map[int64]bool{}, map[int64]bool{}
 	procs := pidNames{names: st.procName}
-	for part := range st.tasks.all() {
+	for part := range st.tasks.All() {
 		for i := range part {
 			if t := &part[i]; t.stream != noConn && isHCCLProcess(procs.of(st.rows[t.row].pid)) {
 				streams[t.stream] = true
@@ -1360,7 +1337,7 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 		}
 	}
 	var ops []profile.Interval
-	for part := range st.ops.all() {
+	for part := range st.ops.All() {
 		for i := range part {
 			o := &part[i]
 			if !isHCCLProcess(procs.of(o.pid)) {
@@ -1391,7 +1368,7 @@ func (st *traceState) commStreams() (streams, conns map[int64]bool) {
 	tied, all := map[int64]int{}, map[int64]int{}
 	outside := map[int64]bool{}
 	run, runLen, runOutside := int64(0), 0, false
-	for part := range st.hw.all() {
+	for part := range st.hw.All() {
 		for i := range part {
 			h := &part[i]
 			if procs.of(h.pid) != procAscendHardware {
@@ -1481,7 +1458,7 @@ func (st *traceState) unnamedProcessEvents() string {
 	for pid, k := range st.hwByPid.counts() {
 		count(pid, k)
 	}
-	for part := range st.ops.all() {
+	for part := range st.ops.All() {
 		for i := range part {
 			count(part[i].pid, 1)
 		}
@@ -1500,7 +1477,7 @@ func (st *traceState) unnamedProcessEvents() string {
 		}
 	}
 	if unnamedRow { // tasks are not counted by row: only counted when it can matter
-		for part := range st.tasks.all() {
+		for part := range st.tasks.All() {
 			for i := range part {
 				rowEvents[part[i].row]++
 			}

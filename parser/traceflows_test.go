@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,109 +15,6 @@ import (
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/profile"
 )
-
-func chunkValues[T any](c *chunks[T]) []T {
-	var out []T
-	for p := range c.all() {
-		out = append(out, p...)
-	}
-	return out
-}
-
-// TestChunksKeepOrderWithoutCopying: elements stay where they were put (a pointer
-// taken early still sees the element) and come back in order; chunks double up to
-// maxChunkBytes, so the room left over is at most one chunk.
-func TestChunksKeepOrderWithoutCopying(t *testing.T) {
-	var c chunks[opRec] // a type with pointers: never packed
-	c.add(opRec{pid: 0})
-	first := &c.parts[0].recs[0]
-	const n = 100_000
-	for i := 1; i < n; i++ {
-		c.add(opRec{pid: int64(i)})
-	}
-	first.conn = 7 // the element was never moved
-	got := chunkValues(&c)
-	require.Len(t, got, n)
-	assert.Equal(t, n, c.len())
-	assert.Equal(t, int64(7), got[0].conn)
-	for i, h := range got {
-		require.Equal(t, int64(i), h.pid)
-	}
-	maxLen := maxChunkBytes / int(unsafe.Sizeof(opRec{}))
-	assert.Equal(t, minChunkLen, cap(c.parts[0].recs))
-	for _, p := range c.parts[:len(c.parts)-1] {
-		assert.False(t, p.isPacked())
-		assert.Equal(t, len(p.recs), cap(p.recs), "only the last chunk has room")
-		assert.LessOrEqual(t, cap(p.recs), maxLen)
-	}
-	assert.Less(t, c.bytes()-n*int(unsafe.Sizeof(opRec{})), maxChunkBytes, "more than one chunk spare")
-}
-
-// TestChunksJoin: a joined list is the first's elements then the second's, sharing
-// the second's chunks; what is added after goes at the end.
-func TestChunksJoin(t *testing.T) {
-	var a, b, empty chunks[genRec]
-	for i := range 100 {
-		a.add(genRec{row: uint32(i)})
-	}
-	for i := range 1000 {
-		b.add(genRec{row: uint32(100 + i)})
-	}
-	inB := &b.parts[0].recs[0]
-	a.join(&b)
-	a.join(&empty)
-	a.add(genRec{row: 1100})
-	assert.Equal(t, 0, b.len())
-	assert.Nil(t, b.parts)
-	got := chunkValues(&a)
-	require.Len(t, got, 1101)
-	assert.Equal(t, 1101, a.len())
-	for i, g := range got {
-		require.Equal(t, uint32(i), g.row)
-	}
-	inB.name = 9
-	assert.Equal(t, uint32(9), a.parts[2].recs[0].name, "b's chunks are a's now, not copies")
-}
-
-// TestChunksResetKeepsZeroedChunks: reset keeps chunks up to its budget, cleared,
-// and the next elements fill them before any new chunk is made; release keeps none.
-func TestChunksResetKeepsZeroedChunks(t *testing.T) {
-	var c chunks[flowEnd]
-	for i := range 10_000 {
-		c.add(flowEnd{num: int64(i), deviceNs: 1})
-	}
-	size := int(unsafe.Sizeof(flowEnd{}))
-	budget := 1000 * size
-	c.reset(budget)
-	assert.Equal(t, 0, c.len())
-	assert.Nil(t, c.parts)
-	kept := 0
-	for _, p := range c.spare {
-		kept += cap(p) * size
-		assert.Empty(t, p)
-		for _, f := range p[:cap(p)] {
-			require.Zero(t, f, "a kept chunk still holds an old element")
-		}
-	}
-	assert.Positive(t, kept)
-	assert.LessOrEqual(t, kept, budget)
-	assert.Equal(t, kept, c.bytes())
-
-	spare := len(c.spare)
-	for i := range 50 {
-		c.add(flowEnd{num: int64(i)})
-	}
-	assert.Len(t, c.spare, spare-1, "a kept chunk was used")
-	got := chunkValues(&c)
-	require.Len(t, got, 50)
-	assert.Equal(t, int64(49), got[49].num)
-
-	c.reset(budget) // again: what is kept stays within the budget
-	assert.LessOrEqual(t, c.bytes(), budget)
-	c.release()
-	assert.Zero(t, c.bytes())
-	assert.Zero(t, c.len())
-}
 
 // TestCanonicalInt: flow ids are matched as integers only where the integer's text is
 // the id's text, so that ids equal as text are the ids equal as integers.

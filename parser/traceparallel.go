@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"runtime"
 	"sync"
+
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 )
 
 // A large trace on disk is read by several goroutines, each from its own part of the
@@ -136,13 +138,13 @@ func readTraceParts(f io.ReaderAt, size int64, file string, starts []int64) (*Ti
 		}()
 	}
 	st := newTraceState(file)
-	s := newJSONStream(io.NewSectionReader(f, 0, size))
-	defer s.release()
+	s := jsonx.NewStream(io.NewSectionReader(f, 0, size))
+	defer s.Release()
 	joined := false
-	s.chunkEnd = func(s *jsonStream) (chunkNext, error) {
-		switch off := s.offset(); {
+	s.ChunkEnd = func(s *jsonx.Stream) (jsonx.ChunkNext, error) {
+		switch off := s.Offset(); {
 		case joined || off < starts[0]:
-			return chunkRead, nil
+			return jsonx.ChunkRead, nil
 		case off > starts[0]:
 			return 0, errSplitFailed
 		}
@@ -156,8 +158,8 @@ func readTraceParts(f io.ReaderAt, size int64, file string, starts []int64) (*Ti
 			}
 		}
 		joined = true
-		s.moveTo(io.NewSectionReader(f, 0, size), results[len(results)-1].endAt)
-		return chunkMoved, nil
+		s.MoveTo(io.NewSectionReader(f, 0, size), results[len(results)-1].endAt)
+		return jsonx.ChunkMoved, nil
 	}
 	err := st.read(s)
 	if !joined {
@@ -174,15 +176,15 @@ func readTraceParts(f io.ReaderAt, size int64, file string, starts []int64) (*Ti
 // first event), or to the array's end when stopAt is -1.
 func readPart(f io.ReaderAt, size int64, file string, start, stopAt int64) partResult {
 	st := newTraceState(file)
-	s := newJSONStream(io.NewSectionReader(f, start, size-start))
-	defer s.release()
-	s.base = start
-	s.chunkEnd = func(s *jsonStream) (chunkNext, error) {
-		switch off := s.offset(); {
+	s := jsonx.NewStream(io.NewSectionReader(f, start, size-start))
+	defer s.Release()
+	s.Base = start
+	s.ChunkEnd = func(s *jsonx.Stream) (jsonx.ChunkNext, error) {
+		switch off := s.Offset(); {
 		case stopAt < 0 || off < stopAt:
-			return chunkRead, nil
+			return jsonx.ChunkRead, nil
 		case off == stopAt:
-			return chunkStop, nil
+			return jsonx.ChunkStop, nil
 		}
 		return 0, errSplitFailed
 	}
@@ -190,22 +192,13 @@ func readPart(f io.ReaderAt, size int64, file string, start, stopAt int64) partR
 		return partResult{err: err}
 	}
 	if stopAt >= 0 {
-		if s.offset() != stopAt {
+		if s.Offset() != stopAt {
 			return partResult{err: errSplitFailed} // the array ended before the next part
 		}
 		return partResult{st: st}
 	}
 	// readEventList consumed the closing ']'.
-	return partResult{st: st, endAt: s.offset() - 1}
-}
-
-// moveTo makes the stream read r from the file offset off.
-func (s *jsonStream) moveTo(r io.ReadSeeker, off int64) {
-	if _, err := r.Seek(off, io.SeekStart); err != nil {
-		s.rerr, s.eof = err, true
-		return
-	}
-	s.r, s.base, s.pos, s.end, s.eof, s.rerr = r, off, 0, 0, false, nil
+	return partResult{st: st, endAt: s.Offset() - 1}
 }
 
 // absorb appends the events of o, read from the part of the file after st's, as if
@@ -259,40 +252,40 @@ func (st *traceState) absorb(o *traceState) bool {
 			mine[k] += n
 		}
 	}
-	o.hw.update(func(part []hwRec) {
+	o.hw.Update(func(part []hwRec) {
 		for i := range part {
 			h := &part[i]
 			h.taskType, h.name = taskTypes[h.taskType], names[h.name]
 		}
 	})
-	o.tasks.update(func(part []taskRec) {
+	o.tasks.Update(func(part []taskRec) {
 		for i := range part {
 			t := &part[i]
 			t.row, t.name, t.transport, t.link = rows[t.row], strs[t.name], strs[t.transport], strs[t.link]
 		}
 	})
-	for _, list := range []*chunks[genRec]{&o.generic, &o.overlap} {
-		list.update(func(part []genRec) {
+	for _, list := range []*jsonx.Chunks[genRec]{&o.generic, &o.overlap} {
+		list.Update(func(part []genRec) {
 			for i := range part {
 				g := &part[i]
 				g.row, g.name = rows[g.row], strs[g.name]
 			}
 		})
 	}
-	o.flowEnds.update(func(part []flowEnd) {
+	o.flowEnds.Update(func(part []flowEnd) {
 		for i := range part {
 			if f := &part[i]; !f.isNum {
 				f.str = strs[f.str]
 			}
 		}
 	})
-	st.hw.join(&o.hw)
-	st.ops.join(&o.ops)
-	st.tasks.join(&o.tasks)
-	st.generic.join(&o.generic)
-	st.overlap.join(&o.overlap)
-	st.flowEnds.join(&o.flowEnds)
-	st.flowNums.join(&o.flowNums)
+	st.hw.Join(&o.hw)
+	st.ops.Join(&o.ops)
+	st.tasks.Join(&o.tasks)
+	st.generic.Join(&o.generic)
+	st.overlap.Join(&o.overlap)
+	st.flowEnds.Join(&o.flowEnds)
+	st.flowNums.Join(&o.flowNums)
 	st.steps = append(st.steps, o.steps...)
 	return true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 )
 
@@ -35,11 +36,11 @@ func bothWays(t *testing.T, data []byte) (parallel bool) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "trace_view.json")
 	require.NoError(t, os.WriteFile(p, data, 0o644))
-	pack := packFromBytes
-	defer func() { packFromBytes = pack }()
-	packFromBytes = math.MaxInt
+	pack := jsonx.PackFromBytes
+	defer func() { jsonx.PackFromBytes = pack }()
+	jsonx.PackFromBytes = math.MaxInt
 	want, wantErr := ParseTraceView(bytes.NewReader(data), p)
-	packFromBytes = 0
+	jsonx.PackFromBytes = 0
 
 	f, err := os.Open(p)
 	require.NoError(t, err)

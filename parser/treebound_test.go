@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 )
 
@@ -25,9 +26,9 @@ func TestJSONTreeBound(t *testing.T) {
 	matrix := filepath.Join(root, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "communication_matrix.json")
 	fi, err := os.Stat(matrix)
 	require.NoError(t, err)
-	old := maxJSONTreeBytes
-	maxJSONTreeBytes = fi.Size() - 1
-	t.Cleanup(func() { maxJSONTreeBytes = old })
+	old := jsonx.MaxTreeBytes
+	jsonx.MaxTreeBytes = fi.Size() - 1
+	t.Cleanup(func() { jsonx.MaxTreeBytes = old })
 	// Rank 1's is larger still: give it room.
 	other := filepath.Join(root, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT", "communication_matrix.json")
 	require.NoError(t, os.WriteFile(other, []byte(`{}`), 0o644))
@@ -43,7 +44,7 @@ func TestJSONTreeBound(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ParseCommMatrixJSON(bytes.NewBuffer(data), "m.json")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "m.json: more than "+itoa64(maxJSONTreeBytes)+" bytes: over the")
+	assert.Contains(t, err.Error(), "m.json: more than "+itoa64(jsonx.MaxTreeBytes)+" bytes: over the")
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
@@ -53,9 +54,9 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 // one rank's entry held at a time, and a file past the tree bound is read whole. They
 // were read into a tree and refused past it.
 func TestClusterJSONStreamedPastTreeBound(t *testing.T) {
-	old := maxJSONTreeBytes
-	maxJSONTreeBytes = 16
-	t.Cleanup(func() { maxJSONTreeBytes = old })
+	old := jsonx.MaxTreeBytes
+	jsonx.MaxTreeBytes = 16
+	t.Cleanup(func() { jsonx.MaxTreeBytes = old })
 	comm := `{"(0, 1)": {"step40": {"hcom_allReduce__1_0_1@77": {
 	  "0": {"Communication Time Info": {"Start Timestamp(us)": 1000.5, "Elapse Time(ms)": 2.5, "Transit Time(ms)": 1.5, "Wait Time(ms)": 1.0, "Synchronization Time(ms)": 0.5, "Idle Time(ms)": 0}},
 	  "1": {"Communication Time Info": {"Start Timestamp(us)": 1000.5, "Elapse Time(ms)": 2.0, "Transit Time(ms)": 1.5, "Wait Time(ms)": 0.5, "Synchronization Time(ms)": 0, "Idle Time(ms)": 0}}}}}}`

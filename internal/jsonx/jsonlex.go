@@ -1,4 +1,4 @@
-package parser
+package jsonx
 
 import (
 	"bytes"
@@ -10,20 +10,20 @@ import (
 // position-keeping tree of summary files (jsontree.go), which checks the grammar
 // strictly. Each token's rules live here once, with a strict and a lenient reading.
 
-// lexError is a token that does not lex: at is the byte where it goes wrong.
+// LexError is a token that does not lex: at is the byte where it goes wrong.
 // truncated means b ended inside the token, which may go on past it.
-type lexError struct {
+type LexError struct {
 	at        int
 	msg       string
 	truncated bool
 }
 
-func (e *lexError) Error() string { return e.msg }
+func (e *LexError) Error() string { return e.msg }
 
-// lexString returns the index after the string that starts at b[i] (a '"'). strict
+// LexString returns the index after the string that starts at b[i] (a '"'). strict
 // rejects raw control characters, as RFC 8259 does; the trace scanner reads leniently,
-// only the string's end (escapes are decoded later, by jsonString).
-func lexString(b []byte, i int, strict bool) (int, *lexError) {
+// only the string's end (escapes are decoded later, by Unquote).
+func LexString(b []byte, i int, strict bool) (int, *LexError) {
 	j := i + 1
 	if strict {
 		for ; j < len(b); j++ {
@@ -33,15 +33,15 @@ func lexString(b []byte, i int, strict bool) (int, *lexError) {
 			case c == '\\':
 				j++ // the escaped byte; \u sequences are checked when decoding
 			case c < 0x20:
-				return 0, &lexError{at: j, msg: "control character in a string"}
+				return 0, &LexError{at: j, msg: "control character in a string"}
 			}
 		}
-		return 0, &lexError{at: len(b), msg: fmt.Sprintf("unterminated string at +%d", i), truncated: true}
+		return 0, &LexError{at: len(b), msg: fmt.Sprintf("unterminated string at +%d", i), truncated: true}
 	}
 	for {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return 0, &lexError{at: len(b), msg: fmt.Sprintf("unterminated string at +%d", i), truncated: true}
+			return 0, &LexError{at: len(b), msg: fmt.Sprintf("unterminated string at +%d", i), truncated: true}
 		}
 		j += k
 		bs := 0
@@ -55,10 +55,10 @@ func lexString(b []byte, i int, strict bool) (int, *lexError) {
 	}
 }
 
-// lexNumber returns the index after the number that starts at b[i] (a '-' or a digit).
+// LexNumber returns the index after the number that starts at b[i] (a '-' or a digit).
 // strict follows JSON's grammar (-?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?); lenient takes the
 // run of number bytes, as a scanner that only needs the token's end.
-func lexNumber(b []byte, i int, strict bool) (int, *lexError) {
+func LexNumber(b []byte, i int, strict bool) (int, *LexError) {
 	j := i
 	if !strict {
 		for j++; j < len(b); j++ {
@@ -82,12 +82,12 @@ func lexNumber(b []byte, i int, strict bool) (int, *lexError) {
 	if j < len(b) && b[j] == '0' {
 		j++
 	} else if digits() == 0 {
-		return 0, &lexError{at: j, msg: "bad number: expected a digit", truncated: j >= len(b)}
+		return 0, &LexError{at: j, msg: "bad number: expected a digit", truncated: j >= len(b)}
 	}
 	if j < len(b) && b[j] == '.' {
 		j++
 		if digits() == 0 {
-			return 0, &lexError{at: j, msg: "bad number: expected a digit after '.'", truncated: j >= len(b)}
+			return 0, &LexError{at: j, msg: "bad number: expected a digit after '.'", truncated: j >= len(b)}
 		}
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
@@ -96,16 +96,16 @@ func lexNumber(b []byte, i int, strict bool) (int, *lexError) {
 			j++
 		}
 		if digits() == 0 {
-			return 0, &lexError{at: j, msg: "bad number: expected a digit in the exponent", truncated: j >= len(b)}
+			return 0, &LexError{at: j, msg: "bad number: expected a digit in the exponent", truncated: j >= len(b)}
 		}
 	}
 	return j, nil
 }
 
-// lexLiteral returns the index after lit (true, false, null, or Python's NaN,
+// LexLiteral returns the index after lit (true, false, null, or Python's NaN,
 // Infinity, -Infinity) at b[i]; ok is false when b does not hold it there. b may end
-// inside it: a truncated lexError.
-func lexLiteral(b []byte, i int, lit string) (int, bool, *lexError) {
+// inside it: a truncated LexError.
+func LexLiteral(b []byte, i int, lit string) (int, bool, *LexError) {
 	rest := b[i:]
 	if len(rest) >= len(lit) {
 		if string(rest[:len(lit)]) == lit {
@@ -114,7 +114,7 @@ func lexLiteral(b []byte, i int, lit string) (int, bool, *lexError) {
 		return 0, false, nil
 	}
 	if string(rest) == lit[:len(rest)] {
-		return 0, false, &lexError{at: len(b), msg: "unterminated " + lit, truncated: true}
+		return 0, false, &LexError{at: len(b), msg: "unterminated " + lit, truncated: true}
 	}
 	return 0, false, nil
 }

@@ -1,4 +1,4 @@
-package parser
+package jsonx
 
 import (
 	"encoding"
@@ -9,13 +9,13 @@ import (
 	"strings"
 )
 
-// encodeMembers writes v as json.Encoder's Encode writes it (the same bytes, and a
+// EncodeMembers writes v as json.Encoder's Encode writes it (the same bytes, and a
 // newline), a member at a time: a big trace's summary body is 10 MB of JSON, which
 // Encode holds whole, with the copies of its growth, while summarize's peak memory
 // is reached. Structs (and pointers to them) are written member by member
 // themselves; other values by json.Marshal. It knows the struct tags the summaries
 // use (a name, ",omitempty", "-") and refuses others (",string", embedding).
-func encodeMembers(w io.Writer, v any) error {
+func EncodeMembers(w io.Writer, v any) error {
 	if err := writeMembers(w, reflect.ValueOf(v)); err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func writeMembers(w io.Writer, v reflect.Value) error {
 		}
 		key, opts, _ := strings.Cut(tag, ",")
 		if f.Anonymous || opts != "" && opts != "omitempty" || strings.ContainsAny(key, `"\`) {
-			return fmt.Errorf("encodeMembers: %s.%s: tag %q or embedding not supported", t, f.Name, tag)
+			return fmt.Errorf("EncodeMembers: %s.%s: tag %q or embedding not supported", t, f.Name, tag)
 		}
 		fv := v.Field(i)
 		if opts == "omitempty" && isEmptyJSON(fv) {

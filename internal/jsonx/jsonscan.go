@@ -1,4 +1,4 @@
-package parser
+package jsonx
 
 import (
 	"bytes"
@@ -13,50 +13,51 @@ import (
 // fields of a minority; decoding each event with encoding/json costs several times
 // more than finding its boundaries and the handful of keys we need (see
 // BenchmarkTraceView). The reader never builds a tree: each event is parsed where it
-// lies in the stream's buffer (readEvent), objIter walking its keys without
+// lies in the stream's buffer (readEvent), ObjIter walking its keys without
 // allocating; the tokens' rules are the lexer's (jsonlex.go).
 
-// jsonStream reads consecutive JSON values from r with a sliding buffer. Byte offsets
+// Stream reads consecutive JSON values from r with a sliding buffer. Byte offsets
 // are tracked so that errors can name the position in the file.
-type jsonStream struct {
-	r    io.Reader
-	buf  []byte
-	pos  int   // next unread byte in buf
-	end  int   // end of valid data in buf
-	base int64 // file offset of buf[0]
-	eof  bool
-	rerr error // a read error other than io.EOF
-	// chunkEnd, when set, is asked before each event of a trace's event array whether
+type Stream struct {
+	r       io.Reader
+	Buf     []byte
+	Pos     int   // next unread byte in buf
+	End     int   // end of valid data in buf
+	Base    int64 // file offset of buf[0]
+	EOF     bool
+	ReadErr error // a read error other than io.EOF
+	// ChunkEnd, when set, is asked before each event of a trace's event array whether
 	// the stream's chunk ends there (a trace read in parallel, traceparallel.go).
-	chunkEnd func(s *jsonStream) (chunkNext, error)
+	ChunkEnd func(s *Stream) (ChunkNext, error)
 }
 
-// chunkNext is what a stream of one chunk of a trace does at an event.
-type chunkNext int
+// ChunkNext is what a stream of one chunk of a trace does at an event.
+type ChunkNext int
 
 const (
-	chunkRead  chunkNext = iota // read the event
-	chunkStop                   // the chunk ends here: return
-	chunkMoved                  // the stream was moved past the other chunks: go on from there
+	ChunkRead  ChunkNext = iota // read the event
+	ChunkStop                   // the chunk ends here: return
+	ChunkMoved                  // the stream was moved past the other chunks: go on from there
 )
 
 const streamChunk = 1 << 20
 
-func newJSONStream(r io.Reader) *jsonStream {
+// NewStream is a Stream of r's reads, in a buffer kept for the next stream (Release).
+func NewStream(r io.Reader) *Stream {
 	select {
 	case b := <-streamBufs:
-		return &jsonStream{r: r, buf: b}
+		return &Stream{r: r, Buf: b}
 	default:
-		return &jsonStream{r: r, buf: make([]byte, 4*streamChunk)}
+		return &Stream{r: r, Buf: make([]byte, 4*streamChunk)}
 	}
 }
 
-// newMappedStream reads a mapped file (mapFile): the whole file is the buffer, so it
+// newMappedStream reads a mapped file (MapFile): the whole file is the buffer, so it
 // is never filled, copied into or recycled.
-func newMappedStream(data []byte) *jsonStream {
-	s := &jsonStream{buf: data, end: len(data), eof: true}
-	if bytes.HasPrefix(data, bomUTF8) {
-		s.pos = len(bomUTF8) // as the CSV reader and jsontree skip it
+func newMappedStream(data []byte) *Stream {
+	s := &Stream{Buf: data, End: len(data), EOF: true}
+	if bytes.HasPrefix(data, BOM) {
+		s.Pos = len(BOM) // as the CSV reader and jsontree skip it
 	}
 	return s
 }
@@ -69,9 +70,9 @@ func newMappedStream(data []byte) *jsonStream {
 // ranks. It keeps at most 8 (32 MiB).
 var streamBufs = make(chan []byte, 8)
 
-// dropStreamBuffers leaves the recycled buffers to the collector once a load is done:
+// DropStreamBuffers leaves the recycled buffers to the collector once a load is done:
 // kept, they were 8 MiB or more of the heap while a cluster's figures are made.
-func dropStreamBuffers() {
+func DropStreamBuffers() {
 	for {
 		select {
 		case <-streamBufs:
@@ -81,45 +82,45 @@ func dropStreamBuffers() {
 	}
 }
 
-// release gives the buffer back for the next stream; s must not be used after it, nor
+// Release gives the buffer back for the next stream; s must not be used after it, nor
 // any bytes it handed out. A buffer grown for a huge value is left to the collector.
-func (s *jsonStream) release() {
-	if s.buf != nil && len(s.buf) == 4*streamChunk {
+func (s *Stream) Release() {
+	if s.Buf != nil && len(s.Buf) == 4*streamChunk {
 		select {
-		case streamBufs <- s.buf:
+		case streamBufs <- s.Buf:
 		default:
 		}
 	}
-	s.buf = nil
+	s.Buf = nil
 }
 
-// offset is the file offset of the next unread byte.
-func (s *jsonStream) offset() int64 { return s.base + int64(s.pos) }
+// Offset is the file offset of the next unread byte.
+func (s *Stream) Offset() int64 { return s.Base + int64(s.Pos) }
 
 // fill reads more input, keeping buf[keep:] (keep ≤ pos) and moving it to the front.
 // It returns false when no more input arrives.
-func (s *jsonStream) fill(keep int) bool {
-	if s.eof {
+func (s *Stream) fill(keep int) bool {
+	if s.EOF {
 		return false
 	}
 	if keep > 0 {
-		n := copy(s.buf, s.buf[keep:s.end])
-		s.base += int64(keep)
-		s.pos -= keep
-		s.end = n
+		n := copy(s.Buf, s.Buf[keep:s.End])
+		s.Base += int64(keep)
+		s.Pos -= keep
+		s.End = n
 	}
-	if len(s.buf)-s.end < streamChunk {
-		nb := make([]byte, 2*len(s.buf))
-		copy(nb, s.buf[:s.end])
-		s.buf = nb
+	if len(s.Buf)-s.End < streamChunk {
+		nb := make([]byte, 2*len(s.Buf))
+		copy(nb, s.Buf[:s.End])
+		s.Buf = nb
 	}
 	for {
-		n, err := s.r.Read(s.buf[s.end:])
-		s.end += n
+		n, err := s.r.Read(s.Buf[s.End:])
+		s.End += n
 		if err != nil {
-			s.eof = true
+			s.EOF = true
 			if !errors.Is(err, io.EOF) {
-				s.rerr = err
+				s.ReadErr = err
 			}
 			return n > 0
 		}
@@ -127,60 +128,61 @@ func (s *jsonStream) fill(keep int) bool {
 			// A UTF-8 byte-order mark before the document (an editor's, or a Windows
 			// tool's) is skipped, as the CSV reader and jsontree skip it; offsets
 			// still count it.
-			if s.base == 0 && s.pos == 0 && bytes.HasPrefix(s.buf[:s.end], bomUTF8) {
-				s.pos = len(bomUTF8)
+			if s.Base == 0 && s.Pos == 0 && bytes.HasPrefix(s.Buf[:s.End], BOM) {
+				s.Pos = len(BOM)
 			}
 			return true
 		}
 	}
 }
 
-// peek skips white space and returns the next byte without consuming it.
-func (s *jsonStream) peek() (byte, bool) {
+// Peek skips white space and returns the next byte without consuming it.
+func (s *Stream) Peek() (byte, bool) {
 	for {
-		for s.pos < s.end {
-			c := s.buf[s.pos]
+		for s.Pos < s.End {
+			c := s.Buf[s.Pos]
 			if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
 				return c, true
 			}
-			s.pos++
+			s.Pos++
 		}
-		if !s.fill(s.pos) {
+		if !s.fill(s.Pos) {
 			return 0, false
 		}
 	}
 }
 
-// consume skips white space and consumes the byte c, or fails.
-func (s *jsonStream) consume(c byte) error {
-	got, ok := s.peek()
+// Consume skips white space and consumes the byte c, or fails.
+func (s *Stream) Consume(c byte) error {
+	got, ok := s.Peek()
 	if !ok {
-		return s.eofErr(fmt.Sprintf("expected %q", c))
+		return s.EOFErr(fmt.Sprintf("expected %q", c))
 	}
 	if got != c {
-		return fmt.Errorf("byte %d: expected %q, found %q", s.offset(), c, got)
+		return fmt.Errorf("byte %d: expected %q, found %q", s.Offset(), c, got)
 	}
-	s.pos++
+	s.Pos++
 	return nil
 }
 
-func (s *jsonStream) eofErr(what string) error {
-	if s.rerr != nil {
-		return fmt.Errorf("byte %d: read error: %w", s.offset(), s.rerr)
+// EOFErr is the error of a stream that ended (or failed to read) where what was expected.
+func (s *Stream) EOFErr(what string) error {
+	if s.ReadErr != nil {
+		return fmt.Errorf("byte %d: read error: %w", s.Offset(), s.ReadErr)
 	}
-	return fmt.Errorf("byte %d: unexpected end of file (%s): the file is truncated", s.offset(), what)
+	return fmt.Errorf("byte %d: unexpected end of file (%s): the file is truncated", s.Offset(), what)
 }
 
-// readValue consumes one JSON value and returns its bytes, valid until the next call.
-// Only the value's boundaries are found here; objIter and skipValue check its syntax.
-func (s *jsonStream) readValue() ([]byte, int64, error) {
-	c, ok := s.peek()
+// ReadValue consumes one JSON value and returns its bytes, valid until the next call.
+// Only the value's boundaries are found here; ObjIter and SkipValue check its syntax.
+func (s *Stream) ReadValue() ([]byte, int64, error) {
+	c, ok := s.Peek()
 	if !ok {
-		return nil, s.offset(), s.eofErr("expected a value")
+		return nil, s.Offset(), s.EOFErr("expected a value")
 	}
-	start := s.pos
-	startOff := s.offset()
-	i := s.pos
+	start := s.Pos
+	startOff := s.Offset()
+	i := s.Pos
 	depth := 0
 	switch c {
 	case '{', '[':
@@ -188,39 +190,39 @@ func (s *jsonStream) readValue() ([]byte, int64, error) {
 	default:
 		// A scalar: read until a delimiter.
 		for {
-			for i < s.end {
-				b := s.buf[i]
+			for i < s.End {
+				b := s.Buf[i]
 				if b == ',' || b == ']' || b == '}' || b == ' ' || b == '\n' || b == '\r' || b == '\t' {
-					s.pos = i
-					return s.buf[start:i], startOff, nil
+					s.Pos = i
+					return s.Buf[start:i], startOff, nil
 				}
 				i++
 			}
 			off := i - start
 			if !s.fill(start) {
-				s.pos = s.end
-				return s.buf[0:s.end], startOff, nil
+				s.Pos = s.End
+				return s.Buf[0:s.End], startOff, nil
 			}
 			start = 0
 			i = off
 		}
 	}
 	for {
-		for i < s.end {
-			b := s.buf[i]
+		for i < s.End {
+			b := s.Buf[i]
 			switch b {
 			case '"':
 				// Find the closing quote, skipping escaped ones.
 				j := i + 1
 				for {
-					k := bytes.IndexByte(s.buf[j:s.end], '"')
+					k := bytes.IndexByte(s.Buf[j:s.End], '"')
 					if k < 0 {
 						j = -1
 						break
 					}
 					j += k
 					bs := 0
-					for m := j - 1; m > i && s.buf[m] == '\\'; m-- {
+					for m := j - 1; m > i && s.Buf[m] == '\\'; m-- {
 						bs++
 					}
 					if bs%2 == 0 {
@@ -233,8 +235,8 @@ func (s *jsonStream) readValue() ([]byte, int64, error) {
 				}
 				i = j + 1
 				if depth == 0 {
-					s.pos = i
-					return s.buf[start:i], startOff, nil
+					s.Pos = i
+					return s.Buf[start:i], startOff, nil
 				}
 				continue
 			case '{', '[':
@@ -242,8 +244,8 @@ func (s *jsonStream) readValue() ([]byte, int64, error) {
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					s.pos = i + 1
-					return s.buf[start : i+1], startOff, nil
+					s.Pos = i + 1
+					return s.Buf[start : i+1], startOff, nil
 				}
 			}
 			i++
@@ -251,118 +253,122 @@ func (s *jsonStream) readValue() ([]byte, int64, error) {
 	refill:
 		// Restart the scan of the current value after refilling: strings may have been
 		// cut, so rescan from the value start (values are small; this is rare).
-		s.pos = start
+		s.Pos = start
 		if !s.fill(start) {
-			s.pos = s.end
+			s.Pos = s.End
 			return nil, startOff, fmt.Errorf("byte %d: unexpected end of file inside the value that starts here: the file is truncated", startOff)
 		}
-		start = s.pos
+		start = s.Pos
 		i = start
 		depth = 0
 	}
 }
 
-// objIter walks the members of one JSON object held in memory.
-type objIter struct {
-	b     []byte
-	i     int
-	err   error
+// ObjIter walks the members of one JSON object held in memory.
+type ObjIter struct {
+	B     []byte
+	I     int
+	Err   error
 	n     int // members read
-	depth int
+	Depth int
 }
 
-func newObjIter(b []byte) objIter {
-	it := objIter{b: b}
-	it.i = skipWS(b, 0)
-	if it.i >= len(b) || b[it.i] != '{' {
-		it.err = errors.New("expected an object")
+// NewObjIter iterates over the members of the object at the start of b (after white
+// space); Err is set when b does not start with one.
+func NewObjIter(b []byte) ObjIter {
+	it := ObjIter{B: b}
+	it.I = SkipWS(b, 0)
+	if it.I >= len(b) || b[it.I] != '{' {
+		it.Err = errors.New("expected an object")
 		return it
 	}
-	it.i++
+	it.I++
 	return it
 }
 
-// next returns the next member's raw key (without quotes, escapes undecoded) and raw
+// Next returns the next member's raw key (without quotes, escapes undecoded) and raw
 // value. ok is false at the end of the object or on error (then it.err is set).
-func (it *objIter) next() (key, val []byte, ok bool) {
-	if key, ok = it.nextKey(); !ok {
+func (it *ObjIter) Next() (key, val []byte, ok bool) {
+	if key, ok = it.NextKey(); !ok {
 		return nil, nil, false
 	}
-	start := it.i
-	end, err := skipValue(it.b, start, it.depth)
+	start := it.I
+	end, err := SkipValue(it.B, start, it.Depth)
 	if err != nil {
-		it.err = err
+		it.Err = err
 		return nil, nil, false
 	}
-	it.i = end
-	return key, it.b[start:end], true
+	it.I = end
+	return key, it.B[start:end], true
 }
 
-// nextKey reads the next member's raw key and the ':' after it, and leaves the
-// iterator at the member's value, which the caller reads with next's skipValue or
+// NextKey reads the next member's raw key and the ':' after it, and leaves the
+// iterator at the member's value, which the caller reads with next's SkipValue or
 // walks itself (parseRawEvent walks "args" in the same pass). ok is false at the end
 // of the object or on error.
-func (it *objIter) nextKey() (key []byte, ok bool) {
-	if it.err != nil {
+func (it *ObjIter) NextKey() (key []byte, ok bool) {
+	if it.Err != nil {
 		return nil, false
 	}
-	b := it.b
-	i := skipWS(b, it.i)
+	b := it.B
+	i := SkipWS(b, it.I)
 	if i >= len(b) {
-		it.err = truncatedError("unterminated object")
+		it.Err = TruncatedError("unterminated object")
 		return nil, false
 	}
 	if b[i] == '}' {
-		it.i = i + 1
+		it.I = i + 1
 		return nil, false
 	}
 	if it.n > 0 {
 		if b[i] != ',' {
-			it.err = fmt.Errorf("expected ',' or '}' at +%d", i)
+			it.Err = fmt.Errorf("expected ',' or '}' at +%d", i)
 			return nil, false
 		}
-		if i = skipWS(b, i+1); i >= len(b) {
-			it.err = truncatedError("unterminated object")
+		if i = SkipWS(b, i+1); i >= len(b) {
+			it.Err = TruncatedError("unterminated object")
 			return nil, false
 		}
 	}
 	if b[i] != '"' {
-		it.err = fmt.Errorf("expected a member name at +%d", i)
+		it.Err = fmt.Errorf("expected a member name at +%d", i)
 		return nil, false
 	}
 	kend, err := skipString(b, i)
 	if err != nil {
-		it.err = err
+		it.Err = err
 		return nil, false
 	}
 	key = b[i+1 : kend-1]
-	i = skipWS(b, kend)
+	i = SkipWS(b, kend)
 	if i >= len(b) {
-		it.err = truncatedError("unterminated object")
+		it.Err = TruncatedError("unterminated object")
 		return nil, false
 	}
 	if b[i] != ':' {
-		it.err = fmt.Errorf("expected ':' at +%d", i)
+		it.Err = fmt.Errorf("expected ':' at +%d", i)
 		return nil, false
 	}
-	it.i = skipWS(b, i+1)
+	it.I = SkipWS(b, i+1)
 	it.n++
 	return key, true
 }
 
-// truncatedError is a syntax error found at the end of the bytes given: the value may
+// TruncatedError is a syntax error found at the end of the bytes given: the value may
 // go on past them. A stream that handed out a part of its buffer reads more and tries
 // again (readEventList); anywhere else it is the value's error.
-type truncatedError string
+type TruncatedError string
 
-func (e truncatedError) Error() string { return string(e) }
+func (e TruncatedError) Error() string { return string(e) }
 
-func isTruncated(err error) bool {
-	_, ok := err.(truncatedError)
+// IsTruncated reports whether err is a TruncatedError: the bytes ended inside a value.
+func IsTruncated(err error) bool {
+	_, ok := err.(TruncatedError)
 	return ok
 }
 
-func skipWS(b []byte, i int) int {
+// SkipWS returns the index of the first byte at or after b[i] that is not JSON white space.
+func SkipWS(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
 		i++
 	}
@@ -371,50 +377,51 @@ func skipWS(b []byte, i int) int {
 
 // skipString returns the index after the string starting at b[i] == '"'.
 func skipString(b []byte, i int) (int, error) {
-	end, err := lexString(b, i, false)
+	end, err := LexString(b, i, false)
 	if err != nil {
-		return 0, truncatedError(err.msg) // only the end of b stops a lenient string
+		return 0, TruncatedError(err.msg) // only the end of b stops a lenient string
 	}
 	return end, nil
 }
 
-const maxJSONDepth = 512
+// MaxDepth is the deepest nesting of arrays and objects the scanner reads.
+const MaxDepth = 512
 
-// skipValue returns the index after the JSON value starting at b[i], checking its syntax.
-func skipValue(b []byte, i, depth int) (int, error) {
+// SkipValue returns the index after the JSON value starting at b[i], checking its syntax.
+func SkipValue(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
-		return 0, truncatedError("expected a value")
+		return 0, TruncatedError("expected a value")
 	}
-	if depth > maxJSONDepth {
+	if depth > MaxDepth {
 		return 0, errors.New("nesting too deep")
 	}
 	switch c := b[i]; {
 	case c == '"':
 		return skipString(b, i)
 	case c == '{':
-		it := objIter{b: b, i: i + 1, depth: depth + 1}
+		it := ObjIter{B: b, I: i + 1, Depth: depth + 1}
 		for {
-			if _, _, ok := it.next(); !ok {
+			if _, _, ok := it.Next(); !ok {
 				break
 			}
 		}
-		return it.i, it.err
+		return it.I, it.Err
 	case c == '[':
-		j := skipWS(b, i+1)
+		j := SkipWS(b, i+1)
 		if j >= len(b) {
-			return 0, truncatedError("unterminated array")
+			return 0, TruncatedError("unterminated array")
 		}
 		if b[j] == ']' {
 			return j + 1, nil
 		}
 		for {
-			end, err := skipValue(b, j, depth+1)
+			end, err := SkipValue(b, j, depth+1)
 			if err != nil {
 				return 0, err
 			}
-			j = skipWS(b, end)
+			j = SkipWS(b, end)
 			if j >= len(b) {
-				return 0, truncatedError("unterminated array")
+				return 0, TruncatedError("unterminated array")
 			}
 			if b[j] == ']' {
 				return j + 1, nil
@@ -422,10 +429,10 @@ func skipValue(b []byte, i, depth int) (int, error) {
 			if b[j] != ',' {
 				return 0, fmt.Errorf("expected ',' or ']' at +%d", j)
 			}
-			j = skipWS(b, j+1)
+			j = SkipWS(b, j+1)
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
-		j, _ := lexNumber(b, i, false) // lenient: it cannot fail
+		j, _ := LexNumber(b, i, false) // lenient: it cannot fail
 		return j, nil
 	case c == 't':
 		return skipLiteral(b, i, "true")
@@ -442,21 +449,21 @@ func skipValue(b []byte, i, depth int) (int, error) {
 }
 
 // skipLiteral returns the index after the literal lit at b[i]. The bytes given may
-// end inside it: that is a truncatedError, as for strings.
+// end inside it: that is a TruncatedError, as for strings.
 func skipLiteral(b []byte, i int, lit string) (int, error) {
-	end, ok, err := lexLiteral(b, i, lit)
+	end, ok, err := LexLiteral(b, i, lit)
 	switch {
 	case err != nil:
-		return 0, truncatedError(err.msg)
+		return 0, TruncatedError(err.msg)
 	case !ok:
 		return 0, fmt.Errorf("unexpected %q at +%d", b[i], i)
 	}
 	return end, nil
 }
 
-// jsonString decodes a raw JSON string value (with quotes) into a Go string. Escapes
+// Unquote decodes a raw JSON string value (with quotes) into a Go string. Escapes
 // are rare in traces, so they go through encoding/json.
-func jsonString(v []byte) (string, bool) {
+func Unquote(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
 	}

@@ -1,4 +1,4 @@
-package parser
+package jsonx
 
 import (
 	"bytes"
@@ -22,187 +22,197 @@ import (
 // Numbers keep their literal text, so a µs timestamp such as 1736408883732241.5 goes
 // to ns through MicrosToNs without a float64 round trip.
 
-type treeKind uint8
+// Kind is the kind of a JSON value in a tree.
+type Kind uint8
 
 const (
-	treeNull treeKind = iota
-	treeBool
-	treeNumber
-	treeString
-	treeArray
-	treeObject
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
 )
 
-func (k treeKind) String() string {
+// String names the kind in an error message ("a number").
+func (k Kind) String() string {
 	switch k {
-	case treeNull:
+	case Null:
 		return "null"
-	case treeBool:
+	case Bool:
 		return "a boolean"
-	case treeNumber:
+	case Number:
 		return "a number"
-	case treeString:
+	case String:
 		return "a string"
-	case treeArray:
+	case Array:
 		return "an array"
-	case treeObject:
+	case Object:
 		return "an object"
 	}
 	return "?"
 }
 
-// treeNode is one JSON value and the byte offset of its first byte in the file.
-type treeNode struct {
-	kind    treeKind
-	off     int64
-	text    string // the decoded string, or a number's literal text
-	boolean bool
-	elems   []*treeNode  // array elements
-	ints    []int64      // an array of plain integers, when read so (readJSONTreeWith): elems is nil
-	members []treeMember // object members in file order; a repeated key keeps its first position and its last value, as Python's json.load does
+// Node is one JSON value and the byte offset of its first byte in the file.
+type Node struct {
+	Kind    Kind
+	Off     int64
+	Text    string // the decoded string, or a number's literal text
+	Boolean bool
+	Elems   []*Node  // array elements
+	Ints    []int64  // an array of plain integers, when read so (readJSONTreeWith): elems is nil
+	Members []Member // object members in file order; a repeated key keeps its first position and its last value, as Python's json.load does
 }
 
-type treeMember struct {
-	key    string
-	keyOff int64
-	val    *treeNode
+// Member is an object member of a tree: its key, the key's offset in the file, and
+// its value.
+type Member struct {
+	Key    string
+	KeyOff int64
+	Val    *Node
 }
 
-// get returns the value of key in an object, or nil when n is not an object or has no
+// Get returns the value of key in an object, or nil when n is not an object or has no
 // such key.
-func (n *treeNode) get(key string) *treeNode {
-	if n == nil || n.kind != treeObject {
+func (n *Node) Get(key string) *Node {
+	if n == nil || n.Kind != Object {
 		return nil
 	}
-	for i := range n.members {
-		if n.members[i].key == key {
-			return n.members[i].val
+	for i := range n.Members {
+		if n.Members[i].Key == key {
+			return n.Members[i].Val
 		}
 	}
 	return nil
 }
 
-// isNull reports whether n is absent or JSON null.
-func (n *treeNode) isNull() bool { return n == nil || n.kind == treeNull }
+// IsNull reports whether n is absent or JSON null.
+func (n *Node) IsNull() bool { return n == nil || n.Kind == Null }
 
 // maxTreeDepth bounds nesting: the summary files are at most 7 levels deep, and the
 // bound keeps the recursive parser's stack small on hostile input.
 const maxTreeDepth = 64
 
-// treeSyntaxError is a parse failure at a byte offset; readers turn it into a
+// TreeSyntaxError is a parse failure at a byte offset; readers turn it into a
 // *SyntaxError carrying the file name.
-type treeSyntaxError struct {
+type TreeSyntaxError struct {
 	off int64
 	msg string
 }
 
-func (e *treeSyntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.off, e.msg) }
+func (e *TreeSyntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.off, e.msg) }
 
-// readJSONTree reads all of r and parses it as one JSON value. A UTF-8 byte-order mark
+// ReadTree reads all of r and parses it as one JSON value. A UTF-8 byte-order mark
 // is skipped. Errors are *SyntaxError values naming file.
-func readJSONTree(r io.Reader, file string) (*treeNode, error) {
+func ReadTree(r io.Reader, file string) (*Node, error) {
 	return readJSONTreeWith(r, file, false)
 }
 
-// readJSONTreeWith is readJSONTree; with intArrays, an array of plain integers is one
+// readJSONTreeWith is ReadTree; with intArrays, an array of plain integers is one
 // node holding them (ints), for readers that expect long rank lists and handle ints.
-func readJSONTreeWith(r io.Reader, file string, intArrays bool) (*treeNode, error) {
-	p := &treeParser{nodes: slab[treeNode]{min: 256}, members: slab[treeMember]{min: 512}, elems: slab[*treeNode]{min: 512}}
-	return p.read(r, file, intArrays)
+func readJSONTreeWith(r io.Reader, file string, intArrays bool) (*Node, error) {
+	p := &TreeParser{nodes: slab[Node]{min: 256}, members: slab[Member]{min: 512}, elems: slab[*Node]{min: 512}}
+	return p.Read(r, file, intArrays)
 }
 
-// withJSONTree is readJSONTree for a reader that keeps nothing of the tree (no node,
+// WithTree is ReadTree for a reader that keeps nothing of the tree (no node,
 // member list or element list; strings are copies and may be kept) once fn returns:
 // the tree's memory then serves the next file.
-func withJSONTree(r io.Reader, file string, fn func(root *treeNode) error) error {
-	p := newTreeParser()
-	defer p.recycle()
-	root, err := p.read(r, file, false)
+func WithTree(r io.Reader, file string, fn func(root *Node) error) error {
+	p := NewTreeParser()
+	defer p.Recycle()
+	root, err := p.Read(r, file, false)
 	if err != nil {
 		return err
 	}
 	return fn(root)
 }
 
-func (p *treeParser) read(r io.Reader, file string, intArrays bool) (*treeNode, error) {
+// Read reads r (file names it in errors) whole as a tree in p's slabs; with
+// intArrays, an array of plain integers is read as one node (Node.Ints).
+func (p *TreeParser) Read(r io.Reader, file string, intArrays bool) (*Node, error) {
 	// A tree takes about ten times its file: a file past the bound is refused by its
 	// size, or where reading it passes the bound, rather than read.
-	size := sizeOf(r)
-	if size > maxJSONTreeBytes {
-		return nil, errAtOffset(file, -1, "%d bytes: over the %d MiB this reader holds in memory (read whole as a JSON tree): refused", size, maxJSONTreeBytes>>20)
+	size := SizeOf(r)
+	if size > MaxTreeBytes {
+		return nil, ErrAtOffset(file, -1, "%d bytes: over the %d MiB this reader holds in memory (read whole as a JSON tree): refused", size, MaxTreeBytes>>20)
 	}
 	if size < 0 {
-		r = io.LimitReader(r, maxJSONTreeBytes+1)
+		r = io.LimitReader(r, MaxTreeBytes+1)
 	}
-	data, err := readAll(p.buf, r)
+	data, err := ReadAll(p.buf, r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read: %w", file, err)
 	}
-	if int64(len(data)) > maxJSONTreeBytes {
-		return nil, errAtOffset(file, -1, "more than %d bytes: over the %d MiB this reader holds in memory (read whole as a JSON tree): refused", maxJSONTreeBytes, maxJSONTreeBytes>>20)
+	if int64(len(data)) > MaxTreeBytes {
+		return nil, ErrAtOffset(file, -1, "more than %d bytes: over the %d MiB this reader holds in memory (read whole as a JSON tree): refused", MaxTreeBytes, MaxTreeBytes>>20)
 	}
 	p.buf = data
 	base := 0
-	if bytes.HasPrefix(data, bomUTF8) {
-		base = len(bomUTF8)
+	if bytes.HasPrefix(data, BOM) {
+		base = len(BOM)
 	}
 	p.b, p.i, p.intArrays = data, base, intArrays
 	p.ws()
 	if p.i >= len(p.b) {
-		return nil, errAtOffset(file, int64(p.i), "empty file: expected a JSON value")
+		return nil, ErrAtOffset(file, int64(p.i), "empty file: expected a JSON value")
 	}
 	n, perr := p.value(0)
 	if perr == nil {
 		p.ws()
 		if p.i < len(p.b) {
-			perr = &treeSyntaxError{int64(p.i), fmt.Sprintf("unexpected %s after the top-level value", treeQuoteByte(p.b[p.i]))}
+			perr = &TreeSyntaxError{int64(p.i), fmt.Sprintf("unexpected %s after the top-level value", QuoteByte(p.b[p.i]))}
 		}
 	}
 	if perr != nil {
-		return nil, errAtOffset(file, perr.off, "%s", perr.msg)
+		return nil, ErrAtOffset(file, perr.off, "%s", perr.msg)
 	}
 	return n, nil
 }
 
-var bomUTF8 = []byte{0xEF, 0xBB, 0xBF}
+// BOM is the UTF-8 byte order mark, skipped at the start of a file.
+var BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// maxJSONTreeBytes bounds the files read whole into a tree (communication_matrix.json,
+// MaxTreeBytes bounds the files read whole into a tree (communication_matrix.json,
 // msprof-analyze's cluster_communication*.json, info files): about ten times as much
 // memory is taken while one is read. communication.json and the timelines are streamed,
 // not bounded. A variable for tests only.
-var maxJSONTreeBytes int64 = 256 << 20
+var MaxTreeBytes int64 = 256 << 20
 
-type treeParser struct {
+// TreeParser reads JSON into trees whose nodes live in its slabs, reused from file to
+// file (NewTreeParser, Recycle).
+type TreeParser struct {
 	b         []byte
 	i         int
 	intArrays bool // see readJSONTreeWith
-	nodes     slab[treeNode]
+	nodes     slab[Node]
 	// The members and elements of the objects and arrays being read are stacked here
 	// and copied out, at their exact length, into slabs when each ends: appending to
 	// each object's own slice was a third of the bytes a cluster's summary files took.
-	memberStack []treeMember
-	elemStack   []*treeNode
-	members     slab[treeMember]
-	elems       slab[*treeNode]
+	memberStack []Member
+	elemStack   []*Node
+	members     slab[Member]
+	elems       slab[*Node]
 	keys        map[string]string // member names, one copy each (see key)
 	buf         []byte            // the file's bytes (kept with the parser: nodes copy their text)
 }
 
-// treeParsers keeps a few parsers, with their slabs, for the next file (withJSONTree).
-var treeParsers = make(chan *treeParser, 4)
+// treeParsers keeps a few parsers, with their slabs, for the next file (WithTree).
+var treeParsers = make(chan *TreeParser, 4)
 
-func newTreeParser() *treeParser {
+// NewTreeParser is a parser kept by an earlier Recycle, else a new one.
+func NewTreeParser() *TreeParser {
 	select {
 	case p := <-treeParsers:
 		return p
 	default:
-		return &treeParser{nodes: slab[treeNode]{min: 256}, members: slab[treeMember]{min: 512}, elems: slab[*treeNode]{min: 512}}
+		return &TreeParser{nodes: slab[Node]{min: 256}, members: slab[Member]{min: 512}, elems: slab[*Node]{min: 512}}
 	}
 }
 
-// recycle clears p and keeps it for the next file, unless its slabs grew past 8 MiB
+// Recycle clears p and keeps it for the next file, unless its slabs grew past 8 MiB
 // (a big file's): those are left to the collector.
-func (p *treeParser) recycle() {
+func (p *TreeParser) Recycle() {
 	p.nodes.reset()
 	p.members.reset()
 	p.elems.reset()
@@ -219,17 +229,18 @@ func (p *treeParser) recycle() {
 	}
 }
 
-func (p *treeParser) ws() { p.i = skipWS(p.b, p.i) }
+func (p *TreeParser) ws() { p.i = SkipWS(p.b, p.i) }
 
-func (p *treeParser) fail(msg string) *treeSyntaxError {
-	return &treeSyntaxError{int64(p.i), msg}
+func (p *TreeParser) fail(msg string) *TreeSyntaxError {
+	return &TreeSyntaxError{int64(p.i), msg}
 }
 
-func (p *treeParser) failEOF(what string) *treeSyntaxError {
-	return &treeSyntaxError{int64(p.i), "unexpected end of file, expected " + what + ": the file is truncated"}
+func (p *TreeParser) failEOF(what string) *TreeSyntaxError {
+	return &TreeSyntaxError{int64(p.i), "unexpected end of file, expected " + what + ": the file is truncated"}
 }
 
-func treeQuoteByte(c byte) string {
+// QuoteByte names the byte c in an error message.
+func QuoteByte(c byte) string {
 	if c >= 0x20 && c < 0x7f {
 		return strconv.QuoteRune(rune(c))
 	}
@@ -237,7 +248,7 @@ func treeQuoteByte(c byte) string {
 }
 
 // value parses the value at p.i (white space already skipped).
-func (p *treeParser) value(depth int) (*treeNode, *treeSyntaxError) {
+func (p *TreeParser) value(depth int) (*Node, *TreeSyntaxError) {
 	if p.i >= len(p.b) {
 		return nil, p.failEOF("a value")
 	}
@@ -255,29 +266,29 @@ func (p *treeParser) value(depth int) (*treeNode, *treeSyntaxError) {
 		if err != nil {
 			return nil, err
 		}
-		return p.node(treeNode{kind: treeString, off: off, text: s}), nil
+		return p.node(Node{Kind: String, Off: off, Text: s}), nil
 	case c == '-' || (c >= '0' && c <= '9') || c == 'N' || c == 'I':
 		t, err := p.number()
 		if err != nil {
 			return nil, err
 		}
-		return p.node(treeNode{kind: treeNumber, off: off, text: t}), nil
+		return p.node(Node{Kind: Number, Off: off, Text: t}), nil
 	case c == 't' || c == 'f' || c == 'n':
 		for _, lit := range [...]string{"true", "false", "null"} {
-			if end, ok, _ := lexLiteral(p.b, p.i, lit); ok {
+			if end, ok, _ := LexLiteral(p.b, p.i, lit); ok {
 				p.i = end
 				if lit == "null" {
-					return p.node(treeNode{kind: treeNull, off: off}), nil
+					return p.node(Node{Kind: Null, Off: off}), nil
 				}
-				return p.node(treeNode{kind: treeBool, off: off, boolean: lit == "true"}), nil
+				return p.node(Node{Kind: Bool, Off: off, Boolean: lit == "true"}), nil
 			}
 		}
 	}
-	return nil, p.fail(fmt.Sprintf("unexpected %s, expected a value", treeQuoteByte(p.b[p.i])))
+	return nil, p.fail(fmt.Sprintf("unexpected %s, expected a value", QuoteByte(p.b[p.i])))
 }
 
-func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
-	n := p.node(treeNode{kind: treeObject, off: int64(p.i)})
+func (p *TreeParser) object(depth int) (*Node, *TreeSyntaxError) {
+	n := p.node(Node{Kind: Object, Off: int64(p.i)})
 	p.i++ // '{'
 	var index map[string]int
 	base := len(p.memberStack)
@@ -288,12 +299,12 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 		}
 		if p.b[p.i] == '}' {
 			p.i++
-			n.members = unstack(&p.memberStack, base, &p.members)
+			n.Members = unstack(&p.memberStack, base, &p.members)
 			return n, nil
 		}
 		if !first {
 			if p.b[p.i] != ',' {
-				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or '}'", treeQuoteByte(p.b[p.i])))
+				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or '}'", QuoteByte(p.b[p.i])))
 			}
 			p.i++
 			p.ws()
@@ -302,7 +313,7 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 			}
 		}
 		if p.b[p.i] != '"' {
-			return nil, p.fail(fmt.Sprintf("unexpected %s, expected a member name", treeQuoteByte(p.b[p.i])))
+			return nil, p.fail(fmt.Sprintf("unexpected %s, expected a member name", QuoteByte(p.b[p.i])))
 		}
 		keyOff := int64(p.i)
 		key, err := p.key()
@@ -314,7 +325,7 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 			return nil, p.failEOF("':'")
 		}
 		if p.b[p.i] != ':' {
-			return nil, p.fail(fmt.Sprintf("unexpected %s, expected ':'", treeQuoteByte(p.b[p.i])))
+			return nil, p.fail(fmt.Sprintf("unexpected %s, expected ':'", QuoteByte(p.b[p.i])))
 		}
 		p.i++
 		p.ws()
@@ -331,22 +342,22 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 			}
 		} else {
 			for j := range members {
-				if members[j].key == key {
+				if members[j].Key == key {
 					dup = j
 					break
 				}
 			}
 		}
 		if dup >= 0 {
-			members[dup].val = v
+			members[dup].Val = v
 			continue
 		}
-		p.memberStack = append(p.memberStack, treeMember{key: key, keyOff: keyOff, val: v})
+		p.memberStack = append(p.memberStack, Member{Key: key, KeyOff: keyOff, Val: v})
 		members = p.memberStack[base:]
 		if index == nil && len(members) > 16 {
 			index = make(map[string]int, 2*len(members))
 			for j := range members {
-				index[members[j].key] = j
+				index[members[j].Key] = j
 			}
 		} else if index != nil {
 			index[key] = len(members) - 1
@@ -354,13 +365,13 @@ func (p *treeParser) object(depth int) (*treeNode, *treeSyntaxError) {
 	}
 }
 
-func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
+func (p *TreeParser) array(depth int) (*Node, *TreeSyntaxError) {
 	if p.intArrays {
 		if n := p.intArray(); n != nil {
 			return n, nil
 		}
 	}
-	n := p.node(treeNode{kind: treeArray, off: int64(p.i)})
+	n := p.node(Node{Kind: Array, Off: int64(p.i)})
 	p.i++ // '['
 	base := len(p.elemStack)
 	for first := true; ; first = false {
@@ -370,12 +381,12 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 		}
 		if p.b[p.i] == ']' {
 			p.i++
-			n.elems = unstack(&p.elemStack, base, &p.elems)
+			n.Elems = unstack(&p.elemStack, base, &p.elems)
 			return n, nil
 		}
 		if !first {
 			if p.b[p.i] != ',' {
-				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or ']'", treeQuoteByte(p.b[p.i])))
+				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or ']'", QuoteByte(p.b[p.i])))
 			}
 			p.i++
 			p.ws()
@@ -392,7 +403,7 @@ func (p *treeParser) array(depth int) (*treeNode, *treeSyntaxError) {
 // each of at most 15 digits: exact in an int64 and in a float64), as one node; else it
 // returns nil and leaves p.i. Every rank's profiler_metadata.json lists its groups'
 // global ranks, thousands of numbers that would each be a node.
-func (p *treeParser) intArray() *treeNode {
+func (p *TreeParser) intArray() *Node {
 	b, i := p.b, p.i+1
 	// Every rank of a job lists the same groups: an array whose bytes were read before
 	// (in any file) is not read again. Its ints are shared, read-only.
@@ -401,16 +412,16 @@ func (p *treeParser) intArray() *treeNode {
 		return nil
 	}
 	raw := b[p.i : i+end+1]
-	if len(raw) >= minSharedIntArray {
-		if ints, ok := sharedIntArrays.get(raw); ok {
-			n := p.node(treeNode{kind: treeArray, off: int64(p.i), ints: ints})
+	if len(raw) >= MinSharedIntArray {
+		if ints, ok := sharedIntArrays.Get(raw); ok {
+			n := p.node(Node{Kind: Array, Off: int64(p.i), Ints: ints})
 			p.i += len(raw)
 			return n
 		}
 	}
 	ints := make([]int64, 0, bytes.Count(raw, []byte{','})+1)
 	for {
-		i = skipWS(b, i)
+		i = SkipWS(b, i)
 		neg := i < len(b) && b[i] == '-'
 		if neg {
 			i++
@@ -428,7 +439,7 @@ func (p *treeParser) intArray() *treeNode {
 			v = -v
 		}
 		ints = append(ints, v)
-		i = skipWS(b, i)
+		i = SkipWS(b, i)
 		if i >= len(b) {
 			return nil
 		}
@@ -437,9 +448,9 @@ func (p *treeParser) intArray() *treeNode {
 			i++
 			continue
 		case ']':
-			n := p.node(treeNode{kind: treeArray, off: int64(p.i), ints: ints})
-			if len(raw) >= minSharedIntArray {
-				sharedIntArrays.put(raw, ints)
+			n := p.node(Node{Kind: Array, Off: int64(p.i), Ints: ints})
+			if len(raw) >= MinSharedIntArray {
+				sharedIntArrays.Put(raw, ints)
 			}
 			p.i = i + 1
 			return n
@@ -450,7 +461,7 @@ func (p *treeParser) intArray() *treeNode {
 
 // key parses a member name at p.i: str, with one copy of each name per file (a
 // summary file repeats a few names thousands of times).
-func (p *treeParser) key() (string, *treeSyntaxError) {
+func (p *TreeParser) key() (string, *TreeSyntaxError) {
 	start := p.i
 	if end, err := skipString(p.b, start); err == nil {
 		if raw := p.b[start+1 : end-1]; bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
@@ -480,31 +491,36 @@ func hasControl(b []byte) bool {
 	return false
 }
 
-// minSharedIntArray is the size (bytes) from which int arrays are shared: rank lists
+// MinSharedIntArray is the size (bytes) from which int arrays are shared: rank lists
 // of large groups, not a tuple of two numbers.
-const minSharedIntArray = 256
+const MinSharedIntArray = 256
 
 // sharedIntArrays maps an int array's bytes to its ints (see intArray).
-var sharedIntArrays = intArrayCache[int64]{m: map[string][]int64{}}
+var sharedIntArrays IntArrayCache[int64]
 
-// intArrayCache maps the text of large int arrays to their values, so that ranks
+// IntArrayCache maps the text of large int arrays to their values, so that ranks
 // repeating the same rank list share one. It keeps at most 64 arrays, and forgets them
-// all when full: a job has a few large groups.
-type intArrayCache[T int | int64] struct {
+// all when full: a job has a few large groups. The zero value is empty and ready.
+type IntArrayCache[T int | int64] struct {
 	mu sync.Mutex
 	m  map[string][]T
 }
 
-func (c *intArrayCache[T]) get(raw []byte) ([]T, bool) {
+// Get returns the ints kept for raw, an array's text.
+func (c *IntArrayCache[T]) Get(raw []byte) ([]T, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ints, ok := c.m[string(raw)]
 	return ints, ok
 }
 
-func (c *intArrayCache[T]) put(raw []byte, ints []T) {
+// Put keeps ints as raw's values.
+func (c *IntArrayCache[T]) Put(raw []byte, ints []T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string][]T{}
+	}
 	if len(c.m) >= 64 {
 		clear(c.m)
 	}
@@ -512,9 +528,9 @@ func (c *intArrayCache[T]) put(raw []byte, ints []T) {
 }
 
 // str parses the string at p.i (p.b[p.i] == '"').
-func (p *treeParser) str() (string, *treeSyntaxError) {
+func (p *TreeParser) str() (string, *TreeSyntaxError) {
 	start := p.i
-	end, lerr := lexString(p.b, p.i, true)
+	end, lerr := LexString(p.b, p.i, true)
 	if lerr != nil {
 		p.i = lerr.at
 		if lerr.truncated {
@@ -523,25 +539,25 @@ func (p *treeParser) str() (string, *treeSyntaxError) {
 		return "", p.fail(lerr.msg)
 	}
 	p.i = end
-	s, ok := jsonString(p.b[start:end]) // the trace scanner's decoder (jsonscan.go)
+	s, ok := Unquote(p.b[start:end]) // the trace scanner's decoder (jsonscan.go)
 	if !ok {
-		return "", &treeSyntaxError{int64(start), "bad string escape"}
+		return "", &TreeSyntaxError{int64(start), "bad string escape"}
 	}
 	return s, nil
 }
 
 // number parses a JSON number, or Python's NaN, Infinity and -Infinity, and returns
 // its literal text.
-func (p *treeParser) number() (string, *treeSyntaxError) {
+func (p *TreeParser) number() (string, *TreeSyntaxError) {
 	start := p.i
 	for _, lit := range [...]string{"NaN", "Infinity", "-Infinity"} {
-		if end, ok, _ := lexLiteral(p.b, p.i, lit); ok {
+		if end, ok, _ := LexLiteral(p.b, p.i, lit); ok {
 			p.i = end
 			return lit, nil
 		}
 	}
 	b := p.b
-	i, lerr := lexNumber(b, p.i, true)
+	i, lerr := LexNumber(b, p.i, true)
 	if lerr != nil {
 		p.i = lerr.at
 		return "", p.fail(lerr.msg)
@@ -574,63 +590,64 @@ func atoiSmall(b []byte) int {
 
 // node returns a new tree node from a slab: a tree is thousands of small nodes that
 // all die together, so one allocation serves many.
-func (p *treeParser) node(n treeNode) *treeNode {
+func (p *TreeParser) node(n Node) *Node {
 	out := &p.nodes.alloc(1)[0]
 	*out = n
 	return out
 }
 
-// treeReader converts tree values to Go values, reporting bad ones at their offset in
+// TreeReader converts tree values to Go values, reporting bad ones at their offset in
 // file.
-type treeReader struct{ file string }
+type TreeReader struct{ File string }
 
-func (d treeReader) errAt(n *treeNode, format string, args ...any) error {
+// ErrAt is a SyntaxError at n's offset in d.File.
+func (d TreeReader) ErrAt(n *Node, format string, args ...any) error {
 	off := int64(-1)
 	if n != nil {
-		off = n.off
+		off = n.Off
 	}
-	return errAtOffset(d.file, off, format, args...)
+	return ErrAtOffset(d.File, off, format, args...)
 }
 
-// object checks that n is an object; what names it in the error.
-func (d treeReader) object(n *treeNode, what string) error {
-	if n == nil || n.kind != treeObject {
+// Object checks that n is an object; what names it in the error.
+func (d TreeReader) Object(n *Node, what string) error {
+	if n == nil || n.Kind != Object {
 		got := "nothing"
 		if n != nil {
-			got = n.kind.String()
+			got = n.Kind.String()
 		}
-		return d.errAt(n, "%s: expected an object, found %s", what, got)
+		return d.ErrAt(n, "%s: expected an object, found %s", what, got)
 	}
 	return nil
 }
 
-// float reads a number (or a numeric string, as hand-made files have). Absent and null
+// Float reads a number (or a numeric string, as hand-made files have). Absent and null
 // give 0. NaN and ±Infinity, which Python writes for 0/0, read as 0: they carry no
 // measurement.
-func (d treeReader) float(n *treeNode, what string) (float64, error) {
+func (d TreeReader) Float(n *Node, what string) (float64, error) {
 	if n == nil {
 		return 0, nil // absent: an older layout without the field
 	}
-	if n.kind == treeNull {
+	if n.Kind == Null {
 		// The profilers write every figure (0 for none): a null read as 0 made an
 		// op's Transit Time, or a link's bytes, "measured" zeros.
-		return 0, d.errAt(n, "%s: null where the profiler writes a number", what)
+		return 0, d.ErrAt(n, "%s: null where the profiler writes a number", what)
 	}
 	var t string
-	switch n.kind {
-	case treeNumber:
-		t = n.text
-	case treeString:
-		t = strings.TrimSpace(n.text)
+	switch n.Kind {
+	case Number:
+		t = n.Text
+	case String:
+		t = strings.TrimSpace(n.Text)
 	default:
-		return 0, d.errAt(n, "%s: expected a number, found %s", what, n.kind)
+		return 0, d.ErrAt(n, "%s: expected a number, found %s", what, n.Kind)
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
-			return 0, d.errAt(n, "%s: number %q out of range", what, t)
+			return 0, d.ErrAt(n, "%s: number %q out of range", what, t)
 		}
-		return 0, d.errAt(n, "%s: bad number %q", what, t)
+		return 0, d.ErrAt(n, "%s: bad number %q", what, t)
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, nil
@@ -638,104 +655,104 @@ func (d treeReader) float(n *treeNode, what string) (float64, error) {
 	return f, nil
 }
 
-// treeMaxScaled bounds a value converted to int64 units: beyond it the conversion would
+// MaxScaled bounds a value converted to int64 units: beyond it the conversion would
 // overflow, and no real time (ns) or size (bytes) comes near it (9e18 ns ≈ 285 years).
-const treeMaxScaled = 9e18
+const MaxScaled = 9e18
 
-// scaled reads a number and converts it to an int64 count of 1/scale units (ms with
+// Scaled reads a number and converts it to an int64 count of 1/scale units (ms with
 // scale 1e6 → ns; MB with scale 1e6 → bytes), rounding to nearest.
-func (d treeReader) scaled(n *treeNode, scale float64, what string) (int64, error) {
-	f, err := d.float(n, what)
+func (d TreeReader) Scaled(n *Node, scale float64, what string) (int64, error) {
+	f, err := d.Float(n, what)
 	if err != nil {
 		return 0, err
 	}
 	x := math.Round(f * scale)
-	if math.IsInf(x, 0) || math.Abs(x) > treeMaxScaled {
-		return 0, d.errAt(n, "%s: %v out of range", what, f)
+	if math.IsInf(x, 0) || math.Abs(x) > MaxScaled {
+		return 0, d.ErrAt(n, "%s: %v out of range", what, f)
 	}
 	return int64(x), nil
 }
 
-// msNs reads a millisecond figure as ns.
-func (d treeReader) msNs(n *treeNode, what string) (int64, error) { return d.scaled(n, 1e6, what) }
+// MsNs reads a millisecond figure as ns.
+func (d TreeReader) MsNs(n *Node, what string) (int64, error) { return d.Scaled(n, 1e6, what) }
 
-// mbBytes reads an MB (10^6 bytes) figure as bytes.
-func (d treeReader) mbBytes(n *treeNode, what string) (int64, error) {
-	return d.scaled(n, 1e6, what)
+// MbBytes reads an MB (10^6 bytes) figure as bytes.
+func (d TreeReader) MbBytes(n *Node, what string) (int64, error) {
+	return d.Scaled(n, 1e6, what)
 }
 
-// intVal reads an integer written as a number (0, 0.0) or a string ("0"). Absent and
+// IntVal reads an integer written as a number (0, 0.0) or a string ("0"). Absent and
 // null give def.
-func (d treeReader) intVal(n *treeNode, def int, what string) (int, error) {
-	if n.isNull() {
+func (d TreeReader) IntVal(n *Node, def int, what string) (int, error) {
+	if n.IsNull() {
 		return def, nil
 	}
 	var t string
-	switch n.kind {
-	case treeNumber:
-		t = n.text
-	case treeString:
-		t = strings.TrimSpace(n.text)
+	switch n.Kind {
+	case Number:
+		t = n.Text
+	case String:
+		t = strings.TrimSpace(n.Text)
 	default:
-		return 0, d.errAt(n, "%s: expected an integer, found %s", what, n.kind)
+		return 0, d.ErrAt(n, "%s: expected an integer, found %s", what, n.Kind)
 	}
 	if v, err := strconv.Atoi(t); err == nil {
 		return v, nil
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
-		return 0, d.errAt(n, "%s: expected an integer, found %q", what, t)
+		return 0, d.ErrAt(n, "%s: expected an integer, found %q", what, t)
 	}
 	return int(f), nil
 }
 
-// text reads a scalar as a string: strings as they are, numbers as written, booleans
+// Text reads a scalar as a string: strings as they are, numbers as written, booleans
 // as true/false, null and absent as "". Arrays and objects are errors.
-func (d treeReader) text(n *treeNode, what string) (string, error) {
-	if n.isNull() {
+func (d TreeReader) Text(n *Node, what string) (string, error) {
+	if n.IsNull() {
 		return "", nil
 	}
-	switch n.kind {
-	case treeString, treeNumber:
-		return n.text, nil
-	case treeBool:
-		return strconv.FormatBool(n.boolean), nil
+	switch n.Kind {
+	case String, Number:
+		return n.Text, nil
+	case Bool:
+		return strconv.FormatBool(n.Boolean), nil
 	}
-	return "", d.errAt(n, "%s: expected a string, found %s", what, n.kind)
+	return "", d.ErrAt(n, "%s: expected a string, found %s", what, n.Kind)
 }
 
-// treeAny converts n to the values encoding/json's Unmarshal gives for `any`
+// ToAny converts n to the values encoding/json's Unmarshal gives for `any`
 // (float64, string, bool, nil, []any, map[string]any). NaN and ±Infinity stay float64
 // NaN and ±Inf.
-func treeAny(n *treeNode) any {
+func ToAny(n *Node) any {
 	if n == nil {
 		return nil
 	}
-	switch n.kind {
-	case treeBool:
-		return n.boolean
-	case treeNumber:
-		f, _ := strconv.ParseFloat(n.text, 64)
+	switch n.Kind {
+	case Bool:
+		return n.Boolean
+	case Number:
+		f, _ := strconv.ParseFloat(n.Text, 64)
 		return f
-	case treeString:
-		return n.text
-	case treeArray:
-		if n.ints != nil {
-			out := make([]any, len(n.ints))
-			for i, v := range n.ints {
+	case String:
+		return n.Text
+	case Array:
+		if n.Ints != nil {
+			out := make([]any, len(n.Ints))
+			for i, v := range n.Ints {
 				out[i] = float64(v)
 			}
 			return out
 		}
-		out := make([]any, len(n.elems))
-		for i, e := range n.elems {
-			out[i] = treeAny(e)
+		out := make([]any, len(n.Elems))
+		for i, e := range n.Elems {
+			out[i] = ToAny(e)
 		}
 		return out
-	case treeObject:
-		out := make(map[string]any, len(n.members))
-		for _, m := range n.members {
-			out[m.key] = treeAny(m.val)
+	case Object:
+		out := make(map[string]any, len(n.Members))
+		for _, m := range n.Members {
+			out[m.Key] = ToAny(m.Val)
 		}
 		return out
 	}

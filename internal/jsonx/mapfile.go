@@ -1,4 +1,4 @@
-package parser
+package jsonx
 
 import (
 	"fmt"
@@ -30,15 +30,15 @@ func readMapped(file string, read func() error) (err error) {
 	return read()
 }
 
-// readStream runs read over a stream of r: of its mapped file when it can be mapped
-// (mapFile), read in place, else of its reads. Nothing read hands out may be kept past
-// it, as for any stream (jsonStream.release).
-func readStream(r io.Reader, file string, read func(s *jsonStream) error) error {
-	if data, unmap, ok := mapFile(r); ok {
+// ReadStream runs read over a stream of r: of its mapped file when it can be mapped
+// (MapFile), read in place, else of its reads. Nothing read hands out may be kept past
+// it, as for any stream (Stream.release).
+func ReadStream(r io.Reader, file string, read func(s *Stream) error) error {
+	if data, unmap, ok := MapFile(r); ok {
 		defer unmap()
 		return readMapped(file, func() error { return read(newMappedStream(data)) })
 	}
-	s := newJSONStream(r)
-	defer s.release()
+	s := NewStream(r)
+	defer s.Release()
 	return read(s)
 }

@@ -1,8 +1,8 @@
 //go:build !unix
 
-package parser
+package jsonx
 
 import "io"
 
-// mapFile maps nothing where there is no mmap: the caller reads the file.
-func mapFile(io.Reader) (data []byte, unmap func(), ok bool) { return nil, nil, false }
+// MapFile maps nothing where there is no mmap: the caller reads the file.
+func MapFile(io.Reader) (data []byte, unmap func(), ok bool) { return nil, nil, false }

@@ -1,4 +1,4 @@
-package parser
+package jsonx
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"slices"
 )
 
-// sizeOf is r's size when r is a file, else -1: the readers of whole files size their
+// SizeOf is r's size when r is a file, else -1: the readers of whole files size their
 // buffers by it rather than grow them.
-func sizeOf(r io.Reader) int64 {
+func SizeOf(r io.Reader) int64 {
 	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
 	if !ok {
 		return -1
@@ -21,11 +21,11 @@ func sizeOf(r io.Reader) int64 {
 	return fi.Size()
 }
 
-// readAll is io.ReadAll into dst's memory (dst[:0]), grown once to the file's size
+// ReadAll is io.ReadAll into dst's memory (dst[:0]), grown once to the file's size
 // when r is a file (io.ReadAll grows it from 512 bytes, copying and allocating twice
 // the file on the way).
-func readAll(dst []byte, r io.Reader) ([]byte, error) {
-	n := sizeOf(r)
+func ReadAll(dst []byte, r io.Reader) ([]byte, error) {
+	n := SizeOf(r)
 	if n < 0 || n > 1<<30 {
 		if dst == nil {
 			return io.ReadAll(r)

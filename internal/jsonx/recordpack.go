@@ -1,4 +1,4 @@
-package parser
+package jsonx
 
 import (
 	"encoding/binary"
@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 	"unsafe"
-
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // recordCodec packs records of a pointer-free struct type into bytes and back,
@@ -51,7 +49,16 @@ func codecOf[T any]() *recordCodec {
 	return c
 }
 
-var intervalType = reflect.TypeFor[profile.Interval]()
+// spanTypes are the struct types of two integer fields, a start and an end, whose
+// end is packed as its difference from the start (PackAsSpan).
+var spanTypes sync.Map // reflect.Type → struct{}
+
+// PackAsSpan declares T a span: a struct of two integer fields, a start then an end,
+// whose end is packed as its difference from its own start rather than from the end
+// of the record before. Call it before the first Chunks of a type holding a T is made.
+func PackAsSpan[T any]() { spanTypes.Store(reflect.TypeFor[T](), struct{}{}) }
+
+func isSpan(t reflect.Type) bool { _, ok := spanTypes.Load(t); return ok }
 
 // add lists t's fields at base; false when one cannot be packed.
 func (c *recordCodec) add(t reflect.Type, base uintptr) bool {
@@ -64,7 +71,7 @@ func (c *recordCodec) add(t reflect.Type, base uintptr) bool {
 				return false
 			}
 		}
-		if t == intervalType && len(c.fields) == first+2 {
+		if isSpan(t) && len(c.fields) == first+2 {
 			c.fields[first+1].fromField = first
 		}
 		return true
