@@ -156,7 +156,7 @@ demo: build
 
 # package:target pairs.
 FUZZ_TARGETS := parser:FuzzTraceView parser:FuzzTraceViewInParts parser:FuzzStepTraceCSV parser:FuzzKernelDetails parser:FuzzCommunicationJSON \
-	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo parser:FuzzKineto parser:FuzzOpSummaryCSV parser:FuzzMsprofIterationMarkers parser:FuzzArchive parser:FuzzMsprofAnalyzeOutputs parser:FuzzRankSummary parser:FuzzSummaryFastPath parser:FuzzDecodeIntArray parser:FuzzMicrosToNs parser:FuzzParseBench advisor:FuzzRankDir advisor:FuzzClusterDir \
+	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo parser:FuzzKineto parser:FuzzOpSummaryCSV parser:FuzzMsprofIterationMarkers internal/vfs:FuzzArchive parser:FuzzMsprofAnalyzeOutputs parser:FuzzRankSummary parser:FuzzSummaryFastPath parser:FuzzDecodeIntArray parser:FuzzMicrosToNs parser:FuzzParseBench advisor:FuzzRankDir advisor:FuzzClusterDir \
 	fixtures/scenario:FuzzScenarioParse
 FUZZTIME ?= 20s
 

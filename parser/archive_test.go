@@ -18,6 +18,7 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/internal/testkit"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -210,35 +211,35 @@ func TestArchiveBombsAndEscapes(t *testing.T) {
 		name    string
 		exts    []string
 		members []archiveMember
-		limits  parser.ArchiveLimits
+		limits  vfs.ArchiveLimits
 		want    []string // in the error
 	}{
 		{"dotdot", []string{".zip", ".tar.gz", ".tar"},
 			[]archiveMember{{name: "r/ASCEND_PROFILER_OUTPUT/trace_view.json", data: trace}, {name: "r/../../x", data: trace}},
-			parser.ArchiveLimits{}, []string{"!/r/../../x", `".." component`}},
+			vfs.ArchiveLimits{}, []string{"!/r/../../x", `".." component`}},
 		{"absolute", []string{".zip", ".tgz"},
 			[]archiveMember{{name: "/etc/x/trace_view.json", data: trace}},
-			parser.ArchiveLimits{}, []string{"!//etc/x/trace_view.json", "absolute member path"}},
+			vfs.ArchiveLimits{}, []string{"!//etc/x/trace_view.json", "absolute member path"}},
 		{"symlink out", []string{".zip", ".tar.gz"},
 			[]archiveMember{{name: "r/trace_view.json", symlink: "../../etc/passwd"}},
-			parser.ArchiveLimits{}, []string{"!/r/trace_view.json", `link to "../../etc/passwd" points out of the archive`}},
+			vfs.ArchiveLimits{}, []string{"!/r/trace_view.json", `link to "../../etc/passwd" points out of the archive`}},
 		{"hardlink out", []string{".tar.gz"},
 			[]archiveMember{{name: "r/trace_view.json", hardlink: "../secret"}},
-			parser.ArchiveLimits{}, []string{"!/r/trace_view.json", "points out of the archive"}},
+			vfs.ArchiveLimits{}, []string{"!/r/trace_view.json", "points out of the archive"}},
 		{"ratio", []string{".zip", ".tar.gz"},
 			[]archiveMember{{name: "r/ASCEND_PROFILER_OUTPUT/trace_view.json", data: zeros}},
-			parser.ArchiveLimits{MaxRatio: 10}, []string{"!/r/ASCEND_PROFILER_OUTPUT/trace_view.json", "compression ratio", "MaxRatio"}},
+			vfs.ArchiveLimits{MaxRatio: 10}, []string{"!/r/ASCEND_PROFILER_OUTPUT/trace_view.json", "compression ratio", "MaxRatio"}},
 		{"ratio of a file not read", []string{".tgz"},
 			[]archiveMember{{name: "r/PROF_1/data/raw.bin", data: zeros}},
-			parser.ArchiveLimits{MaxRatio: 10}, []string{"!/r/PROF_1/data/raw.bin", "compression ratio"}},
+			vfs.ArchiveLimits{MaxRatio: 10}, []string{"!/r/PROF_1/data/raw.bin", "compression ratio"}},
 		{"zeros at the default ratio", []string{".zip", ".tar.gz"},
 			[]archiveMember{{name: "r/trace_view.json", data: make([]byte, 16<<20)}},
-			parser.ArchiveLimits{}, []string{"!/r/trace_view.json", "compression ratio"}},
+			vfs.ArchiveLimits{}, []string{"!/r/trace_view.json", "compression ratio"}},
 		{"members", []string{".zip", ".tar.gz"}, many(10),
-			parser.ArchiveLimits{MaxMembers: 5}, []string{"more than 5 members", "MaxMembers"}},
+			vfs.ArchiveLimits{MaxMembers: 5}, []string{"more than 5 members", "MaxMembers"}},
 		{"bytes", []string{".zip", ".tar.gz"},
 			[]archiveMember{{name: "r/ASCEND_PROFILER_OUTPUT/trace_view.json", data: bytes.Repeat(trace, 100)}},
-			parser.ArchiveLimits{MaxBytes: 1000}, []string{"!/r/ASCEND_PROFILER_OUTPUT/trace_view.json", "more than 1000 bytes", "MaxBytes"}},
+			vfs.ArchiveLimits{MaxBytes: 1000}, []string{"!/r/ASCEND_PROFILER_OUTPUT/trace_view.json", "more than 1000 bytes", "MaxBytes"}},
 	}
 	for _, tc := range cases {
 		for _, ext := range tc.exts {
@@ -247,7 +248,7 @@ func TestArchiveBombsAndEscapes(t *testing.T) {
 				writeArchive(t, arc, tc.members)
 				_, err := parser.LoadCluster([]string{arc}, parser.LoadOptions{Archive: tc.limits})
 				require.Error(t, err)
-				var ae *parser.ArchiveError
+				var ae *vfs.ArchiveError
 				require.ErrorAs(t, err, &ae)
 				assert.Equal(t, arc, ae.Archive)
 				assert.Contains(t, err.Error(), arc)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -184,7 +185,7 @@ func date17Ns(s string) (int64, bool) {
 // collectionEndNs is a profiler_info file's end of collection
 // (profile.Info.CollectionEndNs), 0 when it has none or cannot be read.
 func collectionEndNs(infoFile string) int64 {
-	f, err := openPath(infoFile)
+	f, err := vfs.Open(infoFile)
 	if err != nil {
 		return 0
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/hcclprof/hcclprof/internal/vfs"
 )
 
 // ErrNothingFound is returned when the arguments hold no profile hcclprof can read.
@@ -65,14 +67,14 @@ type Inputs struct {
 
 	// archives are those opened (and registered) to find the ranks; Release lets
 	// them go.
-	archives []*Archive
+	archives []*vfs.Archive
 }
 
 // Release closes the archives Discover opened for these inputs (a tar's members are
 // held in memory until then). The ranks cannot be loaded after it.
 func (in *Inputs) Release() {
 	for _, a := range in.archives {
-		releaseArchive(a)
+		vfs.Release(a)
 	}
 	in.archives = nil
 }
@@ -80,8 +82,8 @@ func (in *Inputs) Release() {
 // DiscoverOptions tune Discover.
 type DiscoverOptions struct {
 	// Archive bounds what reading each archive (.zip, .tar.gz, .tgz, .tar) may cost;
-	// zero fields take DefaultArchiveLimits.
-	Archive ArchiveLimits
+	// zero fields take vfs.DefaultArchiveLimits.
+	Archive vfs.ArchiveLimits
 }
 
 // maxWalkDepth bounds the directory walk, as msprof-analyze does (docs/formats.md §1.5).
@@ -92,7 +94,7 @@ const ascendOutput = "ASCEND_PROFILER_OUTPUT"
 // listDir lists a directory that discovery or loading must read in full; a variable
 // so that tests can make it fail as a permission error does (tests run as root, which
 // permissions do not stop).
-var listDir = readDirPath
+var listDir = vfs.ReadDir
 
 // Discover finds every rank under the arguments: cluster roots, torch_npu and
 // MindSpore rank directories (*_ascend_pt, *_ascend_ms or any name), ASCEND_PROFILER_OUTPUT
@@ -112,12 +114,12 @@ func Discover(args []string) (*Inputs, error) {
 func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 	in := &Inputs{}
 	openArchive := func(p string) (string, error) {
-		a, err := openRegistered(p, opts.Archive)
+		a, err := vfs.OpenShared(p, opts.Archive, archiveKeeps)
 		if err != nil {
 			return "", err
 		}
 		in.archives = append(in.archives, a)
-		return a.display("."), nil
+		return a.Root(), nil
 	}
 	seen := map[string]bool{}
 	var found []RankInput
@@ -143,13 +145,13 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 	d := &discovery{add: add, addSummary: addSummary, openArchive: openArchive, notes: &in.Notes,
 		addDevs: func(devs []MsprofDevice) { msprofDevs = append(msprofDevs, devs...) }}
 	for _, arg := range args {
-		st, err := statPath(arg)
+		st, err := vfs.Stat(arg)
 		if err != nil {
 			in.Release()
 			return nil, fmt.Errorf("%s: %w", arg, err)
 		}
 		root := arg
-		if !st.IsDir() && IsArchiveName(arg) && !inArchive(arg) {
+		if !st.IsDir() && vfs.IsArchiveName(arg) && !vfs.InArchive(arg) {
 			if root, err = openArchive(arg); err != nil {
 				in.Release()
 				return nil, err
@@ -214,12 +216,12 @@ func walkRanks(root string, d *discovery) error {
 			walkRoot = root + string(os.PathSeparator)
 		}
 	}
-	if !inArchive(root) {
+	if !vfs.InArchive(root) {
 		if real, err := realPath(root); err == nil {
 			d.walked = append(d.walked, real)
 		}
 	}
-	return walkPath(walkRoot, func(path string, e fs.DirEntry, err error) error {
+	return vfs.WalkDir(walkRoot, func(path string, e fs.DirEntry, err error) error {
 		if path == walkRoot {
 			path = root // the user's spelling, without the separator
 		}
@@ -230,13 +232,13 @@ func walkRanks(root string, d *discovery) error {
 			}
 			return nil
 		}
-		if path != root && e.Type()&fs.ModeSymlink != 0 && !inArchive(path) {
+		if path != root && e.Type()&fs.ModeSymlink != 0 && !vfs.InArchive(path) {
 			if st, err := os.Stat(path); err == nil && st.IsDir() {
 				return walkLinkedDir(path, d)
 			}
 		}
 		if !e.IsDir() {
-			if IsArchiveName(e.Name()) && !inArchive(path) && e.Type().IsRegular() {
+			if vfs.IsArchiveName(e.Name()) && !vfs.InArchive(path) && e.Type().IsRegular() {
 				aroot, err := d.openArchive(path)
 				if err != nil {
 					d.note(fmt.Sprintf("skipped %v", err))
@@ -319,7 +321,7 @@ func isProfilerInfoName(n string) bool {
 // isRankCandidate reports whether a directory looks like a rank, whatever its name:
 // it holds ASCEND_PROFILER_OUTPUT or a profiler_info file.
 func isRankCandidate(dir string) bool {
-	if st, err := statPath(filepath.Join(dir, ascendOutput)); err == nil && st.IsDir() {
+	if st, err := vfs.Stat(filepath.Join(dir, ascendOutput)); err == nil && st.IsDir() {
 		return true
 	}
 	return profilerInfoIn(dir) != ""
@@ -329,7 +331,7 @@ func isRankCandidate(dir string) bool {
 // rankInfos lists the profiler_info_N.json files in dir, one per rank N: a rank
 // directory has one.
 func rankInfos(dir string) []string {
-	entries, _ := readDirPath(dir)
+	entries, _ := vfs.ReadDir(dir)
 	seen := map[int]bool{}
 	var out []string
 	for _, e := range entries {
@@ -342,7 +344,7 @@ func rankInfos(dir string) []string {
 }
 
 func profilerInfoIn(dir string) string {
-	entries, _ := readDirPath(dir)
+	entries, _ := vfs.ReadDir(dir)
 	for _, e := range entries {
 		if !e.IsDir() && isProfilerInfoName(e.Name()) {
 			return e.Name()
@@ -367,7 +369,7 @@ func notRankReason(dir string) string {
 		has = "has " + info + " but "
 	}
 	reason := has + "no " + ascendOutput + "/ and no profiler db inside"
-	entries, _ := readDirPath(dir)
+	entries, _ := vfs.ReadDir(dir)
 	for _, e := range entries {
 		if e.IsDir() && strings.HasPrefix(e.Name(), "PROF_") {
 			return reason + " (only the raw " + e.Name() + "/: the profile was not exported; torch_npu's offline analyse exports it)"
@@ -384,7 +386,7 @@ func notRankReason(dir string) string {
 // (permissions) still makes a rank, whose loading reports the error.
 func rankDir(dir string) (RankInput, bool) {
 	out := filepath.Join(dir, ascendOutput)
-	st, err := statPath(out)
+	st, err := vfs.Stat(out)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return RankInput{Rank: -1, Dir: dir, OutputDir: out, loadErr: err}, true
 	}
@@ -427,7 +429,7 @@ func rankDir(dir string) (RankInput, bool) {
 // findProfilerDB returns the first ascend_pytorch_profiler*.db in dir (by name) and
 // the rank its name gives (-1 if none); "" when there is none.
 func findProfilerDB(dir string) (path string, rank int) {
-	entries, _ := readDirPath(dir) // sorted by name
+	entries, _ := vfs.ReadDir(dir) // sorted by name
 	for _, e := range entries {
 		if e.IsDir() {
 			continue
@@ -440,7 +442,7 @@ func findProfilerDB(dir string) (path string, rank int) {
 }
 
 func fileExists(p string) bool {
-	st, err := statPath(p)
+	st, err := vfs.Stat(p)
 	return err == nil && !st.IsDir()
 }
 
@@ -509,7 +511,7 @@ func digitRun(s string) int {
 func assignRanks(found []RankInput, notes *[]string) []RankInput {
 	for i := range found {
 		if found[i].Rank < 0 && found[i].InfoFile != "" {
-			if f, err := openPath(found[i].InfoFile); err == nil {
+			if f, err := vfs.Open(found[i].InfoFile); err == nil {
 				info, err := ParseProfilerInfo(f, found[i].InfoFile)
 				f.Close()
 				if err == nil && info.RankID >= 0 {

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -20,7 +21,7 @@ var kinetoFormat = &inputFormat{
 		return ok
 	},
 	dir: func(d *discovery, path string) bool {
-		entries, _ := readDirPath(path)
+		entries, _ := vfs.ReadDir(path)
 		for _, e := range entries {
 			// A rank summary is claimed by its own format; opening each of thousands
 			// gathered in one directory to rule out Kineto took a fifth of a second a

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -46,7 +47,7 @@ func TestRegisteredFormatIsFoundAndLoaded(t *testing.T) {
 	testFormat := &inputFormat{
 		name: "test format",
 		dir: func(d *discovery, path string) bool {
-			entries, _ := readDirPath(path)
+			entries, _ := vfs.ReadDir(path)
 			for _, e := range entries {
 				if strings.HasSuffix(e.Name(), suffix) {
 					d.add(RankInput{Rank: 5, Dir: filepath.Join(path, e.Name()), Files: []string{filepath.Join(path, e.Name())}})

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/vfs"
 )
 
 // withSummaryBounds lowers the bounds on a decompressed summary for one test, so
@@ -45,7 +47,7 @@ func TestSummaryInflatingPastTheBoundStopsThere(t *testing.T) {
 	// ~6 KB packed, so the ratio bound (1000×, 6 MB) is above the total bound.
 	honest := gzipLines(`{"format":"hcclprof-summary","version":2,"rank":2}`,
 		`{"Dir": "x",`+strings.Repeat(" ", 6<<20)+`"Format": "torch_npu-text"}`)
-	require.Greater(t, DefaultArchiveLimits.MaxRatio*int64(len(honest)), int64(bound), "the ratio bound must not be the one met")
+	require.Greater(t, vfs.DefaultArchiveLimits.MaxRatio*int64(len(honest)), int64(bound), "the ratio bound must not be the one met")
 	forged := bytes.Clone(honest)
 	binary.LittleEndian.PutUint32(forged[len(forged)-4:], 100) // ISIZE: "100 bytes"
 	for name, data := range map[string][]byte{"honest size": honest, "forged size": forged} {

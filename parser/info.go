@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -364,7 +365,7 @@ func ParseDeviceInfoJSON(r io.Reader, file string, device int) (*profile.DeviceI
 // its chip is used. It returns the description with File relative to rankDir (nil when
 // there is none) and the problems met.
 func rawDeviceInfo(rankDir string) (*profile.DeviceInfo, []string) {
-	entries, err := readDirPath(rankDir)
+	entries, err := vfs.ReadDir(rankDir)
 	if err != nil {
 		return nil, nil
 	}
@@ -377,7 +378,7 @@ func rawDeviceInfo(rankDir string) (*profile.DeviceInfo, []string) {
 			if d.info == "" {
 				continue
 			}
-			f, err := openPath(d.info)
+			f, err := vfs.Open(d.info)
 			if err != nil {
 				problems = append(problems, err.Error())
 				continue

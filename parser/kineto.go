@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -164,34 +165,37 @@ func gzipRest(rd io.Reader, path string) error {
 // openMaybeGzip opens path, decompressing it as it is read when it starts with the
 // gzip magic bytes.
 func openMaybeGzip(path string) (rd io.Reader, closeFn func(), gz bool, err error) {
-	f, err := openPath(path)
+	f, err := vfs.Open(path)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		cr := &countingReader{r: br}
+		cr := vfs.NewCountingReader(br)
 		zr, err := gzip.NewReader(cr)
 		if err != nil {
 			f.Close()
 			return nil, nil, false, errAtOffset(path, 0, "gzip: %v", err)
 		}
-		return &gzipRatioReader{ratioReader{r: zr, cr: cr, max: DefaultArchiveLimits.MaxRatio}}, func() { zr.Close(); f.Close() }, true, nil
+		return &gzipRatioReader{vfs.NewRatioReader(zr, cr, vfs.DefaultArchiveLimits.MaxRatio), vfs.DefaultArchiveLimits.MaxRatio}, func() { zr.Close(); f.Close() }, true, nil
 	}
 	return br, func() { f.Close() }, false, nil
 }
 
 // gzipRatioReader bounds a compressed trace's ratio as archives bound their members'
-// (DefaultArchiveLimits.MaxRatio, from RatioMinSize on): the trace is read as a
+// (vfs.DefaultArchiveLimits.MaxRatio, from vfs.RatioMinSize on): the trace is read as a
 // stream, so its size is not bounded, but a run of one byte (a bomb) stops early.
-type gzipRatioReader struct{ ratioReader }
+type gzipRatioReader struct {
+	*vfs.RatioReader
+	max int64
+}
 
 func (r *gzipRatioReader) Read(p []byte) (int, error) {
-	n, err := r.ratioReader.Read(p)
-	var re *ratioError
+	n, err := r.RatioReader.Read(p)
+	var re *vfs.RatioError
 	if errors.As(err, &re) {
 		err = fmt.Errorf("gzip: decompresses to more than %d times its size (%d bytes from %d): refused (a limit against decompression bombs)",
-			r.max, re.out, re.in)
+			r.max, re.Out, re.In)
 	}
 	return n, err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/parallel"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -31,8 +32,8 @@ var exportedFiles = map[string]bool{
 type LoadOptions struct {
 	Workers int // ranks parsed at once; 0 means GOMAXPROCS
 	// Archive bounds what reading each archive may cost; zero fields take
-	// DefaultArchiveLimits.
-	Archive ArchiveLimits
+	// vfs.DefaultArchiveLimits.
+	Archive vfs.ArchiveLimits
 	// OnRank, when set, is called from the worker with each rank as soon as it is read
 	// (for instance analysis.Accumulator.Add, which summarises and trims it), so a
 	// large cluster need not hold every trace at once.
@@ -156,7 +157,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 
 	// open reads one file with parse; a missing file is not a problem here.
 	open := func(path string, parse func(io.Reader, string) error) {
-		f, err := openPath(path)
+		f, err := vfs.Open(path)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				problem("%v", err)
@@ -284,7 +285,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 		}
 		// No step figure depends on the data type: a file that cannot be read for
 		// it is a note, not a problem.
-		if f, err := openPath(p); err == nil {
+		if f, err := vfs.Open(p); err == nil {
 			dts, err := ParseKernelDTypes(f, p, MaxDTypeRows)
 			f.Close()
 			switch {
@@ -457,7 +458,7 @@ func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
 // caller reads its communication rows as before. A file that cannot be read as a
 // timeline is a problem of the rank, as any unreadable file.
 func kernelTimelineOf(r *profile.Rank, path string, parse func(io.Reader, string) (*KernelTimeline, error), rel func(string) string) bool {
-	f, err := openPath(path)
+	f, err := vfs.Open(path)
 	if err != nil {
 		return false
 	}

@@ -37,6 +37,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/ranklist"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -80,7 +81,7 @@ const msprofCommAnalyzerDB = "communication_analyzer.db"
 // hold a PROF_* directory of raw CANN data too; that one is part of their rank, not an
 // msprof rank of its own.
 func IsMsprofDir(path string) bool {
-	st, err := statPath(path)
+	st, err := vfs.Stat(path)
 	if err != nil || !st.IsDir() {
 		return false
 	}
@@ -139,7 +140,7 @@ type msprofDeviceDir struct {
 // msprofDeviceDirs lists the device_N directories of dir that hold an info.json.M
 // file or a timeline/ directory, by device number.
 func msprofDeviceDirs(dir string) []msprofDeviceDir {
-	entries, err := readDirPath(dir)
+	entries, err := vfs.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -151,7 +152,7 @@ func msprofDeviceDirs(dir string) []msprofDeviceDir {
 		}
 		n, _ := strconv.Atoi(m[1])
 		d := msprofDeviceDir{n: n, dir: filepath.Join(dir, e.Name())}
-		sub, err := readDirPath(d.dir)
+		sub, err := vfs.ReadDir(d.dir)
 		if err != nil {
 			continue
 		}
@@ -181,7 +182,7 @@ func msprofDeviceDirs(dir string) []msprofDeviceDir {
 
 // hasExport reports whether a PROF directory holds msprof's export directory.
 func hasExport(profDir string) bool {
-	st, err := statPath(filepath.Join(profDir, msprofExportDir))
+	st, err := vfs.Stat(filepath.Join(profDir, msprofExportDir))
 	return err == nil && st.IsDir()
 }
 
@@ -214,7 +215,7 @@ var (
 // the 8.x exports write first, else the timeline's process_labels "NPU N". Its rank is
 // -1: msprof writes the rank_id only in device_N/info.json.N, which such a copy lacks.
 func ScanMsprofExport(dir string) (dev MsprofDevice, deviceFrom string, ok bool) {
-	entries, err := readDirPath(dir)
+	entries, err := vfs.ReadDir(dir)
 	if err != nil {
 		return MsprofDevice{}, "", false
 	}
@@ -252,7 +253,7 @@ func ScanMsprofExport(dir string) (dev MsprofDevice, deviceFrom string, ok bool)
 // file has no such column or its first row holds no device number (the host rows
 // of api_statistic say "host").
 func firstDeviceID(file string) (int, bool) {
-	f, err := openPath(file)
+	f, err := vfs.Open(file)
 	if err != nil {
 		return 0, false
 	}
@@ -281,7 +282,7 @@ var errFoundLabel = errors.New("found")
 // timelineNPULabel returns the device number of the first process_labels "NPU N"
 // metadata event of a timeline; false when it has none (the labels may be plain "NPU").
 func timelineNPULabel(file string) (int, bool) {
-	f, err := openPath(file)
+	f, err := vfs.Open(file)
 	if err != nil {
 		return 0, false
 	}
@@ -315,7 +316,7 @@ func timelineNPULabel(file string) (int, bool) {
 // listed with RankID -1 and Problem set. It fails when the directory cannot be read
 // or has no device_N directory.
 func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
-	if _, err := readDirPath(profDir); err != nil {
+	if _, err := vfs.ReadDir(profDir); err != nil {
 		return nil, err
 	}
 	dirs := msprofDeviceDirs(profDir)
@@ -348,7 +349,7 @@ func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
 // readMsprofInfo reads rank_id (an int, -1 when unset), hostUid (a decimal string)
 // and the chip description from device_N/info.json.N.
 func readMsprofInfo(dev *MsprofDevice) error {
-	f, err := openPath(dev.InfoFile)
+	f, err := vfs.Open(dev.InfoFile)
 	if err != nil {
 		return err
 	}
@@ -551,7 +552,7 @@ func (l *msprofLoader) problem(format string, args ...any) {
 
 // open reads one file with parse; a missing file is not a problem here.
 func (l *msprofLoader) open(path string, parse func(io.Reader, string) error) {
-	f, err := openPath(path)
+	f, err := vfs.Open(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			l.problem("%v", err)
@@ -667,10 +668,10 @@ func (l *msprofLoader) noTimeline(dev MsprofDevice) {
 // files are listed as ignored.
 func (l *msprofLoader) readAnalyze(analyze string) {
 	r := l.r
-	if _, err := statPath(filepath.Join(analyze, "communication.json")); err != nil {
+	if _, err := vfs.Stat(filepath.Join(analyze, "communication.json")); err != nil {
 		if db := filepath.Join(analyze, msprofCommAnalyzerDB); fileExists(db) {
 			loadAnalysisDB(r, db, l.rel, l.problem)
-			if entries, err := readDirPath(analyze); err == nil {
+			if entries, err := vfs.ReadDir(analyze); err == nil {
 				for _, e := range entries {
 					if n := e.Name(); !e.IsDir() && n != msprofCommAnalyzerDB {
 						l.ignore(filepath.Join(analyze, n))
@@ -689,7 +690,7 @@ func (l *msprofLoader) readAnalyze(analyze string) {
 			r.CommMatrix, err = ParseCommMatrixJSON(rd, name)
 			return err
 		})
-		if entries, err := readDirPath(analyze); err == nil {
+		if entries, err := vfs.ReadDir(analyze); err == nil {
 			for _, e := range entries {
 				if n := e.Name(); !e.IsDir() && n != "communication.json" && n != "communication_matrix.json" {
 					l.ignore(filepath.Join(analyze, n))
@@ -730,7 +731,7 @@ func (l *msprofLoader) readUnifiedDB(db string) {
 // in its first group (numbers compared as numbers, joined digits for several parts),
 // "" when none does.
 func newestMatch(dir string, re *regexp.Regexp) string {
-	entries, err := readDirPath(dir)
+	entries, err := vfs.ReadDir(dir)
 	if err != nil {
 		return ""
 	}
@@ -749,7 +750,7 @@ func newestMatch(dir string, re *regexp.Regexp) string {
 }
 
 func msprofIsDir(p string) bool {
-	st, err := statPath(p)
+	st, err := vfs.Stat(p)
 	return err == nil && st.IsDir()
 }
 
@@ -761,7 +762,7 @@ func msprofIsDir(p string) bool {
 // [unverified: graph-mode runs; its events are read as in the older layout]. Other
 // files are ignored.
 func (l *msprofLoader) pickExport(dir string) (timelines, stepTraces []string) {
-	entries, err := readDirPath(dir)
+	entries, err := vfs.ReadDir(dir)
 	if err != nil {
 		l.problem("%v", err)
 		return nil, nil
@@ -839,7 +840,7 @@ func (l *msprofLoader) pickExport(dir string) (timelines, stepTraces []string) {
 // markers. hccl_*.json and task_time_*.json repeat rows of the merged msprof_*.json and
 // are ignored, as is everything else.
 func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []string) {
-	entries, err := readDirPath(dir)
+	entries, err := vfs.ReadDir(dir)
 	if err != nil {
 		l.problem("%v", err)
 		return nil, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/ranklist"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -412,7 +413,7 @@ func ReadClusterSummary(dir string, files []string) *ClusterSummary {
 	cs := &ClusterSummary{Dir: dir, Ranks: map[int]*profile.Rank{}}
 	var p summaryParts
 	open := func(path string, parse func(io.Reader, string) error) {
-		f, err := openPath(path)
+		f, err := vfs.Open(path)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				cs.Problems = append(cs.Problems, err.Error())
@@ -1003,7 +1004,7 @@ func probeSummaryRanks(s summaryInput) (ranks []int, ok bool) {
 		if filepath.Base(f) != clusterStepTraceCSV {
 			continue
 		}
-		fh, err := openPath(f)
+		fh, err := vfs.Open(f)
 		if err != nil {
 			return nil, false
 		}

@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -468,7 +469,7 @@ func gzipCause(err error) error {
 
 // sniffRankSummary returns a summary's header.
 func sniffRankSummary(path string) (summaryHeader, error) {
-	f, err := openPath(path)
+	f, err := vfs.Open(path)
 	if err != nil {
 		return summaryHeader{}, err
 	}
@@ -487,7 +488,7 @@ func sniffRankSummary(path string) (summaryHeader, error) {
 // position where reading stopped; values a writer cannot have written (a negative
 // duration, an unsorted timeline) are refused too.
 func ReadRankSummary(path string) (*profile.Rank, error) {
-	f, err := openPath(path)
+	f, err := vfs.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -556,11 +557,11 @@ func gzipClaimedSize(data []byte) uint32 {
 }
 
 // maxInflatedSummary is what a summary of packedBytes may decompress to: the limit
-// on archives' members (DefaultArchiveLimits.MaxRatio, from RatioMinSize on), and at
+// on archives' members (vfs.DefaultArchiveLimits.MaxRatio, from vfs.RatioMinSize on), and at
 // most maxSummaryBytes, so that a crafted file cannot take gigabytes. Written
 // summaries are 10 to 100 times their size.
 func maxInflatedSummary(packedBytes int64) int64 {
-	return min(maxSummaryBytes, max(RatioMinSize, DefaultArchiveLimits.MaxRatio*max(packedBytes, 1)))
+	return min(maxSummaryBytes, max(vfs.RatioMinSize, vfs.DefaultArchiveLimits.MaxRatio*max(packedBytes, 1)))
 }
 
 // maxSummaryBytes bounds a summary decompressed: a 1.96 GB trace's is 10 MB. A
@@ -578,7 +579,7 @@ type inflateLimitError struct{}
 
 func (inflateLimitError) Error() string {
 	return fmt.Sprintf("decompresses to more than %d times its size or %d MiB: refused (a limit against decompression bombs)",
-		DefaultArchiveLimits.MaxRatio, maxSummaryBytes>>20)
+		vfs.DefaultArchiveLimits.MaxRatio, maxSummaryBytes>>20)
 }
 
 var errInflateLimit error = inflateLimitError{}

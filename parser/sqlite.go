@@ -17,6 +17,7 @@ import (
 	sqlitevfs "modernc.org/sqlite/vfs"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 )
 
 // This file holds what the SQLite readers (the torch_npu db export, docs/formats.md §7)
@@ -78,7 +79,7 @@ func sqliteFileURI(abs, query string) string {
 // openSQLite opens a database for reading and lists its tables. A file that is not
 // a database (or whose first page is damaged) fails here, with an error naming it.
 func openSQLite(path string) (*sqliteDB, error) {
-	st, err := statPath(path)
+	st, err := vfs.Stat(path)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func openSQLite(path string) (*sqliteDB, error) {
 	}
 	var uri, tmpDir string
 	var fsvfs *sqlitevfs.FS
-	if a, member, ok := resolveArchive(path); ok {
+	if a, member, ok := vfs.Resolve(path); ok {
 		// A db inside an archive is read through a VFS over the archive (the member
 		// is held in memory), not unpacked to disk.
 		name, v, err := sqlitevfs.New(a)
@@ -161,7 +162,7 @@ const sqliteMagic = "SQLite format 3\x00"
 // version-valid-for number equals the change counter); a file shorter than that is
 // truncated. Without a valid count, a size that is not a whole number of pages is.
 func checkSQLiteHeader(path string, size int64) error {
-	f, err := openPath(path)
+	f, err := vfs.Open(path)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/hcclprof/hcclprof/internal/vfs"
 )
 
 // A database in WAL mode (torch_npu writes its db so) keeps its latest committed
@@ -41,7 +43,7 @@ func walCopy(path string) (copyPath, dir string, err error) {
 
 // copyRegular copies the regular file src to a new file dst.
 func copyRegular(src, dst string) error {
-	in, err := openRegular(src)
+	in, err := vfs.OpenRegular(src)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -46,6 +47,6 @@ func TestOnlyRegularFilesAreOpened(t *testing.T) {
 			}
 		})
 	}
-	_, err := openPath(t.TempDir())
+	_, err := vfs.Open(t.TempDir())
 	assert.ErrorContains(t, err, "not a regular file (a directory)")
 }

@@ -1,4 +1,4 @@
-package parser_test
+package vfs_test
 
 import (
 	"archive/tar"
@@ -8,12 +8,20 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 )
+
+// keepJSONAndDBs keeps the JSON members, and the databases to be read at random, as
+// a profile reader would.
+func keepJSONAndDBs(member string) (keep, seekable bool) {
+	db := path.Ext(member) == ".db"
+	return db || path.Ext(member) == ".json", db
+}
 
 // FuzzArchive feeds arbitrary bytes to the archive reader as each archive kind: it
 // must never panic, errors name the archive, and whatever it accepts can be walked and
@@ -38,13 +46,13 @@ func FuzzArchive(f *testing.F) {
 	_ = gw.Close()
 	f.Add(gb.Bytes(), uint8(2))
 	suffixes := []string{".zip", ".tar", ".tar.gz"}
-	limits := parser.ArchiveLimits{MaxBytes: 1 << 20, MaxMembers: 100, MaxRatio: 1000}
+	limits := vfs.ArchiveLimits{MaxBytes: 1 << 20, MaxMembers: 100, MaxRatio: 1000}
 	f.Fuzz(func(t *testing.T, data []byte, kind uint8) {
 		p := filepath.Join(t.TempDir(), "in"+suffixes[int(kind)%len(suffixes)])
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		a, err := parser.OpenArchive(p, limits)
+		a, err := vfs.OpenArchive(p, limits, keepJSONAndDBs)
 		if err != nil {
 			if !strings.Contains(err.Error(), filepath.Base(p)) {
 				t.Fatalf("error does not name the archive: %v", err)

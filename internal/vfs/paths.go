@@ -1,4 +1,4 @@
-package parser
+package vfs
 
 import (
 	"fmt"
@@ -10,18 +10,18 @@ import (
 	"syscall"
 )
 
-// The parser names files by path. A path of the form ARCHIVE!/MEMBER names a member
-// of an archive that Discover opened (registered below); every other path is the
-// operating system's. The helpers here (statPath, readDirPath, openPath, walkPath)
-// are what the parser uses in place of os.Stat, os.ReadDir, os.Open and
-// filepath.WalkDir, so that the same code reads a directory and an archive.
+// Files are named by path. A path of the form ARCHIVE!/MEMBER names a member of an
+// archive opened with OpenShared (registered below); every other path is the
+// operating system's. The helpers here (Stat, ReadDir, Open, WalkDir) are what the
+// readers use in place of os.Stat, os.ReadDir, os.Open and filepath.WalkDir, so that
+// the same code reads a directory and an archive.
 
-// archiveSep follows an archive's path to name its root ("cluster.tar.gz!"); its
+// Sep follows an archive's path to name its root ("cluster.tar.gz!"); its
 // members follow after a slash ("cluster.tar.gz!/rank0_ascend_pt/...").
-const archiveSep = "!"
+const Sep = "!"
 
-// archives are the archives open for reading, by cleaned path. Discover registers
-// the archives it opens; LoadCluster releases them when its ranks are loaded.
+// archives are the archives open for reading, by cleaned path: OpenShared registers
+// them, Release drops them after their last use.
 var archives = struct {
 	sync.Mutex
 	m map[string]*archiveEntry
@@ -32,9 +32,10 @@ type archiveEntry struct {
 	refs int
 }
 
-// openRegistered opens an archive, or shares the one already open when it is the
-// same file read with the same limits.
-func openRegistered(p string, limits ArchiveLimits) (*Archive, error) {
+// OpenShared opens an archive and registers it, so that its ARCHIVE!/MEMBER paths
+// resolve, or shares the one already open when it is the same file read with the
+// same limits (then with the first opener's keep).
+func OpenShared(p string, limits ArchiveLimits, keep KeepFunc) (*Archive, error) {
 	p = filepath.Clean(p)
 	limits = limits.orDefaults()
 	st, err := os.Stat(p)
@@ -47,7 +48,7 @@ func openRegistered(p string, limits ArchiveLimits) (*Archive, error) {
 		e.refs++
 		return e.a, nil
 	}
-	a, err := OpenArchive(p, limits)
+	a, err := OpenArchive(p, limits, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +56,8 @@ func openRegistered(p string, limits ArchiveLimits) (*Archive, error) {
 	return a, nil
 }
 
-// releaseArchive drops one use of a registered archive, closing it after the last.
-func releaseArchive(a *Archive) {
+// Release drops one use of a registered archive, closing it after the last.
+func Release(a *Archive) {
 	archives.Lock()
 	defer archives.Unlock()
 	e, ok := archives.m[a.path]
@@ -69,11 +70,11 @@ func releaseArchive(a *Archive) {
 	}
 }
 
-// resolveArchive splits an ARCHIVE!/MEMBER path into the registered archive and the
+// Resolve splits an ARCHIVE!/MEMBER path into the registered archive and the
 // member's slash path ("." for the root); ok is false for an ordinary path.
-func resolveArchive(p string) (a *Archive, member string, ok bool) {
+func Resolve(p string) (a *Archive, member string, ok bool) {
 	for i := 0; i < len(p); i++ {
-		j := strings.Index(p[i:], archiveSep)
+		j := strings.Index(p[i:], Sep)
 		if j < 0 {
 			return nil, "", false
 		}
@@ -99,38 +100,41 @@ func resolveArchive(p string) (a *Archive, member string, ok bool) {
 	return nil, "", false
 }
 
-// inArchive reports whether a path names a member of an open archive.
-func inArchive(p string) bool {
-	_, _, ok := resolveArchive(p)
+// InArchive reports whether a path names a member of an open archive.
+func InArchive(p string) bool {
+	_, _, ok := Resolve(p)
 	return ok
 }
 
-func statPath(p string) (fs.FileInfo, error) {
-	if a, m, ok := resolveArchive(p); ok {
+// Stat is os.Stat of a path, or of an archive's member.
+func Stat(p string) (fs.FileInfo, error) {
+	if a, m, ok := Resolve(p); ok {
 		return a.Stat(m)
 	}
 	return os.Stat(p)
 }
 
-func readDirPath(p string) ([]fs.DirEntry, error) {
-	if a, m, ok := resolveArchive(p); ok {
+// ReadDir is os.ReadDir of a path, or of an archive's directory.
+func ReadDir(p string) ([]fs.DirEntry, error) {
+	if a, m, ok := Resolve(p); ok {
 		return a.ReadDir(m)
 	}
 	return os.ReadDir(p)
 }
 
-func openPath(p string) (fs.File, error) {
-	if a, m, ok := resolveArchive(p); ok {
+// Open opens a path's regular file (OpenRegular), or an archive's member.
+func Open(p string) (fs.File, error) {
+	if a, m, ok := Resolve(p); ok {
 		return a.Open(m)
 	}
-	return openRegular(p)
+	return OpenRegular(p)
 }
 
-// openRegular opens a regular file and refuses anything else: a FIFO would block the
+// OpenRegular opens a regular file and refuses anything else: a FIFO would block the
 // open until a writer came, a device could be read forever, and a directory in a
 // file's place is a damaged export. The file is checked again once open, so a swap
 // between the two looks is caught too.
-func openRegular(p string) (*os.File, error) {
+func OpenRegular(p string) (*os.File, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, err
@@ -152,6 +156,7 @@ func openRegular(p string) (*os.File, error) {
 	return f, nil
 }
 
+// fileKind names the kind of a file that is not a regular one ("a FIFO").
 func fileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
@@ -166,10 +171,10 @@ func fileKind(m fs.FileMode) string {
 	return m.Type().String()
 }
 
-// walkPath is filepath.WalkDir over a directory or an archive's directory; the
+// WalkDir is filepath.WalkDir over a directory or an archive's directory; the
 // paths given to fn are of the same kind as root.
-func walkPath(root string, fn fs.WalkDirFunc) error {
-	if a, m, ok := resolveArchive(root); ok {
+func WalkDir(root string, fn fs.WalkDirFunc) error {
+	if a, m, ok := Resolve(root); ok {
 		return fs.WalkDir(a, m, func(name string, d fs.DirEntry, err error) error {
 			return fn(a.display(name), d, err)
 		})
