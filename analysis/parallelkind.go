@@ -74,6 +74,7 @@ type groupOps struct {
 	count    map[string]int   // by family: allreduce, allgather, reducescatter, alltoall, p2p, other
 	ns       map[string]int64 // elapse by family
 	rankStep map[[2]int]bool
+	p2pOf    map[int]int // send/receive ops per rank
 }
 
 // opFamily names an op's family from its type or name (HCCL's hcom_allGather_…,
@@ -100,10 +101,13 @@ func collectGroupOps(ops []OpStat) map[string]*groupOps {
 	for _, o := range ops {
 		g := out[o.Group]
 		if g == nil {
-			g = &groupOps{count: map[string]int{}, ns: map[string]int64{}, rankStep: map[[2]int]bool{}}
+			g = &groupOps{count: map[string]int{}, ns: map[string]int64{}, rankStep: map[[2]int]bool{}, p2pOf: map[int]int{}}
 			out[o.Group] = g
 		}
 		f := opFamily(o.Type, o.Name)
+		if f == "p2p" {
+			g.p2pOf[o.Rank]++
+		}
 		g.count[f]++
 		g.ns[f] += o.ElapseNs
 		g.rankStep[[2]int{o.Rank, o.Step}] = true
@@ -192,6 +196,8 @@ func inferKind(ranks []int, g *groupOps, serverOf map[int]int, world int) (kind,
 	}
 	agrs := g.perRankStep("allgather") + g.perRankStep("reducescatter")
 	switch {
+	case dom == "p2p" && g.ring():
+		return KindCP, fmt.Sprintf("inferred from its ops: send/receive alike on each of its %d ranks, a ring (a pipeline's first and last stages exchange half what the others do)", len(g.p2pOf))
 	case dom == "p2p":
 		return KindPP, "inferred from its ops: send/receive only"
 	case dom == "alltoall":
@@ -403,4 +409,22 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// ring says a point-to-point group's members all send and receive alike (within
+// 10%), as a context-parallel ring's do, over at least three members: in a pipeline
+// the first and last stages exchange half what the middle ones do (one neighbour
+// each). Two members cannot be told apart; they are read as a pipeline.
+func (g *groupOps) ring() bool {
+	if len(g.p2pOf) < 3 {
+		return false
+	}
+	lo, hi := -1, 0
+	for _, n := range g.p2pOf {
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	return lo > 0 && float64(hi) <= 1.1*float64(lo)
 }

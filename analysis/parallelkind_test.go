@@ -36,9 +36,18 @@ func TestInferKinds(t *testing.T) {
 	add("tp", "allreduce", []int{0, 1, 2, 3}, 64)
 	add("dp", "allreduce", []int{0, 4, 8, 12}, 3)
 	add("mp", "alltoallv", []int{0, 1, 2, 3, 4, 5, 6, 7}, 8)
+	// A context-parallel ring: every member sends and receives alike; a pipeline of
+	// four stages: the first and last exchange with one neighbour, half the others'.
+	add("cp", "send", []int{0, 4, 8, 12}, 24)
+	add("cp", "receive", []int{0, 4, 8, 12}, 24)
+	add("pp4", "send", []int{1, 5, 9, 13}, 4)
+	add("pp4", "receive", []int{1, 5, 9, 13}, 4)
+	add("pp4", "send", []int{5, 9}, 4)
+	add("pp4", "receive", []int{5, 9}, 4)
 	groups := []Group{{Key: "pp", Ranks: []int{0, 8}, Inferred: true}, {Key: "fsdp", Ranks: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, Inferred: true},
 		{Key: "tp", Ranks: []int{0, 1, 2, 3}, Inferred: true}, {Key: "dp", Ranks: []int{0, 4, 8, 12}, Inferred: true},
-		{Key: "mp", Kind: "mp", Ranks: []int{0, 1, 2, 3, 4, 5, 6, 7}}}
+		{Key: "mp", Kind: "mp", Ranks: []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{Key: "cp", Ranks: []int{0, 4, 8, 12}, Inferred: true}, {Key: "pp4", Ranks: []int{1, 5, 9, 13}, Inferred: true}}
 	serverOf := map[int]int{}
 	for r := range 16 {
 		serverOf[r] = r / 8
@@ -49,6 +58,6 @@ func TestInferKinds(t *testing.T) {
 		got[g.Key] = g.Parallel
 		assert.True(t, strings.HasPrefix(g.ParallelSource, "inferred"), g.ParallelSource)
 	}
-	assert.Equal(t, map[string]string{"pp": KindPP, "fsdp": KindFSDP, "tp": KindTP, "dp": KindDP, "mp": KindEP}, got)
+	assert.Equal(t, map[string]string{"pp": KindPP, "fsdp": KindFSDP, "tp": KindTP, "dp": KindDP, "mp": KindEP, "cp": KindCP, "pp4": KindPP}, got)
 	assert.Contains(t, groups[4].ParallelSource, `the profile names it "mp"`)
 }
