@@ -47,16 +47,21 @@ func KindTitle(kind string) string {
 // group_name, which is Megatron's group_desc, or msprof-analyze's pg_name) to a
 // dimension; "" when the name is not one dimension (default_group, mp, embd, …).
 func profileKind(name string) string {
+	// Megatron's process group descriptions, as Kineto records them:
+	// TENSOR_MODEL_PARALLEL_GROUP, DATA_PARALLEL_GROUP_WITH_CP, ... (parallel_state.py);
+	// torch_npu's parallel_group_info names them tp, dp, dp_cp, ...
 	n := strings.ToLower(strings.TrimSpace(name))
-	n = strings.TrimSuffix(n, "_group")
+	n = strings.TrimSuffix(strings.ReplaceAll(n, "_group", ""), "_gloo")
 	switch n {
-	case "tp", "tensor", "tensor_model_parallel", "tensor_parallel":
+	case "tp", "tensor", "tensor_model_parallel", "tensor_parallel", "expert_tensor_parallel":
 		return KindTP
 	case "sp", "sequence_parallel":
 		return KindSP
 	case "cp", "context", "context_parallel":
 		return KindCP
-	case "dp", "dp_cp", "data", "data_parallel", "expt_dp", "ep_dp", "dp_modulo_exp", "intra_dp_cp", "inter_dp_cp":
+	case "dp", "dp_cp", "data", "data_parallel", "expt_dp", "ep_dp", "dp_modulo_exp", "intra_dp_cp", "inter_dp_cp",
+		"data_parallel_with_cp", "data_parallel_with_cp_ag", "intra_partial_data_parallel_with_cp", "expert_data_parallel",
+		"expert_data_parallel_ag", "intra_distributed_optimizer_instance":
 		return KindDP
 	case "pp", "pipeline", "pipeline_model_parallel", "pipeline_parallel":
 		return KindPP

@@ -11,7 +11,12 @@ import (
 // shared Megatron run has default_group, dp, dp_cp, embd, mp, pp and tp).
 func TestProfileKind(t *testing.T) {
 	for name, want := range map[string]string{"tp": KindTP, "dp": KindDP, "dp_cp": KindDP, "pp": KindPP, "cp": KindCP,
-		"ep": KindEP, "exp": KindEP, "mp": "", "embd": "", "default_group": "", "TP": KindTP} {
+		"ep": KindEP, "exp": KindEP, "mp": "", "embd": "", "default_group": "", "TP": KindTP,
+		// Megatron's process group descriptions (Kineto's "Process Group Description").
+		"TENSOR_MODEL_PARALLEL_GROUP": KindTP, "DATA_PARALLEL_GROUP_WITH_CP": KindDP, "PIPELINE_MODEL_PARALLEL_GROUP": KindPP,
+		"CONTEXT_PARALLEL_GROUP": KindCP, "EXPERT_MODEL_PARALLEL_GROUP": KindEP, "EXPERT_DATA_PARALLEL_GROUP": KindDP,
+		"EXPERT_TENSOR_PARALLEL_GROUP": KindTP, "MODEL_PARALLEL_GROUP": "", "TENSOR_AND_DATA_PARALLEL_GROUP": "", "EMBEDDING_GROUP": "",
+		"default_pg": ""} {
 		assert.Equal(t, want, profileKind(name), name)
 	}
 }
