@@ -48,7 +48,7 @@ func kindsInferred(kinds []analysis.KindShare) string {
 	if len(inferred) == 0 {
 		return ""
 	}
-	return "(" + strings.Join(inferred, ", ") + " inferred from the ranks and ops: no group info names them)"
+	return "(" + strings.Join(inferred, ", ") + " inferred from the ranks and ops)"
 }
 
 // rolledCollectives is the collectives table by dimension and op when the per-group
