@@ -98,6 +98,7 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 	stakes := map[int]float64{}
 	stages := map[int]float64{}
 	lastAt, seenAt := map[int]int{}, map[int]int{}
+	smallSteps := map[int]int{} // steps a rank was flagged in only by the small-peer-set rule
 	for step, all := range waits {
 		for _, byRank := range partition(all, peerOf) {
 			if len(byRank) < 2 {
@@ -127,9 +128,10 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 			if th.Method == "dixon" {
 				dixonOut, dixonScore = lowOutlier(vals)
 			}
-			lowest := math.Inf(1)
-			for _, e := range typical {
+			lowest, lowestTotal := math.Inf(1), math.Inf(1)
+			for r, e := range typical {
 				lowest = min(lowest, e)
+				lowestTotal = min(lowestTotal, total[r])
 			}
 			for r, e := range typical {
 				var outlier bool
@@ -152,6 +154,17 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 					score = max(modifiedZ(-e, -med, mad), modifiedZ(-total[r], -medTotal, madTotal))
 					outlier = score > th.Z
 				}
+				// A few peers (a data-parallel group of four beside a pipeline) give the
+				// median/MAD too little to go on: their own jitter spreads their waits
+				// as wide as one rank's lag. The rank that waits least in all is a
+				// candidate (its typical wait says little where most of its ops are a
+				// pipeline's sends and receives); it is flagged only for its own longer
+				// work (below) and only if it is so in every step (after the loop).
+				small := false
+				if !outlier && th.Method != "dixon" && len(byRank) >= 3 && len(byRank) <= smallPeerSet &&
+					total[r] == lowestTotal && medTotal > total[r] {
+					outlier, small = true, true
+				}
 				stage := stepTime[step][r].StageNs
 				if !outlier || stage <= 0 {
 					continue
@@ -165,7 +178,13 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 				// at least be consistently the last: at most of its collectives. (One
 				// whose work is longer must also show why: below, by its cause.)
 				consistent := ownWork || 2*last[step][r] > len(byRank[r])
+				if small && !ownWork {
+					continue
+				}
 				if consistent && stake > th.MinShare*float64(stage) {
+					if small {
+						smallSteps[r]++
+					}
 					flagged[r] = append(flagged[r], step)
 					scores[r] = max(scores[r], score)
 					deficits[r] += deficit
@@ -180,6 +199,13 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 	var out []SlowRank
 	for r, steps := range flagged {
 		if float64(len(steps)) < th.Persist*float64(len(waits)) || len(waits) >= 3 && float64(len(steps)) <= th.Persist*float64(len(waits)) {
+			continue
+		}
+		// Flagged among a few peers by the small-set rule: in every one of three or
+		// more steps, or not at all (with four peers, the same rank is the slowest of
+		// three steps by chance one time in sixteen, and it must also be longer than
+		// every peer by the stake each time).
+		if smallSteps[r] > 0 && (len(waits) < 3 || len(steps) < len(waits)) {
 			continue
 		}
 		sort.Ints(steps)
@@ -259,6 +285,10 @@ func stepStake(rank int, byRank map[int]analysis.StepBreakdown, deficitNs float6
 	}
 	return max(0, min(est, capNs)), ownWork
 }
+
+// smallPeerSet is the largest set of peers for which the robust z-score is not
+// trusted alone (slowRanks' small-set rule).
+const smallPeerSet = 6
 
 // pairLastShare is the share of a step's collectives at which one of two peers is
 // last for it to be the late one.
