@@ -2,12 +2,11 @@ package parser
 
 import (
 	"cmp"
-	"database/sql"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/table"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -40,11 +39,11 @@ type AnalysisDB struct {
 //
 // Results are sorted as the JSON parsers sort theirs. Errors name the file.
 func ParseAnalysisDB(path string) (*AnalysisDB, error) {
-	d, err := openSQLite(path)
+	d, err := table.OpenSQLite(path)
 	if err != nil {
 		return nil, err
 	}
-	defer d.close()
+	defer d.Close()
 	out := &AnalysisDB{}
 	if err := readStepTraceTime(d, out); err != nil {
 		return out, err
@@ -58,151 +57,19 @@ func ParseAnalysisDB(path string) (*AnalysisDB, error) {
 	return out, nil
 }
 
-// dbTable streams a whole table with its columns found by name.
-type dbTable struct {
-	d     *sqliteDB
-	table string
-	rows  *sql.Rows
-	idx   map[string]int // upper-cased column name → index
-	vals  []any
-	ptrs  []any
-	n     int // rows read
-}
-
-// selectAll opens a table for reading; required columns must exist. A missing table
-// gives (nil, nil).
-func (d *sqliteDB) selectAll(table string, required ...string) (*dbTable, error) {
-	if !d.has(table) {
-		return nil, nil
-	}
-	if err := d.require(table, required...); err != nil {
-		return nil, err
-	}
-	rows, err := d.query("reading "+table, "SELECT * FROM "+d.tables[strings.ToUpper(table)])
-	if err != nil {
-		return nil, err
-	}
-	cols, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		return nil, d.wrap("reading "+table, err)
-	}
-	t := &dbTable{d: d, table: table, rows: rows, idx: map[string]int{}, vals: make([]any, len(cols)), ptrs: make([]any, len(cols))}
-	for i, c := range cols {
-		if _, dup := t.idx[strings.ToUpper(c)]; !dup {
-			t.idx[strings.ToUpper(c)] = i
-		}
-		t.ptrs[i] = &t.vals[i]
-	}
-	return t, nil
-}
-
-// next reads the next row.
-func (t *dbTable) next() (bool, error) {
-	if !t.rows.Next() {
-		err := t.rows.Err()
-		t.rows.Close()
-		if err != nil {
-			return false, t.d.wrap("reading "+t.table, err)
-		}
-		return false, nil
-	}
-	if err := t.rows.Scan(t.ptrs...); err != nil {
-		t.rows.Close()
-		return false, t.d.wrap("reading "+t.table, err)
-	}
-	t.n++
-	return true, nil
-}
-
-func (t *dbTable) close() { t.rows.Close() }
-
-func (t *dbTable) raw(col string) any {
-	if i, ok := t.idx[strings.ToUpper(col)]; ok {
-		return t.vals[i]
-	}
-	return nil
-}
-
-func (t *dbTable) has(col string) bool { _, ok := t.idx[strings.ToUpper(col)]; return ok }
-
-// errf is an error about the current row.
-func (t *dbTable) errf(format string, args ...any) error {
-	return dbErr(t.d.file, "%s row %d: %s", t.table, t.n, fmt.Sprintf(format, args...))
-}
-
-func (t *dbTable) text(col string) string {
-	var s dbText
-	_ = s.Scan(t.raw(col))
-	return s.V
-}
-
-// float reads a number; absent, NULL, empty and N/A give ok false.
-func (t *dbTable) float(col string) (v float64, ok bool, err error) {
-	var f dbFloat
-	if err := f.Scan(t.raw(col)); err != nil {
-		return 0, false, t.errf("column %s: %v", col, err)
-	}
-	return f.V, f.Valid, nil
-}
-
-// mustFloat reads a required number.
-func (t *dbTable) mustFloat(col string) (float64, error) {
-	v, ok, err := t.float(col)
-	if err == nil && !ok {
-		err = t.errf("column %s: no value", col)
-	}
-	return v, err
-}
-
-// scaled reads a number in ms (MB) as ns (bytes). A column the table lacks (an older
-// schema) reads 0; a NULL in a column it has is an error: the profilers write every
-// figure of these tables (0 for none), and read as 0 a NULL transit time made an
-// op's split the profiler's "transit 0".
-func (t *dbTable) scaled(col string) (int64, error) {
-	if err := t.notNull(col); err != nil {
-		return 0, err
-	}
-	v, _, err := t.float(col)
-	if err != nil {
-		return 0, err
-	}
-	n, err := scaledOf(v)
-	if err != nil {
-		return 0, t.errf("column %s: %v", col, err)
-	}
-	return n, nil
-}
-
-// notNull is an error when the table has col and the current row holds NULL there.
-func (t *dbTable) notNull(col string) error {
-	if t.has(col) && t.raw(col) == nil {
-		return t.errf("column %s: NULL", col)
-	}
-	return nil
-}
-
-func (t *dbTable) int(col string) (int64, error) {
-	var n dbInt
-	if err := n.Scan(t.raw(col)); err != nil {
-		return 0, t.errf("column %s: %v", col, err)
-	}
-	return n.V, nil
-}
-
-// stepOf reads a step column: '50' or 'step50' → 50, true; an empty string, NULL or
+// stepOf reads a step column of t: '50' or 'step50' → 50, true; an empty string, NULL or
 // 'step' → -1, false.
-func (t *dbTable) stepOf(col string) (int, bool, error) {
-	s := strings.TrimSpace(t.text(col))
+func stepOf(t *table.Rows, col string) (int, bool, error) {
+	s := strings.TrimSpace(t.Text(col))
 	if len(s) >= 4 && strings.EqualFold(s[:4], "step") {
 		s = strings.TrimSpace(s[4:])
 	}
 	if s == "" {
 		return -1, false, nil
 	}
-	var n dbInt
-	if err := n.parse(s); err != nil || n.V < -1<<31 || n.V >= 1<<31 {
-		return 0, false, t.errf("column %s: %q is not a step number", col, t.text(col))
+	var n table.Int
+	if err := n.Parse(s); err != nil || n.V < -1<<31 || n.V >= 1<<31 {
+		return 0, false, t.Errf("column %s: %q is not a step number", col, t.Text(col))
 	}
 	return int(n.V), true, nil
 }
@@ -221,14 +88,14 @@ const (
 	sttPreparing     = "preparing"
 )
 
-func readStepTraceTime(d *sqliteDB, out *AnalysisDB) error {
-	t, err := d.selectAll("StepTraceTime", sttStep, sttComputing, sttCommNotOvl, sttCommunication, sttFree, sttStage)
+func readStepTraceTime(d *table.DB, out *AnalysisDB) error {
+	t, err := d.SelectAll("StepTraceTime", sttStep, sttComputing, sttCommNotOvl, sttCommunication, sttFree, sttStage)
 	if err != nil || t == nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil || !ok {
 			return err
 		}
@@ -242,10 +109,10 @@ func readStepTraceTime(d *sqliteDB, out *AnalysisDB) error {
 
 // stepTraceRowOf reads the current row of a step trace table (StepTraceTime, or
 // msprof-analyze's ClusterStepTraceTime), with step_trace_time.csv's rules.
-func stepTraceRowOf(t *dbTable) (profile.StepTraceRow, error) {
+func stepTraceRowOf(t *table.Rows) (profile.StepTraceRow, error) {
 	var err error
 	var row profile.StepTraceRow
-	if row.Step, row.HasStep, err = t.stepOf(sttStep); err != nil {
+	if row.Step, row.HasStep, err = stepOf(t, sttStep); err != nil {
 		return row, err
 	}
 	for _, c := range []struct {
@@ -255,7 +122,7 @@ func stepTraceRowOf(t *dbTable) (profile.StepTraceRow, error) {
 		{sttComputing, &row.ComputingNs}, {sttCommNotOvl, &row.CommNotOverlappedNs},
 		{sttCommunication, &row.CommunicationNs}, {sttFree, &row.FreeNs}, {sttStage, &row.StageNs},
 	} {
-		v, err := t.mustFloat(c.col)
+		v, err := t.MustFloat(c.col)
 		if err != nil {
 			return row, err
 		}
@@ -263,7 +130,7 @@ func stepTraceRowOf(t *dbTable) (profile.StepTraceRow, error) {
 		noteOutOfRange(&row.OutOfRange, c.col, *c.dst, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	opt := func(col string) (int64, bool, error) {
-		v, has, err := t.float(col)
+		v, has, err := t.Float(col)
 		ns := usFigureToNs(v)
 		if has && err == nil {
 			noteOutOfRange(&row.OutOfRange, col, ns, strconv.FormatFloat(v, 'g', -1, 64))
@@ -300,15 +167,15 @@ type commKey struct {
 	name, group string
 }
 
-func readCommAnalyzer(d *sqliteDB, out *AnalysisDB) error {
-	t, err := d.selectAll("CommAnalyzerTime", "hccl_op_name", "group_name")
+func readCommAnalyzer(d *table.DB, out *AnalysisDB) error {
+	t, err := d.SelectAll("CommAnalyzerTime", "hccl_op_name", "group_name")
 	if err != nil || t == nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	index := map[commKey]int{}
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return err
 		}
@@ -319,11 +186,11 @@ func readCommAnalyzer(d *sqliteDB, out *AnalysisDB) error {
 		if err != nil {
 			return err
 		}
-		if f, has, err := t.float("start_timestamp"); err != nil {
+		if f, has, err := t.Float("start_timestamp"); err != nil {
 			return err
 		} else if has {
 			if op.StartNs, err = microsNsOf(f); err != nil {
-				return t.errf("start_timestamp: %v", err)
+				return t.Errf("start_timestamp: %v", err)
 			}
 		}
 		for _, f := range []struct {
@@ -333,11 +200,11 @@ func readCommAnalyzer(d *sqliteDB, out *AnalysisDB) error {
 			{"elapse_time", &op.ElapseNs}, {"transit_time", &op.TransitNs}, {"wait_time", &op.WaitNs},
 			{"synchronization_time", &op.SyncNs}, {"idle_time", &op.IdleNs},
 		} {
-			if *f.dst, err = t.scaled(f.col); err != nil {
+			if *f.dst, err = t.Scaled(f.col); err != nil {
 				return err
 			}
 		}
-		if !t.has("idle_time") {
+		if !t.Has("idle_time") {
 			op.IdleNs = derivedIdleNs(op)
 		}
 		index[commKey{op.Step, op.P2P, op.Name, op.Group}] = len(out.CommStats)
@@ -359,33 +226,33 @@ func readCommAnalyzer(d *sqliteDB, out *AnalysisDB) error {
 }
 
 // commOpOf reads the key columns of a CommAnalyzer* row.
-func commOpOf(t *dbTable) (profile.CommOpStats, error) {
-	op := profile.CommOpStats{Name: t.text("hccl_op_name"), Group: t.text("group_name")}
+func commOpOf(t *table.Rows) (profile.CommOpStats, error) {
+	op := profile.CommOpStats{Name: t.Text("hccl_op_name"), Group: t.Text("group_name")}
 	for _, col := range []string{"hccl_op_name", "group_name"} { // the op's key: NULL names no op
-		if err := t.notNull(col); err != nil {
+		if err := t.NotNull(col); err != nil {
 			return op, err
 		}
 	}
 	var err error
-	if op.Step, _, err = t.stepOf("step"); err != nil {
+	if op.Step, _, err = stepOf(t, "step"); err != nil {
 		return op, err
 	}
-	if t.has("type") {
-		op.P2P = strings.EqualFold(strings.TrimSpace(t.text("type")), cjP2P)
+	if t.Has("type") {
+		op.P2P = strings.EqualFold(strings.TrimSpace(t.Text("type")), cjP2P)
 	} else {
 		op.P2P = profile.IsP2P(op.Name) // communication_analyzer.db has no type (§7.3)
 	}
 	return op, nil
 }
 
-func readCommBandwidth(d *sqliteDB, out *AnalysisDB, index map[commKey]int) error {
-	t, err := d.selectAll("CommAnalyzerBandwidth", "hccl_op_name", "group_name", "transport_type")
+func readCommBandwidth(d *table.DB, out *AnalysisDB, index map[commKey]int) error {
+	t, err := d.SelectAll("CommAnalyzerBandwidth", "hccl_op_name", "group_name", "transport_type")
 	if err != nil || t == nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return err
 		}
@@ -401,12 +268,12 @@ func readCommBandwidth(d *sqliteDB, out *AnalysisDB, index map[commKey]int) erro
 			// Every real analysis.db has a time row for each op it has bandwidth rows
 			// for (ops without transfers have time rows only). Kept without one, the
 			// op read as a time split of 0s: moving nothing, waiting for nobody.
-			return t.errf("op %s of group %s has bandwidth rows but no CommAnalyzerTime row: the time table lost rows", key.Name, key.Group)
+			return t.Errf("op %s of group %s has bandwidth rows but no CommAnalyzerTime row: the time table lost rows", key.Name, key.Group)
 		}
-		if err := t.notNull("transport_type"); err != nil {
+		if err := t.NotNull("transport_type"); err != nil {
 			return err
 		}
-		if err := addBandwidthRow(&out.CommStats[i], t.text("transport_type"), t); err != nil {
+		if err := addBandwidthRow(&out.CommStats[i], t.Text("transport_type"), t); err != nil {
 			return err
 		}
 	}
@@ -419,35 +286,35 @@ func readCommBandwidth(d *sqliteDB, out *AnalysisDB, index map[commKey]int) erro
 // addBandwidthRow adds one row of a bandwidth table (analysis.db's
 // CommAnalyzerBandwidth, msprof-analyze's cluster tables: one row per op, transport
 // and packet size) to the op's transport statistics and size distribution.
-func addBandwidthRow(op *profile.CommOpStats, transport string, t *dbTable) error {
+func addBandwidthRow(op *profile.CommOpStats, transport string, t *table.Rows) error {
 	if op.Transports == nil {
 		op.Transports = map[string]profile.TransportStats{}
 	}
 	ts := op.Transports[transport]
 	var err error
-	if ts.Bytes, err = t.scaled("transit_size"); err != nil {
+	if ts.Bytes, err = t.Scaled("transit_size"); err != nil {
 		return err
 	}
-	if ts.TimeNs, err = t.scaled("transit_time"); err != nil {
+	if ts.TimeNs, err = t.Scaled("transit_time"); err != nil {
 		return err
 	}
-	if ts.BandwidthGBps, _, err = t.float("bandwidth"); err != nil {
+	if ts.BandwidthGBps, _, err = t.Float("bandwidth"); err != nil {
 		return err
 	}
-	if ts.LargePacketRatio, _, err = t.float("large_packet_ratio"); err != nil {
+	if ts.LargePacketRatio, _, err = t.Float("large_packet_ratio"); err != nil {
 		return err
 	}
 	var bin profile.PacketBin
-	if bin.SizeBytes, err = t.scaled("package_size"); err != nil {
+	if bin.SizeBytes, err = t.Scaled("package_size"); err != nil {
 		return err
 	}
-	if err := t.notNull("count"); err != nil {
+	if err := t.NotNull("count"); err != nil {
 		return err
 	}
-	if bin.Count, err = t.int("count"); err != nil {
+	if bin.Count, err = t.Int("count"); err != nil {
 		return err
 	}
-	if bin.TimeNs, err = t.scaled("total_duration"); err != nil {
+	if bin.TimeNs, err = t.Scaled("total_duration"); err != nil {
 		return err
 	}
 	if bin.SizeBytes != 0 || bin.Count != 0 {
@@ -466,14 +333,14 @@ func sortSizeDistributions(op *profile.CommOpStats) {
 	}
 }
 
-func readCommMatrix(d *sqliteDB, out *AnalysisDB) error {
-	t, err := d.selectAll("CommAnalyzerMatrix", "hccl_op_name", "group_name", "src_rank", "dst_rank")
+func readCommMatrix(d *table.DB, out *AnalysisDB) error {
+	t, err := d.SelectAll("CommAnalyzerMatrix", "hccl_op_name", "group_name", "src_rank", "dst_rank")
 	if err != nil || t == nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return err
 		}
@@ -485,20 +352,20 @@ func readCommMatrix(d *sqliteDB, out *AnalysisDB) error {
 			return err
 		}
 		l := profile.MatrixLink{Step: key.Step, P2P: key.P2P, OpKey: key.Name, Group: key.Group,
-			Transport: t.text("transport_type"), OpName: t.text("op_name")}
+			Transport: t.Text("transport_type"), OpName: t.Text("op_name")}
 		var okS, okD bool
-		l.SrcLocal, okS = parseLocalRank(strings.TrimSpace(t.text("src_rank")))
-		l.DstLocal, okD = parseLocalRank(strings.TrimSpace(t.text("dst_rank")))
+		l.SrcLocal, okS = parseLocalRank(strings.TrimSpace(t.Text("src_rank")))
+		l.DstLocal, okD = parseLocalRank(strings.TrimSpace(t.Text("dst_rank")))
 		if !okS || !okD {
-			return t.errf("link %q-%q is not a pair of local ranks", t.text("src_rank"), t.text("dst_rank"))
+			return t.Errf("link %q-%q is not a pair of local ranks", t.Text("src_rank"), t.Text("dst_rank"))
 		}
-		if l.Bytes, err = t.scaled("transit_size"); err != nil {
+		if l.Bytes, err = t.Scaled("transit_size"); err != nil {
 			return err
 		}
-		if l.TimeNs, err = t.scaled("transit_time"); err != nil {
+		if l.TimeNs, err = t.Scaled("transit_time"); err != nil {
 			return err
 		}
-		if l.BandwidthGBps, _, err = t.float("bandwidth"); err != nil {
+		if l.BandwidthGBps, _, err = t.Float("bandwidth"); err != nil {
 			return err
 		}
 		out.CommMatrix = append(out.CommMatrix, l)

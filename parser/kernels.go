@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/table"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -75,11 +76,11 @@ var (
 )
 
 func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, error) {
-	t, err := openCSVTable(r, file)
+	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
 	}
-	iName, iStart, iDur := t.col(cols.name...), t.col(cols.start...), t.col(cols.duration...)
+	iName, iStart, iDur := t.Col(cols.name...), t.Col(cols.start...), t.Col(cols.duration...)
 	var missing []string
 	for i, c := range []int{iName, iStart, iDur} {
 		if c < 0 {
@@ -87,36 +88,36 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 		}
 	}
 	if len(missing) > 0 {
-		_, err := t.requireCols(missing...)
+		_, err := t.RequireCols(missing...)
 		return nil, err
 	}
 	colStart, colDuration, colStep := cols.start[0], cols.duration[0], cols.step[0]
-	iCore := t.col(cols.core...)
-	iStep := t.col(cols.step...)
+	iCore := t.Col(cols.core...)
+	iStep := t.Col(cols.step...)
 
 	var ops []KernelCommOp
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			break
 		}
-		name := t.field(iName)
-		if !isCommKernel(t.field(iCore), name) {
+		name := t.Field(iName)
+		if !isCommKernel(t.Field(iCore), name) {
 			continue
 		}
 		op := KernelCommOp{Step: -1}
 		if iStep >= 0 {
-			if op.Step, op.HasStep, err = t.stepField(iStep, colStep); err != nil {
+			if op.Step, op.HasStep, err = t.StepField(iStep, colStep); err != nil {
 				return nil, err
 			}
 		}
 		if name == "" { // its type and group are read from its name
-			return nil, errAtLine(file, t.lineOf(iName), "column %q: a communication row without a name", cols.name[0])
+			return nil, errAtLine(file, t.LineOf(iName), "column %q: a communication row without a name", cols.name[0])
 		}
-		iv, err := t.taskInterval(iStart, iDur, colStart, colDuration)
+		iv, err := taskInterval(t, iStart, iDur, colStart, colDuration)
 		if err != nil {
 			return nil, err
 		}
@@ -140,17 +141,17 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 
 // taskInterval reads a task row's start (a decimal µs string, exact) and duration
 // (float µs, rounded to the ns, at most maxKernelDurUs) as an interval.
-func (t *csvTable) taskInterval(iStart, iDur int, colStart, colDuration string) (profile.Interval, error) {
-	start, err := MicrosToNs(t.field(iStart))
+func taskInterval(t *table.CSV, iStart, iDur int, colStart, colDuration string) (profile.Interval, error) {
+	start, err := MicrosToNs(t.Field(iStart))
 	if err != nil {
-		return profile.Interval{}, errAtLine(t.file, t.lineOf(iStart), "column %q: %v", colStart, err)
+		return profile.Interval{}, errAtLine(t.File, t.LineOf(iStart), "column %q: %v", colStart, err)
 	}
-	durUs, err := t.floatField(iDur, colDuration)
+	durUs, err := t.FloatField(iDur, colDuration)
 	if err != nil {
 		return profile.Interval{}, err
 	}
 	if durUs < 0 || durUs > maxKernelDurUs {
-		return profile.Interval{}, errAtLine(t.file, t.lineOf(iDur), "column %q: duration %v µs out of range", colDuration, durUs)
+		return profile.Interval{}, errAtLine(t.File, t.LineOf(iDur), "column %q: duration %v µs out of range", colDuration, durUs)
 	}
 	return profile.Interval{StartNs: start, EndNs: start + units.NsFromUs(durUs)}, nil
 }
@@ -158,7 +159,7 @@ func (t *csvTable) taskInterval(iStart, iDur int, colStart, colDuration string) 
 // isCommKernel applies the comm-row rule of ParseKernelDetailsComm to a row's
 // trimmed Accelerator Core value and Name.
 func isCommKernel(core, name string) bool {
-	if !csvNull(core) {
+	if !table.NullText(core) {
 		return strings.EqualFold(core, "HCCL") || strings.EqualFold(core, "COMMUNICATION")
 	}
 	return kdHasPrefixFold(name, "hcom") || kdHasPrefixFold(name, "lccl")
@@ -179,37 +180,37 @@ const MaxDTypeRows = 20000
 // per first input data type over at most maxRows rows; nil when the file has no
 // Input Data Types column.
 func ParseKernelDTypes(r io.Reader, file string, maxRows int) (map[string]int64, error) {
-	t, err := openCSVTable(r, file)
+	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
 	}
-	iTypes, iDur, iCore, iName := t.col(kdColInputTypes), t.col(kdColDuration), t.col(kdColCore), t.col(kdColName)
+	iTypes, iDur, iCore, iName := t.Col(kdColInputTypes), t.Col(kdColDuration), t.Col(kdColCore), t.Col(kdColName)
 	if iTypes < 0 || iDur < 0 {
 		return nil, nil
 	}
 	out := map[string]int64{}
 	for rows := 0; rows < maxRows; rows++ {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			break
 		}
-		if isCommKernel(t.field(iCore), t.field(iName)) {
+		if isCommKernel(t.Field(iCore), t.Field(iName)) {
 			continue
 		}
-		first, _, _ := strings.Cut(t.field(iTypes), ";")
+		first, _, _ := strings.Cut(t.Field(iTypes), ";")
 		dt := NormaliseDType(first)
 		if dt == "" {
 			continue
 		}
-		durUs, err := t.floatField(iDur, kdColDuration)
+		durUs, err := t.FloatField(iDur, kdColDuration)
 		if err != nil {
 			return nil, err
 		}
 		if durUs < 0 || durUs > maxKernelDurUs {
-			return nil, errAtLine(file, t.lineOf(iDur), "column %q: duration %v µs out of range", kdColDuration, durUs)
+			return nil, errAtLine(file, t.LineOf(iDur), "column %q: duration %v µs out of range", kdColDuration, durUs)
 		}
 		out[dt] += units.NsFromUs(durUs)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/hcclprof/hcclprof/internal/table"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -37,42 +38,42 @@ func ParseOpSummaryTimeline(r io.Reader, file string) (*KernelTimeline, error) {
 }
 
 func parseKernelTimeline(r io.Reader, file string, cols commCols) (*KernelTimeline, error) {
-	t, err := openCSVTable(r, file)
+	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
 	}
-	iName, iStart, iDur, iStep := t.col(cols.name...), t.col(cols.start...), t.col(cols.duration...), t.col(cols.step...)
+	iName, iStart, iDur, iStep := t.Col(cols.name...), t.Col(cols.start...), t.Col(cols.duration...), t.Col(cols.step...)
 	if iStep < 0 {
 		return &KernelTimeline{}, nil // no steps to read: the caller reads the comm rows alone
 	}
 	if iName < 0 || iStart < 0 || iDur < 0 {
-		_, err := t.requireCols(cols.name[0], cols.start[0], cols.duration[0])
+		_, err := t.RequireCols(cols.name[0], cols.start[0], cols.duration[0])
 		return nil, err
 	}
-	iCore := t.col(cols.core...)
+	iCore := t.Col(cols.core...)
 	out := &KernelTimeline{}
 	type span struct{ lo, hi int64 }
 	spans := map[int]*span{}
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			break
 		}
-		name := t.field(iName)
-		step, hasStep, err := t.stepField(iStep, cols.step[0])
+		name := t.Field(iName)
+		step, hasStep, err := t.StepField(iStep, cols.step[0])
 		if err != nil {
 			return nil, err
 		}
-		iv, err := t.taskInterval(iStart, iDur, cols.start[0], cols.duration[0])
+		iv, err := taskInterval(t, iStart, iDur, cols.start[0], cols.duration[0])
 		if err != nil {
 			return nil, err
 		}
-		if isCommKernel(t.field(iCore), name) {
+		if isCommKernel(t.Field(iCore), name) {
 			if name == "" {
-				return nil, errAtLine(file, t.lineOf(iName), "column %q: a communication row without a name", cols.name[0])
+				return nil, errAtLine(file, t.LineOf(iName), "column %q: a communication row without a name", cols.name[0])
 			}
 			// Timeline ops: analysis assigns them to the steps by time, as it does
 			// for every timeline.

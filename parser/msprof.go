@@ -37,6 +37,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/ranklist"
+	"github.com/hcclprof/hcclprof/internal/table"
 	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -258,18 +259,18 @@ func firstDeviceID(file string) (int, bool) {
 		return 0, false
 	}
 	defer f.Close()
-	t, err := openCSVTable(f, file)
+	t, err := table.OpenCSV(f, file)
 	if err != nil {
 		return 0, false
 	}
-	i := t.col("Device_id", "Device ID")
+	i := t.Col("Device_id", "Device ID")
 	if i < 0 {
 		return 0, false
 	}
-	if ok, err := t.next(); !ok || err != nil {
+	if ok, err := t.Next(); !ok || err != nil {
 		return 0, false
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(t.field(i)))
+	n, err := strconv.Atoi(strings.TrimSpace(t.Field(i)))
 	if err != nil || n < 0 {
 		return 0, false
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/ranklist"
+	"github.com/hcclprof/hcclprof/internal/table"
 	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -182,36 +183,36 @@ func parseRankSet(s string) (ranks []int, ok bool) {
 // "rank", Index the global rank) with step_trace_time.csv's rules per row. Stage rows
 // are maxima over a pipeline stage, not a rank's figures, and are skipped.
 func parseClusterStepTraceCSV(r io.Reader, file string) ([]summaryStepRow, error) {
-	t, err := openCSVTable(r, file)
+	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
 	}
-	req, err := t.requireCols("Type", "Index", stColStep, stColComputing, stColCommNotOvl, stColCommunication, stColFree, stColStage)
+	req, err := t.RequireCols("Type", "Index", stColStep, stColComputing, stColCommNotOvl, stColCommunication, stColFree, stColStage)
 	if err != nil {
 		return nil, err
 	}
 	iType, iIndex := req[0], req[1]
 	cols := stepTraceCols{req[2], req[3], req[4], req[5], req[6], req[7],
-		t.col(stColOverlapped), t.col(stColBubble), t.col(stColExclReceive), t.col(stColPreparing)}
+		t.Col(stColOverlapped), t.Col(stColBubble), t.Col(stColExclReceive), t.Col(stColPreparing)}
 	var rows []summaryStepRow
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return rows, err
 		}
 		if !ok {
 			return rows, nil
 		}
-		if !strings.EqualFold(t.field(iType), clusterStepTraceRankRow) {
+		if !strings.EqualFold(t.Field(iType), clusterStepTraceRankRow) {
 			continue
 		}
-		rank, ok := parseLocalRank(t.field(iIndex))
+		rank, ok := parseLocalRank(t.Field(iIndex))
 		if !ok {
-			rows = append(rows, summaryStepRow{Rank: -1, Problem: errAtLine(file, t.lineOf(iIndex),
-				"column \"Index\": %q is not a global rank: the row is not read, and whose it is is unknown", t.field(iIndex)).Error()})
+			rows = append(rows, summaryStepRow{Rank: -1, Problem: errAtLine(file, t.LineOf(iIndex),
+				"column \"Index\": %q is not a global rank: the row is not read, and whose it is is unknown", t.Field(iIndex)).Error()})
 			continue
 		}
-		row, err := t.stepTraceRow(cols)
+		row, err := stepTraceRow(t, cols)
 		if err != nil {
 			rows = append(rows, summaryStepRow{Rank: rank, Problem: fmt.Sprintf("%v (rank %d's row, not read)", err, rank)})
 			continue
@@ -675,9 +676,9 @@ var (
 )
 
 // firstTable returns the first of names the db has, "" if none.
-func (d *sqliteDB) firstTable(names []string) string {
+func firstTable(d *table.DB, names []string) string {
 	for _, n := range names {
-		if d.has(n) {
+		if d.Has(n) {
 			return n
 		}
 	}
@@ -689,11 +690,11 @@ func (d *sqliteDB) firstTable(names []string) string {
 // times, MB sizes); step is "step40" in the communication tables and "40" in
 // ClusterStepTraceTime; rank_id is the global rank; matrix ranks are global.
 func readClusterAnalysisDB(path string, p *summaryParts) error {
-	d, err := openSQLite(path)
+	d, err := table.OpenSQLite(path)
 	if err != nil {
 		return err
 	}
-	defer d.close()
+	defer d.Close()
 	if len(p.steps) == 0 {
 		if err := readClusterDBSteps(d, p); err != nil {
 			return err
@@ -714,7 +715,7 @@ func readClusterAnalysisDB(path string, p *summaryParts) error {
 			return err
 		}
 	}
-	if len(p.steps) == 0 && d.firstTable(clusterDBStepTables) == "" {
+	if len(p.steps) == 0 && firstTable(d, clusterDBStepTables) == "" {
 		if err := readClusterDBTimeSummary(d, p); err != nil {
 			return err
 		}
@@ -729,7 +730,7 @@ func readClusterAnalysisDB(path string, p *summaryParts) error {
 	if err := readClusterDBHcclSum(d, p); err != nil {
 		return err
 	}
-	if len(p.steps) == 0 && d.firstTable(clusterDBStepTables) == "" {
+	if len(p.steps) == 0 && firstTable(d, clusterDBStepTables) == "" {
 		if recipes := clusterDBRecipes(d); len(recipes) > 0 {
 			return fmt.Errorf("%s has no step breakdown (no ClusterStepTraceTime table): it holds %s, summaries hcclprof does not read as ranks' steps; "+
 				"a step breakdown is what `msprof-analyze -m all -d CLUSTER` writes (cluster_step_trace_time.csv, or ClusterStepTraceTime in cluster_analysis.db) or the cluster_time_summary recipe (`-m cluster_time_summary`, into the same output directory), or the rank directories themselves",
@@ -744,47 +745,47 @@ func readClusterAnalysisDB(path string, p *summaryParts) error {
 // hccl_sum the Hccl*Stats tables, communication_time_sum ClusterCommunicationTime and
 // ClusterCommunicationBandwidth, communication_matrix_sum ClusterCommunicationMatrix,
 // all with CommunicationGroupMapping), for a db without a step table.
-func clusterDBRecipes(d *sqliteDB) []string {
+func clusterDBRecipes(d *table.DB) []string {
 	var out []string
-	if d.has("ClusterTimeSummary") {
+	if d.Has("ClusterTimeSummary") {
 		out = append(out, "the cluster_time_summary recipe's ClusterTimeSummary with no row hcclprof could read")
 	}
-	if d.has("HcclAllRankStats") || d.has("HcclPerRankStats") || d.has("HcclTopOpStats") {
+	if d.Has("HcclAllRankStats") || d.Has("HcclPerRankStats") || d.Has("HcclTopOpStats") {
 		out = append(out, "the hccl_sum recipe's HcclAllRankStats/HcclPerRankStats/HcclTopOpStats (statistics per op type, not per op)")
 	}
-	if d.has("ClusterCommunicationTime") {
+	if d.Has("ClusterCommunicationTime") {
 		out = append(out, "ClusterCommunicationTime (the communication_time_sum recipe's, or msprof-analyze -m communication_time's: per-op communication, read, but no step)")
-	} else if d.has("ClusterCommunicationMatrix") {
+	} else if d.Has("ClusterCommunicationMatrix") {
 		out = append(out, "ClusterCommunicationMatrix (the communication_matrix_sum recipe's, or -m communication_matrix's: links only)")
 	}
-	if len(out) == 0 && d.has("CommunicationGroupMapping") {
+	if len(out) == 0 && d.Has("CommunicationGroupMapping") {
 		out = append(out, "only the communication_group_map recipe's CommunicationGroupMapping (groups, no figures)")
 	}
 	return out
 }
 
-func readClusterDBSteps(d *sqliteDB, p *summaryParts) error {
-	name := d.firstTable(clusterDBStepTables)
+func readClusterDBSteps(d *table.DB, p *summaryParts) error {
+	name := firstTable(d, clusterDBStepTables)
 	if name == "" {
 		return nil
 	}
-	t, err := d.selectAll(name, "type", "index", sttStep, sttComputing, sttCommNotOvl, sttCommunication, sttFree, sttStage)
+	t, err := d.SelectAll(name, "type", "index", sttStep, sttComputing, sttCommNotOvl, sttCommunication, sttFree, sttStage)
 	if err != nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	p.stepsFrom = name
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil || !ok {
 			return err
 		}
-		if !strings.EqualFold(strings.TrimSpace(t.text("type")), clusterStepTraceRankRow) {
+		if !strings.EqualFold(strings.TrimSpace(t.Text("type")), clusterStepTraceRankRow) {
 			continue
 		}
-		rank, ok := parseLocalRank(strings.TrimSpace(t.text("index")))
+		rank, ok := parseLocalRank(strings.TrimSpace(t.Text("index")))
 		if !ok {
-			p.steps = append(p.steps, summaryStepRow{Rank: -1, Problem: t.errf("index %q is not a global rank: the row is not read, and whose it is is unknown", t.text("index")).Error()})
+			p.steps = append(p.steps, summaryStepRow{Rank: -1, Problem: t.Errf("index %q is not a global rank: the row is not read, and whose it is is unknown", t.Text("index")).Error()})
 			continue
 		}
 		row, err := stepTraceRowOf(t)
@@ -797,34 +798,34 @@ func readClusterDBSteps(d *sqliteDB, p *summaryParts) error {
 }
 
 // clusterDBRank reads a row's rank_id.
-func clusterDBRank(t *dbTable) (int, error) {
-	n, err := t.int("rank_id")
+func clusterDBRank(t *table.Rows) (int, error) {
+	n, err := t.Int("rank_id")
 	if err != nil {
 		return 0, err
 	}
 	if n < 0 || n > maxLocalRank {
-		return 0, t.errf("rank_id %d is not a global rank", n)
+		return 0, t.Errf("rank_id %d is not a global rank", n)
 	}
 	return int(n), nil
 }
 
-func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
-	name := d.firstTable(clusterDBTimeTables)
+func readClusterDBComm(d *table.DB, p *summaryParts) error {
+	name := firstTable(d, clusterDBTimeTables)
 	if name == "" {
 		return nil
 	}
-	t, err := d.selectAll(name, "rank_id", "hccl_op_name", "group_name")
+	t, err := d.SelectAll(name, "rank_id", "hccl_op_name", "group_name")
 	if err != nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	type key struct {
 		rank, step  int
 		name, group string
 	}
 	index := map[key]int{}
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return err
 		}
@@ -839,11 +840,11 @@ func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
 		if err != nil {
 			return err
 		}
-		if f, has, err := t.float("start_timestamp"); err != nil {
+		if f, has, err := t.Float("start_timestamp"); err != nil {
 			return err
 		} else if has && f != 0 {
 			if op.StartNs, err = microsNsOf(f); err != nil {
-				return t.errf("start_timestamp: %v", err)
+				return t.Errf("start_timestamp: %v", err)
 			}
 		}
 		for _, f := range []struct {
@@ -853,30 +854,30 @@ func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
 			{"elapsed_time", &op.ElapseNs}, {"transit_time", &op.TransitNs}, {"wait_time", &op.WaitNs},
 			{"synchronization_time", &op.SyncNs}, {"idle_time", &op.IdleNs},
 		} {
-			if *f.dst, err = t.scaled(f.col); err != nil {
+			if *f.dst, err = t.Scaled(f.col); err != nil {
 				return err
 			}
 		}
-		if !t.has("idle_time") {
+		if !t.Has("idle_time") {
 			op.IdleNs = derivedIdleNs(op)
 		}
-		if set, ok := parseRankSet(t.text("rank_set")); ok && !isTotalKey(op.Name) {
+		if set, ok := parseRankSet(t.Text("rank_set")); ok && !isTotalKey(op.Name) {
 			p.addSetGroup(op.Group, set, clusterAnalysisDBName)
 		}
 		index[key{rank, op.Step, op.Name, op.Group}] = len(p.ops)
-		p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(op.Name), Set: strings.TrimSpace(t.text("rank_set")), Op: op})
+		p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(op.Name), Set: strings.TrimSpace(t.Text("rank_set")), Op: op})
 	}
-	name = d.firstTable(clusterDBBandwidthTables)
+	name = firstTable(d, clusterDBBandwidthTables)
 	if name == "" {
 		return nil
 	}
-	b, err := d.selectAll(name, "rank_id", "hccl_op_name", "group_name", "band_type")
+	b, err := d.SelectAll(name, "rank_id", "hccl_op_name", "group_name", "band_type")
 	if err != nil {
 		return err
 	}
-	defer b.close()
+	defer b.Close()
 	for {
-		ok, err := b.next()
+		ok, err := b.Next()
 		if err != nil {
 			return err
 		}
@@ -895,9 +896,9 @@ func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
 		if !found {
 			i = len(p.ops)
 			index[key{rank, k.Step, k.Name, k.Group}] = i
-			p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(k.Name), Set: strings.TrimSpace(b.text("rank_set")), Op: k})
+			p.ops = append(p.ops, summaryOp{Rank: rank, Total: isTotalKey(k.Name), Set: strings.TrimSpace(b.Text("rank_set")), Op: k})
 		}
-		if err := addBandwidthRow(&p.ops[i].Op, b.text("band_type"), b); err != nil {
+		if err := addBandwidthRow(&p.ops[i].Op, b.Text("band_type"), b); err != nil {
 			return err
 		}
 	}
@@ -907,30 +908,30 @@ func readClusterDBComm(d *sqliteDB, p *summaryParts) error {
 	return nil
 }
 
-func readClusterDBGroups(d *sqliteDB, p *summaryParts) error {
-	name := d.firstTable(clusterDBGroupTables)
+func readClusterDBGroups(d *table.DB, p *summaryParts) error {
+	name := firstTable(d, clusterDBGroupTables)
 	if name == "" {
 		return nil
 	}
-	t, err := d.selectAll(name, "rank_set")
+	t, err := d.SelectAll(name, "rank_set")
 	if err != nil {
 		return err
 	}
-	defer t.close()
-	if !t.has("group_name") { // the 2023 table: rank sets without their group
+	defer t.Close()
+	if !t.Has("group_name") { // the 2023 table: rank sets without their group
 		return nil
 	}
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil || !ok {
 			return err
 		}
-		set, ok := parseRankSet(t.text("rank_set"))
+		set, ok := parseRankSet(t.Text("rank_set"))
 		if !ok {
-			return t.errf("rank_set %q is not a rank set", t.text("rank_set"))
+			return t.Errf("rank_set %q is not a rank set", t.Text("rank_set"))
 		}
-		g := summaryGroup{Hash: strings.TrimSpace(t.text("group_name")), RawName: t.text("group_id"), PGName: t.text("pg_name"),
-			Ranks: set, Source: clusterAnalysisDBName, P2P: strings.EqualFold(strings.TrimSpace(t.text("type")), "p2p")}
+		g := summaryGroup{Hash: strings.TrimSpace(t.Text("group_name")), RawName: t.Text("group_id"), PGName: t.Text("pg_name"),
+			Ranks: set, Source: clusterAnalysisDBName, P2P: strings.EqualFold(strings.TrimSpace(t.Text("type")), "p2p")}
 		if g.Hash == "" {
 			continue
 		}
@@ -941,18 +942,18 @@ func readClusterDBGroups(d *sqliteDB, p *summaryParts) error {
 	}
 }
 
-func readClusterDBMatrix(d *sqliteDB, p *summaryParts) error {
-	name := d.firstTable(clusterDBMatrixTables)
+func readClusterDBMatrix(d *table.DB, p *summaryParts) error {
+	name := firstTable(d, clusterDBMatrixTables)
 	if name == "" {
 		return nil
 	}
-	t, err := d.selectAll(name, "hccl_op_name", "group_name", "src_rank", "dst_rank")
+	t, err := d.SelectAll(name, "hccl_op_name", "group_name", "src_rank", "dst_rank")
 	if err != nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil || !ok {
 			return err
 		}
@@ -963,23 +964,23 @@ func readClusterDBMatrix(d *sqliteDB, p *summaryParts) error {
 		if isTotalKey(k.Name) {
 			continue
 		}
-		src, okS := parseLocalRank(strings.TrimSpace(t.text("src_rank")))
-		dst, okD := parseLocalRank(strings.TrimSpace(t.text("dst_rank")))
+		src, okS := parseLocalRank(strings.TrimSpace(t.Text("src_rank")))
+		dst, okD := parseLocalRank(strings.TrimSpace(t.Text("dst_rank")))
 		if !okS || !okD {
-			return t.errf("link %q-%q is not a pair of global ranks", t.text("src_rank"), t.text("dst_rank"))
+			return t.Errf("link %q-%q is not a pair of global ranks", t.Text("src_rank"), t.Text("dst_rank"))
 		}
 		l := profile.MatrixLink{Step: k.Step, P2P: k.P2P, OpKey: k.Name, Group: k.Group,
-			Transport: t.text("transport_type"), OpName: t.text("op_name")}
-		if l.Bytes, err = t.scaled("transit_size"); err != nil {
+			Transport: t.Text("transport_type"), OpName: t.Text("op_name")}
+		if l.Bytes, err = t.Scaled("transit_size"); err != nil {
 			return err
 		}
-		if l.TimeNs, err = t.scaled("transit_time"); err != nil {
+		if l.TimeNs, err = t.Scaled("transit_time"); err != nil {
 			return err
 		}
-		if l.BandwidthGBps, _, err = t.float("bandwidth"); err != nil {
+		if l.BandwidthGBps, _, err = t.Float("bandwidth"); err != nil {
 			return err
 		}
-		if set, ok := parseRankSet(t.text("rank_set")); ok {
+		if set, ok := parseRankSet(t.Text("rank_set")); ok {
 			p.addSetGroup(k.Group, set, clusterAnalysisDBName)
 		}
 		p.links = append(p.links, summaryLink{SrcRank: src, DstRank: dst, Link: l})

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/table"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -41,8 +42,8 @@ const (
 
 // readClusterDBTimeSummary reads ClusterTimeSummary as the ranks' step tables, for a
 // db without ClusterStepTraceTime.
-func readClusterDBTimeSummary(d *sqliteDB, p *summaryParts) error {
-	if !d.has(clusterTimeSummaryTable) {
+func readClusterDBTimeSummary(d *table.DB, p *summaryParts) error {
+	if !d.Has(clusterTimeSummaryTable) {
 		return nil
 	}
 	const (
@@ -54,23 +55,23 @@ func readClusterDBTimeSummary(d *sqliteDB, p *summaryParts) error {
 		colMemNotOvl = "memoryNotOverlapComputationCommunication"
 		colStepTime  = "stepTime"
 	)
-	t, err := d.selectAll(clusterTimeSummaryTable, "rank", "step", colComputing, colNotOvl, colComm, colFree)
+	t, err := d.SelectAll(clusterTimeSummaryTable, "rank", "step", colComputing, colNotOvl, colComm, colFree)
 	if err != nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	p.stepsFrom = clusterTimeSummaryTable
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil || !ok {
 			return err
 		}
-		n, err := t.int("rank")
+		n, err := t.Int("rank")
 		if err != nil {
 			return err
 		}
 		if n < 0 || n > maxLocalRank {
-			p.steps = append(p.steps, summaryStepRow{Rank: -1, Problem: t.errf("rank %d is not a global rank: the row is not read, and whose it is is unknown", n).Error()})
+			p.steps = append(p.steps, summaryStepRow{Rank: -1, Problem: t.Errf("rank %d is not a global rank: the row is not read, and whose it is is unknown", n).Error()})
 			continue
 		}
 		rank := int(n)
@@ -85,23 +86,23 @@ func readClusterDBTimeSummary(d *sqliteDB, p *summaryParts) error {
 
 // timeSummaryRowOf reads one ClusterTimeSummary row as the profiler's step table row;
 // problem says why it cannot be.
-func timeSummaryRowOf(t *dbTable, colComputing, colNotOvl, colOvl, colComm, colFree, colMemNotOvl, colStepTime string) (profile.StepTraceRow, string) {
+func timeSummaryRowOf(t *table.Rows, colComputing, colNotOvl, colOvl, colComm, colFree, colMemNotOvl, colStepTime string) (profile.StepTraceRow, string) {
 	var row profile.StepTraceRow
-	step, has, err := t.stepOf("step")
+	step, has, err := stepOf(t, "step")
 	if err != nil {
 		return row, err.Error()
 	}
 	row.Step, row.HasStep = step, has
 	figure := func(col string, required bool) (float64, error) {
-		v, ok, err := t.float(col)
+		v, ok, err := t.Float(col)
 		if err != nil {
 			return 0, err
 		}
 		if !ok && required {
-			return 0, t.errf("column %s: no value", col)
+			return 0, t.Errf("column %s: no value", col)
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, t.errf("column %s: %v is not a time", col, v)
+			return 0, t.Errf("column %s: %v is not a time", col, v)
 		}
 		return v, nil
 	}
@@ -118,12 +119,12 @@ func timeSummaryRowOf(t *dbTable, colComputing, colNotOvl, colOvl, colComm, colF
 	if computing == 0 && notOvl == 0 && ovl == 0 && comm == 0 && free == 0 && memNotOvl == 0 {
 		// msprof-analyze outer-joins the rank's STEP_TIME and StepTraceTime rows and
 		// fills what is missing with 0: this step's breakdown was not in its analysis.db.
-		return row, t.errf("rank %s step %s has no step breakdown (every figure 0, stepTime %s µs): msprof-analyze found no StepTraceTime row for it and wrote zeros",
-			t.text("rank"), t.text("step"), strconv.FormatFloat(stepTime, 'f', -1, 64)).Error()
+		return row, t.Errf("rank %s step %s has no step breakdown (every figure 0, stepTime %s µs): msprof-analyze found no StepTraceTime row for it and wrote zeros",
+			t.Text("rank"), t.Text("step"), strconv.FormatFloat(stepTime, 'f', -1, 64)).Error()
 	}
 	for i, c := range cols[:6] {
 		if vals[i] < 0 {
-			return row, t.errf("column %s: %v µs is negative", c, vals[i]).Error()
+			return row, t.Errf("column %s: %v µs is negative", c, vals[i]).Error()
 		}
 	}
 	profilerFree := free + memNotOvl
@@ -166,30 +167,30 @@ func (p *summaryParts) hasP2PGroups() bool {
 
 // readClusterDBHcclSum reads hccl_sum's HcclPerRankStats: each rank's communication
 // time summed over op types and the steps collected.
-func readClusterDBHcclSum(d *sqliteDB, p *summaryParts) error {
-	if !d.has(hcclPerRankStatsTable) {
+func readClusterDBHcclSum(d *table.DB, p *summaryParts) error {
+	if !d.Has(hcclPerRankStatsTable) {
 		return nil
 	}
-	t, err := d.selectAll(hcclPerRankStatsTable, "Rank", "SumNs")
+	t, err := d.SelectAll(hcclPerRankStatsTable, "Rank", "SumNs")
 	if err != nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil || !ok {
 			return err
 		}
-		r, err := t.int("Rank")
+		r, err := t.Int("Rank")
 		if err != nil {
 			return err
 		}
-		sum, err := t.mustFloat("SumNs")
+		sum, err := t.MustFloat("SumNs")
 		if err != nil {
 			return err
 		}
 		if r < 0 || r > maxLocalRank || sum < 0 || math.IsNaN(sum) || sum > math.MaxInt64/2 {
-			return t.errf("rank %d with SumNs %v is not a rank's communication time", r, sum)
+			return t.Errf("rank %d with SumNs %v is not a rank's communication time", r, sum)
 		}
 		if p.hcclSumNs == nil {
 			p.hcclSumNs = map[int]int64{}

@@ -3,6 +3,7 @@ package parser
 import (
 	"io"
 
+	"github.com/hcclprof/hcclprof/internal/table"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -39,28 +40,28 @@ const maxPreparingNs = 1e12 * 1e3
 // above 1e12 µs is the no-step-marker bug (an absolute timestamp) and is treated as
 // absent. A field that is not a number is a *SyntaxError naming file and line.
 func ParseStepTraceCSV(r io.Reader, file string) ([]profile.StepTraceRow, error) {
-	t, err := openCSVTable(r, file)
+	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
 	}
-	req, err := t.requireCols(stColStep, stColComputing, stColCommNotOvl, stColCommunication, stColFree, stColStage)
+	req, err := t.RequireCols(stColStep, stColComputing, stColCommNotOvl, stColCommunication, stColFree, stColStage)
 	if err != nil {
 		return nil, err
 	}
 	iStep, iComp, iCNO, iComm, iFree, iStage := req[0], req[1], req[2], req[3], req[4], req[5]
 	cols := stepTraceCols{iStep, iComp, iCNO, iComm, iFree, iStage,
-		t.col(stColOverlapped), t.col(stColBubble), t.col(stColExclReceive), t.col(stColPreparing)}
+		t.Col(stColOverlapped), t.Col(stColBubble), t.Col(stColExclReceive), t.Col(stColPreparing)}
 
 	var rows []profile.StepTraceRow
 	for {
-		ok, err := t.next()
+		ok, err := t.Next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return rows, nil
 		}
-		row, err := t.stepTraceRow(cols)
+		row, err := stepTraceRow(t, cols)
 		if err != nil {
 			return nil, err
 		}
@@ -77,10 +78,10 @@ type stepTraceCols struct {
 
 // stepTraceRow reads the current record as a step trace row, with
 // ParseStepTraceCSV's rules for optional columns.
-func (t *csvTable) stepTraceRow(c stepTraceCols) (profile.StepTraceRow, error) {
+func stepTraceRow(t *table.CSV, c stepTraceCols) (profile.StepTraceRow, error) {
 	var row profile.StepTraceRow
 	var err error
-	if row.Step, row.HasStep, err = t.stepField(c.step, stColStep); err != nil {
+	if row.Step, row.HasStep, err = t.StepField(c.step, stColStep); err != nil {
 		return row, err
 	}
 	for _, f := range []struct {
@@ -94,19 +95,19 @@ func (t *csvTable) stepTraceRow(c stepTraceCols) (profile.StepTraceRow, error) {
 		{c.free, stColFree, &row.FreeNs},
 		{c.stage, stColStage, &row.StageNs},
 	} {
-		if *f.dst, err = t.usField(f.i, f.name); err != nil {
+		if *f.dst, err = usField(t, f.i, f.name); err != nil {
 			return row, err
 		}
-		noteOutOfRange(&row.OutOfRange, f.name, *f.dst, t.field(f.i))
+		noteOutOfRange(&row.OutOfRange, f.name, *f.dst, t.Field(f.i))
 	}
 	// Optional columns: absent, empty or N/A means "not written".
 	opt := func(i int, name string) (int64, bool, error) {
-		if i < 0 || csvNull(t.field(i)) {
+		if i < 0 || table.NullText(t.Field(i)) {
 			return 0, false, nil
 		}
-		v, err := t.usField(i, name)
+		v, err := usField(t, i, name)
 		if err == nil {
-			noteOutOfRange(&row.OutOfRange, name, v, t.field(i))
+			noteOutOfRange(&row.OutOfRange, name, v, t.Field(i))
 		}
 		return v, err == nil, err
 	}

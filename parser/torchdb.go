@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/table"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -112,11 +113,11 @@ type TorchDB struct {
 // one is an error naming the file. Rows are streamed; on an error the tables read
 // so far are returned with it, so callers can report a partial result.
 func ParseTorchDB(path string) (*TorchDB, error) {
-	d, err := openSQLite(path)
+	d, err := table.OpenSQLite(path)
 	if err != nil {
 		return nil, err
 	}
-	defer d.close()
+	defer d.Close()
 	out := &TorchDB{}
 	r := torchDBReader{d: d, out: out}
 	err = r.read()
@@ -125,7 +126,7 @@ func ParseTorchDB(path string) (*TorchDB, error) {
 }
 
 type torchDBReader struct {
-	d   *sqliteDB
+	d   *table.DB
 	out *TorchDB
 	// launches are the CANN connection ids a framework op launched, with the host
 	// time and, once found, the device start (see flows).
@@ -144,10 +145,10 @@ type launch struct {
 
 func (r *torchDBReader) read() error {
 	d := r.d
-	if err := d.require("STRING_IDS", "id", "value"); err != nil {
+	if err := d.Require("STRING_IDS", "id", "value"); err != nil {
 		return err
 	}
-	if err := d.require("TASK", "startNs", "endNs", "globalTaskId", "connectionId"); err != nil {
+	if err := d.Require("TASK", "startNs", "endNs", "globalTaskId", "connectionId"); err != nil {
 		return err
 	}
 	for _, step := range []func() error{r.steps, r.hostLaunches, r.commOps, r.tasks, r.commTasks, r.flows, r.overlap, r.metadata, r.npuInfo} {
@@ -158,7 +159,7 @@ func (r *torchDBReader) read() error {
 	if r.unlinked > 0 {
 		// In the real db every connectionId of PYTORCH_API has its CONNECTION_IDS
 		// rows: lost ones take their launches' flows, which map steps to the device.
-		return d.wrap("reading PYTORCH_API ⋈ CONNECTION_IDS", fmt.Errorf("%d PYTORCH_API rows link to a connectionId with no CONNECTION_IDS row (or a NULL one): their host→device flows are lost", r.unlinked))
+		return d.Wrap("reading PYTORCH_API ⋈ CONNECTION_IDS", fmt.Errorf("%d PYTORCH_API rows link to a connectionId with no CONNECTION_IDS row (or a NULL one): their host→device flows are lost", r.unlinked))
 	}
 	return nil
 }
@@ -188,7 +189,7 @@ func (r *torchDBReader) finish() {
 // optCols returns, for each column of a table, "alias.col" when the table has it and
 // NULL otherwise, so optional columns need no second query.
 func (r *torchDBReader) optCols(table, alias string, cols ...string) ([]string, error) {
-	have, err := r.d.columns(table)
+	have, err := r.d.Columns(table)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +213,7 @@ func (r *torchDBReader) lookup(table, valueCol, alias, expr string) (sel, join s
 	if expr == "NULL" {
 		return "NULL, NULL", ""
 	}
-	if !r.d.has(table) {
+	if !r.d.Has(table) {
 		return "NULL, " + expr, ""
 	}
 	// The id is selected only where it names nothing: a NULL costs the driver no
@@ -229,8 +230,8 @@ const taskWhat = "a communication task"
 // lookup found for it, and the id where it found none (NULL otherwise, and NULL for a
 // NULL id).
 type dbRef struct {
-	Name       dbText
-	Unresolved dbInt
+	Name       table.Text
+	Unresolved table.Int
 }
 
 // dests are the scan destinations of a lookup's two columns.
@@ -259,14 +260,14 @@ func (r *torchDBReader) enum(table, alias, expr string) (sel, join string) {
 }
 
 func (r *torchDBReader) steps() error {
-	if !r.d.has("STEP_TIME") {
+	if !r.d.Has("STEP_TIME") {
 		return nil
 	}
-	if err := r.d.require("STEP_TIME", "id", "startNs", "endNs"); err != nil {
+	if err := r.d.Require("STEP_TIME", "id", "startNs", "endNs"); err != nil {
 		return err
 	}
-	var id, start, end dbInt
-	return r.d.each("reading STEP_TIME", "SELECT id, startNs, endNs FROM STEP_TIME", func(rows *sql.Rows) error {
+	var id, start, end table.Int
+	return r.d.Each("reading STEP_TIME", "SELECT id, startNs, endNs FROM STEP_TIME", func(rows *sql.Rows) error {
 		if err := rows.Scan(&id, &start, &end); err != nil {
 			return err
 		}
@@ -287,8 +288,8 @@ func (r *torchDBReader) steps() error {
 // COMPUTE_TASK_INFO row) and the first device start of each framework launch.
 func (r *torchDBReader) tasks() error {
 	cti := "NULL"
-	if r.d.has("COMPUTE_TASK_INFO") {
-		if err := r.d.require("COMPUTE_TASK_INFO", "globalTaskId"); err != nil {
+	if r.d.Has("COMPUTE_TASK_INFO") {
+		if err := r.d.Require("COMPUTE_TASK_INFO", "globalTaskId"); err != nil {
 			return err
 		}
 		cti = "c.globalTaskId"
@@ -296,7 +297,7 @@ func (r *torchDBReader) tasks() error {
 	// The kernel's name, to tell a backward pass's kernels (profile.IsBackwardKernel).
 	nameExpr := "NULL"
 	if cti != "NULL" {
-		ok, err := r.d.hasColumns("COMPUTE_TASK_INFO", "name")
+		ok, err := r.d.HasColumns("COMPUTE_TASK_INFO", "name")
 		if err != nil {
 			return err
 		}
@@ -309,10 +310,10 @@ func (r *torchDBReader) tasks() error {
 	if cti != "NULL" {
 		q += " LEFT JOIN COMPUTE_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + nameJoin
 	}
-	var start, end, conn, compute dbInt
+	var start, end, conn, compute table.Int
 	var name dbRef
 	dests := append([]any{&start, &end, &conn, &compute}, name.dests()...)
-	return r.d.each("reading TASK ⋈ COMPUTE_TASK_INFO", q, func(rows *sql.Rows) error {
+	return r.d.Each("reading TASK ⋈ COMPUTE_TASK_INFO", q, func(rows *sql.Rows) error {
 		if err := rows.Scan(dests...); err != nil {
 			return err
 		}
@@ -341,10 +342,10 @@ func (r *torchDBReader) tasks() error {
 }
 
 func (r *torchDBReader) commOps() error {
-	if !r.d.has("COMMUNICATION_OP") {
+	if !r.d.Has("COMMUNICATION_OP") {
 		return nil
 	}
-	if err := r.d.require("COMMUNICATION_OP", "opName", "startNs", "endNs"); err != nil {
+	if err := r.d.Require("COMMUNICATION_OP", "opName", "startNs", "endNs"); err != nil {
 		return err
 	}
 	c, err := r.optCols("COMMUNICATION_OP", "o", "opType", "groupName", "dataType", "count", "algType", "connectionId")
@@ -359,10 +360,10 @@ func (r *torchDBReader) commOps() error {
 	q := "SELECT " + strings.Join([]string{nameSel, typeSel, groupSel, "o.startNs", "o.endNs", dtSel, c[3], algSel, c[5]}, ", ") +
 		" FROM COMMUNICATION_OP AS o" + nameJoin + typeJoin + groupJoin + dtJoin + algJoin
 	var nameRef, typeRef, groupRef, dataRef, algRef dbRef
-	var start, end, count, conn dbInt
+	var start, end, count, conn table.Int
 	dests := slices.Concat(nameRef.dests(), typeRef.dests(), groupRef.dests(), []any{&start, &end}, dataRef.dests(), []any{&count}, algRef.dests(), []any{&conn})
 	hashes := map[string]string{} // raw group name → hash: a handful of groups
-	return r.d.each("reading COMMUNICATION_OP", q, func(rows *sql.Rows) error {
+	return r.d.Each("reading COMMUNICATION_OP", q, func(rows *sql.Rows) error {
 		if err := rows.Scan(dests...); err != nil {
 			return err
 		}
@@ -421,10 +422,10 @@ func (r *torchDBReader) commOps() error {
 const dbNoRank = 4294967295
 
 func (r *torchDBReader) commTasks() error {
-	if !r.d.has("COMMUNICATION_TASK_INFO") {
+	if !r.d.Has("COMMUNICATION_TASK_INFO") {
 		return nil
 	}
-	if err := r.d.require("COMMUNICATION_TASK_INFO", "globalTaskId", "taskType"); err != nil {
+	if err := r.d.Require("COMMUNICATION_TASK_INFO", "globalTaskId", "taskType"); err != nil {
 		return err
 	}
 	c, err := r.optCols("COMMUNICATION_TASK_INFO", "c", "planeId", "srcRank", "dstRank", "transportType", "linkType", "size", "groupName")
@@ -440,18 +441,18 @@ func (r *torchDBReader) commTasks() error {
 	// rather than the whole TASK table.
 	q := "SELECT " + strings.Join([]string{"t.startNs", "t.endNs", typeSel, c[0], c[1], c[2], trSel, lkSel, c[5], groupSel}, ", ") +
 		" FROM TASK AS t CROSS JOIN COMMUNICATION_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + typeJoin + trJoin + lkJoin + groupJoin
-	var start, end, plane, src, dst, size dbInt
+	var start, end, plane, src, dst, size table.Int
 	var typeRef, transportRef, linkRef, groupRef dbRef
 	dests := slices.Concat([]any{&start, &end}, typeRef.dests(), []any{&plane, &src, &dst}, transportRef.dests(), linkRef.dests(), []any{&size}, groupRef.dests())
 	var labels profile.TaskLabelSet
-	rank := func(v dbInt) int {
+	rank := func(v table.Int) int {
 		if !v.Valid || v.V < 0 || v.V >= dbNoRank || v.V > 1<<31-1 {
 			return -1
 		}
 		return int(v.V)
 	}
 	joined := 0
-	err = r.d.each("reading COMMUNICATION_TASK_INFO ⋈ TASK", q, func(rows *sql.Rows) error {
+	err = r.d.Each("reading COMMUNICATION_TASK_INFO ⋈ TASK", q, func(rows *sql.Rows) error {
 		joined++
 		if err := rows.Scan(dests...); err != nil {
 			return err
@@ -486,11 +487,11 @@ func (r *torchDBReader) commTasks() error {
 	// A task whose globalTaskId names no TASK row has no time and is lost to the
 	// join: say so, as for any row that cannot be read (a NULL id lost them silently).
 	var all int
-	err = r.d.each("counting COMMUNICATION_TASK_INFO", "SELECT COUNT(*) FROM COMMUNICATION_TASK_INFO", func(rows *sql.Rows) error {
+	err = r.d.Each("counting COMMUNICATION_TASK_INFO", "SELECT COUNT(*) FROM COMMUNICATION_TASK_INFO", func(rows *sql.Rows) error {
 		return rows.Scan(&all)
 	})
 	if err == nil && all > joined {
-		err = r.d.wrap("reading COMMUNICATION_TASK_INFO ⋈ TASK", fmt.Errorf("%d of the %d COMMUNICATION_TASK_INFO rows have no TASK row with their globalTaskId: their times are lost", all-joined, all))
+		err = r.d.Wrap("reading COMMUNICATION_TASK_INFO ⋈ TASK", fmt.Errorf("%d of the %d COMMUNICATION_TASK_INFO rows have no TASK row with their globalTaskId: their times are lost", all-joined, all))
 	}
 	return err
 }
@@ -506,11 +507,11 @@ func (r *torchDBReader) commTasks() error {
 // host step windows as they are.
 func (r *torchDBReader) hostLaunches() error {
 	d := r.d
-	ok, err := d.hasColumns("PYTORCH_API", "startNs", "connectionId")
+	ok, err := d.HasColumns("PYTORCH_API", "startNs", "connectionId")
 	if err != nil || !ok {
 		return err
 	}
-	if ok, err = d.hasColumns("CONNECTION_IDS", "id", "connectionId"); err != nil || !ok {
+	if ok, err = d.HasColumns("CONNECTION_IDS", "id", "connectionId"); err != nil || !ok {
 		return err
 	}
 	// PYTORCH_API may hold millions of rows, most unlinked (NULL connectionId);
@@ -519,9 +520,9 @@ func (r *torchDBReader) hostLaunches() error {
 	const q = `SELECT c.connectionId, p.startNs FROM PYTORCH_API AS p LEFT JOIN CONNECTION_IDS AS c ON c.id = p.connectionId
 WHERE p.connectionId IS NOT NULL`
 	r.launches = map[int64]launch{}
-	var conn, host dbInt
-	return d.each("reading PYTORCH_API ⋈ CONNECTION_IDS", q, func(rows *sql.Rows) error {
-		// startNs is TEXT ('1736410576395167660'): dbInt parses it strictly, where a
+	var conn, host table.Int
+	return d.Each("reading PYTORCH_API ⋈ CONNECTION_IDS", q, func(rows *sql.Rows) error {
+		// startNs is TEXT ('1736410576395167660'): table.Int parses it strictly, where a
 		// CAST in SQL would read a bad value as 0 without a word.
 		if err := rows.Scan(&conn, &host); err != nil {
 			return fmt.Errorf("PYTORCH_API.startNs: %w", err)
@@ -554,13 +555,13 @@ func (r *torchDBReader) flows() error {
 }
 
 func (r *torchDBReader) overlap() error {
-	ok, err := r.d.hasColumns("OVERLAP_ANALYSIS", "startNs", "endNs", "type")
+	ok, err := r.d.HasColumns("OVERLAP_ANALYSIS", "startNs", "endNs", "type")
 	if err != nil || !ok {
 		return err
 	}
-	var start, end, typ dbInt
+	var start, end, typ table.Int
 	ov := &r.out.Overlap
-	return r.d.each("reading OVERLAP_ANALYSIS", "SELECT startNs, endNs, type FROM OVERLAP_ANALYSIS", func(rows *sql.Rows) error {
+	return r.d.Each("reading OVERLAP_ANALYSIS", "SELECT startNs, endNs, type FROM OVERLAP_ANALYSIS", func(rows *sql.Rows) error {
 		if err := rows.Scan(&start, &end, &typ); err != nil {
 			return err
 		}
@@ -585,12 +586,12 @@ func (r *torchDBReader) overlap() error {
 
 // npuInfo reads the chip's name from NPU_INFO(id, name), optional.
 func (r *torchDBReader) npuInfo() error {
-	ok, err := r.d.hasColumns("NPU_INFO", "name")
+	ok, err := r.d.HasColumns("NPU_INFO", "name")
 	if err != nil || !ok {
 		return err
 	}
-	var name dbText
-	return r.d.each("reading NPU_INFO", "SELECT name FROM NPU_INFO", func(rows *sql.Rows) error {
+	var name table.Text
+	return r.d.Each("reading NPU_INFO", "SELECT name FROM NPU_INFO", func(rows *sql.Rows) error {
 		if err := rows.Scan(&name); err != nil {
 			return err
 		}
@@ -605,13 +606,13 @@ func (r *torchDBReader) npuInfo() error {
 var metadataKeys = []string{"ENV_VARIABLES", "parallel_group_info", "distributed_args"}
 
 func (r *torchDBReader) metadata() error {
-	ok, err := r.d.hasColumns("META_DATA", "name", "value")
+	ok, err := r.d.HasColumns("META_DATA", "name", "value")
 	if err != nil || !ok {
 		return err
 	}
-	var name, value dbText
+	var name, value table.Text
 	vals := map[string]string{}
-	err = r.d.each("reading META_DATA", "SELECT name, value FROM META_DATA", func(rows *sql.Rows) error {
+	err = r.d.Each("reading META_DATA", "SELECT name, value FROM META_DATA", func(rows *sql.Rows) error {
 		if err := rows.Scan(&name, &value); err != nil {
 			return err
 		}
@@ -633,7 +634,7 @@ func (r *torchDBReader) metadata() error {
 		// Each value is the JSON of one profiler_metadata.json section: read it with
 		// that file's parser, wrapped as a one-key document.
 		doc := `{"` + key + `": ` + v + "}"
-		part, err := ParseProfilerMetadata(strings.NewReader(doc), r.d.file+": META_DATA "+key)
+		part, err := ParseProfilerMetadata(strings.NewReader(doc), r.d.File+": META_DATA "+key)
 		if err != nil {
 			return err
 		}

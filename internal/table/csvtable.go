@@ -1,4 +1,4 @@
-package parser
+package table
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"github.com/hcclprof/hcclprof/internal/jsonx"
 )
 
-// csvTable reads the profiler's CSV files (step_trace_time.csv, kernel_details.csv)
+// CSV reads the profiler's CSV files (step_trace_time.csv, kernel_details.csv)
 // by column name, one record at a time. Columns move between versions (Device_id
 // was inserted first or second, OP State appeared, Preparing was appended), so no
 // parser may rely on positions. The quirks handled here, all seen in real files:
@@ -28,8 +28,8 @@ import (
 // the rows read without it), and a file whose last row has no line break after it,
 // which is what a file cut short looks like (its rows after the cut lost, or its last
 // field cut): every profiler ends its CSV rows with one.
-type csvTable struct {
-	file    string
+type CSV struct {
+	File    string
 	r       *csv.Reader
 	end     *lastByte      // what the CSV reader consumed, to tell a cut-off last row
 	cols    map[string]int // header name, trimmed and lower-cased → index of its first occurrence
@@ -42,8 +42,8 @@ type csvTable struct {
 	hdrLine int
 }
 
-// openCSVTable reads the header of a CSV file. An empty file is an error.
-func openCSVTable(r io.Reader, file string) (*csvTable, error) {
+// OpenCSV reads the header of a CSV file. An empty file is an error.
+func OpenCSV(r io.Reader, file string) (*CSV, error) {
 	size := 64 << 10
 	if n := jsonx.SizeOf(r); n >= 0 && n < int64(size) {
 		size = int(n) + 16 // a small file gets a small buffer: most of a rank's CSVs are small
@@ -57,20 +57,20 @@ func openCSVTable(r io.Reader, file string) (*csvTable, error) {
 	cr.LazyQuotes = true
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
-	t := &csvTable{file: file, r: cr, end: end}
-	ok, err := t.next()
+	t := &CSV{File: file, r: cr, end: end}
+	ok, err := t.Next()
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, errAtLine(file, 1, "empty file: no CSV header")
+		return nil, jsonx.ErrAtLine(file, 1, "empty file: no CSV header")
 	}
 	t.hdrLine = t.line
 	t.cols = make(map[string]int, len(t.rec))
 	t.width = len(t.rec)
 	for i, name := range t.rec {
 		if damagedText(name) {
-			return nil, errAtLine(file, t.hdrLine, "damaged header: column %d (%q) holds control characters or bytes that are not UTF-8", i+1, name)
+			return nil, jsonx.ErrAtLine(file, t.hdrLine, "damaged header: column %d (%q) holds control characters or bytes that are not UTF-8", i+1, name)
 		}
 		k := strings.ToLower(strings.TrimSpace(name))
 		if _, dup := t.cols[k]; !dup {
@@ -85,17 +85,17 @@ func openCSVTable(r io.Reader, file string) (*csvTable, error) {
 	return t, nil
 }
 
-// col returns the index of the first of names found in the header (case-insensitive),
+// Col returns the index of the first of names found in the header (case-insensitive),
 // or -1. A name the header holds twice cannot be read by name: which of the two
 // columns is the profiler's is unknown (a real file never repeats a column), so taking
 // either could give wrong figures. col then still returns the first, and the next
 // call of next (or requireCols) returns an error naming both columns.
-func (t *csvTable) col(names ...string) int {
+func (t *CSV) Col(names ...string) int {
 	for _, n := range names {
 		k := strings.ToLower(n)
 		if i, ok := t.cols[k]; ok {
 			if j, dup := t.dups[k]; dup && t.ambig == nil {
-				t.ambig = errAtLine(t.file, t.hdrLine, "column %q appears twice in the header (columns %d and %d): which one holds the figures is unknown, so the file is not read",
+				t.ambig = jsonx.ErrAtLine(t.File, t.hdrLine, "column %q appears twice in the header (columns %d and %d): which one holds the figures is unknown, so the file is not read",
 					n, i+1, j+1)
 			}
 			return i
@@ -104,19 +104,19 @@ func (t *csvTable) col(names ...string) int {
 	return -1
 }
 
-// requireCols returns the indexes of the named columns, or an error naming every
+// RequireCols returns the indexes of the named columns, or an error naming every
 // missing one and the file.
-func (t *csvTable) requireCols(names ...string) ([]int, error) {
+func (t *CSV) RequireCols(names ...string) ([]int, error) {
 	idx := make([]int, len(names))
 	var missing []string
 	for i, n := range names {
-		idx[i] = t.col(n)
+		idx[i] = t.Col(n)
 		if idx[i] < 0 {
 			missing = append(missing, strconv.Quote(n))
 		}
 	}
 	if len(missing) > 0 {
-		return nil, errAtLine(t.file, t.hdrLine, "missing column %s in the header", strings.Join(missing, ", "))
+		return nil, jsonx.ErrAtLine(t.File, t.hdrLine, "missing column %s in the header", strings.Join(missing, ", "))
 	}
 	if t.ambig != nil {
 		return nil, t.ambig
@@ -124,9 +124,9 @@ func (t *csvTable) requireCols(names ...string) ([]int, error) {
 	return idx, nil
 }
 
-// next reads the next record, skipping records whose fields are all blank. It
+// Next reads the next record, skipping records whose fields are all blank. It
 // returns false at the end of the file.
-func (t *csvTable) next() (bool, error) {
+func (t *CSV) Next() (bool, error) {
 	if t.ambig != nil {
 		return false, t.ambig
 	}
@@ -135,21 +135,21 @@ func (t *csvTable) next() (bool, error) {
 		if errors.Is(err, io.EOF) {
 			if t.end.last != '\n' && t.end.last != '\r' && t.end.last != 0 {
 				if t.cols != nil && t.lastLen > 0 && t.lastLen < t.width {
-					return false, errAtLine(t.file, t.line, "the last row has %d of the header's %d columns and no line break after it: the file was cut short here",
+					return false, jsonx.ErrAtLine(t.File, t.line, "the last row has %d of the header's %d columns and no line break after it: the file was cut short here",
 						t.lastLen, t.width)
 				}
 				// A whole row, but its last field may be cut ("206.2" of "206.25"):
 				// the profilers end every line, so a file without it is taken as cut.
-				return false, errAtLine(t.file, t.line, "no line break after the last row: the file looks cut short here (the profilers end every row with one)")
+				return false, jsonx.ErrAtLine(t.File, t.line, "no line break after the last row: the file looks cut short here (the profilers end every row with one)")
 			}
 			return false, nil
 		}
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return false, errAtLine(t.file, max(pe.StartLine, 1), "%v", pe.Err)
+				return false, jsonx.ErrAtLine(t.File, max(pe.StartLine, 1), "%v", pe.Err)
 			}
-			return false, fmt.Errorf("%s: read: %w", t.file, err)
+			return false, fmt.Errorf("%s: read: %w", t.File, err)
 		}
 		t.rec, t.lastLen = rec, len(rec)
 		if len(rec) > 0 { // always true for encoding/csv; FieldPos panics otherwise
@@ -199,17 +199,17 @@ func csvBlankRecord(rec []string) bool {
 	return true
 }
 
-// field returns column i of the current record with white space trimmed, or "" when
+// Field returns column i of the current record with white space trimmed, or "" when
 // the record is shorter or i < 0.
-func (t *csvTable) field(i int) string {
+func (t *CSV) Field(i int) string {
 	if i < 0 || i >= len(t.rec) {
 		return ""
 	}
 	return strings.TrimSpace(t.rec[i])
 }
 
-// lineOf is the line of column i of the current record (quoted fields may span lines).
-func (t *csvTable) lineOf(i int) int {
+// LineOf is the line of column i of the current record (quoted fields may span lines).
+func (t *CSV) LineOf(i int) int {
 	if i < 0 || i >= len(t.rec) {
 		return t.line
 	}
@@ -217,35 +217,24 @@ func (t *csvTable) lineOf(i int) int {
 	return line
 }
 
-// csvNull reports whether a trimmed field holds no value: empty or the profiler's N/A.
-func csvNull(s string) bool { return s == "" || strings.EqualFold(s, "N/A") }
+// NullText reports whether a trimmed field holds no value: empty or the profiler's N/A.
+func NullText(s string) bool { return s == "" || strings.EqualFold(s, "N/A") }
 
-// floatField parses column i (named name, for the error) of the current record as a
+// FloatField parses column i (named name, for the error) of the current record as a
 // finite float.
-func (t *csvTable) floatField(i int, name string) (float64, error) {
-	s := t.field(i)
+func (t *CSV) FloatField(i int, name string) (float64, error) {
+	s := t.Field(i)
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, errAtLine(t.file, t.lineOf(i), "column %q: %q is not a number", name, s)
+		return 0, jsonx.ErrAtLine(t.File, t.LineOf(i), "column %q: %q is not a number", name, s)
 	}
 	return f, nil
 }
 
-// usField parses column i (named name, for the error) of the current record, a µs
-// figure, as ns (usTextToNs).
-func (t *csvTable) usField(i int, name string) (int64, error) {
-	s := t.field(i)
-	ns, ok := usTextToNs(s)
-	if !ok {
-		return 0, errAtLine(t.file, t.lineOf(i), "column %q: %q is not a number", name, s)
-	}
-	return ns, nil
-}
-
-// stepField parses a step column: empty or N/A means no step (-1, false).
-func (t *csvTable) stepField(i int, name string) (int, bool, error) {
-	s := t.field(i)
-	if csvNull(s) {
+// StepField parses a step column: empty or N/A means no step (-1, false).
+func (t *CSV) StepField(i int, name string) (int, bool, error) {
+	s := t.Field(i)
+	if NullText(s) {
 		return -1, false, nil
 	}
 	v, err := strconv.Atoi(s)
@@ -253,7 +242,7 @@ func (t *csvTable) stepField(i int, name string) (int, bool, error) {
 		// "50.0" from a spreadsheet round trip is still step 50.
 		f, ferr := strconv.ParseFloat(s, 64)
 		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
-			return 0, false, errAtLine(t.file, t.lineOf(i), "column %q: %q is not a step number", name, s)
+			return 0, false, jsonx.ErrAtLine(t.File, t.LineOf(i), "column %q: %q is not a step number", name, s)
 		}
 		v = int(f)
 	}

@@ -1,4 +1,4 @@
-package parser
+package table
 
 import (
 	"context"
@@ -26,9 +26,9 @@ import (
 // integers or reals, PYTORCH_API.startNs is TEXT) without going through float64 where
 // a value is an integer.
 
-// sqliteDB is one database opened read-only on a single connection.
-type sqliteDB struct {
-	file string
+// DB is one database opened read-only on a single connection.
+type DB struct {
+	File string
 	db   *sql.DB
 	conn *sql.Conn
 	vfs  *sqlitevfs.FS // the archive a database is read from, nil for a file
@@ -76,9 +76,9 @@ func sqliteFileURI(abs, query string) string {
 	return b.String()
 }
 
-// openSQLite opens a database for reading and lists its tables. A file that is not
+// OpenSQLite opens a database for reading and lists its tables. A file that is not
 // a database (or whose first page is damaged) fails here, with an error naming it.
-func openSQLite(path string) (*sqliteDB, error) {
+func OpenSQLite(path string) (*DB, error) {
 	st, err := vfs.Stat(path)
 	if err != nil {
 		return nil, err
@@ -121,32 +121,32 @@ func openSQLite(path string) (*sqliteDB, error) {
 		return nil, dbErr(path, "%v", err)
 	}
 	db.SetMaxOpenConns(1)
-	d := &sqliteDB{file: path, db: db, vfs: fsvfs, tmpDir: tmpDir, ctx: context.Background()}
+	d := &DB{File: path, db: db, vfs: fsvfs, tmpDir: tmpDir, ctx: context.Background()}
 	if d.conn, err = db.Conn(d.ctx); err != nil {
 		d.conn = nil
-		d.close()
-		return nil, d.wrap("opening the database", err)
+		d.Close()
+		return nil, d.Wrap("opening the database", err)
 	}
 	rows, err := d.conn.QueryContext(d.ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
 	if err != nil {
-		d.close()
-		return nil, d.wrap("reading the schema", err)
+		d.Close()
+		return nil, d.Wrap("reading the schema", err)
 	}
 	d.tables = map[string]string{}
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
 			rows.Close()
-			d.close()
-			return nil, d.wrap("reading the schema", err)
+			d.Close()
+			return nil, d.Wrap("reading the schema", err)
 		}
 		d.tables[strings.ToUpper(name)] = name
 	}
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		d.close()
-		return nil, d.wrap("reading the schema", err)
+		d.Close()
+		return nil, d.Wrap("reading the schema", err)
 	}
 	return d, nil
 }
@@ -192,7 +192,8 @@ func checkSQLiteHeader(path string, size int64) error {
 	return nil
 }
 
-func (d *sqliteDB) close() {
+// Close closes the database and removes its private copy, if any.
+func (d *DB) Close() {
 	if d.conn != nil {
 		d.conn.Close()
 	}
@@ -208,12 +209,12 @@ func (d *sqliteDB) close() {
 // dbErr is an error about a database file (no position: SQLite files have none a
 // user could use).
 func dbErr(file, format string, args ...any) error {
-	return &SyntaxError{File: file, Offset: -1, Msg: fmt.Sprintf(format, args...)}
+	return &jsonx.SyntaxError{File: file, Offset: -1, Msg: fmt.Sprintf(format, args...)}
 }
 
-// wrap names the file and what was being read, and says what SQLite's corruption
+// Wrap names the file and what was being read, and says what SQLite's corruption
 // codes mean for the user.
-func (d *sqliteDB) wrap(what string, err error) error {
+func (d *DB) Wrap(what string, err error) error {
 	msg := err.Error()
 	var se *sqlite.Error
 	if errors.As(err, &se) {
@@ -226,43 +227,43 @@ func (d *sqliteDB) wrap(what string, err error) error {
 			msg += ": the file could not be read in full (truncated?)"
 		}
 	}
-	return dbErr(d.file, "%s: %s", what, msg)
+	return dbErr(d.File, "%s: %s", what, msg)
 }
 
-// has reports whether the database has a table (any case).
-func (d *sqliteDB) has(table string) bool {
+// Has reports whether the database has a table (any case).
+func (d *DB) Has(table string) bool {
 	_, ok := d.tables[strings.ToUpper(table)]
 	return ok
 }
 
-// columns returns a table's columns, upper-cased, as a set.
-func (d *sqliteDB) columns(table string) (map[string]bool, error) {
+// Columns returns a table's columns, upper-cased, as a set.
+func (d *DB) Columns(table string) (map[string]bool, error) {
 	rows, err := d.conn.QueryContext(d.ctx, "SELECT name FROM pragma_table_info(?)", d.tables[strings.ToUpper(table)])
 	if err != nil {
-		return nil, d.wrap("reading the columns of "+table, err)
+		return nil, d.Wrap("reading the columns of "+table, err)
 	}
 	defer rows.Close()
 	cols := map[string]bool{}
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
-			return nil, d.wrap("reading the columns of "+table, err)
+			return nil, d.Wrap("reading the columns of "+table, err)
 		}
 		cols[strings.ToUpper(name)] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, d.wrap("reading the columns of "+table, err)
+		return nil, d.Wrap("reading the columns of "+table, err)
 	}
 	return cols, nil
 }
 
-// require checks that a table exists with the named columns; the error says what is
+// Require checks that a table exists with the named columns; the error says what is
 // missing, so a db of another schema fails clearly instead of in a query.
-func (d *sqliteDB) require(table string, cols ...string) error {
-	if !d.has(table) {
-		return dbErr(d.file, "no table %s: not a torch_npu profiler db, or one written by an unsupported version", table)
+func (d *DB) Require(table string, cols ...string) error {
+	if !d.Has(table) {
+		return dbErr(d.File, "no table %s: not a torch_npu profiler db, or one written by an unsupported version", table)
 	}
-	have, err := d.columns(table)
+	have, err := d.Columns(table)
 	if err != nil {
 		return err
 	}
@@ -273,17 +274,17 @@ func (d *sqliteDB) require(table string, cols ...string) error {
 		}
 	}
 	if len(missing) > 0 {
-		return dbErr(d.file, "table %s has no column %s (an unsupported schema)", table, strings.Join(missing, ", "))
+		return dbErr(d.File, "table %s has no column %s (an unsupported schema)", table, strings.Join(missing, ", "))
 	}
 	return nil
 }
 
-// hasColumns reports whether a table exists with all the named columns.
-func (d *sqliteDB) hasColumns(table string, cols ...string) (bool, error) {
-	if !d.has(table) {
+// HasColumns reports whether a table exists with all the named columns.
+func (d *DB) HasColumns(table string, cols ...string) (bool, error) {
+	if !d.Has(table) {
 		return false, nil
 	}
-	have, err := d.columns(table)
+	have, err := d.Columns(table)
 	if err != nil {
 		return false, err
 	}
@@ -295,42 +296,43 @@ func (d *sqliteDB) hasColumns(table string, cols ...string) (bool, error) {
 	return true, nil
 }
 
-// query runs a query; what names it in errors.
-func (d *sqliteDB) query(what, q string, args ...any) (*sql.Rows, error) {
+// Query runs a query; what names it in errors.
+func (d *DB) Query(what, q string, args ...any) (*sql.Rows, error) {
 	rows, err := d.conn.QueryContext(d.ctx, q, args...)
 	if err != nil {
-		return nil, d.wrap(what, err)
+		return nil, d.Wrap(what, err)
 	}
 	return rows, nil
 }
 
-// each runs a query and calls fn for every row, streaming; it stops at the first
+// Each runs a query and calls fn for every row, streaming; it stops at the first
 // error, which names the file and what was read. fn scans the row itself.
-func (d *sqliteDB) each(what, q string, fn func(*sql.Rows) error) error {
-	rows, err := d.query(what, q)
+func (d *DB) Each(what, q string, fn func(*sql.Rows) error) error {
+	rows, err := d.Query(what, q)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		if err := fn(rows); err != nil {
-			return d.wrap(what, err)
+			return d.Wrap(what, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return d.wrap(what, err)
+		return d.Wrap(what, err)
 	}
 	return nil
 }
 
-// dbInt scans an integer stored as an INTEGER, an integral REAL, or decimal TEXT
+// Int scans an integer stored as an INTEGER, an integral REAL, or decimal TEXT
 // (PYTORCH_API.startNs). NULL leaves Valid false.
-type dbInt struct {
+type Int struct {
 	V     int64
 	Valid bool
 }
 
-func (n *dbInt) Scan(src any) error {
+// Scan implements sql.Scanner.
+func (n *Int) Scan(src any) error {
 	n.V, n.Valid = 0, false
 	switch x := src.(type) {
 	case nil:
@@ -343,9 +345,9 @@ func (n *dbInt) Scan(src any) error {
 		}
 		n.V = int64(x)
 	case string:
-		return n.parse(x)
+		return n.Parse(x)
 	case []byte:
-		return n.parse(string(x))
+		return n.Parse(string(x))
 	case bool:
 		if x {
 			n.V = 1
@@ -357,7 +359,8 @@ func (n *dbInt) Scan(src any) error {
 	return nil
 }
 
-func (n *dbInt) parse(s string) error {
+// Parse reads s, an integer written as text, as Scan reads a TEXT value.
+func (n *Int) Parse(s string) error {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil // an empty text is no value
@@ -374,14 +377,15 @@ func (n *dbInt) parse(s string) error {
 	return nil
 }
 
-// dbFloat scans a number stored as INTEGER, REAL or numeric TEXT. NULL, empty text
+// Float scans a number stored as INTEGER, REAL or numeric TEXT. NULL, empty text
 // and N/A leave Valid false. NaN and infinities read as absent.
-type dbFloat struct {
+type Float struct {
 	V     float64
 	Valid bool
 }
 
-func (f *dbFloat) Scan(src any) error {
+// Scan implements sql.Scanner.
+func (f *Float) Scan(src any) error {
 	f.V, f.Valid = 0, false
 	switch x := src.(type) {
 	case nil:
@@ -404,9 +408,9 @@ func (f *dbFloat) Scan(src any) error {
 	return nil
 }
 
-func (f *dbFloat) parse(s string) error {
+func (f *Float) parse(s string) error {
 	s = strings.TrimSpace(s)
-	if csvNull(s) {
+	if NullText(s) {
 		return nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
@@ -420,13 +424,14 @@ func (f *dbFloat) parse(s string) error {
 	return nil
 }
 
-// dbText scans any value as text: TEXT as it is, numbers formatted, NULL as "".
-type dbText struct {
+// Text scans any value as text: TEXT as it is, numbers formatted, NULL as "".
+type Text struct {
 	V     string
 	Valid bool
 }
 
-func (t *dbText) Scan(src any) error {
+// Scan implements sql.Scanner.
+func (t *Text) Scan(src any) error {
 	t.V, t.Valid = "", src != nil
 	switch x := src.(type) {
 	case nil:
@@ -442,13 +447,6 @@ func (t *dbText) Scan(src any) error {
 		t.V = fmt.Sprint(x)
 	}
 	return nil
-}
-
-// microsNsOf converts a µs figure that SQLite stored as a REAL (analysis.db's
-// start_timestamp, 1736410576431645.2) to ns through its shortest decimal form, so the
-// digits written are kept as they are; f*1000 in float64 would be off by up to 128 ns.
-func microsNsOf(f float64) (int64, error) {
-	return MicrosToNs(strconv.FormatFloat(f, 'f', -1, 64))
 }
 
 // scaledOf converts a float in ms (or MB) to ns (or bytes), rounding to nearest.

@@ -1,0 +1,7 @@
+// Package table reads the tables of hcclprof's inputs, knowing no profiler format:
+// SQLite databases opened strictly read-only (OpenSQLite: from a file, a file with
+// its -wal, or an archive's member), their tables streamed with columns found by
+// name (DB.SelectAll, Rows), the loosely typed values SQLite stores scanned without a
+// float64 round trip (Int, Float, Text); and CSV files read a record at a time with
+// their header (OpenCSV), damaged and cut-off rows refused with their line.
+package table
