@@ -266,7 +266,7 @@ func BenchmarkTraceView(b *testing.B) {
 
 // BenchmarkTraceViewEncodingJSON decodes the same file event by event with
 // encoding/json into a struct of the fields hcclprof reads: the baseline that the
-// hand-written scanner (jsonscan.go) is measured against.
+// hand-written scanner (internal/jsonx) is measured against.
 func BenchmarkTraceViewEncodingJSON(b *testing.B) {
 	p := benchTrace(b)
 	data, err := os.ReadFile(p)

@@ -88,8 +88,8 @@ func OpenCSV(r io.Reader, file string) (*CSV, error) {
 // Col returns the index of the first of names found in the header (case-insensitive),
 // or -1. A name the header holds twice cannot be read by name: which of the two
 // columns is the profiler's is unknown (a real file never repeats a column), so taking
-// either could give wrong figures. col then still returns the first, and the next
-// call of next (or requireCols) returns an error naming both columns.
+// either could give wrong figures. Col then still returns the first, and the next
+// call of Next (or RequireCols) returns an error naming both columns.
 func (t *CSV) Col(names ...string) int {
 	for _, n := range names {
 		k := strings.ToLower(n)
