@@ -94,9 +94,8 @@ func readStepTraceTime(d *table.DB, out *AnalysisDB) error {
 		return err
 	}
 	defer t.Close()
-	for {
-		ok, err := t.Next()
-		if err != nil || !ok {
+	for err := range table.Each(t) {
+		if err != nil {
 			return err
 		}
 		row, err := stepTraceRowOf(t)
@@ -105,6 +104,7 @@ func readStepTraceTime(d *table.DB, out *AnalysisDB) error {
 		}
 		out.StepTrace = append(out.StepTrace, row)
 	}
+	return nil
 }
 
 // stepTraceRowOf reads the current row of a step trace table (StepTraceTime, or
@@ -174,13 +174,9 @@ func readCommAnalyzer(d *table.DB, out *AnalysisDB) error {
 	}
 	defer t.Close()
 	index := map[commKey]int{}
-	for {
-		ok, err := t.Next()
+	for err := range table.Each(t) {
 		if err != nil {
 			return err
-		}
-		if !ok {
-			break
 		}
 		op, err := commOpOf(t)
 		if err != nil {
@@ -251,13 +247,9 @@ func readCommBandwidth(d *table.DB, out *AnalysisDB, index map[commKey]int) erro
 		return err
 	}
 	defer t.Close()
-	for {
-		ok, err := t.Next()
+	for err := range table.Each(t) {
 		if err != nil {
 			return err
-		}
-		if !ok {
-			break
 		}
 		key, err := commOpOf(t)
 		if err != nil {
@@ -339,13 +331,9 @@ func readCommMatrix(d *table.DB, out *AnalysisDB) error {
 		return err
 	}
 	defer t.Close()
-	for {
-		ok, err := t.Next()
+	for err := range table.Each(t) {
 		if err != nil {
 			return err
-		}
-		if !ok {
-			break
 		}
 		key, err := commOpOf(t)
 		if err != nil {

@@ -96,13 +96,9 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 	iStep := t.Col(cols.step...)
 
 	var ops []KernelCommOp
-	for {
-		ok, err := t.Next()
+	for err := range table.Each(t) {
 		if err != nil {
 			return nil, err
-		}
-		if !ok {
-			break
 		}
 		name := t.Field(iName)
 		if !isCommKernel(t.Field(iCore), name) {

@@ -54,13 +54,9 @@ func parseKernelTimeline(r io.Reader, file string, cols commCols) (*KernelTimeli
 	out := &KernelTimeline{}
 	type span struct{ lo, hi int64 }
 	spans := map[int]*span{}
-	for {
-		ok, err := t.Next()
+	for err := range table.Each(t) {
 		if err != nil {
 			return nil, err
-		}
-		if !ok {
-			break
 		}
 		name := t.Field(iName)
 		step, hasStep, err := t.StepField(iStep, cols.step[0])

@@ -195,13 +195,9 @@ func parseClusterStepTraceCSV(r io.Reader, file string) ([]summaryStepRow, error
 	cols := stepTraceCols{req[2], req[3], req[4], req[5], req[6], req[7],
 		t.Col(stColOverlapped), t.Col(stColBubble), t.Col(stColExclReceive), t.Col(stColPreparing)}
 	var rows []summaryStepRow
-	for {
-		ok, err := t.Next()
+	for err := range table.Each(t) {
 		if err != nil {
 			return rows, err
-		}
-		if !ok {
-			return rows, nil
 		}
 		if !strings.EqualFold(t.Field(iType), clusterStepTraceRankRow) {
 			continue
@@ -219,6 +215,7 @@ func parseClusterStepTraceCSV(r io.Reader, file string) ([]summaryStepRow, error
 		}
 		rows = append(rows, summaryStepRow{Rank: rank, Row: row})
 	}
+	return rows, nil
 }
 
 // streamClusterEntries walks the {rank set: {step key: {"op@group": {key: value}}}}
@@ -775,9 +772,8 @@ func readClusterDBSteps(d *table.DB, p *summaryParts) error {
 	}
 	defer t.Close()
 	p.stepsFrom = name
-	for {
-		ok, err := t.Next()
-		if err != nil || !ok {
+	for err := range table.Each(t) {
+		if err != nil {
 			return err
 		}
 		if !strings.EqualFold(strings.TrimSpace(t.Text("type")), clusterStepTraceRankRow) {
@@ -795,6 +791,7 @@ func readClusterDBSteps(d *table.DB, p *summaryParts) error {
 		}
 		p.steps = append(p.steps, summaryStepRow{Rank: rank, Row: row})
 	}
+	return nil
 }
 
 // clusterDBRank reads a row's rank_id.
@@ -824,13 +821,9 @@ func readClusterDBComm(d *table.DB, p *summaryParts) error {
 		name, group string
 	}
 	index := map[key]int{}
-	for {
-		ok, err := t.Next()
+	for err := range table.Each(t) {
 		if err != nil {
 			return err
-		}
-		if !ok {
-			break
 		}
 		rank, err := clusterDBRank(t)
 		if err != nil {
@@ -876,13 +869,9 @@ func readClusterDBComm(d *table.DB, p *summaryParts) error {
 		return err
 	}
 	defer b.Close()
-	for {
-		ok, err := b.Next()
+	for err := range table.Each(b) {
 		if err != nil {
 			return err
-		}
-		if !ok {
-			break
 		}
 		rank, err := clusterDBRank(b)
 		if err != nil {
@@ -921,9 +910,8 @@ func readClusterDBGroups(d *table.DB, p *summaryParts) error {
 	if !t.Has("group_name") { // the 2023 table: rank sets without their group
 		return nil
 	}
-	for {
-		ok, err := t.Next()
-		if err != nil || !ok {
+	for err := range table.Each(t) {
+		if err != nil {
 			return err
 		}
 		set, ok := parseRankSet(t.Text("rank_set"))
@@ -940,6 +928,7 @@ func readClusterDBGroups(d *table.DB, p *summaryParts) error {
 		}
 		p.groups[g.Hash] = g
 	}
+	return nil
 }
 
 func readClusterDBMatrix(d *table.DB, p *summaryParts) error {
@@ -952,9 +941,8 @@ func readClusterDBMatrix(d *table.DB, p *summaryParts) error {
 		return err
 	}
 	defer t.Close()
-	for {
-		ok, err := t.Next()
-		if err != nil || !ok {
+	for err := range table.Each(t) {
+		if err != nil {
 			return err
 		}
 		k, err := commOpOf(t)
@@ -985,6 +973,7 @@ func readClusterDBMatrix(d *table.DB, p *summaryParts) error {
 		}
 		p.links = append(p.links, summaryLink{SrcRank: src, DstRank: dst, Link: l})
 	}
+	return nil
 }
 
 // skippedSummaryNote begins the note on an msprof-analyze output that gave no rank.

@@ -61,9 +61,8 @@ func readClusterDBTimeSummary(d *table.DB, p *summaryParts) error {
 	}
 	defer t.Close()
 	p.stepsFrom = clusterTimeSummaryTable
-	for {
-		ok, err := t.Next()
-		if err != nil || !ok {
+	for err := range table.Each(t) {
+		if err != nil {
 			return err
 		}
 		n, err := t.Int("rank")
@@ -82,6 +81,7 @@ func readClusterDBTimeSummary(d *table.DB, p *summaryParts) error {
 		}
 		p.steps = append(p.steps, summaryStepRow{Rank: rank, Row: row})
 	}
+	return nil
 }
 
 // timeSummaryRowOf reads one ClusterTimeSummary row as the profiler's step table row;
@@ -176,9 +176,8 @@ func readClusterDBHcclSum(d *table.DB, p *summaryParts) error {
 		return err
 	}
 	defer t.Close()
-	for {
-		ok, err := t.Next()
-		if err != nil || !ok {
+	for err := range table.Each(t) {
+		if err != nil {
 			return err
 		}
 		r, err := t.Int("Rank")
@@ -197,6 +196,7 @@ func readClusterDBHcclSum(d *table.DB, p *summaryParts) error {
 		}
 		p.hcclSumNs[int(r)] += int64(math.Round(sum))
 	}
+	return nil
 }
 
 // checkHcclSum holds each rank's hccl_sum total against the Communication of its

@@ -53,13 +53,9 @@ func ParseStepTraceCSV(r io.Reader, file string) ([]profile.StepTraceRow, error)
 		t.Col(stColOverlapped), t.Col(stColBubble), t.Col(stColExclReceive), t.Col(stColPreparing)}
 
 	var rows []profile.StepTraceRow
-	for {
-		ok, err := t.Next()
+	for err := range table.Each(t) {
 		if err != nil {
 			return nil, err
-		}
-		if !ok {
-			return rows, nil
 		}
 		row, err := stepTraceRow(t, cols)
 		if err != nil {
@@ -67,6 +63,7 @@ func ParseStepTraceCSV(r io.Reader, file string) ([]profile.StepTraceRow, error)
 		}
 		rows = append(rows, row)
 	}
+	return rows, nil
 }
 
 // stepTraceCols are the column indexes of a step trace table (-1 for an absent

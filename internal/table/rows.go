@@ -3,6 +3,7 @@ package table
 import (
 	"database/sql"
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -141,4 +142,32 @@ func (t *Rows) Int(col string) (int64, error) {
 		return 0, t.Errf("column %s: %v", col, err)
 	}
 	return n.V, nil
+}
+
+// Reader is a table read a row at a time: a database's table (Rows) or a CSV file
+// (CSV). Next reads the next row, false at the end.
+type Reader interface{ Next() (bool, error) }
+
+// Each is the one loop over a table's rows: it yields nil for each row, read into r,
+// and at the end the error that stopped the reading, if one did (nothing follows it).
+//
+//	for err := range table.Each(t) {
+//		if err != nil {
+//			return err
+//		}
+//		... t's current row ...
+//	}
+func Each(r Reader) iter.Seq[error] {
+	return func(yield func(error) bool) {
+		for {
+			ok, err := r.Next()
+			if err != nil {
+				yield(err)
+				return
+			}
+			if !ok || !yield(nil) {
+				return
+			}
+		}
+	}
 }

@@ -131,3 +131,31 @@ func TestSQLiteRows(t *testing.T) {
 	assert.Equal(t, []float64{1.5, 7}, comp)
 	assert.Equal(t, []bool{false, true}, frees, "NULL is no value")
 }
+
+// TestEach: the one row loop yields nil for each row, then the error that stopped the
+// reading (a cut-off last row here) and nothing after it; a loop left early reads no
+// further row.
+func TestEach(t *testing.T) {
+	c, err := table.OpenCSV(strings.NewReader("a\n1\n2\n3"), "cut.csv")
+	require.NoError(t, err)
+	var got []string
+	var errs []error
+	for err := range table.Each(c) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got = append(got, c.Field(0))
+	}
+	assert.Equal(t, []string{"1", "2", "3"}, got)
+	require.Len(t, errs, 1)
+	assert.EqualError(t, errs[0], "cut.csv:4: no line break after the last row: the file looks cut short here (the profilers end every row with one)")
+
+	c, err = table.OpenCSV(strings.NewReader("a\n1\n2\n"), "two.csv")
+	require.NoError(t, err)
+	for err := range table.Each(c) {
+		require.NoError(t, err)
+		break
+	}
+	assert.Equal(t, "1", c.Field(0), "no row read past the break")
+}
