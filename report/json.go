@@ -219,6 +219,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 			AlgBwGBps: knownFigure(c.AlgBwGBps, 4), BusBwGBps: knownFigure(c.BusBwGBps, 4)})
 	}
 	out.CollectiveKinds = collectiveKindsJSON(analysis.CollectiveKinds(r.Collectives, r.Communication.Groups))
+	out.Communication.ExpertGroups = expertGroupsJSON(analysis.ExpertImbalance(r))
 	out.Summary.ParallelKinds = parallelKindsJSON(s.Kinds)
 	out.Gates = append(out.Gates, gatesJSON(d.Gates)...)
 	return writeIndentedJSON(w, out)
@@ -282,6 +283,25 @@ func collectiveKindsJSON(kinds []analysis.KindCollective) []contract.CollectiveK
 			MedianGroupMeanUs: usf(k.MedianGroupMeanNs), MedianGroupBusBwGBps: knownFigure(k.MedianGroupBusBwGBps, 4),
 			WorstGroup: k.WorstGroup, WorstGroupName: k.WorstName, WorstGroupMeanUs: usf(k.WorstMeanNs),
 			WorstGroupBusBwGBps: knownFigure(k.WorstBusBwGBps, 4)})
+	}
+	return out
+}
+
+// expertGroupsJSON is each expert-parallel group's AlltoAll(v) per rank.
+func expertGroupsJSON(groups []analysis.ExpertGroup) []contract.ExpertGroup {
+	var out []contract.ExpertGroup
+	for _, g := range groups {
+		eg := contract.ExpertGroup{Group: g.Group, BytesSkew: round(g.BytesSkew, 4), MovingSkew: round(g.MovingSkew, 4),
+			HotWaitsLeast: g.HotWaitsLeast, Ranks: []contract.ExpertRank{}}
+		if g.HotRank >= 0 {
+			hot := g.HotRank
+			eg.HotRank = &hot
+		}
+		for _, x := range g.Ranks {
+			eg.Ranks = append(eg.Ranks, contract.ExpertRank{Rank: x.Rank, Ops: x.Ops, Bytes: x.Bytes, ElapseUs: us(x.ElapseNs),
+				MovingUs: us(x.MovingNs), WaitUs: us(x.WaitNs)})
+		}
+		out = append(out, eg)
 	}
 	return out
 }

@@ -112,3 +112,29 @@ func mdKindCollectives(p *printer, rows []analysis.KindCollective, perGroup int)
 	}
 	p.printf("\n</details>\n\n")
 }
+
+// expertLines say, for each expert-parallel group, how its AlltoAll(v) bytes spread
+// over its ranks and which rank moves the most (the slowest expert's).
+func expertLines(r *analysis.Result) []string {
+	var out []string
+	for _, g := range analysis.ExpertImbalance(r) {
+		if g.HotRank < 0 {
+			continue
+		}
+		lo, hi := g.Ranks[0].Bytes, g.Ranks[0].Bytes
+		for _, x := range g.Ranks {
+			lo, hi = min(lo, x.Bytes), max(hi, x.Bytes)
+		}
+		key := g.Group
+		if len(key) > 8 {
+			key = "…" + key[len(key)-6:]
+		}
+		waits := ""
+		if g.HotWaitsLeast {
+			waits = ", and waits least"
+		}
+		out = append(out, fmt.Sprintf("expert parallel group %s: AlltoAll(v) %.2f–%.2f GB per rank; rank %d moves the most, %.2f× the median bytes and %.2f× the time moving data%s",
+			analysis.GroupKeyText(key), float64(lo)/1e9, float64(hi)/1e9, g.HotRank, g.BytesSkew, g.MovingSkew, waits))
+	}
+	return out
+}

@@ -73,3 +73,42 @@ func TestReportsByParallelKind(t *testing.T) {
 	assert.Equal(t, "sp", rep.Collectives[0].ParallelKind)
 	require.NoError(t, validate(schema(t, ""), js.Bytes()))
 }
+
+// Issue 37: an expert-parallel group's AlltoAll(v) per rank in the reports: the
+// rank moving the most bytes named with its skew (text, markdown), every rank's
+// bytes and times in the JSON.
+func TestReportsExpertImbalance(t *testing.T) {
+	res := &analysis.Result{}
+	res.Communication.Groups = []analysis.Group{{Key: "5862276101805416206", Kind: "ep", Ranks: []int{0, 1, 2, 3},
+		Parallel: analysis.KindEP, ParallelSource: `profile ("ep")`}}
+	for r := range 4 {
+		bytes, moving, wait := int64(100e6), int64(1e6), int64(3e6)
+		if r == 2 {
+			bytes, moving, wait = 150e6, 2e6, 0
+		}
+		res.Communication.Ops = append(res.Communication.Ops, analysis.OpStat{Rank: r, Step: 1, Group: "5862276101805416206",
+			Name: "hcom_alltoallv__206_0_1", Type: "alltoallv", ElapseNs: moving + wait, MovingNs: moving, CrossWaitNs: wait,
+			Transports: analysis.Transports{{Transport: "HCCS", Bytes: bytes}, {Transport: "SDMA", Bytes: bytes}}})
+	}
+	res.Summary = analysis.Summary{Ranks: 4, Steps: 1, StepTimeNs: 100e6}
+	doc := &report.Document{Result: res, Version: "test"}
+	var txt, md, js bytes.Buffer
+	require.NoError(t, report.WriteText(&txt, doc))
+	require.NoError(t, report.WriteMarkdown(&md, doc))
+	require.NoError(t, report.WriteJSON(&js, doc))
+	line := "expert parallel group …416206: AlltoAll(v) 0.10–0.15 GB per rank; rank 2 moves the most, 1.50× the median bytes and 2.00× the time moving data, and waits least"
+	assert.Contains(t, txt.String(), line)
+	assert.Contains(t, md.String(), "| AlltoAll(v) per rank | "+line+" |")
+	var rep contract.Report
+	require.NoError(t, json.Unmarshal(js.Bytes(), &rep))
+	require.Len(t, rep.Communication.ExpertGroups, 1)
+	g := rep.Communication.ExpertGroups[0]
+	require.NotNil(t, g.HotRank)
+	assert.Equal(t, 2, *g.HotRank)
+	assert.InDelta(t, 1.5, g.BytesSkew, 1e-9)
+	assert.True(t, g.HotWaitsLeast)
+	require.Len(t, g.Ranks, 4)
+	assert.Equal(t, int64(150e6), g.Ranks[2].Bytes, "SDMA counted once, not with the HCCS link it sums")
+	assert.InDelta(t, 3000, g.Ranks[0].WaitUs, 1e-9)
+	require.NoError(t, validate(schema(t, ""), js.Bytes()))
+}

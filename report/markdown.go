@@ -37,6 +37,9 @@ func WriteMarkdown(w io.Writer, d *Document) error {
 	for _, k := range s.Kinds {
 		p.printf("| %s groups (`%s`): all (exposed) | %.2f%% (%.2f%%) |\n", analysis.KindTitle(k.Kind), k.Kind, 100*k.CommTotalShare, 100*k.CommShare)
 	}
+	for _, e := range expertLines(r) {
+		p.printf("| AlltoAll(v) per rank | %s |\n", mdText(e))
+	}
 	if s.OverlapRatio != nil {
 		p.printf("| overlapped with compute (`overlap_ratio`) | %.2f%% |\n", 100**s.OverlapRatio)
 	} else {

@@ -43,6 +43,9 @@ func WriteText(w io.Writer, d *Document) error {
 		if k := kindsPhrase(s.Kinds); k != "" {
 			p.printf("    by parallel dimension: %s\n", strings.TrimSpace(k+" "+kindsInferred(s.Kinds)))
 		}
+		for _, e := range expertLines(r) {
+			p.printf("    %s\n", e)
+		}
 		if s.AllReduceShare != nil {
 			p.printf("  AllReduce (allreduce_share)          %6.2f%%\n", 100**s.AllReduceShare)
 		} else {

@@ -169,7 +169,10 @@ type Communication struct {
 	Checks          []Check          `json:"checks"`
 	GroupSteps      []GroupStep      `json:"group_steps"`
 	Pipelines       []Pipeline       `json:"pipelines"`
-	Hardware        Hardware         `json:"hardware"`
+	// ExpertGroups is each expert-parallel group's AlltoAll(v) per rank (absent
+	// without one, and from reports before it).
+	ExpertGroups []ExpertGroup `json:"expert_groups,omitempty"`
+	Hardware     Hardware      `json:"hardware"`
 }
 
 // Op is one collective on one rank.
@@ -406,4 +409,26 @@ type Advice struct {
 	Diagnosis       *Diagnosis       `json:"diagnosis"` // null when no advice was computed
 	Findings        []Finding        `json:"findings"`
 	Recommendations []Recommendation `json:"recommendations"`
+}
+
+// ExpertGroup is one expert-parallel group's AlltoAll(v) traffic per rank: the rank
+// moving the most bytes (the slowest expert's), its bytes and its time moving data
+// over the group's median, and whether it waits least (the others wait for it).
+type ExpertGroup struct {
+	Group         string       `json:"group"`
+	HotRank       *int         `json:"hot_rank"` // null when no rank's bytes are known
+	BytesSkew     float64      `json:"bytes_skew"`
+	MovingSkew    float64      `json:"moving_skew"`
+	HotWaitsLeast bool         `json:"hot_waits_least"`
+	Ranks         []ExpertRank `json:"ranks"`
+}
+
+// ExpertRank is one rank's AlltoAll(v) in an expert-parallel group, over the steps.
+type ExpertRank struct {
+	Rank     int     `json:"rank"`
+	Ops      int     `json:"ops"`
+	Bytes    int64   `json:"bytes"`
+	ElapseUs float64 `json:"elapse_us"`
+	MovingUs float64 `json:"moving_us"`
+	WaitUs   float64 `json:"wait_us"`
 }
