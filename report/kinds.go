@@ -133,6 +133,11 @@ func expertLines(r *analysis.Result) []string {
 		if g.HotWaitsLeast {
 			waits = ", and waits least"
 		}
+		if g.BytesSkew < 1.1 {
+			out = append(out, fmt.Sprintf("expert parallel group %s: AlltoAll(v) %.2f–%.2f GB per rank, balanced (the most %.2f× the median)",
+				analysis.GroupKeyText(key), float64(lo)/1e9, float64(hi)/1e9, g.BytesSkew))
+			continue
+		}
 		out = append(out, fmt.Sprintf("expert parallel group %s: AlltoAll(v) %.2f–%.2f GB per rank; rank %d moves the most, %.2f× the median bytes and %.2f× the time moving data%s",
 			analysis.GroupKeyText(key), float64(lo)/1e9, float64(hi)/1e9, g.HotRank, g.BytesSkew, g.MovingSkew, waits))
 	}
