@@ -342,6 +342,9 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	}
 	res.Communication.Hardware = hw.WithPeaks(opts.PeaksGBps)
 	applyPeaks(&res.Communication, res.Collectives)
+	if n, why := arrivalSplit(res.Communication.Ops, res.Ranks, res.Communication.Groups, res.Collectives); n > 0 {
+		res.Warnings = append(res.Warnings, why)
+	}
 	res.Exposure = exposure(res.Communication.Ops, res.Ranks, res.Communication.Groups, res.Collectives, res.Communication.Pipelines)
 	res.ComputeDType, res.ComputeDTypeShare = computeDType(sums)
 	if res.Exposure.OpsKnown && res.Exposure.SplitAll && res.Exposure.UnaccountedShare == 0 {

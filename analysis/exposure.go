@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -110,6 +111,61 @@ type UnprofiledGroup struct {
 	StepGapRanks, GapSteps []int
 }
 
+// MovingCrossRank is OpStat.MovingSource of an NCCL kernel whose moving time was
+// read from the ranks' arrivals (arrivalSplit).
+const MovingCrossRank = "cross-rank arrival (Kineto: no NCCL task rows)"
+
+// arrivalSplit gives the NCCL kernels of Kineto ranks, which hold no task that moves
+// data or waits, a moving time from the ranks' arrivals: of the kernel's elapse, its
+// cross-rank wait (OpStat.CrossWaitNs: how long it waited for the group's last rank
+// to arrive) is waiting, and the rest, the last rank's own elapse, moves data. Only
+// where the wait is measured and every member of the op's group was profiled in its
+// step: else the fastest profiled member may itself have waited for one that was
+// not, and the rest is no transfer. It returns how many such kernels were left
+// without a split, and why.
+func arrivalSplit(ops []OpStat, ranks []RankResult, groups []Group, colls []Collective) (left int, why string) {
+	kineto := map[int]bool{}
+	profiled := map[int]bool{}
+	for _, r := range ranks {
+		profiled[r.Rank] = true
+		kineto[r.Rank] = r.Format == profile.FormatKineto
+	}
+	gaps := groupStepGaps(ops, ranks)
+	incomplete := map[string]bool{}
+	for _, g := range unprofiledGroups(ops, groups, colls, profiled, gaps) {
+		incomplete[g.Group] = g.MissingCount > 0
+	}
+	var unmatched, unprofiled, total int
+	for i := range ops {
+		o := &ops[i]
+		if !kineto[o.Rank] || o.Source != "none" || o.MovingSource != "" || o.ElapseNs <= 0 {
+			continue
+		}
+		total++
+		switch {
+		case incomplete[o.Group] || len(gaps[o.Group][o.Step]) > 0:
+			unprofiled++
+		case !o.CrossWaitKnown:
+			unmatched++
+		default:
+			o.MovingNs = o.ElapseNs - min(max(o.CrossWaitNs, 0), o.ElapseNs)
+			o.MovingSource = MovingCrossRank
+		}
+	}
+	var reasons []string
+	if unprofiled > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d in groups some of whose members were not profiled (in their step)", unprofiled))
+	}
+	if unmatched > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d not matched on another rank (ran on one profiled rank, or the ranks ran different numbers of them)", unmatched))
+	}
+	if len(reasons) == 0 {
+		return 0, ""
+	}
+	return unprofiled + unmatched, fmt.Sprintf("%d of %d NCCL kernels (Kineto: no task rows) have no split into moving data and waiting, so exposed_transfer_share and exposed_wait_share are null: "+
+		"%s; the split is read from the ranks' arrivals, and needs every member of a kernel's group profiled", unprofiled+unmatched, total, strings.Join(reasons, ", "))
+}
+
 // exposure computes the split from the merged ops.
 func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collective, pls []Pipeline) Exposure {
 	var out Exposure
@@ -158,8 +214,9 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 			out.SplitAll = true
 		}
 		out.OpsKnown = true
-		out.SplitKnown = out.SplitKnown || o.Source != "none"
-		out.SplitAll = out.SplitAll && o.Source != "none"
+		split := o.Source != "none" || o.MovingSource == MovingCrossRank
+		out.SplitKnown = out.SplitKnown || split
+		out.SplitAll = out.SplitAll && split
 		p := byStep[rankStep{o.Rank, o.Step}]
 		if p == nil {
 			p = &parts{}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Ops match across ranks by (group, name, step), only over two or more ranks: a rank
@@ -129,4 +131,44 @@ func TestExposureUnaccounted(t *testing.T) {
 	require.Len(t, ex.Unprofiled, 1)
 	assert.Equal(t, UnprofiledGroup{Group: "w", Size: 8, MissingCount: 6, AtLeast: true}, ex.Unprofiled[0],
 		"8 members, rank 0 seen, rank 1 perhaps one of them: at least 6 missing")
+}
+
+// Kineto's NCCL kernels have no task rows that move data or wait: the split is read
+// from the ranks' arrivals, each kernel's cross-rank wait waiting and the rest (the
+// last rank's own elapse) moving data; it was left out, exposed_transfer_share null
+// and the diagnosis unknown where the truth was transfer. Only where every member of
+// the group was profiled: in a group with an unprofiled member the fastest profiled
+// rank may itself have waited, so the kernel stays unsplit and a warning says why.
+func TestArrivalSplitKineto(t *testing.T) {
+	run := func(groupRanks []int) ([]OpStat, Exposure, int, string) {
+		groups := []Group{{Key: "dp", Kind: "dp", Ranks: groupRanks}}
+		ops := []OpStat{
+			{Rank: 0, Step: 1, Group: "dp", Name: "ncclDevKernel_AllReduce", ElapseNs: 100, Source: "none"},
+			{Rank: 1, Step: 1, Group: "dp", Name: "ncclDevKernel_AllReduce", ElapseNs: 40, Source: "none"},
+		}
+		crossRankWait(ops)
+		ranks := []RankResult{
+			{Rank: 0, Format: profile.FormatKineto, Steps: []StepBreakdown{{Step: 1, StageNs: 400, CommunicationNs: 100, CommNotOverlappedNs: 100}}},
+			{Rank: 1, Format: profile.FormatKineto, Steps: []StepBreakdown{{Step: 1, StageNs: 400, CommunicationNs: 40, CommNotOverlappedNs: 40}}},
+		}
+		n, why := arrivalSplit(ops, ranks, groups, nil)
+		return ops, exposure(ops, ranks, groups, nil, nil), n, why
+	}
+	ops, ex, n, why := run([]int{0, 1})
+	assert.Zero(t, n)
+	assert.Empty(t, why)
+	assert.Equal(t, int64(40), ops[0].MovingNs, "rank 0 waits 60 for rank 1, then moves data 40")
+	assert.Equal(t, int64(40), ops[1].MovingNs)
+	assert.Equal(t, MovingCrossRank, ops[0].MovingSource)
+	assert.True(t, ex.SplitAll)
+	assert.InDelta(t, 80.0/800, ex.TransferShare, 1e-12)
+	assert.InDelta(t, 60.0/800, ex.StragglerWaitShare, 1e-12)
+	assert.InDelta(t, 0, ex.OtherShare, 1e-12)
+
+	ops, ex, n, why = run([]int{0, 1, 2}) // rank 2 not profiled
+	assert.Equal(t, 2, n)
+	assert.Contains(t, why, "2 in groups some of whose members were not profiled")
+	assert.Zero(t, ops[0].MovingNs)
+	assert.Empty(t, ops[0].MovingSource)
+	assert.False(t, ex.SplitAll)
 }
