@@ -63,7 +63,9 @@ type Summary struct {
 	// cover all the exposed time (Exposure.UnaccountedShare 0): ops read from
 	// kernel_details.csv (Level0) have only elapses, and the split would read 0 for
 	// moving data and a lower bound for waiting; a rank without op records left its
-	// exposed time out of both, and a gate passed on half the real wait.
+	// exposed time out of both, and a gate passed on half the real wait. NCCL kernels
+	// (Kineto) count as split where their moving time was read from the ranks'
+	// arrivals (MovingCrossRank).
 	ExposedTransferShare, ExposedWaitShare *float64
 	// RanksExpected is the job's world size as the profiles state it
 	// (distributed_args.world_size, else the largest parallel_group_info group); 0

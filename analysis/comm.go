@@ -56,8 +56,8 @@ type OpStat struct {
 	// plus the RDMA time (inServerLevel), or, where the
 	// profiler's op-level Transit is 0 while its transports carry transit times (CANN
 	// 8.3 at Level2), the busiest transport's; never above the elapse. MovingSource
-	// says which ("planes", "transit", "transit+rdma", "transports", "" when nothing
-	// moved).
+	// says which ("planes", "transit", "transit+rdma", "transports", MovingCrossRank
+	// for an NCCL kernel split by arrivalSplit, "" when nothing moved).
 	MovingNs     int64
 	MovingSource string
 }

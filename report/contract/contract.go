@@ -196,8 +196,10 @@ type Op struct {
 	// MovingSource where it was read: "transit" (the profiler's Transit), "transports"
 	// (the busiest transport's time, where the profiler's op-level Transit is 0 while
 	// its transports carry times: CANN 8.3 at Level2), "transit+rdma", "transit (RDMA plane)",
-	// "planes" (the union of the HCCL tasks' transfers). Null when nothing moved or
-	// the source has no split.
+	// "planes" (the union of the HCCL tasks' transfers), "cross-rank arrival (Kineto:
+	// no NCCL task rows)" (an NCCL kernel's elapse less its cross-rank wait, where every
+	// member of its group was profiled). Null when nothing moved or the source has no
+	// split.
 	MovingUs     *float64             `json:"moving_us"`
 	MovingSource *string              `json:"moving_source"`
 	CrossWait    *float64             `json:"cross_rank_wait_us"` // null when no other profiled rank ran the op
