@@ -162,6 +162,12 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	if 2*stragglerShare < slowStake {
 		stragglerShare = min(slowStake, s.CommShare)
 	}
+	// Pipeline waiting needs a pipeline: receives outside one (a context-parallel
+	// ring's, counted as Bubble as the profiler counts every receive) are no bubble.
+	pipelineNs, pipelineShare := float64(ex.PipelineWaitNs()), ex.PipelineShare()
+	if len(res.Communication.Pipelines) == 0 {
+		pipelineNs, pipelineShare = 0, 0
+	}
 	parts := []struct {
 		cause string
 		ns    float64
@@ -169,7 +175,7 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	}{
 		{CauseTransfer, ex.TransferShare * stageF, ex.TransferShare},
 		{CauseUnprofiled, ex.UnprofiledWaitShare * stageF, ex.UnprofiledWaitShare},
-		{CauseStageImbalance, float64(ex.PipelineWaitNs()), ex.PipelineShare()},
+		{CauseStageImbalance, pipelineNs, pipelineShare},
 		{CauseStraggler, stragglerRank * stageF, stragglerShare},
 	}
 	sort.SliceStable(parts, func(i, j int) bool { return parts[i].ns > parts[j].ns })

@@ -104,6 +104,11 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 		// Named pp, guessed pp ("pp?": an inferred group with only point-to-point
 		// ops), or unnamed with only point-to-point ops.
 		isPP := strings.EqualFold(strings.TrimSuffix(grp.Kind, "?"), "pp") || (grp.Kind == "" && g != nil && g.p2p > 0 && g.other == 0)
+		// A context-parallel ring also only sends and receives; its dimension says
+		// it is no pipeline (parallelkind.go tells it by its members' alike traffic).
+		if grp.Parallel == KindCP {
+			isPP = false
+		}
 		if !isPP || len(grp.Ranks) < 2 || g == nil {
 			continue
 		}
