@@ -361,8 +361,8 @@ type TruncatedError string
 
 func (e TruncatedError) Error() string { return string(e) }
 
-// IsTruncated reports whether err is a TruncatedError: the bytes ended inside a value.
-func IsTruncated(err error) bool {
+// isTruncated reports whether err is a TruncatedError: the bytes ended inside a value.
+func isTruncated(err error) bool {
 	_, ok := err.(TruncatedError)
 	return ok
 }

@@ -93,14 +93,14 @@ func (n *Node) IsNull() bool { return n == nil || n.Kind == Null }
 // bound keeps the recursive parser's stack small on hostile input.
 const maxTreeDepth = 64
 
-// TreeSyntaxError is a parse failure at a byte offset; readers turn it into a
+// treeSyntaxError is a parse failure at a byte offset; readers turn it into a
 // *SyntaxError carrying the file name.
-type TreeSyntaxError struct {
+type treeSyntaxError struct {
 	off int64
 	msg string
 }
 
-func (e *TreeSyntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.off, e.msg) }
+func (e *treeSyntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.off, e.msg) }
 
 // ReadTree reads all of r and parses it as one JSON value. A UTF-8 byte-order mark
 // is skipped. Errors are *SyntaxError values naming file.
@@ -140,7 +140,7 @@ func (p *TreeParser) Read(r io.Reader, file string, intArrays bool) (*Node, erro
 	if size < 0 {
 		r = io.LimitReader(r, MaxTreeBytes+1)
 	}
-	data, err := ReadAll(p.buf, r)
+	data, err := readAll(p.buf, r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read: %w", file, err)
 	}
@@ -161,7 +161,7 @@ func (p *TreeParser) Read(r io.Reader, file string, intArrays bool) (*Node, erro
 	if perr == nil {
 		p.ws()
 		if p.i < len(p.b) {
-			perr = &TreeSyntaxError{int64(p.i), fmt.Sprintf("unexpected %s after the top-level value", QuoteByte(p.b[p.i]))}
+			perr = &treeSyntaxError{int64(p.i), fmt.Sprintf("unexpected %s after the top-level value", quoteByte(p.b[p.i]))}
 		}
 	}
 	if perr != nil {
@@ -231,16 +231,16 @@ func (p *TreeParser) Recycle() {
 
 func (p *TreeParser) ws() { p.i = SkipWS(p.b, p.i) }
 
-func (p *TreeParser) fail(msg string) *TreeSyntaxError {
-	return &TreeSyntaxError{int64(p.i), msg}
+func (p *TreeParser) fail(msg string) *treeSyntaxError {
+	return &treeSyntaxError{int64(p.i), msg}
 }
 
-func (p *TreeParser) failEOF(what string) *TreeSyntaxError {
-	return &TreeSyntaxError{int64(p.i), "unexpected end of file, expected " + what + ": the file is truncated"}
+func (p *TreeParser) failEOF(what string) *treeSyntaxError {
+	return &treeSyntaxError{int64(p.i), "unexpected end of file, expected " + what + ": the file is truncated"}
 }
 
-// QuoteByte names the byte c in an error message.
-func QuoteByte(c byte) string {
+// quoteByte names the byte c in an error message.
+func quoteByte(c byte) string {
 	if c >= 0x20 && c < 0x7f {
 		return strconv.QuoteRune(rune(c))
 	}
@@ -248,7 +248,7 @@ func QuoteByte(c byte) string {
 }
 
 // value parses the value at p.i (white space already skipped).
-func (p *TreeParser) value(depth int) (*Node, *TreeSyntaxError) {
+func (p *TreeParser) value(depth int) (*Node, *treeSyntaxError) {
 	if p.i >= len(p.b) {
 		return nil, p.failEOF("a value")
 	}
@@ -284,10 +284,10 @@ func (p *TreeParser) value(depth int) (*Node, *TreeSyntaxError) {
 			}
 		}
 	}
-	return nil, p.fail(fmt.Sprintf("unexpected %s, expected a value", QuoteByte(p.b[p.i])))
+	return nil, p.fail(fmt.Sprintf("unexpected %s, expected a value", quoteByte(p.b[p.i])))
 }
 
-func (p *TreeParser) object(depth int) (*Node, *TreeSyntaxError) {
+func (p *TreeParser) object(depth int) (*Node, *treeSyntaxError) {
 	n := p.node(Node{Kind: Object, Off: int64(p.i)})
 	p.i++ // '{'
 	var index map[string]int
@@ -304,7 +304,7 @@ func (p *TreeParser) object(depth int) (*Node, *TreeSyntaxError) {
 		}
 		if !first {
 			if p.b[p.i] != ',' {
-				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or '}'", QuoteByte(p.b[p.i])))
+				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or '}'", quoteByte(p.b[p.i])))
 			}
 			p.i++
 			p.ws()
@@ -313,7 +313,7 @@ func (p *TreeParser) object(depth int) (*Node, *TreeSyntaxError) {
 			}
 		}
 		if p.b[p.i] != '"' {
-			return nil, p.fail(fmt.Sprintf("unexpected %s, expected a member name", QuoteByte(p.b[p.i])))
+			return nil, p.fail(fmt.Sprintf("unexpected %s, expected a member name", quoteByte(p.b[p.i])))
 		}
 		keyOff := int64(p.i)
 		key, err := p.key()
@@ -325,7 +325,7 @@ func (p *TreeParser) object(depth int) (*Node, *TreeSyntaxError) {
 			return nil, p.failEOF("':'")
 		}
 		if p.b[p.i] != ':' {
-			return nil, p.fail(fmt.Sprintf("unexpected %s, expected ':'", QuoteByte(p.b[p.i])))
+			return nil, p.fail(fmt.Sprintf("unexpected %s, expected ':'", quoteByte(p.b[p.i])))
 		}
 		p.i++
 		p.ws()
@@ -365,7 +365,7 @@ func (p *TreeParser) object(depth int) (*Node, *TreeSyntaxError) {
 	}
 }
 
-func (p *TreeParser) array(depth int) (*Node, *TreeSyntaxError) {
+func (p *TreeParser) array(depth int) (*Node, *treeSyntaxError) {
 	if p.intArrays {
 		if n := p.intArray(); n != nil {
 			return n, nil
@@ -386,7 +386,7 @@ func (p *TreeParser) array(depth int) (*Node, *TreeSyntaxError) {
 		}
 		if !first {
 			if p.b[p.i] != ',' {
-				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or ']'", QuoteByte(p.b[p.i])))
+				return nil, p.fail(fmt.Sprintf("unexpected %s, expected ',' or ']'", quoteByte(p.b[p.i])))
 			}
 			p.i++
 			p.ws()
@@ -461,7 +461,7 @@ func (p *TreeParser) intArray() *Node {
 
 // key parses a member name at p.i: str, with one copy of each name per file (a
 // summary file repeats a few names thousands of times).
-func (p *TreeParser) key() (string, *TreeSyntaxError) {
+func (p *TreeParser) key() (string, *treeSyntaxError) {
 	start := p.i
 	if end, err := skipString(p.b, start); err == nil {
 		if raw := p.b[start+1 : end-1]; bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
@@ -528,7 +528,7 @@ func (c *IntArrayCache[T]) Put(raw []byte, ints []T) {
 }
 
 // str parses the string at p.i (p.b[p.i] == '"').
-func (p *TreeParser) str() (string, *TreeSyntaxError) {
+func (p *TreeParser) str() (string, *treeSyntaxError) {
 	start := p.i
 	end, lerr := LexString(p.b, p.i, true)
 	if lerr != nil {
@@ -541,14 +541,14 @@ func (p *TreeParser) str() (string, *TreeSyntaxError) {
 	p.i = end
 	s, ok := Unquote(p.b[start:end]) // the trace scanner's decoder (jsonscan.go)
 	if !ok {
-		return "", &TreeSyntaxError{int64(start), "bad string escape"}
+		return "", &treeSyntaxError{int64(start), "bad string escape"}
 	}
 	return s, nil
 }
 
 // number parses a JSON number, or Python's NaN, Infinity and -Infinity, and returns
 // its literal text.
-func (p *TreeParser) number() (string, *TreeSyntaxError) {
+func (p *TreeParser) number() (string, *treeSyntaxError) {
 	start := p.i
 	for _, lit := range [...]string{"NaN", "Infinity", "-Infinity"} {
 		if end, ok, _ := LexLiteral(p.b, p.i, lit); ok {

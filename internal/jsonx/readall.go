@@ -21,10 +21,10 @@ func SizeOf(r io.Reader) int64 {
 	return fi.Size()
 }
 
-// ReadAll is io.ReadAll into dst's memory (dst[:0]), grown once to the file's size
+// readAll is io.ReadAll into dst's memory (dst[:0]), grown once to the file's size
 // when r is a file (io.ReadAll grows it from 512 bytes, copying and allocating twice
 // the file on the way).
-func ReadAll(dst []byte, r io.Reader) ([]byte, error) {
+func readAll(dst []byte, r io.Reader) ([]byte, error) {
 	n := SizeOf(r)
 	if n < 0 || n > 1<<30 {
 		if dst == nil {

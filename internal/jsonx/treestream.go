@@ -26,7 +26,7 @@ func ReadTreeStream(r io.Reader, file string, read func(t *TreeStream) error) er
 			return err
 		}
 		if _, ok := s.Peek(); ok {
-			return ErrAtOffset(file, s.Offset(), "unexpected %s after the top-level value", QuoteByte(s.Buf[s.Pos]))
+			return ErrAtOffset(file, s.Offset(), "unexpected %s after the top-level value", quoteByte(s.Buf[s.Pos]))
 		}
 		if s.ReadErr != nil {
 			return c.Syntax(s.EOFErr(""))
@@ -42,12 +42,12 @@ func WrapSyntax(file string, err error) error {
 
 // parseAt parses b, one JSON value read whole from a stream where it began at file
 // offset base, into p's slabs; offsets in the nodes and errors are the file's.
-func (p *TreeParser) parseAt(b []byte, base int64, depth int) (*Node, *TreeSyntaxError) {
+func (p *TreeParser) parseAt(b []byte, base int64, depth int) (*Node, *treeSyntaxError) {
 	p.b, p.i = b, 0
 	n, err := p.value(depth)
 	if err == nil {
 		if p.ws(); p.i < len(p.b) {
-			err = p.fail(fmt.Sprintf("unexpected %s after a value", QuoteByte(p.b[p.i])))
+			err = p.fail(fmt.Sprintf("unexpected %s after a value", quoteByte(p.b[p.i])))
 		}
 	}
 	if err != nil {
@@ -169,7 +169,7 @@ func (s *Stream) ReadInPlace(file string, event func(b []byte) (int, error)) err
 			s.Pos += n
 			return nil
 		}
-		if !IsTruncated(err) {
+		if !isTruncated(err) {
 			return ErrAtOffset(file, off, "bad event: %v", err)
 		}
 		if !s.fill(s.Pos) {

@@ -2,6 +2,6 @@
 // SQLite databases opened strictly read-only (OpenSQLite: from a file, a file with
 // its -wal, or an archive's member), their tables streamed with columns found by
 // name (DB.SelectAll, Rows), the loosely typed values SQLite stores scanned without a
-// float64 round trip (Int, Float, Text); and CSV files read a record at a time with
+// float64 round trip (Int, Text, and Rows.Float); and CSV files read a record at a time with
 // their header (OpenCSV), damaged and cut-off rows refused with their line.
 package table

@@ -92,7 +92,7 @@ func (t *Rows) Text(col string) string {
 
 // Float reads a number; absent, NULL, empty and N/A give ok false.
 func (t *Rows) Float(col string) (v float64, ok bool, err error) {
-	var f Float
+	var f dbFloat
 	if err := f.Scan(t.Raw(col)); err != nil {
 		return 0, false, t.Errf("column %s: %v", col, err)
 	}

@@ -377,15 +377,15 @@ func (n *Int) Parse(s string) error {
 	return nil
 }
 
-// Float scans a number stored as INTEGER, REAL or numeric TEXT. NULL, empty text
+// dbFloat scans a number stored as INTEGER, REAL or numeric TEXT. NULL, empty text
 // and N/A leave Valid false. NaN and infinities read as absent.
-type Float struct {
+type dbFloat struct {
 	V     float64
 	Valid bool
 }
 
 // Scan implements sql.Scanner.
-func (f *Float) Scan(src any) error {
+func (f *dbFloat) Scan(src any) error {
 	f.V, f.Valid = 0, false
 	switch x := src.(type) {
 	case nil:
@@ -408,7 +408,7 @@ func (f *Float) Scan(src any) error {
 	return nil
 }
 
-func (f *Float) parse(s string) error {
+func (f *dbFloat) parse(s string) error {
 	s = strings.TrimSpace(s)
 	if NullText(s) {
 		return nil

@@ -485,9 +485,9 @@ func (a *Archive) Root() string { return a.display(".") }
 // display is the ARCHIVE!/MEMBER path of a member.
 func (a *Archive) display(name string) string {
 	if name == "." {
-		return a.path + Sep
+		return a.path + sep
 	}
-	return a.path + Sep + "/" + name
+	return a.path + sep + "/" + name
 }
 
 // Open opens a member (fs.FS).

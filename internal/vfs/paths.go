@@ -16,9 +16,9 @@ import (
 // readers use in place of os.Stat, os.ReadDir, os.Open and filepath.WalkDir, so that
 // the same code reads a directory and an archive.
 
-// Sep follows an archive's path to name its root ("cluster.tar.gz!"); its
+// sep follows an archive's path to name its root ("cluster.tar.gz!"); its
 // members follow after a slash ("cluster.tar.gz!/rank0_ascend_pt/...").
-const Sep = "!"
+const sep = "!"
 
 // archives are the archives open for reading, by cleaned path: OpenShared registers
 // them, Release drops them after their last use.
@@ -74,7 +74,7 @@ func Release(a *Archive) {
 // member's slash path ("." for the root); ok is false for an ordinary path.
 func Resolve(p string) (a *Archive, member string, ok bool) {
 	for i := 0; i < len(p); i++ {
-		j := strings.Index(p[i:], Sep)
+		j := strings.Index(p[i:], sep)
 		if j < 0 {
 			return nil, "", false
 		}
