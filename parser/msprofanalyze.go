@@ -358,7 +358,7 @@ func parseCommGroupJSON(r io.Reader, file string, p *summaryParts) error {
 		if g.Ranks, err = d.rankList(e.Get("rank_set")); err != nil {
 			return err
 		}
-		if typ := e.Get("type"); typ.Kind == jsonx.String {
+		if typ := e.Get("type"); typ != nil && typ.Kind == jsonx.String { // an entry may have none
 			kind, _ := d.Text(typ, "type")
 			g.P2P = strings.EqualFold(kind, "p2p")
 		}

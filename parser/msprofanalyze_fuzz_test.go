@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -95,4 +98,18 @@ func TestClusterCommTotalsOnly(t *testing.T) {
 			t.Errorf("parseRankSet(%q) = %s, want %s", in, s, want)
 		}
 	}
+}
+
+// TestCommGroupWithoutType: a comm_group_parallel_info entry without "type" (the
+// fuzzer's find; it crashed the reader) is read as a group that is not p2p, beside a
+// typed one.
+func TestCommGroupWithoutType(t *testing.T) {
+	var p summaryParts
+	doc := `{"comm_group_parallel_info": [{"rank_set": [0, 1], "group_name": "7492", "group_id": "g", "pg_name": "dp"},
+		{"type": "p2p", "rank_set": "(2, 3)", "group_name": "5", "group_id": "", "pg_name": "pp"}]}`
+	require.NoError(t, parseCommGroupJSON(strings.NewReader(doc), clusterCommGroupJSON, &p))
+	require.Len(t, p.groups, 2)
+	assert.Equal(t, summaryGroup{Hash: "7492", RawName: "g", PGName: "dp", Ranks: []int{0, 1}, Source: clusterCommGroupJSON}, p.groups["7492"])
+	assert.True(t, p.groups["5"].P2P)
+	assert.Equal(t, []int{2, 3}, p.groups["5"].Ranks)
 }
