@@ -627,6 +627,13 @@ func prose(s string) template.HTML {
 var htmlFuncs = template.FuncMap{
 	"pct":     func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) },
 	"ranksOf": ranksOfExpected,
+	"ranksPhrase": func(s analysis.Summary) string {
+		if s.RanksExpected > s.Ranks {
+			return ranksOfExpected(s) + " ranks"
+		}
+		return units.Count(s.Ranks, "rank")
+	},
+	"count": units.Count,
 	"ms":      func(ns int64) string { return units.FormatMs(float64(ns)) },
 	"nsms":    units.FormatMs,
 	"usms":    func(us float64) string { return fmt.Sprintf("%.3f", us/1e3) },
@@ -664,7 +671,7 @@ line.axis,line.tick{stroke:#444;stroke-width:1}line.grid{stroke:#e4e4e4;stroke-w
 </style></head><body>
 <h1>hcclprof: {{.Verdict}}</h1>
 <p>exposed communication (comm_share) <b>{{pct .Summary.CommShare}}</b> · all communication {{pct .Summary.CommTotalShare}} ·
-overlapped {{with .Summary.OverlapRatio}}{{pct .}}{{else}}- (no communication){{end}} · mean step {{ms .Summary.StepTimeNs}} ms · {{ranksOf .Summary}} ranks × {{.Summary.Steps}} steps</p>
+overlapped {{with .Summary.OverlapRatio}}{{pct .}}{{else}}- (no communication){{end}} · mean step {{ms .Summary.StepTimeNs}} ms · {{ranksPhrase .Summary}} × {{count .Summary.Steps "step"}}</p>
 {{with .Kinds}}<p>By parallel dimension: {{.}}</p>{{end}}
 {{with .Doc.Advice}}{{if .Findings}}<h2>Findings</h2><ul>{{range .Findings}}<li><span class="{{upper (printf "%s" .Severity)}}">{{upper (printf "%s" .Severity)}}</span> {{prose .Title}}<br><small>{{prose .Evidence}}</small></li>{{end}}</ul>{{end}}
 {{if .Recommendations}}<h2>What to do</h2><div class="scroll"><table class="stack"><tr><th class="l">change</th><th>predicted step (ms)</th><th>comm_share</th><th>gain (ms)</th><th class="l">confidence</th><th class="l">apply</th></tr>

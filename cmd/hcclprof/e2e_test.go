@@ -154,7 +154,7 @@ func TestDiagnosisGates(t *testing.T) {
 	md, _, _ := runCLI(t, "analyze", dir, "--format", "markdown")
 	assert.Contains(t, md, "| ranks × steps | 2 of 4 × 1 |")
 	page, _, _ := runCLI(t, "analyze", dir, "--format", "html")
-	assert.Contains(t, page, "2 of 4 ranks × 1 steps")
+	assert.Contains(t, page, "2 of 4 ranks × 1 step</p>")
 	advice, _, _ := runCLI(t, "advise", dir)
 	assert.True(t, strings.HasPrefix(advice, "hcclprof advise: 2 of 4 rank(s), 1 step(s);"), advice)
 	assert.LessOrEqual(t, *s.ExposedTransferShare+*s.ExposedWaitShare, s.CommShare+1e-6)
