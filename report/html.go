@@ -633,17 +633,17 @@ var htmlFuncs = template.FuncMap{
 		}
 		return units.Count(s.Ranks, "rank")
 	},
-	"count": units.Count,
-	"ms":      func(ns int64) string { return units.FormatMs(float64(ns)) },
-	"nsms":    units.FormatMs,
-	"usms":    func(us float64) string { return fmt.Sprintf("%.3f", us/1e3) },
-	"upper":   strings.ToUpper,
-	"f1":      func(x float64) string { return fmt.Sprintf("%.1f", x) },
-	"minpx":   func(w float64) string { return fmt.Sprintf("%.0f", math.Ceil(w*minFontPx/fontPx)) },
-	"apply":   apply,
-	"prose":   prose,
-	"group":   analysis.GroupKeyText,
-	"glabel":  func(name, key string) string { return namedGroup(name, analysis.GroupKeyText(key)) },
+	"count":  units.Count,
+	"ms":     func(ns int64) string { return units.FormatMs(float64(ns)) },
+	"nsms":   units.FormatMs,
+	"usms":   func(us float64) string { return fmt.Sprintf("%.3f", us/1e3) },
+	"upper":  strings.ToUpper,
+	"f1":     func(x float64) string { return fmt.Sprintf("%.1f", x) },
+	"minpx":  func(w float64) string { return fmt.Sprintf("%.0f", math.Ceil(w*minFontPx/fontPx)) },
+	"apply":  apply,
+	"prose":  prose,
+	"group":  analysis.GroupKeyText,
+	"glabel": func(name, key string) string { return namedGroup(name, analysis.GroupKeyText(key)) },
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(htmlFuncs).Parse(`{{define "chart"}}<div class="scroll"><svg id="{{.ID}}" class="chart" viewBox="0 0 {{f1 .W}} {{f1 .H}}" width="{{f1 .W}}" height="{{f1 .H}}" style="min-width:{{minpx .W}}px" role="img" aria-label="{{.Label}}">
