@@ -104,3 +104,60 @@ func insertByGain(recs []Recommendation, r Recommendation) []Recommendation {
 	}
 	return append(recs[:i], append([]Recommendation{r}, recs[i:]...)...)
 }
+
+// tpPlacementFindings says when a tensor-parallel group spans servers (issue 37): its
+// per-layer collectives then cross the servers' network, far slower than the links
+// inside one. Megatron puts TP ranks next to each other, so --tensor-model-parallel-size
+// at most the NPUs (GPUs) of a server keeps each TP group inside one. Not priced: a
+// smaller TP changes the model's split (more pipeline or data parallelism, more
+// memory per rank), which the cost model does not simulate.
+func tpPlacementFindings(res *analysis.Result) []Finding {
+	serverOf := res.Communication.ServerOf
+	if len(serverOf) == 0 {
+		return nil
+	}
+	perServer := map[int]int{}
+	for _, s := range serverOf {
+		perServer[s]++
+	}
+	var out []Finding
+	for _, k := range res.Summary.Kinds {
+		if k.Kind != analysis.KindTP && k.Kind != analysis.KindSP {
+			continue
+		}
+		spanning, total, size, servers := 0, 0, 0, 0
+		for _, g := range res.Communication.Groups {
+			if g.Parallel != k.Kind || len(g.Ranks) < 2 {
+				continue
+			}
+			total++
+			seen := map[int]bool{}
+			for _, r := range g.Ranks {
+				if s, ok := serverOf[r]; ok {
+					seen[s] = true
+				}
+			}
+			if len(seen) > 1 {
+				spanning++
+				size, servers = max(size, len(g.Ranks)), max(servers, len(seen))
+			}
+		}
+		if spanning == 0 {
+			continue
+		}
+		most := 0
+		for _, n := range perServer {
+			most = max(most, n)
+		}
+		sev := Medium
+		if k.CommShare >= 0.1 {
+			sev = High
+		}
+		out = append(out, Finding{ID: "tp_across_servers", Severity: sev,
+			Title: fmt.Sprintf("%d of %d tensor-parallel groups span %d servers: their per-layer collectives (%s of the step exposed) cross the servers' network",
+				spanning, total, servers, pct(k.CommShare)),
+			Evidence: fmt.Sprintf("tensor-parallel groups of %d ranks on servers of %d profiled ranks; keep each inside a server: --tensor-model-parallel-size %d or less (Megatron places TP ranks next to each other), with pipeline or data parallelism for the rest. Not priced: a smaller TP changes the model's split and its memory per rank",
+				size, most, most)})
+	}
+	return out
+}

@@ -138,3 +138,24 @@ func TestExpertBalancePricedAgainstRegenerated(t *testing.T) {
 	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
 	assert.LessOrEqual(t, gotUs, r.Predicted.High)
 }
+
+// Issue 37: a TP group spanning servers is named, with the TP size that keeps it
+// inside one; TP inside a server is not.
+func TestTPAcrossServers(t *testing.T) {
+	inside, err := scenario.Builtin("tp8-sp-16rank")
+	require.NoError(t, err)
+	res, c := generate(t, inside)
+	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	assert.Empty(t, byID(adv, "tp_across_servers"))
+
+	across, err := scenario.Builtin("tp8-sp-16rank")
+	require.NoError(t, err)
+	across.Ranks, across.Parallel.TP = 32, 16
+	res, c = generate(t, across)
+	adv = advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	f := byID(adv, "tp_across_servers")
+	require.Len(t, f, 1)
+	assert.Equal(t, advisor.High, f[0].Severity)
+	assert.Contains(t, f[0].Title, "2 of 2 tensor-parallel groups span 2 servers")
+	assert.Contains(t, f[0].Evidence, "--tensor-model-parallel-size 8 or less")
+}
