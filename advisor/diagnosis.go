@@ -78,7 +78,7 @@ func (t *DiagnosisThresholds) keys() []thresholdKey {
 // beyond the bubble are that rank's), and over any cause that explains less of the
 // step: it is a fault to fix before anything is tuned.
 func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
-	return expertImbalance(res, det, diagnoseWaits(res, det, opts))
+	return settingCause(res, expertImbalance(res, det, diagnoseWaits(res, det, opts)))
 }
 
 // diagnoseWaits is Diagnose before a straggler is told from an imbalanced expert.
@@ -614,6 +614,8 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		cure = hostCure(res)
 	case CauseExpertImbalance:
 		cure = expertCure(res)
+	case CauseTPCriticalPath, CauseFSDPGatherExposed:
+		cure = settingCure(d.Cause)
 	default:
 		return nil
 	}

@@ -1,0 +1,118 @@
+package advisor
+
+import (
+	"fmt"
+
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// Causes that are a setting of the job rather than a fault: communication of one
+// parallel dimension left on the critical path.
+const (
+	CauseTPCriticalPath    = "tp_critical_path"    // tensor/sequence-parallel collectives not overlapped with compute
+	CauseFSDPGatherExposed = "fsdp_gather_exposed" // FSDP/ZeRO-3 parameter gathers not prefetched
+)
+
+// settingLead is the share of the step a dimension's exposed communication must
+// cost for it to lead the diagnosis over compute_bound or transfer: it is then a
+// setting worth changing, and what the step is waiting on.
+const settingLead = 0.10
+
+// settingCause names the parallel dimension whose communication the step waits on
+// when the diagnosis found no fault (a slow rank, an unprofiled group, the pipeline,
+// the host, the routing): tensor-parallel (and sequence-parallel) collectives run on
+// the compute stream, or FSDP gathers not issued ahead of their layer. Their exposed
+// time per dimension is measured (analysis.KindShare: the union of the dimension's
+// ops while no compute kernel and no receive runs). Transfer and compute_bound say
+// what, this says which setting: the larger of the two when both lead.
+func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
+	switch d.Cause {
+	case CauseComputeBound, CauseTransfer, CauseUnknown:
+	default:
+		return d
+	}
+	// A dimension's exposure is measured against the compute kernels of a timeline;
+	// from the profiler's summaries alone (no rank with a timeline) it cannot tell
+	// TP overlapped with the matmuls from TP on the critical path.
+	timelines := 0
+	for _, r := range res.Ranks {
+		if r.Source == analysis.SourceTimeline {
+			timelines++
+		}
+	}
+	if timelines == 0 {
+		return d
+	}
+	var tp, fsdp float64
+	var tpKinds []string
+	for _, k := range res.Summary.Kinds {
+		switch k.Kind {
+		case analysis.KindTP, analysis.KindSP:
+			tp += k.CommShare
+			tpKinds = append(tpKinds, k.Kind)
+		case analysis.KindFSDP:
+			fsdp += k.CommShare
+		}
+	}
+	// A dimension's exposed time is part of all exposed time: from op records alone
+	// (no timeline) the per-kind figure can exceed it, and is then not evidence.
+	tp, fsdp = min(tp, res.Summary.CommShare), min(fsdp, res.Summary.CommShare)
+	if max(tp, fsdp) < settingLead {
+		return d
+	}
+	// Over moving data the setting leads only when its dimension is most of the
+	// exposed communication: TP overlapped, yet part of it still exposed beside a
+	// larger exposed transfer of other groups, is the transfer's.
+	if d.Cause == CauseTransfer && max(tp, fsdp) < 0.5*res.Summary.CommShare {
+		return d
+	}
+	exposed := pct(res.Summary.CommShare)
+	if tp >= fsdp {
+		return Diagnosis{Cause: CauseTPCriticalPath, Share: tp,
+			Title: fmt.Sprintf("%s of the step is exposed communication; %s of the step waits on tensor-parallel collectives (%s) that run on the critical path, not beside the compute",
+				exposed, pct(tp), joinKinds(tpKinds)),
+			Evidence: fmt.Sprintf("exposed communication per parallel dimension: %s; before this: %s", kindSharesPhrase(res.Summary.Kinds), d.Title)}
+	}
+	return Diagnosis{Cause: CauseFSDPGatherExposed, Share: fsdp,
+		Title: fmt.Sprintf("%s of the step is exposed communication; %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters: they are not issued ahead of their layer",
+			exposed, pct(fsdp)),
+		Evidence: fmt.Sprintf("exposed communication per parallel dimension: %s; before this: %s", kindSharesPhrase(res.Summary.Kinds), d.Title)}
+}
+
+func joinKinds(kinds []string) string {
+	out := ""
+	for i, k := range kinds {
+		if i > 0 {
+			out += " and "
+		}
+		out += k
+	}
+	return out
+}
+
+func kindSharesPhrase(kinds []analysis.KindShare) string {
+	out := ""
+	for i, k := range kinds {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%s %s (of %s in all)", k.Kind, pct(k.CommShare), pct(k.CommTotalShare))
+	}
+	return out
+}
+
+// settingCure is what to change for a setting's cause, with the frameworks' own
+// switches (Megatron-LM's and MindSpeed's argument parsers; PyTorch's
+// FullyShardedDataParallel arguments).
+func settingCure(cause string) string {
+	switch cause {
+	case CauseTPCriticalPath:
+		return "Overlap the tensor-parallel collectives with the matmuls beside them: Megatron --sequence-parallel with --tp-comm-overlap (Transformer Engine, NVIDIA), " +
+			"MindSpeed --sequence-parallel with --use-ascend-mc2 (Ascend); keep each TP group inside one server, or lower --tensor-model-parallel-size: no HCCL or bucket setting hides them"
+	case CauseFSDPGatherExposed:
+		return "Issue each layer's AllGather ahead of it: PyTorch FSDP forward_prefetch=True and backward_prefetch=BackwardPrefetch.BACKWARD_PRE " +
+			"(limit_all_gathers=True bounds the memory they hold); with FSDP2's fully_shard, set_modules_to_forward_prefetch / set_modules_to_backward_prefetch. " +
+			"reshard_after_forward=False (ZeRO-2) drops the second gather in backward for more memory"
+	}
+	return ""
+}
