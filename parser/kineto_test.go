@@ -101,7 +101,11 @@ func TestParseKinetoMini(t *testing.T) {
 
 	// The analysis: group sizes from the trace, busbw with nccl-tests' factors.
 	res := analysis.Analyze(&profile.Cluster{Ranks: []*profile.Rank{r}}, analysis.Options{})
-	assert.Empty(t, res.Warnings)
+	// One rank of four: the NCCL kernels' exposed split, read from the ranks'
+	// arrivals, needs every member of their groups, and the warning says so.
+	require.Len(t, res.Warnings, 1, "%q", res.Warnings)
+	assert.Contains(t, res.Warnings[0], "3 of 3 NCCL kernels (Kineto: no task rows) have no split into moving data and waiting")
+	assert.Nil(t, res.Summary.ExposedTransferShare)
 	require.Len(t, res.Ranks[0].Steps, 2)
 	s := res.Ranks[0].Steps[0]
 	assert.Equal(t, int64(1000000), s.StageNs, "the ProfilerStep window")
@@ -442,7 +446,9 @@ func TestKinetoRealSampleMatchesREADME(t *testing.T) {
 		Interval: profile.Interval{StartNs: 4458676423385774, EndNs: 4458676423385774 + 30975}, DataType: "FP32", Count: 53120, AlgType: "RING_LL"}, first)
 
 	res := analysis.Analyze(&profile.Cluster{Ranks: []*profile.Rank{r}}, analysis.Options{})
-	assert.Empty(t, res.Warnings)
+	// One rank of two: no exposed split from the ranks' arrivals, and it says why.
+	require.Len(t, res.Warnings, 1, "%q", res.Warnings)
+	assert.Contains(t, res.Warnings[0], "21 of 21 NCCL kernels (Kineto: no task rows) have no split")
 	require.Len(t, res.Ranks, 1)
 	assert.Equal(t, analysis.SourceTimeline, res.Ranks[0].Source)
 	require.Len(t, res.Ranks[0].Steps, 3)
