@@ -223,6 +223,13 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 		if cause == "host" && (len(waits) >= 2 && len(steps) < len(waits) || len(waits) < 2 && 2*lastAt[r] <= seenAt[r]) {
 			continue
 		}
+		// Late for no reason its profile shows, in some steps only, it is as likely the
+		// job's jitter in those steps (a TP group's per-layer collectives: one rank
+		// last at most of them in one step of two, costing 2%): named only when it is
+		// so in every step seen.
+		if cause == "unknown" && len(waits) >= 2 && len(steps) < len(waits) {
+			continue
+		}
 		score := scores[r]
 		if math.IsInf(score, 1) {
 			score = 999 // every other rank waited the same: the MAD is 0

@@ -77,17 +77,14 @@ parallel: {tp: 8, tp_allreduce_bytes: 67108864, tp_allreduces_per_microbatch: 8}
 // built-in, and the same job's TP AllReduces per layer (sequence parallelism off),
 // each replayed with tp_comm_overlap: the regenerated step lies inside the
 // recommendation's interval. Once the overlap is on, nothing more is recommended for
-// TP, and a note says so. The AllReduce variant runs with seed 38: with the
-// built-in's seed 37 the detectors name rank 11 slow (2% of the step, cause unknown),
-// which holds back all tuning.
+// TP, and a note says so. (With the built-in's seed the AllReduce variant had rank 11
+// named slow, 2% of the step, cause unknown, last at most of its TP collectives in
+// one step of two: the job's jitter, which held back all tuning.)
 func TestTPOverlapPricedAgainstRegenerated(t *testing.T) {
 	for _, seqPar := range []bool{true, false} {
 		sc, err := scenario.Builtin("tp8-sp-16rank")
 		require.NoError(t, err)
 		sc.Parallel.SequenceParallel = seqPar
-		if !seqPar {
-			sc.Seed = 38
-		}
 		res, c := generate(t, sc)
 		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
 		r := recByID(adv, "tp_comm_overlap")
