@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
 )
@@ -46,6 +47,12 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 	var tp, fsdp float64
 	var tpKinds []string
 	for _, k := range res.Summary.Kinds {
+		// A dimension inferred from the rank layout is a guess (a data-parallel job
+		// on one server has the layout of a TP group): only the profile's own
+		// group names make a setting's cause.
+		if !fromProfile(k.Sources) {
+			continue
+		}
 		switch k.Kind {
 		case analysis.KindTP, analysis.KindSP:
 			tp += k.CommShare
@@ -77,6 +84,16 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 		Title: fmt.Sprintf("%s of the step is exposed communication; %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters: they are not issued ahead of their layer",
 			exposed, pct(fsdp)),
 		Evidence: fmt.Sprintf("exposed communication per parallel dimension: %s; before this: %s", kindSharesPhrase(res.Summary.Kinds), d.Title)}
+}
+
+// fromProfile reports whether every group of a dimension was named by the profile.
+func fromProfile(sources []string) bool {
+	for _, src := range sources {
+		if !strings.HasPrefix(src, "profile") {
+			return false
+		}
+	}
+	return len(sources) > 0
 }
 
 func joinKinds(kinds []string) string {
