@@ -70,6 +70,8 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 			a.Notes = append(a.Notes, note)
 		}
 	}
+	// FSDP prefetch, the MoE capacity factor, TP inside a server (issue 37).
+	a.Recommendations, a.Notes = settingRecommendations(res, det, diag, facts, a.Recommendations, a.Notes)
 	// The bubble's own cure comes first: more micro-batches per step; uneven
 	// stages', an even layer split.
 	if r, note := expertRecommendation(res, diag); r != nil {

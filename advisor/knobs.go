@@ -112,6 +112,17 @@ var Knobs = []Knob{
 		Source: "Megatron-LM ModelParallelConfig.overlap_moe_expert_parallel_comm (alltoall or flex dispatcher, ep > 1, bf16/fp16, PyTorch >= 2.6, no full recomputation)"},
 	{Name: "--moe-alltoall-overlap-comm", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Products: []string{"A2", "A3"}, Tuning: true,
 		Source: "MindSpeed mindspeed/arguments.py (alltoall or alltoall_seq dispatcher, ep > 1, --moe-grouped-gemm)"},
+	{Name: "--moe-pad-expert-input-to-capacity", Kind: "framework", Framework: "megatron", Values: "flag (with --moe-expert-capacity-factor)", Default: "off", Tuning: true,
+		Source: "Megatron-LM TransformerConfig.moe_pad_expert_input_to_capacity (every expert's input padded to its capacity)"},
+	// PyTorch FSDP's constructor arguments (torch/distributed/fsdp/fully_sharded_data_parallel.py
+	// and api.py's BackwardPrefetch); FSDP2's fully_shard has no such arguments but
+	// FSDPModule.set_modules_to_forward_prefetch / set_modules_to_backward_prefetch.
+	{Name: "forward_prefetch", Kind: "framework", Framework: "pytorch-fsdp", Values: "True, False", Default: "False", Tuning: true,
+		Source: "PyTorch FullyShardedDataParallel(forward_prefetch=...): the next layer's AllGather issued before the current forward computes"},
+	{Name: "backward_prefetch", Kind: "framework", Framework: "pytorch-fsdp", Values: "BackwardPrefetch.BACKWARD_PRE, BACKWARD_POST, None", Default: "BACKWARD_PRE", Tuning: true,
+		Source: "PyTorch FullyShardedDataParallel(backward_prefetch=...), torch.distributed.fsdp.BackwardPrefetch"},
+	{Name: "limit_all_gathers", Kind: "framework", Framework: "pytorch-fsdp", Values: "True, False", Default: "True", Tuning: true,
+		Source: "PyTorch FullyShardedDataParallel(limit_all_gathers=...): at most two layers' gathers in flight"},
 	{Name: "comm_fusion", Kind: "framework", Framework: "mindspore", Values: `{"allreduce": {"mode": "size", "config": MB}}`, Default: "auto (64 MB)", Tuning: true,
 		Source: "docs/costmodel.md §6.6 (mindspore.set_auto_parallel_context)"},
 	{Name: "fuse collectives", Kind: "code", Values: "one collective over a flattened buffer instead of many small ones", Default: "one collective per tensor", Tuning: true,

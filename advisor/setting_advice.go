@@ -1,0 +1,28 @@
+package advisor
+
+import (
+	"github.com/hcclprof/hcclprof/analysis"
+)
+
+// settingRecommendations adds the priced changes to a parallel layout's own settings
+// (issue 37) beyond TP overlap and routing balance: FSDP prefetch, the MoE capacity
+// factor, TP kept inside a server. Each is ranked with the others by its gain; none
+// while a slow rank, link or server is found (fix it first), and only the routing's
+// own cures while the step waits for a cause other than a setting.
+func settingRecommendations(res *analysis.Result, det Detections, diag Diagnosis, facts RunFacts, recs []Recommendation, notes []string) ([]Recommendation, []string) {
+	if det.faulty(res.Communication) {
+		return recs, notes
+	}
+	add := func(r *Recommendation, note string) {
+		switch {
+		case r != nil:
+			recs = insertByGain(recs, *r)
+		case note != "":
+			notes = append(notes, note)
+		}
+	}
+	if !waitingCause(diag.Cause) {
+		add(fsdpRecommendation(res))
+	}
+	return recs, notes
+}
