@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +112,22 @@ func TestInspectClipRank(t *testing.T) {
 	}
 	c := capabilityMap(Inspect(&profile.Cluster{Ranks: []*profile.Rank{r}})[0])
 	assert.True(t, c["host_device_mapping"].Available, "no flows needed with one clock")
+}
+
+// Groups without a stated size are each warned about once, in the same order every
+// run: the warnings were once listed in map order, and a report of the same input
+// differed between runs (torchnpu-1rank-kernels in ../shared/realdata).
+func TestCollectiveWarningsInOrder(t *testing.T) {
+	r := &profile.Rank{HasTimeline: true}
+	for g := range 12 {
+		r.CommOps = append(r.CommOps, profile.CommOp{Type: "allreduce", Group: fmt.Sprint(100 + g), DataType: "FP32", Count: 10, Interval: iv(int64(g)*10, int64(g)*10+5)})
+	}
+	c := &profile.Cluster{Ranks: []*profile.Rank{r}}
+	_, first := mergeCollectives(c, [][]collPart{rankCollectives(r, nil)}, nil)
+	require.Len(t, first, 12)
+	assert.True(t, strings.HasPrefix(first[0], "group 100:"), first[0])
+	for range 20 {
+		_, again := mergeCollectives(c, [][]collPart{rankCollectives(r, nil)}, nil)
+		require.Equal(t, first, again)
+	}
 }

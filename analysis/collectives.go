@@ -152,7 +152,19 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 	warnedGroup := map[string]bool{}
 	bounds := map[string]map[string]string{} // source → group → its lower bound, said once
 	out := make([]Collective, 0, len(acc))
-	for k, a := range acc {
+	// In key order, so that the warnings come in the same order every run.
+	keys := make([]collKey, 0, len(acc))
+	for k := range acc {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].group != keys[j].group {
+			return keys[i].group < keys[j].group
+		}
+		return keys[i].op < keys[j].op
+	})
+	for _, k := range keys {
+		a := acc[k]
 		d := durs[k]
 		sort.Float64s(d)
 		a.MeanNs = float64(a.TotalNs) / float64(a.Count)
