@@ -10,6 +10,13 @@ import (
 // while a slow rank, link or server is found (fix it first), and only the routing's
 // own cures while the step waits for a cause other than a setting.
 func settingRecommendations(res *analysis.Result, det Detections, diag Diagnosis, facts RunFacts, recs []Recommendation, notes []string) ([]Recommendation, []string) {
+	if r, note := expertCapacityRecommendation(res, diag); r != nil {
+		// The routing's cure holds while the step waits for the hot expert's rank,
+		// which the detectors may also name slow.
+		recs = append(recs, *r)
+	} else if note != "" {
+		notes = append(notes, note)
+	}
 	if det.faulty(res.Communication) {
 		return recs, notes
 	}

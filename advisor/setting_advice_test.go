@@ -74,3 +74,28 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
 	assert.Nil(t, recByID(adv, "fsdp_prefetch"), "%v", adv.Notes)
 }
+
+// Issue 37: an imbalanced expert also gets the capacity factor with padding
+// (--moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity), priced:
+// the job regenerated with every expert capped at the mean tokens lands inside its
+// interval. It comes after balancing the routing by its loss, which drops no token.
+func TestExpertCapacityPricedAgainstRegenerated(t *testing.T) {
+	sc, err := scenario.Builtin("moe-ep8-hot-expert-16rank")
+	require.NoError(t, err)
+	res, c := generate(t, sc)
+	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	require.Equal(t, advisor.CauseExpertImbalance, adv.Diagnosis.Cause)
+	r := recByID(adv, "moe_capacity")
+	require.NotNil(t, r, "%v", adv.Notes)
+	assertRealKnobs(t, adv)
+	assert.Equal(t, "moe_load_balance", adv.Recommendations[0].ID)
+	assert.Contains(t, r.Apply, "--moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity --moe-token-dispatcher-type alltoall")
+	assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
+	assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
+	got := replayedStep(t, "moe-ep8-hot-expert-16rank", nil, r)
+	gotUs := float64(got.Summary.StepTimeNs) / 1e3
+	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", r.Knob,
+		r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3, r.TodayUs/1e3)
+	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
+	assert.LessOrEqual(t, gotUs, r.Predicted.High)
+}
