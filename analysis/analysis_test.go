@@ -83,8 +83,49 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 	require.Len(t, steps, 2)
 	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 50, ComputingNs: 30, CommunicationNs: 30,
 		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, HasPreparing: true, AllReduceNs: 30,
+		ExposedNs: 20, HasExposed: true,
 		Groups: []GroupComm{{Group: "", CommunicationNs: 30, CommNotOverlappedNs: 20, ExposedNs: 20}}}, steps[0])
-	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10, HasPreparing: true}, steps[1])
+	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10, HasPreparing: true, HasExposed: true}, steps[1])
+}
+
+// The exposed communication is measured on the timeline: the time an op runs while
+// no compute kernel and no receive does. Where receives do not overlap computation
+// (a pipeline stage waiting for its input) that is the profiler's arithmetic,
+// Not Overlapped − Bubble; where they do (a context-parallel ring receiving beside the
+// attention) the arithmetic subtracts receive time that was never exposed.
+func TestExposedCommMeasuredNotSubtracted(t *testing.T) {
+	recv := func(a, b int64) profile.CommOp {
+		return profile.CommOp{Name: "hcom_receive__1_0_1", Type: "receive", Group: "cp", Interval: iv(a, b)}
+	}
+	gather := func(a, b int64) profile.CommOp {
+		return profile.CommOp{Name: "hcom_allGather__2_0_1", Type: "allgather", Group: "tp", Interval: iv(a, b)}
+	}
+	for _, c := range []struct {
+		name                    string
+		compute                 []profile.Interval
+		ops                     []profile.CommOp
+		wantExposed, arithmetic int64
+	}{
+		// Pipeline: the receive waits alone, then a gather runs 20 ns exposed.
+		{"receive alone", []profile.Interval{iv(0, 100), iv(200, 300)}, []profile.CommOp{recv(100, 180), gather(180, 200)}, 20, 20},
+		// Ring attention: the receive runs beside compute; the gather's 20 ns are exposed.
+		{"receive beside compute", []profile.Interval{iv(0, 300)}, []profile.CommOp{recv(50, 250), gather(300, 320)}, 20, 20 - 200},
+		// Half of the receive beside compute, a gather exposed while it receives.
+		{"gather under a receive", []profile.Interval{iv(0, 100)}, []profile.CommOp{recv(50, 150), gather(120, 200)}, 50, 100 - 100},
+		// Two receives at once: Bubble counts both, the union once.
+		{"receives at once", []profile.Interval{iv(0, 10), iv(90, 300)}, []profile.CommOp{recv(10, 60), recv(10, 60), gather(60, 90)}, 30, 80 - 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := breakdown(c.compute, c.ops).StepBreakdown
+			assert.True(t, b.HasExposed)
+			assert.Equal(t, c.wantExposed, b.ExposedNs)
+			assert.Equal(t, min(c.wantExposed, b.StageNs), b.ExposedCommNs())
+			assert.Equal(t, c.arithmetic, b.CommNotOverlappedNs-b.BubbleNs, "the profiler's arithmetic")
+			// Without a timeline the profiler's arithmetic is all there is.
+			b.HasExposed = false
+			assert.Equal(t, min(max(c.arithmetic, 0), b.StageNs), b.ExposedCommNs())
+		})
+	}
 }
 
 // Within 0.5% nothing is said; from 0.5% to 1% a warning; above 1% a problem, unless

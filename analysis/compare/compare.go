@@ -27,13 +27,13 @@ type StepSample struct {
 	Rank, Step                                                 int
 	StageNs, ComputingNs, CommunicationNs, CommNotOverlappedNs int64
 	OverlappedNs, FreeNs, BubbleNs                             int64
+	// ExposedNs is the step's exposed communication as analyze's comm_share counts it
+	// (analysis.StepBreakdown.ExposedCommNs): measured on a timeline, which the
+	// figures above cannot rebuild when receives overlap computation.
+	ExposedNs int64
 }
 
-// exposedNs is the step's exposed communication as analyze's comm_share counts it
-// (analysis.StepBreakdown.ExposedCommNs): without the receive time counted as Bubble.
-func (s StepSample) exposedNs() int64 {
-	return analysis.StepBreakdown{StageNs: s.StageNs, CommNotOverlappedNs: s.CommNotOverlappedNs, BubbleNs: s.BubbleNs}.ExposedCommNs()
-}
+func (s StepSample) exposedNs() int64 { return s.ExposedNs }
 
 // OpSample is one collective op of one rank.
 type OpSample struct {
@@ -72,7 +72,7 @@ func FromResult(label string, r *analysis.Result) *Run {
 		for _, s := range rr.Steps {
 			run.Samples = append(run.Samples, StepSample{Rank: rr.Rank, Step: s.Step, StageNs: s.StageNs,
 				ComputingNs: s.ComputingNs, CommunicationNs: s.CommunicationNs, CommNotOverlappedNs: s.CommNotOverlappedNs,
-				OverlappedNs: s.OverlappedNs, FreeNs: s.FreeNs, BubbleNs: s.BubbleNs})
+				OverlappedNs: s.OverlappedNs, FreeNs: s.FreeNs, BubbleNs: s.BubbleNs, ExposedNs: s.ExposedCommNs()})
 		}
 	}
 	for _, o := range r.Communication.Ops {

@@ -87,7 +87,7 @@ func samples(stageNs, exposedNs int64, n int) []StepSample {
 	for i := range out {
 		jitter := int64(i%3) * 1000
 		out[i] = StepSample{Rank: i % 4, Step: i / 4, StageNs: stageNs + jitter, ComputingNs: stageNs - exposedNs + jitter,
-			CommunicationNs: exposedNs, CommNotOverlappedNs: exposedNs}
+			CommunicationNs: exposedNs, CommNotOverlappedNs: exposedNs, ExposedNs: exposedNs}
 	}
 	return out
 }
