@@ -123,6 +123,8 @@ var Knobs = []Knob{
 		Source: "PyTorch FullyShardedDataParallel(backward_prefetch=...), torch.distributed.fsdp.BackwardPrefetch"},
 	{Name: "limit_all_gathers", Kind: "framework", Framework: "pytorch-fsdp", Values: "True, False", Default: "True", Tuning: true,
 		Source: "PyTorch FullyShardedDataParallel(limit_all_gathers=...): at most two layers' gathers in flight"},
+	{Name: "--nproc_per_node", Kind: "framework", Framework: "pytorch", Values: "processes (ranks) per server", Default: "1", Tuning: true,
+		Source: "torchrun (torch.distributed.run) launcher argument; with the devices each process may see (ASCEND_RT_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES)"},
 	{Name: "comm_fusion", Kind: "framework", Framework: "mindspore", Values: `{"allreduce": {"mode": "size", "config": MB}}`, Default: "auto (64 MB)", Tuning: true,
 		Source: "docs/costmodel.md §6.6 (mindspore.set_auto_parallel_context)"},
 	{Name: "fuse collectives", Kind: "code", Values: "one collective over a flattened buffer instead of many small ones", Default: "one collective per tensor", Tuning: true,

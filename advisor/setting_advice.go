@@ -30,6 +30,7 @@ func settingRecommendations(res *analysis.Result, det Detections, diag Diagnosis
 	}
 	if !waitingCause(diag.Cause) {
 		add(fsdpRecommendation(res))
+		add(tpPlacementRecommendation(res))
 	}
 	return recs, notes
 }

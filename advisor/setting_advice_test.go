@@ -99,3 +99,47 @@ func TestExpertCapacityPricedAgainstRegenerated(t *testing.T) {
 	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
 	assert.LessOrEqual(t, gotUs, r.Predicted.High)
 }
+
+// Issue 37: TP groups that span servers only because the job runs fewer ranks on a
+// server than it has NPUs get the placement that keeps each inside one (all of a
+// server's devices, the same TP size), priced by re-timing the TP collectives on
+// the server's links: the job regenerated on full servers lands inside the interval.
+// A TP larger than a server gets no such recommendation (the finding says to lower
+// it), and TP inside a server gets none.
+func TestTPInsideServerPricedAgainstRegenerated(t *testing.T) {
+	across := func(sc *scenario.Scenario) { sc.RanksPerServer = 4 }
+	sc, err := scenario.Builtin("tp8-sp-16rank")
+	require.NoError(t, err)
+	across(sc)
+	res, c := generate(t, sc)
+	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	require.Len(t, byID(adv, "tp_across_servers"), 1)
+	r := recByID(adv, "tp_inside_server")
+	require.NotNil(t, r, "%v", adv.Notes)
+	assertRealKnobs(t, adv)
+	assert.Contains(t, r.Apply, "torchrun --nproc_per_node 8")
+	assert.Contains(t, r.Apply, "--tensor-model-parallel-size 8 unchanged")
+	assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
+	assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
+	got := replayedStep(t, "tp8-sp-16rank", across, r)
+	gotUs := float64(got.Summary.StepTimeNs) / 1e3
+	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", r.Knob,
+		r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3, r.TodayUs/1e3)
+	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
+	assert.LessOrEqual(t, gotUs, r.Predicted.High)
+
+	after, _ := generate(t, func() *scenario.Scenario {
+		s, err := scenario.Builtin("tp8-sp-16rank")
+		require.NoError(t, err)
+		return s
+	}())
+	a := advisor.Advise(after, advisor.EnvOf(c), advisor.DefaultOptions)
+	assert.Nil(t, recByID(a, "tp_inside_server"))
+
+	big, err := scenario.Builtin("tp8-sp-16rank")
+	require.NoError(t, err)
+	big.Ranks, big.Parallel.TP = 32, 16
+	res, c = generate(t, big)
+	adv = advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	assert.Nil(t, recByID(adv, "tp_inside_server"), "TP 16 on 8-NPU servers cannot be packed")
+}
