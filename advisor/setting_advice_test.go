@@ -145,3 +145,21 @@ func TestTPInsideServerPricedAgainstRegenerated(t *testing.T) {
 	adv = advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
 	assert.Nil(t, recByID(adv, "tp_inside_server"), "TP 16 on 8-NPU servers cannot be packed")
 }
+
+// The settings' recommendations stay quiet on built-ins that do not need them: a
+// healthy data-parallel job, FSDP already prefetching, TP inside a server (its own
+// TP overlap aside), context parallelism, the distributed optimizer, NVIDIA.
+func TestSettingAdviceQuietOnHealthy(t *testing.T) {
+	ids := []string{"fsdp_prefetch", "moe_capacity", "tp_inside_server"}
+	for _, name := range []string{"healthy-2server-16rank", "fsdp16-prefetch-16rank", "tp8-sp-16rank", "cp4-tp4-16rank",
+		"tp4-dp4-distopt-16rank", "h100-dp16-2node", "pp2-imbalance-8rank"} {
+		sc, err := scenario.Builtin(name)
+		require.NoError(t, err)
+		sc.Steps = 2
+		res, c := generate(t, sc)
+		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+		for _, id := range ids {
+			assert.Nil(t, recByID(adv, id), "%s: %s", name, id)
+		}
+	}
+}
