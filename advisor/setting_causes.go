@@ -2,7 +2,6 @@ package advisor
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
 )
@@ -47,12 +46,10 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 	var tp, fsdp float64
 	var tpKinds []string
 	for _, k := range res.Summary.Kinds {
-		// A dimension inferred from the rank layout is a guess (a data-parallel job
-		// on one server has the layout of a TP group): only the profile's own
-		// group names make a setting's cause.
-		if !fromProfile(k.Sources) {
-			continue
-		}
+		// A dimension is the profile's own group name, or inferred from the layout
+		// and the ops (analysis.inferKind): TP only beside another dimension, so a
+		// data-parallel job on one server, with the layout of a TP group, is not
+		// read as one. msprof's output names no group.
 		switch k.Kind {
 		case analysis.KindTP, analysis.KindSP:
 			tp += k.CommShare
@@ -84,16 +81,6 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 		Title: fmt.Sprintf("%s of the step is exposed communication; %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters: they are not issued ahead of their layer",
 			exposed, pct(fsdp)),
 		Evidence: fmt.Sprintf("exposed communication per parallel dimension: %s; before this: %s", kindSharesPhrase(res.Summary.Kinds), d.Title)}
-}
-
-// fromProfile reports whether every group of a dimension was named by the profile.
-func fromProfile(sources []string) bool {
-	for _, src := range sources {
-		if !strings.HasPrefix(src, "profile") {
-			return false
-		}
-	}
-	return len(sources) > 0
 }
 
 func joinKinds(kinds []string) string {

@@ -200,6 +200,11 @@ func inferKind(ranks []int, g *groupOps, serverOf map[int]int, world int) (kind,
 		oneServer = consecutive && len(rs) <= 8 && rs[0]%len(rs) == 0
 	}
 	agrs := g.perRankStep("allgather") + g.perRankStep("reducescatter")
+	// A group over every rank of the job is its only dimension, and a job with one
+	// dimension is data parallel: a DDP job on one server has the layout of a TP group
+	// (seed-8card-bert's 16 MiB buckets, 246 AllReduces a step, read as TP). Only a
+	// group beside another dimension is read as TP from its layout.
+	beside := len(rs) < world
 	switch {
 	case dom == "p2p" && g.ring():
 		return KindCP, fmt.Sprintf("inferred from its ops: send/receive alike on each of its %d ranks, a ring (a pipeline's first and last stages exchange half what the others do)", len(g.p2pOf))
@@ -207,9 +212,9 @@ func inferKind(ranks []int, g *groupOps, serverOf map[int]int, world int) (kind,
 		return KindPP, "inferred from its ops: send/receive only"
 	case dom == "alltoall":
 		return KindEP, "inferred from its ops: AlltoAll(v)"
-	case consecutive && oneServer && (dom == "allgather" || dom == "reducescatter") && agrs >= perLayer:
+	case beside && consecutive && oneServer && (dom == "allgather" || dom == "reducescatter") && agrs >= perLayer:
 		return KindSP, fmt.Sprintf("inferred from consecutive ranks inside a server with %.0f AllGather/ReduceScatter per rank and step", agrs)
-	case consecutive && oneServer && dom == "allreduce" && g.perRankStep("allreduce") >= perLayer:
+	case beside && consecutive && oneServer && dom == "allreduce" && g.perRankStep("allreduce") >= perLayer:
 		return KindTP, fmt.Sprintf("inferred from consecutive ranks inside a server with %.0f AllReduces per rank and step", g.perRankStep("allreduce"))
 	case (dom == "allgather" || dom == "reducescatter") && agrs >= perLayer && g.count["reducescatter"] > 0 &&
 		2*g.count["allgather"] >= 3*g.count["reducescatter"]:

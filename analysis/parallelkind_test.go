@@ -66,3 +66,39 @@ func TestInferKinds(t *testing.T) {
 	assert.Equal(t, map[string]string{"pp": KindPP, "fsdp": KindFSDP, "tp": KindTP, "dp": KindDP, "mp": KindEP, "cp": KindCP, "pp4": KindPP}, got)
 	assert.Contains(t, groups[4].ParallelSource, `the profile names it "mp"`)
 }
+
+// A group over every rank is the job's only dimension: data parallel, whatever its
+// layout. A DDP job on one 8-NPU server with 16 MiB buckets (seed-8card-bert: 246
+// AllReduces a step) has the layout and the op count of a TP group, and was read as
+// one, which made a setting's cause of a data-parallel job. The same group beside
+// another dimension is TP (or SP with AllGather/ReduceScatter).
+func TestOneGroupOverEveryRankIsDataParallel(t *testing.T) {
+	eight := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	serverOf := map[int]int{}
+	for r := range 16 {
+		serverOf[r] = r / 8
+	}
+	for _, c := range []struct {
+		name  string
+		world int
+		typ   string
+		want  string
+	}{
+		{"allreduce, alone", 8, "allreduce", KindDP},
+		{"allgather, alone", 8, "allgather", KindDP},
+		{"allreduce, beside dp", 16, "allreduce", KindTP},
+		{"allgather, beside dp", 16, "allgather", KindSP},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ops []OpStat
+			for _, r := range eight {
+				for range 246 {
+					ops = append(ops, OpStat{Rank: r, Group: "g", Type: c.typ, ElapseNs: 100})
+				}
+			}
+			groups := []Group{{Key: "g", Ranks: eight, Inferred: true}}
+			setParallelKinds(groups, ops, serverOf, c.world)
+			assert.Equal(t, c.want, groups[0].Parallel, groups[0].ParallelSource)
+		})
+	}
+}
