@@ -31,6 +31,7 @@ func settingRecommendations(res *analysis.Result, det Detections, diag Diagnosis
 	if !waitingCause(diag.Cause) {
 		add(fsdpRecommendation(res))
 		add(tpPlacementRecommendation(res))
+		add(shardBucketRecommendation(res, facts))
 	}
 	return recs, notes
 }

@@ -150,7 +150,7 @@ func TestTPInsideServerPricedAgainstRegenerated(t *testing.T) {
 // healthy data-parallel job, FSDP already prefetching, TP inside a server (its own
 // TP overlap aside), context parallelism, the distributed optimizer, NVIDIA.
 func TestSettingAdviceQuietOnHealthy(t *testing.T) {
-	ids := []string{"fsdp_prefetch", "moe_capacity", "tp_inside_server"}
+	ids := []string{"fsdp_prefetch", "moe_capacity", "tp_inside_server", "shard_bucket_size"}
 	for _, name := range []string{"healthy-2server-16rank", "fsdp16-prefetch-16rank", "tp8-sp-16rank", "cp4-tp4-16rank",
 		"tp4-dp4-distopt-16rank", "h100-dp16-2node", "pp2-imbalance-8rank"} {
 		sc, err := scenario.Builtin(name)
@@ -162,4 +162,31 @@ func TestSettingAdviceQuietOnHealthy(t *testing.T) {
 			assert.Nil(t, recByID(adv, id), "%s: %s", name, id)
 		}
 	}
+}
+
+// Issue 37: a distributed optimizer whose ReduceScatter/AllGather run in small
+// buckets (2 MB: hundreds of latency-bound ops a step) gets Megatron's default
+// bucket back, priced by re-timing the same bytes in fewer ops: the job regenerated
+// with that bucket lands inside the interval. The built-in's 100 MB buckets get none
+// (TestSettingAdviceQuietOnHealthy).
+func TestShardBucketPricedAgainstRegenerated(t *testing.T) {
+	small := func(sc *scenario.Scenario) { sc.DDP.BucketMB = 2 }
+	sc, err := scenario.Builtin("tp4-dp4-distopt-16rank")
+	require.NoError(t, err)
+	small(sc)
+	res, c := generate(t, sc)
+	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	r := recByID(adv, "shard_bucket_size")
+	require.NotNil(t, r, "%v", adv.Notes)
+	assertRealKnobs(t, adv)
+	assert.Contains(t, r.Apply, "--ddp-bucket-size 40000000")
+	assert.True(t, r.Hypothesis, "one bucket size cannot separate latency from bandwidth: the interval is wider than the gain")
+	assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
+	assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
+	got := replayedStep(t, "tp4-dp4-distopt-16rank", small, r)
+	gotUs := float64(got.Summary.StepTimeNs) / 1e3
+	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", r.Knob,
+		r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3, r.TodayUs/1e3)
+	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
+	assert.LessOrEqual(t, gotUs, r.Predicted.High)
 }
