@@ -32,16 +32,15 @@ func ParseFramework(name string) (string, error) {
 }
 
 // DetectFramework guesses the training framework from the profile: MindSpore's
-// profiler output, Megatron's distributed_args (tensor/pipeline parallel above 1), else
-// PyTorch DDP. DeepSpeed cannot be told apart from DDP in a profile: it is chosen with
+// profiler output (profile.Traits.Framework), Megatron's distributed_args
+// (tensor/pipeline parallel above 1), else PyTorch DDP. DeepSpeed cannot be told apart from DDP in a profile: it is chosen with
 // Options.Framework.
 func DetectFramework(c *profile.Cluster) string {
 	if c == nil {
 		return FrameworkDDP
 	}
 	for _, r := range c.Ranks {
-		switch r.Format {
-		case profile.FormatMindSporeText, profile.FormatMindSporeDB:
+		if r.Framework == profile.FrameworkMindSpore {
 			return FrameworkMindSpore
 		}
 		// torch_npu records Megatron's parallel sizes when they exist; sizes of 1 say

@@ -52,7 +52,7 @@ func TestApply(t *testing.T) {
 
 func TestDetectFramework(t *testing.T) {
 	assert.Equal(t, FrameworkDDP, DetectFramework(&profile.Cluster{Ranks: []*profile.Rank{{Format: profile.FormatTorchNPUText}}}))
-	assert.Equal(t, FrameworkMindSpore, DetectFramework(&profile.Cluster{Ranks: []*profile.Rank{{Format: profile.FormatMindSporeDB}}}))
+	assert.Equal(t, FrameworkMindSpore, DetectFramework(&profile.Cluster{Ranks: []*profile.Rank{{Traits: profile.Traits{Framework: profile.FrameworkMindSpore}}}}))
 	meg := &profile.Rank{Format: profile.FormatTorchNPUText}
 	meg.Metadata.DistributedArgs = map[string]any{"tensor_model_parallel_size": 8.0}
 	assert.Equal(t, FrameworkMegatron, DetectFramework(&profile.Cluster{Ranks: []*profile.Rank{meg}}))

@@ -280,7 +280,7 @@ func TestMsprofCann85MatmulDiagnosis(t *testing.T) {
 	require.Len(t, res.Ranks, 1)
 	rr := res.Ranks[0]
 	assert.Equal(t, 0, rr.Rank)
-	assert.Equal(t, profile.FormatMsprof, rr.Format)
+	assert.Equal(t, string(profile.FormatMsprof), rr.Format)
 	assert.Equal(t, analysis.SourceTimeline, rr.Source, "the recomputation agrees with the Overlap Analysis rows")
 	assert.False(t, rr.Incomplete)
 	assert.Empty(t, rr.Problems)

@@ -345,7 +345,7 @@ func TestFlagRanksMissingSteps(t *testing.T) {
 		{Rank: 1, Dir: "r1", Source: SourceTimeline, Steps: steps(10, 12)},  // lost 11
 		{Rank: 2, Dir: "r2", Source: SourceTimeline, Steps: steps(11, 12)},  // began later: fine
 		{Rank: 3, Dir: "r3", Source: SourceStepTrace, Steps: steps(10, 13)}, // the profiler's own rows
-		{Rank: 4, Dir: "r4", Source: SourceTimeline, Format: profile.FormatKineto, Steps: steps(10, 12)},
+		{Rank: 4, Dir: "r4", Source: SourceTimeline, ClipToStepWindows: true, Steps: steps(10, 12)}, // Kineto's host windows
 		{Rank: 5, Dir: "r5", Source: SourceTimeline, Steps: steps(10, 13)}, // lost 11 and 12
 	}
 	flagRanksMissingSteps(ranks)

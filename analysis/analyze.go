@@ -106,10 +106,15 @@ var MetricNames = []string{"ranks", "steps", "step_time_us", "comm_share", "comm
 
 // RankResult is one rank's breakdown.
 type RankResult struct {
-	Rank   int
-	Dir    string
-	Format profile.Format
-	Source Source
+	Rank int
+	Dir  string
+	// Format names the format the rank was read as, for the reports; what the
+	// analysis needs of it is in Traits.
+	Format string
+	// Traits and ClipToStepWindows are the rank's (profile.Rank).
+	profile.Traits
+	ClipToStepWindows bool
+	Source            Source
 	// OpsSource is where the rank's per-op records came from (profile.Rank.CommOpsSource:
 	// timeline, communication.json, analysis.db, ..., kernel_details.csv), "" when none.
 	OpsSource  string
@@ -364,7 +369,8 @@ func StepsOf(r *profile.Rank) int {
 }
 
 func analyzeRank(r *profile.Rank) (RankResult, []string) {
-	rr := RankResult{Rank: r.Rank, Dir: r.Dir, Format: r.Format, OpsSource: r.CommOpsSource, Incomplete: r.Incomplete()}
+	rr := RankResult{Rank: r.Rank, Dir: r.Dir, Format: string(r.Format), Traits: r.Traits, ClipToStepWindows: r.ClipToStepWindows,
+		OpsSource: r.CommOpsSource, Incomplete: r.Incomplete()}
 	var warnings []string
 	for _, p := range r.Problems {
 		warnings = append(warnings, fmt.Sprintf("rank %d: %s", r.Rank, p))
@@ -377,7 +383,7 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		warnings = append(warnings, checkWithProfiler(r, &rr, overlapRows)...)
 	case len(r.StepTrace) > 0:
 		rr.Source = SourceStepTrace
-		if r.Format == profile.FormatMsprofAnalyze {
+		if r.ClusterOutput {
 			rr.Source = SourceClusterStepTrace
 		}
 		if r.StepTraceFrom != "" {
@@ -389,7 +395,7 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		warnings = append(warnings, addOpsAllReduceOf(r.Rank, rr.Steps, r.KernelCommOps, r.CommOps)...)
 		addGroupsFromOps(rr.Steps, r.CommOps)
 		from := "step_trace_time.csv"
-		if r.Format == profile.FormatMsprofAnalyze {
+		if r.ClusterOutput {
 			from = "msprof-analyze's cluster_step_trace_time.csv"
 		}
 		if r.StepTraceFrom != "" {
@@ -539,8 +545,8 @@ func byName[V any](m map[string]V, what func(V) string) string {
 // that other ranks have, between two steps of its own: a device window runs from one
 // marker to the next, so the step before took in the missing one's work (a rank whose
 // trace lost ProfilerStep#11 read a step 10 of twice its length, and where the
-// profiler's own step figures were absent nothing said so). Kineto's steps are their
-// host windows, which a missing marker does not stretch.
+// profiler's own step figures were absent nothing said so). Steps that are their host
+// windows (ClipToStepWindows: Kineto) are not stretched by a missing marker.
 func flagRanksMissingSteps(ranks []RankResult) {
 	var all []int
 	for _, rr := range ranks {
@@ -577,7 +583,7 @@ func flagRanksMissingSteps(ranks []RankResult) {
 // missingStepRange is the span of a rank's steps in which flagRanksMissingSteps looks
 // for missing markers, exclusive; ok is false for a rank it does not look at.
 func missingStepRange(rr RankResult) (lo, hi int, ok bool) {
-	if rr.Source != SourceTimeline || rr.Format == profile.FormatKineto || len(rr.Steps) < 2 {
+	if rr.Source != SourceTimeline || rr.ClipToStepWindows || len(rr.Steps) < 2 {
 		return 0, 0, false
 	}
 	lo, hi = rr.Steps[0].Step, rr.Steps[0].Step
@@ -656,16 +662,22 @@ func summarize(ranks []RankResult) Summary {
 	return s
 }
 
-// AllKineto reports whether every rank is a Kineto trace (NVIDIA GPUs, NCCL): what
-// the findings and reports call the devices, and whether HCCL's checks could apply.
-func (r *Result) AllKineto() bool {
+// AllNCCL reports whether every rank ran NCCL on NVIDIA GPUs (profile.Traits.NCCL):
+// what the findings and reports call the devices, and whether HCCL's checks could
+// apply.
+func (r *Result) AllNCCL() bool {
 	for _, rr := range r.Ranks {
-		if rr.Format != profile.FormatKineto {
+		if !rr.NCCL {
 			return false
 		}
 	}
 	return len(r.Ranks) > 0
 }
+
+// AllKineto is AllNCCL.
+//
+// Deprecated: use AllNCCL.
+func (r *Result) AllKineto() bool { return r.AllNCCL() }
 
 // StepNumbers returns the sorted distinct step numbers of a result.
 func (r *Result) StepNumbers() []int {

@@ -22,7 +22,7 @@ type Capability struct {
 type Inspection struct {
 	Rank          int
 	Dir           string
-	Format        profile.Format
+	Format        string // the format's name, for the report
 	ProfilerLevel string
 	ExportType    string
 	Versions      string // torch_npu / CANN versions when recorded
@@ -40,12 +40,12 @@ const level1Advice = "collect with profiler_level Level1 (torch_npu: experimenta
 const ncclAdvice = "not in Kineto traces: NCCL kernels are opaque (no per-step task rows); use NCCL's own profiler plugin or nsys for per-link figures"
 
 // NoTaskRows says why a rank without HCCL task rows has none, and what would give
-// them: Level0 collects none, Kineto's NCCL kernels have none, and at Level1 or above
+// them: Level0 collects none, opaque ops (Kineto's NCCL kernels) have none, and at Level1 or above
 // only the timeline holds them (a profile copied without its trace_view.json, as the
 // real Megatron one was, has its summaries and no tasks).
 func NoTaskRows(r *profile.Rank) string {
 	switch {
-	case r.Format == profile.FormatKineto:
+	case r.OpaqueOps:
 		return ncclAdvice
 	case strings.EqualFold(r.Info.ProfilerLevel, "Level0"):
 		return "Level0 has no HCCL task rows: " + level1Advice
@@ -92,7 +92,7 @@ func WithAnalysis(ins []Inspection, res *Result) []Inspection {
 }
 
 func inspectRank(r *profile.Rank) Inspection {
-	in := Inspection{Rank: r.Rank, Dir: r.Dir, Format: r.Format, ProfilerLevel: r.Info.ProfilerLevel,
+	in := Inspection{Rank: r.Rank, Dir: r.Dir, Format: string(r.Format), ProfilerLevel: r.Info.ProfilerLevel,
 		ExportType: r.Info.ExportType, FilesUsed: r.FilesUsed, FilesIgnored: r.FilesIgnored, Problems: r.Problems,
 		Ops: len(r.CommOps), Tasks: len(r.CommTasks)}
 	switch {
@@ -139,11 +139,7 @@ func inspectRank(r *profile.Rank) Inspection {
 	default:
 		add("step_breakdown", false, "", "export the timeline (trace_view.json) or step_trace_time.csv: any profiler level with the NPU activity")
 	}
-	stepAdvice := "call prof.step() once per training step inside the profiler's schedule, so steps are marked"
-	if r.Format == profile.FormatMsprof || r.Format == profile.FormatMsprofDB {
-		stepAdvice = "msprof marks no steps in an op-based (PyTorch) run, so the whole collection is one step: profile with torch_npu's profiler (ProfilerStep#N markers), or mark iterations in graph mode"
-	}
-	add("step_markers", len(r.Steps) > 0 || hasStepRows(r.StepTrace), stepMarkerSource(r), stepAdvice)
+	add("step_markers", len(r.Steps) > 0 || hasStepRows(r.StepTrace), r.StepMarkers, r.MarkSteps)
 	switch {
 	case hasTimeline && r.ClipToStepWindows:
 		add("host_device_mapping", true, "one clock for host and device (Kineto): device work clipped to the ProfilerStep#N windows", "")
@@ -151,9 +147,8 @@ func inspectRank(r *profile.Rank) Inspection {
 		add("host_device_mapping", len(r.Flows) > 0, "host→device launch links (torch_to_npu flows, or PYTORCH_API connection ids in a db)",
 			"flows come with the Python (CPU) activity: profile with activities CPU and NPU; without them the host step windows are used as they are")
 	}
-	kineto := r.Format == profile.FormatKineto
 	switch {
-	case len(r.CommOps) > 0 && kineto:
+	case len(r.CommOps) > 0 && r.NCCL:
 		sized := 0
 		for _, op := range r.CommOps {
 			if op.Bytes() > 0 {
@@ -193,27 +188,13 @@ func inspectRank(r *profile.Rank) Inspection {
 	default:
 		add("link_bandwidth", false, "", NoTaskRows(r))
 	}
-	groupSource := "parallel_group_info of profiler_metadata.json"
-	if kineto {
-		groupSource = "distributedInfo's process groups"
-	}
-	add("group_names", len(r.Metadata.ParallelGroups) > 0, groupSource,
+	add("group_names", len(r.Metadata.ParallelGroups) > 0, r.GroupsFrom,
 		"group names (dp, tp, pp) come from profiler_metadata.json's parallel_group_info, which newer torch_npu writes (seen in 2.7.1); without it groups are known by hash and size only")
-	if hasTimeline && !kineto { // Kineto writes no breakdown of its own to check against
+	if hasTimeline && r.OwnBreakdown { // Kineto writes no breakdown of its own to check against
 		add("cross_check", len(r.StepTrace) > 0 || r.Overlap.Present(),
 			crossCheckSource(r), "export step_trace_time.csv beside the timeline to check hcclprof's recomputation against the profiler's figures")
 	}
 	return in
-}
-
-func stepMarkerSource(r *profile.Rank) string {
-	switch r.Format {
-	case profile.FormatMsprof:
-		return "the step trace's Iteration markers"
-	case profile.FormatTorchNPUDB, profile.FormatMindSporeDB, profile.FormatMsprofDB:
-		return "STEP_TIME rows"
-	}
-	return "ProfilerStep#N markers"
 }
 
 func hasStepRows(rows []profile.StepTraceRow) bool {

@@ -40,7 +40,7 @@ func TestInspectLevel0(t *testing.T) {
 }
 
 func TestInspectTimeline(t *testing.T) {
-	r := &profile.Rank{Rank: 0, HasTimeline: true,
+	r := &profile.Rank{Rank: 0, HasTimeline: true, Traits: profile.Traits{OwnBreakdown: true},
 		Metadata: profile.Metadata{ParallelGroups: []profile.ParallelGroup{{Name: "dp"}}},
 		Timeline: profile.Timeline{
 			Steps:     []profile.StepMarker{{Step: 7}},
@@ -65,6 +65,7 @@ func TestInspectTimeline(t *testing.T) {
 
 func TestInspectOtherFormats(t *testing.T) {
 	gpu := &profile.Rank{Format: profile.FormatKineto, HasTimeline: true, ClipToStepWindows: true,
+		Traits: profile.Traits{NCCL: true, OpaqueOps: true, GroupsFrom: "distributedInfo's process groups"},
 		Timeline: profile.Timeline{
 			Steps:   []profile.StepMarker{{Step: 4}},
 			Compute: []profile.Interval{{StartNs: 0, EndNs: 10}},
@@ -78,6 +79,7 @@ func TestInspectOtherFormats(t *testing.T) {
 	assert.True(t, c["host_device_mapping"].Available)
 
 	prof := &profile.Rank{Format: profile.FormatMsprof, HasTimeline: true,
+		Traits: profile.Traits{OwnBreakdown: true, MarkSteps: "msprof marks no steps in an op-based run"},
 		Timeline: profile.Timeline{Compute: []profile.Interval{{StartNs: 0, EndNs: 10}}},
 	}
 	c = capabilityMap(Inspect(&profile.Cluster{Ranks: []*profile.Rank{prof}})[0])

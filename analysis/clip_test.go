@@ -104,7 +104,7 @@ func TestCollectivesKeyedGroups(t *testing.T) {
 }
 
 func TestInspectClipRank(t *testing.T) {
-	r := &profile.Rank{HasTimeline: true, ClipToStepWindows: true, Format: profile.FormatKineto,
+	r := &profile.Rank{HasTimeline: true, ClipToStepWindows: true, Traits: profile.Traits{NCCL: true, OpaqueOps: true},
 		Timeline: profile.Timeline{
 			Steps:   []profile.StepMarker{{Step: 1, Interval: iv(0, 10)}},
 			Compute: []profile.Interval{iv(1, 2)},

@@ -115,8 +115,8 @@ type UnprofiledGroup struct {
 // read from the ranks' arrivals (arrivalSplit).
 const MovingCrossRank = "cross-rank arrival (Kineto: no NCCL task rows)"
 
-// arrivalSplit gives the NCCL kernels of Kineto ranks, which hold no task that moves
-// data or waits, a moving time from the ranks' arrivals: of the kernel's elapse, its
+// arrivalSplit gives the ops of ranks whose ops are opaque (profile.Traits.OpaqueOps:
+// Kineto's NCCL kernels), which hold no task that moves data or waits, a moving time from the ranks' arrivals: of the kernel's elapse, its
 // cross-rank wait (OpStat.CrossWaitNs: how long it waited for the group's last rank
 // to arrive) is waiting, and the rest, the last rank's own elapse, moves data. Only
 // where the wait is measured and every member of the op's group was profiled in its
@@ -124,11 +124,11 @@ const MovingCrossRank = "cross-rank arrival (Kineto: no NCCL task rows)"
 // not, and the rest is no transfer. It returns how many such kernels were left
 // without a split, and why.
 func arrivalSplit(ops []OpStat, ranks []RankResult, groups []Group, colls []Collective) (left int, why string) {
-	kineto := map[int]bool{}
+	opaque := map[int]bool{}
 	profiled := map[int]bool{}
 	for _, r := range ranks {
 		profiled[r.Rank] = true
-		kineto[r.Rank] = r.Format == profile.FormatKineto
+		opaque[r.Rank] = r.OpaqueOps
 	}
 	gaps := groupStepGaps(ops, ranks)
 	incomplete := map[string]bool{}
@@ -138,7 +138,7 @@ func arrivalSplit(ops []OpStat, ranks []RankResult, groups []Group, colls []Coll
 	var unmatched, unprofiled, total int
 	for i := range ops {
 		o := &ops[i]
-		if !kineto[o.Rank] || o.Source != "none" || o.MovingSource != "" || o.ElapseNs <= 0 {
+		if !opaque[o.Rank] || o.Source != "none" || o.MovingSource != "" || o.ElapseNs <= 0 {
 			continue
 		}
 		total++

@@ -148,8 +148,8 @@ func TestArrivalSplitKineto(t *testing.T) {
 		}
 		crossRankWait(ops)
 		ranks := []RankResult{
-			{Rank: 0, Format: profile.FormatKineto, Steps: []StepBreakdown{{Step: 1, StageNs: 400, CommunicationNs: 100, CommNotOverlappedNs: 100}}},
-			{Rank: 1, Format: profile.FormatKineto, Steps: []StepBreakdown{{Step: 1, StageNs: 400, CommunicationNs: 40, CommNotOverlappedNs: 40}}},
+			{Rank: 0, Traits: profile.Traits{NCCL: true, OpaqueOps: true}, Steps: []StepBreakdown{{Step: 1, StageNs: 400, CommunicationNs: 100, CommNotOverlappedNs: 100}}},
+			{Rank: 1, Traits: profile.Traits{NCCL: true, OpaqueOps: true}, Steps: []StepBreakdown{{Step: 1, StageNs: 400, CommunicationNs: 40, CommNotOverlappedNs: 40}}},
 		}
 		n, why := arrivalSplit(ops, ranks, groups, nil)
 		return ops, exposure(ops, ranks, groups, nil, nil), n, why

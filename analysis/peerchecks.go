@@ -146,8 +146,8 @@ func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits, s
 			}
 		}
 		// HCCL_BUFFSIZE's rounds are HCCL's: NCCL pipelines an op through its buffer
-		// in chunks, so a Kineto run's ops are not checked against it.
-		if o.Bytes > 0 && r.Format != profile.FormatKineto {
+		// in chunks, so an NCCL run's ops are not checked against it.
+		if o.Bytes > 0 && !r.NCCL {
 			round, known := BufferRoundBytes(o.Type, o.AlgType, bufBytes, opGroupRanks(r, o))
 			if !known {
 				continue // a pipelined AllReduce of a group of unknown size: no claim

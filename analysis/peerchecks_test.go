@@ -68,8 +68,8 @@ func TestCheckSamplesAtTheirLimits(t *testing.T) {
 	assert.Zero(t, sdmaNs, "4.19 MB is not < 4 MB")
 	th.SmallSDMABytes = DefaultLimits.SmallSDMABytes
 
-	// A Kineto (NCCL) rank is not checked against HCCL_BUFFSIZE at all.
-	r.Format = profile.FormatKineto
+	// An NCCL (Kineto) rank is not checked against HCCL_BUFFSIZE at all.
+	r.NCCL = true
 	r.Metadata.Env["HCCL_BUFFSIZE"] = "64"
 	got = rankCheckSamples(r, indexRank(r), ops, th, nil)
 	assert.Equal(t, [2]int{0, 0}, [2]int{got.OverBuffer, got.SizedOps})

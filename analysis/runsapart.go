@@ -5,25 +5,12 @@ import (
 	"maps"
 	"slices"
 	"time"
-
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // runsApartLimitNs is the least gap between two ranks' starts of one step read as two
 // runs: clocks of one job agree within seconds, and a late rank starts a step at most
 // a few steps after the others (runsApartWarning also waits for 10 median Stages).
 const runsApartLimitNs = int64(time.Minute)
-
-// epochClock says whether a format's op start times are wall-clock (epoch) time on
-// every rank: torch_npu's and MindSpore's exports are; msprof's older timelines use
-// each device's monotonic clock, and Kineto's may be relative to the process.
-func epochClock(f profile.Format) bool {
-	switch f {
-	case profile.FormatTorchNPUText, profile.FormatTorchNPUDB, profile.FormatMindSporeText, profile.FormatMindSporeDB:
-		return true
-	}
-	return false
-}
 
 // runsApartWarning says when ranks started the same step far apart in wall-clock time,
 // "" otherwise: rank directories of two runs gathered in one directory (a Level1 run's
@@ -33,7 +20,7 @@ func epochClock(f profile.Format) bool {
 func runsApartWarning(ranks []RankResult, ops []OpStat) string {
 	epoch := map[int]bool{}
 	for _, r := range ranks {
-		if epochClock(r.Format) {
+		if r.EpochClock { // profile.Traits: wall-clock op start times
 			epoch[r.Rank] = true
 		}
 	}

@@ -5,8 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // Two ranks of a complete group that profiled overlapping steps (dynamic profiling
@@ -75,7 +73,7 @@ func TestStepsNotOnEveryRankLists(t *testing.T) {
 	}
 	var ranks []RankResult
 	for r := 0; r < 8; r++ {
-		rr := RankResult{Rank: r, Source: SourceTimeline, Format: profile.FormatTorchNPUText, Steps: steps(10, 11, 12)}
+		rr := RankResult{Rank: r, Source: SourceTimeline, Steps: steps(10, 11, 12)}
 		switch {
 		case r >= 6:
 			rr.Steps = steps(11, 12, 13) // started a step late, stopped one later
@@ -91,8 +89,8 @@ func TestStepsNotOnEveryRankLists(t *testing.T) {
 	assert.Contains(t, w, "--skip-steps 10,13 keeps the steps every rank has")
 	assert.NotContains(t, w, "step 11")
 
-	// Kineto's steps are host windows: a missing one is absent, not flagged.
-	ranks[2].Format = profile.FormatKineto
+	// Steps that are host windows (Kineto's) are absent, not flagged.
+	ranks[2].ClipToStepWindows = true
 	assert.Contains(t, stepsNotOnEveryRank(ranks), "step 11 not on rank 2")
 
 	// A rank of a run without markers (one step, -1) beside ranks with steps.

@@ -129,12 +129,14 @@ func readableFile(name string) bool {
 	return exportedFiles[name] || isDB || name == analysisDBName
 }
 
-// LoadRank reads one rank with the format that owns it (inputFormats), then
-// normalises the result (profile.Rank.Normalize) and, unless the format's ranks were
-// completed when written, chooses where its ops come from.
+// LoadRank reads one rank with the format that owns it (inputFormats), gives it its
+// format's traits (formatTraits), then normalises the result (profile.Rank.Normalize)
+// and, unless the format's ranks were completed when written, chooses where its ops
+// come from.
 func LoadRank(ri RankInput) *profile.Rank {
 	f := formatOf(ri)
 	r := f.load(ri)
+	r.Traits = formatTraits[r.Format]
 	r.Problems = append(r.Problems, ri.problems...)
 	r.Problems = append(r.Problems, ri.conflicts...)
 	r.Normalize()

@@ -1,7 +1,9 @@
 // Package profile is hcclprof's one data model: what every parser produces and every
 // analysis reads. A new input format only has to fill these types (in package parser);
 // nothing downstream knows which file a value came from, except through the fields
-// kept for the report (Rank.Format, Rank.CommOpsSource, Rank.FilesUsed). A rank keeps
+// kept for the report (Rank.Format, Rank.CommOpsSource, Rank.FilesUsed): what a
+// format makes true of its data is said by the rank's Traits and ClipToStepWindows,
+// set by the parser, and nothing downstream branches on Rank.Format. A rank keeps
 // apart the Timeline hcclprof recomputes from and what the profiler Reported of its
 // own; every parsed rank goes through Rank.Normalize (check.go) before analysis.
 //
@@ -88,6 +90,8 @@ type Rank struct {
 	// than mapping steps to device windows through Flows (Ascend, whose device lags the
 	// host and whose step time is the device span).
 	ClipToStepWindows bool
+	// Traits are what the rank's format makes true of its data.
+	Traits
 
 	Reported
 	// matrixGroupSizes is what DropTimeline keeps of CommMatrix.
@@ -103,6 +107,45 @@ type Rank struct {
 	// warnings: steps the profiler recorded that its export does not hold.
 	Notes []string
 }
+
+// Traits are what a rank's format makes true of its data, whatever its files hold.
+// The parser sets them (each format's in parser/traits.go; a rank summary's from the
+// format it was summarised from), so that the analysis asks what a rank can tell
+// rather than which format it came from.
+type Traits struct {
+	// Framework is the training framework when the format itself names it
+	// (FrameworkMindSpore: MindSpore's *_ascend_ms directories); "" when it does not.
+	Framework string
+	// EpochClock says op start times are ns since the Unix epoch, alike on every rank
+	// (torch_npu's and MindSpore's exports), so that ranks of two runs gathered in one
+	// directory show as apart in time. msprof's older timelines use each device's
+	// monotonic clock, and Kineto's may be relative to the process.
+	EpochClock bool
+	// NCCL says the collectives are NCCL's on NVIDIA GPUs (a PyTorch profiler trace),
+	// not HCCL's on Ascend NPUs: HCCL's settings and checks (HCCL_BUFFSIZE's rounds) do
+	// not apply, and the devices are GPUs.
+	NCCL bool
+	// OpaqueOps says the format never holds what happens inside a collective: NCCL's
+	// kernels have no task rows and no per-link figures in any profile, so whether a
+	// kernel moved data or waited is read from the ranks' arrivals.
+	OpaqueOps bool
+	// OwnBreakdown says the profiler writes a step breakdown of its own
+	// (step_trace_time.csv, the timeline's Overlap Analysis rows) to check hcclprof's
+	// recomputation against; Kineto writes none.
+	OwnBreakdown bool
+	// ClusterOutput says the rank is known only from msprof-analyze's cluster output:
+	// the profiler's per-rank summaries as it gathered them, its step figures from
+	// cluster_step_trace_time.csv.
+	ClusterOutput bool
+	// What inspect says of the format: StepMarkers is what marks its steps
+	// ("ProfilerStep#N markers", "STEP_TIME rows"), MarkSteps how a profile of it gets
+	// its steps marked when they are not, GroupsFrom where its communicators' names
+	// are read.
+	StepMarkers, MarkSteps, GroupsFrom string
+}
+
+// FrameworkMindSpore is Traits.Framework of MindSpore's profiler output.
+const FrameworkMindSpore = "mindspore"
 
 // Timeline is a rank's events as the timeline gives them (trace_view.json, the
 // profiler db, msprof's timelines, a Kineto trace): what hcclprof recomputes the step

@@ -225,9 +225,9 @@ func Lookup(name string) (Profile, error) {
 
 // Evidence is what one rank's profile says of its hardware.
 type Evidence struct {
-	// Kineto is set for a PyTorch (Kineto) trace: NCCL on NVIDIA GPUs whatever its
-	// deviceProperties say.
-	Kineto bool
+	// NCCL is set for a rank of NCCL on NVIDIA GPUs (profile.Traits.NCCL: a PyTorch
+	// profiler trace), whatever its deviceProperties say.
+	NCCL bool
 	// ChipName is the chip as the profile names it: the db's NPU_INFO ("Ascend910B",
 	// "Ascend910A", as msprof names platform_version 5 and 1) or Kineto's
 	// deviceProperties GPU name; ChipFrom says which.
@@ -238,10 +238,10 @@ type Evidence struct {
 
 // EvidenceOf collects what a rank says of its hardware.
 func EvidenceOf(r *profile.Rank) Evidence {
-	ev := Evidence{Kineto: r.Format == profile.FormatKineto, ChipName: r.Info.ChipName, Device: r.Info.Device}
+	ev := Evidence{NCCL: r.NCCL, ChipName: r.Info.ChipName, Device: r.Info.Device}
 	switch {
 	case ev.ChipName == "":
-	case ev.Kineto:
+	case ev.NCCL:
 		ev.ChipFrom = "deviceProperties"
 	default:
 		ev.ChipFrom = "NPU_INFO"
@@ -312,7 +312,7 @@ func fromDevice(d *profile.DeviceInfo) (finding, bool) {
 }
 
 // Detect picks the profile from what the ranks say, the first rank that says
-// something deciding: a Kineto trace is NVIDIA; else a chip name (NPU_INFO), else
+// something deciding: an NCCL rank (a Kineto trace) is NVIDIA; else a chip name (NPU_INFO), else
 // CANN's info.json (core counts, platform_version). A 910B-family chip is A3 when
 // SIO links were seen (only A3 has them), else A2; with no chip fact at all, SIO alone
 // gives A3. With no evidence it returns Default with Assumed set. Source says what
@@ -331,7 +331,7 @@ func Detect(evidence []Evidence, transports []string) Profile {
 		return p
 	}
 	for _, ev := range evidence {
-		if ev.Kineto {
+		if ev.NCCL {
 			src := "Kineto trace"
 			if ev.ChipName != "" {
 				src += " (" + ev.ChipFrom + " " + ev.ChipName + ")"

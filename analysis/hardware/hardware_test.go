@@ -97,10 +97,10 @@ func TestDetect(t *testing.T) {
 		{"info.json saying nothing known", []Evidence{{Device: dev(-1, -1, "9")}}, nil, "A2", "assumed: the profile names no chip", true},
 		{"NPU_INFO wins over info.json", []Evidence{{ChipName: "Ascend910A", ChipFrom: "NPU_INFO", Device: dev(24, 48, "5")}}, nil, "910A", "NPU_INFO Ascend910A", false},
 		{"first rank with a fact decides", []Evidence{{}, {Device: dev(32, 0, "1")}}, nil, "910A", "info.json ai_core_num 32, aiv_num 0, platform_version 1", false},
-		{"Kineto with deviceProperties", []Evidence{{Kineto: true, ChipName: "NVIDIA A100-PG509-200", ChipFrom: "deviceProperties"}}, nil, "NVIDIA",
+		{"Kineto with deviceProperties", []Evidence{{NCCL: true, ChipName: "NVIDIA A100-PG509-200", ChipFrom: "deviceProperties"}}, nil, "NVIDIA",
 			"Kineto trace (deviceProperties NVIDIA A100-PG509-200)", false},
-		{"Kineto without deviceProperties", []Evidence{{Kineto: true}}, nil, "NVIDIA", "Kineto trace", false},
-		{"Kineto whatever deviceProperties says", []Evidence{{Kineto: true, ChipName: "Ascend910B", ChipFrom: "deviceProperties"}}, nil, "NVIDIA",
+		{"Kineto without deviceProperties", []Evidence{{NCCL: true}}, nil, "NVIDIA", "Kineto trace", false},
+		{"Kineto whatever deviceProperties says", []Evidence{{NCCL: true, ChipName: "Ascend910B", ChipFrom: "deviceProperties"}}, nil, "NVIDIA",
 			"Kineto trace (deviceProperties Ascend910B)", false},
 		{"SIO alone", []Evidence{{}}, []string{"HCCS", "SIO"}, "A3", "SIO links (only A3 has them)", false},
 		{"nothing", []Evidence{{}}, []string{"HCCS"}, "A2", "assumed: the profile names no chip", true},
@@ -113,18 +113,19 @@ func TestDetect(t *testing.T) {
 			assert.Equal(t, tc.assumed, p.Assumed)
 		})
 	}
-	nv := Detect([]Evidence{{Kineto: true}}, nil)
+	nv := Detect([]Evidence{{NCCL: true}}, nil)
 	assert.Empty(t, nv.PeakGBps, "no built-in NVIDIA link figures")
 }
 
 func TestEvidenceOf(t *testing.T) {
 	d := &profile.DeviceInfo{AICoreNum: 32, AIVNum: 0, PlatformVersion: "1"}
-	ev := EvidenceOf(&profile.Rank{Format: profile.FormatMsprof, Info: profile.Info{Device: d}})
+	ev := EvidenceOf(&profile.Rank{Info: profile.Info{Device: d}})
 	assert.Equal(t, Evidence{Device: d}, ev)
-	ev = EvidenceOf(&profile.Rank{Format: profile.FormatTorchNPUDB, Info: profile.Info{ChipName: "Ascend910B"}})
+	ev = EvidenceOf(&profile.Rank{Info: profile.Info{ChipName: "Ascend910B"}})
 	assert.Equal(t, Evidence{ChipName: "Ascend910B", ChipFrom: "NPU_INFO"}, ev)
-	ev = EvidenceOf(&profile.Rank{Format: profile.FormatKineto})
-	assert.Equal(t, Evidence{Kineto: true}, ev)
-	ev = EvidenceOf(&profile.Rank{Format: profile.FormatKineto, Info: profile.Info{ChipName: "NVIDIA A100"}})
-	assert.Equal(t, Evidence{Kineto: true, ChipName: "NVIDIA A100", ChipFrom: "deviceProperties"}, ev)
+	nccl := profile.Traits{NCCL: true}
+	ev = EvidenceOf(&profile.Rank{Traits: nccl})
+	assert.Equal(t, Evidence{NCCL: true}, ev)
+	ev = EvidenceOf(&profile.Rank{Traits: nccl, Info: profile.Info{ChipName: "NVIDIA A100"}})
+	assert.Equal(t, Evidence{NCCL: true, ChipName: "NVIDIA A100", ChipFrom: "deviceProperties"}, ev)
 }
