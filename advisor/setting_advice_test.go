@@ -183,6 +183,12 @@ func TestShardBucketPricedAgainstRegenerated(t *testing.T) {
 	assert.True(t, r.Hypothesis, "one bucket size cannot separate latency from bandwidth: the interval is wider than the gain")
 	assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
 	assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
+	ds := advisor.DefaultOptions
+	ds.Framework = advisor.FrameworkDeepSpeed
+	if d := recByID(advisor.Advise(res, advisor.EnvOf(c), ds), "shard_bucket_size"); assert.NotNil(t, d) {
+		assert.Equal(t, "reduce_bucket_size + allgather_bucket_size", d.Knob)
+		assert.Contains(t, d.Apply, `"reduce_bucket_size": 40000000, "allgather_bucket_size": 40000000`)
+	}
 	got := replayedStep(t, "tp4-dp4-distopt-16rank", small, r)
 	gotUs := float64(got.Summary.StepTimeNs) / 1e3
 	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", r.Knob,
