@@ -85,8 +85,10 @@ func computeUs(res *analysis.Result) float64 {
 // communication is exposed (issue 37, fsdp_gather_exposed): PyTorch FSDP's
 // forward_prefetch and backward_prefetch=BACKWARD_PRE (limit_all_gathers keeping at
 // most two layers' gathers in flight), FSDP2's set_modules_to_forward_prefetch and
-// set_modules_to_backward_prefetch. nil and a note when there is nothing to win.
-func fsdpRecommendation(res *analysis.Result) (*Recommendation, string) {
+// set_modules_to_backward_prefetch; for a DeepSpeed job, ZeRO-3's
+// stage3_prefetch_bucket_size with overlap_comm. nil and a note when there is nothing
+// to win.
+func fsdpRecommendation(res *analysis.Result, facts RunFacts) (*Recommendation, string) {
 	var fs *analysis.KindShare
 	for i, k := range res.Summary.Kinds {
 		if k.Kind == analysis.KindFSDP {
@@ -116,6 +118,26 @@ func fsdpRecommendation(res *analysis.Result) (*Recommendation, string) {
 		Settings: []costmodel.Setting{{Knob: "fsdp_prefetch", Value: 1}},
 		Risks: []string{"a prefetched layer's parameters are held beside the current layer's: peak memory grows by one layer's unsharded parameters (limit_all_gathers=True keeps it to that)",
 			"forward_prefetch assumes the same module order every step (static graph)"}}
+	if facts.Framework == FrameworkDeepSpeed {
+		// ZeRO-3 prefetches by bytes: at least one layer's parameters ahead.
+		fsdpGroup := map[string]bool{}
+		for _, g := range res.Communication.Groups {
+			fsdpGroup[g.Key] = g.Parallel == analysis.KindFSDP
+		}
+		var gathered, n int64
+		for _, o := range res.Communication.Ops {
+			if fsdpGroup[o.Group] && family(o.Type, o.Name) == "allgather" && o.Bytes > 0 {
+				gathered += o.Bytes
+				n++
+			}
+		}
+		elems := int64(5e7) // DeepSpeed's default
+		if n > 0 {
+			elems = max(elems, gathered/n/2)
+		}
+		r.Knob, r.Value = "stage3_prefetch_bucket_size + overlap_comm", fmt.Sprintf("%d, true", elems)
+		r.Apply = fmt.Sprintf(`"zero_optimization": {"stage": 3, "overlap_comm": true, "stage3_prefetch_bucket_size": %d}   # elements: at least one layer's parameters gathered ahead (0 turns prefetch off)`, elems)
+	}
 	if r.GainUs <= math.Max(p.High-p.Low, 0.01*stepUs) {
 		r.Hypothesis = true
 	}

@@ -65,6 +65,8 @@ var Knobs = []Knob{
 		Source: "docs/costmodel.md §6.4"},
 	{Name: "reduce_bucket_size", Kind: "framework", Framework: "deepspeed", Values: "elements", Default: "5e8", Tuning: true, Source: "docs/costmodel.md §6.4"},
 	{Name: "allgather_bucket_size", Kind: "framework", Framework: "deepspeed", Values: "elements", Default: "5e8", Tuning: true, Source: "docs/costmodel.md §6.4 (ZeRO-1/2's parameter AllGather bucket)"},
+	{Name: "stage3_prefetch_bucket_size", Kind: "framework", Framework: "deepspeed", Values: "elements (0: no prefetch)", Default: "5e7", Tuning: true,
+		Source: "docs/costmodel.md §6.4 (DeepSpeed runtime/zero/config.py: ZeRO-3's parameters gathered ahead of use)"},
 	{Name: "overlap_comm", Kind: "framework", Framework: "deepspeed", Values: "true, false", Default: "false (stage 3: true)", Tuning: true, Source: "docs/costmodel.md §6.4"},
 	{Name: "--ddp-bucket-size", Kind: "framework", Framework: "megatron", Values: "parameters", Default: "max(40e6, 1e6 × dp)", Tuning: true, Source: "docs/costmodel.md §6.5"},
 	{Name: "--overlap-grad-reduce", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true, Source: "docs/costmodel.md §6.5"},

@@ -29,7 +29,7 @@ func settingRecommendations(res *analysis.Result, det Detections, diag Diagnosis
 		}
 	}
 	if !waitingCause(diag.Cause) {
-		add(fsdpRecommendation(res))
+		add(fsdpRecommendation(res, facts))
 		add(tpPlacementRecommendation(res))
 		add(shardBucketRecommendation(res, facts))
 	}

@@ -57,6 +57,12 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 		assertRealKnobs(t, adv)
 		assert.Contains(t, r.Apply, "backward_prefetch=BackwardPrefetch.BACKWARD_PRE")
 		assert.Contains(t, r.Apply, "set_modules_to_forward_prefetch")
+		ds := advisor.DefaultOptions
+		ds.Framework = advisor.FrameworkDeepSpeed
+		if d := recByID(advisor.Advise(res, advisor.EnvOf(c), ds), "fsdp_prefetch"); assert.NotNil(t, d) {
+			assert.Equal(t, "stage3_prefetch_bucket_size + overlap_comm", d.Knob)
+			assert.Contains(t, d.Apply, `"stage3_prefetch_bucket_size": 218750000}`, "one layer's 437.5 MB of bf16 parameters")
+		}
 		assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
 		assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
 		got := replayedStep(t, "fsdp16-no-prefetch-16rank", tc.edit, r)
