@@ -32,15 +32,24 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 		return d
 	}
 	// A dimension's exposure is measured against the compute kernels of a timeline;
-	// from the profiler's summaries alone (no rank with a timeline) it cannot tell
-	// TP overlapped with the matmuls from TP on the critical path.
+	// from the profiler's summaries alone (no rank with a timeline) the exposed time
+	// is shared among the dimensions in proportion to their ops, which cannot tell TP
+	// overlapped with the matmuls from TP on the critical path beside a data-parallel
+	// reduction that is not. A job with one dimension needs no sharing: its exposed
+	// communication is all that dimension's (an FSDP job profiled at Level1).
 	timelines := 0
 	for _, r := range res.Ranks {
 		if r.Source == analysis.SourceTimeline {
 			timelines++
 		}
 	}
-	if timelines == 0 {
+	communicating := 0
+	for _, k := range res.Summary.Kinds {
+		if k.CommNs > 0 {
+			communicating++
+		}
+	}
+	if timelines == 0 && communicating != 1 {
 		return d
 	}
 	var tp, fsdp float64
