@@ -155,7 +155,7 @@ func tpPlacementFindings(res *analysis.Result) []Finding {
 		}
 		evidence := fmt.Sprintf("tensor-parallel groups of %d ranks on servers of %d profiled ranks; keep each inside a server: --tensor-model-parallel-size %d or less (Megatron places TP ranks next to each other), with pipeline or data parallelism for the rest. Not priced: a smaller TP changes the model's split and its memory per rank",
 			size, most, most)
-		if hw := res.Communication.Hardware; hw.ServerNPUs >= size && most < hw.ServerNPUs {
+		if hw := res.Communication.Hardware; !hw.Assumed && hw.ServerNPUs >= size && most < hw.ServerNPUs {
 			// The groups fit in one server: the job uses part of each (priced by
 			// tpPlacementRecommendation).
 			evidence = fmt.Sprintf("tensor-parallel groups of %d ranks on servers of %d profiled ranks, where each %s server has %d NPUs: launch %d ranks per server and each TP group lies in one (Megatron places TP ranks next to each other), the model's split unchanged; or --tensor-model-parallel-size %d or less",

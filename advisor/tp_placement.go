@@ -79,6 +79,11 @@ func tpPlacementRecommendation(res *analysis.Result) (*Recommendation, string) {
 		return nil, ""
 	}
 	hw := res.Communication.Hardware
+	if hw.Assumed {
+		// The server's NPU count is the product's: unknown, it cannot be said that a
+		// server has devices the job leaves idle.
+		return nil, ""
+	}
 	if hw.ServerNPUs < sp.size || sp.ranksPerServer >= hw.ServerNPUs || sp.kind.CommShare < tpExposedMin {
 		return nil, ""
 	}
