@@ -154,17 +154,19 @@ lint:
 demo: build
 	$(BIN) analyze fixtures/samples/demo-2server-8rank
 
-# package:target pairs.
-FUZZ_TARGETS := parser:FuzzTraceView parser:FuzzTraceViewInParts parser:FuzzStepTraceCSV parser:FuzzKernelDetails parser:FuzzCommunicationJSON \
-	parser:FuzzCommMatrixJSON parser:FuzzProfilerInfo parser:FuzzKineto parser:FuzzOpSummaryCSV parser:FuzzMsprofIterationMarkers internal/vfs:FuzzArchive parser:FuzzMsprofAnalyzeOutputs parser:FuzzRankSummary parser:FuzzSummaryFastPath parser:FuzzDecodeIntArray parser:FuzzMicrosToNs parser:FuzzParseBench advisor:FuzzRankDir advisor:FuzzClusterDir \
-	fixtures/scenario:FuzzScenarioParse
+# Every fuzz target in the tree, found rather than listed: the packages whose tests hold
+# a func Fuzz*, and in each the targets go test -list names (parser's formats name
+# theirs, parser/formats.go). FUZZ_PKGS narrows the packages (FUZZ_PKGS=./parser).
 FUZZTIME ?= 20s
+FUZZ_PKGS ?= $(shell git grep -l '^func Fuzz' -- '*_test.go' 2>/dev/null | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
 
-# Each parser's fuzz target in turn (the seeds include the real files when present).
+# Each fuzz target in turn (the seeds include the real files when present).
 fuzz:
-	@for pt in $(FUZZ_TARGETS); do \
-	  p=$${pt%%:*}; t=$${pt#*:}; \
-	  $(GO) test ./$$p -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x || exit 1; \
+	@for p in $(FUZZ_PKGS); do \
+	  ts=$$($(GO) test -list '^Fuzz' $$p) || { echo "$$ts"; exit 1; }; \
+	  for t in $$(echo "$$ts" | grep '^Fuzz'); do \
+	    $(GO) test $$p -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x || exit 1; \
+	  done; \
 	done
 
 clean:

@@ -44,22 +44,15 @@ func (a rankClaim) concurrent(b rankClaim) bool {
 	return d > -concurrentWindowNs && d < concurrentWindowNs
 }
 
-// claimOf is the claim of a rank input: of a torch_npu or MindSpore rank directory, a
-// Kineto trace, or a rank summary (the claim of the input it summarises, from its
-// header); the zero claim for others (msprof devices are compared in
-// AssignMsprofRanks).
+// claimOf is the claim of a rank input, as its format makes it (inputFormat.claim):
+// of a torch_npu or MindSpore rank directory, a Kineto trace, or a rank summary (the
+// claim of the input it summarises, from its header); the zero claim for others
+// (msprof devices are compared in AssignMsprofRanks).
 func claimOf(ri RankInput) rankClaim {
-	switch {
-	case ri.RankSummary != "":
-		return ri.claim
-	case ri.Msprof != nil || ri.Summary != nil:
-		return rankClaim{}
+	if f := formatOf(ri); f.claim != nil {
+		return f.claim(ri)
 	}
-	endNs := int64(0)
-	if ri.InfoFile != "" && ri.Kineto == "" {
-		endNs = collectionEndNs(ri.InfoFile)
-	}
-	return nameClaim(ri.Dir, endNs)
+	return rankClaim{}
 }
 
 // claimOfRank is the claim of a loaded rank, which its summary carries.

@@ -29,16 +29,13 @@ type RankInput struct {
 	// When set the rank is read from it (and analysis.db beside it) rather than from
 	// the text export, as msprof-analyze prefers db data when both exist.
 	DB string
-	// Kineto is a PyTorch profiler (Kineto) trace, plain or gzip: the rank is that
-	// one file (Dir is the file too).
-	Kineto string
-	// Msprof is a device of an msprof PROF_* directory (Dir is the PROF directory).
-	Msprof *MsprofDevice
-	// Summary is msprof-analyze's cluster output this rank is read from (Dir is its
-	// directory).
-	Summary *ClusterSummary
-	// RankSummary is a rank summary file (hcclprof summarize; Dir is the file too).
-	RankSummary string
+
+	// format is the format whose detector found the input, which reads it (nil: the
+	// default format's); source, what that format needs to read it beyond Dir (an
+	// msprof device, msprof-analyze's cluster output). A Kineto trace's and a rank
+	// summary's Dir is the file itself.
+	format *inputFormat
+	source any
 
 	notes []string // discovery remarks about this rank, moved to Inputs.Notes
 	// loadErr is why the rank directory could not be read (permissions); LoadRank
@@ -123,27 +120,20 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 	}
 	seen := map[string]bool{}
 	var found []RankInput
-	var summaries []summaryInput
-	addSummary := func(s summaryInput) {
-		key := "summary\x00" + strings.Join(s.files, "\x00")
-		if !seen[key] {
-			seen[key] = true
-			summaries = append(summaries, s)
-		}
-	}
-	var msprofDevs []MsprofDevice
-	add := func(ri RankInput) {
+	d := &discovery{openArchive: openArchive, notes: &in.Notes, held: map[*inputFormat][]any{}, heldAt: map[string]bool{}}
+	d.add = func(ri RankInput) {
 		key := ri.Dir + "\x00" + strings.Join(ri.Files, "\x00")
 		if seen[key] {
 			return
 		}
 		seen[key] = true
+		if ri.format == nil {
+			ri.format = d.at
+		}
 		in.Notes = append(in.Notes, ri.notes...)
 		ri.notes = nil
 		found = append(found, ri)
 	}
-	d := &discovery{add: add, addSummary: addSummary, openArchive: openArchive, notes: &in.Notes,
-		addDevs: func(devs []MsprofDevice) { msprofDevs = append(msprofDevs, devs...) }}
 	for _, arg := range args {
 		st, err := vfs.Stat(arg)
 		if err != nil {
@@ -162,25 +152,17 @@ func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
 			}
 			continue
 		}
-		n, nDevs, nSums := len(found), len(msprofDevs), len(summaries)
+		n, nHeld := len(found), d.nHeld()
 		if err := walkRanks(root, d); err != nil {
 			in.Release()
 			return nil, err
 		}
-		if len(found) == n && len(msprofDevs) == nDevs && len(summaries) == nSums {
+		if len(found) == n && d.nHeld() == nHeld {
 			in.Notes = append(in.Notes, fmt.Sprintf("%s: no rank directory (one with %s/ or a profiler db, PROF_*) or Kineto trace found", arg, ascendOutput))
 		}
 	}
-	if len(msprofDevs) > 0 {
-		kept, notes := AssignMsprofRanks(msprofDevs)
-		in.Notes = append(in.Notes, notes...)
-		for i := range kept {
-			dev := kept[i]
-			add(RankInput{Rank: dev.Rank, Dir: dev.ProfDir, Msprof: &dev})
-		}
-	}
-	in.Ranks = assignRanks(found, &in.Notes)
-	in.Ranks = addSummaryRanks(in.Ranks, summaries, &in.Notes)
+	d.gather()
+	in.Ranks = d.fill(assignRanks(found, &in.Notes))
 	if len(in.Ranks) == 0 {
 		in.Release()
 		if foreign := foreignProfiles(args); len(foreign) > 0 {
@@ -589,8 +571,8 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 		switch {
 		case len(ri.conflicts) > 0:
 			ri.conflicts[len(ri.conflicts)-1] += fmt.Sprintf("; read as rank %d", next)
-		case ri.Kineto != "":
-			*notes = append(*notes, fmt.Sprintf("%s: no rank in its distributedInfo; numbered rank %d", ri.Dir, next))
+		case formatOf(ri).unranked != "":
+			*notes = append(*notes, fmt.Sprintf("%s: %s; numbered rank %d", ri.Dir, formatOf(ri).unranked, next))
 		default:
 			*notes = append(*notes, fmt.Sprintf("%s: no profiler_info_<rank>.json; numbered rank %d", ri.Dir, next))
 		}

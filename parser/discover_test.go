@@ -163,7 +163,8 @@ func TestDiscoverSingleKinetoFile(t *testing.T) {
 	in, err := Discover([]string{kineto})
 	require.NoError(t, err)
 	require.Len(t, in.Ranks, 1)
-	assert.Equal(t, kineto, in.Ranks[0].Kineto)
+	assert.Equal(t, kineto, in.Ranks[0].Dir)
+	assert.Same(t, kinetoFormat, formatOf(in.Ranks[0]))
 	assert.Equal(t, 0, in.Ranks[0].Rank, "the rank comes from distributedInfo")
 }
 
@@ -294,7 +295,7 @@ func TestDiscoverKinetoCycles(t *testing.T) {
 		in, err := Discover([]string{dir})
 		require.NoError(t, err)
 		require.Len(t, in.Ranks, 1)
-		assert.Equal(t, late, in.Ranks[0].Kineto, "the later cycle (%v)", workers)
+		assert.Equal(t, late, in.Ranks[0].Dir, "the later cycle (%v)", workers)
 		assert.Equal(t, []string{"skipped " + early + ": duplicate of rank 1 (" + late + "), older, by the timestamp in its name"}, in.Notes)
 	}
 

@@ -35,9 +35,8 @@ var kinetoFormat = &inputFormat{
 		}
 		return false
 	},
-	owns: func(ri RankInput) bool { return ri.Kineto != "" },
 	load: func(ri RankInput) *profile.Rank {
-		r, err := OpenKineto(ri.Kineto)
+		r, err := OpenKineto(ri.Dir)
 		if r == nil {
 			r = &profile.Rank{Format: profile.FormatKineto, Info: profile.Info{RankID: -1}}
 		}
@@ -47,6 +46,9 @@ var kinetoFormat = &inputFormat{
 		r.Rank, r.Dir = ri.Rank, ri.Dir
 		return r
 	},
+	claim:    func(ri RankInput) rankClaim { return nameClaim(ri.Dir, 0) },
+	unranked: "no rank in its distributedInfo",
+	fuzz:     []string{"FuzzKineto"},
 }
 
 // kinetoInput recognises a PyTorch profiler (Kineto) trace by its content (a JSON
@@ -60,5 +62,5 @@ func kinetoInput(path string) (RankInput, bool) {
 	if !ok {
 		return RankInput{}, false
 	}
-	return RankInput{Rank: rank, Dir: path, Kineto: path}, true
+	return RankInput{Rank: rank, Dir: path}, true // Dir is the trace
 }

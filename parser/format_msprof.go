@@ -9,8 +9,8 @@ import (
 
 // msprofFormat is the msprof command line's PROF_* directory, one rank per device
 // (msprof.go): the directory itself, its mindstudio_profiler_output named directly,
-// or that export copied without its PROF directory. Discover numbers the devices of
-// every PROF directory together (AssignMsprofRanks).
+// or that export copied without its PROF directory. Its detectors hold the devices
+// found; gather numbers those of every PROF directory together (AssignMsprofRanks).
 var msprofFormat = &inputFormat{
 	name:    "msprof PROF_* directory",
 	formats: []profile.Format{profile.FormatMsprof, profile.FormatMsprofDB},
@@ -32,7 +32,7 @@ var msprofFormat = &inputFormat{
 				device = fmt.Sprintf("device %d from %s", dev.Device, from)
 			}
 			d.note(fmt.Sprintf("%s: an msprof export without its PROF_* directory (no info.json.N: no rank_id or chip; no analyze/: no communication.json); %s", path, device))
-			d.addDevs([]MsprofDevice{dev})
+			d.hold("", dev)
 			return true
 		}
 		return false
@@ -47,15 +47,34 @@ var msprofFormat = &inputFormat{
 		if n, ok := firstDeviceID(path); ok {
 			dev.Device = n
 		}
-		d.addDevs([]MsprofDevice{dev})
+		d.hold("", dev)
 		return true
 	},
-	owns: func(ri RankInput) bool { return ri.Msprof != nil },
+	gather: func(held []any, notes *[]string) []RankInput {
+		devs := make([]MsprofDevice, len(held))
+		for i, h := range held {
+			devs[i] = h.(MsprofDevice)
+		}
+		kept, kn := AssignMsprofRanks(devs)
+		*notes = append(*notes, kn...)
+		ris := make([]RankInput, len(kept))
+		for i := range kept {
+			ris[i] = RankInput{Rank: kept[i].Rank, Dir: kept[i].ProfDir, source: &kept[i]}
+		}
+		return ris
+	},
 	load: func(ri RankInput) *profile.Rank {
-		r := LoadMsprofDevice(*ri.Msprof)
+		r := LoadMsprofDevice(*ri.msprofDevice())
 		r.Rank = ri.Rank
 		return r
 	},
+	fuzz: []string{"FuzzOpSummaryCSV", "FuzzMsprofIterationMarkers"},
+}
+
+// msprofDevice is the msprof device a rank input reads, nil for another format's.
+func (ri RankInput) msprofDevice() *MsprofDevice {
+	dev, _ := ri.source.(*MsprofDevice)
+	return dev
 }
 
 // addMsprofDir adds the devices of a PROF directory.
@@ -64,5 +83,7 @@ func addMsprofDir(d *discovery, profDir string) {
 	if err != nil {
 		d.note(fmt.Sprintf("skipped %s: %v", profDir, err))
 	}
-	d.addDevs(devs)
+	for _, dev := range devs {
+		d.hold("", dev)
+	}
 }

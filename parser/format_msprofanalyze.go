@@ -10,7 +10,7 @@ import (
 
 // msprofAnalyzeFormat is msprof-analyze's cluster output (msprofanalyze.go): a rank
 // known only from its summaries. Found beside the raw ranks, it claims no directory;
-// Discover reads it after them (addSummaryRanks), as raw data win.
+// its ranks fill in those the raw ranks lack (summaryRanks), as raw data win.
 var msprofAnalyzeFormat = &inputFormat{
 	name:    "msprof-analyze cluster output",
 	formats: []profile.Format{profile.FormatMsprofAnalyze},
@@ -18,25 +18,26 @@ var msprofAnalyzeFormat = &inputFormat{
 		if !isClusterSummaryFile(filepath.Base(path)) {
 			return false
 		}
-		d.addSummary(summaryInput{dir: filepath.Dir(path), files: []string{path}})
+		d.hold(path, summaryInput{dir: filepath.Dir(path), files: []string{path}})
 		return true
 	},
 	dir: func(d *discovery, path string) bool {
 		if files := clusterSummaryFilesIn(path); len(files) > 0 {
 			// Walked on, as it may sit beside rank directories in the cluster
 			// directory it analysed.
-			d.addSummary(summaryInput{dir: path, files: files})
+			d.hold(strings.Join(files, "\x00"), summaryInput{dir: path, files: files})
 		} else if filepath.Base(path) == clusterOutputDir {
 			d.note(fmt.Sprintf("skipped %s: none of msprof-analyze's files hcclprof reads (%s)", path, strings.Join(clusterSummaryFiles, ", ")))
 		}
 		return false
 	},
-	owns: func(ri RankInput) bool { return ri.Summary != nil },
+	fill: summaryRanks,
 	load: func(ri RankInput) *profile.Rank {
-		if r := ri.Summary.Ranks[ri.Rank]; r != nil {
+		if r := ri.source.(*ClusterSummary).Ranks[ri.Rank]; r != nil {
 			return r
 		}
 		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatMsprofAnalyze, Info: profile.Info{RankID: ri.Rank},
 			Problems: []string{"msprof-analyze's cluster output has no data for this rank"}}
 	},
+	fuzz: []string{"FuzzMsprofAnalyzeOutputs"},
 }

@@ -15,7 +15,8 @@ var rankSummaryFormat = &inputFormat{
 		return true
 	},
 	walkedFile: true,
-	owns:       func(ri RankInput) bool { return ri.RankSummary != "" },
 	load:       loadRankSummary,
+	claim:      func(ri RankInput) rankClaim { return ri.claim },
 	complete:   true,
+	fuzz:       []string{"FuzzRankSummary", "FuzzSummaryFastPath", "FuzzDecodeIntArray"},
 }

@@ -45,7 +45,21 @@ var torchRankFormat = &inputFormat{
 		}
 		return false
 	},
-	load: loadTorchRankInput,
+	load:      loadTorchRankInput,
+	isDefault: true,
+	claim:     torchClaim,
+	fuzz: []string{"FuzzTraceView", "FuzzTraceViewInParts", "FuzzStepTraceCSV", "FuzzCommunicationJSON",
+		"FuzzCommMatrixJSON", "FuzzKernelDetails", "FuzzProfilerInfo", "FuzzMicrosToNs"},
+}
+
+// torchClaim is a rank directory's claim: the process and time in its name, the time
+// the end of its collection when its profiler_info says.
+func torchClaim(ri RankInput) rankClaim {
+	endNs := int64(0)
+	if ri.InfoFile != "" {
+		endNs = collectionEndNs(ri.InfoFile)
+	}
+	return nameClaim(ri.Dir, endNs)
 }
 
 // torchLooseFormat is torch_npu's exported files without the rank layout: a folder

@@ -1,6 +1,10 @@
 package parser
 
 import (
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +18,7 @@ import (
 )
 
 // Every format a rank can carry is read by one registered format, and exactly one
-// format is the default that loads the inputs no other owns.
+// format is the default that loads the inputs no other reads.
 func TestInputFormatsCoverEveryFormat(t *testing.T) {
 	readers := map[profile.Format]string{}
 	defaults := 0
@@ -23,7 +27,8 @@ func TestInputFormatsCoverEveryFormat(t *testing.T) {
 			assert.Empty(t, readers[g], "%s is read by %s and %s", g, readers[g], f.name)
 			readers[g] = f.name
 		}
-		if f.load != nil && f.owns == nil {
+		if f.isDefault {
+			assert.NotNil(t, f.load, "%s reads the inputs no other format reads", f.name)
 			defaults++
 		}
 		assert.True(t, f.file != nil || f.dir != nil, "%s is never detected", f.name)
@@ -55,7 +60,6 @@ func TestRegisteredFormatIsFoundAndLoaded(t *testing.T) {
 			}
 			return false
 		},
-		owns: func(ri RankInput) bool { return len(ri.Files) == 1 && strings.HasSuffix(ri.Files[0], suffix) },
 		load: func(ri RankInput) *profile.Rank {
 			return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: "test", HasTimeline: true, FilesUsed: []string{filepath.Base(ri.Dir)},
 				Timeline: profile.Timeline{CommOps: []profile.CommOp{
@@ -80,4 +84,31 @@ func TestRegisteredFormatIsFoundAndLoaded(t *testing.T) {
 	assert.Equal(t, OpsFromTimeline, r.CommOpsSource)
 	require.Len(t, r.Problems, 1)
 	assert.Contains(t, r.Problems[0], "op hcom_allReduce__1_1_1 at 30 ns: end 25 ns before its start")
+}
+
+// Each format that reads ranks names its fuzz targets, and each is a Fuzz function of
+// this package's tests (make fuzz runs whatever go test -list finds).
+func TestInputFormatsNameTheirFuzzTargets(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := goparser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	require.NoError(t, err)
+	fuzzers := map[string]bool{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Fuzz") {
+					fuzzers[fn.Name.Name] = true
+				}
+			}
+		}
+	}
+	for _, f := range inputFormats {
+		if f.load == nil {
+			continue // its ranks are another format's
+		}
+		assert.NotEmpty(t, f.fuzz, "%s names no fuzz target", f.name)
+		for _, name := range f.fuzz {
+			assert.True(t, fuzzers[name], "%s names %s, which is not a fuzz target of this package", f.name, name)
+		}
+	}
 }

@@ -1015,24 +1015,23 @@ func probeSummaryRanks(s summaryInput) (ranks []int, ok bool) {
 	return nil, false
 }
 
-// addSummaryRanks adds the ranks of msprof-analyze's outputs that no raw rank
-// directory gave: raw data win over summaries of them, and the summary's ranks left
-// out are named in a note with the reason. A summary whose ranks all have raw
-// directories (told from its step trace file) is not read further.
-func addSummaryRanks(ranks []RankInput, summaries []summaryInput, notes *[]string) []RankInput {
-	if len(summaries) == 0 {
-		return ranks
-	}
+// summaryRanks are the rank inputs of msprof-analyze's outputs (held by discovery)
+// that no raw rank directory gave: raw data win over summaries of them, and the
+// summary's ranks left out are named in a note with the reason. A summary whose ranks
+// all have raw directories (told from its step trace file) is not read further.
+func summaryRanks(held []any, ranks []RankInput, notes *[]string) []RankInput {
 	have := map[int]string{} // rank → what gave it
 	for _, ri := range ranks {
 		have[ri.Rank] = "raw"
 	}
-	for _, s := range summaries {
+	var added []RankInput
+	for _, h := range held {
+		s := h.(summaryInput)
 		where := s.dir
 		if len(s.files) == 1 {
 			where = s.files[0]
 		}
-		if probe, ok := probeSummaryRanks(s); ok && len(ranks) > 0 {
+		if probe, ok := probeSummaryRanks(s); ok && len(ranks)+len(added) > 0 {
 			covered := true
 			for _, r := range probe {
 				if have[r] != "raw" {
@@ -1060,7 +1059,7 @@ func addSummaryRanks(ranks []RankInput, summaries []summaryInput, notes *[]strin
 			case "":
 				have[r] = where
 				used = append(used, r)
-				ranks = append(ranks, RankInput{Rank: r, Dir: s.dir, Summary: cs})
+				added = append(added, RankInput{Rank: r, Dir: s.dir, source: cs})
 			case "raw":
 				raw = append(raw, r)
 			default:
@@ -1078,6 +1077,5 @@ func addSummaryRanks(ranks []RankInput, summaries []summaryInput, notes *[]strin
 				ranklist.Format(used), where, strings.Join(cs.FilesUsed, ", ")))
 		}
 	}
-	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].Rank < ranks[j].Rank })
-	return ranks
+	return added
 }

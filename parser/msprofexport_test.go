@@ -60,12 +60,12 @@ func TestDiscoverMsprofExportOnly(t *testing.T) {
 			defer in.Release()
 			require.Len(t, in.Ranks, 1)
 			ri := in.Ranks[0]
-			require.NotNil(t, ri.Msprof)
-			assert.True(t, ri.Msprof.ExportOnly)
+			require.NotNil(t, ri.msprofDevice())
+			assert.True(t, ri.msprofDevice().ExportOnly)
 			assert.Equal(t, export, ri.Dir)
 			assert.Equal(t, 0, ri.Rank, "numbered, as msprof-analyze numbers devices without a rank_id")
-			assert.Equal(t, device, ri.Msprof.Device, "op_summary's Device_id")
-			assert.Equal(t, -1, ri.Msprof.RankID)
+			assert.Equal(t, device, ri.msprofDevice().Device, "op_summary's Device_id")
+			assert.Equal(t, -1, ri.msprofDevice().RankID)
 			notes := strings.Join(in.Notes, "\n")
 			assert.Contains(t, notes, export+": an msprof export without its PROF_* directory")
 			assert.Contains(t, notes, "device "+strconv.Itoa(device)+" from op_summary_")
@@ -97,8 +97,8 @@ func TestDiscoverMsprofExportOnly(t *testing.T) {
 	in, err := Discover([]string{filepath.Join(src, msprofExportDir)})
 	require.NoError(t, err)
 	require.Len(t, in.Ranks, 1)
-	require.NotNil(t, in.Ranks[0].Msprof)
-	assert.False(t, in.Ranks[0].Msprof.ExportOnly)
+	require.NotNil(t, in.Ranks[0].msprofDevice())
+	assert.False(t, in.Ranks[0].msprofDevice().ExportOnly)
 	assert.Equal(t, src, in.Ranks[0].Dir)
 	assert.Equal(t, full[0].Rank, in.Ranks[0].Rank, "rank_id from info.json.N")
 }
@@ -123,7 +123,7 @@ func TestDiscoverMsprofExportsNumbered(t *testing.T) {
 	var got []string
 	for _, ri := range in.Ranks {
 		rel, _ := filepath.Rel(root, ri.Dir)
-		got = append(got, strconv.Itoa(ri.Rank)+":"+rel+":"+strconv.Itoa(ri.Msprof.Device))
+		got = append(got, strconv.Itoa(ri.Rank)+":"+rel+":"+strconv.Itoa(ri.msprofDevice().Device))
 	}
 	assert.Equal(t, []string{"0:b/" + msprofExportDir + ":1", "1:c/" + msprofExportDir + ":1", "2:a/" + msprofExportDir + ":3"}, got)
 	for _, n := range in.Notes {
@@ -229,8 +229,8 @@ func TestMsprofCann85Matmul(t *testing.T) {
 	require.Len(t, in.Ranks, 1)
 	ri := in.Ranks[0]
 	assert.Equal(t, 0, ri.Rank)
-	require.NotNil(t, ri.Msprof)
-	assert.Equal(t, 0, ri.Msprof.Device)
+	require.NotNil(t, ri.msprofDevice())
+	assert.Equal(t, 0, ri.msprofDevice().Device)
 	assert.Contains(t, strings.Join(in.Notes, "\n"), "device 0 from op_summary_20260624165820.csv's Device_id")
 
 	r := LoadRank(ri)

@@ -747,7 +747,7 @@ func renumbered(r *profile.Rank) bool {
 func rankSummaryInput(path string) RankInput {
 	h, err := sniffRankSummary(path)
 	if err == nil {
-		return RankInput{Rank: h.Rank, Dir: path, RankSummary: path, notes: h.Notes, claim: rankClaim{worker: h.Worker, atNs: h.AtNs}}
+		return RankInput{Rank: h.Rank, Dir: path, notes: h.Notes, claim: rankClaim{worker: h.Worker, atNs: h.AtNs}}
 	}
 	rank := -1
 	if m := summaryNameRank.FindStringSubmatch(filepath.Base(path)); m != nil {
@@ -755,13 +755,13 @@ func rankSummaryInput(path string) RankInput {
 			rank = n
 		}
 	}
-	return RankInput{Rank: rank, Dir: path, RankSummary: path}
+	return RankInput{Rank: rank, Dir: path}
 }
 
 // loadRankSummary reads a summary as a rank; a summary that cannot be read is a rank
 // whose problem says why, as a damaged trace is.
 func loadRankSummary(ri RankInput) *profile.Rank {
-	r, err := ReadRankSummary(ri.RankSummary)
+	r, err := ReadRankSummary(ri.Dir)
 	if err != nil {
 		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatSummary, Info: profile.Info{RankID: -1},
 			Problems: []string{err.Error()}}
@@ -772,13 +772,13 @@ func loadRankSummary(ri RankInput) *profile.Rank {
 	}
 	if r.Rank != header {
 		// Discovery numbered it from its header; only a file changed in between differs.
-		r.Problems = append(r.Problems, fmt.Sprintf("%s: changed while read (rank %d, then %d)", ri.RankSummary, header, r.Rank))
+		r.Problems = append(r.Problems, fmt.Sprintf("%s: changed while read (rank %d, then %d)", ri.Dir, header, r.Rank))
 	}
 	if id := r.Info.RankID; id >= 0 && id != r.Rank && len(ri.conflicts) == 0 && !renumbered(r) {
 		// The body is another rank's (its profiler said so): a header edited, or two
 		// files spliced. Read as the header's rank, its figures may be another's.
 		r.Problems = append(r.Problems, fmt.Sprintf("%s:2: the header (line 1) says rank %d, but the body is of rank %d (its profiler's rank id, from %s): "+
-			"which rank these figures are is not known", ri.RankSummary, r.Rank, id, r.Dir))
+			"which rank these figures are is not known", ri.Dir, r.Rank, id, r.Dir))
 	}
 	r.Rank = ri.Rank
 	return r

@@ -66,7 +66,7 @@ func TestRankSummaryRoundTrip(t *testing.T) {
 	claim := claimOfRank(r)
 	assert.NotEmpty(t, claim.worker, "the header carries who profiled the rank, and when")
 	assert.Positive(t, claim.atNs)
-	assert.Equal(t, RankInput{Rank: 2, Dir: path, RankSummary: path, claim: claim}, in.Ranks[0])
+	assert.Equal(t, RankInput{Rank: 2, Dir: path, format: rankSummaryFormat, claim: claim}, in.Ranks[0])
 	assert.Equal(t, []string{"a note"}, in.Notes)
 	assert.Equal(t, r, LoadRank(in.Ranks[0]))
 }
