@@ -114,7 +114,7 @@ var Knobs = []Knob{
 	{Name: "--overlap-moe-expert-parallel-comm", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Tuning: true,
 		Source: "Megatron-LM ModelParallelConfig.overlap_moe_expert_parallel_comm (alltoall or flex dispatcher, ep > 1, bf16/fp16, PyTorch >= 2.6, no full recomputation)"},
 	{Name: "--moe-alltoall-overlap-comm", Kind: "framework", Framework: "megatron", Values: "flag", Default: "off", Products: []string{"A2", "A3"}, Tuning: true,
-		Source: "MindSpeed mindspeed/arguments.py (alltoall or alltoall_seq dispatcher, ep > 1, --moe-grouped-gemm)"},
+		Source: "MindSpeed mindspeed/arguments.py (alltoall or alltoall_seq dispatcher, ep > 1, --moe-permutation-async-comm, --moe-grouped-gemm; --moe-tp-extend-ep when tp > 1)"},
 	{Name: "--moe-pad-expert-input-to-capacity", Kind: "framework", Framework: "megatron", Values: "flag (with --moe-expert-capacity-factor)", Default: "off", Tuning: true,
 		Source: "Megatron-LM TransformerConfig.moe_pad_expert_input_to_capacity (every expert's input padded to its capacity)"},
 	// PyTorch FSDP's constructor arguments (torch/distributed/fsdp/fully_sharded_data_parallel.py
