@@ -42,6 +42,10 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 			on := true
 			sc.FSDP.Prefetch, sc.FSDP.NoPrefetchLayers = &on, []int{0, 1, 2, 3, 4, 5}
 		}},
+		{"SHARD_GRAD_OP (one gather per layer)", func(sc *scenario.Scenario) {
+			off := false
+			sc.FSDP.ReshardAfterForward = &off
+		}},
 	} {
 		sc, err := scenario.Builtin("fsdp16-no-prefetch-16rank")
 		require.NoError(t, err)
