@@ -206,3 +206,39 @@ func TestShardBucketPricedAgainstRegenerated(t *testing.T) {
 	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
 	assert.LessOrEqual(t, gotUs, r.Predicted.High)
 }
+
+// The settings' prices on variants of their built-ins (another hot-expert factor,
+// TP AllReduce across servers of 2, other bucket sizes, another seed): each
+// regenerated step lies inside its interval. Not under -short (about three minutes).
+func TestSettingPricesHoldOnVariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("regenerates seven jobs twice each")
+	}
+	for _, tc := range []struct {
+		name, builtin, id string
+		edit              func(*scenario.Scenario)
+	}{
+		{"hot expert 2×", "moe-ep8-hot-expert-16rank", "moe_capacity", func(s *scenario.Scenario) { s.Problems[0].Factor = 2 }},
+		{"hot expert 4×", "moe-ep8-hot-expert-16rank", "moe_capacity", func(s *scenario.Scenario) { s.Problems[0].Factor = 4 }},
+		{"TP4 AllReduce on servers of 2", "tp4-dp4-distopt-16rank", "tp_inside_server", func(s *scenario.Scenario) { s.RanksPerServer = 2 }},
+		{"TP8 SP on servers of 4, seed 7", "tp8-sp-16rank", "tp_inside_server", func(s *scenario.Scenario) { s.RanksPerServer, s.Seed = 4, 7 }},
+		{"distributed optimizer, 4 MB buckets", "tp4-dp4-distopt-16rank", "shard_bucket_size", func(s *scenario.Scenario) { s.DDP.BucketMB = 4 }},
+		{"distributed optimizer, 1 MB buckets", "tp4-dp4-distopt-16rank", "shard_bucket_size", func(s *scenario.Scenario) { s.DDP.BucketMB = 1 }},
+		{"FSDP without prefetch, seed 9", "fsdp16-no-prefetch-16rank", "fsdp_prefetch", func(s *scenario.Scenario) { s.Seed = 9 }},
+	} {
+		sc, err := scenario.Builtin(tc.builtin)
+		require.NoError(t, err)
+		tc.edit(sc)
+		res, c := generate(t, sc)
+		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+		r := recByID(adv, tc.id)
+		if !assert.NotNil(t, r, "%s: %v", tc.name, adv.Notes) {
+			continue
+		}
+		got := float64(replayedStep(t, tc.builtin, tc.edit, r).Summary.StepTimeNs) / 1e3
+		t.Logf("%s: %s predicted %.1f ms [%.1f, %.1f], regenerated %.1f ms (today %.1f)", tc.name, tc.id,
+			r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, got/1e3, r.TodayUs/1e3)
+		assert.GreaterOrEqual(t, got, r.Predicted.Low, tc.name)
+		assert.LessOrEqual(t, got, r.Predicted.High, tc.name)
+	}
+}
