@@ -8,8 +8,16 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
-// Advice is the advisor's output: what is wrong and what to change.
+// Advice is the advisor's output: what is wrong and what to change, the report's
+// verdict and the --fail-on gates, all decided here; the report renders them and the
+// driver reads the exit code from Gates.
 type Advice struct {
+	// Verdict is the report's one line (Verdict): the diagnosis' title, else the
+	// exposed share read against the budget.
+	Verdict string
+	// Gates are opts.Gates evaluated on the run's summary metrics (FailedGates
+	// lists those that did not hold).
+	Gates []GateResult
 	// Diagnosis is what holds the step back most (Diagnose).
 	Diagnosis Diagnosis
 	// Detections are the slow ranks, links and nodes and the checks that fired
@@ -32,7 +40,8 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	fit := costmodel.Fit(res, facts.Accumulation, facts.BuffsizeBytes)
 	det := detect(res, opts.Detect, func() []costmodel.LinkFit { return fit.Links })
 	diag := Diagnose(res, det, opts)
-	a := Advice{Diagnosis: diag, Detections: det, Findings: findings(res, det, env, facts, fit, opts)}
+	a := Advice{Verdict: Verdict(diag, res.Summary, opts.CommBudget), Gates: EvaluateGates(opts.Gates, res.Summary.Metrics()),
+		Diagnosis: diag, Detections: det, Findings: findings(res, det, env, facts, fit, opts)}
 	if waitingCause(diag.Cause) {
 		// The diagnosis says whom the collectives wait for: the generic "mostly
 		// waiting" finding would only repeat it less precisely.

@@ -80,6 +80,8 @@ type Options struct {
 	Detect DetectThresholds
 	// Calibration is the cluster's own benchmark (calibrate --bench); nil: none.
 	Calibration *costmodel.BenchCalibration
+	// Gates are the --fail-on conditions (ParseGate), decided in Advice.Gates.
+	Gates []Gate
 }
 
 // DefaultOptions are the advisor's defaults.

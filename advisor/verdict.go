@@ -10,12 +10,12 @@ import (
 // significant cost, below it a minor one (the verdict without a diagnosis).
 const minorCostDivisor = 3
 
-// Verdict is a report's one line: the diagnosis' title when the advice was computed
-// (it names the cause), else the exposed share read against the budget (0: the
-// default budget).
-func Verdict(a *Advice, s analysis.Summary, budget float64) string {
-	if a != nil && a.Diagnosis.Title != "" {
-		return a.Diagnosis.Title
+// Verdict is a report's one line (Advice.Verdict): the diagnosis' title when there
+// is one (it names the cause), else the exposed share read against the budget (0:
+// the default budget).
+func Verdict(d Diagnosis, s analysis.Summary, budget float64) string {
+	if d.Title != "" {
+		return d.Title
 	}
 	if budget == 0 {
 		budget = DefaultOptions.CommBudget

@@ -2,8 +2,8 @@
 // for programs: terminal text, Markdown, HTML, JUnit and GitHub annotations, and the JSON
 // contract that scripts and CI read, for analyze, advise, inspect, model, calibrate,
 // whatif and diff (export/ writes tables and a trace). Its figures come from
-// analysis.Result and advisor.Advice, its verdict from advisor.Verdict: it decides
-// nothing.
+// analysis.Result and advisor.Advice, whose verdict and gates it prints as the
+// advisor decided them: it decides nothing.
 package report
 
 import (
@@ -19,15 +19,13 @@ const SchemaVersion = contract.SchemaVersion
 // Document is what a report shows: the analysis, the gates and the inputs' notes.
 type Document struct {
 	Result *analysis.Result
-	Advice *advisor.Advice // findings and recommendations; nil when not asked for
+	// Advice is the verdict, the gates, the findings and the recommendations; nil:
+	// none (the report then has no verdict and no gates).
+	Advice *advisor.Advice
 	// TimelineRank, when set, is a rank whose timeline is kept, for the HTML report's
 	// step timeline with compute lanes.
 	TimelineRank *profile.Rank
-	// CommBudget is the exposed share above which the verdict calls communication
-	// the bottleneck; 0 means the field's 30% (DefaultCommBudget).
-	CommBudget float64
-	Gates      []analysis.GateResult
-	Notes      []string // discovery notes: ignored files, duplicates
+	Notes        []string // discovery notes: ignored files, duplicates
 	// LeftOut says, at the top of the report, which steps were left out of every
 	// figure as warm-up ("" when none).
 	LeftOut string
@@ -41,31 +39,18 @@ type Document struct {
 	cachedKey viewKey
 }
 
-// FailedGates returns the gates that did not hold.
-func (d *Document) FailedGates() []analysis.GateResult {
-	var out []analysis.GateResult
-	for _, g := range d.Gates {
-		if !g.Passed {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// DefaultCommBudget is the exposed-communication share above which communication is
-// called the bottleneck: the advisor's, the 30% rule of the field (docs/diagnosis.md §1).
-var DefaultCommBudget = advisor.DefaultOptions.CommBudget
-
-// Verdict is a one-line reading of the shares against the default budget.
-func Verdict(s analysis.Summary) string { return VerdictWithin(s, DefaultCommBudget) }
-
-// VerdictWithin reads the shares against a budget (advisor.SharesVerdict).
-func VerdictWithin(s analysis.Summary, budget float64) string {
-	return advisor.SharesVerdict(s, budget)
-}
-
-// verdict is the document's verdict (advisor.Verdict): the diagnosis' title when the
-// advice was computed, else the shares against the budget.
+// verdict is the advisor's verdict (advisor.Advice.Verdict); "" without advice.
 func (d *Document) verdict() string {
-	return advisor.Verdict(d.Advice, d.Result.Summary, d.CommBudget)
+	if d.Advice == nil {
+		return ""
+	}
+	return d.Advice.Verdict
+}
+
+// gates are the gates as the advisor decided them (advisor.Advice.Gates).
+func (d *Document) gates() []advisor.GateResult {
+	if d.Advice == nil {
+		return nil
+	}
+	return d.Advice.Gates
 }

@@ -130,7 +130,7 @@ type waitRow struct {
 
 // gateRow is a gate and its measured value as printed (or why there is none).
 type gateRow struct {
-	analysis.GateResult
+	advisor.GateResult
 	Value string
 }
 
@@ -146,15 +146,15 @@ const maxLongestSteps = 8
 type viewKey struct {
 	result   *analysis.Result
 	advice   *advisor.Advice
-	budget   float64
 	gates    int
-	gateHead *analysis.GateResult
+	gateHead *advisor.GateResult
 }
 
 func (d *Document) key() viewKey {
-	k := viewKey{result: d.Result, advice: d.Advice, budget: d.CommBudget, gates: len(d.Gates)}
-	if len(d.Gates) > 0 {
-		k.gateHead = &d.Gates[0]
+	gates := d.gates()
+	k := viewKey{result: d.Result, advice: d.Advice, gates: len(gates)}
+	if len(gates) > 0 {
+		k.gateHead = &gates[0]
 	}
 	return k
 }
@@ -198,7 +198,7 @@ func buildView(d *Document) *reportView {
 			v.UnevaluatedChecks = append(v.UnevaluatedChecks, ch.Title)
 		}
 	}
-	for _, g := range d.Gates {
+	for _, g := range d.gates() {
 		v.Gates = append(v.Gates, gateRow{GateResult: g, Value: gateValue(g)})
 	}
 	return v

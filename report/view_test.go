@@ -41,8 +41,10 @@ func TestViewFigures(t *testing.T) {
 		c.Ops = append(c.Ops, analysis.OpStat{Rank: 1, Step: 3, Group: "g", Name: name, CrossWaitNs: int64(10-i) * 1e6})
 	}
 	c.Ops = append(c.Ops, analysis.OpStat{Rank: 2, Step: 3, Group: "g", Name: "a"})
-	adv := &advisor.Advice{Detections: advisor.Detections{Checks: []advisor.Check{{Title: "fired", Fired: true, Total: 4, Count: 2}, {Title: "quiet", Total: 4}, {Title: "blind"}}}}
-	d := &Document{Result: r, Advice: adv, Gates: []analysis.GateResult{{Gate: analysis.Gate{Expr: "steps<1", Metric: "steps"}, Passed: true, Value: 1}}}
+	adv := &advisor.Advice{Verdict: "no communication in the profiled steps",
+		Gates:      []advisor.GateResult{{Gate: advisor.Gate{Expr: "steps<1", Metric: "steps"}, Passed: true, Value: 1}},
+		Detections: advisor.Detections{Checks: []advisor.Check{{Title: "fired", Fired: true, Total: 4, Count: 2}, {Title: "quiet", Total: 4}, {Title: "blind"}}}}
+	d := &Document{Result: r, Advice: adv}
 
 	v := d.view()
 	assert.Equal(t, "no communication in the profiled steps", v.Verdict)
@@ -91,7 +93,7 @@ func TestViewBuiltOnce(t *testing.T) {
 	assert.False(t, v.ManyRanks)
 	assert.Empty(t, v.StepDists)
 
-	d.Gates = []analysis.GateResult{{Gate: analysis.Gate{Expr: "steps<1", Metric: "steps"}, Value: 1}}
+	d.Advice = &advisor.Advice{Gates: []advisor.GateResult{{Gate: advisor.Gate{Expr: "steps<1", Metric: "steps"}, Value: 1}}}
 	v2 := d.view()
 	assert.NotSame(t, v, v2)
 	assert.Len(t, v2.failedGates(), 1)

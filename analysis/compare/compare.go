@@ -146,7 +146,7 @@ var MetricNames = func() []string {
 // .delta_pct the change in percent of base, .p the test's p-value.
 var GateSuffixes = []string{"", ".base", ".delta", ".delta_pct", ".p"}
 
-// GateMetricNames lists every name a diff gate accepts (analysis.ParseGate's known).
+// GateMetricNames lists every name a diff gate accepts (advisor.ParseGate's known).
 var GateMetricNames = func() []string {
 	var out []string
 	for _, m := range MetricNames {

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/advisor"
 )
 
 // TestShareGateAboveOneRefused: a gate on a share or ratio whose threshold is above 1
@@ -42,12 +42,12 @@ func TestShareGateAboveOneRefused(t *testing.T) {
 // step_time_us.delta_pct>5%' read 5% as 0.05 and failed on any change above a
 // twentieth of a percent. And a share's threshold above 100% can never be reached.
 func TestPercentGatesMeanWhatTheySay(t *testing.T) {
-	g, err := analysis.ParseGate("step_time_us.delta_pct>5%", []string{"step_time_us.delta_pct"})
+	g, err := advisor.ParseGate("step_time_us.delta_pct>5%", []string{"step_time_us.delta_pct"})
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, g.Threshold)
 	assert.False(t, g.Breached(4.9))
 	assert.True(t, g.Breached(5.1))
-	g, err = analysis.ParseGate("step_time_us.delta_pct>5", []string{"step_time_us.delta_pct"})
+	g, err = advisor.ParseGate("step_time_us.delta_pct>5", []string{"step_time_us.delta_pct"})
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, g.Threshold)
 	_, stderr, code := runCLI(t, "analyze", sample, "--fail-on", "comm_share>3000%")

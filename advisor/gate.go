@@ -1,4 +1,4 @@
-package analysis
+package advisor
 
 import (
 	"fmt"
@@ -10,7 +10,10 @@ import (
 )
 
 // Gate is one --fail-on condition: the run fails when Metric Op Threshold holds.
-// "comm_share>30%" fails when comm_share is above 0.30.
+// "comm_share>30%" fails when comm_share is above 0.30. The advisor decides the gates
+// of analyze (Advice.Gates, on analysis.Summary.Metrics) and of diff (on
+// compare.Diff.GateValues); the report lists them and the driver exits 1 when one
+// failed (FailedGates).
 type Gate struct {
 	Expr      string
 	Metric    string
@@ -107,7 +110,7 @@ func (g Gate) Breached(value float64) bool {
 	return false
 }
 
-// EvaluateGates checks every gate against the summary metrics.
+// EvaluateGates checks every gate against the measured metrics by name.
 func EvaluateGates(gates []Gate, metrics map[string]float64) []GateResult {
 	out := make([]GateResult, 0, len(gates))
 	for _, g := range gates {
@@ -117,6 +120,17 @@ func EvaluateGates(gates []Gate, metrics map[string]float64) []GateResult {
 			continue
 		}
 		out = append(out, GateResult{Gate: g, Value: v, Passed: !g.Breached(v)})
+	}
+	return out
+}
+
+// FailedGates returns the gates that did not hold.
+func FailedGates(results []GateResult) []GateResult {
+	var out []GateResult
+	for _, g := range results {
+		if !g.Passed {
+			out = append(out, g)
+		}
 	}
 	return out
 }
