@@ -133,6 +133,21 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 				lowest = min(lowest, e)
 				lowestTotal = min(lowestTotal, total[r])
 			}
+			// The peers' own work (Stage less exposed communication, plus Preparing):
+			// a rank that computes far more than its peers is late at every
+			// collective, yet where the others' waits spread widely (an expert-parallel
+			// group's AlltoAll(v), whose members wait unevenly by the routing) its
+			// waits are no outlier (a hot expert 31% over the median rank's compute
+			// scored 1.1 by its waits).
+			work := map[int]float64{}
+			var works []float64
+			for r := range byRank {
+				if b, ok := peersTime[r]; ok {
+					work[r] = float64(b.StageNs - b.ExposedCommNs() + b.PreparingNs)
+					works = append(works, work[r])
+				}
+			}
+			medWork, madWork := stats.MedianMAD(works)
 			for r, e := range typical {
 				var outlier bool
 				var score float64
@@ -153,6 +168,14 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 					// only the total tells it apart.
 					score = max(modifiedZ(-e, -med, mad), modifiedZ(-total[r], -medTotal, madTotal))
 					outlier = score > th.Z
+					// Among many peers, one whose own work is an outlier above theirs, and
+					// which waits less than they do, is one they wait for. (Not the least
+					// of all: the others' waits are spread over groups it is not in.)
+					if _, ok := work[r]; !outlier && ok && len(works) > smallPeerSet && total[r] < medTotal && work[r] > medWork {
+						if z := modifiedZ(work[r], medWork, madWork); z > th.Z {
+							outlier, score = true, z
+						}
+					}
 				}
 				// A few peers (a data-parallel group of four beside a pipeline) give the
 				// median/MAD too little to go on: their own jitter spreads their waits

@@ -155,17 +155,16 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	// in proportion, which dilutes a straggler's wait when most of those ops are hidden
 	// behind compute (many small buckets), and leaves out the part of the wait the
 	// others' overlap hides, which the slow rank still costs the step. The slow rank's
-	// stake measures what fixing it wins directly: where a slow rank is found it ranks
-	// the straggler and is its share (within the exposed communication, which is all
-	// the others can stop waiting). On a Kineto job with most communication
-	// overlapped the exposed wait was 0.105 for a rank whose replay without it saves
-	// 0.178; on straggler-64rank 0.204 against 0.221.
+	// stake measures what fixing it wins from its own excess work, but against the
+	// next slowest rank, which an imbalanced routing also slows. Each falls short
+	// somewhere, so the share is the larger (within the exposed communication, which
+	// is all the others can stop waiting): on a Kineto job with most communication
+	// overlapped the exposed wait was 0.105 and the stake 0.178 for a rank whose
+	// replay without it saves 0.178; a hot expert's exposed wait 0.316, its stake
+	// 0.279, against 0.327.
 	slowStake := slowRankStake(det.SlowRanks)
 	stragglerRank := max(ex.StragglerWaitShare, min(slowStake, s.CommShare))
-	stragglerShare := ex.StragglerWaitShare
-	if slowStake > 0 {
-		stragglerShare = min(slowStake, s.CommShare)
-	}
+	stragglerShare := stragglerRank
 	// Pipeline waiting needs a pipeline: receives outside one (a context-parallel
 	// ring's, counted as Bubble as the profiler counts every receive) are no bubble.
 	pipelineNs, pipelineShare := float64(ex.PipelineWaitNs()), ex.PipelineShare()
