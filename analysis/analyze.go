@@ -2,10 +2,11 @@
 // the per-rank, per-step breakdown of step time into computation, communication and
 // idle time, the communication shares and why the exposed part is exposed (Exposure),
 // per-collective and per-link statistics, each link's bandwidth against its peers',
-// the servers, the samples msprof-analyze's checks count, and the CI gates. It
-// measures; which ranks, links and servers are slow and which checks fire is the
-// advisor's decision. It reads profile types, and no profiler file; the only file it
-// reads is the configuration file (LoadConfig).
+// the servers, the samples msprof-analyze's checks count, and the metrics the CI
+// gates read (Summary.Metrics). It measures; which ranks, links and servers are slow,
+// which checks fire and which gates fail is the advisor's decision. It reads profile
+// types and no file (the configuration file is internal/config's, which hands it
+// Options).
 package analysis
 
 import (
@@ -100,7 +101,8 @@ func (s Summary) Metrics() map[string]float64 {
 	return m
 }
 
-// MetricNames lists the summary metrics in a stable order.
+// MetricNames lists the summary metrics in a stable order: the names analyze's
+// --fail-on gates accept (advisor.ParseGate).
 var MetricNames = []string{"ranks", "steps", "step_time_us", "comm_share", "comm_total_share", "allreduce_share", "overlap_ratio",
 	"exposed_transfer_share", "exposed_wait_share"}
 
@@ -331,7 +333,8 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	if w := runsApartWarning(res.Ranks, res.Communication.Ops); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
-	setParallelKinds(res.Communication.Groups, res.Communication.Ops, res.Communication.ServerOf, len(c.Ranks))
+	setParallelKinds(res.Communication.Groups, res.Communication.Ops, res.Communication.ServerOf, max(len(c.Ranks), res.Summary.RanksExpected),
+		groupOverlap(res.Ranks))
 	res.Summary.Kinds = kindShares(res.Ranks, res.Communication.Groups)
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
 	res.Communication.Pipelines = pipelines(res.Communication.Groups, res.Communication.Ops, res.Ranks, opts.Microbatches)
@@ -673,11 +676,6 @@ func (r *Result) AllNCCL() bool {
 	}
 	return len(r.Ranks) > 0
 }
-
-// AllKineto is AllNCCL.
-//
-// Deprecated: use AllNCCL.
-func (r *Result) AllKineto() bool { return r.AllNCCL() }
 
 // StepNumbers returns the sorted distinct step numbers of a result.
 func (r *Result) StepNumbers() []int {

@@ -80,6 +80,10 @@ type groupOps struct {
 	ns       map[string]int64 // elapse by family
 	rankStep map[[2]int]bool
 	p2pOf    map[int]int // send/receive ops per rank
+	// overlap is the group's op time overlapped by compute over its op time, where a
+	// timeline shows it (overlapKnown).
+	overlap      float64
+	overlapKnown bool
 }
 
 // opFamily names an op's family from its type or name (HCCL's hcom_allGather_…,
@@ -139,6 +143,41 @@ func (g *groupOps) dominant() string {
 	return best
 }
 
+// ringOverlapMin is the share of a send/receive group's op time overlapped by compute
+// from which it is a context-parallel ring, not a pipeline. A pipeline stage's
+// receives wait for its input with nothing to compute (the generator's pipelines: 0%);
+// a ring's exchange runs beside the attention of the block already held (its CP rings:
+// 20–28% from msprof's timeline, where the attention is shorter than the exchange).
+// A ring of three or more is told by its members' equal traffic (groupOps.ring); this
+// tells a ring of two from a two-stage pipeline. A pipeline whose receives overlap the
+// compute (Megatron's --overlap-p2p-communication) reads as a ring: its Bubble, the
+// receive time, is not its stages' idle time either.
+const ringOverlapMin = 0.1
+
+// groupOverlap is each group's op time overlapped by compute over its op time, from
+// the ranks with a timeline (absent for a group no timeline shows).
+func groupOverlap(ranks []RankResult) map[string]float64 {
+	comm, notOv := map[string]int64{}, map[string]int64{}
+	for _, r := range ranks {
+		if r.Source != SourceTimeline {
+			continue
+		}
+		for _, st := range r.Steps {
+			for _, g := range st.Groups {
+				comm[g.Group] += g.CommunicationNs
+				notOv[g.Group] += g.CommNotOverlappedNs
+			}
+		}
+	}
+	out := map[string]float64{}
+	for g, c := range comm {
+		if c > 0 {
+			out[g] = 1 - float64(notOv[g])/float64(c)
+		}
+	}
+	return out
+}
+
 // perLayer is how many collectives a rank-step must hold for a group's ops to be read
 // as per layer (a model's forward and backward over its layers) rather than once a
 // step per bucket.
@@ -148,8 +187,13 @@ const perLayer = 16
 // where it came from (Group.ParallelSource): the profile's own name for the group
 // where it names one dimension (a tp group whose ops are AllGather/ReduceScatter is
 // sequence parallel), else inferred from its ranks and ops.
-func setParallelKinds(groups []Group, ops []OpStat, serverOf map[int]int, world int) {
+func setParallelKinds(groups []Group, ops []OpStat, serverOf map[int]int, world int, overlapOf map[string]float64) {
 	byGroup := collectGroupOps(ops)
+	for key, g := range byGroup {
+		if f, ok := overlapOf[key]; ok {
+			g.overlap, g.overlapKnown = f, true
+		}
+	}
 	for i := range groups {
 		g := &groups[i]
 		gops := byGroup[g.Key]
@@ -208,6 +252,10 @@ func inferKind(ranks []int, g *groupOps, serverOf map[int]int, world int) (kind,
 	switch {
 	case dom == "p2p" && g.ring():
 		return KindCP, fmt.Sprintf("inferred from its ops: send/receive alike on each of its %d ranks, a ring (a pipeline's first and last stages exchange half what the others do)", len(g.p2pOf))
+	case dom == "p2p" && g.overlapKnown && g.overlap >= ringOverlapMin:
+		// A pipeline stage waits for its input in its receives; a ring of two
+		// exchanges as a two-stage pipeline does, but beside the compute.
+		return KindCP, fmt.Sprintf("inferred from its ops: send/receive, %.0f%% of their time beside the compute: a ring exchanging while it computes, not a pipeline's stage waiting for its input", 100*g.overlap)
 	case dom == "p2p":
 		return KindPP, "inferred from its ops: send/receive only"
 	case dom == "alltoall":
