@@ -20,7 +20,7 @@ type Detections struct {
 }
 
 // DetectThresholds are the detectors' thresholds: the configuration file's
-// slow_rank, slow_link and checks sections (ApplyConfig).
+// slow_rank, slow_link and checks sections (internal/config reads them).
 type DetectThresholds struct {
 	SlowRank SlowRankThresholds
 	SlowLink SlowLinkThresholds

@@ -41,26 +41,15 @@ type RunFacts struct {
 	Product          string // the hardware profile's name (910A, A2, A3, NVIDIA)
 }
 
-// DefaultBuffsizeBytes is HCCL_BUFFSIZE when neither the run's environment nor the
-// configuration (checks.default_buffsize_mb) says: HCCL's 200 MB, which HCCL reads as MiB.
-var DefaultBuffsizeBytes = int64(analysis.DefaultLimits.DefaultBuffsizeMB) << 20
-
 // FactsOf reads the framework and HCCL_BUFFSIZE of a run from its environment;
-// defaultBuffsizeBytes is HCCL_BUFFSIZE when the environment does not set it (0:
-// DefaultBuffsizeBytes).
-func FactsOf(env Env, framework string, defaultBuffsizeBytes int64) RunFacts {
-	if defaultBuffsizeBytes <= 0 {
-		defaultBuffsizeBytes = DefaultBuffsizeBytes
-	}
-	f := RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: defaultBuffsizeBytes, Deterministic: isDeterministic(env), HCCLAlgo: env["HCCL_ALGO"]}
-	if v, ok, _ := analysis.BuffsizeMB(env); ok {
-		f.BuffsizeBytes = int64(v) << 20
-	}
-	return f
+// lim are the limits the run was measured at, whose DefaultBuffsizeMB is
+// HCCL_BUFFSIZE when the environment does not set it (analysis.Limits.BuffsizeBytes).
+func FactsOf(env Env, framework string, lim analysis.Limits) RunFacts {
+	return RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: lim.BuffsizeBytes(env), Deterministic: isDeterministic(env), HCCLAlgo: env["HCCL_ALGO"]}
 }
 
 // Facts derives the run's facts once: the environment's (FactsOf, with the
-// configured default HCCL_BUFFSIZE), the framework (opts', else PyTorch DDP), the
+// default HCCL_BUFFSIZE the analysis used), the framework (opts', else PyTorch DDP), the
 // micro-batches per optimizer step (opts', else inferred from the compute pattern)
 // and the product.
 func Facts(res *analysis.Result, env Env, opts Options) RunFacts {
@@ -68,7 +57,7 @@ func Facts(res *analysis.Result, env Env, opts Options) RunFacts {
 	if framework == "" {
 		framework = FrameworkDDP
 	}
-	facts := FactsOf(env, framework, opts.DefaultBuffsizeBytes)
+	facts := FactsOf(env, framework, res.Communication.Limits)
 	facts.Accumulation = max(opts.Accumulation, 1)
 	if opts.Accumulation < 1 {
 		// Not given: read from the compute pattern.

@@ -70,9 +70,6 @@ type Options struct {
 	// Accumulation is the profiled run's micro-batches per optimizer step; 0: not
 	// known, inferred from the compute pattern (InferAccumulation).
 	Accumulation int
-	// DefaultBuffsizeBytes is HCCL_BUFFSIZE for a run whose environment does not set
-	// it (the config's checks.default_buffsize_mb); 0: DefaultBuffsizeBytes.
-	DefaultBuffsizeBytes int64
 	// Thresholds decide the findings; the zero value is DefaultThresholds.
 	Thresholds Thresholds
 	// Detect decides the slow ranks, links and nodes and the checks; the zero value
@@ -84,8 +81,13 @@ type Options struct {
 	Gates []Gate
 }
 
+// DefaultCommBudgetShare is the exposed-communication share of the step above which
+// communication is the bottleneck: the field's 30% rule (docs/diagnosis.md §1), the
+// default of Options.CommBudget and of the configuration's comm_budget.
+const DefaultCommBudgetShare = 0.30
+
 // DefaultOptions are the advisor's defaults.
-var DefaultOptions = Options{CommBudget: 0.30, Thresholds: DefaultThresholds, Detect: DefaultDetectThresholds}
+var DefaultOptions = Options{CommBudget: DefaultCommBudgetShare, Thresholds: DefaultThresholds, Detect: DefaultDetectThresholds}
 
 // withDefaults fills what opts leaves at zero with the defaults.
 func (o Options) withDefaults() Options {

@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/units"
@@ -35,7 +34,8 @@ type Limits struct {
 	ContentionMinBytes int64
 	// Byte alignment: SDMA transfer sizes that are not a multiple of AlignmentBytes.
 	AlignmentBytes int64
-	// DefaultBuffsizeMB is HCCL_BUFFSIZE when the run's environment does not set it.
+	// DefaultBuffsizeMB is HCCL_BUFFSIZE when the run's environment does not set it,
+	// in MB as HCCL reads them (MiB); BuffsizeBytes is the size in effect.
 	DefaultBuffsizeMB int
 }
 
@@ -92,32 +92,13 @@ type CheckSamples struct {
 	BufferEx             CheckExample
 }
 
-// BuffsizeMB reads HCCL_BUFFSIZE from a rank's environment (ENV_VARIABLES): MB, which
-// HCCL reads as MiB. ok is false when it is unset, or set to what is not a whole
-// number ≥ 1, which bad then quotes (HCCL does not take it; it read as unset, without
-// a word).
-func BuffsizeMB(env map[string]string) (mb int, ok bool, bad string) {
-	s, set := env["HCCL_BUFFSIZE"]
-	if !set || strings.TrimSpace(s) == "" {
-		return 0, false, ""
-	}
-	v, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || v < 1 {
-		return 0, false, s
-	}
-	return v, true, ""
-}
-
 // rankCheckSamples runs the per-rank part of the checks while the rank's tasks and
 // compute intervals are in memory; ops are the rank's OpStats (those of skipSteps
 // left out already), and the tasks of ops in skipSteps are left out too.
 func rankCheckSamples(r *profile.Rank, idx rankIndex, ops []OpStat, th Limits, skipSteps map[int]bool) CheckSamples {
 	var rc CheckSamples
-	buffMB := th.DefaultBuffsizeMB
-	if v, ok, _ := BuffsizeMB(r.Metadata.Env); ok {
-		buffMB = v
-	}
-	bufBytes := int64(buffMB) << 20
+	bufBytes := th.BuffsizeBytes(r.Metadata.Env)
+	buffMB := bufBytes >> 20
 	for _, o := range ops {
 		ref := CheckRef{Rank: o.Rank, Step: o.Step, Op: o.Name, StartNs: o.StartNs}
 		for _, small := range []struct {

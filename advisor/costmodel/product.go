@@ -51,7 +51,7 @@ func PriceOnProduct(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 	}
 	buffer := q.BufferBytes
 	if buffer == 0 {
-		buffer = int64(analysis.DefaultLimits.DefaultBuffsizeMB) << 20 // HCCL_BUFFSIZE's default
+		buffer = analysis.DefaultLimits.BuffsizeBytes(nil) // HCCL_BUFFSIZE's default
 	}
 	intra := Link{AlphaUs: hw.Level0LatencyUs, BWGBps: hw.PeakGBps["HCCS"], GammaBWGBps: q.GammaGBps}
 	if sio := hw.PeakGBps["SIO"]; sio > 0 && pl == 2 && q.Servers == 1 {
