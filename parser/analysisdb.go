@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/table"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -126,14 +127,14 @@ func stepTraceRowOf(t *table.Rows) (profile.StepTraceRow, error) {
 		if err != nil {
 			return row, err
 		}
-		*c.dst = usFigureToNs(v)
-		noteOutOfRange(&row.OutOfRange, c.col, *c.dst, strconv.FormatFloat(v, 'g', -1, 64))
+		*c.dst = units.NsFromUsFigure(v)
+		units.NoteSaturated(&row.OutOfRange, c.col, *c.dst, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	opt := func(col string) (int64, bool, error) {
 		v, has, err := t.Float(col)
-		ns := usFigureToNs(v)
+		ns := units.NsFromUsFigure(v)
 		if has && err == nil {
-			noteOutOfRange(&row.OutOfRange, col, ns, strconv.FormatFloat(v, 'g', -1, 64))
+			units.NoteSaturated(&row.OutOfRange, col, ns, strconv.FormatFloat(v, 'g', -1, 64))
 		}
 		return ns, has, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/internal/ranksummary"
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -368,7 +369,7 @@ func TestDiscoverRankClaimedTwiceAtOnce(t *testing.T) {
 		require.Empty(t, r.Problems)
 		out := filepath.Join(gathered, fmt.Sprintf("node%d", i))
 		require.NoError(t, os.MkdirAll(out, 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(out, RankSummaryName(r.Rank)), summaryBytes(t, r, nil), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(out, ranksummary.Name(r.Rank)), summaryBytes(t, r, nil), 0o644))
 	}
 	sc, err := LoadCluster([]string{gathered}, LoadOptions{Workers: 1})
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/ranksummary"
 	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -26,7 +27,7 @@ var kinetoFormat = &inputFormat{
 			// A rank summary is claimed by its own format; opening each of thousands
 			// gathered in one directory to rule out Kineto took a fifth of a second a
 			// thousand.
-			if e.IsDir() || exportedFiles[e.Name()] || IsRankSummaryName(e.Name()) {
+			if e.IsDir() || exportedFiles[e.Name()] || ranksummary.IsName(e.Name()) {
 				continue
 			}
 			if ri, ok := kinetoInput(filepath.Join(path, e.Name())); ok {

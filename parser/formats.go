@@ -49,9 +49,10 @@ type inputFormat struct {
 	// complete says its ranks were completed when written (their ops chosen), so
 	// LoadRank does not choose them again.
 	complete bool
-	// fuzz are the fuzz targets (Fuzz* in the package's tests) that feed its readers
-	// arbitrary bytes; make fuzz runs every target go test lists, and a test holds
-	// each format to naming one that exists.
+	// fuzz are the fuzz targets that feed its readers arbitrary bytes: Fuzz* of this
+	// package's tests, or of another package's as "dir.FuzzX" (dir from the module
+	// root). make fuzz runs every target go test lists; a test holds each format to
+	// naming one, and each named to exist.
 	fuzz []string
 }
 

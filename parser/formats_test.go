@@ -87,20 +87,29 @@ func TestRegisteredFormatIsFoundAndLoaded(t *testing.T) {
 }
 
 // Each format that reads ranks names its fuzz targets, and each is a Fuzz function of
-// this package's tests (make fuzz runs whatever go test -list finds).
+// this package's tests or of the package it names (make fuzz runs whatever go test
+// -list finds).
 func TestInputFormatsNameTheirFuzzTargets(t *testing.T) {
-	fset := token.NewFileSet()
-	pkgs, err := goparser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	require.NoError(t, err)
-	fuzzers := map[string]bool{}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Fuzz") {
-					fuzzers[fn.Name.Name] = true
+	fuzzersIn := map[string]map[string]bool{}
+	fuzzers := func(dir string) map[string]bool {
+		if m, ok := fuzzersIn[dir]; ok {
+			return m
+		}
+		m := map[string]bool{}
+		fset := token.NewFileSet()
+		pkgs, err := goparser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+		require.NoError(t, err)
+		for _, p := range pkgs {
+			for _, f := range p.Files {
+				for _, d := range f.Decls {
+					if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Fuzz") {
+						m[fn.Name.Name] = true
+					}
 				}
 			}
 		}
+		fuzzersIn[dir] = m
+		return m
 	}
 	for _, f := range inputFormats {
 		if f.load == nil {
@@ -108,7 +117,11 @@ func TestInputFormatsNameTheirFuzzTargets(t *testing.T) {
 		}
 		assert.NotEmpty(t, f.fuzz, "%s names no fuzz target", f.name)
 		for _, name := range f.fuzz {
-			assert.True(t, fuzzers[name], "%s names %s, which is not a fuzz target of this package", f.name, name)
+			dir := "."
+			if i := strings.LastIndexByte(name, '.'); i >= 0 {
+				dir, name = filepath.Join("..", name[:i]), name[i+1:]
+			}
+			assert.True(t, fuzzers(dir)[name], "%s names %s, which is not a fuzz target in %s", f.name, name, dir)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/table"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -128,12 +129,12 @@ func timeSummaryRowOf(t *table.Rows, colComputing, colNotOvl, colOvl, colComm, c
 		}
 	}
 	profilerFree := free + memNotOvl
-	row.ComputingNs = usFigureToNs(computing)
-	row.CommNotOverlappedNs = usFigureToNs(notOvl)
-	row.OverlappedNs = usFigureToNs(ovl)
-	row.CommunicationNs = usFigureToNs(comm)
-	row.FreeNs = usFigureToNs(profilerFree)
-	row.StageNs = usFigureToNs(computing + notOvl + profilerFree)
+	row.ComputingNs = units.NsFromUsFigure(computing)
+	row.CommNotOverlappedNs = units.NsFromUsFigure(notOvl)
+	row.OverlappedNs = units.NsFromUsFigure(ovl)
+	row.CommunicationNs = units.NsFromUsFigure(comm)
+	row.FreeNs = units.NsFromUsFigure(profilerFree)
+	row.StageNs = units.NsFromUsFigure(computing + notOvl + profilerFree)
 	row.CommNotOverlappedExclRecvNs = row.CommNotOverlappedNs
 	for _, f := range []struct {
 		name string
@@ -144,7 +145,7 @@ func timeSummaryRowOf(t *table.Rows, colComputing, colNotOvl, colOvl, colComm, c
 		{colOvl, row.OverlappedNs, ovl}, {colComm, row.CommunicationNs, comm},
 		{colFree, row.FreeNs, profilerFree}, {"Stage", row.StageNs, computing + notOvl + profilerFree},
 	} {
-		noteOutOfRange(&row.OutOfRange, f.name, f.ns, strconv.FormatFloat(f.us, 'g', -1, 64))
+		units.NoteSaturated(&row.OutOfRange, f.name, f.ns, strconv.FormatFloat(f.us, 'g', -1, 64))
 	}
 	return row, ""
 }

@@ -1,12 +1,9 @@
 package parser
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // BenchmarkSummaryFiles reads one real rank's summary files (communication.json, the
@@ -63,26 +60,5 @@ func must(b *testing.B, ok bool) {
 	b.Helper()
 	if !ok {
 		b.Fatal("unexpected result")
-	}
-}
-
-// BenchmarkReadRankSummary reads rank summaries as an analyze over gathered summaries
-// does, thousands of times: the bundled sample's rank 2, and the same rank as a
-// 4096-rank job's would be, its world group's rank list in its metadata.
-func BenchmarkReadRankSummary(b *testing.B) {
-	small, big := sampleRank(b), worldRank(b)
-	for _, c := range []struct {
-		name string
-		r    *profile.Rank
-	}{{"sample", small}, {"world4096", big}} {
-		data := summaryBytes(b, c.r, nil)
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				r, err := readRankSummary("bench", bytes.NewReader(data))
-				must(b, err == nil && len(r.CommTasks) == len(c.r.CommTasks))
-			}
-		})
 	}
 }

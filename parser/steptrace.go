@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/hcclprof/hcclprof/internal/table"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -95,7 +96,7 @@ func stepTraceRow(t *table.CSV, c stepTraceCols) (profile.StepTraceRow, error) {
 		if *f.dst, err = usField(t, f.i, f.name); err != nil {
 			return row, err
 		}
-		noteOutOfRange(&row.OutOfRange, f.name, *f.dst, t.Field(f.i))
+		units.NoteSaturated(&row.OutOfRange, f.name, *f.dst, t.Field(f.i))
 	}
 	// Optional columns: absent, empty or N/A means "not written".
 	opt := func(i int, name string) (int64, bool, error) {
@@ -104,7 +105,7 @@ func stepTraceRow(t *table.CSV, c stepTraceCols) (profile.StepTraceRow, error) {
 		}
 		v, err := usField(t, i, name)
 		if err == nil {
-			noteOutOfRange(&row.OutOfRange, name, v, t.Field(i))
+			units.NoteSaturated(&row.OutOfRange, name, v, t.Field(i))
 		}
 		return v, err == nil, err
 	}

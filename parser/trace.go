@@ -773,34 +773,6 @@ func (t *stringIDs[I]) id(s string) I {
 	return id
 }
 
-// taskLabelCache hands out tasks' shared labels by a key of the source's own ids
-// (row and string ids, string indexes), so that the strings are hashed once per
-// distinct key rather than once per task. Tasks come in runs of one key: the last
-// is remembered.
-type taskLabelCache[K comparable] struct {
-	set        profile.TaskLabelSet
-	byKey      map[K]*profile.TaskLabels
-	last       K
-	lastLabels *profile.TaskLabels
-}
-
-// of is the labels of key k, made by labels the first time k is seen.
-func (c *taskLabelCache[K]) of(k K, labels func() profile.TaskLabels) *profile.TaskLabels {
-	if c.lastLabels != nil && k == c.last {
-		return c.lastLabels
-	}
-	p, ok := c.byKey[k]
-	if !ok {
-		if c.byKey == nil {
-			c.byKey = map[K]*profile.TaskLabels{}
-		}
-		p = c.set.Of(labels())
-		c.byKey[k] = p
-	}
-	c.last, c.lastLabels = k, p
-	return p
-}
-
 // runCounts counts events by process: a map, with the run of the last process
 // counted apart (a process's tasks come in runs, and a map update per task was not
 // free).
@@ -1231,7 +1203,7 @@ func (st *traceState) finish() *Timeline {
 	}
 	// Each task's labels are found once per row and strings, by their ids.
 	type taskLabelKey struct{ row, name, transport, link uint32 }
-	var labels taskLabelCache[taskLabelKey]
+	var labels profile.TaskLabelCache[taskLabelKey]
 	for part := range st.tasks.All() {
 		for i := range part {
 			t := &part[i]
@@ -1246,7 +1218,7 @@ func (st *traceState) finish() *Timeline {
 				st.countStray(strayProcs, st.rows[t.row].pid)
 				continue
 			}
-			taskLabels := labels.of(taskLabelKey{row: t.row, name: t.name, transport: t.transport, link: t.link}, func() profile.TaskLabels {
+			taskLabels := labels.Of(taskLabelKey{row: t.row, name: t.name, transport: t.transport, link: t.link}, func() profile.TaskLabels {
 				return profile.TaskLabels{GroupRow: last.group, Name: st.strs.values[t.name],
 					TransportType: st.strs.values[t.transport], LinkType: st.strs.values[t.link]}
 			})
@@ -1266,7 +1238,7 @@ func (st *traceState) finish() *Timeline {
 				tl.CommOps = append(tl.CommOps, profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name),
 					Group: profile.GroupIDFromName(name), GroupRow: row, Interval: g.iv})
 			} else {
-				tl.CommTasks = append(tl.CommTasks, profile.CommTask{TaskLabels: labels.set.Of(profile.TaskLabels{Name: name}), Interval: g.iv,
+				tl.CommTasks = append(tl.CommTasks, profile.CommTask{TaskLabels: labels.Labels(profile.TaskLabels{Name: name}), Interval: g.iv,
 					Plane: st.plane(at.pid, at.tid), SrcRank: -1, DstRank: -1})
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/hcclprof/hcclprof/internal/units"
 )
 
 // plainMicrosToNs is MicrosToNs for the common form, digits with at most three
@@ -100,32 +102,8 @@ func plainDigits(s string) bool {
 	return true
 }
 
-// usFigureToNs converts a µs figure the profiler computed (a step_trace_time.csv or
-// analysis.db value) to ns. A value int64 ns cannot hold saturates, and NaN becomes
-// the most negative value, so that the range checks after the parse reject the row
-// (naming the field) rather than the parse failing the file.
-func usFigureToNs(us float64) int64 {
-	ns := math.Round(us * 1e3)
-	switch {
-	case math.IsNaN(ns), ns <= math.MinInt64:
-		return math.MinInt64
-	case ns >= math.MaxInt64:
-		return math.MaxInt64
-	}
-	return int64(ns)
-}
-
-// noteOutOfRange records in *at, when it is the row's first, that a µs figure named
-// name (text as written) saturated its ns (usFigureToNs), so that the row's problem
-// gives the figure as written rather than the saturated value.
-func noteOutOfRange(at *string, name string, ns int64, text string) {
-	if *at == "" && (ns == math.MaxInt64 || ns == math.MinInt64) {
-		*at = name + " = " + text
-	}
-}
-
 // usTextToNs converts the text of a µs figure to ns: exactly for a plain decimal
-// (MicrosToNs), through usFigureToNs for anything else. ok is false when s is not a
+// (MicrosToNs), through units.NsFromUsFigure for anything else. ok is false when s is not a
 // finite number.
 func usTextToNs(s string) (ns int64, ok bool) {
 	if ns, err := MicrosToNs(s); err == nil {
@@ -135,5 +113,5 @@ func usTextToNs(s string) (ns int64, ok bool) {
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, false
 	}
-	return usFigureToNs(f), true
+	return units.NsFromUsFigure(f), true
 }

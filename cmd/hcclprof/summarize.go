@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hcclprof/hcclprof/internal/driver"
-	"github.com/hcclprof/hcclprof/parser"
+	"github.com/hcclprof/hcclprof/internal/ranksummary"
 )
 
 func newSummarizeCmd(in invocation) *cobra.Command {
@@ -13,7 +13,7 @@ func newSummarizeCmd(in invocation) *cobra.Command {
 		Use:   "summarize PATH... -o DIR",
 		Short: "Write a small summary of each rank, to analyse where the data is not",
 		Long: `Summarize reads the ranks under PATH (anything analyze reads) and writes, for each,
-DIR/rank<N>` + parser.RankSummarySuffix + `: what the analysis reads of the rank, usually
+DIR/rank<N>` + ranksummary.Suffix + `: what the analysis reads of the rank, usually
 a few hundredths of its traces or less. analyze, advise, diff, export and inspect read
 summaries as they read rank directories, alone or mixed with raw ranks, and report the
 same figures. Run it on every server over that server's profiler output, into one shared

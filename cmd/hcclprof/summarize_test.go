@@ -20,8 +20,8 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/driver"
+	"github.com/hcclprof/hcclprof/internal/ranksummary"
 	"github.com/hcclprof/hcclprof/internal/realdata"
-	"github.com/hcclprof/hcclprof/parser"
 )
 
 // genSmall writes a built-in scenario kept affordable: at most two steps and, beyond
@@ -105,7 +105,7 @@ func TestSummaryReportsEqualRaw(t *testing.T) {
 				dir := genSmall(t, name, format)
 				sums := t.TempDir()
 				summarize(t, sums, dir)
-				files, err := filepath.Glob(filepath.Join(sums, "*"+parser.RankSummarySuffix))
+				files, err := filepath.Glob(filepath.Join(sums, "*"+ranksummary.Suffix))
 				require.NoError(t, err)
 				ranks, err := filepath.Glob(filepath.Join(dir, "*"))
 				require.NoError(t, err)
@@ -198,7 +198,7 @@ func TestMixedRawAndSummaries(t *testing.T) {
 func TestDamagedSummaryIsIncomplete(t *testing.T) {
 	sums := t.TempDir()
 	summarize(t, sums, sample)
-	victim := filepath.Join(sums, parser.RankSummaryName(3))
+	victim := filepath.Join(sums, ranksummary.Name(3))
 	data, err := os.ReadFile(victim)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(victim, data[:len(data)/2], 0o644))
@@ -244,7 +244,7 @@ ddp: {bucket_mb: 25, overlap: 0.8}
 		st, err := os.Stat(trace)
 		require.NoError(t, err)
 		require.Greater(t, st.Size(), int64(8<<20), "a sizable trace")
-		sum, err := os.Stat(filepath.Join(sums, parser.RankSummaryName(rank)))
+		sum, err := os.Stat(filepath.Join(sums, ranksummary.Name(rank)))
 		require.NoError(t, err)
 		ratio := float64(st.Size()) / float64(sum.Size())
 		t.Logf("rank %d: trace %d bytes, summary %d bytes: %.0fx", rank, st.Size(), sum.Size(), ratio)

@@ -11,6 +11,7 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/parallel"
 	"github.com/hcclprof/hcclprof/internal/progress"
+	"github.com/hcclprof/hcclprof/internal/ranksummary"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -104,7 +105,7 @@ func writeRankSummary(dir string, r *profile.Rank, notes []string) (int64, error
 		return 0, err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing is left to remove
-	if err := parser.WriteRankSummary(tmp, r, notes); err != nil {
+	if err := ranksummary.Write(tmp, r, parser.SummaryClaim(r), notes); err != nil {
 		tmp.Close()
 		return 0, fmt.Errorf("%s: %w", tmp.Name(), err)
 	}
@@ -123,6 +124,6 @@ func writeRankSummary(dir string, r *profile.Rank, notes []string) (int64, error
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return 0, err
 	}
-	_, err = parser.InstallRankSummary(tmp.Name(), dir, r.Rank)
+	_, err = ranksummary.Install(tmp.Name(), dir, r.Rank)
 	return st.Size(), err
 }

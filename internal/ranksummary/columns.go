@@ -1,4 +1,4 @@
-package parser
+package ranksummary
 
 import (
 	"bytes"
@@ -27,15 +27,15 @@ type int64Column []int64
 // other JSON, or a value that is not an integer in [lo, hi], is an error, as
 // encoding/json's would be.
 func decodeIntArray[T int | int64](b []byte, dst []T, lo, hi int64) ([]T, error) {
-	i := skipJSONSpace(b, 0)
-	if end, ok, _ := jsonx.LexLiteral(b, i, "null"); ok && skipJSONSpace(b, end) == len(b) {
+	i := jsonx.SkipWS(b, 0)
+	if end, ok, _ := jsonx.LexLiteral(b, i, "null"); ok && jsonx.SkipWS(b, end) == len(b) {
 		return nil, nil
 	}
 	out, end, err := decodeIntList(b, i, dst, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	if end = skipJSONSpace(b, end); end != len(b) {
+	if end = jsonx.SkipWS(b, end); end != len(b) {
 		return nil, fmt.Errorf("json: invalid character %q after a list of integers", b[end])
 	}
 	return out, nil
@@ -60,7 +60,7 @@ func decodeIntList[T int | int64](b []byte, i int, dst []T, lo, hi int64) ([]T, 
 		}
 		dst = make([]T, 0, n+1)
 	}
-	i = skipJSONSpace(b, i+1)
+	i = jsonx.SkipWS(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return dst, i + 1, nil
 	}
@@ -70,7 +70,7 @@ func decodeIntList[T int | int64](b []byte, i int, dst []T, lo, hi int64) ([]T, 
 			return nil, 0, fmt.Errorf("item %d: %w", k, err)
 		}
 		dst = append(dst, T(v))
-		i = skipJSONSpace(b, next)
+		i = jsonx.SkipWS(b, next)
 		if i >= len(b) {
 			return nil, 0, errors.New("json: unexpected end of a list of integers")
 		}
@@ -80,7 +80,7 @@ func decodeIntList[T int | int64](b []byte, i int, dst []T, lo, hi int64) ([]T, 
 		if b[i] != ',' {
 			return nil, 0, fmt.Errorf("json: invalid character %q in a list of integers", b[i])
 		}
-		i = skipJSONSpace(b, i+1)
+		i = jsonx.SkipWS(b, i+1)
 	}
 }
 
@@ -118,13 +118,6 @@ func decodeJSONInt(b []byte, i int, lo, hi int64) (int64, int, error) {
 		return 0, i, fmt.Errorf("json: cannot unmarshal number %s into an integer: out of range", numberText(b, start))
 	}
 	return v, i, nil
-}
-
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && isJSONSpace(b[i]) {
-		i++
-	}
-	return i
 }
 
 // numberText is the JSON number starting at b[i].

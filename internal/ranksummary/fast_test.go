@@ -1,4 +1,4 @@
-package parser
+package ranksummary_test
 
 import (
 	"bytes"
@@ -18,12 +18,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/internal/ranksummary"
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// readPlain decodes a summary body as the plain reader does.
-func readPlain(data []byte, b *summaryBody) error {
+// decodePlain decodes a summary body as the plain reader does.
+func decodePlain(data []byte, b *ranksummary.Body) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	return dec.Decode(b)
@@ -36,7 +38,7 @@ func TestFastPathReadsWhatWritersWrite(t *testing.T) {
 	dirs := sampleAndRealDirs(t)
 	read := 0
 	for _, dir := range dirs {
-		in, err := Discover([]string{dir})
+		in, err := parser.Discover([]string{dir})
 		if err != nil {
 			continue // a dataset of files hcclprof does not read as ranks
 		}
@@ -44,11 +46,11 @@ func TestFastPathReadsWhatWritersWrite(t *testing.T) {
 			if k == 4 {
 				break
 			}
-			r := LoadRank(ri)
+			r := parser.LoadRank(ri)
 			data := summaryBytes(t, r, []string{"a note"})
-			fast, ok := readRankSummaryFast(data, fastSize(data))
+			fast, ok := ranksummary.ReadFast(data, fastSize(data))
 			require.True(t, ok, "%s rank %d: the fast path gave up", dir, r.Rank)
-			plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
+			plain, err := ranksummary.ReadPlain("x", bytes.NewReader(data), ranksummary.MaxInflated(int64(len(data))))
 			require.NoError(t, err)
 			require.Equal(t, plain, fast, "%s rank %d", dir, r.Rank)
 			read++
@@ -75,16 +77,16 @@ func TestFastPathGivesWay(t *testing.T) {
 		`{"Dir": "a` + "\x01" + `"}`,         // a control character
 		`{"Dir": "x"} {}`,                    // something after
 	} {
-		var b summaryBody
-		if decodeSummaryBody([]byte(body), &b) == nil {
+		var b ranksummary.Body
+		if ranksummary.DecodeBody([]byte(body), &b) == nil {
 			t.Errorf("%s: taken by the fast path", body)
 		}
 	}
 	// Escapes and non-ASCII strings are decoded as encoding/json decodes them.
 	body := `{"Dir": "a\u00e9\"\\ é ` + "\xff" + `", "Problems": ["\t"]}`
-	var fast, plain summaryBody
-	require.NoError(t, decodeSummaryBody([]byte(body), &fast))
-	require.NoError(t, readPlain([]byte(body), &plain))
+	var fast, plain ranksummary.Body
+	require.NoError(t, ranksummary.DecodeBody([]byte(body), &fast))
+	require.NoError(t, decodePlain([]byte(body), &plain))
 	assert.Equal(t, plain, fast)
 	assert.Equal(t, "a\u00e9\"\\ é \ufffd", fast.Dir)
 }
@@ -101,7 +103,7 @@ func checkIntArray(t *testing.T, in []byte) {
 	t.Helper()
 	var want []int64
 	werr := json.Unmarshal(in, &want)
-	got, err := decodeIntArray(in, []int64(nil), math.MinInt64, math.MaxInt64)
+	got, err := ranksummary.DecodeIntArray(in, []int64(nil), math.MinInt64, math.MaxInt64)
 	if (err == nil) != (werr == nil) {
 		t.Fatalf("%q: err %v, encoding/json's %v", in, err, werr)
 	}
@@ -126,12 +128,12 @@ func FuzzSummaryFastPath(f *testing.F) {
 	text := decompressed(f, summaryBytes(f, sampleRank(f), nil))
 	f.Add(text[bytes.IndexByte(text, '\n')+1:])
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var fast summaryBody
-		if decodeSummaryBody(body, &fast) != nil {
+		var fast ranksummary.Body
+		if ranksummary.DecodeBody(body, &fast) != nil {
 			return
 		}
-		var plain summaryBody
-		if perr := readPlain(body, &plain); perr != nil {
+		var plain ranksummary.Body
+		if perr := decodePlain(body, &plain); perr != nil {
 			t.Fatalf("the fast path took what encoding/json refuses (%v): %q", perr, body)
 		}
 		if !reflect.DeepEqual(fast, plain) {
@@ -163,9 +165,9 @@ func TestSummaryRankListsShared(t *testing.T) {
 		r.Rank = rank
 		r.Metadata.ParallelGroups = []profile.ParallelGroup{{HCCLName: "w", Name: "default", GroupRank: rank, GlobalRanks: world}}
 		data := summaryBytes(t, r, nil)
-		fast, ok := readRankSummaryFast(data, fastSize(data))
+		fast, ok := ranksummary.ReadFast(data, fastSize(data))
 		require.True(t, ok)
-		plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
+		plain, err := ranksummary.ReadPlain("x", bytes.NewReader(data), ranksummary.MaxInflated(int64(len(data))))
 		require.NoError(t, err)
 		require.Equal(t, plain, fast)
 		got = append(got, fast.Metadata.ParallelGroups[0].GlobalRanks)
@@ -178,8 +180,8 @@ func TestSummaryRankListsShared(t *testing.T) {
 // profile's (a member they lacked would be dropped from every summary).
 func TestSummaryMetadataMirrorsProfile(t *testing.T) {
 	for _, pair := range [][2]reflect.Type{
-		{reflect.TypeFor[summaryMetadata](), reflect.TypeFor[profile.Metadata]()},
-		{reflect.TypeFor[summaryParallelGroup](), reflect.TypeFor[profile.ParallelGroup]()},
+		{reflect.TypeFor[ranksummary.Metadata](), reflect.TypeFor[profile.Metadata]()},
+		{reflect.TypeFor[ranksummary.ParallelGroup](), reflect.TypeFor[profile.ParallelGroup]()},
 	} {
 		for i := range pair[1].NumField() {
 			name := pair[1].Field(i).Name
@@ -218,7 +220,7 @@ func TestVersion1SummariesRead(t *testing.T) {
 	r := worldRank(t)
 	text := decompressed(t, summaryBytes(t, r, []string{"a note"}))
 	nl := bytes.IndexByte(text, '\n')
-	header := strings.Replace(string(text[:nl]), fmt.Sprintf(`"version":%d`, RankSummaryVersion), `"version":1`, 1)
+	header := strings.Replace(string(text[:nl]), fmt.Sprintf(`"version":%d`, ranksummary.Version), `"version":1`, 1)
 	require.NotEqual(t, string(text[:nl]), header)
 	header = regexp.MustCompile(`"worker":"[^"]*","at_ns":\d+,`).ReplaceAllString(header, "") // version 4's claim
 	require.NotContains(t, header, "worker")
@@ -237,12 +239,13 @@ func TestVersion1SummariesRead(t *testing.T) {
 	v1Body, err := json.Marshal(body)
 	require.NoError(t, err)
 	data := gzipLines(header, string(v1Body))
-	fast, ok := readRankSummaryFast(data, fastSize(data))
+	fast, ok := ranksummary.ReadFast(data, fastSize(data))
 	require.True(t, ok)
-	plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
+	plain, err := ranksummary.ReadPlain("x", bytes.NewReader(data), ranksummary.MaxInflated(int64(len(data))))
 	require.NoError(t, err)
 	r.Info.CollectionEndNs = 0 // version 1 did not carry it
 	r.ComputeDTypeNs = nil
+	r.Traits = profile.Traits{} // the format's, given by parser.LoadRank, not written
 	assert.Equal(t, r, plain)
 	assert.Equal(t, r, fast)
 }
@@ -256,9 +259,9 @@ func TestRankListsRoundTrip(t *testing.T) {
 		r.Metadata.ParallelGroups = append(r.Metadata.ParallelGroups, profile.ParallelGroup{Name: strconv.Itoa(k), GlobalRanks: ranks})
 	}
 	data := summaryBytes(t, r, nil)
-	fast, ok := readRankSummaryFast(data, fastSize(data))
+	fast, ok := ranksummary.ReadFast(data, fastSize(data))
 	require.True(t, ok)
-	plain, err := readRankSummaryPlain("x", bytes.NewReader(data), maxInflatedSummary(int64(len(data))))
+	plain, err := ranksummary.ReadPlain("x", bytes.NewReader(data), ranksummary.MaxInflated(int64(len(data))))
 	require.NoError(t, err)
 	assert.Equal(t, r.Metadata, plain.Metadata)
 	assert.Equal(t, r.Metadata, fast.Metadata)
@@ -277,7 +280,7 @@ func ranksExpected(fromSample int) int {
 
 func sampleAndRealDirs(t *testing.T) []string {
 	t.Helper()
-	dirs := []string{"../fixtures/samples/demo-2server-8rank"}
+	dirs := []string{"../../fixtures/samples/demo-2server-8rank"}
 	if root := realdata.Root(); root != "" {
 		entries, err := os.ReadDir(root)
 		require.NoError(t, err)

@@ -1,4 +1,4 @@
-package parser
+package ranksummary_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/ranksummary"
+	"github.com/hcclprof/hcclprof/parser"
 )
 
 // encoderBytes is what json.Encoder writes of v, the reference.
@@ -25,7 +27,7 @@ func encoderBytes(t *testing.T, v any) []byte {
 func TestEncodeMembersIsEncode(t *testing.T) {
 	n := 0
 	for _, dir := range sampleAndRealDirs(t) {
-		in, err := Discover([]string{dir})
+		in, err := parser.Discover([]string{dir})
 		if err != nil {
 			continue
 		}
@@ -33,8 +35,8 @@ func TestEncodeMembersIsEncode(t *testing.T) {
 			if k == 3 {
 				break
 			}
-			r := LoadRank(ri)
-			for _, v := range []any{summaryBodyOf(r), summaryHeader{Format: "f", Version: 2, Rank: r.Rank, Notes: []string{"<a> & é"}}, summaryHeader{}} {
+			r := parser.LoadRank(ri)
+			for _, v := range []any{ranksummary.BodyOf(r), ranksummary.Header{Format: "f", Version: 2, Rank: r.Rank, Notes: []string{"<a> & é"}}, ranksummary.Header{}} {
 				var got bytes.Buffer
 				require.NoError(t, jsonx.EncodeMembers(&got, v))
 				require.Equal(t, string(encoderBytes(t, v)), got.String(), "%s rank %d", dir, r.Rank)

@@ -1,4 +1,8 @@
-package parser
+// Package ranksummary is hcclprof's own file format, the rank summary: what
+// hcclprof summarize writes of each rank (Write, Install) and what analyze reads back
+// (Read, through parser's rank-summary format, which recognises the files and claims
+// their ranks). It knows the profile model and no profiler's format.
+package ranksummary
 
 import (
 	"bufio"
@@ -19,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -28,9 +33,9 @@ import (
 // another format, a later version and anything they cannot account for, so a summary
 // is never half-understood.
 const (
-	// RankSummarySuffix ends the name of every rank summary file.
-	RankSummarySuffix = ".hcclprof-summary.json.gz"
-	// RankSummaryVersion is the version this build writes; it reads it and every one
+	// Suffix ends the name of every rank summary file.
+	Suffix = ".hcclprof-summary.json.gz"
+	// Version is the version this build writes; it reads it and every one
 	// before. Raise it when the body changes in any way an older reader would misread.
 	// Version 2 writes group rank lists as steps (summaryParallelGroup.RankSteps);
 	// version 3 the rank's host from msprof's info.json (Info.Host, Info.HostUID),
@@ -38,17 +43,17 @@ const (
 	// header's claim of the rank (Worker, AtNs), with which analyze tells two
 	// processes' claims of one rank from a re-run, the rank's Notes and
 	// Info.CollectionEndNs; version 5 the compute's data types (ComputeDTypeNs).
-	RankSummaryVersion = 5
+	Version = 5
 	// maxSummaryHeader bounds the header line a reader accepts.
 	maxSummaryHeader = 1 << 20
 )
 
-// RankSummaryName is the file name of rank's summary.
-func RankSummaryName(rank int) string {
-	return "rank" + strconv.Itoa(rank) + RankSummarySuffix
+// Name is the file name of rank's summary.
+func Name(rank int) string {
+	return "rank" + strconv.Itoa(rank) + Suffix
 }
 
-// InstallRankSummary moves the summary written at tmp into dir under its rank's name,
+// Install moves the summary written at tmp into dir under its rank's name,
 // never over the summary of another input: summarize runs on every node into one
 // shared directory, and when two inputs claim one rank (a re-run beside the first, or
 // nodes that wrote local rank ids) the second would have replaced the first, and
@@ -58,15 +63,15 @@ func RankSummaryName(rank int) string {
 // their claims. The name is taken with a hard link, which fails when it exists, so
 // writers on different servers cannot both take it; where the filesystem has no hard
 // links the summary is renamed into place, replacing any. It returns the path.
-func InstallRankSummary(tmp, dir string, rank int) (string, error) {
-	mine, err := sniffRankSummary(tmp)
+func Install(tmp, dir string, rank int) (string, error) {
+	mine, err := ReadHeader(tmp)
 	if err != nil {
 		return "", err
 	}
 	for k := 1; k <= 1000; k++ {
-		name := RankSummaryName(rank)
+		name := Name(rank)
 		if k > 1 {
-			name = "rank" + strconv.Itoa(rank) + "." + strconv.Itoa(k) + RankSummarySuffix
+			name = "rank" + strconv.Itoa(rank) + "." + strconv.Itoa(k) + Suffix
 		}
 		final := filepath.Join(dir, name)
 		err := os.Link(tmp, final)
@@ -76,7 +81,7 @@ func InstallRankSummary(tmp, dir string, rank int) (string, error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return final, os.Rename(tmp, final)
 		}
-		theirs, err := sniffRankSummary(final)
+		theirs, err := ReadHeader(final)
 		if err != nil || theirs.Rank == mine.Rank && theirs.Worker == mine.Worker && theirs.AtNs == mine.AtNs {
 			return final, os.Rename(tmp, final) // the same input summarised again, or a damaged file
 		}
@@ -84,17 +89,28 @@ func InstallRankSummary(tmp, dir string, rank int) (string, error) {
 	return "", fmt.Errorf("%s: a thousand summaries of rank %d already", dir, rank)
 }
 
-// IsRankSummaryName reports whether a file name is that of a rank summary.
-func IsRankSummaryName(name string) bool { return strings.HasSuffix(name, RankSummarySuffix) }
+// IsName reports whether a file name is that of a rank summary.
+func IsName(name string) bool { return strings.HasSuffix(name, Suffix) }
 
 var summaryNameRank = regexp.MustCompile(`^rank(\d+)\.`)
 
-// summaryHeader is a rank summary's first line.
-type summaryHeader struct {
+// RankOfName is the rank a summary's file name gives (rank{N}...), false when it
+// gives none.
+func RankOfName(name string) (int, bool) {
+	m := summaryNameRank.FindStringSubmatch(name)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
+
+// Header is a rank summary's first line.
+type Header struct {
 	Format  profile.Format `json:"format"`
 	Version int            `json:"version"`
 	Rank    int            `json:"rank"`
-	// Worker and AtNs are the summarised input's claim of its rank (rankClaim): the
+	// Worker and AtNs are the summarised input's claim of its rank (Claim): the
 	// process that profiled it and when; absent when the input does not say.
 	Worker string `json:"worker,omitempty"`
 	AtNs   int64  `json:"at_ns,omitempty"`
@@ -173,17 +189,17 @@ func unpackStepTrace(rows []summaryStepTraceRow) []profile.StepTraceRow {
 	out := make([]profile.StepTraceRow, len(rows))
 	for i, r := range rows {
 		out[i] = profile.StepTraceRow{Step: r.Step, HasStep: r.HasStep,
-			ComputingNs: usFigureToNs(r.ComputingUs), CommNotOverlappedNs: usFigureToNs(r.CommNotOverlappedUs),
-			OverlappedNs: usFigureToNs(r.OverlappedUs), CommunicationNs: usFigureToNs(r.CommunicationUs),
-			FreeNs: usFigureToNs(r.FreeUs), StageNs: usFigureToNs(r.StageUs), BubbleNs: usFigureToNs(r.BubbleUs),
-			CommNotOverlappedExclRecvNs: usFigureToNs(r.CommNotOverlappedExclRecvUs), PreparingNs: usFigureToNs(r.PreparingUs),
+			ComputingNs: units.NsFromUsFigure(r.ComputingUs), CommNotOverlappedNs: units.NsFromUsFigure(r.CommNotOverlappedUs),
+			OverlappedNs: units.NsFromUsFigure(r.OverlappedUs), CommunicationNs: units.NsFromUsFigure(r.CommunicationUs),
+			FreeNs: units.NsFromUsFigure(r.FreeUs), StageNs: units.NsFromUsFigure(r.StageUs), BubbleNs: units.NsFromUsFigure(r.BubbleUs),
+			CommNotOverlappedExclRecvNs: units.NsFromUsFigure(r.CommNotOverlappedExclRecvUs), PreparingNs: units.NsFromUsFigure(r.PreparingUs),
 			HasPreparing: r.HasPreparing}
 		for _, f := range []struct {
 			name string
 			us   float64
 		}{{"Computing", r.ComputingUs}, {"Communication(Not Overlapped)", r.CommNotOverlappedUs}, {"Overlapped", r.OverlappedUs},
 			{"Communication", r.CommunicationUs}, {"Free", r.FreeUs}, {"Stage", r.StageUs}, {"Bubble", r.BubbleUs}, {"Preparing", r.PreparingUs}} {
-			noteOutOfRange(&out[i].OutOfRange, f.name, usFigureToNs(f.us), strconv.FormatFloat(f.us, 'g', -1, 64))
+			units.NoteSaturated(&out[i].OutOfRange, f.name, units.NsFromUsFigure(f.us), strconv.FormatFloat(f.us, 'g', -1, 64))
 		}
 	}
 	return out
@@ -261,10 +277,10 @@ func (p *packedTasks) unpack() ([]profile.CommTask, error) {
 	}
 	out := make([]profile.CommTask, n)
 	type key struct{ group, name, transport, link int }
-	var labels taskLabelCache[key]
+	var labels profile.TaskLabelCache[key]
 	for i := range out {
 		k := key{p.GroupRow[i], p.Name[i], p.Transport[i], p.Link[i]}
-		taskLabels := labels.of(k, func() profile.TaskLabels {
+		taskLabels := labels.Of(k, func() profile.TaskLabels {
 			return profile.TaskLabels{GroupRow: p.Strings[k.group], Name: p.Strings[k.name], TransportType: p.Strings[k.transport], LinkType: p.Strings[k.link]}
 		})
 		out[i] = profile.CommTask{Plane: p.Plane[i], TaskLabels: taskLabels, Interval: ivs[i], SrcRank: p.SrcRank[i], DstRank: p.DstRank[i], SizeBytes: p.SizeBytes[i]}
@@ -319,18 +335,25 @@ func unpackIntervals(what string, p []int64) ([]profile.Interval, error) {
 	return out, nil
 }
 
-// WriteRankSummary writes r as a rank summary, with the discovery notes of its run
-// (see summaryHeader.Notes). r should be what analysis.Compact returned; any rank is
+// Claim is who profiled a summarised rank, and when (the parser's claim of the rank):
+// the header carries it so that analyze tells two processes' claims of one rank
+// from a re-run.
+type Claim struct {
+	Worker string
+	AtNs   int64
+}
+
+// Write writes r as a rank summary, with its claim and the discovery notes of its run
+// (see Header.Notes). r should be what analysis.Compact returned; any rank is
 // written faithfully.
-func WriteRankSummary(w io.Writer, r *profile.Rank, notes []string) error {
+func Write(w io.Writer, r *profile.Rank, claim Claim, notes []string) error {
 	b := summaryBodyOf(r)
 	// The header and the body are gzip members of their own (one stream to a reader):
 	// discovery reads the header of every summary, and when it shared the body's
 	// first deflate block, that was decompressed too, thousands of times.
 	zw := summaryWriters.Get().(*gzip.Writer)
 	defer summaryWriters.Put(zw)
-	claim := claimOfRank(r)
-	header := summaryHeader{Format: profile.FormatSummary, Version: RankSummaryVersion, Rank: r.Rank, Worker: claim.worker, AtNs: claim.atNs, Notes: notes}
+	header := Header{Format: profile.FormatSummary, Version: Version, Rank: r.Rank, Worker: claim.Worker, AtNs: claim.AtNs, Notes: notes}
 	for _, v := range []any{header, b} {
 		zw.Reset(w)
 		if err := jsonx.EncodeMembers(zw, v); err != nil {
@@ -401,8 +424,8 @@ func (c *byteCounter) Read(p []byte) (int, error) {
 }
 
 // readSummaryHeader reads and checks the header line.
-func readSummaryHeader(path string, br *bufio.Reader) (summaryHeader, int64, error) {
-	var h summaryHeader
+func readSummaryHeader(path string, br *bufio.Reader) (Header, int64, error) {
+	var h Header
 	var line []byte
 	for {
 		part, err := br.ReadSlice('\n')
@@ -426,8 +449,8 @@ func readSummaryHeader(path string, br *bufio.Reader) (summaryHeader, int64, err
 }
 
 // checkSummaryHeader decodes and checks a summary's header line.
-func checkSummaryHeader(path string, line []byte) (summaryHeader, error) {
-	var h summaryHeader
+func checkSummaryHeader(path string, line []byte) (Header, error) {
+	var h Header
 	// The version is read before the fields are held to this version's: a later
 	// version's header may have fields this one does not know, and is refused by its
 	// version, not as foreign.
@@ -435,17 +458,17 @@ func checkSummaryHeader(path string, line []byte) (summaryHeader, error) {
 		Format  profile.Format `json:"format"`
 		Version int            `json:"version"`
 	}
-	if err := json.Unmarshal(line, &v); err == nil && v.Format == profile.FormatSummary && v.Version > RankSummaryVersion {
+	if err := json.Unmarshal(line, &v); err == nil && v.Format == profile.FormatSummary && v.Version > Version {
 		h.Format, h.Version = v.Format, v.Version
-		return h, summaryError(path, 0, "summary version %d; this hcclprof reads versions 1 to %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, RankSummaryVersion)
+		return h, summaryError(path, 0, "summary version %d; this hcclprof reads versions 1 to %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, Version)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil || h.Format != profile.FormatSummary {
 		return h, summaryError(path, 0, "not an hcclprof rank summary (its first line is not a %q header)", profile.FormatSummary)
 	}
-	if h.Version < 1 || h.Version > RankSummaryVersion {
-		return h, summaryError(path, 0, "summary version %d; this hcclprof reads versions 1 to %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, RankSummaryVersion)
+	if h.Version < 1 || h.Version > Version {
+		return h, summaryError(path, 0, "summary version %d; this hcclprof reads versions 1 to %d (summarize the rank again with this version, or use the hcclprof that wrote it)", h.Version, Version)
 	}
 	if h.Rank < 0 {
 		return h, summaryError(path, 0, "rank %d is impossible", h.Rank)
@@ -467,42 +490,45 @@ func gzipCause(err error) error {
 	return err
 }
 
-// sniffRankSummary returns a summary's header.
-func sniffRankSummary(path string) (summaryHeader, error) {
+// ReadHeader returns a summary's header.
+func ReadHeader(path string) (Header, error) {
 	f, err := vfs.Open(path)
 	if err != nil {
-		return summaryHeader{}, err
+		return Header{}, err
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		return summaryHeader{}, summaryError(path, 0, "not gzip: %v", gzipCause(err))
+		return Header{}, summaryError(path, 0, "not gzip: %v", gzipCause(err))
 	}
 	zr.Multistream(false) // the header's member only (a summary of one member is read on)
 	h, _, err := readSummaryHeader(path, bufio.NewReader(zr))
 	return h, err
 }
 
-// ReadRankSummary reads a rank summary written by WriteRankSummary. A damaged,
+// Read reads a rank summary written by Write. A damaged,
 // truncated, foreign or later-version file is an error naming the file and the
 // position where reading stopped; values a writer cannot have written (a negative
 // duration, an unsorted timeline) are refused too.
-func ReadRankSummary(path string) (*profile.Rank, error) {
+//
+// known says which source formats a summary may name (those the reading build reads);
+// a summary of another is refused.
+func Read(path string, known func(profile.Format) bool) (*profile.Rank, error) {
 	f, err := vfs.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readRankSummary(path, f)
+	return read(path, f, known)
 }
 
-func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
+func read(path string, f io.Reader, known func(profile.Format) bool) (*profile.Rank, error) {
 	// A file that is not gzip (a trace named as a summary) is refused by the plain
 	// reader from its first bytes, not read whole first.
 	size := jsonx.SizeOf(f)
 	br := bufio.NewReader(f)
 	if magic, _ := br.Peek(2); !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		return readRankSummaryPlain(path, br, math.MaxInt64)
+		return readPlain(path, br, math.MaxInt64, known)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), 1<<30)+bytes.MinRead)) // small: that is a summary's point
 	if _, err := buf.ReadFrom(br); err != nil {
@@ -522,7 +548,7 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 		}
 		size, counted = n, true
 	}
-	if r, ok := readRankSummaryFast(data, size); ok {
+	if r, ok := readFast(data, size, known); ok {
 		return r, nil
 	}
 	// The plain reader (encoding/json) holds a whole value too: count first unless
@@ -532,7 +558,7 @@ func readRankSummary(path string, f io.Reader) (*profile.Rank, error) {
 			return nil, overInflateLimit(path, data, n)
 		}
 	}
-	return readRankSummaryPlain(path, bytes.NewReader(data), limit)
+	return readPlain(path, bytes.NewReader(data), limit, known)
 }
 
 // overInflateLimit is the error for a summary that decompresses past limit bytes,
@@ -584,9 +610,9 @@ func (inflateLimitError) Error() string {
 
 var errInflateLimit error = inflateLimitError{}
 
-// readRankSummaryPlain reads a summary with encoding/json alone: the reference the
+// readPlain reads a summary with encoding/json alone: the reference the
 // fast path (summaryfast.go) gives way to, and what words every error.
-func readRankSummaryPlain(path string, f io.Reader, limit int64) (*profile.Rank, error) {
+func readPlain(path string, f io.Reader, limit int64, known func(profile.Format) bool) (*profile.Rank, error) {
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		return nil, summaryError(path, 0, "not gzip: %v", gzipCause(err))
@@ -620,7 +646,7 @@ func readRankSummaryPlain(path string, f io.Reader, limit int64) (*profile.Rank,
 	if len(bytes.TrimSpace(rest)) > 0 {
 		return nil, summaryError(path, off+dec.InputOffset(), "unexpected data after the summary")
 	}
-	r, err := b.rank(h.Rank, h.Version)
+	r, err := b.rank(h.Rank, h.Version, known)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -628,7 +654,7 @@ func readRankSummaryPlain(path string, f io.Reader, limit int64) (*profile.Rank,
 }
 
 // rank rebuilds the rank and checks what a writer cannot have written.
-func (b *summaryBody) rank(rank, version int) (*profile.Rank, error) {
+func (b *summaryBody) rank(rank, version int, known func(profile.Format) bool) (*profile.Rank, error) {
 	r := &profile.Rank{Rank: rank, Dir: b.Dir, Format: b.Format, Info: b.Info, HasTimeline: b.HasTimeline,
 		Timeline: profile.Timeline{CommOps: b.CommOps}, CommOpsSource: b.CommOpsSource, ClipToStepWindows: b.ClipToStepWindows,
 		Reported: profile.Reported{StepTrace: unpackStepTrace(b.StepTrace), CommStats: b.CommStats, CommMatrix: b.CommMatrix,
@@ -652,7 +678,7 @@ func (b *summaryBody) rank(rank, version int) (*profile.Rank, error) {
 	if r.Metadata, err = b.Metadata.metadata(version); err != nil {
 		return nil, err
 	}
-	if !knownFormat(b.Format) {
+	if !known(b.Format) {
 		return nil, fmt.Errorf("rank %d: unknown source format %q", rank, b.Format)
 	}
 	unpack := func(what string, p []int64) []profile.Interval {
@@ -727,59 +753,4 @@ func sortedByStart(ivs []profile.Interval) bool {
 		}
 	}
 	return true
-}
-
-// renumbered reports whether a summarised rank was numbered anew when it was read
-// (another input claimed its rank: its problems say so), so that its header's rank
-// and its profiler's rank id differ by design.
-func renumbered(r *profile.Rank) bool {
-	for _, p := range r.Problems {
-		if strings.Contains(p, "is claimed also by") || strings.Contains(p, "is claimed by both") {
-			return true
-		}
-	}
-	return false
-}
-
-// rankSummaryInput is the rank input of a summary file: its rank (and its run's
-// notes) from its header, else from its name (reading it then reports the damage),
-// else unknown.
-func rankSummaryInput(path string) RankInput {
-	h, err := sniffRankSummary(path)
-	if err == nil {
-		return RankInput{Rank: h.Rank, Dir: path, notes: h.Notes, claim: rankClaim{worker: h.Worker, atNs: h.AtNs}}
-	}
-	rank := -1
-	if m := summaryNameRank.FindStringSubmatch(filepath.Base(path)); m != nil {
-		if n, err := strconv.Atoi(m[1]); err == nil {
-			rank = n
-		}
-	}
-	return RankInput{Rank: rank, Dir: path}
-}
-
-// loadRankSummary reads a summary as a rank; a summary that cannot be read is a rank
-// whose problem says why, as a damaged trace is.
-func loadRankSummary(ri RankInput) *profile.Rank {
-	r, err := ReadRankSummary(ri.Dir)
-	if err != nil {
-		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatSummary, Info: profile.Info{RankID: -1},
-			Problems: []string{err.Error()}}
-	}
-	header := ri.Rank
-	if len(ri.conflicts) > 0 {
-		header = ri.claimed // numbered anew: another input claimed its rank too
-	}
-	if r.Rank != header {
-		// Discovery numbered it from its header; only a file changed in between differs.
-		r.Problems = append(r.Problems, fmt.Sprintf("%s: changed while read (rank %d, then %d)", ri.Dir, header, r.Rank))
-	}
-	if id := r.Info.RankID; id >= 0 && id != r.Rank && len(ri.conflicts) == 0 && !renumbered(r) {
-		// The body is another rank's (its profiler said so): a header edited, or two
-		// files spliced. Read as the header's rank, its figures may be another's.
-		r.Problems = append(r.Problems, fmt.Sprintf("%s:2: the header (line 1) says rank %d, but the body is of rank %d (its profiler's rank id, from %s): "+
-			"which rank these figures are is not known", ri.Dir, r.Rank, id, r.Dir))
-	}
-	r.Rank = ri.Rank
-	return r
 }

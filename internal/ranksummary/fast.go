@@ -1,4 +1,4 @@
-package parser
+package ranksummary
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ import (
 // bools, integers, floats, slices, string-keyed maps, structs, pointers to them), the
 // integer columns in one loop each. It is only a shortcut: on anything else (an error,
 // an unknown, repeated or differently cased member name, another kind) it gives up,
-// and the plain decoder reads the summary again (readRankSummaryPlain): its result and
+// and the plain decoder reads the summary again (readPlain): its result and
 // its messages are the reference, and a fuzz test holds the two to the same results.
 
 // errNotFast makes the fast path give up.
@@ -40,14 +40,14 @@ var (
 	summaryReaders sync.Pool
 )
 
-// readRankSummaryFast reads the summary in data (the compressed file); ok is false
+// readFast reads the summary in data (the compressed file); ok is false
 // when it gave up. It inflates with klauspost/compress (already in the build, by
 // Arrow), a tenth faster per summary than compress/gzip; the plain reader keeps the
 // standard library's, and its messages.
 //
-// size is what the text decompresses to (readRankSummary learns it first); it gives
+// size is what the text decompresses to (read learns it first); it gives
 // up past that many bytes (the plain reader says why), having allocated no more.
-func readRankSummaryFast(data []byte, size int64) (r *profile.Rank, ok bool) {
+func readFast(data []byte, size int64, known func(profile.Format) bool) (r *profile.Rank, ok bool) {
 	zr, _ := summaryReaders.Get().(*gzip.Reader)
 	if zr == nil {
 		zr = new(gzip.Reader)
@@ -76,7 +76,7 @@ func readRankSummaryFast(data []byte, size int64) (r *profile.Rank, ok bool) {
 	if decodeSummaryBody(text[nl+1:], &b) != nil {
 		return nil, false
 	}
-	r, err = b.rank(h.Rank, h.Version)
+	r, err = b.rank(h.Rank, h.Version, known)
 	return r, err == nil
 }
 
