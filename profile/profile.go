@@ -208,6 +208,9 @@ type Info struct {
 	// (msprof's info.json: hostname, hostUid); "" otherwise. A torch_npu rank
 	// directory's name carries its host instead.
 	Host, HostUID string
+	// HostSource says where Host was read when the format can tell it in more than
+	// one way (Kineto: the trace's host_name, else its file name); "" otherwise.
+	HostSource string
 	// ChipName is the NPU as the profile names it (NPU_INFO: "Ascend910B"), "" when
 	// it does not say; it selects the hardware profile.
 	ChipName string
