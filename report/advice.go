@@ -54,8 +54,8 @@ func foldAfter(fs []advisor.Finding, n int) int {
 	return max(n, k)
 }
 
-// WriteAdviceText writes the advice alone (hcclprof advise): every finding.
-func WriteAdviceText(w io.Writer, d *Document) error {
+// writeAdviceText writes the advice alone (hcclprof advise): every finding.
+func writeAdviceText(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	s := d.Result.Summary
@@ -85,8 +85,8 @@ func adviceFindings(a *advisor.Advice) []contract.Finding {
 	return out
 }
 
-// WriteAdviceJSON writes the advice alone as JSON: {"schema_version", "findings"}.
-func WriteAdviceJSON(w io.Writer, d *Document) error {
+// writeAdviceJSON writes the advice alone as JSON: {"schema_version", "findings"}.
+func writeAdviceJSON(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -29,9 +29,9 @@ type BenchInput struct {
 	Notes  []string `json:"notes"`
 }
 
-// WriteBenchCalibrationText writes the sweeps per (op, ranks) with their
+// writeBenchCalibrationText writes the sweeps per (op, ranks) with their
 // out-of-sample error per size band.
-func WriteBenchCalibrationText(w io.Writer, d BenchCalibrationDoc) error {
+func writeBenchCalibrationText(w io.Writer, d BenchCalibrationDoc) error {
 	sanitize.Value(&d) // file names and notes come from the inputs
 	p := newPrinter(w, d.Width)
 	for _, in := range d.Inputs {
@@ -66,8 +66,8 @@ func WriteBenchCalibrationText(w io.Writer, d BenchCalibrationDoc) error {
 	return p.done()
 }
 
-// WriteBenchCalibrationJSON writes the inputs and the calibration.
-func WriteBenchCalibrationJSON(w io.Writer, d BenchCalibrationDoc) error {
+// writeBenchCalibrationJSON writes the inputs and the calibration.
+func writeBenchCalibrationJSON(w io.Writer, d BenchCalibrationDoc) error {
 	out := struct {
 		SchemaVersion int                         `json:"schema_version"`
 		Inputs        []BenchInput                `json:"inputs"`

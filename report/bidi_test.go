@@ -47,9 +47,9 @@ func TestBidiControlsNotPrinted(t *testing.T) {
 	}
 	require.True(t, held, "the names hold the controls as read")
 	for name, write := range map[string]func(*bytes.Buffer, *report.Document) error{
-		"text":     func(b *bytes.Buffer, d *report.Document) error { return report.WriteText(b, d) },
-		"json":     func(b *bytes.Buffer, d *report.Document) error { return report.WriteJSON(b, d) },
-		"markdown": func(b *bytes.Buffer, d *report.Document) error { return report.WriteMarkdown(b, d) },
+		"text":     func(b *bytes.Buffer, d *report.Document) error { return d.Write(b, report.Text) },
+		"json":     func(b *bytes.Buffer, d *report.Document) error { return d.Write(b, report.JSON) },
+		"markdown": func(b *bytes.Buffer, d *report.Document) error { return d.Write(b, report.Markdown) },
 	} {
 		var b bytes.Buffer
 		require.NoError(t, write(&b, &report.Document{Result: res, Version: "t"}), name)

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -88,10 +88,10 @@ func writeJUnit(w io.Writer, name string, gates []junitGate, detail string) erro
 	return err
 }
 
-// WriteJUnit writes the gates as JUnit XML: one test suite "hcclprof gates", one test
+// writeGatesJUnit writes the gates as JUnit XML: one test suite "hcclprof gates", one test
 // case per --fail-on gate, failed gates with their measured value; with no gate, one
 // skipped case that says so.
-func WriteJUnit(w io.Writer, d *Document) error {
+func writeGatesJUnit(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	v := d.view()
 	gates := make([]junitGate, 0, len(v.Gates))
@@ -107,16 +107,16 @@ func WriteJUnit(w io.Writer, d *Document) error {
 
 // diffGateFailure says why a diff gate failed: its figure breaches it, or the diff
 // has no such figure (a change in percent of a zero base), so nothing was checked.
-func diffGateFailure(g analysis.GateResult) string {
+func diffGateFailure(g advisor.GateResult) string {
 	if g.Unmeasured {
 		return fmt.Sprintf("%s is not measured in this diff: %s cannot be checked", g.Metric, g.Expr)
 	}
 	return fmt.Sprintf("%s = %.6g breaches %s", g.Metric, g.Value, g.Expr)
 }
 
-// WriteDiffJUnit writes a diff's gates as JUnit XML, as WriteJUnit does: one suite
+// writeDiffJUnit writes a diff's gates as JUnit XML, as writeGatesJUnit does: one suite
 // "hcclprof diff gates", named after the two runs in each failure's text.
-func WriteDiffJUnit(w io.Writer, d DiffDoc) error {
+func writeDiffJUnit(w io.Writer, d DiffDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	gates := make([]junitGate, 0, len(d.Gates))
 	for _, g := range d.Gates {
@@ -129,9 +129,9 @@ func WriteDiffJUnit(w io.Writer, d DiffDoc) error {
 	return writeJUnit(w, "hcclprof diff gates", gates, fmt.Sprintf("%s → %s", d.Diff.Base.Label, d.Diff.New.Label))
 }
 
-// WriteGitHubAnnotations writes GitHub Actions workflow commands: an error per failed
+// writeGitHubAnnotations writes GitHub Actions workflow commands: an error per failed
 // gate, a warning per high-severity finding and per analysis warning.
-func WriteGitHubAnnotations(w io.Writer, d *Document) error {
+func writeGitHubAnnotations(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	p := &printer{w: w}
 	v := d.view()
@@ -152,9 +152,9 @@ func WriteGitHubAnnotations(w io.Writer, d *Document) error {
 	return p.firstErr
 }
 
-// WriteDiffGitHubAnnotations writes a diff's GitHub Actions workflow commands: an
+// writeDiffGitHubAnnotations writes a diff's GitHub Actions workflow commands: an
 // error per failed gate, a warning per warning of the comparison.
-func WriteDiffGitHubAnnotations(w io.Writer, d DiffDoc) error {
+func writeDiffGitHubAnnotations(w io.Writer, d DiffDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	p := &printer{w: w}
 	runs := fmt.Sprintf("%s → %s", d.Diff.Base.Label, d.Diff.New.Label)

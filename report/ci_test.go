@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/compare"
 	"github.com/hcclprof/hcclprof/report"
@@ -70,13 +71,13 @@ func sampleDiff(t *testing.T, gates ...string) report.DiffDoc {
 	t.Helper()
 	res := sampleDoc(t).Result
 	d := compare.Compare(compare.FromResult("before", res), compare.FromResult("after", res), compare.Options{Seed: 1})
-	parsed := make([]analysis.Gate, len(gates))
+	parsed := make([]advisor.Gate, len(gates))
 	for i, expr := range gates {
-		g, err := analysis.ParseGate(expr, compare.GateMetricNames)
+		g, err := advisor.ParseGate(expr, compare.GateMetricNames)
 		require.NoError(t, err)
 		parsed[i] = g
 	}
-	return report.DiffDoc{Diff: d, Gates: analysis.EvaluateGates(parsed, d.GateValues())}
+	return report.DiffDoc{Diff: d, Gates: advisor.EvaluateGates(parsed, d.GateValues())}
 }
 
 // TestJUnitSchema: the JUnit report of analyze and of diff, with gates and without,
@@ -86,11 +87,11 @@ func sampleDiff(t *testing.T, gates ...string) report.DiffDoc {
 // an empty suite (which Jenkins' junit step takes for "no test results").
 func TestJUnitSchema(t *testing.T) {
 	withGates := sampleDoc(t) // comm_share>30% fails on the sample
-	g, err := analysis.ParseGate("steps<1", analysis.MetricNames)
+	g, err := advisor.ParseGate("steps<1", analysis.MetricNames)
 	require.NoError(t, err)
-	withGates.Gates = append(withGates.Gates, analysis.EvaluateGates([]analysis.Gate{g}, withGates.Result.Summary.Metrics())...)
+	withGates.Advice.Gates = append(withGates.Advice.Gates, advisor.EvaluateGates([]advisor.Gate{g}, withGates.Result.Summary.Metrics())...)
 	noGates := sampleDoc(t)
-	noGates.Gates = nil
+	noGates.Advice.Gates = nil
 
 	tests := []struct {
 		name                     string
@@ -99,19 +100,19 @@ func TestJUnitSchema(t *testing.T) {
 		tests, failures, skipped int
 		failure                  string
 	}{
-		{"analyze with gates", func(b *bytes.Buffer) error { return report.WriteJUnit(b, withGates) },
+		{"analyze with gates", func(b *bytes.Buffer) error { return withGates.Write(b, report.JUnit) },
 			"hcclprof gates", 2, 1, 0, "comm_share = 0.4833 (48.33%) breaches comm_share>30%"},
-		{"analyze without gates", func(b *bytes.Buffer) error { return report.WriteJUnit(b, noGates) },
+		{"analyze without gates", func(b *bytes.Buffer) error { return noGates.Write(b, report.JUnit) },
 			"hcclprof gates", 1, 0, 1, ""},
 		{"diff with gates", func(b *bytes.Buffer) error {
-			return report.WriteDiffJUnit(b, sampleDiff(t, "step_time_us.delta_pct>=0", "comm_share.delta>0.05"))
+			return sampleDiff(t, "step_time_us.delta_pct>=0", "comm_share.delta>0.05").Write(b, report.JUnit)
 		}, "hcclprof diff gates", 2, 1, 0, "step_time_us.delta_pct = 0 breaches step_time_us.delta_pct>=0"},
 		// The sample has no bubble: a change in percent of zero is no figure, and the
 		// gate on it fails as not measured instead of passing as 0.
 		{"diff with an unmeasured gate", func(b *bytes.Buffer) error {
-			return report.WriteDiffJUnit(b, sampleDiff(t, "bubble_us.delta_pct>5", "comm_share.delta>0.05"))
+			return sampleDiff(t, "bubble_us.delta_pct>5", "comm_share.delta>0.05").Write(b, report.JUnit)
 		}, "hcclprof diff gates", 2, 1, 0, "bubble_us.delta_pct is not measured in this diff: bubble_us.delta_pct>5 cannot be checked"},
-		{"diff without gates", func(b *bytes.Buffer) error { return report.WriteDiffJUnit(b, sampleDiff(t)) },
+		{"diff without gates", func(b *bytes.Buffer) error { return sampleDiff(t).Write(b, report.JUnit) },
 			"hcclprof diff gates", 1, 0, 1, ""},
 	}
 	for _, tc := range tests {

@@ -26,7 +26,7 @@ func TestCollectivesKeepGroupAt80(t *testing.T) {
 	}
 	render := func(width int) string {
 		var b strings.Builder
-		require.NoError(t, WriteText(&b, &Document{Result: r, Width: width}))
+		require.NoError(t, writeText(&b, &Document{Result: r, Width: width}))
 		out := b.String()
 		i := strings.Index(out, "Collectives (")
 		require.GreaterOrEqual(t, i, 0, out)
@@ -59,6 +59,6 @@ func TestDiffHeaderCounts(t *testing.T) {
 	d.Base.Label, d.Base.Samples = "a", 1
 	d.New.Label, d.New.Samples = "b", 2
 	var b strings.Builder
-	require.NoError(t, WriteDiffText(&b, DiffDoc{Diff: d}))
+	require.NoError(t, writeDiffText(&b, DiffDoc{Diff: d}))
 	assert.True(t, strings.HasPrefix(b.String(), "hcclprof diff: a (1 sample) → b (2 samples); α = 0.05\n"), b.String())
 }

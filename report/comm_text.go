@@ -10,8 +10,8 @@ import (
 
 // writeCommunication writes, briefly, who waits for whom, link use per transport,
 // and the slow ranks, links, servers and retransmissions with their evidence.
-// allKineto says every rank is an NCCL run (analysis.Result.AllKineto), which the HCCL checks never apply to.
-func writeCommunication(p *printer, c analysis.Communication, v *reportView, allKineto bool) {
+// allNCCL says every rank is an NCCL run (analysis.Result.AllNCCL), which the HCCL checks never apply to.
+func writeCommunication(p *printer, c analysis.Communication, v *reportView, allNCCL bool) {
 	if len(c.Ops) == 0 {
 		return
 	}
@@ -55,7 +55,7 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView, all
 	fired, unevaluated := v.FiredChecks, v.UnevaluatedChecks
 	if len(unevaluated) > 0 && len(unevaluated) < len(det.Checks) {
 		p.printf("\nChecks not evaluated (nothing to examine): %s\n", strings.Join(unevaluated, ", "))
-	} else if len(unevaluated) > 0 && allKineto {
+	} else if len(unevaluated) > 0 && allNCCL {
 		p.printf("\nChecks not evaluated: they examine HCCL's ops and task rows, and an NCCL (Kineto) run has none\n")
 	} else if len(unevaluated) > 0 {
 		p.printf("\nChecks not evaluated: no HCCL task rows to examine\n")

@@ -39,17 +39,17 @@ func validate(s *jsonschema.Schema, doc []byte) error {
 func TestJSONReportSchema(t *testing.T) {
 	rep, adv := schema(t, ""), schema(t, "#/$defs/Advice")
 	var b bytes.Buffer
-	require.NoError(t, report.WriteJSON(&b, sampleDoc(t)))
+	require.NoError(t, sampleDoc(t).Write(&b, report.JSON))
 	require.NoError(t, validate(rep, b.Bytes()))
 
 	bare := sampleDoc(t)
-	bare.Advice, bare.Gates = nil, nil
+	bare.Advice = nil
 	b.Reset()
-	require.NoError(t, report.WriteJSON(&b, bare))
+	require.NoError(t, bare.Write(&b, report.JSON))
 	require.NoError(t, validate(rep, b.Bytes()), "a report without advice: diagnosis null, no finding")
 
 	b.Reset()
-	require.NoError(t, report.WriteAdviceJSON(&b, sampleDoc(t)))
+	require.NoError(t, (*report.AdviceDoc)(sampleDoc(t)).Write(&b, report.JSON))
 	require.NoError(t, validate(adv, b.Bytes()))
 	golden, err := os.ReadFile(filepath.Join("testdata", "imagenet-2rank-level1.advice.json"))
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestDiffJSONSchema(t *testing.T) {
 	s := schema(t, "#/$defs/Diff")
 	write := func(d report.DiffDoc) []byte {
 		var b bytes.Buffer
-		require.NoError(t, report.WriteDiffJSON(&b, d))
+		require.NoError(t, d.Write(&b, report.JSON))
 		return b.Bytes()
 	}
 	same := write(sampleDiff(t, "comm_share.delta>0.05", "bubble_us.delta_pct>5"))

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis/compare"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/report/contract"
@@ -66,7 +66,7 @@ func orZero[T int | int64 | float64](p *T) T {
 // DiffDoc is a diff with its gates.
 type DiffDoc struct {
 	Diff  *compare.Diff
-	Gates []analysis.GateResult
+	Gates []advisor.GateResult
 	// Width is the text output's width in display columns (the terminal's); 0 is no
 	// limit. Other formats ignore it.
 	Width int `json:"-"`
@@ -105,7 +105,7 @@ func collectiveChange(c compare.CollectiveDiff, m compare.MetricDiff) string {
 }
 
 // diffGateValue is a diff gate's figure, or why there is none.
-func diffGateValue(g analysis.GateResult) string {
+func diffGateValue(g advisor.GateResult) string {
 	if g.Unmeasured {
 		return "not measured"
 	}
@@ -126,8 +126,8 @@ func diffChange(m compare.MetricDiff) string {
 	return fmt.Sprintf("%+.2f%%", m.DeltaPct)
 }
 
-// WriteDiffText writes a diff as benchstat does: base, new, the change or "~", p and n.
-func WriteDiffText(w io.Writer, d DiffDoc) error {
+// writeDiffText writes a diff as benchstat does: base, new, the change or "~", p and n.
+func writeDiffText(w io.Writer, d DiffDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	df := d.Diff
@@ -200,8 +200,8 @@ func diffMetric(m compare.MetricDiff) diffMetricJSON {
 	return out
 }
 
-// WriteDiffJSON writes a diff as JSON (testdata/report.schema.json, $defs/Diff).
-func WriteDiffJSON(w io.Writer, d DiffDoc) error {
+// writeDiffJSON writes a diff as JSON (testdata/report.schema.json, $defs/Diff).
+func writeDiffJSON(w io.Writer, d DiffDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	type collective struct {
 		Op        string         `json:"op"`
@@ -246,9 +246,9 @@ func WriteDiffJSON(w io.Writer, d DiffDoc) error {
 	return namedJSONError(out, enc.Encode(out))
 }
 
-// WriteDiffMarkdown writes a diff for a ticket: the metrics table with "~" for no
+// writeDiffMarkdown writes a diff for a ticket: the metrics table with "~" for no
 // significant change, the step-time attribution, and the gates.
-func WriteDiffMarkdown(w io.Writer, d DiffDoc) error {
+func writeDiffMarkdown(w io.Writer, d DiffDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	p := &printer{w: w}
 	df := d.Diff

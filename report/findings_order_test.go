@@ -28,7 +28,7 @@ func TestActionableFindingsNotFolded(t *testing.T) {
 
 	r := manyRanks(2)
 	var b strings.Builder
-	require.NoError(t, WriteMarkdown(&b, &Document{Result: r, Advice: &advisor.Advice{Findings: fs}}))
+	require.NoError(t, writeMarkdown(&b, &Document{Result: r, Advice: &advisor.Advice{Findings: fs}}))
 	md := b.String()
 	fold := strings.Index(md, "<details><summary>1 more finding</summary>")
 	require.Greater(t, fold, 0, md)
@@ -50,7 +50,7 @@ func TestMegatronOverlapFindingShown(t *testing.T) {
 	assert.Equal(t, "cause_stage_imbalance", a.Findings[0].ID)
 	assert.Equal(t, "distributed_optimizer_exposed", a.Findings[1].ID)
 	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, &Document{Result: res, Advice: &a}))
+	require.NoError(t, writeMarkdown(&b, &Document{Result: res, Advice: &a}))
 	md := b.String()
 	i := strings.Index(md, "--overlap-grad-reduce")
 	require.Greater(t, i, 0)
@@ -58,6 +58,6 @@ func TestMegatronOverlapFindingShown(t *testing.T) {
 		assert.Less(t, i, fold, "the change to make is not folded")
 	}
 	b.Reset()
-	require.NoError(t, WriteText(&b, &Document{Result: res, Advice: &a}))
+	require.NoError(t, writeText(&b, &Document{Result: res, Advice: &a}))
 	assert.Contains(t, b.String(), "Findings (changes worth making first, the largest saving first; then the rest, most severe first)")
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
-// WriteHTML writes one self-contained HTML file: inline CSS and inline SVG charts, no
+// writeHTMLReport writes one self-contained HTML file: inline CSS and inline SVG charts, no
 // script and no external URL of any kind (clusters are air-gapped). Every string from
 // the input goes through html/template's escaping.
-func WriteHTML(w io.Writer, d *Document) error {
+func writeHTMLReport(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	return htmlTemplate.Execute(w, htmlView(d))
 }

@@ -69,7 +69,7 @@ func wideDoc() *report.Document {
 func writeHTML(t *testing.T, d *report.Document) string {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, report.WriteHTML(&b, d))
+	require.NoError(t, d.Write(&b, report.HTML))
 	return b.String()
 }
 

@@ -22,9 +22,9 @@ type InspectDocument struct {
 	Width int
 }
 
-// WriteInspectText writes, per rank, what was found and which analyses it supports,
+// writeInspectText writes, per rank, what was found and which analyses it supports,
 // with the collection setting that would enable each missing one.
-func WriteInspectText(w io.Writer, d *InspectDocument) error {
+func writeInspectText(w io.Writer, d *InspectDocument) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	p.printf("hcclprof inspect: %d rank(s)\n", len(d.Ranks))
@@ -136,8 +136,8 @@ type jsonCapability struct {
 	Enable    string `json:"enable,omitempty"`
 }
 
-// WriteInspectJSON writes the inspection as JSON (same schema_version rules as the report).
-func WriteInspectJSON(w io.Writer, d *InspectDocument) error {
+// writeInspectJSON writes the inspection as JSON (same schema_version rules as the report).
+func writeInspectJSON(w io.Writer, d *InspectDocument) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	out := jsonInspect{SchemaVersion: SchemaVersion, Tool: contract.Tool{Name: "hcclprof", Version: d.Version, Command: d.Command},
 		Ranks: []jsonInspectRank{}, Notes: nonNil(d.Notes)}

@@ -166,8 +166,8 @@ func round(x float64, digits int) float64 {
 
 func share(x float64) float64 { return round(x, 6) }
 
-// WriteJSON writes the JSON report.
-func WriteJSON(w io.Writer, d *Document) error {
+// writeJSON writes the JSON report.
+func writeJSON(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	r := d.Result
 	s := r.Summary
@@ -221,13 +221,13 @@ func WriteJSON(w io.Writer, d *Document) error {
 	out.CollectiveKinds = collectiveKindsJSON(analysis.CollectiveKinds(r.Collectives, r.Communication.Groups))
 	out.Communication.ExpertGroups = expertGroupsJSON(analysis.ExpertImbalance(r))
 	out.Summary.ParallelKinds = parallelKindsJSON(s.Kinds)
-	out.Gates = append(out.Gates, gatesJSON(d.Gates)...)
+	out.Gates = append(out.Gates, gatesJSON(d.gates())...)
 	return writeIndentedJSON(w, out)
 }
 
 // gatesJSON is the gates as the JSON report (and diff's JSON) writes them: the value
 // null when the run has none.
-func gatesJSON(gates []analysis.GateResult) []contract.Gate {
+func gatesJSON(gates []advisor.GateResult) []contract.Gate {
 	out := make([]contract.Gate, 0, len(gates))
 	for _, g := range gates {
 		jg := contract.Gate{Expr: g.Expr, Metric: g.Metric, Op: g.Op, Threshold: g.Threshold, Passed: g.Passed}

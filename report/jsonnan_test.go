@@ -18,7 +18,7 @@ func TestJSONNaNNamesField(t *testing.T) {
 	doc := &report.Document{Result: &analysis.Result{}, Version: "t"}
 	doc.Result.Summary.CommShare = math.NaN()
 	var b bytes.Buffer
-	err := report.WriteJSON(&b, doc)
+	err := doc.Write(&b, report.JSON)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "summary.comm_share is NaN")
 }

@@ -46,9 +46,9 @@ func kindsDoc() *report.Document {
 // collectives table is rolled up by dimension with the worst group named.
 func TestReportsByParallelKind(t *testing.T) {
 	var txt, md, js bytes.Buffer
-	require.NoError(t, report.WriteText(&txt, kindsDoc()))
-	require.NoError(t, report.WriteMarkdown(&md, kindsDoc()))
-	require.NoError(t, report.WriteJSON(&js, kindsDoc()))
+	require.NoError(t, kindsDoc().Write(&txt, report.Text))
+	require.NoError(t, kindsDoc().Write(&md, report.Markdown))
+	require.NoError(t, kindsDoc().Write(&js, report.JSON))
 
 	assert.Contains(t, txt.String(), "by parallel dimension: tensor/sequence parallel (sp) 15.00% of the step, exposed 12.00%; data parallel (dp) 9.00%, exposed 5.00% (dp inferred from the ranks and ops")
 	assert.Contains(t, txt.String(), "Collectives per parallel dimension (32 rows")
@@ -93,9 +93,9 @@ func TestReportsExpertImbalance(t *testing.T) {
 	res.Summary = analysis.Summary{Ranks: 4, Steps: 1, StepTimeNs: 100e6}
 	doc := &report.Document{Result: res, Version: "test"}
 	var txt, md, js bytes.Buffer
-	require.NoError(t, report.WriteText(&txt, doc))
-	require.NoError(t, report.WriteMarkdown(&md, doc))
-	require.NoError(t, report.WriteJSON(&js, doc))
+	require.NoError(t, doc.Write(&txt, report.Text))
+	require.NoError(t, doc.Write(&md, report.Markdown))
+	require.NoError(t, doc.Write(&js, report.JSON))
 	line := "expert parallel group …416206: AlltoAll(v) 0.10–0.15 GB per rank; rank 2 moves the most, 1.50× the median bytes and 2.00× the time moving data, and waits least"
 	assert.Contains(t, txt.String(), line)
 	assert.Contains(t, md.String(), "| AlltoAll(v) per rank | "+line+" |")

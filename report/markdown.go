@@ -10,11 +10,11 @@ import (
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
-// WriteMarkdown writes the ticket-ready report (GitHub and GitLab Markdown): the
+// writeMarkdown writes the ticket-ready report (GitHub and GitLab Markdown): the
 // verdict, top findings and recommendations first; tables after; details folded in
 // <details> blocks; the command and version last. Every string from the input is
 // escaped: op and group names are untrusted.
-func WriteMarkdown(w io.Writer, d *Document) error {
+func writeMarkdown(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	p := &printer{w: w}
 	r := d.Result

@@ -16,7 +16,7 @@ import (
 
 func TestMarkdownGolden(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, report.WriteMarkdown(&b, sampleDoc(t)))
+	require.NoError(t, sampleDoc(t).Write(&b, report.Markdown))
 	out := b.String()
 	// The first screen is the verdict, the headline metrics and the findings.
 	assert.True(t, strings.HasPrefix(out, "## hcclprof: 48.3% of the step is exposed communication; 67.0% of it moves data"), out[:80])
@@ -34,7 +34,7 @@ func TestMarkdownEscapesInput(t *testing.T) {
 		Collectives: []analysis.Collective{{Op: hostile, Group: hostile, Count: 1, TotalNs: 10}}}
 	adv := &advisor.Advice{Findings: []advisor.Finding{{ID: "x", Severity: advisor.High, Title: hostile, Evidence: "line1\nline2 " + hostile}}}
 	var b bytes.Buffer
-	require.NoError(t, report.WriteMarkdown(&b, &report.Document{Result: res, Advice: adv, Command: "hcclprof analyze `x`|y", Version: "t"}))
+	require.NoError(t, (&report.Document{Result: res, Advice: adv, Command: "hcclprof analyze `x`|y", Version: "t"}).Write(&b, report.Markdown))
 	out := b.String()
 	assert.NotContains(t, out, "<script>")
 	assert.NotContains(t, out, "[y](http", "no link can be formed")
@@ -58,7 +58,7 @@ func TestMarkdownFoldedFindingsCount(t *testing.T) {
 			adv.Findings = append(adv.Findings, advisor.Finding{ID: fmt.Sprintf("f%d", i), Severity: advisor.Low, Title: fmt.Sprintf("finding %d", i)})
 		}
 		var b bytes.Buffer
-		require.NoError(t, report.WriteMarkdown(&b, &report.Document{Result: res, Advice: adv, Version: "t"}))
+		require.NoError(t, (&report.Document{Result: res, Advice: adv, Version: "t"}).Write(&b, report.Markdown))
 		assert.Contains(t, b.String(), want)
 	}
 }

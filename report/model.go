@@ -60,8 +60,8 @@ type jsonModel struct {
 	Library string `json:"library,omitempty"`
 }
 
-// WriteModelJSON writes a modelled op as JSON.
-func WriteModelJSON(w io.Writer, d ModelDoc) error {
+// writeModelJSON writes a modelled op as JSON.
+func writeModelJSON(w io.Writer, d ModelDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	c := d.Cost
 	out := jsonModel{SchemaVersion: SchemaVersion, Op: c.Op, Algo: c.Algo, Ranks: c.Ranks, Bytes: c.Bytes, TimeUs: round(c.TimeUs, 3),
@@ -91,8 +91,8 @@ func WriteModelJSON(w io.Writer, d ModelDoc) error {
 	return namedJSONError(out, enc.Encode(out))
 }
 
-// WriteModelText writes a modelled op for people.
-func WriteModelText(w io.Writer, d ModelDoc) error {
+// writeModelText writes a modelled op for people.
+func writeModelText(w io.Writer, d ModelDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	c := d.Cost
@@ -153,8 +153,8 @@ type RanksReason struct {
 	Ranks  []int
 }
 
-// WriteCalibrationText writes the calibrated links and the back-test.
-func WriteCalibrationText(w io.Writer, d CalibrationDoc) error {
+// writeCalibrationText writes the calibrated links and the back-test.
+func writeCalibrationText(w io.Writer, d CalibrationDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	fits := d.Links
@@ -283,9 +283,9 @@ type jsonOpBackTest struct {
 	Note        string   `json:"note"`
 }
 
-// WriteCalibrationJSON writes the calibration as JSON: {"links": [...],
+// writeCalibrationJSON writes the calibration as JSON: {"links": [...],
 // "op_backtest": [...]}.
-func WriteCalibrationJSON(w io.Writer, d CalibrationDoc) error {
+func writeCalibrationJSON(w io.Writer, d CalibrationDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	type noTransfers struct {
 		Reason string `json:"reason"`
@@ -330,8 +330,8 @@ type WhatIfDoc struct {
 	Width int
 }
 
-// WriteWhatIfText writes a what-if for people.
-func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
+// writeWhatIfText writes a what-if for people.
+func writeWhatIfText(w io.Writer, d WhatIfDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	p := newPrinter(w, d.Width)
 	b, pr := d.Bucketing, d.Prediction
@@ -357,8 +357,8 @@ func WriteWhatIfText(w io.Writer, d WhatIfDoc) error {
 	return p.done()
 }
 
-// WriteWhatIfJSON writes a what-if as JSON.
-func WriteWhatIfJSON(w io.Writer, d WhatIfDoc) error {
+// writeWhatIfJSON writes a what-if as JSON.
+func writeWhatIfJSON(w io.Writer, d WhatIfDoc) error {
 	sanitize.Value(&d) // names come from untrusted profiles
 	b, pr := d.Bucketing, d.Prediction
 	level1, level1Source := level1JSON(b.Topology)

@@ -38,7 +38,7 @@ func TestAbsentPreparingIsNotZero(t *testing.T) {
 	doc := &report.Document{Result: res, Command: "hcclprof analyze x", Version: "test"}
 
 	var js bytes.Buffer
-	require.NoError(t, report.WriteJSON(&js, doc))
+	require.NoError(t, doc.Write(&js, report.JSON))
 	var rep struct {
 		Ranks []struct {
 			Steps []map[string]any
@@ -52,14 +52,14 @@ func TestAbsentPreparingIsNotZero(t *testing.T) {
 	assert.Equal(t, 170.0, step["stage_us"])
 
 	var txt bytes.Buffer
-	require.NoError(t, report.WriteText(&txt, doc))
+	require.NoError(t, doc.Write(&txt, report.Text))
 	row := lineWith(t, txt.String(), "│ step_trace_time.csv │")
 	cells := strings.Split(row, "│")
 	assert.Equal(t, "0.000", strings.TrimSpace(cells[9]), "the Bubble cell, known to be 0, of %q", row)
 	assert.Equal(t, "-", strings.TrimSpace(cells[10]), "the Preparing cell of %q", row)
 
 	var md bytes.Buffer
-	require.NoError(t, report.WriteMarkdown(&md, doc))
+	require.NoError(t, doc.Write(&md, report.Markdown))
 	assert.Contains(t, md.String(), "| 0 | 1 | 0.170 | 0.100 | 0.060 | 0.050 | 0.010 | 0.020 | 0.000 | - | 29.41% |")
 
 	tablesDir := t.TempDir()
@@ -81,7 +81,7 @@ func TestKnownPreparingIsShown(t *testing.T) {
 	st := doc.Result.Ranks[0].Steps[0]
 	require.True(t, st.HasPreparing)
 	var js bytes.Buffer
-	require.NoError(t, report.WriteJSON(&js, doc))
+	require.NoError(t, doc.Write(&js, report.JSON))
 	assert.Contains(t, js.String(), `"preparing_us": `)
 	assert.NotContains(t, js.String(), `"preparing_us": null`)
 }

@@ -26,10 +26,12 @@ func sampleDoc(t *testing.T) *report.Document {
 	c, err := parser.LoadCluster([]string{"../fixtures/samples/demo-2server-8rank"}, parser.LoadOptions{})
 	require.NoError(t, err)
 	res := analysis.Analyze(c, analysis.Options{})
-	g, err := analysis.ParseGate("comm_share>30%", analysis.MetricNames)
+	g, err := advisor.ParseGate("comm_share>30%", analysis.MetricNames)
 	require.NoError(t, err)
-	advice := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
-	return &report.Document{Result: res, Advice: &advice, Gates: analysis.EvaluateGates([]analysis.Gate{g}, res.Summary.Metrics()),
+	opts := advisor.DefaultOptions
+	opts.Gates = []advisor.Gate{g}
+	advice := advisor.Advise(res, advisor.EnvOf(c), opts)
+	return &report.Document{Result: res, Advice: &advice,
 		Notes: c.Notes, Command: "hcclprof analyze fixtures/samples/demo-2server-8rank --fail-on comm_share>30%", Version: "test"}
 }
 
@@ -46,7 +48,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestTextGolden(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, report.WriteText(&b, sampleDoc(t)))
+	require.NoError(t, sampleDoc(t).Write(&b, report.Text))
 	golden(t, "sample.txt", b.Bytes())
 }
 
@@ -56,16 +58,8 @@ func TestJSONGolden(t *testing.T) {
 	for i := range doc.Result.Ranks {
 		doc.Result.Ranks[i].Dir = filepath.ToSlash(doc.Result.Ranks[i].Dir)
 	}
-	require.NoError(t, report.WriteJSON(&b, doc))
+	require.NoError(t, doc.Write(&b, report.JSON))
 	golden(t, "sample.json", b.Bytes())
-}
-
-func TestVerdict(t *testing.T) {
-	assert.Equal(t, "no step breakdown could be computed", report.Verdict(analysis.Summary{}))
-	assert.Equal(t, "no communication in the profiled steps", report.Verdict(analysis.Summary{Ranks: 1}))
-	assert.Contains(t, report.Verdict(analysis.Summary{Ranks: 1, CommShare: 0.31, CommTotalShare: 0.5}), "bottleneck")
-	assert.Contains(t, report.Verdict(analysis.Summary{Ranks: 1, CommShare: 0.2, CommTotalShare: 0.5}), "within the 30% budget")
-	assert.Equal(t, "communication is a minor cost", report.Verdict(analysis.Summary{Ranks: 1, CommShare: 0.05, CommTotalShare: 0.5}))
 }
 
 // TestRealDataAdviceGolden is the advice on imagenet-2rank-level1, a golden file
@@ -78,12 +72,12 @@ func TestRealDataAdviceGolden(t *testing.T) {
 	require.NoError(t, err)
 	res := analysis.Analyze(c, analysis.Options{})
 	advice := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
-	doc := &report.Document{Result: res, Advice: &advice, CommBudget: 0.30, Command: "hcclprof advise imagenet-2rank-level1", Version: "test"}
+	doc := &report.Document{Result: res, Advice: &advice, Command: "hcclprof advise imagenet-2rank-level1", Version: "test"}
 	var b bytes.Buffer
-	require.NoError(t, report.WriteAdviceText(&b, doc))
+	require.NoError(t, (*report.AdviceDoc)(doc).Write(&b, report.Text))
 	golden(t, "imagenet-2rank-level1.advice.txt", b.Bytes())
 	b.Reset()
-	require.NoError(t, report.WriteAdviceJSON(&b, doc))
+	require.NoError(t, (*report.AdviceDoc)(doc).Write(&b, report.JSON))
 	golden(t, "imagenet-2rank-level1.advice.json", b.Bytes())
 }
 
@@ -119,8 +113,8 @@ func TestTextWidths(t *testing.T) {
 		doc := sampleDoc(t)
 		doc.Width = width
 		var b bytes.Buffer
-		require.NoError(t, report.WriteText(&b, doc))
-		assert.Empty(t, overWidth(t, b.String(), width), "WriteText at %d", width)
+		require.NoError(t, doc.Write(&b, report.Text))
+		assert.Empty(t, overWidth(t, b.String(), width), "writeText at %d", width)
 		assert.Contains(t, b.String(), "Verdict: 48.3% of the step is exposed")
 		if width == 80 {
 			assert.Contains(t, b.String(), "│ Rank │ Step │ Stage  │ Computing │  Comm  │  Comm not  │ Free  │ comm_share │")
@@ -128,8 +122,8 @@ func TestTextWidths(t *testing.T) {
 			assert.Contains(t, b.String(), "(left out at this width: Preparing, Overlapped; --width 133 shows them)")
 		}
 		b.Reset()
-		require.NoError(t, report.WriteAdviceText(&b, doc))
-		assert.Empty(t, overWidth(t, b.String(), width), "WriteAdviceText at %d", width)
+		require.NoError(t, (*report.AdviceDoc)(doc).Write(&b, report.Text))
+		assert.Empty(t, overWidth(t, b.String(), width), "writeAdviceText at %d", width)
 	}
 }
 
@@ -141,7 +135,7 @@ func TestTextWideTablesUnchanged(t *testing.T) {
 	doc := sampleDoc(t)
 	doc.Width = 160
 	var b bytes.Buffer
-	require.NoError(t, report.WriteText(&b, doc))
+	require.NoError(t, doc.Write(&b, report.Text))
 	got := b.String()
 	tables := 0
 	for _, l := range strings.Split(string(want), "\n") {

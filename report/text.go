@@ -11,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/internal/stats"
@@ -18,9 +19,9 @@ import (
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
-// WriteText writes the terminal report: the verdict, the per-rank step table, the
+// writeText writes the terminal report: the verdict, the per-rank step table, the
 // per-collective table, gates, warnings and notes.
-func WriteText(w io.Writer, d *Document) error {
+func writeText(w io.Writer, d *Document) error {
 	sanitize.Value(d) // names come from untrusted profiles
 	r := d.Result
 	v := d.view()
@@ -85,7 +86,7 @@ func WriteText(w io.Writer, d *Document) error {
 		p.table(t)
 	}
 
-	writeCommunication(p, r.Communication, v, r.AllKineto())
+	writeCommunication(p, r.Communication, v, r.AllNCCL())
 	writeGroupsAndPipelines(p, r.Communication)
 
 	if len(v.Gates) > 0 {
@@ -193,7 +194,7 @@ func msf(ns float64) string { return units.FormatMs(ns) }
 func pct(x float64) string  { return fmt.Sprintf("%.2f%%", 100*x) }
 
 // gateValue is a gate's measured value, or why there is none.
-func gateValue(g analysis.GateResult) string {
+func gateValue(g advisor.GateResult) string {
 	if g.Unmeasured {
 		return "not measured in this run"
 	}

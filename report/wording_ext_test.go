@@ -18,7 +18,7 @@ import (
 func TestSharesSayWhatTheyAreSharesOf(t *testing.T) {
 	doc := sampleDoc(t)
 	var b bytes.Buffer
-	require.NoError(t, report.WriteText(&b, doc))
+	require.NoError(t, doc.Write(&b, report.Text))
 	out := b.String()
 	assert.Contains(t, out, "Verdict: 48.3% of the step is exposed communication; 67.0% of it moves data.\n")
 	assert.Contains(t, out, "\n    moving data (exposed_transfer_share)     32.37% of step time\n    waiting for a peer (exposed_wait_share)   0.29% of step time\n")
@@ -27,7 +27,7 @@ func TestSharesSayWhatTheyAreSharesOf(t *testing.T) {
 	assert.NotContains(t, out, "mean Stage")
 
 	b.Reset()
-	require.NoError(t, report.WriteMarkdown(&b, doc))
+	require.NoError(t, doc.Write(&b, report.Markdown))
 	md := b.String()
 	assert.Contains(t, md, "| exposed and moving data, share of the step (`exposed_transfer_share`) | 32.37% |")
 	assert.NotContains(t, md, "| of it,")

@@ -17,12 +17,12 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 		Example: `  hcclprof advise ./cluster_dir
   hcclprof advise ./cluster_dir --format json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			return driver.Advise(in.env(cmd), args, f)
-		}),
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Format, "format", "text", "text or json")
+	registerFormat(cmd, &f.Format)
 	registerWidth(fl, &f.Width)
 	registerAnalysis(fl, &f.Analysis)
 	return cmd

@@ -23,13 +23,13 @@ Exit codes: 0 all gates hold; 1 a --fail-on gate failed (the report still prints
   hcclprof analyze ./cluster_dir --format json > report.json
   hcclprof analyze ./cluster_dir --fail-on 'comm_share>30%'`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			f.TimelineRankSet = cmd.Flags().Changed("timeline-rank")
 			return driver.Analyze(in.env(cmd), args, f)
-		}),
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Format, "format", "text", "report format: text, json, markdown or html (one self-contained file: -o report.html)")
+	registerFormat(cmd, &f.Format)
 	fl.StringVarP(&f.Output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringArrayVar(&f.FailOn, "fail-on", nil, "fail (exit 1) when METRIC OP VALUE holds, e.g. 'comm_share>30%'; repeatable. Metrics: "+strings.Join(analysis.MetricNames, ", "))
 	fl.IntVar(&f.TimelineRank, "timeline-rank", 0, "with --format html: the rank whose longest step is drawn with its compute lanes")

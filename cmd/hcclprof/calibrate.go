@@ -30,11 +30,11 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 		Example: `  hcclprof calibrate ./cluster_dir --format json
   hcclprof calibrate --bench all_reduce_perf.log --bench all_gather_perf.log -o cluster.calib.json
   hcclprof calibrate --bench hccl_allreduce_16p.txt --op allreduce --ranks 16 -o cluster.calib.json`,
-		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			return driver.Calibrate(in.env(cmd), args, f)
-		}),
+		},
 	}
-	cmd.Flags().StringVar(&f.Format, "format", "text", "text or json")
+	registerFormat(cmd, &f.Format)
 	cmd.Flags().StringArrayVar(&f.Bench, "bench", nil, "a benchmark output to calibrate on (nccl-tests, hccl_test or CSV); repeatable")
 	cmd.Flags().StringVar(&f.BenchOp, "op", "", "with --bench: the collective of outputs that do not name it (allreduce, allgather, reducescatter, broadcast, reduce, alltoall)")
 	cmd.Flags().IntVar(&f.BenchRanks, "ranks", 0, "with --bench: the rank count of outputs that do not list their ranks")

@@ -10,7 +10,9 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/compare"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/internal/driver"
 )
 
 // setKnobs are whatif's --set knobs, algoNames the values of algo=.
@@ -28,8 +30,8 @@ func registerCompletions(root *cobra.Command) {
 	}
 	for _, c := range root.Commands() {
 		fl := c.Flags()
-		if formats, ok := formatsOf[c.Name()]; ok {
-			_ = c.RegisterFlagCompletionFunc(formatFlag(c.Name()), fixed(formats...))
+		if formats := driver.Formats(c.Name()); formats != nil {
+			_ = c.RegisterFlagCompletionFunc(driver.FormatFlag(c.Name()), fixed(formats...))
 		}
 		for _, name := range []string{"hardware", "product"} {
 			if fl.Lookup(name) != nil {
@@ -59,6 +61,7 @@ func registerCompletions(root *cobra.Command) {
 		switch c.Name() {
 		case "gen":
 			c.ValidArgsFunction = completeScenario
+			_ = c.RegisterFlagCompletionFunc("format", fixed(genFormats()...))
 			_ = c.RegisterFlagCompletionFunc("omit", fixed("trace", "none"))
 		case "model":
 			_ = c.RegisterFlagCompletionFunc("op", fixed(costmodel.Ops()...))
@@ -66,6 +69,16 @@ func registerCompletions(root *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc("expansion", fixed(costmodel.ExpansionAICPU, costmodel.ExpansionAIV))
 		}
 	}
+}
+
+// genFormats are the formats gen writes for an Ascend product, which its --format
+// offers (the generator checks the value itself, with its aliases and kineto).
+func genFormats() []string {
+	out := make([]string, len(render.Formats))
+	for i, f := range render.Formats {
+		out[i] = string(f)
+	}
+	return out
 }
 
 // prefixes offers values a user goes on typing after (a gate's metric before its

@@ -26,12 +26,12 @@ newer report, a run with no step); 3 a side incomplete unless --allow-partial.`,
 		Example: `  hcclprof diff ./before ./after --fail-on 'step_time_us.delta_pct>5'
   hcclprof diff base.json new.json --fail-on 'comm_share.delta>+0.05' --junit diff.xml --github -o diff.txt`,
 		Args: cobra.ExactArgs(2),
-		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			return driver.Diff(in.env(cmd), args, f)
-		}),
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Format, "format", "text", "text, json or markdown")
+	registerFormat(cmd, &f.Format)
 	fl.StringArrayVar(&f.FailOn, "fail-on", nil, "fail (exit 1) when METRIC[.delta|.delta_pct|.base|.p] OP VALUE holds; repeatable")
 	fl.Uint64Var(&f.Seed, "seed", 1, "bootstrap seed (the same seed gives the same intervals)")
 	fl.StringVarP(&f.Output, "output", "o", "", "write the diff to this file instead of stdout")

@@ -35,12 +35,12 @@ The tables are written as the ranks are read, so memory stays near analyze's.
 Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-partial.`,
 		Example: "  hcclprof export ./cluster --to parquet -o out/\n  hcclprof export ./cluster --to trace -o analysis.json",
 		Args:    cobra.MinimumNArgs(1),
-		RunE: withFormat(&f.To, func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			return driver.Export(in.env(cmd), args, f)
-		}),
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.To, "to", "", "parquet, csv or trace")
+	registerFormat(cmd, &f.To)
 	fl.StringVarP(&f.Output, "output", "o", "", "the directory (parquet, csv) or file (trace) to write")
 	registerAnalysis(fl, &f.Analysis)
 	return cmd

@@ -13,53 +13,12 @@ import (
 	"github.com/hcclprof/hcclprof/internal/driver"
 )
 
-// formatsOf is the one table of the output formats each command allows (export's
-// --to, every other command's --format): the commands check their flag against it
-// and shell completion offers it. gen's are the generator's, which checks them itself
-// (it also takes their aliases).
-var formatsOf = map[string][]string{
-	"analyze":   {"text", "json", "markdown", "html"},
-	"diff":      {"text", "json", "markdown"},
-	"gen":       {"text", "db", "msprof"},
-	"export":    {"parquet", "csv", "trace"},
-	"advise":    {"text", "json"},
-	"calibrate": {"text", "json"},
-	"inspect":   {"text", "json"},
-	"model":     {"text", "json"},
-	"whatif":    {"text", "json"},
-}
-
-// formatFlag is the flag that names a command's format.
-func formatFlag(command string) string {
-	if command == "export" {
-		return "to"
-	}
-	return "format"
-}
-
-// checkFormat is the one usage error of a format the command does not write.
-func checkFormat(cmd *cobra.Command, format string) error {
-	formats := formatsOf[cmd.Name()]
-	for _, f := range formats {
-		if f == format {
-			return nil
-		}
-	}
-	want := strings.Join(formats, ", ")
-	if i := strings.LastIndex(want, ", "); i >= 0 {
-		want = want[:i] + " or " + want[i+2:]
-	}
-	return driver.UsageError(fmt.Errorf("unknown --%s %q: want %s", formatFlag(cmd.Name()), format, want))
-}
-
-// withFormat wraps a command's RunE: the format is checked before anything is read.
-func withFormat(format *string, run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := checkFormat(cmd, *format); err != nil {
-			return err
-		}
-		return run(cmd, args)
-	}
+// registerFormat adds a command's output-format flag (export's --to, the others'
+// --format) with its default and help from the driver's table of outputs, which also
+// checks its value when the command runs and gives shell completion its values.
+func registerFormat(cmd *cobra.Command, format *string) {
+	name := cmd.Name()
+	cmd.Flags().StringVar(format, driver.FormatFlag(name), driver.DefaultFormat(name), driver.FormatHelp(name))
 }
 
 const widthHelp = "lay the text output out for N columns (0: no limit; at least 40); default: $COLUMNS, else the terminal's width when stdout is a terminal, else no limit"

@@ -20,11 +20,11 @@ Exit codes: 0 done; 2 usage or input error; 3 input incomplete unless --allow-pa
 		Example: `  hcclprof inspect ./cluster_dir
   hcclprof inspect ./cluster_dir --format json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			return driver.Inspect(in.env(cmd), args, f)
-		}),
+		},
 	}
-	cmd.Flags().StringVar(&f.Format, "format", "text", "output format: text or json")
+	registerFormat(cmd, &f.Format)
 	cmd.Flags().IntVar(&f.Workers, "workers", 0, "ranks parsed in parallel (0: one per CPU)")
 	registerWidth(cmd.Flags(), &f.Width)
 	cmd.Flags().BoolVar(&f.AllowPartial, "allow-partial", false, "exit 0 even when some input could not be read in full")

@@ -25,9 +25,9 @@ bandwidths are decimal GB/s.`,
   hcclprof model --op allreduce --product a2 --servers 4 --size 64MiB --format json
   hcclprof model --op allgather --product a3 --servers 1 --npus-per-server 8 --size 4MiB --expansion AIV`,
 		Args: cobra.NoArgs,
-		RunE: withFormat(&f.Format, func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			return driver.Model(in.env(cmd), f)
-		}),
+		},
 	}
 	fl := cmd.Flags()
 	registerWidth(fl, &f.Width)
@@ -46,7 +46,7 @@ bandwidths are decimal GB/s.`,
 	fl.BoolVar(&f.NoRDMALite, "no-rdma-lite", false, "the NIC lacks RDMA-lite (raises HCCL's pipeline thresholds)")
 	fl.StringVar(&f.Expansion, "expansion", "", "HCCL_OP_EXPANSION_MODE on A3: AI_CPU (the default) or AIV")
 	fl.BoolVar(&f.InterRoCE, "inter-roce", false, "A3 servers joined by RoCE (other super-nodes, or HCCL_INTER_HCCS_DISABLE=TRUE), not HCCS")
-	fl.StringVar(&f.Format, "format", "text", "text or json")
+	registerFormat(cmd, &f.Format)
 	fl.StringVar(&f.Calibration, "calibration", "", "price the op from a calibration file written by 'calibrate --bench' (with --op, --ranks, --size)")
 	return cmd
 }

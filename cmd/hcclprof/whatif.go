@@ -30,9 +30,9 @@ Exit codes: 0 done; 2 usage or input error, or a run the model cannot fit; 3 inp
 incomplete unless --allow-partial.`,
 		Example: "  hcclprof whatif ./cluster --set bucket=64MiB --set accumulation=4",
 		Args:    cobra.MinimumNArgs(1),
-		RunE: withFormat(&f.Format, func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			return driver.WhatIf(in.env(cmd), args, f)
-		}),
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.Sets, "set", nil, "KNOB=VALUE: bucket=64MiB, accumulation=4, buffsize=400MB (MB = MiB, as HCCL reads it), overlap=0.9, algo=nhr (algo=auto: HCCL_ALGO unset), dp=64; repeatable (applied together)")
@@ -40,7 +40,7 @@ incomplete unless --allow-partial.`,
 	// The flag's own default is 0 so that the help states one default, the run's
 	// environment (HCCL's 200 MB when it is not set), not a second one of 200.
 	fl.IntVar(&f.BuffsizeMB, "buffsize-mb", 0, "HCCL_BUFFSIZE of the measured run, MB = MiB (default: the run's environment, else HCCL's 200)")
-	fl.StringVar(&f.Format, "format", "text", "text or json")
+	registerFormat(cmd, &f.Format)
 	registerWidth(fl, &f.Width)
 	registerAnalysis(fl, &f.Analysis)
 	return cmd

@@ -1,10 +1,6 @@
 package driver
 
-import (
-	"io"
-
-	"github.com/hcclprof/hcclprof/report"
-)
+import "github.com/hcclprof/hcclprof/report"
 
 // AdviseFlags is advise's flags.
 type AdviseFlags struct {
@@ -15,6 +11,10 @@ type AdviseFlags struct {
 
 // Advise is hcclprof advise: only the advisor's output on the runs under args.
 func Advise(env Env, args []string, f AdviseFlags) error {
+	out, err := outputOf(cmdAdvise, f.Format)
+	if err != nil {
+		return err
+	}
 	width, err := textWidth(env, f.Width, false)
 	if err != nil {
 		return err
@@ -24,11 +24,10 @@ func Advise(env Env, args []string, f AdviseFlags) error {
 		return err
 	}
 	advice := run.advise()
-	doc := &report.Document{Result: run.result, Advice: &advice, CommBudget: run.advisor.CommBudget, Notes: run.cluster.Notes, LeftOut: run.leftOut,
+	doc := &report.AdviceDoc{Result: run.result, Advice: &advice, Notes: run.cluster.Notes, LeftOut: run.leftOut,
 		Command: env.command(), Version: env.Version, Width: width}
-	if err := write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteAdviceText(w, doc) },
-		func(w io.Writer) error { return report.WriteAdviceJSON(w, doc) }); err != nil {
-		return err
+	if err := doc.Write(env.Stdout, out.as); err != nil {
+		return usageError(err)
 	}
 	return partial(run.cluster, run.result, f.Analysis.AllowPartial)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/atomicfile"
 	"github.com/hcclprof/hcclprof/profile"
@@ -33,13 +34,17 @@ type AnalyzeFlags struct {
 // its CI outputs.
 func Analyze(env Env, args []string, f AnalyzeFlags) error {
 	usage := usageError
+	out, err := outputOf(cmdAnalyze, f.Format)
+	if err != nil {
+		return err
+	}
 	width, err := textWidth(env, f.Width, f.Output != "")
 	if err != nil {
 		return err
 	}
-	gates := make([]analysis.Gate, 0, len(f.FailOn))
+	gates := make([]advisor.Gate, 0, len(f.FailOn))
 	for _, expr := range f.FailOn {
-		g, err := analysis.ParseGate(expr, analysis.MetricNames)
+		g, err := advisor.ParseGate(expr, analysis.MetricNames)
 		if err != nil {
 			return usage(err)
 		}
@@ -48,7 +53,7 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 	// Each rank is summarised as soon as it is read and its timeline dropped, so memory
 	// follows the summaries, not the traces.
 	keepRank := -1
-	if f.Format == "html" {
+	if out.as == report.HTML {
 		keepRank = f.TimelineRank
 		f.Analysis.keep = func(rank int) bool { return rank == keepRank }
 	}
@@ -56,7 +61,8 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 	if err != nil {
 		return err
 	}
-	cluster, res, advOpts := run.cluster, run.result, run.advisor
+	cluster, res := run.cluster, run.result
+	run.advisor.Gates = gates
 	// The job summary is only written with --github, so a local run with the variable
 	// left over in its environment does not touch the file.
 	var stepSummary string
@@ -67,7 +73,7 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 		return err
 	}
 	var shown *profile.Rank
-	if f.Format == "html" {
+	if out.as == report.HTML {
 		if shown, err = timelineRank(cluster, keepRank, f.TimelineRankSet); err != nil {
 			return usage(err)
 		}
@@ -77,50 +83,37 @@ func Analyze(env Env, args []string, f AnalyzeFlags) error {
 		TimelineRank: shown,
 		Result:       res,
 		Advice:       &advice,
-		CommBudget:   advOpts.CommBudget,
-		Gates:        analysis.EvaluateGates(gates, res.Summary.Metrics()),
 		Notes:        append(cluster.Notes, skippedNote(withoutSteps(res.SkippedSteps, run.warmup))...),
 		LeftOut:      run.leftOut,
 		Command:      env.command(),
 		Version:      env.Version,
 		Width:        width,
 	}
-	err = writeOutput(env, f.Output, func(w io.Writer) error {
-		switch f.Format {
-		case "json":
-			return report.WriteJSON(w, doc)
-		case "markdown":
-			return report.WriteMarkdown(w, doc)
-		case "html":
-			return report.WriteHTML(w, doc)
-		default:
-			return report.WriteText(w, doc)
-		}
-	})
+	err = writeOutput(env, f.Output, func(w io.Writer) error { return doc.Write(w, out.as) })
 	if err != nil {
 		return usage(err)
 	}
 	if f.GitHub {
 		// stderr, so that stdout stays the report alone (valid JSON with --format json);
 		// the Actions runner reads workflow commands from both streams.
-		if err := report.WriteGitHubAnnotations(env.Stderr, doc); err != nil {
+		if err := doc.Write(env.Stderr, report.GitHub); err != nil {
 			return usage(err)
 		}
 		if stepSummary != "" {
-			if err := appendFile(stepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, doc) }); err != nil {
+			if err := appendFile(stepSummary, func(w io.Writer) error { return doc.Write(w, report.Markdown) }); err != nil {
 				return usage(fmt.Errorf("$GITHUB_STEP_SUMMARY: %w", err))
 			}
 		}
 	}
 	if f.JUnit != "" {
-		if err := createFile(f.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, doc) }); err != nil {
+		if err := createFile(f.JUnit, func(w io.Writer) error { return doc.Write(w, report.JUnit) }); err != nil {
 			return usage(err)
 		}
 	}
 	if err := partial(cluster, res, f.Analysis.AllowPartial); err != nil {
 		return err
 	}
-	if failed := doc.FailedGates(); len(failed) > 0 {
+	if failed := advisor.FailedGates(advice.Gates); len(failed) > 0 {
 		names := make([]string, len(failed))
 		for i, g := range failed {
 			names[i] = g.Expr

@@ -3,7 +3,6 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/hcclprof/hcclprof/advisor"
@@ -32,6 +31,10 @@ type CalibrateFlags struct {
 // Calibrate is hcclprof calibrate: each link's latency and bandwidth fitted on the
 // run's own transfers, and the cost model's error per op type.
 func Calibrate(env Env, args []string, f CalibrateFlags) error {
+	out, err := outputOf(cmdCalibrate, f.Format)
+	if err != nil {
+		return err
+	}
 	width, err := textWidth(env, f.Width, false)
 	if err != nil {
 		return err
@@ -40,7 +43,7 @@ func Calibrate(env Env, args []string, f CalibrateFlags) error {
 		if len(args) > 0 {
 			return usageError(errors.New("calibrate takes either profiles or --bench files, not both: the run's own transfers and a benchmark make different calibrations"))
 		}
-		return calibrateBench(env, f, width)
+		return calibrateBench(env, f, out, width)
 	}
 	if len(args) == 0 {
 		return usageError(errors.New("calibrate needs profiles (PATH...) or benchmark outputs (--bench FILE)"))
@@ -52,15 +55,14 @@ func Calibrate(env Env, args []string, f CalibrateFlags) error {
 	if err != nil {
 		return err
 	}
-	buffer := advisor.FactsOf(advisor.EnvOf(run.cluster), "", run.advisor.DefaultBuffsizeBytes).BuffsizeBytes
+	buffer := run.result.Communication.Limits.BuffsizeBytes(advisor.EnvOf(run.cluster))
 	fit := costmodel.Fit(run.result, 1, buffer)
 	doc := report.CalibrationDoc{Links: fit.Links, BackTest: fit.BackTest(), Width: width}
 	if len(fit.Links) == 0 {
 		doc.NoTransfers = noTransfers(run.cluster)
 	}
-	if err := write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteCalibrationText(w, doc) },
-		func(w io.Writer) error { return report.WriteCalibrationJSON(w, doc) }); err != nil {
-		return err
+	if err := doc.Write(env.Stdout, out.as); err != nil {
+		return usageError(err)
 	}
 	return partial(run.cluster, run.result, f.Analysis.AllowPartial)
 }
@@ -85,7 +87,7 @@ func noTransfers(c *profile.Cluster) []report.RanksReason {
 
 // calibrateBench is calibrate --bench: a cost model made from benchmark sweeps,
 // written with -o for --calibration.
-func calibrateBench(env Env, f CalibrateFlags, width int) error {
+func calibrateBench(env Env, f CalibrateFlags, out outputFormat, width int) error {
 	opts := parser.BenchOptions{Op: f.BenchOp, Ranks: f.BenchRanks}
 	switch f.BenchSize {
 	case "", string(profile.SizeTotal), string(profile.SizePerRank):
@@ -119,6 +121,8 @@ func calibrateBench(env Env, f CalibrateFlags, width int) error {
 		}
 		doc.Written = f.Output
 	}
-	return write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteBenchCalibrationText(w, doc) },
-		func(w io.Writer) error { return report.WriteBenchCalibrationJSON(w, doc) })
+	if err := doc.Write(env.Stdout, out.as); err != nil {
+		return usageError(err)
+	}
+	return nil
 }

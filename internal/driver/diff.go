@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis/compare"
 	"github.com/hcclprof/hcclprof/profile"
 	"github.com/hcclprof/hcclprof/report"
@@ -27,13 +27,17 @@ type DiffFlags struct {
 // Diff is hcclprof diff: two runs compared metric by metric, with the gates on the
 // changes and the CI outputs.
 func Diff(env Env, args []string, f DiffFlags) error {
+	out, err := outputOf(cmdDiff, f.Format)
+	if err != nil {
+		return err
+	}
 	width, err := textWidth(env, f.Width, f.Output != "")
 	if err != nil {
 		return err
 	}
-	var gates []analysis.Gate
+	var gates []advisor.Gate
 	for _, expr := range f.FailOn {
-		g, err := analysis.ParseGate(expr, compare.GateMetricNames)
+		g, err := advisor.ParseGate(expr, compare.GateMetricNames)
 		if err != nil {
 			return usageError(err)
 		}
@@ -59,41 +63,29 @@ func Diff(env Env, args []string, f DiffFlags) error {
 		return err
 	}
 	d := compare.Compare(runs[0], runs[1], compare.Options{Seed: f.Seed})
-	doc := report.DiffDoc{Diff: d, Width: width}
-	results := analysis.EvaluateGates(gates, d.GateValues())
-	doc.Gates = results
+	// The advisor decides diff's gates as analyze's, on the changes compare measured.
+	doc := report.DiffDoc{Diff: d, Gates: advisor.EvaluateGates(gates, d.GateValues()), Width: width}
 	var failed []string
-	for _, g := range results {
-		if !g.Passed {
-			failed = append(failed, g.Expr)
-		}
+	for _, g := range advisor.FailedGates(doc.Gates) {
+		failed = append(failed, g.Expr)
 	}
-	err = writeOutput(env, f.Output, func(w io.Writer) error {
-		switch f.Format {
-		case "json":
-			return report.WriteDiffJSON(w, doc)
-		case "markdown":
-			return report.WriteDiffMarkdown(w, doc)
-		default:
-			return report.WriteDiffText(w, doc)
-		}
-	})
+	err = writeOutput(env, f.Output, func(w io.Writer) error { return doc.Write(w, out.as) })
 	if err != nil {
 		return usageError(err)
 	}
 	if f.GitHub {
 		// stderr, as in analyze: stdout stays the report alone.
-		if err := report.WriteDiffGitHubAnnotations(env.Stderr, doc); err != nil {
+		if err := doc.Write(env.Stderr, report.GitHub); err != nil {
 			return usageError(err)
 		}
 		if stepSummary != "" {
-			if err := appendFile(stepSummary, func(w io.Writer) error { return report.WriteDiffMarkdown(w, doc) }); err != nil {
+			if err := appendFile(stepSummary, func(w io.Writer) error { return doc.Write(w, report.Markdown) }); err != nil {
 				return usageError(fmt.Errorf("$GITHUB_STEP_SUMMARY: %w", err))
 			}
 		}
 	}
 	if f.JUnit != "" {
-		if err := createFile(f.JUnit, func(w io.Writer) error { return report.WriteDiffJUnit(w, doc) }); err != nil {
+		if err := createFile(f.JUnit, func(w io.Writer) error { return doc.Write(w, report.JUnit) }); err != nil {
 			return usageError(err)
 		}
 	}

@@ -19,13 +19,17 @@ type ExportFlags struct {
 // Export is hcclprof export: the analysis written for other tools, as tables or as a
 // Chrome trace.
 func Export(env Env, args []string, f ExportFlags) error {
+	out, err := outputOf(cmdExport, f.To)
+	if err != nil {
+		return err
+	}
 	if f.Output == "" {
 		return usageError(fmt.Errorf("-o is required"))
 	}
-	if f.To == "trace" {
+	if out.name == "trace" {
 		return exportTrace(env, args, f.Output, f.Analysis)
 	}
-	return exportTables(env, args, export.Format(f.To), f.Output, f.Analysis)
+	return exportTables(env, args, export.Format(out.name), f.Output, f.Analysis)
 }
 
 // exportTables writes the tables, the tasks rank by rank as the ranks are read. Nothing

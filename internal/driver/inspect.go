@@ -17,6 +17,10 @@ type InspectFlags struct {
 // Inspect is hcclprof inspect: per rank, what was found and which analyses the data
 // supports.
 func Inspect(env Env, args []string, f InspectFlags) error {
+	out, err := outputOf(cmdInspect, f.Format)
+	if err != nil {
+		return err
+	}
 	width, err := textWidth(env, f.Width, false)
 	if err != nil {
 		return err
@@ -25,17 +29,13 @@ func Inspect(env Env, args []string, f InspectFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	// The same verdict as the other commands, computed first so that the table
-	// names the ranks the analysis finds incomplete.
-	res := analysis.Analyze(cluster, analysis.Options{Workers: f.Workers})
+	// The ranks' steps and their problems, as the other commands find them (not
+	// their communication), first so that the table names the ranks the analysis
+	// finds incomplete, and the exit code is the other commands'.
+	res := analysis.AnalyzeSteps(cluster, analysis.Options{Workers: f.Workers})
 	doc := &report.InspectDocument{Ranks: analysis.WithAnalysis(analysis.Inspect(cluster), res), Notes: cluster.Notes,
 		Command: env.command(), Version: env.Version, Width: width}
-	if f.Format == "json" {
-		err = report.WriteInspectJSON(env.Stdout, doc)
-	} else {
-		err = report.WriteInspectText(env.Stdout, doc)
-	}
-	if err != nil {
+	if err := doc.Write(env.Stdout, out.as); err != nil {
 		return usageError(err)
 	}
 	// A run without a step to measure is refused, a rank without one is incomplete.

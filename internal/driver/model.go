@@ -28,6 +28,10 @@ type ModelFlags struct {
 // Model is hcclprof model: one collective priced with the α-β-γ model, or on a
 // product as HCCL would run it.
 func Model(env Env, f ModelFlags) error {
+	out, err := outputOf(cmdModel, f.Format)
+	if err != nil {
+		return err
+	}
 	width, err := textWidth(env, f.Width, false)
 	if err != nil {
 		return err
@@ -37,12 +41,7 @@ func Model(env Env, f ModelFlags) error {
 		return usageError(err)
 	}
 	doc.Width = width
-	if f.Format == "json" {
-		err = report.WriteModelJSON(env.Stdout, doc)
-	} else {
-		err = report.WriteModelText(env.Stdout, doc)
-	}
-	if err != nil {
+	if err := doc.Write(env.Stdout, out.as); err != nil {
 		return usageError(err)
 	}
 	return nil

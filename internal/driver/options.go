@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
+	"github.com/hcclprof/hcclprof/internal/config"
 	"github.com/hcclprof/hcclprof/internal/progress"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
@@ -102,20 +102,15 @@ func noSteps(c *profile.Cluster, steps int, skipped []int) error {
 // options builds the analysis and advisor options: defaults, then the config file,
 // then the flags.
 func (f *AnalysisFlags) options() (analysis.Options, advisor.Options, error) {
-	ao := analysis.Options{}
-	adv := advisor.DefaultOptions
+	// The config file is read here once; each package gets its own section.
+	conf := config.Defaults()
 	if f.Config != "" {
-		c, err := analysis.LoadConfig(f.Config)
-		if err != nil {
-			return ao, adv, err
-		}
-		if ao, err = c.Options(); err != nil {
-			return ao, adv, fmt.Errorf("%s: %w", f.Config, err)
-		}
-		if err := advisor.ApplyConfig(c, &adv); err != nil {
-			return ao, adv, fmt.Errorf("%s: %w", f.Config, err)
+		var err error
+		if conf, err = config.Load(f.Config); err != nil {
+			return conf.Analysis, conf.Advisor, err
 		}
 	}
+	ao, adv := conf.Analysis, conf.Advisor
 	ao.Workers, ao.SkipSteps, ao.Microbatches = f.Workers, f.SkipSteps, f.Microbatches
 	if f.Calibration != "" {
 		cal, err := costmodel.ReadCalibration(f.Calibration)
@@ -239,18 +234,4 @@ func (f *AnalysisFlags) loadWith(env Env, args []string, hooks rankHooks) (*load
 		}
 	}
 	return &loaded{cluster: cluster, result: res, advisor: withFramework(advOpts, cluster)}, nil
-}
-
-// write renders with the text or the JSON writer; a failed write is exit 2.
-func write(w io.Writer, format string, text, json func(io.Writer) error) error {
-	var err error
-	if format == "json" {
-		err = json(w)
-	} else {
-		err = text(w)
-	}
-	if err != nil {
-		return usageError(err)
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
@@ -23,6 +22,10 @@ type WhatIfFlags struct {
 // of f.Sets changed together.
 func WhatIf(env Env, args []string, f WhatIfFlags) error {
 	usage := usageError
+	out, err := outputOf(cmdWhatIf, f.Format)
+	if err != nil {
+		return err
+	}
 	width, err := textWidth(env, f.Width, false)
 	if err != nil {
 		return err
@@ -78,9 +81,8 @@ func WhatIf(env Env, args []string, f WhatIfFlags) error {
 		return usage(err)
 	}
 	doc := report.WhatIfDoc{Bucketing: bk, Prediction: pred, Width: width}
-	if err := write(env.Stdout, f.Format, func(w io.Writer) error { return report.WriteWhatIfText(w, doc) },
-		func(w io.Writer) error { return report.WriteWhatIfJSON(w, doc) }); err != nil {
-		return err
+	if err := doc.Write(env.Stdout, out.as); err != nil {
+		return usage(err)
 	}
 	return partial(run.cluster, run.result, f.Analysis.AllowPartial)
 }
