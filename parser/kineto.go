@@ -85,6 +85,11 @@ type kinetoState struct {
 	dist    distInfo
 	chip    string // deviceProperties' first name
 	events  int
+	// hostName is the trace's host_name member; cpuPID the pid of its ProfilerStep#N
+	// events (the profiled process), -1 before one is seen (kinetohost.go).
+	hostName  string
+	traceName string // the path the trace was exported to, as Kineto wrote it
+	cpuPID    int64
 }
 
 // ParseKineto reads one rank's PyTorch profiler (Kineto) trace, plain JSON (see
@@ -98,6 +103,7 @@ func ParseKineto(r io.Reader, file string) (*profile.Rank, error) {
 		params: map[int64]commParams{},
 		names:  map[string]string{},
 		dist:   distInfo{rank: -1, worldSize: -1},
+		cpuPID: -1,
 	}
 	err := jsonx.ReadStream(r, file, func(s *jsonx.Stream) error {
 		return readChromeTrace(s, file, wholeEvent(st.event), st.member)
@@ -279,6 +285,14 @@ func (st *kinetoState) member(name string, v []byte, off int64) error {
 			st.chip = strings.TrimSpace(devs[0].Name)
 		}
 		return nil
+	case "host_name", "traceName": // kinetohost.go
+		var h string
+		if json.Unmarshal(v, &h) == nil && name == "host_name" {
+			st.hostName = h
+		} else if name == "traceName" {
+			st.traceName = h
+		}
+		return nil
 	case "distributedInfo":
 	default:
 		return nil
@@ -390,7 +404,7 @@ var (
 )
 
 func (st *kinetoState) event(b []byte) error {
-	var ph, cat, name, ts, dur, args []byte
+	var ph, cat, name, ts, dur, args, pid []byte
 	it := jsonx.NewObjIter(b)
 	for {
 		k, v, ok := it.Next()
@@ -410,6 +424,8 @@ func (st *kinetoState) event(b []byte) error {
 			dur = v
 		case "args":
 			args = v
+		case "pid":
+			pid = v
 		}
 	}
 	if it.Err != nil {
@@ -436,6 +452,9 @@ func (st *kinetoState) event(b []byte) error {
 		}
 		// A marker repeated is kept: Rank.Normalize drops the second and says so.
 		st.steps = append(st.steps, profile.StepMarker{Step: n, Interval: iv})
+		if p, err := strconv.ParseInt(string(pid), 10, 64); err == nil && st.cpuPID < 0 {
+			st.cpuPID = p
+		}
 	case bytes.Equal(name, nameRecordParams):
 		p, ext, err := parseCommArgs(args)
 		if err != nil {
@@ -563,6 +582,7 @@ func (st *kinetoState) finish() *profile.Rank {
 		FilesUsed:         []string{filepath.Base(st.file)},
 	}
 	r.Metadata.DistributedArgs = st.dist.args
+	r.Info.Host, r.Info.HostSource = kinetoHost(st.file, st.traceName, st.hostName, st.cpuPID)
 
 	// Groups named by the ops' own arguments, beyond those of distributedInfo.
 	type opGroup struct {

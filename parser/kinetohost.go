@@ -19,29 +19,38 @@ import (
 //     worker_name of the user's own, or a trace exported elsewhere under another name
 //     (export_chrome_trace, a copied file), says nothing of the host, so the name is
 //     believed only when its pid is the process id the trace's own CPU events carry.
+//     The trace's last member, traceName, is the path Kineto wrote it to (the same
+//     name, unless tensorboard_trace_handler gzipped it: then a temporary file's), so
+//     a trace renamed after the fact may still name its host there.
 //
 // Where neither says, the host stays unknown: it is never guessed from the rank
 // number and the GPUs per node.
 
 // Where a Kineto rank's host was read, as Info.HostSource says it.
 const (
-	kinetoHostFromMetadata = "the trace's host_name"
-	kinetoHostFromFileName = "the trace file's name ({hostname}_{pid}.{timestamp}.pt.trace.json)"
+	kinetoHostFromMetadata  = "the trace's host_name"
+	kinetoHostFromFileName  = "the trace file's name ({hostname}_{pid}.{timestamp}.pt.trace.json)"
+	kinetoHostFromTraceName = "the trace's traceName ({hostname}_{pid}.{timestamp}.pt.trace.json)"
 )
 
 // kinetoHost is the host a Kineto trace names and where it was read: the trace's
-// host_name when it has one, else the tensorboard_trace_handler file name whose pid
-// is the trace's CPU process id (cpuPID, -1 when the trace showed none); "" when
-// neither says.
-func kinetoHost(file, hostName string, cpuPID int64) (host, source string) {
+// host_name when it has one, else a tensorboard_trace_handler name (the file's, then
+// its traceName's) whose pid is the trace's CPU process id (cpuPID, -1 when the trace
+// showed none); "" when none says.
+func kinetoHost(file, traceName, hostName string, cpuPID int64) (host, source string) {
 	if h := strings.TrimSpace(hostName); h != "" {
 		return h, kinetoHostFromMetadata
 	}
-	h, pid, ok := kinetoWorkerName(file)
-	if !ok || cpuPID < 0 || pid != cpuPID {
+	if cpuPID < 0 {
 		return "", ""
 	}
-	return h, kinetoHostFromFileName
+	if h, pid, ok := kinetoWorkerName(file); ok && pid == cpuPID {
+		return h, kinetoHostFromFileName
+	}
+	if h, pid, ok := kinetoWorkerName(traceName); ok && pid == cpuPID {
+		return h, kinetoHostFromTraceName
+	}
+	return "", ""
 }
 
 // kinetoWorkerName splits a trace file name as tensorboard_trace_handler writes it,
