@@ -94,9 +94,9 @@ func TestGenRefusesHugeScenarios(t *testing.T) {
 }
 
 // refusalBytes bounds what a refused gen allocates: reading the scenario and its
-// limits, not simulating it (the smallest case here, 8 ranks for 7.6 MiB of output,
-// allocates several times more when simulated). A bound on the heap rather than on
-// the clock, so that a busy machine does not fail the test.
+// limits (about 150 KB), not simulating it (the smallest case here, 8 ranks for 7.6
+// MiB of output, allocates about 50 MB when generated). A bound on the heap rather
+// than on the clock, so that a busy machine does not fail the test.
 const refusalBytes = 4 << 20
 
 // allocatedBy is how many bytes fn allocated on the heap (the tests around it run
