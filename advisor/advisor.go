@@ -50,6 +50,7 @@ func Advise(res *analysis.Result, env Env, opts Options) Advice {
 	a.Findings = append(causeFindings(res, det, diag, opts.Thresholds.Diagnosis), a.Findings...)
 	a.Findings = append(a.Findings, distributedOptimizerFindings(res, opts.Thresholds.Stake)...)
 	a.Findings = append(a.Findings, tpPlacementFindings(res)...)
+	a.Findings = append(a.Findings, tpPlacementUnknown(res)...)
 	sortFindings(a.Findings)
 	var more []Finding
 	a.Recommendations, a.Notes, more = recommend(res, det, facts, fit, opts)

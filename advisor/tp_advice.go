@@ -105,6 +105,34 @@ func insertByGain(recs []Recommendation, r Recommendation) []Recommendation {
 	return append(recs[:i], append([]Recommendation{r}, recs[i:]...)...)
 }
 
+// tpPlacementUnknown says when whether tensor-parallel groups span servers cannot be
+// told: the profiles do not say which server a rank is on (a Kineto trace names its
+// host only in its host_name member, written since 2026, or in
+// tensorboard_trace_handler's file name; renamed or older traces name none). The
+// server is never guessed from the rank number.
+//
+// Said of NVIDIA (Kineto) jobs only for now; an Ascend job's ranks name their host in
+// their directory or msprof's info.json.
+func tpPlacementUnknown(res *analysis.Result) []Finding {
+	if len(res.Communication.ServerOf) > 0 || !res.AllNCCL() {
+		return nil
+	}
+	for _, k := range res.Summary.Kinds {
+		if k.Kind != analysis.KindTP && k.Kind != analysis.KindSP {
+			continue
+		}
+		for _, g := range res.Communication.Groups {
+			if g.Parallel == k.Kind && len(g.Ranks) > 1 {
+				why := "the PyTorch profiler traces name no host (no host_name member, and file names other than tensorboard_trace_handler's {hostname}_{pid}.{timestamp}.pt.trace.json)"
+				return []Finding{{ID: "tp_placement_unknown", Severity: Info,
+					Title:    "Whether the tensor-parallel groups span servers is unknown",
+					Evidence: why + ": the servers are not guessed from the rank numbers, so a TP group crossing servers cannot be found"}}
+			}
+		}
+	}
+	return nil
+}
+
 // tpPlacementFindings says when a tensor-parallel group spans servers (issue 37): its
 // per-layer collectives then cross the servers' network, far slower than the links
 // inside one. Megatron puts TP ranks next to each other, so --tensor-model-parallel-size
