@@ -186,8 +186,12 @@ func tpPlacementFindings(res *analysis.Result) []Finding {
 		if hw := res.Communication.Hardware; !hw.Assumed && hw.ServerNPUs >= size && most < hw.ServerNPUs {
 			// The groups fit in one server: the job uses part of each (priced by
 			// tpPlacementRecommendation).
-			evidence = fmt.Sprintf("tensor-parallel groups of %d ranks on servers of %d profiled ranks, where each %s server has %d NPUs: launch %d ranks per server and each TP group lies in one (Megatron places TP ranks next to each other), the model's split unchanged; or --tensor-model-parallel-size %d or less",
-				size, most, hw.Name, hw.ServerNPUs, hw.ServerNPUs, most)
+			devices := "NPUs"
+			if res.AllNCCL() {
+				devices = "GPUs"
+			}
+			evidence = fmt.Sprintf("tensor-parallel groups of %d ranks on servers of %d profiled ranks, where each %s server has %d %s: launch %d ranks per server and each TP group lies in one (Megatron places TP ranks next to each other), the model's split unchanged; or --tensor-model-parallel-size %d or less",
+				size, most, hw.Name, hw.ServerNPUs, devices, hw.ServerNPUs, most)
 		}
 		out = append(out, Finding{ID: "tp_across_servers", Severity: sev,
 			Title: fmt.Sprintf("%d of %d tensor-parallel groups span %d servers: their per-layer collectives (%s of the step exposed) cross the servers' network",
