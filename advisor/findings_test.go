@@ -11,6 +11,7 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -40,15 +41,7 @@ func generate(t *testing.T, sc *scenario.Scenario) (*analysis.Result, *profile.C
 	return generateOn(t, sc, nil)
 }
 
-func byID(a advisor.Advice, id string) []advisor.Finding {
-	var out []advisor.Finding
-	for _, f := range a.Findings {
-		if f.ID == id {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+var byID = testkit.FindingsByID
 
 func assertOnlyRealKnobs(t *testing.T, a advisor.Advice) {
 	t.Helper()

@@ -77,7 +77,7 @@ func TestSmallCollectiveStormIsNotBuckets(t *testing.T) {
 	assert.Equal(t, "fuse collectives", r.Knob)
 	assert.False(t, r.Hypothesis)
 	assert.Contains(t, r.Apply, "300 small allreduce ops")
-	assert.Nil(t, recommendationByID(a, "bucket_size"), "the storm is not buckets: %+v", a.Recommendations)
+	assert.Nil(t, recByID(a, "bucket_size"), "the storm is not buckets: %+v", a.Recommendations)
 	assertRealKnobs(t, a)
 	got := regenerated(t, smallPacketStorm, r.Settings)
 	before := float64(res.Summary.StepTimeNs) / 1e3

@@ -114,15 +114,6 @@ func generatedSummary(t *testing.T, name string, edit func(*scenario.Scenario), 
 	return res.Summary
 }
 
-func recommendationByID(a advisor.Advice, id string) *advisor.Recommendation {
-	for i := range a.Recommendations {
-		if a.Recommendations[i].ID == id {
-			return &a.Recommendations[i]
-		}
-	}
-	return nil
-}
-
 // TestOverlapAndAlgorithmRecommendations: a Megatron job whose buckets overlap little
 // of the backward pass gets --overlap-grad-reduce; a job whose level-1 algorithm the
 // calibrated model prices well above another gets a per-op HCCL_ALGO; the generator
@@ -133,7 +124,7 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 		opts := advisor.DefaultOptions
 		opts.Framework = advisor.FrameworkMegatron
 		a := adviseBuiltinWith(t, "seed-8card-bert", edit, opts)
-		r := recommendationByID(a, "overlap_grad_reduce")
+		r := recByID(a, "overlap_grad_reduce")
 		require.NotNil(t, r, "%+v", a.Recommendations)
 		assert.Equal(t, "--overlap-grad-reduce", r.Knob)
 		assert.False(t, r.Hypothesis)
@@ -155,14 +146,14 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 		assert.InDelta(t, got.CommShare, top.Predicted.CommShare, 0.1*got.CommShare)
 
 		// Plain DDP has no switch for it: the same prediction is only a hypothesis.
-		ddp := recommendationByID(adviseBuiltin(t, "seed-8card-bert", edit), "overlap_grad_reduce")
+		ddp := recByID(adviseBuiltin(t, "seed-8card-bert", edit), "overlap_grad_reduce")
 		require.NotNil(t, ddp)
 		assert.True(t, ddp.Hypothesis)
 		assert.Contains(t, ddp.Apply, "static_graph=True")
 	})
 	t.Run("algorithm", func(t *testing.T) {
 		a := adviseBuiltin(t, "small-buffsize-16rank", edit)
-		r := recommendationByID(a, "hccl_algo")
+		r := recByID(a, "hccl_algo")
 		require.NotNil(t, r, "%+v", a.Recommendations)
 		// Priced after the bucket change before it (issue 16 case 9a): the plan carries it.
 		assert.Equal(t, "bucket_cap_mb + HCCL_ALGO", r.Knob)
@@ -181,7 +172,7 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 	})
 	t.Run("hidden communication: no algorithm alarm", func(t *testing.T) {
 		a := adviseBuiltin(t, "healthy-2server-16rank", edit)
-		assert.Nil(t, recommendationByID(a, "hccl_algo"))
+		assert.Nil(t, recByID(a, "hccl_algo"))
 		for _, f := range byID(a, "algorithm_not_best") {
 			assert.Equal(t, advisor.Info, f.Severity)
 		}

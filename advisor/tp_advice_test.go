@@ -10,6 +10,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 )
 
 func kindShare(res *analysis.Result, kind string) analysis.KindShare {
@@ -21,14 +22,7 @@ func kindShare(res *analysis.Result, kind string) analysis.KindShare {
 	return analysis.KindShare{}
 }
 
-func recByID(a advisor.Advice, id string) *advisor.Recommendation {
-	for i, r := range a.Recommendations {
-		if r.ID == id {
-			return &a.Recommendations[i]
-		}
-	}
-	return nil
-}
+var recByID = testkit.RecommendationByID
 
 // Issue 37, "What was seen" 2: a TP8 × DP2 job whose TP collectives lie on the
 // critical path. The TP AllReduce job (8 × 64 MiB per micro-batch, DP already

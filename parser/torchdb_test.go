@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -256,7 +255,7 @@ func TestTorchDBMatchesTextExport(t *testing.T) {
 			}
 			assert.Equal(t, textRes.Summary, dbRes.Summary)
 			assert.Equal(t, textRes.Collectives, dbRes.Collectives)
-			assertTruth(t, dbRes, truth)
+			testkit.AssertMatchesTruth(t, dbRes, truth)
 		})
 	}
 }
@@ -302,43 +301,6 @@ func withTraffic(stats []profile.CommOpStats) []profile.CommOpStats {
 		out[i].Transports = tr
 	}
 	return out
-}
-
-// assertTruth checks the analysis against the ground truth within 0.1% (or 1 ns).
-func assertTruth(t *testing.T, res *analysis.Result, truth *sim.Truth) {
-	t.Helper()
-	near := func(what string, gotNs int64, wantUs float64) {
-		t.Helper()
-		assert.InDelta(t, wantUs, float64(gotNs)/1000, max(math.Abs(wantUs)*0.001, 0.001), what)
-	}
-	require.Len(t, res.Ranks, len(truth.Ranks))
-	for i, rr := range res.Ranks {
-		tr := truth.Ranks[i]
-		require.Len(t, rr.Steps, len(tr.Steps))
-		for j, got := range rr.Steps {
-			want := tr.Steps[j]
-			at := fmt.Sprintf("rank %d step %d ", rr.Rank, want.Step)
-			require.Equal(t, want.Step, got.Step, at)
-			near(at+"stage", got.StageNs, want.StageUs)
-			near(at+"computing", got.ComputingNs, want.ComputingUs)
-			near(at+"communication", got.CommunicationNs, want.CommunicationUs)
-			near(at+"not overlapped", got.CommNotOverlappedNs, want.CommunicationNotOverlappedUs)
-			near(at+"overlapped", got.OverlappedNs, want.OverlappedUs)
-			near(at+"free", got.FreeNs, want.FreeUs)
-			near(at+"bubble", got.BubbleNs, want.BubbleUs)
-			near(at+"preparing", got.PreparingNs, *want.PreparingUs)
-		}
-	}
-	s := res.Summary
-	assert.Equal(t, truth.Summary.Ranks, s.Ranks)
-	assert.Equal(t, truth.Summary.Steps, s.Steps)
-	assert.InDelta(t, truth.Summary.CommShare, s.CommShare, 0.001)
-	assert.InDelta(t, truth.Summary.CommTotalShare, s.CommTotalShare, 0.001)
-	require.NotNil(t, s.AllReduceShare)
-	assert.InDelta(t, truth.Summary.AllReduceShare, *s.AllReduceShare, 0.001)
-	require.NotNil(t, s.OverlapRatio)
-	assert.InDelta(t, truth.Summary.OverlapRatio, *s.OverlapRatio, 0.001)
-	near("step time", s.StepTimeNs, truth.Summary.StepTimeUs)
 }
 
 // writeDemoDB writes demo-2server-8rank in the db format and returns the cluster dir and
