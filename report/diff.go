@@ -34,11 +34,7 @@ func ReadReportRun(r io.Reader, label string) (*compare.Run, error) {
 		for _, s := range rr.Steps {
 			run.Samples = append(run.Samples, compare.StepSample{Rank: rr.Rank, Step: s.Step, StageNs: ns(s.StageUs), ComputingNs: ns(s.ComputingUs),
 				CommunicationNs: ns(s.CommunicationUs), CommNotOverlappedNs: ns(s.CommunicationNotOverlappedUs), OverlappedNs: ns(s.OverlappedUs),
-				FreeNs: ns(s.FreeUs), BubbleNs: ns(s.BubbleUs),
-				// comm_share is analyze's exposed communication over Stage, measured on a
-				// timeline where the report had one: its 6 decimals give it back within
-				// 0.5 ppm of the step.
-				ExposedNs: int64(math.Round(s.CommShare * float64(ns(s.StageUs))))})
+				FreeNs: ns(s.FreeUs), BubbleNs: ns(s.BubbleUs), ExposedNs: exposedNs(s)})
 		}
 	}
 	for _, o := range rep.Communication.Ops {
@@ -285,4 +281,20 @@ func writeDiffMarkdown(w io.Writer, d DiffDoc) error {
 	}
 	p.printf("\n<sub>α = %.2g; \"~\": no significant change (Mann-Whitney U)</sub>\n", df.Alpha)
 	return p.firstErr
+}
+
+// exposedNs is a report step's exposed communication as analyze counted it: the
+// profiler's arithmetic, Not Overlapped − Bubble within Stage, exact from the report's
+// ns-precise figures, wherever comm_share (6 decimals) agrees with it; else comm_share
+// × Stage, measured on a timeline whose receives overlapped computation (a
+// context-parallel ring), within 0.5 ppm of the step.
+func exposedNs(s contract.Step) int64 {
+	ns := func(us float64) int64 { return int64(math.Round(us * 1000)) }
+	stage := ns(s.StageUs)
+	arith := min(max(ns(s.CommunicationNotOverlappedUs)-ns(s.BubbleUs), 0), max(stage, 0))
+	fromShare := int64(math.Round(s.CommShare * float64(stage)))
+	if math.Abs(float64(arith-fromShare)) <= 0.5e-6*float64(stage)+1 {
+		return arith
+	}
+	return fromShare
 }

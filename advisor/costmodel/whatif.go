@@ -45,10 +45,14 @@ type Bucketing struct {
 	// was run by another profiled rank: SpreadUs is then taken as 0, and a note says so.
 	SpreadUs, SpreadLastUs float64
 	SpreadKnown            bool
-	// StepUs and ExposedUs are measured: the mean Stage and Comm not overlapped.
-	// GroupExposedUs is the group's own part of ExposedUs (the rest, other groups'
-	// exposed communication, is left as it is).
+	// StepUs and ExposedUs are measured: the mean Stage and exposed communication
+	// (analysis.StepBreakdown.ExposedCommNs: without the receive time counted as
+	// Bubble, outside Stage). GroupExposedUs is the group's own part of ExposedUs;
+	// the rest, other groups' exposed communication, is left as it is, but for the
+	// part PerMicroShare says runs once per micro-batch (tensor, sequence, context,
+	// expert and pipeline parallel traffic), which more micro-batches repeat.
 	StepUs, ExposedUs, GroupExposedUs float64
+	PerMicroShare                     float64
 	// TailUs is the computation after the last collective (the optimizer): gradient
 	// accumulation does not repeat it.
 	TailUs float64
@@ -326,7 +330,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
 			stage += float64(st.StageNs) / 1e3
-			exposed += float64(st.CommNotOverlappedNs) / 1e3
+			exposed += float64(st.ExposedCommNs()) / 1e3
 			tail += float64(st.TailComputeNs) / 1e3
 			cnt++
 		}
@@ -348,6 +352,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	if gN > 0 {
 		bk.GroupExposedUs = math.Min(gExposed/gN, bk.ExposedUs)
 	}
+	bk.PerMicroShare = perMicroShare(res.Summary.Kinds)
 	if bk.Storm != nil {
 		stepOps := make([][]*analysis.OpStat, 0, len(groupSteps))
 		for _, step := range groupSteps {
@@ -576,6 +581,37 @@ func (bk *Bucketing) roundHandshakeUs() float64 {
 func (bk *Bucketing) BackwardUs() float64 {
 	micro := (bk.StepUs - bk.ExposedUs - bk.TailUs) / float64(bk.Accumulation)
 	return math.Max(bk.BackwardShare*micro, bk.WindowUs)
+}
+
+// otherExposedUs splits the exposed communication of the groups other than the
+// modelled one into what runs once a step and what runs once per micro-batch.
+func (bk *Bucketing) otherExposedUs() (perStep, perMicro float64) {
+	other := math.Max(bk.ExposedUs-bk.GroupExposedUs, 0)
+	return other * (1 - bk.PerMicroShare), other * bk.PerMicroShare
+}
+
+// perMicroShare is the part of the exposed communication of the dimensions other
+// than data parallel that runs once per micro-batch: tensor, sequence, context,
+// expert and pipeline parallel traffic, and FSDP's gathers, all in the forward and
+// backward passes. Their exposed times overlap each other (where two run at once the
+// time counts for both), so this is a share of their sum. 0 without dimensions: a
+// data-parallel job's other groups are taken to run once a step, as before.
+func perMicroShare(kinds []analysis.KindShare) float64 {
+	var perMicro, all float64
+	for _, k := range kinds {
+		if k.Kind == analysis.KindDP {
+			continue
+		}
+		all += float64(k.ExposedNs)
+		switch k.Kind {
+		case analysis.KindTP, analysis.KindSP, analysis.KindCP, analysis.KindEP, analysis.KindPP, analysis.KindFSDP:
+			perMicro += float64(k.ExposedNs)
+		}
+	}
+	if all <= 0 {
+		return 0
+	}
+	return perMicro / all
 }
 
 // OverlapFraction is the share of the backward pass over which buckets are launched.
@@ -906,9 +942,11 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 		}
 		e := bk.queueExposure(times, sc.windowUs)
 		// The rest of the step is unchanged; more micro-batches repeat the compute of
-		// one, the optimizer runs once.
+		// one, and the other dimensions' traffic of one, the optimizer runs once.
+		perStep, perMicroUs := bk.otherExposedUs()
 		micro := (bk.StepUs - bk.ExposedUs - bk.TailUs) / float64(bk.Accumulation)
-		exposedAll := bk.ExposedUs - bk.GroupExposedUs + e
+		repeated := float64(sc.acc) / float64(bk.Accumulation)
+		exposedAll := perStep + perMicroUs*repeated + e
 		if sc.fused {
 			exposedAll -= bk.fusionSavingUs(a, b)
 		}
@@ -938,7 +976,8 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 	// added micro-batch (the mean rank's micro-batch is repeated, the slowest rank's
 	// extra compute is not), and a share of the change in exposed communication
 	// (the queue and overlap model's own error).
-	unmodelled := math.Abs(float64(sc.acc)/float64(bk.Accumulation)-1)*bk.SpreadLastUs +
+	_, perMicroUs := bk.otherExposedUs()
+	unmodelled := math.Abs(float64(sc.acc)/float64(bk.Accumulation)-1)*(bk.SpreadLastUs+exposureChangeError*perMicroUs) +
 		exposureChangeError*math.Abs(e-bk.ExposedUs)
 	if bk.bench != nil && sc.sizes && sc.buffer == bk.BufferBytes {
 		// The sweep's own error out of sample at the new sizes, on the exposed part.
