@@ -11,19 +11,19 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// AnalysisDB is what hcclprof keeps of torch_npu's analysis.db: the same figures as
+// analysisDB is what hcclprof keeps of torch_npu's analysis.db: the same figures as
 // the text export's step_trace_time.csv, communication.json and
 // communication_matrix.json, in the same units.
-type AnalysisDB struct {
+type analysisDB struct {
 	StepTrace  []profile.StepTraceRow
 	CommStats  []profile.CommOpStats
 	CommMatrix []profile.MatrixLink
 }
 
-// ParseAnalysisDB reads analysis.db (docs/formats.md §7.2), opened read-only and
+// parseAnalysisDB reads analysis.db (docs/formats.md §7.2), opened read-only and
 // immutable. Every table is optional and columns are found by name:
 //
-//   - StepTraceTime → StepTrace, with step_trace_time.csv's rules (ParseStepTraceCSV):
+//   - StepTraceTime → StepTrace, with step_trace_time.csv's rules (parseStepTraceCSV):
 //     step is TEXT ('50'; empty or NULL is a run without step markers), figures in µs;
 //     step, computing, communication_not_overlapped, communication, free and stage
 //     are required, overlapped, bubble, the "exclude receive" column and preparing are
@@ -39,13 +39,13 @@ type AnalysisDB struct {
 //     op_name is the empty string on -total rows.
 //
 // Results are sorted as the JSON parsers sort theirs. Errors name the file.
-func ParseAnalysisDB(path string) (*AnalysisDB, error) {
+func parseAnalysisDB(path string) (*analysisDB, error) {
 	d, err := table.OpenSQLite(path)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	out := &AnalysisDB{}
+	out := &analysisDB{}
 	if err := readStepTraceTime(d, out); err != nil {
 		return out, err
 	}
@@ -89,7 +89,7 @@ const (
 	sttPreparing     = "preparing"
 )
 
-func readStepTraceTime(d *table.DB, out *AnalysisDB) error {
+func readStepTraceTime(d *table.DB, out *analysisDB) error {
 	t, err := d.SelectAll("StepTraceTime", sttStep, sttComputing, sttCommNotOvl, sttCommunication, sttFree, sttStage)
 	if err != nil || t == nil {
 		return err
@@ -168,7 +168,7 @@ type commKey struct {
 	name, group string
 }
 
-func readCommAnalyzer(d *table.DB, out *AnalysisDB) error {
+func readCommAnalyzer(d *table.DB, out *analysisDB) error {
 	t, err := d.SelectAll("CommAnalyzerTime", "hccl_op_name", "group_name")
 	if err != nil || t == nil {
 		return err
@@ -242,7 +242,7 @@ func commOpOf(t *table.Rows) (profile.CommOpStats, error) {
 	return op, nil
 }
 
-func readCommBandwidth(d *table.DB, out *AnalysisDB, index map[commKey]int) error {
+func readCommBandwidth(d *table.DB, out *analysisDB, index map[commKey]int) error {
 	t, err := d.SelectAll("CommAnalyzerBandwidth", "hccl_op_name", "group_name", "transport_type")
 	if err != nil || t == nil {
 		return err
@@ -326,7 +326,7 @@ func sortSizeDistributions(op *profile.CommOpStats) {
 	}
 }
 
-func readCommMatrix(d *table.DB, out *AnalysisDB) error {
+func readCommMatrix(d *table.DB, out *analysisDB) error {
 	t, err := d.SelectAll("CommAnalyzerMatrix", "hccl_op_name", "group_name", "src_rank", "dst_rank")
 	if err != nil || t == nil {
 		return err

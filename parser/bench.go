@@ -49,8 +49,8 @@ type BenchInfo struct {
 	Notes  []string
 }
 
-// MaxBenchBytes bounds a benchmark file: sweeps are a few hundred lines.
-const MaxBenchBytes = 64 << 20
+// maxBenchBytes bounds a benchmark file: sweeps are a few hundred lines.
+const maxBenchBytes = 64 << 20
 
 // ReadBench reads the benchmark output at path.
 func ReadBench(path string, opts BenchOptions) ([]profile.BenchPoint, BenchInfo, error) {
@@ -59,17 +59,17 @@ func ReadBench(path string, opts BenchOptions) ([]profile.BenchPoint, BenchInfo,
 		return nil, BenchInfo{}, err
 	}
 	defer f.Close()
-	return ParseBench(f, path, opts)
+	return parseBench(f, path, opts)
 }
 
-// ParseBench reads a benchmark's output from r; name is used in errors.
-func ParseBench(r io.Reader, name string, opts BenchOptions) ([]profile.BenchPoint, BenchInfo, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxBenchBytes+1))
+// parseBench reads a benchmark's output from r; name is used in errors.
+func parseBench(r io.Reader, name string, opts BenchOptions) ([]profile.BenchPoint, BenchInfo, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxBenchBytes+1))
 	if err != nil {
 		return nil, BenchInfo{}, err
 	}
-	if len(data) > MaxBenchBytes {
-		return nil, BenchInfo{}, fmt.Errorf("%s: larger than %d MiB: not a benchmark sweep", name, MaxBenchBytes>>20)
+	if len(data) > maxBenchBytes {
+		return nil, BenchInfo{}, fmt.Errorf("%s: larger than %d MiB: not a benchmark sweep", name, maxBenchBytes>>20)
 	}
 	text := string(data)
 	var pts []profile.BenchPoint

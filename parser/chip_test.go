@@ -35,13 +35,13 @@ func TestParseDeviceInfoJSON(t *testing.T) {
 		{"null DeviceInfo", `{"DeviceInfo": null}`, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseDeviceInfoJSON(strings.NewReader(tc.json), "info.json.0", tc.device)
+			got, err := parseDeviceInfoJSON(strings.NewReader(tc.json), "info.json.0", tc.device)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
 	}
 	for _, bad := range []string{`{"DeviceInfo": {"id": 0}}`, `{"DeviceInfo": [{"ai_core_num": [32]}]}`, `{"platform_version": {}}`, `[1]`} {
-		_, err := ParseDeviceInfoJSON(strings.NewReader(bad), "info.json.0", 0)
+		_, err := parseDeviceInfoJSON(strings.NewReader(bad), "info.json.0", 0)
 		assert.ErrorContains(t, err, "info.json.0", bad)
 	}
 }
@@ -51,7 +51,7 @@ func TestParseDeviceInfoJSON(t *testing.T) {
 // Ascend910A); its HCCS and PCIe links are held against 910A's peaks.
 func TestMsprofAlexnetIs910A(t *testing.T) {
 	dir := realdata.Path(t, "msprof-mindspore-alexnet", alexnetProf)
-	ranks, err := LoadMsprofDir(dir)
+	ranks, err := loadMsprofDir(dir)
 	require.NoError(t, err)
 	require.Len(t, ranks, 1)
 	assert.Equal(t, &profile.DeviceInfo{File: "device_0/info.json.0", AICoreNum: 32, AIVNum: 0, PlatformVersion: "1"}, ranks[0].Info.Device)

@@ -47,7 +47,7 @@ func (a rankClaim) concurrent(b rankClaim) bool {
 // claimOf is the claim of a rank input, as its format makes it (inputFormat.claim):
 // of a torch_npu or MindSpore rank directory, a Kineto trace, or a rank summary (the
 // claim of the input it summarises, from its header); the zero claim for others
-// (msprof devices are compared in AssignMsprofRanks).
+// (msprof devices are compared in assignMsprofRanks).
 func claimOf(ri RankInput) rankClaim {
 	if f := formatOf(ri); f.claim != nil {
 		return f.claim(ri)
@@ -67,7 +67,7 @@ func claimOfRank(r *profile.Rank) rankClaim {
 		if !ok || err != nil {
 			return rankClaim{}
 		}
-		return msprofClaim(MsprofDevice{ProfDir: r.Dir, Device: n, HostUID: r.Info.HostUID, Host: r.Info.Host, Timestamp: msprofDirTimestamp(r.Dir)})
+		return msprofClaim(msprofDevice{ProfDir: r.Dir, Device: n, HostUID: r.Info.HostUID, Host: r.Info.Host, Timestamp: msprofDirTimestamp(r.Dir)})
 	case profile.FormatMsprofAnalyze, profile.FormatSummary:
 		return rankClaim{}
 	}
@@ -183,7 +183,7 @@ func collectionEndNs(infoFile string) int64 {
 		return 0
 	}
 	defer f.Close()
-	info, _ := ParseProfilerInfo(f, infoFile)
+	info, _ := parseProfilerInfo(f, infoFile)
 	return info.CollectionEndNs
 }
 

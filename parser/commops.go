@@ -8,8 +8,8 @@ import (
 
 // Sources of a rank's per-op records (profile.Rank.CommOpsSource).
 const (
-	OpsFromTimeline = profile.OpsFromTimeline
-	OpsFromKernels  = profile.OpsFromKernels
+	opsFromTimeline = profile.OpsFromTimeline
+	opsFromKernels  = profile.OpsFromKernels
 )
 
 // opsFromCommStats gives a rank without timeline ops (Level0/Level2 output copied
@@ -21,7 +21,7 @@ const (
 func opsFromCommStats(r *profile.Rank) {
 	switch {
 	case len(r.CommOps) > 0:
-		r.CommOpsSource = OpsFromTimeline
+		r.CommOpsSource = opsFromTimeline
 		return
 	case len(r.CommStats) == 0:
 		// kernel_details.csv's rows are the last resort: names, steps and elapses,
@@ -29,7 +29,7 @@ func opsFromCommStats(r *profile.Rank) {
 		if len(r.KernelCommOps) > 0 {
 			r.CommOps = append([]profile.CommOp(nil), r.KernelCommOps...)
 			profile.SortOpsByStart(r.CommOps)
-			r.CommOpsSource = OpsFromKernels
+			r.CommOpsSource = opsFromKernels
 		}
 		return
 	}

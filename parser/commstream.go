@@ -30,7 +30,7 @@ type commStream struct {
 }
 
 // readCommOpsStream reads communication.json's ops from r, in either layout (see
-// ParseCommunicationJSON), unsorted.
+// parseCommunicationJSON), unsorted.
 func readCommOpsStream(r io.Reader, file string) ([]profile.CommOpStats, error) {
 	var ops []profile.CommOpStats
 	err := jsonx.ReadTreeStream(r, file, func(t *jsonx.TreeStream) error {

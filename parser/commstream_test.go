@@ -78,7 +78,7 @@ func TestCommStreamEqualsTree(t *testing.T) {
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
 			want, werr := parseCommunicationJSONTree(data, "c.json")
-			got, gerr := ParseCommunicationJSON(bytes.NewReader(data), "c.json")
+			got, gerr := parseCommunicationJSON(bytes.NewReader(data), "c.json")
 			if werr != nil {
 				require.Error(t, gerr, "the tree refused it: %v", werr)
 				if name != "flat not first" {
@@ -101,7 +101,7 @@ func BenchmarkParseCommunicationJSON(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseCommunicationJSON(bytes.NewReader(data), "c.json"); err != nil {
+		if _, err := parseCommunicationJSON(bytes.NewReader(data), "c.json"); err != nil {
 			b.Fatal(err)
 		}
 	}

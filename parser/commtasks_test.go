@@ -53,7 +53,7 @@ func TestCommTasksToldFromComputeByWhatTheyAre(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tl, err := ParseTraceView(strings.NewReader("[\n"+head+tc.task+"\n]"), "t.json")
+			tl, err := parseTraceView(strings.NewReader("[\n"+head+tc.task+"\n]"), "t.json")
 			require.NoError(t, err)
 			require.Len(t, tl.CommOps, 1)
 			var want []profile.Interval

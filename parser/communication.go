@@ -32,7 +32,7 @@ const (
 	cjTotalPrefix = "total"
 )
 
-// ParseCommunicationJSON reads communication.json, the profiler's per-op HCCL
+// parseCommunicationJSON reads communication.json, the profiler's per-op HCCL
 // statistics (docs/formats.md §3): for every op, its time split (elapse, transit, wait,
 // synchronization, idle, in ms) and per-transport traffic (MB, ms, GB/s and a packet
 // size histogram). Two layouts exist:
@@ -55,7 +55,7 @@ const (
 // and 0.0; NaN and Infinity read as 0. The result is sorted by (Step, StartNs, Name)
 // so that it does not depend on the file's key order. Errors are *SyntaxError values
 // giving file and byte offset.
-func ParseCommunicationJSON(r io.Reader, file string) ([]profile.CommOpStats, error) {
+func parseCommunicationJSON(r io.Reader, file string) ([]profile.CommOpStats, error) {
 	ops, err := readCommOpsStream(r, file)
 	if err != nil {
 		return nil, err

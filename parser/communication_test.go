@@ -39,7 +39,7 @@ const cjSend = `"hcom_send__210_0_1@x@17148521525495523210": {
 func TestParseCommunicationJSONLayouts(t *testing.T) {
 	t.Run("torch_npu layout", func(t *testing.T) {
 		in := `{"step50": {"p2p": {` + cjSend + `, ` + cjTotal + `}, "collective": {` + cjOp0 + `, ` + cjTotal + `}}}`
-		ops, err := ParseCommunicationJSON(strings.NewReader(in), "communication.json")
+		ops, err := parseCommunicationJSON(strings.NewReader(in), "communication.json")
 		require.NoError(t, err)
 		require.Len(t, ops, 2)
 
@@ -86,7 +86,7 @@ func TestParseCommunicationJSONLayouts(t *testing.T) {
 
 	t.Run("step key without a number", func(t *testing.T) {
 		in := `{"step": {"p2p": {}, "collective": {` + cjOp0 + `}}}`
-		ops, err := ParseCommunicationJSON(strings.NewReader(in), "communication.json")
+		ops, err := parseCommunicationJSON(strings.NewReader(in), "communication.json")
 		require.NoError(t, err)
 		require.Len(t, ops, 1)
 		assert.Equal(t, -1, ops[0].Step)
@@ -98,7 +98,7 @@ func TestParseCommunicationJSONLayouts(t *testing.T) {
 		}
 		in := `{"step12": {"collective": {` + op("b", "30") + `, ` + op("a", "30") + `}},
 		        "step3": {"collective": {` + op("c", "50") + `}, "p2p": {` + op("hcom_receive__1_0_1", "40") + `}}}`
-		ops, err := ParseCommunicationJSON(strings.NewReader(in), "communication.json")
+		ops, err := parseCommunicationJSON(strings.NewReader(in), "communication.json")
 		require.NoError(t, err)
 		var got []string
 		for _, o := range ops {
@@ -113,7 +113,7 @@ func TestParseCommunicationJSONLayouts(t *testing.T) {
 
 	t.Run("flat msprof layout", func(t *testing.T) {
 		in := "\ufeff{" + cjOp0 + `, ` + cjSend + `, ` + cjTotal + `}`
-		ops, err := ParseCommunicationJSON(strings.NewReader(in), "analyze/communication.json")
+		ops, err := parseCommunicationJSON(strings.NewReader(in), "analyze/communication.json")
 		require.NoError(t, err)
 		require.Len(t, ops, 2)
 		for _, o := range ops {
@@ -127,19 +127,19 @@ func TestParseCommunicationJSONLayouts(t *testing.T) {
 
 	t.Run("Idle Time absent: Elapse − Transit − Wait, as the profiler writes it", func(t *testing.T) {
 		in := `{"step1": {"collective": {"op@1": {"Communication Time Info": {"Elapse Time(ms)": 2.0, "Transit Time(ms)": 0.5, "Wait Time(ms)": 0.25}}}}}`
-		ops, err := ParseCommunicationJSON(strings.NewReader(in), "c.json")
+		ops, err := parseCommunicationJSON(strings.NewReader(in), "c.json")
 		require.NoError(t, err)
 		require.Len(t, ops, 1)
 		assert.Equal(t, int64(1250000), ops[0].IdleNs, "not 0")
 	})
 
 	t.Run("empty and NaN", func(t *testing.T) {
-		ops, err := ParseCommunicationJSON(strings.NewReader(`{}`), "c.json")
+		ops, err := parseCommunicationJSON(strings.NewReader(`{}`), "c.json")
 		require.NoError(t, err)
 		assert.Empty(t, ops)
 		in := `{"step1": {"collective": {"op@1": {"Communication Time Info": {"Elapse Time(ms)": 2.0},
 		  "Communication Bandwidth Info": {"HCCS": {"Transit Size(MB)": 0, "Transit Time(ms)": 0, "Bandwidth(GB/s)": NaN}}}}}}`
-		ops, err = ParseCommunicationJSON(strings.NewReader(in), "c.json")
+		ops, err = parseCommunicationJSON(strings.NewReader(in), "c.json")
 		require.NoError(t, err)
 		require.Len(t, ops, 1)
 		assert.Equal(t, 0.0, ops[0].Transports["HCCS"].BandwidthGBps, "Python's NaN reads as 0")
@@ -176,7 +176,7 @@ func TestParseCommunicationJSONErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseCommunicationJSON(strings.NewReader(tc.in), file)
+			_, err := parseCommunicationJSON(strings.NewReader(tc.in), file)
 			se := requireSyntaxError(t, err, file, tc.fragments...)
 			assert.Equal(t, tc.offset, se.Offset, "offset")
 			assert.Equal(t, 0, se.Line)
@@ -196,7 +196,7 @@ func TestParseCommunicationJSONRealData(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.rel, func(t *testing.T) {
 			f := openSummaryReal(t, tc.rel+summaryAPO+"communication.json")
-			ops, err := ParseCommunicationJSON(f, f.Name())
+			ops, err := parseCommunicationJSON(f, f.Name())
 			require.NoError(t, err)
 			require.Len(t, ops, 4)
 			var sum int64
@@ -255,7 +255,7 @@ func FuzzCommunicationJSON(f *testing.F) {
 	)
 	const file = "fuzz/communication.json"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := ParseCommunicationJSON(bytes.NewReader(data), file)
+		_, err := parseCommunicationJSON(bytes.NewReader(data), file)
 		if err != nil && !strings.Contains(err.Error(), file) {
 			t.Fatalf("error does not name the file: %v", err)
 		}

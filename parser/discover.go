@@ -76,8 +76,8 @@ func (in *Inputs) Release() {
 	in.archives = nil
 }
 
-// DiscoverOptions tune Discover.
-type DiscoverOptions struct {
+// discoverOptions tune Discover.
+type discoverOptions struct {
 	// Archive bounds what reading each archive (.zip, .tar.gz, .tgz, .tar) may cost;
 	// zero fields take vfs.DefaultArchiveLimits.
 	Archive vfs.ArchiveLimits
@@ -104,11 +104,11 @@ var listDir = vfs.ReadDir
 // An archive (.zip, .tar.gz, .tgz, .tar), named or found in a directory, is searched
 // as a directory, read in place; its files are named ARCHIVE!/MEMBER.
 func Discover(args []string) (*Inputs, error) {
-	return DiscoverWith(args, DiscoverOptions{})
+	return discoverWith(args, discoverOptions{})
 }
 
-// DiscoverWith is Discover with options.
-func DiscoverWith(args []string, opts DiscoverOptions) (*Inputs, error) {
+// discoverWith is Discover with options.
+func discoverWith(args []string, opts discoverOptions) (*Inputs, error) {
 	in := &Inputs{}
 	openArchive := func(p string) (string, error) {
 		a, err := vfs.OpenShared(p, opts.Archive, archiveKeeps)
@@ -317,7 +317,7 @@ func rankInfos(dir string) []string {
 	seen := map[int]bool{}
 	var out []string
 	for _, e := range entries {
-		if r, ok := RankFromInfoFileName(e.Name()); ok && !e.IsDir() && !seen[r] {
+		if r, ok := rankFromInfoFileName(e.Name()); ok && !e.IsDir() && !seen[r] {
 			seen[r] = true
 			out = append(out, e.Name())
 		}
@@ -378,7 +378,7 @@ func rankDir(dir string) (RankInput, bool) {
 	ri := RankInput{Rank: -1, Dir: dir, OutputDir: out}
 	if n := profilerInfoIn(dir); n != "" {
 		ri.InfoFile = filepath.Join(dir, n)
-		if r, ok := RankFromInfoFileName(n); ok {
+		if r, ok := rankFromInfoFileName(n); ok {
 			ri.Rank = r
 		}
 		if infos := rankInfos(dir); len(infos) > 1 {
@@ -494,7 +494,7 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 	for i := range found {
 		if found[i].Rank < 0 && found[i].InfoFile != "" {
 			if f, err := vfs.Open(found[i].InfoFile); err == nil {
-				info, err := ParseProfilerInfo(f, found[i].InfoFile)
+				info, err := parseProfilerInfo(f, found[i].InfoFile)
 				f.Close()
 				if err == nil && info.RankID >= 0 {
 					found[i].Rank = info.RankID

@@ -33,7 +33,7 @@ var msprofAnalyzeFormat = &inputFormat{
 	},
 	fill: summaryRanks,
 	load: func(ri RankInput) *profile.Rank {
-		if r := ri.source.(*ClusterSummary).Ranks[ri.Rank]; r != nil {
+		if r := ri.source.(*clusterSummary).Ranks[ri.Rank]; r != nil {
 			return r
 		}
 		return &profile.Rank{Rank: ri.Rank, Dir: ri.Dir, Format: profile.FormatMsprofAnalyze, Info: profile.Info{RankID: ri.Rank},

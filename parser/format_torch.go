@@ -34,7 +34,7 @@ var torchRankFormat = &inputFormat{
 			if info := profilerInfoIn(path); info != "" {
 				// It states its rank: a rank whose data is missing, not a gap to note.
 				ri := RankInput{Rank: -1, Dir: path, OutputDir: filepath.Join(path, ascendOutput), InfoFile: filepath.Join(path, info), missing: reason}
-				if r, ok := RankFromInfoFileName(info); ok {
+				if r, ok := rankFromInfoFileName(info); ok {
 					ri.Rank = r
 				}
 				d.add(ri)

@@ -81,7 +81,7 @@ func TestRegisteredFormatIsFoundAndLoaded(t *testing.T) {
 	assert.Equal(t, 5, r.Rank)
 	assert.Equal(t, profile.Format("test"), r.Format)
 	require.Len(t, r.CommOps, 1)
-	assert.Equal(t, OpsFromTimeline, r.CommOpsSource)
+	assert.Equal(t, opsFromTimeline, r.CommOpsSource)
 	require.Len(t, r.Problems, 1)
 	assert.Contains(t, r.Problems[0], "op hcom_allReduce__1_1_1 at 30 ns: end 25 ns before its start")
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// ParseProfilerInfo reads profiler_info_N.json (profiler_info.json when the run was
+// parseProfilerInfo reads profiler_info_N.json (profiler_info.json when the run was
 // not distributed), torch_npu's record of how the profile was collected
 // (docs/formats.md §1.5). Kept: rank_id (an int in 2024 data, a string "0" in torch_npu
 // 2.7.1; -1 when absent or null), config.experimental_config._profiler_level
@@ -23,8 +23,8 @@ import (
 // ["text","db"], joined with ","), and torch_npu_version and cann_version when
 // present (newer versions). Other keys are ignored. A value of the wrong type is a
 // *SyntaxError with file and byte offset.
-func ParseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
-	info, err := parseProfilerInfo(r, file)
+func parseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
+	info, err := readProfilerInfo(r, file)
 	if err != nil {
 		// A failed parse must not yield a rank (0 would pass for a real one).
 		return profile.Info{RankID: -1}, err
@@ -32,7 +32,7 @@ func ParseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 	return info, nil
 }
 
-func parseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
+func readProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 	info := profile.Info{RankID: -1}
 	p := jsonx.NewTreeParser() // nothing of the tree is kept: its memory serves the next file
 	defer p.Recycle()
@@ -94,22 +94,22 @@ func parseProfilerInfo(r io.Reader, file string) (profile.Info, error) {
 	return info, nil
 }
 
-// ParseProfilerMetadata reads profiler_metadata.json (docs/formats.md §1.5): the
+// parseProfilerMetadata reads profiler_metadata.json (docs/formats.md §1.5): the
 // environment variables torch_npu recorded (ENV_VARIABLES, string values; other
 // types, seen in some versions, are formatted with fmt, null as ""), the framework's
 // communicators (parallel_group_info: raw HCCL group name → {group_name, group_rank,
 // global_ranks}; sorted by HCCL name; ranks may be written as ints or strings) and
 // distributed_args as written (with the value types encoding/json gives for any). All
 // sections are optional: the Level1 sample holds only ENV_VARIABLES.
-func ParseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
-	md, err := parseProfilerMetadata(r, file)
+func parseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
+	md, err := readProfilerMetadata(r, file)
 	if err != nil {
 		return profile.Metadata{}, err
 	}
 	return md, nil
 }
 
-func parseProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
+func readProfilerMetadata(r io.Reader, file string) (profile.Metadata, error) {
 	var md profile.Metadata
 	p := jsonx.NewTreeParser() // nothing of the tree is kept: its memory serves the next file
 	defer p.Recycle()
@@ -273,11 +273,11 @@ func (c *rankListCache) of(ints []int64) ([]int, string) {
 	return out.ranks, out.problem
 }
 
-// RankFromInfoFileName returns the rank in a profiler_info_N.json file name
+// rankFromInfoFileName returns the rank in a profiler_info_N.json file name
 // ("profiler_info_7.json" → 7, true). A directory part is ignored. Names without a
 // decimal rank, such as the non-distributed "profiler_info.json", give false:
 // msprof-analyze ignores such directories in a cluster.
-func RankFromInfoFileName(name string) (int, bool) {
+func rankFromInfoFileName(name string) (int, bool) {
 	base := filepath.Base(name)
 	mid, ok := strings.CutPrefix(base, "profiler_info_")
 	if !ok {
@@ -342,10 +342,10 @@ func (d treeReader) deviceInfo(root *jsonx.Node, device int) (*profile.DeviceInf
 	return out, nil
 }
 
-// ParseDeviceInfoJSON reads the chip description of a CANN info.json.N (see
+// parseDeviceInfoJSON reads the chip description of a CANN info.json.N (see
 // treeReader.deviceInfo); nil, nil when it has none. file names it in errors; device is
 // N, the device the file describes.
-func ParseDeviceInfoJSON(r io.Reader, file string, device int) (*profile.DeviceInfo, error) {
+func parseDeviceInfoJSON(r io.Reader, file string, device int) (*profile.DeviceInfo, error) {
 	p := jsonx.NewTreeParser() // nothing of the tree is kept: its memory serves the next file
 	defer p.Recycle()
 	root, err := p.Read(r, file, false)
@@ -383,7 +383,7 @@ func rawDeviceInfo(rankDir string) (*profile.DeviceInfo, []string) {
 				problems = append(problems, err.Error())
 				continue
 			}
-			chip, err := ParseDeviceInfoJSON(f, d.info, d.n)
+			chip, err := parseDeviceInfoJSON(f, d.info, d.n)
 			f.Close()
 			if err != nil {
 				problems = append(problems, err.Error())

@@ -51,7 +51,7 @@ func TestParseProfilerInfo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseProfilerInfo(strings.NewReader(tc.in), "profiler_info_0.json")
+			got, err := parseProfilerInfo(strings.NewReader(tc.in), "profiler_info_0.json")
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -77,7 +77,7 @@ func TestParseProfilerInfoErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			info, err := ParseProfilerInfo(strings.NewReader(tc.in), file)
+			info, err := parseProfilerInfo(strings.NewReader(tc.in), file)
 			se := requireSyntaxError(t, err, file, tc.fragments...)
 			assert.Equal(t, tc.offset, se.Offset)
 			assert.Equal(t, -1, info.RankID, "a failed parse does not invent a rank")
@@ -100,10 +100,10 @@ func TestParseProfilerInfoRealData(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.rel, func(t *testing.T) {
 			f := openSummaryReal(t, tc.rel)
-			got, err := ParseProfilerInfo(f, f.Name())
+			got, err := parseProfilerInfo(f, f.Name())
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
-			rank, ok := RankFromInfoFileName(f.Name())
+			rank, ok := rankFromInfoFileName(f.Name())
 			assert.True(t, ok)
 			assert.Equal(t, got.RankID, rank, "file name and rank_id agree")
 		})
@@ -122,7 +122,7 @@ func TestParseProfilerMetadata(t *testing.T) {
 	  "ENV_VARIABLES": {"HCCL_RDMA_TC": "", "HCCL_BUFFSIZE": "200", "ASCEND_LAUNCH_BLOCKING": 0, "FLAG": true,
 	                    "NONE": null, "LIST": [1, "a"]}
 	}`
-	md, err := ParseProfilerMetadata(strings.NewReader(in), "profiler_metadata.json")
+	md, err := parseProfilerMetadata(strings.NewReader(in), "profiler_metadata.json")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
 		"HCCL_RDMA_TC": "", "HCCL_BUFFSIZE": "200", "ASCEND_LAUNCH_BLOCKING": "0", "FLAG": "true",
@@ -138,7 +138,7 @@ func TestParseProfilerMetadata(t *testing.T) {
 		"rank": 5.0, "world_size": 8.0, "note": nil,
 	}, md.DistributedArgs)
 
-	md, err = ParseProfilerMetadata(strings.NewReader(`{}`), "profiler_metadata.json")
+	md, err = parseProfilerMetadata(strings.NewReader(`{}`), "profiler_metadata.json")
 	require.NoError(t, err)
 	assert.Equal(t, profile.Metadata{}, md)
 }
@@ -166,7 +166,7 @@ func TestParseProfilerMetadataErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseProfilerMetadata(strings.NewReader(tc.in), file)
+			_, err := parseProfilerMetadata(strings.NewReader(tc.in), file)
 			se := requireSyntaxError(t, err, file, tc.fragments...)
 			assert.Equal(t, tc.offset, se.Offset)
 		})
@@ -175,7 +175,7 @@ func TestParseProfilerMetadataErrors(t *testing.T) {
 
 func TestParseProfilerMetadataRealData(t *testing.T) {
 	f := openSummaryReal(t, summaryL1R0+"profiler_metadata.json")
-	md, err := ParseProfilerMetadata(f, f.Name())
+	md, err := parseProfilerMetadata(f, f.Name())
 	require.NoError(t, err)
 	assert.Len(t, md.Env, 8)
 	assert.Contains(t, md.Env, "HCCL_RDMA_TC")
@@ -206,7 +206,7 @@ func TestRankFromInfoFileName(t *testing.T) {
 		{"", 0, false},
 	}
 	for _, tc := range tests {
-		rank, ok := RankFromInfoFileName(tc.name)
+		rank, ok := rankFromInfoFileName(tc.name)
 		assert.Equal(t, tc.ok, ok, tc.name)
 		assert.Equal(t, tc.rank, rank, tc.name)
 	}
@@ -225,11 +225,11 @@ func FuzzProfilerInfo(f *testing.F) {
 	)
 	const file = "fuzz/profiler_info_0.json"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := ParseProfilerInfo(bytes.NewReader(data), file); err != nil && !strings.Contains(err.Error(), file) {
-			t.Fatalf("ParseProfilerInfo error does not name the file: %v", err)
+		if _, err := parseProfilerInfo(bytes.NewReader(data), file); err != nil && !strings.Contains(err.Error(), file) {
+			t.Fatalf("parseProfilerInfo error does not name the file: %v", err)
 		}
-		if _, err := ParseProfilerMetadata(bytes.NewReader(data), file); err != nil && !strings.Contains(err.Error(), file) {
-			t.Fatalf("ParseProfilerMetadata error does not name the file: %v", err)
+		if _, err := parseProfilerMetadata(bytes.NewReader(data), file); err != nil && !strings.Contains(err.Error(), file) {
+			t.Fatalf("parseProfilerMetadata error does not name the file: %v", err)
 		}
 	})
 }
@@ -245,7 +245,7 @@ func TestRankListsShared(t *testing.T) {
 		return `{"parallel_group_info": {"g": {"group_name": "dp", "group_rank": 0, "global_ranks": [` + strings.Join(ranks, ", ") + `]}}}`
 	}
 	parse := func(doc string) []int {
-		md, err := ParseProfilerMetadata(strings.NewReader(doc), "profiler_metadata.json")
+		md, err := parseProfilerMetadata(strings.NewReader(doc), "profiler_metadata.json")
 		require.NoError(t, err)
 		require.Len(t, md.ParallelGroups, 1)
 		return md.ParallelGroups[0].GlobalRanks
@@ -279,7 +279,7 @@ func sharedRanksWithNegative() string {
 // TestProfilerMetadataIntArrays: rank lists read with integer arrays packed hold the
 // ranks, plain or written as floats.
 func TestProfilerMetadataIntArrays(t *testing.T) {
-	md, err := ParseProfilerMetadata(strings.NewReader(`{"parallel_group_info": {"g": {"group_name": "dp", "group_rank": 1, "global_ranks": [0, 8, 16]},
+	md, err := parseProfilerMetadata(strings.NewReader(`{"parallel_group_info": {"g": {"group_name": "dp", "group_rank": 1, "global_ranks": [0, 8, 16]},
 		"h": {"group_name": "tp", "group_rank": 0, "global_ranks": [0, 1.0]}}}`), "m.json")
 	require.NoError(t, err)
 	require.Len(t, md.ParallelGroups, 2)

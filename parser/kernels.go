@@ -10,9 +10,9 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// KernelCommOp is one communication row of kernel_details.csv: the op and the step
+// kernelCommOp is one communication row of kernel_details.csv: the op and the step
 // the profiler assigned it to.
-type KernelCommOp struct {
+type kernelCommOp struct {
 	profile.CommOp
 	Step    int  // the Step Id column; -1 when absent
 	HasStep bool // false when the file has no step column or the row's step is empty/N/A
@@ -32,7 +32,7 @@ const (
 // keeps StartNs + duration inside int64.
 const maxKernelDurUs = 9e12
 
-// ParseKernelDetailsComm reads the communication rows of kernel_details.csv, the
+// parseKernelDetailsComm reads the communication rows of kernel_details.csv, the
 // device task list torch_npu and MindSpore write (one row per kernel, µs). For a
 // Level0 profile these rows are the only record of the comm ops.
 //
@@ -50,15 +50,15 @@ const maxKernelDurUs = 9e12
 // (profile.OpType: the CSV's Type column is N/A in Level0 files) and Group the group
 // id inside the name. The result is sorted by start time (stable, so file order
 // breaks ties).
-func ParseKernelDetailsComm(r io.Reader, file string) ([]KernelCommOp, error) {
+func parseKernelDetailsComm(r io.Reader, file string) ([]kernelCommOp, error) {
 	return parseCommRows(r, file, kernelDetailsCols)
 }
 
-// ParseOpSummaryComm reads the communication rows of msprof's op_summary_*.csv
+// parseOpSummaryComm reads the communication rows of msprof's op_summary_*.csv
 // (docs/formats.md §6.2): the same rows as kernel_details.csv under msprof's column names
 // (Op Name, Task Type, Task Start Time(us) or Start Time(us), Task Duration(us),
 // Step Id), the mapping msprof-analyze's advisor uses.
-func ParseOpSummaryComm(r io.Reader, file string) ([]KernelCommOp, error) {
+func parseOpSummaryComm(r io.Reader, file string) ([]kernelCommOp, error) {
 	return parseCommRows(r, file, opSummaryCols)
 }
 
@@ -75,7 +75,7 @@ var (
 		duration: []string{"Task Duration(us)"}, core: []string{"Task Type"}, step: []string{"Step Id", "Step ID"}}
 )
 
-func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, error) {
+func parseCommRows(r io.Reader, file string, cols commCols) ([]kernelCommOp, error) {
 	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 	iCore := t.Col(cols.core...)
 	iStep := t.Col(cols.step...)
 
-	var ops []KernelCommOp
+	var ops []kernelCommOp
 	for err := range table.Each(t) {
 		if err != nil {
 			return nil, err
@@ -104,7 +104,7 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 		if !isCommKernel(t.Field(iCore), name) {
 			continue
 		}
-		op := KernelCommOp{Step: -1}
+		op := kernelCommOp{Step: -1}
 		if iStep >= 0 {
 			if op.Step, op.HasStep, err = t.StepField(iStep, colStep); err != nil {
 				return nil, err
@@ -123,7 +123,7 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]KernelCommOp, err
 		op.Interval = iv
 		ops = append(ops, op)
 	}
-	slices.SortStableFunc(ops, func(a, b KernelCommOp) int {
+	slices.SortStableFunc(ops, func(a, b kernelCommOp) int {
 		switch {
 		case a.StartNs < b.StartNs:
 			return -1
@@ -152,7 +152,7 @@ func taskInterval(t *table.CSV, iStart, iDur int, colStart, colDuration string) 
 	return profile.Interval{StartNs: start, EndNs: start + units.NsFromUs(durUs)}, nil
 }
 
-// isCommKernel applies the comm-row rule of ParseKernelDetailsComm to a row's
+// isCommKernel applies the comm-row rule of parseKernelDetailsComm to a row's
 // trimmed Accelerator Core value and Name.
 func isCommKernel(core, name string) bool {
 	if !table.NullText(core) {
@@ -168,14 +168,14 @@ func kdHasPrefixFold(s, prefix string) bool {
 // kdColInputTypes is kernel_details.csv's column of each kernel's input data types.
 const kdColInputTypes = "Input Data Types"
 
-// MaxDTypeRows is how many rows of kernel_details.csv are read for the compute's
+// maxDTypeRows is how many rows of kernel_details.csv are read for the compute's
 // data type: a model computes in one type from its first steps on.
-const MaxDTypeRows = 20000
+const maxDTypeRows = 20000
 
-// ParseKernelDTypes reads, of kernel_details.csv's compute rows (not HCCL's), the time
+// parseKernelDTypes reads, of kernel_details.csv's compute rows (not HCCL's), the time
 // per first input data type over at most maxRows rows; nil when the file has no
 // Input Data Types column.
-func ParseKernelDTypes(r io.Reader, file string, maxRows int) (map[string]int64, error) {
+func parseKernelDTypes(r io.Reader, file string, maxRows int) (map[string]int64, error) {
 	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func ParseKernelDTypes(r io.Reader, file string, maxRows int) (map[string]int64,
 			continue
 		}
 		first, _, _ := strings.Cut(t.Field(iTypes), ";")
-		dt := NormaliseDType(first)
+		dt := normaliseDType(first)
 		if dt == "" {
 			continue
 		}
@@ -213,10 +213,10 @@ func ParseKernelDTypes(r io.Reader, file string, maxRows int) (map[string]int64,
 	return out, nil
 }
 
-// NormaliseDType names a CANN data type as the model's types are named: DT_BF16 and
+// normaliseDType names a CANN data type as the model's types are named: DT_BF16 and
 // BFLOAT16 are BF16, FLOAT and DT_FLOAT FP32, FLOAT16 and DT_FLOAT16 FP16; "" for
 // N/A and the empty cell.
-func NormaliseDType(s string) string {
+func normaliseDType(s string) string {
 	s = strings.ToUpper(strings.TrimSpace(strings.Trim(s, `"`)))
 	s = strings.TrimPrefix(s, "DT_")
 	switch s {

@@ -30,7 +30,7 @@ type kdWant struct {
 	startNs, endNs   int64
 }
 
-func checkKernelOps(t *testing.T, want []kdWant, got []KernelCommOp) {
+func checkKernelOps(t *testing.T, want []kdWant, got []kernelCommOp) {
 	t.Helper()
 	require.Len(t, got, len(want))
 	for i, w := range want {
@@ -124,7 +124,7 @@ func TestParseKernelDetailsCommVariants(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseKernelDetailsComm(strings.NewReader(tc.in), "kernel_details.csv")
+			got, err := parseKernelDetailsComm(strings.NewReader(tc.in), "kernel_details.csv")
 			require.NoError(t, err)
 			checkKernelOps(t, tc.want, got)
 		})
@@ -162,7 +162,7 @@ func TestParseKernelDetailsCommErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseKernelDetailsComm(strings.NewReader(tc.in), file)
+			_, err := parseKernelDetailsComm(strings.NewReader(tc.in), file)
 			se := requireSyntaxError(t, err, file, tc.fragments...)
 			assert.Equal(t, tc.line, se.Line)
 		})
@@ -170,11 +170,11 @@ func TestParseKernelDetailsCommErrors(t *testing.T) {
 	// A whole last row without a line break after it may still be cut inside its last
 	// field (step_trace_time.csv's Preparing "206.2" of "206.25"); the profilers end
 	// every row with one.
-	_, err := ParseKernelDetailsComm(strings.NewReader(kdHeaderL0+"\n50,hcom_allReduce__1_0_1,N/A,HCCL,1,3,0,0"), file)
+	_, err := parseKernelDetailsComm(strings.NewReader(kdHeaderL0+"\n50,hcom_allReduce__1_0_1,N/A,HCCL,1,3,0,0"), file)
 	se := requireSyntaxError(t, err, file, "no line break after the last row")
 	assert.Equal(t, 2, se.Line)
 	// Bad numbers on rows that are not comm ops are not read, hence no error.
-	ops, err := ParseKernelDetailsComm(strings.NewReader(kdHeaderL0+"\nx,Add,N/A,AI_CORE,bad,bad,0,0\n"), file)
+	ops, err := parseKernelDetailsComm(strings.NewReader(kdHeaderL0+"\nx,Add,N/A,AI_CORE,bad,bad,0,0\n"), file)
 	require.NoError(t, err)
 	assert.Empty(t, ops)
 }
@@ -182,7 +182,7 @@ func TestParseKernelDetailsCommErrors(t *testing.T) {
 func TestParseKernelDetailsCommRealData(t *testing.T) {
 	t.Run("level1 rank0", func(t *testing.T) {
 		f := openSummaryReal(t, summaryL1R0+summaryAPO+"kernel_details.csv")
-		ops, err := ParseKernelDetailsComm(f, f.Name())
+		ops, err := parseKernelDetailsComm(f, f.Name())
 		require.NoError(t, err)
 		require.Len(t, ops, 4)
 		for i, op := range ops {
@@ -197,7 +197,7 @@ func TestParseKernelDetailsCommRealData(t *testing.T) {
 	})
 	t.Run("level0 rank1", func(t *testing.T) {
 		f := openSummaryReal(t, summaryL0R1+summaryAPO+"kernel_details.csv")
-		ops, err := ParseKernelDetailsComm(f, f.Name())
+		ops, err := parseKernelDetailsComm(f, f.Name())
 		require.NoError(t, err)
 		require.Len(t, ops, 4)
 		assert.Equal(t, "hcom_allReduce__868_0_1", ops[0].Name)
@@ -207,7 +207,7 @@ func TestParseKernelDetailsCommRealData(t *testing.T) {
 	})
 	t.Run("torchnpu-1rank-kernels (2023)", func(t *testing.T) {
 		f := openSummaryReal(t, "torchnpu-1rank-kernels/kernel_details.csv")
-		ops, err := ParseKernelDetailsComm(f, f.Name())
+		ops, err := parseKernelDetailsComm(f, f.Name())
 		require.NoError(t, err)
 		// grep -c hcom kernel_details.csv → 19, all with Accelerator Core HCCL.
 		require.Len(t, ops, 19)
@@ -237,7 +237,7 @@ func FuzzKernelDetails(f *testing.F) {
 	)
 	const file = "fuzz/kernel_details.csv"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := ParseKernelDetailsComm(bytes.NewReader(data), file)
+		_, err := parseKernelDetailsComm(bytes.NewReader(data), file)
 		if err != nil && !strings.Contains(err.Error(), file) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
@@ -270,7 +270,7 @@ func synthKernelDetails(size int) ([]byte, int) {
 
 func TestSynthKernelDetails(t *testing.T) {
 	data, comm := synthKernelDetails(64 << 10)
-	ops, err := ParseKernelDetailsComm(bytes.NewReader(data), "synth.csv")
+	ops, err := parseKernelDetailsComm(bytes.NewReader(data), "synth.csv")
 	require.NoError(t, err)
 	require.Len(t, ops, comm)
 	assert.Equal(t, "hcom_allReduce__586_0_1", ops[0].Name)
@@ -282,7 +282,7 @@ func BenchmarkKernelDetails(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		ops, err := ParseKernelDetailsComm(bytes.NewReader(data), "synth.csv")
+		ops, err := parseKernelDetailsComm(bytes.NewReader(data), "synth.csv")
 		if err != nil || len(ops) != comm {
 			b.Fatalf("got %d ops (want %d), err %v", len(ops), comm, err)
 		}

@@ -11,12 +11,12 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// KernelTimeline is a rank's device timeline read from a device task list
+// kernelTimeline is a rank's device timeline read from a device task list
 // (kernel_details.csv, msprof's op_summary) when nothing else gives one: every task
 // with its step, from the Step Id the profiler wrote on each row. A step is the span
 // of its tasks, from the first's start to the last's end, as Ascend's step time is
 // the device's span; what the host did before its first task is not in the file.
-type KernelTimeline struct {
+type kernelTimeline struct {
 	Compute []profile.Interval
 	CommOps []profile.CommOp
 	Steps   []profile.StepMarker
@@ -25,33 +25,33 @@ type KernelTimeline struct {
 	NoStepRows int
 }
 
-// ParseKernelDetailsTimeline reads kernel_details.csv whole as a device timeline (a
-// row per task; compute and communication told apart as ParseKernelDetailsComm
+// parseKernelDetailsTimeline reads kernel_details.csv whole as a device timeline (a
+// row per task; compute and communication told apart as parseKernelDetailsComm
 // does). A file without a Step Id column, or with no row carrying one, gives no steps.
-func ParseKernelDetailsTimeline(r io.Reader, file string) (*KernelTimeline, error) {
+func parseKernelDetailsTimeline(r io.Reader, file string) (*kernelTimeline, error) {
 	return parseKernelTimeline(r, file, kernelDetailsCols)
 }
 
-// ParseOpSummaryTimeline is ParseKernelDetailsTimeline for msprof's op_summary_*.csv.
-func ParseOpSummaryTimeline(r io.Reader, file string) (*KernelTimeline, error) {
+// parseOpSummaryTimeline is parseKernelDetailsTimeline for msprof's op_summary_*.csv.
+func parseOpSummaryTimeline(r io.Reader, file string) (*kernelTimeline, error) {
 	return parseKernelTimeline(r, file, opSummaryCols)
 }
 
-func parseKernelTimeline(r io.Reader, file string, cols commCols) (*KernelTimeline, error) {
+func parseKernelTimeline(r io.Reader, file string, cols commCols) (*kernelTimeline, error) {
 	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
 	}
 	iName, iStart, iDur, iStep := t.Col(cols.name...), t.Col(cols.start...), t.Col(cols.duration...), t.Col(cols.step...)
 	if iStep < 0 {
-		return &KernelTimeline{}, nil // no steps to read: the caller reads the comm rows alone
+		return &kernelTimeline{}, nil // no steps to read: the caller reads the comm rows alone
 	}
 	if iName < 0 || iStart < 0 || iDur < 0 {
 		_, err := t.RequireCols(cols.name[0], cols.start[0], cols.duration[0])
 		return nil, err
 	}
 	iCore := t.Col(cols.core...)
-	out := &KernelTimeline{}
+	out := &kernelTimeline{}
 	type span struct{ lo, hi int64 }
 	spans := map[int]*span{}
 	for err := range table.Each(t) {
@@ -71,7 +71,7 @@ func parseKernelTimeline(r io.Reader, file string, cols commCols) (*KernelTimeli
 			if name == "" {
 				return nil, errAtLine(file, t.LineOf(iName), "column %q: a communication row without a name", cols.name[0])
 			}
-			// Timeline ops: analysis assigns them to the steps by time, as it does
+			// traceTimeline ops: analysis assigns them to the steps by time, as it does
 			// for every timeline.
 			out.CommOps = append(out.CommOps, profile.CommOp{Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name),
 				Interval: iv, Step: -1})

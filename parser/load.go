@@ -51,7 +51,7 @@ type LoadOptions struct {
 // Unreadable or malformed files do not stop the load: they are recorded in the rank's
 // Problems, so the result is partial and says what is missing.
 func LoadCluster(args []string, opts LoadOptions) (*profile.Cluster, error) {
-	in, err := DiscoverWith(args, DiscoverOptions{Archive: opts.Archive})
+	in, err := discoverWith(args, discoverOptions{Archive: opts.Archive})
 	if err != nil {
 		return nil, err
 	}
@@ -174,12 +174,12 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 	}
 	if ri.InfoFile != "" {
 		open(ri.InfoFile, func(rd io.Reader, name string) (err error) {
-			r.Info, err = ParseProfilerInfo(rd, name)
+			r.Info, err = parseProfilerInfo(rd, name)
 			return err
 		})
 	}
 	open(filepath.Join(ri.Dir, "profiler_metadata.json"), func(rd io.Reader, name string) (err error) {
-		r.Metadata, err = ParseProfilerMetadata(rd, name)
+		r.Metadata, err = parseProfilerMetadata(rd, name)
 		return err
 	})
 	chip, chipProblems := rawDeviceInfo(ri.Dir)
@@ -189,7 +189,30 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 	}
 	r.Problems = append(r.Problems, chipProblems...)
 
-	files := map[string]string{}
+	files, listed := torchFiles(ri, r, rel, problem)
+	if listed && len(files) == 0 {
+		// A rank directory whose output holds nothing hcclprof reads is a rank
+		// without data: say so rather than leave it silently empty.
+		defer problem("%s holds none of the files hcclprof reads (trace_view.json, step_trace_time.csv, communication.json, communication_matrix.json, kernel_details.csv, or a profiler db)", rel(ri.OutputDir))
+	}
+	if ri.DB != "" {
+		loadTorchDB(r, ri, files, rel, problem)
+		sort.Strings(r.FilesUsed)
+		sort.Strings(r.FilesIgnored)
+		return r
+	}
+	loadTorchText(r, files, open, rel, problem)
+	attachGroupHashes(r)
+	sort.Strings(r.FilesUsed)
+	sort.Strings(r.FilesIgnored)
+	return r
+}
+
+// torchFiles are the files of a rank's export hcclprof reads, by name: those named on
+// the command line, else those its output directory holds (with the db export, the
+// text export's files are ignored); listed says the directory was listed.
+func torchFiles(ri RankInput, r *profile.Rank, rel func(string) string, problem func(string, ...any)) (files map[string]string, listed bool) {
+	files = map[string]string{}
 	if len(ri.Files) > 0 {
 		for _, f := range ri.Files {
 			files[filepath.Base(f)] = f
@@ -199,13 +222,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 		if err != nil {
 			problem("%v", err)
 		}
-		defer func() {
-			// A rank directory whose output holds nothing hcclprof reads is a rank
-			// without data: say so rather than leave it silently empty.
-			if err == nil && len(files) == 0 {
-				problem("%s holds none of the files hcclprof reads (trace_view.json, step_trace_time.csv, communication.json, communication_matrix.json, kernel_details.csv, or a profiler db)", rel(ri.OutputDir))
-			}
-		}()
+		listed = err == nil
 		for _, e := range entries {
 			p := filepath.Join(ri.OutputDir, e.Name())
 			if e.IsDir() {
@@ -225,18 +242,18 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 			}
 		}
 	}
-	if ri.DB != "" {
-		loadTorchDB(r, ri, files, rel, problem)
-		sort.Strings(r.FilesUsed)
-		sort.Strings(r.FilesIgnored)
-		return r
-	}
+	return files, listed
+}
+
+// loadTorchText reads the text export's files into the rank (and analysis.db, named
+// alone on the command line).
+func loadTorchText(r *profile.Rank, files map[string]string, open func(string, func(io.Reader, string) error), rel func(string) string, problem func(string, ...any)) {
 	if p, ok := files[analysisDBName]; ok { // named alone on the command line
 		loadAnalysisDB(r, p, rel, problem)
 	}
 	if p, ok := files["trace_view.json"]; ok {
 		open(p, func(rd io.Reader, name string) error {
-			tl, err := ParseTraceView(rd, name)
+			tl, err := parseTraceView(rd, name)
 			if tl != nil {
 				r.Problems = append(r.Problems, tl.Problems...)
 			}
@@ -251,14 +268,14 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 	}
 	if p, ok := files["step_trace_time.csv"]; ok {
 		open(p, func(rd io.Reader, name string) (err error) {
-			r.StepTrace, err = ParseStepTraceCSV(rd, name)
+			r.StepTrace, err = parseStepTraceCSV(rd, name)
 			return err
 		})
 	}
 	emptyComm := ""
 	if p, ok := files["communication.json"]; ok {
 		open(p, func(rd io.Reader, name string) (err error) {
-			r.CommStats, err = ParseCommunicationJSON(rd, name)
+			r.CommStats, err = parseCommunicationJSON(rd, name)
 			if err == nil && len(r.CommStats) == 0 {
 				emptyComm = rel(p)
 			}
@@ -267,7 +284,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 	}
 	if p, ok := files["communication_matrix.json"]; ok {
 		open(p, func(rd io.Reader, name string) (err error) {
-			r.CommMatrix, err = ParseCommMatrixJSON(rd, name)
+			r.CommMatrix, err = parseCommMatrixJSON(rd, name)
 			return err
 		})
 	}
@@ -277,10 +294,10 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 	if p, ok := files["kernel_details.csv"]; ok {
 		// Read as the rank's timeline when nothing else gives its steps (a step table
 		// present but empty is damage, said elsewhere, not a reason to look here).
-		if _, stepTable := files["step_trace_time.csv"]; !r.HasTimeline && !stepTable && kernelTimelineOf(r, p, ParseKernelDetailsTimeline, rel) {
+		if _, stepTable := files["step_trace_time.csv"]; !r.HasTimeline && !stepTable && kernelTimelineOf(r, p, parseKernelDetailsTimeline, rel) {
 		} else if !r.HasTimeline {
 			open(p, func(rd io.Reader, name string) error {
-				rows, err := ParseKernelDetailsComm(rd, name)
+				rows, err := parseKernelDetailsComm(rd, name)
 				r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
 				return err
 			})
@@ -288,7 +305,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 		// No step figure depends on the data type: a file that cannot be read for
 		// it is a note, not a problem.
 		if f, err := vfs.Open(p); err == nil {
-			dts, err := ParseKernelDTypes(f, p, MaxDTypeRows)
+			dts, err := parseKernelDTypes(f, p, maxDTypeRows)
 			f.Close()
 			switch {
 			case err != nil:
@@ -313,10 +330,6 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 		problem("%s holds no communication op, but the rank ran %d HCCL op(s): its communication data (the ops' groups, their transit and wait) is missing",
 			emptyComm, max(len(r.CommOps), len(r.KernelCommOps)))
 	}
-	attachGroupHashes(r)
-	sort.Strings(r.FilesUsed)
-	sort.Strings(r.FilesIgnored)
-	return r
 }
 
 // loadTorchDB reads the db export: the profiler db (the timeline and META_DATA) and,
@@ -326,7 +339,7 @@ func loadTorchRank(ri RankInput) *profile.Rank {
 func loadTorchDB(r *profile.Rank, ri RankInput, files map[string]string, rel func(string) string, problem func(string, ...any)) {
 	r.Format = profile.FormatTorchNPUDB
 	r.FilesUsed = append(r.FilesUsed, rel(ri.DB))
-	tdb, err := ParseTorchDB(ri.DB)
+	tdb, err := parseTorchDB(ri.DB)
 	fillFromUnifiedDB(r, tdb)
 	if err != nil {
 		if r.HasTimeline {
@@ -345,7 +358,7 @@ func loadTorchDB(r *profile.Rank, ri RankInput, files map[string]string, rel fun
 // kept.
 func loadAnalysisDB(r *profile.Rank, path string, rel func(string) string, problem func(string, ...any)) {
 	r.FilesUsed = append(r.FilesUsed, rel(path))
-	adb, err := ParseAnalysisDB(path)
+	adb, err := parseAnalysisDB(path)
 	if adb != nil {
 		r.StepTrace, r.CommStats, r.CommMatrix = adb.StepTrace, adb.CommStats, adb.CommMatrix
 	}
@@ -432,12 +445,12 @@ func ignoredNote(ranks []*profile.Rank) string {
 // fillFromUnifiedDB copies what a unified profiler db gave (torch_npu's, MindSpore's
 // or msprof's: the same schema) into the rank; META_DATA's sections replace those
 // read before. tdb may be partial (read up to an error) or nil.
-func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
+func fillFromUnifiedDB(r *profile.Rank, tdb *torchDB) {
 	if tdb == nil {
 		return
 	}
 	if tdb.Events > 0 {
-		r.HasTimeline, r.Timeline, r.Overlap = true, tdb.Timeline.Timeline, tdb.Overlap
+		r.HasTimeline, r.Timeline, r.Overlap = true, tdb.traceTimeline.Timeline, tdb.Overlap
 	}
 	if md := tdb.Metadata; md.Env != nil {
 		r.Metadata.Env = md.Env
@@ -459,7 +472,7 @@ func fillFromUnifiedDB(r *profile.Rank, tdb *TorchDB) {
 // whether the file gave steps; when it does not (no Step Id, or none filled), the
 // caller reads its communication rows as before. A file that cannot be read as a
 // timeline is a problem of the rank, as any unreadable file.
-func kernelTimelineOf(r *profile.Rank, path string, parse func(io.Reader, string) (*KernelTimeline, error), rel func(string) string) bool {
+func kernelTimelineOf(r *profile.Rank, path string, parse func(io.Reader, string) (*kernelTimeline, error), rel func(string) string) bool {
 	f, err := vfs.Open(path)
 	if err != nil {
 		return false
@@ -488,7 +501,7 @@ func kernelTimelineOf(r *profile.Rank, path string, parse func(io.Reader, string
 
 // kernelOps turns the comm rows of kernel_details.csv or op_summary into ops with the
 // profiler's step (-1 when it gave none).
-func kernelOps(rows []KernelCommOp) []profile.CommOp {
+func kernelOps(rows []kernelCommOp) []profile.CommOp {
 	out := make([]profile.CommOp, 0, len(rows))
 	for _, k := range rows {
 		op := k.CommOp

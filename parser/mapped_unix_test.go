@@ -23,7 +23,7 @@ func TestMappedTraceReadsAsStreamed(t *testing.T) {
 	src := realdata.Path(t, "imagenet-2rank-level1", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
 	data, err := os.ReadFile(src)
 	require.NoError(t, err)
-	streamed, err := ParseTraceView(bytes.NewReader(data), src)
+	streamed, err := parseTraceView(bytes.NewReader(data), src)
 	require.NoError(t, err)
 	mapped := parseTraceFile(t, src)
 	require.NotEmpty(t, mapped.CommTasks)
@@ -31,7 +31,7 @@ func TestMappedTraceReadsAsStreamed(t *testing.T) {
 
 	cut := filepath.Join(t.TempDir(), "trace_view.json")
 	require.NoError(t, os.WriteFile(cut, data[:len(data)/2], 0o644))
-	_, wantErr := ParseTraceView(bytes.NewReader(data[:len(data)/2]), cut)
+	_, wantErr := parseTraceView(bytes.NewReader(data[:len(data)/2]), cut)
 	require.Error(t, wantErr)
 	f, err := os.Open(cut)
 	require.NoError(t, err)
@@ -39,7 +39,7 @@ func TestMappedTraceReadsAsStreamed(t *testing.T) {
 	_, unmap, ok := jsonx.MapFile(f)
 	require.True(t, ok, "the cut file is mapped")
 	unmap()
-	_, gotErr := ParseTraceView(f, cut)
+	_, gotErr := parseTraceView(f, cut)
 	assert.Equal(t, wantErr.Error(), gotErr.Error())
 }
 

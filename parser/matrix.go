@@ -22,7 +22,7 @@ const (
 // profile.GroupSizeFromMatrix's callers allocate a huge group.
 const maxLocalRank = 1 << 20
 
-// ParseCommMatrixJSON reads communication_matrix.json, the per-link traffic of each
+// parseCommMatrixJSON reads communication_matrix.json, the per-link traffic of each
 // op (docs/formats.md §4): for every "src-dst" pair of group-local ranks, the transport
 // (LOCAL, HCCS, PCIE, RDMA, SIO, ...), MB moved, ms taken and GB/s. Three layouts are
 // read:
@@ -43,7 +43,7 @@ const maxLocalRank = 1 << 20
 // vanish from the matrix. Sizes become bytes (MB = 10^6 bytes), times ns; OpName is
 // the link's "Op Name" (absent from "-total" and legacy entries). The result is
 // sorted by (Step, P2P, OpKey, Group, SrcLocal, DstLocal).
-func ParseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error) {
+func parseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error) {
 	d := treeReader{jsonx.TreeReader{File: file}}
 	var links []profile.MatrixLink
 	err := jsonx.WithTree(r, file, func(root *jsonx.Node) error {

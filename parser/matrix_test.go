@@ -29,7 +29,7 @@ const cmP2PTotal = `"batchsendrecv-total@99": {"1-1": {"Transport Type": "LOCAL"
 func TestParseCommMatrixJSONLayouts(t *testing.T) {
 	t.Run("aggregated torch_npu layout", func(t *testing.T) {
 		in := `{"step50": {"p2p": {` + cmP2PTotal + `}, "collective": {` + cmTop1 + `}}}`
-		links, err := ParseCommMatrixJSON(strings.NewReader(in), "communication_matrix.json")
+		links, err := parseCommMatrixJSON(strings.NewReader(in), "communication_matrix.json")
 		require.NoError(t, err)
 		require.Len(t, links, 5)
 		// Sorted: collective before p2p, then by link.
@@ -53,7 +53,7 @@ func TestParseCommMatrixJSONLayouts(t *testing.T) {
 		in := `{"step": {"collective": {
 		  "hcom_broadcast__445_0@1234567890445": {"0-1": {"Transport Type": "HCCS", "Transit Size(MB)": 0.5, "Transit Time(ms)": 0.05, "Bandwidth(GB/s)": 10}},
 		  "Total Op Info": {"0-1": {"Transport Type": "HCCS", "Transit Size(MB)": 0.5, "Transit Time(ms)": 0.05, "Bandwidth(GB/s)": 10}}}}}`
-		links, err := ParseCommMatrixJSON(strings.NewReader(in), "communication_matrix.json")
+		links, err := parseCommMatrixJSON(strings.NewReader(in), "communication_matrix.json")
 		require.NoError(t, err)
 		require.Len(t, links, 1)
 		assert.Equal(t, profile.MatrixLink{
@@ -67,7 +67,7 @@ func TestParseCommMatrixJSONLayouts(t *testing.T) {
 		        "hcom_allGather__1_1_1@5": {"0-0": {"Transport Type": "LOCAL", "Transit Size(MB)": 0, "Transit Time(ms)": 0, "Bandwidth(GB/s)": 0},
 		                                    "0-2": {"Transport Type": "PCIE", "Transit Size(MB)": 2.0, "Transit Time(ms)": 1.0, "Bandwidth(GB/s)": 2.0}},
 		        "total": {"0-1": {"Transport Type": "RDMA"}}}`
-		links, err := ParseCommMatrixJSON(strings.NewReader(in), "analyze/communication_matrix.json")
+		links, err := parseCommMatrixJSON(strings.NewReader(in), "analyze/communication_matrix.json")
 		require.NoError(t, err)
 		require.Len(t, links, 3)
 		assert.Equal(t, "hcom_allGather__1_1_1", links[0].OpKey)
@@ -81,7 +81,7 @@ func TestParseCommMatrixJSONLayouts(t *testing.T) {
 	})
 
 	t.Run("empty", func(t *testing.T) {
-		links, err := ParseCommMatrixJSON(strings.NewReader(`{"step1": {"p2p": {}, "collective": {}}}`), "m.json")
+		links, err := parseCommMatrixJSON(strings.NewReader(`{"step1": {"p2p": {}, "collective": {}}}`), "m.json")
 		require.NoError(t, err)
 		assert.Empty(t, links)
 		assert.Empty(t, profile.GroupSizeFromMatrix(links))
@@ -120,7 +120,7 @@ func TestParseCommMatrixJSONErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseCommMatrixJSON(strings.NewReader(tc.in), file)
+			_, err := parseCommMatrixJSON(strings.NewReader(tc.in), file)
 			se := requireSyntaxError(t, err, file, tc.fragments...)
 			assert.Equal(t, tc.offset, se.Offset, "offset")
 		})
@@ -131,7 +131,7 @@ func TestParseCommMatrixJSONRealData(t *testing.T) {
 	for _, rel := range []string{summaryL1R0, summaryL1R1} {
 		t.Run(rel, func(t *testing.T) {
 			f := openSummaryReal(t, rel+summaryAPO+"communication_matrix.json")
-			links, err := ParseCommMatrixJSON(f, f.Name())
+			links, err := parseCommMatrixJSON(f, f.Name())
 			require.NoError(t, err)
 			// 6 statistics (top1, middle, bottom1, total, bottom2, bottom3) × 8 links.
 			require.Len(t, links, 48)
@@ -189,7 +189,7 @@ func FuzzCommMatrixJSON(f *testing.F) {
 	)
 	const file = "fuzz/communication_matrix.json"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		links, err := ParseCommMatrixJSON(bytes.NewReader(data), file)
+		links, err := parseCommMatrixJSON(bytes.NewReader(data), file)
 		if err != nil && !strings.Contains(err.Error(), file) {
 			t.Fatalf("error does not name the file: %v", err)
 		}

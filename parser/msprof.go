@@ -18,7 +18,7 @@ package parser
 //     host→device flows); markers of iterations without a timeline are dropped.
 //
 // Ranks come from device_N/info.json.N's rank_id; -1 (not set) is left for
-// AssignMsprofRanks, which numbers such devices in (hostUid, device) order as
+// assignMsprofRanks, which numbers such devices in (hostUid, device) order as
 // msprof-analyze does.
 
 import (
@@ -74,14 +74,14 @@ var (
 // msprofCommAnalyzerDB is the analysis db msprof writes in analyze/ (docs/formats.md §7.3).
 const msprofCommAnalyzerDB = "communication_analyzer.db"
 
-// IsMsprofDir reports whether path is an msprof PROF directory: a directory named
+// isMsprofDir reports whether path is an msprof PROF directory: a directory named
 // PROF_{6 digits}_{17 digits}_{word} (docs/formats.md §1.3), or one holding
 // device_N/info.json.M (§1.5: how msprof-analyze finds a PROF directory's device).
 //
 // Discovery note: torch_npu (*_ascend_pt) and MindSpore (*_ascend_ms) rank directories
 // hold a PROF_* directory of raw CANN data too; that one is part of their rank, not an
 // msprof rank of its own.
-func IsMsprofDir(path string) bool {
+func isMsprofDir(path string) bool {
 	st, err := vfs.Stat(path)
 	if err != nil || !st.IsDir() {
 		return false
@@ -97,16 +97,16 @@ func IsMsprofDir(path string) bool {
 	return false
 }
 
-// MsprofDevice is one device_N of a PROF directory: what discovery needs to number
+// msprofDevice is one device_N of a PROF directory: what discovery needs to number
 // and load it.
-type MsprofDevice struct {
+type msprofDevice struct {
 	ProfDir  string // the PROF_* directory
 	Device   int    // N of device_N
 	InfoFile string // device_N/info.json.N; "" when absent
 	// RankID is info.json.N's rank_id as written; -1 when unset or unreadable.
 	RankID int
 	// Rank is the global rank to load the device as: RankID, or the rank
-	// AssignMsprofRanks gave a device whose RankID is -1 (-1 until then).
+	// assignMsprofRanks gave a device whose RankID is -1 (-1 until then).
 	Rank    int
 	HostUID string // info.json.N's hostUid ("" in data before CANN 8)
 	Host    string // info.json.N's hostname ("" when absent)
@@ -172,7 +172,7 @@ func msprofDeviceDirs(dir string) []msprofDeviceDir {
 		}
 		// A device directory that lost its info.json.N is still the device of the
 		// PROF directory's export: skipped, its whole timeline left the job unnoticed
-		// (ScanMsprofDir makes the loss a problem of the rank).
+		// (scanMsprofDir makes the loss a problem of the rank).
 		if d.info != "" || hasTimeline || hasExport(dir) {
 			out = append(out, d)
 		}
@@ -208,17 +208,17 @@ var (
 	taskTimeRe = regexp.MustCompile(`^task_time((?:_\d+)+)\.csv$`)
 )
 
-// ScanMsprofExport recognises an msprof export directory without its PROF directory
+// scanMsprofExport recognises an msprof export directory without its PROF directory
 // (someone kept only mindstudio_profiler_output/): a directory holding a CANN 8 export
 // timeline (msprof_{ts}.json or its slices), or one named mindstudio_profiler_output
 // holding an op_summary_{ts}.csv. It returns the device it stands for, and where its
 // device number came from: the Device_id column of op_summary (else task_time), which
 // the 8.x exports write first, else the timeline's process_labels "NPU N". Its rank is
 // -1: msprof writes the rank_id only in device_N/info.json.N, which such a copy lacks.
-func ScanMsprofExport(dir string) (dev MsprofDevice, deviceFrom string, ok bool) {
+func scanMsprofExport(dir string) (dev msprofDevice, deviceFrom string, ok bool) {
 	entries, err := vfs.ReadDir(dir)
 	if err != nil {
-		return MsprofDevice{}, "", false
+		return msprofDevice{}, "", false
 	}
 	var timeline string
 	for _, e := range entries {
@@ -229,9 +229,9 @@ func ScanMsprofExport(dir string) (dev MsprofDevice, deviceFrom string, ok bool)
 	}
 	summary := newestMatch(dir, opSummaryRe)
 	if timeline == "" && (summary == "" || filepath.Base(dir) != msprofExportDir) {
-		return MsprofDevice{}, "", false
+		return msprofDevice{}, "", false
 	}
-	dev = MsprofDevice{ProfDir: dir, Device: -1, RankID: -1, Rank: -1, ExportOnly: true}
+	dev = msprofDevice{ProfDir: dir, Device: -1, RankID: -1, Rank: -1, ExportOnly: true}
 	for _, csvFile := range []string{summary, newestMatch(dir, taskTimeRe)} {
 		if csvFile == "" {
 			continue
@@ -312,11 +312,11 @@ func timelineNPULabel(file string) (int, bool) {
 	return device, device >= 0
 }
 
-// ScanMsprofDir lists the devices of a PROF directory, reading only their
+// scanMsprofDir lists the devices of a PROF directory, reading only their
 // info.json.N (rank_id, hostUid). A device whose info.json.N is unreadable is
 // listed with RankID -1 and Problem set. It fails when the directory cannot be read
 // or has no device_N directory.
-func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
+func scanMsprofDir(profDir string) ([]msprofDevice, error) {
 	if _, err := vfs.ReadDir(profDir); err != nil {
 		return nil, err
 	}
@@ -325,9 +325,9 @@ func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
 		return nil, fmt.Errorf("%s: no device_N directory with info.json.N or timeline/: not an msprof PROF directory", profDir)
 	}
 	ts := msprofDirTimestamp(profDir)
-	devs := make([]MsprofDevice, 0, len(dirs))
+	devs := make([]msprofDevice, 0, len(dirs))
 	for _, d := range dirs {
-		dev := MsprofDevice{ProfDir: profDir, Device: d.n, InfoFile: d.info, RankID: -1, Rank: -1, Timestamp: ts}
+		dev := msprofDevice{ProfDir: profDir, Device: d.n, InfoFile: d.info, RankID: -1, Rank: -1, Timestamp: ts}
 		for _, o := range dirs {
 			if o.n != d.n {
 				dev.Others = append(dev.Others, o.n)
@@ -349,7 +349,7 @@ func ScanMsprofDir(profDir string) ([]MsprofDevice, error) {
 
 // readMsprofInfo reads rank_id (an int, -1 when unset), hostUid (a decimal string)
 // and the chip description from device_N/info.json.N.
-func readMsprofInfo(dev *MsprofDevice) error {
+func readMsprofInfo(dev *msprofDevice) error {
 	f, err := vfs.Open(dev.InfoFile)
 	if err != nil {
 		return err
@@ -390,7 +390,7 @@ func readMsprofInfo(dev *MsprofDevice) error {
 // and the date in its PROF directory's name; no worker without a host (data before
 // CANN 8 may have none), where only devices of one PROF directory are known to be
 // different devices.
-func msprofClaim(d MsprofDevice) rankClaim {
+func msprofClaim(d msprofDevice) rankClaim {
 	host := cmp.Or(d.HostUID, d.Host)
 	if host == "" {
 		return rankClaim{}
@@ -407,7 +407,7 @@ func joinProblems(a, b string) string {
 	return a + "; " + b
 }
 
-// AssignMsprofRanks numbers msprof devices as msprof-analyze does (docs/formats.md §1.5)
+// assignMsprofRanks numbers msprof devices as msprof-analyze does (docs/formats.md §1.5)
 // and drops duplicates:
 //
 //   - a device with a rank_id keeps it; when several devices claim one rank, the one
@@ -420,16 +420,16 @@ func joinProblems(a, b string) string {
 //
 // It returns the kept devices sorted by Rank, and one note per dropped device and per
 // assignment.
-func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
+func assignMsprofRanks(devs []msprofDevice) ([]msprofDevice, []string) {
 	var notes []string
-	label := func(d MsprofDevice) string {
+	label := func(d msprofDevice) string {
 		if d.ExportOnly {
 			return fmt.Sprintf("%s (device %d)", d.ProfDir, d.Device)
 		}
 		return fmt.Sprintf("%s device_%d", d.ProfDir, d.Device)
 	}
 	byRank := map[int]int{} // rank → index into kept
-	var kept, unknown []MsprofDevice
+	var kept, unknown []msprofDevice
 	conflicts := 0
 	for _, d := range devs {
 		if d.RankID < 0 {
@@ -470,7 +470,7 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 		export string
 	}
 	byKey := map[key]int{}
-	var keyed []MsprofDevice
+	var keyed []msprofDevice
 	for _, d := range unknown {
 		k := key{host: d.HostUID, dev: d.Device}
 		if d.ExportOnly {
@@ -488,7 +488,7 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 		}
 		notes = append(notes, fmt.Sprintf("host %q device %d: %s ignored, %s is the earliest", d.HostUID, d.Device, label(old), label(keyed[i])))
 	}
-	slices.SortFunc(keyed, func(a, b MsprofDevice) int {
+	slices.SortFunc(keyed, func(a, b msprofDevice) int {
 		return cmp.Or(strings.Compare(a.HostUID, b.HostUID), cmp.Compare(a.Device, b.Device), strings.Compare(a.ProfDir, b.ProfDir))
 	})
 	next := 0
@@ -512,24 +512,24 @@ func AssignMsprofRanks(devs []MsprofDevice) ([]MsprofDevice, []string) {
 		notes = append(notes, fmt.Sprintf("%d msprof device(s) without a rank_id (-1 in info.json.N, or no info.json.N in an export without its PROF directory%s): numbered in (hostUid, device) order from %s (rank %d), as msprof-analyze does",
 			len(keyed), claimed, label(keyed[0]), keyed[0].Rank))
 	}
-	slices.SortStableFunc(kept, func(a, b MsprofDevice) int { return cmp.Compare(a.Rank, b.Rank) })
+	slices.SortStableFunc(kept, func(a, b msprofDevice) int { return cmp.Compare(a.Rank, b.Rank) })
 	return kept, notes
 }
 
-// LoadMsprofDir reads every device of a PROF directory, one Rank each (a PROF
+// loadMsprofDir reads every device of a PROF directory, one Rank each (a PROF
 // directory normally holds one device). Rank is info.json.N's rank_id, -1 when it is
-// not set: number those with ScanMsprofDir, AssignMsprofRanks and LoadMsprofDevice
+// not set: number those with scanMsprofDir, assignMsprofRanks and loadMsprofDevice
 // instead when loading a cluster. Unreadable or malformed files do not stop the load:
 // they are recorded in the rank's Problems. It fails only when profDir cannot be read
 // or has no device_N directory.
-func LoadMsprofDir(profDir string) ([]*profile.Rank, error) {
-	devs, err := ScanMsprofDir(profDir)
+func loadMsprofDir(profDir string) ([]*profile.Rank, error) {
+	devs, err := scanMsprofDir(profDir)
 	if err != nil {
 		return nil, err
 	}
 	ranks := make([]*profile.Rank, len(devs))
 	for i, d := range devs {
-		ranks[i] = LoadMsprofDevice(d)
+		ranks[i] = loadMsprofDevice(d)
 	}
 	return ranks, nil
 }
@@ -573,10 +573,10 @@ func (l *msprofLoader) ignore(paths ...string) {
 	}
 }
 
-// LoadMsprofDevice reads one device of a PROF directory as rank dev.Rank; for an
+// loadMsprofDevice reads one device of a PROF directory as rank dev.Rank; for an
 // export without its PROF directory (ExportOnly) only the export's timeline is read,
 // as it is inside a PROF directory.
-func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
+func loadMsprofDevice(dev msprofDevice) *profile.Rank {
 	r := &profile.Rank{Rank: dev.Rank, Dir: dev.ProfDir, Format: profile.FormatMsprof,
 		Info: profile.Info{RankID: dev.RankID, Host: dev.Host, HostUID: dev.HostUID}}
 	l := &msprofLoader{r: r, dir: dev.ProfDir}
@@ -633,12 +633,12 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 		if summary == "" && !dev.ExportOnly {
 			summary = newestMatch(filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), "summary"), opSummaryRe)
 		}
-		if summary != "" && kernelTimelineOf(r, summary, ParseOpSummaryTimeline, l.rel) {
+		if summary != "" && kernelTimelineOf(r, summary, parseOpSummaryTimeline, l.rel) {
 			// Its Step Id gives the steps: the task list is the timeline.
 		} else {
 			if summary != "" {
 				l.open(summary, func(rd io.Reader, name string) error {
-					rows, err := ParseOpSummaryComm(rd, name)
+					rows, err := parseOpSummaryComm(rd, name)
 					r.KernelCommOps = append(r.KernelCommOps, kernelOps(rows)...)
 					return err
 				})
@@ -654,7 +654,7 @@ func LoadMsprofDevice(dev MsprofDevice) *profile.Rank {
 }
 
 // noTimeline says that a device has no timeline, and how to export one.
-func (l *msprofLoader) noTimeline(dev MsprofDevice) {
+func (l *msprofLoader) noTimeline(dev msprofDevice) {
 	if dev.ExportOnly {
 		l.problem("%s: no timeline (msprof_*.json) in this export, and no PROF directory beside it to export one from: only op_summary's communication rows are read",
 			dev.ProfDir)
@@ -684,11 +684,11 @@ func (l *msprofLoader) readAnalyze(analyze string) {
 	}
 	{
 		l.open(filepath.Join(analyze, "communication.json"), func(rd io.Reader, name string) (err error) {
-			r.CommStats, err = ParseCommunicationJSON(rd, name)
+			r.CommStats, err = parseCommunicationJSON(rd, name)
 			return err
 		})
 		l.open(filepath.Join(analyze, "communication_matrix.json"), func(rd io.Reader, name string) (err error) {
-			r.CommMatrix, err = ParseCommMatrixJSON(rd, name)
+			r.CommMatrix, err = parseCommMatrixJSON(rd, name)
 			return err
 		})
 		if entries, err := vfs.ReadDir(analyze); err == nil {
@@ -715,7 +715,7 @@ func (l *msprofLoader) readUnifiedDB(db string) {
 	r := l.r
 	r.Format = profile.FormatMsprofDB
 	r.FilesUsed = append(r.FilesUsed, l.rel(db))
-	tdb, err := ParseTorchDB(db)
+	tdb, err := parseTorchDB(db)
 	fillFromUnifiedDB(r, tdb)
 	if err != nil {
 		l.problem("%v", err)

@@ -31,8 +31,8 @@ const alexnetProf = "PROF_000001_20230818142704322_COJGGGCANRMICFBC"
 // step_trace_0_2_1.json, with share = Communication(Not Overlapped) / Iteration time.
 func TestMsprofAlexnet(t *testing.T) {
 	dir := realdata.Path(t, "msprof-mindspore-alexnet", alexnetProf)
-	require.True(t, IsMsprofDir(dir))
-	ranks, err := LoadMsprofDir(dir)
+	require.True(t, isMsprofDir(dir))
+	ranks, err := loadMsprofDir(dir)
 	require.NoError(t, err)
 	require.Len(t, ranks, 1)
 	r := ranks[0]
@@ -152,8 +152,8 @@ func TestMsprofGeneratedCluster(t *testing.T) {
 	require.Len(t, profs, 8)
 	var ranks []*profile.Rank
 	for _, p := range profs {
-		require.True(t, IsMsprofDir(p), p)
-		rs, err := LoadMsprofDir(p)
+		require.True(t, isMsprofDir(p), p)
+		rs, err := loadMsprofDir(p)
 		require.NoError(t, err)
 		require.Len(t, rs, 1, "one device per PROF directory")
 		r := rs[0]
@@ -235,7 +235,7 @@ func TestMsprofCommunicationFlat(t *testing.T) {
 	}
 	require.Contains(t, flat, "Total HCCL Operators")
 
-	ranks, err := LoadMsprofDir(p)
+	ranks, err := loadMsprofDir(p)
 	require.NoError(t, err)
 	r := ranks[0]
 	require.Len(t, r.CommStats, len(keys))
@@ -300,7 +300,7 @@ func msprofExportTimeline(tb testing.TB, prof string) string {
 func TestMsprofTruncatedTimeline(t *testing.T) {
 	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	src := msprofProfDirs(t, dir)[0]
-	full, err := LoadMsprofDir(src)
+	full, err := loadMsprofDir(src)
 	require.NoError(t, err)
 
 	t.Run("truncated", func(t *testing.T) {
@@ -310,7 +310,7 @@ func TestMsprofTruncatedTimeline(t *testing.T) {
 		b, err := os.ReadFile(tl)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(tl, b[:len(b)*6/10], 0o644))
-		ranks, err := LoadMsprofDir(prof)
+		ranks, err := loadMsprofDir(prof)
 		require.NoError(t, err)
 		r := ranks[0]
 		require.Len(t, r.Problems, 1)
@@ -337,7 +337,7 @@ func TestMsprofTruncatedTimeline(t *testing.T) {
 		}
 		b[at] = '#'
 		require.NoError(t, os.WriteFile(tl, b, 0o644))
-		ranks, err := LoadMsprofDir(prof)
+		ranks, err := loadMsprofDir(prof)
 		require.NoError(t, err)
 		r := ranks[0]
 		require.Len(t, r.Problems, 1)
@@ -353,7 +353,7 @@ func TestMsprofTruncatedTimeline(t *testing.T) {
 func TestMsprofSlices(t *testing.T) {
 	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	src := msprofProfDirs(t, dir)[0]
-	full, err := LoadMsprofDir(src)
+	full, err := loadMsprofDir(src)
 	require.NoError(t, err)
 
 	prof := filepath.Join(t.TempDir(), filepath.Base(src))
@@ -385,7 +385,7 @@ func TestMsprofSlices(t *testing.T) {
 	older := filepath.Join(prof, msprofExportDir, "msprof_20000101000000.json")
 	require.NoError(t, os.WriteFile(older, []byte(`[{"ph": "X", "name": "x", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"Task Type": "AI_CORE"}}]`), 0o644))
 
-	ranks, err := LoadMsprofDir(prof)
+	ranks, err := loadMsprofDir(prof)
 	require.NoError(t, err)
 	r, f := ranks[0], full[0]
 	assert.Empty(t, r.Problems)
@@ -401,7 +401,7 @@ func TestMsprofSlices(t *testing.T) {
 	// naming the lost part (it read as a whole timeline of the other half).
 	lost := filepath.Join(prof, msprofExportDir, "msprof_slice_0_"+ts+".json")
 	require.NoError(t, os.Remove(lost))
-	ranks, err = LoadMsprofDir(prof)
+	ranks, err = loadMsprofDir(prof)
 	require.NoError(t, err)
 	require.Len(t, ranks[0].Problems, 1)
 	assert.Equal(t, lost+": missing, while slices up to 1 of the same export are there: the timeline is partial", ranks[0].Problems[0])
@@ -496,8 +496,8 @@ func TestMsprofOldLayout(t *testing.T) {
 		"device_0/timeline/step_trace_0_2_1.json": stepTrace,
 		"device_0/timeline/hccl_0_2_1.json":       `[]`,
 	})
-	require.True(t, IsMsprofDir(prof))
-	ranks, err := LoadMsprofDir(prof)
+	require.True(t, isMsprofDir(prof))
+	ranks, err := loadMsprofDir(prof)
 	require.NoError(t, err)
 	require.Len(t, ranks, 1)
 	r := ranks[0]
@@ -542,7 +542,7 @@ func TestMsprofOldLayoutLostIteration(t *testing.T) {
 		prof := filepath.Join(t.TempDir(), alexnetProf)
 		msprofCopyTree(t, src, prof)
 		require.NoError(t, os.Remove(filepath.Join(prof, timeline, "msprof_0_2_2.json")))
-		ranks, err := LoadMsprofDir(prof)
+		ranks, err := loadMsprofDir(prof)
 		require.NoError(t, err)
 		require.Len(t, ranks, 1)
 		r := ranks[0]
@@ -557,7 +557,7 @@ func TestMsprofOldLayoutLostIteration(t *testing.T) {
 		for _, f := range []string{"msprof_0_2_2.json", "hccl_0_2_2.json", "task_time_0_2_2.json"} {
 			require.NoError(t, os.Remove(filepath.Join(prof, timeline, f)))
 		}
-		ranks, err := LoadMsprofDir(prof)
+		ranks, err := loadMsprofDir(prof)
 		require.NoError(t, err)
 		assert.Empty(t, ranks[0].Problems)
 		assert.Equal(t, []int{1, 3}, stepNumbers(ranks[0].Steps))
@@ -578,7 +578,7 @@ func TestMsprofNoTimeline(t *testing.T) {
 		"device_3/info.json.3": `{"rank_id": 5, "hostUid": "42"}`,
 		"host/info.json":       `{}`,
 	})
-	ranks, err := LoadMsprofDir(prof)
+	ranks, err := loadMsprofDir(prof)
 	require.NoError(t, err)
 	require.Len(t, ranks, 1)
 	assert.Equal(t, 5, ranks[0].Rank)
@@ -586,16 +586,16 @@ func TestMsprofNoTimeline(t *testing.T) {
 	require.Len(t, ranks[0].Problems, 1)
 	assert.Contains(t, ranks[0].Problems[0], "msprof --export=on")
 
-	_, err = LoadMsprofDir(t.TempDir())
+	_, err = loadMsprofDir(t.TempDir())
 	assert.Error(t, err, "no device_N")
-	_, err = LoadMsprofDir(filepath.Join(t.TempDir(), "absent"))
+	_, err = loadMsprofDir(filepath.Join(t.TempDir(), "absent"))
 	assert.Error(t, err)
 }
 
 func TestMsprofBadInfo(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "PROF_000001_20250109074733000_KPYJITEXCXKJYRCD")
 	msprofWriteFiles(t, prof, map[string]string{"device_0/info.json.0": `{"rank_id": [1]}`})
-	devs, err := ScanMsprofDir(prof)
+	devs, err := scanMsprofDir(prof)
 	require.NoError(t, err)
 	require.Len(t, devs, 1)
 	assert.Equal(t, -1, devs[0].RankID)
@@ -624,27 +624,27 @@ func TestIsMsprofDir(t *testing.T) {
 		"file.json":                          false,
 		"absent":                             false,
 	} {
-		assert.Equal(t, want, IsMsprofDir(filepath.Join(root, name)), name)
+		assert.Equal(t, want, isMsprofDir(filepath.Join(root, name)), name)
 	}
 }
 
 func TestAssignMsprofRanks(t *testing.T) {
-	dev := func(dir string, n, rank int, host string) MsprofDevice {
-		return MsprofDevice{ProfDir: dir, Device: n, RankID: rank, Rank: rank, HostUID: host, Timestamp: msprofDirTimestamp(dir)}
+	dev := func(dir string, n, rank int, host string) msprofDevice {
+		return msprofDevice{ProfDir: dir, Device: n, RankID: rank, Rank: rank, HostUID: host, Timestamp: msprofDirTimestamp(dir)}
 	}
 	const (
 		early = "PROF_000001_20250109074733000_AAAAAAAAAAAAAAAA"
 		late  = "PROF_000001_20250109080000000_BBBBBBBBBBBBBBBB"
 	)
 	t.Run("unset rank ids", func(t *testing.T) {
-		devs := []MsprofDevice{
+		devs := []msprofDevice{
 			dev("h2/"+early, 1, -1, "9"),
 			dev("h1/"+early, 1, -1, "10"),
 			dev("h2/"+early, 0, -1, "9"),
 			dev("h1/"+late, 0, -1, "10"),
 			dev("h1/"+early, 0, -1, "10"),
 		}
-		kept, notes := AssignMsprofRanks(devs)
+		kept, notes := assignMsprofRanks(devs)
 		require.Len(t, kept, 4)
 		// hostUid sorts as a string: "10" < "9".
 		want := []struct {
@@ -662,8 +662,8 @@ func TestAssignMsprofRanks(t *testing.T) {
 		assert.Contains(t, strings.Join(notes, "\n"), "h1/"+late+" device_0 ignored")
 	})
 	t.Run("known rank ids", func(t *testing.T) {
-		devs := []MsprofDevice{dev("a/"+early, 0, 1, ""), dev("b/"+late, 3, 1, ""), dev("c/"+early, 2, 0, ""), dev("d/"+early, 5, -1, "")}
-		kept, notes := AssignMsprofRanks(devs)
+		devs := []msprofDevice{dev("a/"+early, 0, 1, ""), dev("b/"+late, 3, 1, ""), dev("c/"+early, 2, 0, ""), dev("d/"+early, 5, -1, "")}
+		kept, notes := assignMsprofRanks(devs)
 		require.Len(t, kept, 3)
 		assert.Equal(t, []int{0, 1, 2}, []int{kept[0].Rank, kept[1].Rank, kept[2].Rank})
 		assert.Equal(t, "b/"+late, kept[1].ProfDir, "the latest directory of a rank is kept")
@@ -675,11 +675,11 @@ func TestAssignMsprofRanks(t *testing.T) {
 	// device of another host an hour later is a re-run, and the latest is kept.
 	t.Run("one rank claimed at the same time", func(t *testing.T) {
 		const soon = "PROF_000001_20250109074750000_CCCCCCCCCCCCCCCC" // 17 s after early
-		devs := []MsprofDevice{dev("a/"+early, 0, 0, ""), dev("a/"+early, 1, 0, ""), dev("h1/"+early, 0, 2, "h1"), dev("h2/"+soon, 0, 2, "h2"),
+		devs := []msprofDevice{dev("a/"+early, 0, 0, ""), dev("a/"+early, 1, 0, ""), dev("h1/"+early, 0, 2, "h1"), dev("h2/"+soon, 0, 2, "h2"),
 			dev("h1/"+early, 1, 3, "h1"), dev("h2/"+late, 1, 3, "h2")}
-		kept, notes := AssignMsprofRanks(devs)
+		kept, notes := assignMsprofRanks(devs)
 		require.Len(t, kept, 5)
-		got := map[string]MsprofDevice{}
+		got := map[string]msprofDevice{}
 		for _, d := range kept {
 			got[fmt.Sprintf("%s %d", d.ProfDir, d.Device)] = d
 		}
@@ -698,16 +698,16 @@ func TestAssignMsprofRanks(t *testing.T) {
 	})
 	t.Run("generated cluster with local rank ids", func(t *testing.T) {
 		_, dir := genMsprof(t, "demo-2server-8rank", nil)
-		var devs []MsprofDevice
+		var devs []msprofDevice
 		for _, p := range msprofProfDirs(t, dir) {
-			d, err := ScanMsprofDir(p)
+			d, err := scanMsprofDir(p)
 			require.NoError(t, err)
 			require.Len(t, d, 1)
 			d[0].RankID %= 4 // each server's devices numbered 0-3
 			d[0].Rank = d[0].RankID
 			devs = append(devs, d...)
 		}
-		kept, _ := AssignMsprofRanks(devs)
+		kept, _ := assignMsprofRanks(devs)
 		require.Len(t, kept, 8, "before, one server's four devices were dropped as older duplicates")
 		for i, d := range kept {
 			assert.Equal(t, i, d.Rank)
@@ -716,26 +716,26 @@ func TestAssignMsprofRanks(t *testing.T) {
 			c := msprofClaim(d)
 			require.NotEmpty(t, c.worker)
 			require.Positive(t, c.atNs)
-			assert.Equal(t, c, claimOfRank(LoadMsprofDevice(d)))
+			assert.Equal(t, c, claimOfRank(loadMsprofDevice(d)))
 		}
 	})
 	t.Run("generated cluster with rank ids cleared", func(t *testing.T) {
 		_, dir := genMsprof(t, "demo-2server-8rank", nil)
-		var devs []MsprofDevice
+		var devs []msprofDevice
 		want := map[string]int{}
 		for _, p := range msprofProfDirs(t, dir) {
-			d, err := ScanMsprofDir(p)
+			d, err := scanMsprofDir(p)
 			require.NoError(t, err)
 			require.Len(t, d, 1)
 			want[p] = d[0].RankID
 			d[0].RankID, d[0].Rank = -1, -1
 			devs = append(devs, d...)
 		}
-		kept, _ := AssignMsprofRanks(devs)
+		kept, _ := assignMsprofRanks(devs)
 		require.Len(t, kept, 8)
 		// The generator numbers ranks host by host, device by device; the host uids
 		// are what order the hosts.
-		byHost := map[string][]MsprofDevice{}
+		byHost := map[string][]msprofDevice{}
 		for _, d := range kept {
 			byHost[d.HostUID] = append(byHost[d.HostUID], d)
 		}
@@ -746,7 +746,7 @@ func TestAssignMsprofRanks(t *testing.T) {
 				prev := kept[i-1]
 				assert.True(t, prev.HostUID < d.HostUID || (prev.HostUID == d.HostUID && prev.Device < d.Device))
 			}
-			r := LoadMsprofDevice(d)
+			r := loadMsprofDevice(d)
 			assert.Equal(t, d.Rank, r.Rank)
 			assert.Equal(t, -1, r.Info.RankID)
 		}
@@ -759,7 +759,7 @@ func TestMsprofMultiDeviceExport(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), filepath.Base(src))
 	msprofCopyTree(t, src, prof)
 	msprofWriteFiles(t, prof, map[string]string{"device_7/info.json.7": `{"rank_id": 7}`})
-	ranks, err := LoadMsprofDir(prof)
+	ranks, err := loadMsprofDir(prof)
 	require.NoError(t, err)
 	require.Len(t, ranks, 2)
 	assert.Equal(t, 0, ranks[0].Rank)
@@ -791,7 +791,7 @@ ddp: {bucket_mb: 25, overlap: 0.8}
 	require.NoError(b, err)
 	prof := msprofProfDirs(b, dir)[0]
 	// Bytes of the files read (the CSVs beside them are not).
-	first, err := LoadMsprofDir(prof)
+	first, err := loadMsprofDir(prof)
 	require.NoError(b, err)
 	var size int64
 	for _, f := range first[0].FilesUsed {
@@ -804,7 +804,7 @@ ddp: {bucket_mb: 25, overlap: 0.8}
 	b.ResetTimer()
 	var events int
 	for i := 0; i < b.N; i++ {
-		ranks, err := LoadMsprofDir(prof)
+		ranks, err := loadMsprofDir(prof)
 		if err != nil || len(ranks) != 1 || len(ranks[0].Problems) > 0 || !ranks[0].HasTimeline {
 			b.Fatalf("err %v, %d ranks", err, len(ranks))
 		}

@@ -77,9 +77,9 @@ func clusterSummaryFilesIn(dir string) []string {
 	return out
 }
 
-// ClusterSummary is what was read of one msprof-analyze cluster output: a rank per
+// clusterSummary is what was read of one msprof-analyze cluster output: a rank per
 // global rank it covers.
-type ClusterSummary struct {
+type clusterSummary struct {
 	Dir       string
 	FilesUsed []string // base names
 	Ranks     map[int]*profile.Rank
@@ -88,7 +88,7 @@ type ClusterSummary struct {
 }
 
 // SortedRanks lists the ranks covered, ascending.
-func (cs *ClusterSummary) SortedRanks() []int {
+func (cs *clusterSummary) SortedRanks() []int {
 	out := make([]int, 0, len(cs.Ranks))
 	for r := range cs.Ranks {
 		out = append(out, r)
@@ -270,7 +270,7 @@ func (p *summaryParts) addSetGroup(hash string, set []int, source string) {
 }
 
 // parseClusterCommJSON reads cluster_communication.json: each rank's entry of each op
-// is that rank's communication.json entry, read as ParseCommunicationJSON reads it.
+// is that rank's communication.json entry, read as parseCommunicationJSON reads it.
 // P2P comes from the op name, as msprof-analyze merges a step's p2p and collective
 // ops (ops under a legacy top-level "p2p" key are p2p too). "Total Op Info@group"
 // entries are the rank's sums over the group in the step, kept apart (Total).
@@ -401,14 +401,14 @@ func (d treeReader) rankList(n *jsonx.Node) ([]int, error) {
 	return slices.Compact(out), nil
 }
 
-// ReadClusterSummary reads the msprof-analyze output files named (any of
+// readClusterSummary reads the msprof-analyze output files named (any of
 // cluster_step_trace_time.csv, cluster_communication.json,
 // cluster_communication_matrix.json, communication_group.json, cluster_analysis.db,
 // all in dir). The text files are read first; cluster_analysis.db fills only what
 // they did not give (msprof-analyze writes one or the other, by its input's type).
 // What cannot be read is recorded in Problems; what was read is kept.
-func ReadClusterSummary(dir string, files []string) *ClusterSummary {
-	cs := &ClusterSummary{Dir: dir, Ranks: map[int]*profile.Rank{}}
+func readClusterSummary(dir string, files []string) *clusterSummary {
+	cs := &clusterSummary{Dir: dir, Ranks: map[int]*profile.Rank{}}
 	var p summaryParts
 	open := func(path string, parse func(io.Reader, string) error) {
 		f, err := vfs.Open(path)
@@ -453,7 +453,7 @@ func ReadClusterSummary(dir string, files []string) *ClusterSummary {
 }
 
 // assemble builds one rank per global rank the steps, ops or links cover.
-func (cs *ClusterSummary) assemble(p *summaryParts) {
+func (cs *clusterSummary) assemble(p *summaryParts) {
 	groups := map[string]summaryGroup{}
 	for h, g := range p.setGroups {
 		groups[h] = g
@@ -635,7 +635,7 @@ func limitList(items []string) string {
 	return strings.Join(items[:3], "; ") + fmt.Sprintf(" (and %d more)", len(items)-3)
 }
 
-// sortCommStats orders ops as ParseCommunicationJSON does.
+// sortCommStats orders ops as parseCommunicationJSON does.
 func sortCommStats(ops []profile.CommOpStats) {
 	slices.SortFunc(ops, func(a, b profile.CommOpStats) int {
 		return cmp.Or(
@@ -648,7 +648,7 @@ func sortCommStats(ops []profile.CommOpStats) {
 	})
 }
 
-// sortMatrixLinks orders links as ParseCommMatrixJSON does.
+// sortMatrixLinks orders links as parseCommMatrixJSON does.
 func sortMatrixLinks(links []profile.MatrixLink) {
 	slices.SortFunc(links, func(a, b profile.MatrixLink) int {
 		return cmp.Or(
@@ -1044,7 +1044,7 @@ func summaryRanks(held []any, ranks []RankInput, notes *[]string) []RankInput {
 				continue
 			}
 		}
-		cs := ReadClusterSummary(s.dir, s.files)
+		cs := readClusterSummary(s.dir, s.files)
 		if len(cs.Ranks) == 0 {
 			reason := "no rank rows, ops or links in it"
 			if len(cs.Problems) > 0 {

@@ -40,7 +40,7 @@ func FuzzMsprofAnalyzeOutputs(f *testing.F) {
 		check(clusterCommJSON, parseClusterCommJSON(bytes.NewReader(data), "fuzz/"+clusterCommJSON, &p))
 		check(clusterCommMatrixJSON, parseClusterMatrixJSON(bytes.NewReader(data), "fuzz/"+clusterCommMatrixJSON, &p))
 		check(clusterCommGroupJSON, parseCommGroupJSON(bytes.NewReader(data), "fuzz/"+clusterCommGroupJSON, &p))
-		cs := &ClusterSummary{Dir: "fuzz"}
+		cs := &clusterSummary{Dir: "fuzz"}
 		cs.Ranks = map[int]*profile.Rank{}
 		cs.assemble(&p)
 		for r, pr := range cs.Ranks {
@@ -76,7 +76,7 @@ func TestClusterCommTotalsOnly(t *testing.T) {
 	if err := parseClusterCommJSON(strings.NewReader(data), file, &p); err != nil {
 		t.Fatal(err)
 	}
-	cs := &ClusterSummary{Ranks: map[int]*profile.Rank{}}
+	cs := &clusterSummary{Ranks: map[int]*profile.Rank{}}
 	cs.assemble(&p)
 	r0, r1 := cs.Ranks[0], cs.Ranks[1]
 	if len(r0.CommStats) != 1 || r0.CommStats[0].Name != "hcom_allReduce__1_0_1" || r0.CommStats[0].StartNs != 10_500 || len(r0.Problems) != 0 {

@@ -44,7 +44,7 @@ func TestDiscoverMsprofExportOnly(t *testing.T) {
 	profs := msprofProfDirs(t, dir)
 	src := profs[0]
 	device := msprofDeviceOf(t, src)
-	full, err := LoadMsprofDir(src)
+	full, err := loadMsprofDir(src)
 	require.NoError(t, err)
 	require.Len(t, full, 1)
 	require.True(t, full[0].HasTimeline)
@@ -60,12 +60,12 @@ func TestDiscoverMsprofExportOnly(t *testing.T) {
 			defer in.Release()
 			require.Len(t, in.Ranks, 1)
 			ri := in.Ranks[0]
-			require.NotNil(t, ri.msprofDevice())
-			assert.True(t, ri.msprofDevice().ExportOnly)
+			require.NotNil(t, ri.msprofDev())
+			assert.True(t, ri.msprofDev().ExportOnly)
 			assert.Equal(t, export, ri.Dir)
 			assert.Equal(t, 0, ri.Rank, "numbered, as msprof-analyze numbers devices without a rank_id")
-			assert.Equal(t, device, ri.msprofDevice().Device, "op_summary's Device_id")
-			assert.Equal(t, -1, ri.msprofDevice().RankID)
+			assert.Equal(t, device, ri.msprofDev().Device, "op_summary's Device_id")
+			assert.Equal(t, -1, ri.msprofDev().RankID)
 			notes := strings.Join(in.Notes, "\n")
 			assert.Contains(t, notes, export+": an msprof export without its PROF_* directory")
 			assert.Contains(t, notes, "device "+strconv.Itoa(device)+" from op_summary_")
@@ -97,8 +97,8 @@ func TestDiscoverMsprofExportOnly(t *testing.T) {
 	in, err := Discover([]string{filepath.Join(src, msprofExportDir)})
 	require.NoError(t, err)
 	require.Len(t, in.Ranks, 1)
-	require.NotNil(t, in.Ranks[0].msprofDevice())
-	assert.False(t, in.Ranks[0].msprofDevice().ExportOnly)
+	require.NotNil(t, in.Ranks[0].msprofDev())
+	assert.False(t, in.Ranks[0].msprofDev().ExportOnly)
 	assert.Equal(t, src, in.Ranks[0].Dir)
 	assert.Equal(t, full[0].Rank, in.Ranks[0].Rank, "rank_id from info.json.N")
 }
@@ -123,7 +123,7 @@ func TestDiscoverMsprofExportsNumbered(t *testing.T) {
 	var got []string
 	for _, ri := range in.Ranks {
 		rel, _ := filepath.Rel(root, ri.Dir)
-		got = append(got, strconv.Itoa(ri.Rank)+":"+rel+":"+strconv.Itoa(ri.msprofDevice().Device))
+		got = append(got, strconv.Itoa(ri.Rank)+":"+rel+":"+strconv.Itoa(ri.msprofDev().Device))
 	}
 	assert.Equal(t, []string{"0:b/" + msprofExportDir + ":1", "1:c/" + msprofExportDir + ":1", "2:a/" + msprofExportDir + ":3"}, got)
 	for _, n := range in.Notes {
@@ -157,7 +157,7 @@ func TestMsprofExportOnlyEdges(t *testing.T) {
 		{"summaryonly/" + msprofExportDir, true, 2, "op_summary_20260624165820.csv's Device_id"},
 		{"othername", false, 0, ""},
 	} {
-		dev, from, ok := ScanMsprofExport(filepath.Join(root, c.dir))
+		dev, from, ok := scanMsprofExport(filepath.Join(root, c.dir))
 		require.Equal(t, c.ok, ok, c.dir)
 		if !ok {
 			continue
@@ -169,11 +169,11 @@ func TestMsprofExportOnlyEdges(t *testing.T) {
 		}
 	}
 
-	r := LoadMsprofDevice(MsprofDevice{ProfDir: filepath.Join(root, "labelled"), Device: 6, RankID: -1, Rank: 0, ExportOnly: true})
+	r := loadMsprofDevice(msprofDevice{ProfDir: filepath.Join(root, "labelled"), Device: 6, RankID: -1, Rank: 0, ExportOnly: true})
 	assert.Empty(t, r.Problems)
 	require.Equal(t, []profile.Interval{{StartNs: 10_000, EndNs: 12_500}}, r.Compute)
 
-	r = LoadMsprofDevice(MsprofDevice{ProfDir: filepath.Join(root, "summaryonly", msprofExportDir), Device: 2, RankID: -1, Rank: 0, ExportOnly: true})
+	r = loadMsprofDevice(msprofDevice{ProfDir: filepath.Join(root, "summaryonly", msprofExportDir), Device: 2, RankID: -1, Rank: 0, ExportOnly: true})
 	assert.False(t, r.HasTimeline)
 	require.Len(t, r.Problems, 1)
 	assert.Contains(t, r.Problems[0], "no timeline (msprof_*.json) in this export")
@@ -229,8 +229,8 @@ func TestMsprofCann85Matmul(t *testing.T) {
 	require.Len(t, in.Ranks, 1)
 	ri := in.Ranks[0]
 	assert.Equal(t, 0, ri.Rank)
-	require.NotNil(t, ri.msprofDevice())
-	assert.Equal(t, 0, ri.msprofDevice().Device)
+	require.NotNil(t, ri.msprofDev())
+	assert.Equal(t, 0, ri.msprofDev().Device)
 	assert.Contains(t, strings.Join(in.Notes, "\n"), "device 0 from op_summary_20260624165820.csv's Device_id")
 
 	r := LoadRank(ri)

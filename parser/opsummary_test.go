@@ -17,12 +17,12 @@ import (
 func TestMsprofOpSummaryWithoutTimeline(t *testing.T) {
 	_, dir := genMsprof(t, "demo-2server-8rank", nil)
 	prof := msprofProfDirs(t, dir)[0]
-	full, err := LoadMsprofDir(prof)
+	full, err := loadMsprofDir(prof)
 	require.NoError(t, err)
 	require.NotEmpty(t, full[0].CommOps)
 
 	require.NoError(t, os.Remove(msprofExportTimeline(t, prof)))
-	ranks, err := LoadMsprofDir(prof)
+	ranks, err := loadMsprofDir(prof)
 	require.NoError(t, err)
 	r := ranks[0]
 	assert.False(t, r.HasTimeline)
@@ -46,7 +46,7 @@ func TestParseOpSummaryComm(t *testing.T) {
 	doc := header +
 		"3,4294967295,11,2,MatMul_1,MatMul,AI_CORE,1699529622793000.5,10,0,8\n" +
 		"3,4294967295,12,2,hcom_broadcast__445_0_1,hcom_broadcast_,HCCL,1699529622793969.5,308926.68,2746.77,0\n"
-	ops, err := ParseOpSummaryComm(strings.NewReader(doc), "op_summary_20230818142704.csv")
+	ops, err := parseOpSummaryComm(strings.NewReader(doc), "op_summary_20230818142704.csv")
 	require.NoError(t, err)
 	require.Len(t, ops, 1)
 	assert.Equal(t, "hcom_broadcast__445_0_1", ops[0].Name)
@@ -58,11 +58,11 @@ func TestParseOpSummaryComm(t *testing.T) {
 	// The CANN 8 header spells the start column "Task Start Time(us)".
 	cann8 := "Device_id,Model Name,Model ID,Task ID,Stream ID,Infer ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),Task Duration(us),Task Wait Time(us)\n" +
 		"0,m,1,2,3,0,hcom_allReduce__586_0_1,hcom_allReduce_,N/A,HCCL,1736408883704643.212\t,2.5,0\n"
-	ops, err = ParseOpSummaryComm(strings.NewReader(cann8), "x.csv")
+	ops, err = parseOpSummaryComm(strings.NewReader(cann8), "x.csv")
 	require.NoError(t, err)
 	require.Len(t, ops, 1)
 	assert.False(t, ops[0].HasStep)
-	_, err = ParseOpSummaryComm(strings.NewReader("Op Name,Task Type\nx,HCCL\n"), "bad.csv")
+	_, err = parseOpSummaryComm(strings.NewReader("Op Name,Task Type\nx,HCCL\n"), "bad.csv")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.csv")
 	assert.Contains(t, err.Error(), "Task Start Time(us)")
@@ -74,7 +74,7 @@ func FuzzOpSummaryCSV(f *testing.F) {
 	f.Add([]byte("Device_id,Op Name,Task Type,Task Start Time(us),Task Duration(us)\n0,hcom_x,N/A,\"1.5e3\t\",1\n"))
 	const file = "fuzz/op_summary_20250101000000.csv"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := ParseOpSummaryComm(bytes.NewReader(data), file)
+		_, err := parseOpSummaryComm(bytes.NewReader(data), file)
 		if err != nil && !strings.Contains(err.Error(), file) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
@@ -105,7 +105,7 @@ func BenchmarkOpSummary(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := ParseOpSummaryComm(strings.NewReader(text), "bench.csv"); err != nil {
+		if _, err := parseOpSummaryComm(strings.NewReader(text), "bench.csv"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -62,7 +62,7 @@ func TestPlaneGroupRows(t *testing.T) {
 			map[int64]string{11_000: g0, 12_000: g1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tl, err := ParseTraceView(strings.NewReader(tc.trace), "t.json")
+			tl, err := parseTraceView(strings.NewReader(tc.trace), "t.json")
 			require.NoError(t, err)
 			got := map[int64]string{}
 			for _, tk := range tl.CommTasks {
@@ -93,7 +93,7 @@ func TestPlaneGroupRows(t *testing.T) {
 // own size (count × type) stays unknown: OpStat.Bytes is 0.
 func TestMsprofAlexnetOpTasks(t *testing.T) {
 	dir := realdata.Path(t, "msprof-mindspore-alexnet", alexnetProf)
-	ranks, err := LoadMsprofDir(dir)
+	ranks, err := loadMsprofDir(dir)
 	require.NoError(t, err)
 	r := ranks[0]
 	require.Len(t, r.CommOps, 3)
@@ -138,11 +138,11 @@ func stripSizes(u analysis.TransportUse) analysis.TransportUse {
 func TestMsprofAlexnetHCCLFileRepeatsTimeline(t *testing.T) {
 	dir := realdata.Path(t, "msprof-mindspore-alexnet", alexnetProf, "device_0", "timeline")
 	for _, it := range []string{"1", "2", "3"} {
-		parse := func(name string) *Timeline {
+		parse := func(name string) *traceTimeline {
 			f, err := os.Open(filepath.Join(dir, name))
 			require.NoError(t, err)
 			defer f.Close()
-			tl, err := ParseTraceView(f, name)
+			tl, err := parseTraceView(f, name)
 			require.NoError(t, err)
 			return tl
 		}

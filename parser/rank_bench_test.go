@@ -31,13 +31,13 @@ func BenchmarkSummaryFiles(b *testing.B) {
 			}
 			switch i {
 			case 0:
-				ops, err := ParseCommunicationJSON(f, p)
+				ops, err := parseCommunicationJSON(f, p)
 				must(b, err == nil && len(ops) == 4)
 			case 1:
-				links, err := ParseCommMatrixJSON(f, p)
+				links, err := parseCommMatrixJSON(f, p)
 				must(b, err == nil && len(links) > 0)
 			case 2:
-				_, err := ParseProfilerInfo(f, p)
+				_, err := parseProfilerInfo(f, p)
 				must(b, err == nil)
 			}
 			f.Close()

@@ -26,7 +26,7 @@ func TestHCCLSideStreamIsNotCompute(t *testing.T) {
 	require.NoError(t, err)
 	var events []map[string]any
 	require.NoError(t, json.Unmarshal(data, &events))
-	base, err := ParseTraceView(bytes.NewReader(data), src)
+	base, err := parseTraceView(bytes.NewReader(data), src)
 	require.NoError(t, err)
 
 	var hwPid any
@@ -68,7 +68,7 @@ func TestHCCLSideStreamIsNotCompute(t *testing.T) {
 		}
 		return out
 	}
-	parse := func(extra []map[string]any) *Timeline {
+	parse := func(extra []map[string]any) *traceTimeline {
 		all := append(append([]map[string]any{}, events...), extra...)
 		b, err := json.Marshal(all)
 		require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestHCCLSideStreamIsNotCompute(t *testing.T) {
 		f, err := os.Open(path)
 		require.NoError(t, err)
 		defer f.Close()
-		tl, err := ParseTraceView(f, path)
+		tl, err := parseTraceView(f, path)
 		require.NoError(t, err)
 		return tl
 	}

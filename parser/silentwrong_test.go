@@ -76,7 +76,7 @@ func TestStepTraceDuplicateColumn(t *testing.T) {
 	}
 
 	// The same for the table read alone.
-	_, err = ParseStepTraceCSV(strings.NewReader("Stage,"+stHeader2024+"\n1,"+stRow2024+"\n"), "st.csv")
+	_, err = parseStepTraceCSV(strings.NewReader("Stage,"+stHeader2024+"\n1,"+stRow2024+"\n"), "st.csv")
 	requireSyntaxError(t, err, "st.csv", "appears twice")
 }
 

@@ -27,7 +27,7 @@ const (
 // Preparing; no step spends 11 days preparing, so larger values are dropped.
 const maxPreparingNs = 1e12 * 1e3
 
-// ParseStepTraceCSV reads step_trace_time.csv, the profiler's own per-step time
+// parseStepTraceCSV reads step_trace_time.csv, the profiler's own per-step time
 // breakdown: one row per step, every figure a µs decimal, kept in ns. Columns are read by name
 // because the header changed across versions (docs/formats.md §5): Preparing was appended
 // in 2024, torch_npu 2.7.1 put a Device_id column first, and the "Exclude Receive"
@@ -40,7 +40,7 @@ const maxPreparingNs = 1e12 * 1e3
 // An empty Step (runs without step markers) gives Step -1, HasStep false. A Preparing
 // above 1e12 µs is the no-step-marker bug (an absolute timestamp) and is treated as
 // absent. A field that is not a number is a *SyntaxError naming file and line.
-func ParseStepTraceCSV(r io.Reader, file string) ([]profile.StepTraceRow, error) {
+func parseStepTraceCSV(r io.Reader, file string) ([]profile.StepTraceRow, error) {
 	t, err := table.OpenCSV(r, file)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ type stepTraceCols struct {
 }
 
 // stepTraceRow reads the current record as a step trace row, with
-// ParseStepTraceCSV's rules for optional columns.
+// parseStepTraceCSV's rules for optional columns.
 func stepTraceRow(t *table.CSV, c stepTraceCols) (profile.StepTraceRow, error) {
 	var row profile.StepTraceRow
 	var err error

@@ -114,7 +114,7 @@ func TestParseStepTraceCSVVariants(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseStepTraceCSV(strings.NewReader(tc.in), "step_trace_time.csv")
+			got, err := parseStepTraceCSV(strings.NewReader(tc.in), "step_trace_time.csv")
 			require.NoError(t, err)
 			require.Len(t, got, len(tc.want))
 			for i := range tc.want {
@@ -190,7 +190,7 @@ func TestParseStepTraceCSVErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseStepTraceCSV(strings.NewReader(tc.in), file)
+			_, err := parseStepTraceCSV(strings.NewReader(tc.in), file)
 			se := requireSyntaxError(t, err, file, tc.fragments...)
 			assert.Equal(t, tc.line, se.Line)
 		})
@@ -223,7 +223,7 @@ func TestParseStepTraceCSVRealData(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.rel, func(t *testing.T) {
 			f := openSummaryReal(t, tc.rel+summaryAPO+"step_trace_time.csv")
-			rows, err := ParseStepTraceCSV(f, f.Name())
+			rows, err := parseStepTraceCSV(f, f.Name())
 			require.NoError(t, err)
 			require.Len(t, rows, 1)
 			assertStepRow(t, tc.want, rows[0])
@@ -246,7 +246,7 @@ func FuzzStepTraceCSV(f *testing.F) {
 	)
 	const file = "fuzz/step_trace_time.csv"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := ParseStepTraceCSV(strings.NewReader(string(data)), file)
+		_, err := parseStepTraceCSV(strings.NewReader(string(data)), file)
 		if err != nil && !strings.Contains(err.Error(), file) {
 			t.Fatalf("error does not name the file: %v", err)
 		}

@@ -55,11 +55,11 @@ const (
 	overlapFree
 )
 
-// TorchDB is what hcclprof keeps of ascend_pytorch_profiler_{rank}.db: the timeline
+// torchDB is what hcclprof keeps of ascend_pytorch_profiler_{rank}.db: the timeline
 // (in the same form the text export's trace_view.json gives) and META_DATA.
 // Timeline.Events counts the rows read.
-type TorchDB struct {
-	Timeline
+type torchDB struct {
+	traceTimeline
 	// Metadata holds the META_DATA rows ENV_VARIABLES, parallel_group_info and
 	// distributed_args; a section the db lacks is left nil.
 	Metadata profile.Metadata
@@ -67,7 +67,7 @@ type TorchDB struct {
 	ChipName string
 }
 
-// ParseTorchDB reads torch_npu's unified profiler db, ascend_pytorch_profiler_{rank}.db
+// parseTorchDB reads torch_npu's unified profiler db, ascend_pytorch_profiler_{rank}.db
 // (docs/formats.md §7.1), opened read-only and immutable: the file is never written, and
 // no journal is created beside it. Strings are read through STRING_IDS and enum
 // values through the ENUM_* tables, by JOIN; no id is hard-coded. What is kept:
@@ -112,13 +112,13 @@ type TorchDB struct {
 // missing table or column, a file that is not a database, or a corrupt or truncated
 // one is an error naming the file. Rows are streamed; on an error the tables read
 // so far are returned with it, so callers can report a partial result.
-func ParseTorchDB(path string) (*TorchDB, error) {
+func parseTorchDB(path string) (*torchDB, error) {
 	d, err := table.OpenSQLite(path)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	out := &TorchDB{}
+	out := &torchDB{}
 	r := torchDBReader{d: d, out: out}
 	err = r.read()
 	r.finish()
@@ -127,7 +127,7 @@ func ParseTorchDB(path string) (*TorchDB, error) {
 
 type torchDBReader struct {
 	d   *table.DB
-	out *TorchDB
+	out *torchDB
 	// launches are the CANN connection ids a framework op launched, with the host
 	// time and, once found, the device start (see flows).
 	launches map[int64]launch
@@ -166,7 +166,7 @@ func (r *torchDBReader) read() error {
 
 // finish sorts what was read by start time, as the text path does.
 func (r *torchDBReader) finish() {
-	tl := &r.out.Timeline
+	tl := &r.out.traceTimeline
 	byStart := func(a, b profile.Interval) int { return cmp.Compare(a.StartNs, b.StartNs) }
 	sortIvs := func(ivs []profile.Interval) {
 		if !slices.IsSortedFunc(ivs, byStart) {
@@ -497,7 +497,7 @@ func (r *torchDBReader) commTasks() error {
 }
 
 // hostLaunches reads the framework side of the host→device links (see
-// ParseTorchDB): for every CANN connection id a PYTORCH_API row links to through
+// parseTorchDB): for every CANN connection id a PYTORCH_API row links to through
 // CONNECTION_IDS, the launch's host start (the earliest, should several host rows
 // share it). commOps and tasks then find each launch's device start, and flows emits
 // them. The join is done here, in one map keyed by connection id, rather than in SQL:
@@ -634,7 +634,7 @@ func (r *torchDBReader) metadata() error {
 		// Each value is the JSON of one profiler_metadata.json section: read it with
 		// that file's parser, wrapped as a one-key document.
 		doc := `{"` + key + `": ` + v + "}"
-		part, err := ParseProfilerMetadata(strings.NewReader(doc), r.d.File+": META_DATA "+key)
+		part, err := parseProfilerMetadata(strings.NewReader(doc), r.d.File+": META_DATA "+key)
 		if err != nil {
 			return err
 		}

@@ -18,10 +18,10 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// Timeline is what hcclprof keeps of a Chrome-trace timeline (torch_npu's
+// traceTimeline is what hcclprof keeps of a Chrome-trace timeline (torch_npu's
 // trace_view.json, msprof's msprof_*.json): step markers, device compute tasks, HCCL
 // ops and tasks, the profiler's Overlap Analysis rows, and host→device flows.
-type Timeline struct {
+type traceTimeline struct {
 	profile.Timeline
 	Overlap profile.OverlapLayer // the trace's Overlap Analysis rows
 	Events  int                  // events read
@@ -266,11 +266,11 @@ type traceState struct {
 	firstNoDur, firstNoPid string
 }
 
-// ParseTraceView reads a Chrome-trace timeline: a bare JSON array of events or an
+// parseTraceView reads a Chrome-trace timeline: a bare JSON array of events or an
 // object with "traceEvents". On a syntax error or truncation it returns what was read
 // up to that point together with a *SyntaxError naming the byte offset, so callers can
 // report a partial result.
-func ParseTraceView(r io.Reader, file string) (*Timeline, error) {
+func parseTraceView(r io.Reader, file string) (*traceTimeline, error) {
 	if tl, ok := parseTraceParallel(r, file); ok {
 		return tl, nil
 	}
@@ -1043,9 +1043,9 @@ func (st *traceState) eventLabel(e *rawEvent) string {
 	return fmt.Sprintf("event %d (%q)", st.events, name)
 }
 
-func (st *traceState) finish() *Timeline {
+func (st *traceState) finish() *traceTimeline {
 	st.raw = rawEvent{} // it points into the stream's buffer, another trace's or unmapped now
-	tl := &Timeline{Events: st.events, Timeline: profile.Timeline{Steps: st.steps}}
+	tl := &traceTimeline{Events: st.events, Timeline: profile.Timeline{Steps: st.steps}}
 	if st.noDur > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d complete events without dur, the first %s: dropped", st.file, st.noDur, st.firstNoDur))
 	}

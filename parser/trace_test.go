@@ -42,7 +42,7 @@ const miniTrace = `[
 ]`
 
 func TestParseTraceViewMini(t *testing.T) {
-	tl, err := ParseTraceView(strings.NewReader(miniTrace), "mini.json")
+	tl, err := parseTraceView(strings.NewReader(miniTrace), "mini.json")
 	require.NoError(t, err)
 	assert.Equal(t, 17, tl.Events)
 	require.Len(t, tl.Steps, 1)
@@ -90,7 +90,7 @@ func TestParseTraceViewVariants(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tl, err := ParseTraceView(strings.NewReader(tc.in), "t.json")
+			tl, err := parseTraceView(strings.NewReader(tc.in), "t.json")
 			require.NoError(t, err)
 			assert.Len(t, tl.CommOps, tc.ops)
 			assert.Len(t, tl.Compute, tc.comp)
@@ -114,7 +114,7 @@ func TestParseTraceViewErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseTraceView(strings.NewReader(tc.in), "t.json")
+			_, err := parseTraceView(strings.NewReader(tc.in), "t.json")
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			var se *SyntaxError
@@ -126,10 +126,10 @@ func TestParseTraceViewErrors(t *testing.T) {
 // Cutting a trace at any byte gives a clear error or a partial result, never a panic,
 // and whatever was read before the cut is kept.
 func TestParseTraceViewTruncatedAnywhere(t *testing.T) {
-	full, err := ParseTraceView(strings.NewReader(miniTrace), "mini.json")
+	full, err := parseTraceView(strings.NewReader(miniTrace), "mini.json")
 	require.NoError(t, err)
 	for cut := 0; cut < len(miniTrace)-2; cut++ {
-		tl, err := ParseTraceView(strings.NewReader(miniTrace[:cut]), "mini.json")
+		tl, err := parseTraceView(strings.NewReader(miniTrace[:cut]), "mini.json")
 		require.Error(t, err, "cut at %d", cut)
 		assert.Contains(t, err.Error(), "mini.json", "cut at %d", cut)
 		require.NotNil(t, tl)
@@ -152,7 +152,7 @@ func TestParseTraceViewRealLevel1(t *testing.T) {
 			f, err := os.Open(p)
 			require.NoError(t, err)
 			defer f.Close()
-			tl, err := ParseTraceView(f, p)
+			tl, err := parseTraceView(f, p)
 			require.NoError(t, err)
 			require.Len(t, tl.Steps, 1)
 			assert.Equal(t, 50, tl.Steps[0].Step)
@@ -189,14 +189,14 @@ func TestParseTraceViewHCCLProcessRenamed(t *testing.T) {
 	const hccl = `"args": {"name": "HCCL"}`
 	require.Equal(t, 1, bytes.Count(b, []byte(hccl)))
 	renamed := bytes.Replace(b, []byte(hccl), []byte(`"args": {"name": "HCCL Kernels"}`), 1)
-	tl, err := ParseTraceView(bytes.NewReader(renamed), "trace_view.json")
+	tl, err := parseTraceView(bytes.NewReader(renamed), "trace_view.json")
 	require.NoError(t, err)
 	assert.Empty(t, tl.CommOps)
 	assert.Empty(t, tl.CommTasks)
 	assert.Equal(t, []string{`trace_view.json: HCCL op and task events (with HCCL's arguments) in processes not named "HCCL" or "Communication", ` +
 		`which hcclprof reads as HCCL's: "HCCL Kernels" (300): not read`}, tl.Problems)
 
-	tl, err = ParseTraceView(bytes.NewReader(b), "trace_view.json")
+	tl, err = parseTraceView(bytes.NewReader(b), "trace_view.json")
 	require.NoError(t, err)
 	assert.Empty(t, tl.Problems, "as written")
 }
@@ -206,7 +206,7 @@ func TestParseTraceViewRealNoHCCL(t *testing.T) {
 	f, err := os.Open(p)
 	require.NoError(t, err)
 	defer f.Close()
-	tl, err := ParseTraceView(f, p)
+	tl, err := parseTraceView(f, p)
 	require.NoError(t, err)
 	assert.Empty(t, tl.CommOps)
 	assert.Empty(t, tl.CommTasks)
@@ -229,7 +229,7 @@ func FuzzTraceView(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tl, err := ParseTraceView(bytes.NewReader(data), "fuzz.json")
+		tl, err := parseTraceView(bytes.NewReader(data), "fuzz.json")
 		if tl == nil {
 			t.Fatal("nil timeline")
 		}
@@ -257,7 +257,7 @@ func BenchmarkTraceView(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tl, err := ParseTraceView(bytes.NewReader(data), p)
+		tl, err := parseTraceView(bytes.NewReader(data), p)
 		if err != nil || len(tl.CommOps) != 240 {
 			b.Fatalf("err %v, %d ops", err, len(tl.CommOps))
 		}
@@ -308,21 +308,21 @@ func BenchmarkTraceViewEncodingJSON(b *testing.B) {
 // µs long, and a device event without pid is not process 0: each is dropped and the
 // timeline names the first, by file and event number.
 func TestParseTraceViewDropsEventsWithoutDurOrPid(t *testing.T) {
-	whole, err := ParseTraceView(strings.NewReader(miniTrace), "t.json")
+	whole, err := parseTraceView(strings.NewReader(miniTrace), "t.json")
 	require.NoError(t, err)
 	require.Empty(t, whole.Problems)
 	require.NotEmpty(t, whole.Compute)
 
 	noDur := strings.Replace(miniTrace, `"ts": "1736408883000100.000", "dur": 50.25,`, `"ts": "1736408883000100.000",`, 1)
 	require.NotEqual(t, miniTrace, noDur)
-	tl, err := ParseTraceView(strings.NewReader(noDur), "t.json")
+	tl, err := parseTraceView(strings.NewReader(noDur), "t.json")
 	require.NoError(t, err)
 	assert.Equal(t, []string{`t.json: 1 complete events without dur, the first event 6 ("Add_AiCore"): dropped`}, tl.Problems)
 	assert.Len(t, tl.Compute, len(whole.Compute)-1)
 
 	noPid := strings.Replace(miniTrace, `"name": "Add_AiCore", "pid": 3170820512,`, `"name": "Add_AiCore",`, 1)
 	require.NotEqual(t, miniTrace, noPid)
-	tl, err = ParseTraceView(strings.NewReader(noPid), "t.json")
+	tl, err = parseTraceView(strings.NewReader(noPid), "t.json")
 	require.NoError(t, err)
 	assert.Equal(t, []string{`t.json: 1 device events without pid, the first event 6 ("Add_AiCore"): dropped`}, tl.Problems)
 	assert.Len(t, tl.Compute, len(whole.Compute)-1)
@@ -336,7 +336,7 @@ func TestParseTraceViewUnnamedRows(t *testing.T) {
 	const planeName = `{"name": "thread_name", "pid": 3170820576, "tid": 1, "args": {"name": "Plane 0"}, "ph": "M"},` + "\n"
 	noPlaneName := strings.Replace(miniTrace, planeName, "", 1)
 	require.NotEqual(t, miniTrace, noPlaneName)
-	tl, err := ParseTraceView(strings.NewReader(noPlaneName), "t.json")
+	tl, err := parseTraceView(strings.NewReader(noPlaneName), "t.json")
 	require.NoError(t, err)
 	assert.Empty(t, tl.Problems)
 	require.Len(t, tl.CommTasks, 1)
@@ -348,7 +348,7 @@ func TestParseTraceViewUnnamedRows(t *testing.T) {
 	sorted := strings.Replace(noPlaneName, `{"name": "thread_name", "pid": 3170820576, "tid": 0,`,
 		`{"name": "thread_sort_index", "pid": 3170820576, "tid": 0, "args": {"sort_index": 5}, "ph": "M"},`+"\n"+`{"name": "thread_name", "pid": 3170820576, "tid": 0,`, 1)
 	require.NotEqual(t, noPlaneName, sorted)
-	tl, err = ParseTraceView(strings.NewReader(sorted), "t.json")
+	tl, err = parseTraceView(strings.NewReader(sorted), "t.json")
 	require.NoError(t, err)
 	require.Len(t, tl.CommTasks, 1)
 	assert.Equal(t, "Group 0 Communication", tl.CommTasks[0].GroupRow)
@@ -356,7 +356,7 @@ func TestParseTraceViewUnnamedRows(t *testing.T) {
 	const hcclName = `{"name": "process_name", "pid": 3170820576, "tid": 0, "args": {"name": "HCCL"}, "ph": "M"},` + "\n"
 	noHCCLName := strings.Replace(miniTrace, hcclName, "", 1)
 	require.NotEqual(t, miniTrace, noHCCLName)
-	tl, err = ParseTraceView(strings.NewReader(noHCCLName), "t.json")
+	tl, err = parseTraceView(strings.NewReader(noHCCLName), "t.json")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"t.json: 2 device events in processes no process_name event names (the first pid 3170820576): " +
 		"what they are is read from that name, so they were not read"}, tl.Problems)
@@ -366,7 +366,7 @@ func TestParseTraceViewUnnamedRows(t *testing.T) {
 	// Host events of an unnamed process are read by their names alone (steps, flows):
 	// nothing is lost, nothing is said.
 	const pythonName = `{"name": "process_name", "pid": 11, "tid": 0, "args": {"name": "Python"}, "ph": "M"},` + "\n"
-	tl, err = ParseTraceView(strings.NewReader(strings.Replace(miniTrace, pythonName, "", 1)), "t.json")
+	tl, err = parseTraceView(strings.NewReader(strings.Replace(miniTrace, pythonName, "", 1)), "t.json")
 	require.NoError(t, err)
 	assert.Empty(t, tl.Problems)
 	assert.Len(t, tl.Steps, 1)
@@ -378,18 +378,18 @@ func TestParseTraceViewUnnamedRows(t *testing.T) {
 // trace ends with literals and numbers, which a buffer end can cut too.
 func TestParseTraceViewByteByByte(t *testing.T) {
 	trace := strings.TrimSuffix(miniTrace, "]") + `,{"ph": "i", "name": "x", "args": {"a": true, "b": false, "c": null, "d": NaN, "e": Infinity, "f": [1, -2.5e3]}, "ts": 12}]`
-	whole, err := ParseTraceView(strings.NewReader(trace), "mini.json")
+	whole, err := parseTraceView(strings.NewReader(trace), "mini.json")
 	require.NoError(t, err)
 	assert.Equal(t, 18, whole.Events)
-	piecemeal, err := ParseTraceView(iotest.OneByteReader(strings.NewReader(trace)), "mini.json")
+	piecemeal, err := parseTraceView(iotest.OneByteReader(strings.NewReader(trace)), "mini.json")
 	require.NoError(t, err)
 	assert.Equal(t, whole, piecemeal)
 
 	// A literal cut by the end of the file is a truncation, not a bad token.
-	_, err = ParseTraceView(strings.NewReader(`[{"ph": "i", "args": {"a": tr`), "cut.json")
+	_, err = parseTraceView(strings.NewReader(`[{"ph": "i", "args": {"a": tr`), "cut.json")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the file is truncated")
-	_, err = ParseTraceView(strings.NewReader(`[{"ph": "i", "args": {"a": tx}}]`), "bad.json")
+	_, err = parseTraceView(strings.NewReader(`[{"ph": "i", "args": {"a": tx}}]`), "bad.json")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad event")
 }

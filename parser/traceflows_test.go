@@ -62,7 +62,7 @@ func TestFlowIDsMatchAsText(t *testing.T) {
 {"ph": "s", "cat": "fwdbwd", "id": 10, "pid": 1, "tid": 1, "ts": "6.000"},
 {"ph": "f", "cat": "async_npu", "id": 10, "pid": 2, "tid": 1, "ts": "15.000"}
 ]`
-	tl, err := ParseTraceView(strings.NewReader(trace), "flows.json")
+	tl, err := parseTraceView(strings.NewReader(trace), "flows.json")
 	require.NoError(t, err)
 	assert.Equal(t, []profile.DeviceFlow{
 		{DeviceNs: 10_000, HostNs: 1_000},
@@ -98,7 +98,7 @@ func TestRepeatedTraceIsTheTraceRepeated(t *testing.T) {
 	shift := func(iv profile.Interval, k int) profile.Interval {
 		return profile.Interval{StartNs: iv.StartNs + int64(k)*shiftNs, EndNs: iv.EndNs + int64(k)*shiftNs}
 	}
-	want := &Timeline{Events: n*one.Events - (n-1)*metaEvents(t, src)}
+	want := &traceTimeline{Events: n*one.Events - (n-1)*metaEvents(t, src)}
 	for k := range n {
 		for _, s := range one.Steps {
 			want.Steps = append(want.Steps, profile.StepMarker{Step: s.Step + k, Interval: shift(s.Interval, k)})
@@ -128,7 +128,7 @@ func TestRepeatedTraceIsTheTraceRepeated(t *testing.T) {
 		}
 	}
 	// Lists sorted by an unstable sort may order equal starts either way.
-	for _, tl := range []*Timeline{want, all} {
+	for _, tl := range []*traceTimeline{want, all} {
 		for _, ivs := range [][]profile.Interval{tl.Compute, tl.BackwardCompute, tl.Overlap.Computing, tl.Overlap.Communication, tl.Overlap.CommNotOverlapped, tl.Overlap.Free} {
 			slices.SortFunc(ivs, func(a, b profile.Interval) int {
 				return cmp.Or(cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.EndNs, b.EndNs))
@@ -144,12 +144,12 @@ func TestRepeatedTraceIsTheTraceRepeated(t *testing.T) {
 	require.Equal(t, want, all)
 }
 
-func parseTraceFile(t *testing.T, p string) *Timeline {
+func parseTraceFile(t *testing.T, p string) *traceTimeline {
 	t.Helper()
 	f, err := os.Open(p)
 	require.NoError(t, err)
 	defer f.Close()
-	tl, err := ParseTraceView(f, p)
+	tl, err := parseTraceView(f, p)
 	require.NoError(t, err)
 	return tl
 }

@@ -88,7 +88,7 @@ func TestHardwareCountsManyProcesses(t *testing.T) {
 	}
 	b.WriteString("]")
 	start := time.Now()
-	tl, err := ParseTraceView(strings.NewReader(b.String()), "many.json")
+	tl, err := parseTraceView(strings.NewReader(b.String()), "many.json")
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), 3*time.Second)
 	assert.Len(t, tl.Compute, 1, "only process 1 is Ascend Hardware")

@@ -38,7 +38,7 @@ type statFile interface {
 // parseTraceParallel reads a trace file in parts when it is large, positioned at its
 // start and more than one CPU can run; ok is false when it did not (then nothing of r
 // was consumed).
-func parseTraceParallel(r io.Reader, file string) (tl *Timeline, ok bool) {
+func parseTraceParallel(r io.Reader, file string) (tl *traceTimeline, ok bool) {
 	f, isFile := r.(statFile)
 	if !isFile {
 		return nil, false
@@ -123,7 +123,7 @@ type partResult struct {
 // waits for the others, takes in their events and jumps to the last part's ']' to read
 // the rest of the file. Any failure is errSplitFailed or a parse error: the caller reads
 // the file alone then.
-func readTraceParts(f io.ReaderAt, size int64, file string, starts []int64) (*Timeline, error) {
+func readTraceParts(f io.ReaderAt, size int64, file string, starts []int64) (*traceTimeline, error) {
 	results := make([]partResult, len(starts))
 	var wg sync.WaitGroup
 	for k, start := range starts {

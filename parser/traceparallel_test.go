@@ -39,7 +39,7 @@ func bothWays(t *testing.T, data []byte) (parallel bool) {
 	pack := jsonx.PackFromBytes
 	defer func() { jsonx.PackFromBytes = pack }()
 	jsonx.PackFromBytes = math.MaxInt
-	want, wantErr := ParseTraceView(bytes.NewReader(data), p)
+	want, wantErr := parseTraceView(bytes.NewReader(data), p)
 	jsonx.PackFromBytes = 0
 
 	f, err := os.Open(p)
@@ -50,7 +50,7 @@ func bothWays(t *testing.T, data []byte) (parallel bool) {
 	f2, err := os.Open(p)
 	require.NoError(t, err)
 	defer f2.Close()
-	got, gotErr := ParseTraceView(f2, p)
+	got, gotErr := parseTraceView(f2, p)
 	require.Equal(t, want, got)
 	if wantErr == nil {
 		require.NoError(t, gotErr)
@@ -131,7 +131,7 @@ func BenchmarkTraceViewFile(b *testing.B) {
 	for b.Loop() {
 		f, err := os.Open(p)
 		require.NoError(b, err)
-		tl, err := ParseTraceView(f, p)
+		tl, err := parseTraceView(f, p)
 		f.Close()
 		if err != nil || len(tl.CommOps) != 240 {
 			b.Fatalf("err %v, %d ops", err, len(tl.CommOps))

@@ -42,7 +42,7 @@ func TestJSONTreeBound(t *testing.T) {
 
 	data, err := os.ReadFile(matrix)
 	require.NoError(t, err)
-	_, err = ParseCommMatrixJSON(bytes.NewBuffer(data), "m.json")
+	_, err = parseCommMatrixJSON(bytes.NewBuffer(data), "m.json")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "m.json: more than "+itoa64(jsonx.MaxTreeBytes)+" bytes: over the")
 }

@@ -22,24 +22,24 @@ func TestTreeMemoryReusedSafely(t *testing.T) {
 
 	f, err := os.Open(commFile)
 	require.NoError(t, err)
-	first, err := ParseCommunicationJSON(f, commFile)
+	first, err := parseCommunicationJSON(f, commFile)
 	f.Close()
 	require.NoError(t, err)
-	want, err := ParseCommunicationJSON(strings.NewReader(comm), "again.json")
+	want, err := parseCommunicationJSON(strings.NewReader(comm), "again.json")
 	require.NoError(t, err)
 	require.Equal(t, want, first)
 
-	firstLinks, err := ParseCommMatrixJSON(strings.NewReader(matrix), "m.json")
+	firstLinks, err := parseCommMatrixJSON(strings.NewReader(matrix), "m.json")
 	require.NoError(t, err)
-	wantLinks, err := ParseCommMatrixJSON(strings.NewReader(matrix), "m2.json")
+	wantLinks, err := parseCommMatrixJSON(strings.NewReader(matrix), "m2.json")
 	require.NoError(t, err)
 	// Many other files through the same parsers, some of them damaged, some big.
 	other := strings.ReplaceAll(strings.ReplaceAll(comm, "586", "999"), "step50", "step51")
 	for i := 0; i < 20; i++ {
-		_, _ = ParseCommunicationJSON(strings.NewReader(other), "other.json")
-		_, _ = ParseCommMatrixJSON(strings.NewReader(strings.ReplaceAll(matrix, "HCCS", "RDMA")), "other.json")
-		_, _ = ParseCommunicationJSON(strings.NewReader(other[:len(other)/2]), "cut.json")
-		_, _ = ParseCommMatrixJSON(strings.NewReader(`{"step1": {"collective": {`+strings.Repeat(`"x@1": {"0-1": {}}, `, 2000)+`"y@1": {}}}}`), "big.json")
+		_, _ = parseCommunicationJSON(strings.NewReader(other), "other.json")
+		_, _ = parseCommMatrixJSON(strings.NewReader(strings.ReplaceAll(matrix, "HCCS", "RDMA")), "other.json")
+		_, _ = parseCommunicationJSON(strings.NewReader(other[:len(other)/2]), "cut.json")
+		_, _ = parseCommMatrixJSON(strings.NewReader(`{"step1": {"collective": {`+strings.Repeat(`"x@1": {"0-1": {}}, `, 2000)+`"y@1": {}}}}`), "big.json")
 	}
 	assert.Equal(t, want, first)
 	assert.Equal(t, wantLinks, firstLinks)
