@@ -76,11 +76,49 @@ func Builtin(tb testing.TB, name string) *scenario.Scenario {
 func Generate(tb testing.TB, sc *scenario.Scenario, format render.Format) *Generated {
 	tb.Helper()
 	e := entryOf(tb, sc, format)
-	e.genOnce.Do(func() { e.gen, e.genErr = generate(sc, format, e.dir) })
+	e.genOnce.Do(func() {
+		e.gen, e.genErr = generate(sc, format, e.dir)
+		if e.genErr == nil {
+			cache.mu.Lock()
+			e.genDone = e.gen
+			cache.mu.Unlock()
+		}
+	})
 	if e.genErr != nil {
 		tb.Fatalf("generating %s as %s: %v", sc.Name, format, e.genErr)
 	}
 	return e.gen
+}
+
+// Truth is the generator's ground truth of a scenario in a format, without writing
+// the cluster (render.Truth): for a test that compares against the generator's own
+// figures and reads no profile. Once per process, the truth of Generate when it ran.
+func Truth(tb testing.TB, sc *scenario.Scenario, format render.Format) *sim.Truth {
+	tb.Helper()
+	e := entryOf(tb, sc, format)
+	e.truthOnce.Do(func() {
+		if g := generated(e); g != nil {
+			e.truth = g.Truth
+			return
+		}
+		run, err := sim.Simulate(sc)
+		if err != nil {
+			e.truthErr = err
+			return
+		}
+		e.truth, e.truthErr = render.Truth(run, format)
+	})
+	if e.truthErr != nil {
+		tb.Fatalf("the truth of %s as %s: %v", sc.Name, format, e.truthErr)
+	}
+	return e.truth
+}
+
+// generated is the entry's generated cluster if Generate has made it.
+func generated(e *entry) *Generated {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	return e.genDone
 }
 
 // GenerateBuiltin is Generate of a built-in scenario as it is.
@@ -170,10 +208,15 @@ type entry struct {
 	genOnce sync.Once
 	gen     *Generated
 	genErr  error
+	genDone *Generated // gen once made (under cache.mu): Truth then reads its truth
 	anOnce  sync.Once
 	res     *analysis.Result
 	anErr   error
 	cluster *profile.Cluster // while among the recent ones (under cache.mu)
+
+	truthOnce sync.Once
+	truth     *sim.Truth
+	truthErr  error
 }
 
 // recentClusters is how many loaded clusters stay in memory.

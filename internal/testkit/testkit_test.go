@@ -1,6 +1,7 @@
 package testkit_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,4 +44,34 @@ func TestSharedByContent(t *testing.T) {
 	assert.Same(t, a.Result, shared.Result)
 	assert.Equal(t, 1, skipped.Summary.Steps)
 	assert.Equal(t, base, a.Result.Summary)
+}
+
+// The truth of a scenario not written is the one written beside it, in every format
+// (a test comparing with the generator's figures alone may skip the writing), and
+// Truth hands out Generate's when it has run.
+func TestTruthWithoutWriting(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format render.Format
+	}{
+		{"demo-2server-8rank", render.FormatText},
+		{"demo-2server-8rank", render.FormatDB},
+		{"demo-2server-8rank", render.FormatMsprof},
+		{"warmup-outlier-8rank", render.FormatText},
+		{"a100-straggler-2node", render.FormatKineto},
+	} {
+		sc := testkit.Builtin(t, tc.name)
+		sc.Steps = 2 // an entry of this test's own
+		unwritten := testkit.Truth(t, sc, tc.format)
+		g := testkit.Generate(t, sc, tc.format)
+		want, err := json.Marshal(g.Truth)
+		require.NoError(t, err)
+		got, err := json.Marshal(unwritten)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), string(got), "%s as %s", tc.name, tc.format)
+	}
+	sc := testkit.Builtin(t, "demo-2server-8rank")
+	sc.Steps = 1
+	g := testkit.Generate(t, sc, render.FormatText)
+	assert.True(t, g.Truth == testkit.Truth(t, sc, render.FormatText), "Generate's truth")
 }
