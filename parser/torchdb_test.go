@@ -2,9 +2,7 @@ package parser_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
-	"database/sql"
 	"fmt"
 	"io/fs"
 	"os"
@@ -373,16 +371,7 @@ func copyFile(t *testing.T, src, dst string) {
 }
 
 // execDB runs statements on a db (read-write: the tests' own copies).
-func execDB(t *testing.T, path string, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	defer db.Close()
-	for _, s := range stmts {
-		_, err := db.ExecContext(context.Background(), s)
-		require.NoError(t, err, s)
-	}
-}
+var execDB = testkit.ExecDB
 
 // Damaged or foreign dbs give an error that names the file and says what is wrong,
 // never a panic, and the rank is marked incomplete. (This stands in for a fuzz

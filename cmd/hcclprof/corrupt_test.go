@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/report"
 )
 
@@ -53,12 +53,7 @@ func rankFile(t *testing.T, run, rel string) string {
 	return filepath.Join(ranks[0], rel)
 }
 
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	require.NoError(t, err)
-	return b
-}
+var readFile = testkit.ReadFile
 
 func writeFile(t *testing.T, p string, b []byte) {
 	t.Helper()
@@ -169,14 +164,7 @@ func hardwarePids(t *testing.T, p string) map[float64]bool {
 	return pids
 }
 
-func execDB(t *testing.T, db, stmt string) {
-	t.Helper()
-	conn, err := sql.Open("sqlite", db)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.Exec(stmt)
-	require.NoError(t, err)
-}
+var execDB = testkit.ExecDB
 
 const (
 	traceRel = "ASCEND_PROFILER_OUTPUT/trace_view.json"

@@ -1,8 +1,11 @@
 package testkit
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +17,27 @@ import (
 )
 
 // The helpers the packages' tests had each written for themselves.
+
+// ReadFile is a file's bytes; the test fails if it cannot be read.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
+
+// ExecDB runs SQL statements on a SQLite file, in order (to damage or change a
+// generated profile).
+func ExecDB(t testing.TB, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	for _, s := range stmts {
+		_, err := db.ExecContext(context.Background(), s)
+		require.NoError(t, err, s)
+	}
+}
 
 // FindingsByID is the advice's findings of an id, in order.
 func FindingsByID(a advisor.Advice, id string) []advisor.Finding {
