@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,41 +15,32 @@ import (
 )
 
 // Most tests run the command line in-process (runCLI: run with the test's arguments,
-// stdout and stderr); a few run the built binary (runBin) for what only a process
-// shows: its real exit status, processes writing into one directory at once, the
-// version stamped by the linker.
+// stdout and stderr); a few run it as a process (runBin) for what only a process
+// shows: its real exit status, processes writing into one directory at once. That
+// process is this test binary, started again with cliEnv set: its TestMain then
+// runs the program's main and nothing else, so no second binary is built (building
+// and linking it was a third of the package's time).
 
-// The binary is built once, by the first test that runs it.
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
+// cliEnv, set to 1, makes the test binary the program.
+const cliEnv = "HCCLPROF_TEST_BINARY_IS_THE_CLI"
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	if os.Getenv(cliEnv) == "1" {
+		main()
+		return
 	}
-	os.Exit(code)
+	// The processes the tests start (binary) inherit it.
+	os.Setenv(cliEnv, "1")
+	os.Exit(m.Run())
 }
 
-// binary builds hcclprof for the subprocess tests.
+// binary is the program for the subprocess tests: this test binary, which runs
+// main when started with cliEnv (set for every process the tests start).
 func binary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "hcclprof-e2e")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "hcclprof")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
+	p, err := os.Executable()
+	require.NoError(t, err)
+	return p
 }
 
 // runBin runs the built binary.
