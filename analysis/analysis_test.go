@@ -309,11 +309,11 @@ func TestFlagRanksMissingSteps(t *testing.T) {
 	}
 	ranks := []RankResult{
 		{Rank: 0, Dir: "r0", Source: SourceTimeline, Steps: steps(10, 11, 12, 13)},
-		{Rank: 1, Dir: "r1", Source: SourceTimeline, Steps: steps(10, 12)},  // lost 11
-		{Rank: 2, Dir: "r2", Source: SourceTimeline, Steps: steps(11, 12)},  // began later: fine
-		{Rank: 3, Dir: "r3", Source: SourceStepTrace, Steps: steps(10, 13)}, // the profiler's own rows
+		{Rank: 1, Dir: "r1", Source: SourceTimeline, Steps: steps(10, 12)},                          // lost 11
+		{Rank: 2, Dir: "r2", Source: SourceTimeline, Steps: steps(11, 12)},                          // began later: fine
+		{Rank: 3, Dir: "r3", Source: SourceStepTrace, Steps: steps(10, 13)},                         // the profiler's own rows
 		{Rank: 4, Dir: "r4", Source: SourceTimeline, ClipToStepWindows: true, Steps: steps(10, 12)}, // Kineto's host windows
-		{Rank: 5, Dir: "r5", Source: SourceTimeline, Steps: steps(10, 13)}, // lost 11 and 12
+		{Rank: 5, Dir: "r5", Source: SourceTimeline, Steps: steps(10, 13)},                          // lost 11 and 12
 	}
 	flagRanksMissingSteps(ranks)
 	for _, rr := range ranks {

@@ -79,7 +79,7 @@ func TestInspectOtherFormats(t *testing.T) {
 	assert.True(t, c["host_device_mapping"].Available)
 
 	prof := &profile.Rank{Format: profile.FormatMsprof, HasTimeline: true,
-		Traits: profile.Traits{OwnBreakdown: true, MarkSteps: "msprof marks no steps in an op-based run"},
+		Traits:   profile.Traits{OwnBreakdown: true, MarkSteps: "msprof marks no steps in an op-based run"},
 		Timeline: profile.Timeline{Compute: []profile.Interval{{StartNs: 0, EndNs: 10}}},
 	}
 	c = capabilityMap(Inspect(&profile.Cluster{Ranks: []*profile.Rank{prof}})[0])
