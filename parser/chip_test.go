@@ -103,7 +103,7 @@ func TestKinetoIsNVIDIA(t *testing.T) {
 		{"without deviceProperties", strings.Replace(miniKineto, props, "", 1), "Kineto trace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := ParseKineto(strings.NewReader(tc.trace), "mini.pt.trace.json")
+			r, err := parseKineto(strings.NewReader(tc.trace), "mini.pt.trace.json")
 			require.NoError(t, err)
 			hw := analysis.Analyze(&profile.Cluster{Ranks: []*profile.Rank{r}}, analysis.Options{}).Communication.Hardware
 			assert.Equal(t, "NVIDIA", hw.Name)

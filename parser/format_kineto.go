@@ -37,7 +37,7 @@ var kinetoFormat = &inputFormat{
 		return false
 	},
 	load: func(ri RankInput) *profile.Rank {
-		r, err := OpenKineto(ri.Dir)
+		r, err := openKineto(ri.Dir)
 		if r == nil {
 			r = &profile.Rank{Format: profile.FormatKineto, Info: profile.Info{RankID: -1}}
 		}

@@ -22,7 +22,7 @@ func TestKinetoGzipRatioBound(t *testing.T) {
 	zw.Close()
 	path := filepath.Join(t.TempDir(), "bomb.pt.trace.json.gz")
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-	_, err := OpenKineto(path)
+	_, err := openKineto(path)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path)
 	assert.Contains(t, err.Error(), "decompresses to more than 1000 times its size")

@@ -92,12 +92,12 @@ type kinetoState struct {
 	cpuPID    int64
 }
 
-// ParseKineto reads one rank's PyTorch profiler (Kineto) trace, plain JSON (see
-// OpenKineto for gzip). The rank is never nil: on a syntax error or truncation it
+// parseKineto reads one rank's PyTorch profiler (Kineto) trace, plain JSON (see
+// openKineto for gzip). The rank is never nil: on a syntax error or truncation it
 // holds what was read before that point and the error, a *SyntaxError naming the file
 // and byte offset, says so; the caller records the error in the rank's Problems.
 // The rank number is distributedInfo.rank (-1 when the trace has none).
-func ParseKineto(r io.Reader, file string) (*profile.Rank, error) {
+func parseKineto(r io.Reader, file string) (*profile.Rank, error) {
 	st := &kinetoState{
 		file:   file,
 		params: map[int64]commParams{},
@@ -118,19 +118,19 @@ func ParseKineto(r io.Reader, file string) (*profile.Rank, error) {
 	return rank, err
 }
 
-// OpenKineto opens and parses a Kineto trace file, plain (.json) or gzip-compressed
+// openKineto opens and parses a Kineto trace file, plain (.json) or gzip-compressed
 // (.json.gz; recognised by its magic bytes, whatever the name, and decompressed as it
 // is read). It returns a nil rank only when the file cannot be opened or its gzip
-// header is bad; otherwise it behaves as ParseKineto (a truncated .gz gives the
+// header is bad; otherwise it behaves as parseKineto (a truncated .gz gives the
 // partial rank and an error). For a gzip file the byte offsets in errors count bytes
 // of the decompressed JSON.
-func OpenKineto(path string) (*profile.Rank, error) {
+func openKineto(path string) (*profile.Rank, error) {
 	rd, closeFn, gz, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	rank, err := ParseKineto(rd, path)
+	rank, err := parseKineto(rd, path)
 	if err != nil && gz {
 		var se *SyntaxError
 		if errors.As(err, &se) {
@@ -206,22 +206,22 @@ func (r *gzipRatioReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// kinetoSniffLimit bounds what IsKinetoTrace reads: the members before traceEvents
+// kinetoSniffLimit bounds what isKinetoTrace reads: the members before traceEvents
 // (deviceProperties, distributedInfo) are a few kB.
 const kinetoSniffLimit = 1 << 20
 
-// IsKinetoTrace reports whether path holds a PyTorch profiler (Kineto) trace, plain or
+// isKinetoTrace reports whether path holds a PyTorch profiler (Kineto) trace, plain or
 // gzip-compressed: its top level is a JSON object with a "schemaVersion" member before
 // "traceEvents". Kineto writes schemaVersion first, then deviceProperties,
 // distributedInfo, ..., then traceEvents; torch_npu's trace_view.json and msprof's
 // timelines are bare arrays, and other Chrome traces have no schemaVersion. Only the
 // head of the file is read (at most 1 MB of JSON).
-func IsKinetoTrace(path string) bool {
+func isKinetoTrace(path string) bool {
 	_, ok := sniffKineto(path)
 	return ok
 }
 
-// sniffKineto is IsKinetoTrace that also returns distributedInfo's rank when it comes
+// sniffKineto is isKinetoTrace that also returns distributedInfo's rank when it comes
 // before traceEvents, as Kineto writes it (-1 otherwise).
 func sniffKineto(path string) (rank int, ok bool) {
 	rank = -1
@@ -504,7 +504,7 @@ func kinetoInterval(ts, dur []byte) (profile.Interval, error) {
 	}
 	var d int64
 	if len(dur) > 0 {
-		if d, err = MicrosToNs(string(rawStringBody(dur))); err != nil || d < 0 {
+		if d, err = microsToNs(string(rawStringBody(dur))); err != nil || d < 0 {
 			return profile.Interval{}, fmt.Errorf("bad dur %s", dur)
 		}
 	}

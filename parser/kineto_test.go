@@ -62,7 +62,7 @@ const miniKineto = `{
 }`
 
 func TestParseKinetoMini(t *testing.T) {
-	r, err := ParseKineto(strings.NewReader(miniKineto), "mini.pt.trace.json")
+	r, err := parseKineto(strings.NewReader(miniKineto), "mini.pt.trace.json")
 	require.NoError(t, err)
 	assert.Equal(t, 1, r.Rank)
 	assert.Equal(t, 1, r.Info.RankID)
@@ -139,7 +139,7 @@ const olderKineto = `{"schemaVersion": 1, "distributedInfo": {"backend": "nccl",
  ]}`
 
 func TestParseKinetoOlder(t *testing.T) {
-	r, err := ParseKineto(strings.NewReader(olderKineto), "old.json")
+	r, err := parseKineto(strings.NewReader(olderKineto), "old.json")
 	require.NoError(t, err)
 	assert.Equal(t, 0, r.Rank)
 	assert.Equal(t, []profile.StepMarker{{Step: 10, Interval: profile.Interval{StartNs: 100000, EndNs: 200000}}}, r.Steps)
@@ -193,7 +193,7 @@ func TestParseKinetoVariants(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := ParseKineto(strings.NewReader(tc.in), "t.json")
+			r, err := parseKineto(strings.NewReader(tc.in), "t.json")
 			require.NoError(t, err)
 			assert.Equal(t, tc.rank, r.Rank)
 			assert.Len(t, r.Steps, tc.steps)
@@ -280,7 +280,7 @@ func TestParseKinetoErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := ParseKineto(strings.NewReader(tc.in), "t.json")
+			r, err := parseKineto(strings.NewReader(tc.in), "t.json")
 			require.Error(t, err)
 			require.NotNil(t, r)
 			assert.Contains(t, err.Error(), tc.want)
@@ -294,13 +294,13 @@ func TestParseKinetoErrors(t *testing.T) {
 // was read before the cut, never a panic. Cuts are made at every bracket and every
 // 7th byte (each parse allocates the scanner's 4 MB buffer: all 9k cuts take 15 s).
 func TestParseKinetoTruncatedAnywhere(t *testing.T) {
-	full, err := ParseKineto(strings.NewReader(miniKineto), "mini.json")
+	full, err := parseKineto(strings.NewReader(miniKineto), "mini.json")
 	require.NoError(t, err)
 	for cut := 0; cut < len(miniKineto)-2; cut++ {
 		if cut%7 != 0 && !strings.ContainsRune(`{}[]`, rune(miniKineto[cut])) {
 			continue
 		}
-		r, err := ParseKineto(strings.NewReader(miniKineto[:cut]), "mini.json")
+		r, err := parseKineto(strings.NewReader(miniKineto[:cut]), "mini.json")
 		require.Error(t, err, "cut at %d", cut)
 		assert.Contains(t, err.Error(), "mini.json", "cut at %d", cut)
 		require.NotNil(t, r)
@@ -312,7 +312,7 @@ func TestParseKinetoTruncatedAnywhere(t *testing.T) {
 func TestParseKinetoTruncatedPartial(t *testing.T) {
 	// Cut inside the second-to-last kernel event: the steps and the first kernels are kept.
 	cut := strings.Index(miniKineto, `"ProfilerStep#3"`) + 20
-	r, err := ParseKineto(strings.NewReader(miniKineto[:cut]), "cut.json")
+	r, err := parseKineto(strings.NewReader(miniKineto[:cut]), "cut.json")
 	require.Error(t, err)
 	var se *SyntaxError
 	require.True(t, errors.As(err, &se))
@@ -344,9 +344,9 @@ func TestOpenKinetoPlainAndGzip(t *testing.T) {
 	writeGzip(t, gz, []byte(miniKineto))
 
 	for _, p := range []string{plain, gz} {
-		r, err := OpenKineto(p)
+		r, err := openKineto(p)
 		require.NoError(t, err, p)
-		want, err := ParseKineto(strings.NewReader(miniKineto), p)
+		want, err := parseKineto(strings.NewReader(miniKineto), p)
 		require.NoError(t, err)
 		assert.Equal(t, want, r, p)
 		assert.Equal(t, []string{filepath.Base(p)}, r.FilesUsed)
@@ -357,7 +357,7 @@ func TestOpenKinetoPlainAndGzip(t *testing.T) {
 	require.NoError(t, err)
 	cutGz := filepath.Join(dir, "cut.json.gz")
 	require.NoError(t, os.WriteFile(cutGz, data[:len(data)*2/3], 0o644))
-	r, err := OpenKineto(cutGz)
+	r, err := openKineto(cutGz)
 	require.Error(t, err)
 	require.NotNil(t, r)
 	assert.Contains(t, err.Error(), cutGz+": byte ")
@@ -367,16 +367,16 @@ func TestOpenKinetoPlainAndGzip(t *testing.T) {
 	// A file named .gz that is not gzip is read as plain JSON; a broken gzip header fails.
 	fake := filepath.Join(dir, "plain.json.gz")
 	require.NoError(t, os.WriteFile(fake, []byte(miniKineto), 0o644))
-	_, err = OpenKineto(fake)
+	_, err = openKineto(fake)
 	require.NoError(t, err)
 	bad := filepath.Join(dir, "bad.json.gz")
 	require.NoError(t, os.WriteFile(bad, []byte{0x1f, 0x8b, 0}, 0o644))
-	r, err = OpenKineto(bad)
+	r, err = openKineto(bad)
 	require.Error(t, err)
 	assert.Nil(t, r)
 	assert.Contains(t, err.Error(), bad+": byte 0: gzip:")
 
-	_, err = OpenKineto(filepath.Join(dir, "absent.json"))
+	_, err = openKineto(filepath.Join(dir, "absent.json"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
@@ -404,11 +404,11 @@ func TestIsKinetoTrace(t *testing.T) {
 		{write("empty.json", ``), false},
 		{filepath.Join(dir, "absent.json"), false},
 	} {
-		assert.Equal(t, tc.want, IsKinetoTrace(tc.path), filepath.Base(tc.path))
+		assert.Equal(t, tc.want, isKinetoTrace(tc.path), filepath.Base(tc.path))
 	}
 	if root := realdata.Root(); root != "" {
-		assert.True(t, IsKinetoTrace(filepath.Join(root, "kineto-nccl-a100-2gpu", "nccl_data.json.gz")))
-		assert.False(t, IsKinetoTrace(filepath.Join(root, "torchnpu-1rank-nohccl", "trace_view.json")))
+		assert.True(t, isKinetoTrace(filepath.Join(root, "kineto-nccl-a100-2gpu", "nccl_data.json.gz")))
+		assert.False(t, isKinetoTrace(filepath.Join(root, "torchnpu-1rank-nohccl", "trace_view.json")))
 	}
 }
 
@@ -428,11 +428,11 @@ func TestKinetoRealSampleMatchesREADME(t *testing.T) {
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	require.NoError(t, err)
-	r, err := ParseKineto(zr, p)
+	r, err := parseKineto(zr, p)
 	require.NoError(t, err)
-	opened, err := OpenKineto(p)
+	opened, err := openKineto(p)
 	require.NoError(t, err)
-	assert.Equal(t, r, opened, "OpenKineto decompresses the same trace")
+	assert.Equal(t, r, opened, "openKineto decompresses the same trace")
 
 	assert.Equal(t, 0, r.Rank)
 	assert.Equal(t, "NVIDIA A100-PG509-200", r.Info.ChipName, "deviceProperties[0].name")
@@ -545,7 +545,7 @@ func (e *errWriter) printf(format string, args ...any) {
 func TestParseKinetoSynthetic(t *testing.T) {
 	var buf bytes.Buffer
 	kernels, nccl := synthKineto(&buf, 3, 200)
-	r, err := ParseKineto(&buf, "synth.json")
+	r, err := parseKineto(&buf, "synth.json")
 	require.NoError(t, err)
 	assert.Len(t, r.Steps, 3)
 	assert.Len(t, r.CommOps, nccl)
@@ -583,7 +583,7 @@ func BenchmarkKineto(b *testing.B) {
 				}
 				rd = zr
 			}
-			r, err := ParseKineto(rd, "bench.json")
+			r, err := parseKineto(rd, "bench.json")
 			if err != nil || len(r.CommOps) != wantOps {
 				b.Fatalf("err %v, %d ops", err, len(r.CommOps))
 			}
@@ -621,7 +621,7 @@ func FuzzKineto(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ParseKineto(bytes.NewReader(data), "fuzz.json")
+		r, err := parseKineto(bytes.NewReader(data), "fuzz.json")
 		if r == nil {
 			t.Fatal("nil rank")
 		}

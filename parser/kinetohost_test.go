@@ -57,7 +57,7 @@ func TestKinetoHost(t *testing.T) {
 		{"renamed, its traceName the original", renamed, "rank3.json", "gpu-c09", kinetoHostFromTraceName},
 		{"renamed, traceName of another pid", strings.Replace(renamed, "_700.", "_9.", 1), "rank3.json", "", ""},
 	} {
-		r, err := ParseKineto(strings.NewReader(c.trace), c.file)
+		r, err := parseKineto(strings.NewReader(c.trace), c.file)
 		require.NoError(t, err, c.name)
 		assert.Equal(t, c.host, r.Info.Host, c.name)
 		assert.Equal(t, c.source, r.Info.HostSource, c.name)
@@ -67,7 +67,7 @@ func TestKinetoHost(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "gpu-a17_700.1716391522000000000.pt.trace.json.gz")
 	writeGzip(t, p, []byte(miniKineto))
-	r, err := OpenKineto(p)
+	r, err := openKineto(p)
 	require.NoError(t, err)
 	assert.Equal(t, "gpu-a17", r.Info.Host)
 }
@@ -79,7 +79,7 @@ func TestKinetoRealSampleHostUnknown(t *testing.T) {
 	if _, err := os.Stat(p); err != nil {
 		t.Skip(err)
 	}
-	r, err := OpenKineto(p)
+	r, err := openKineto(p)
 	require.NoError(t, err)
 	assert.Empty(t, r.Info.Host)
 	assert.Empty(t, r.Info.HostSource)

@@ -56,7 +56,7 @@ func TestMappedKinetoReadsAsStreamed(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "trace.json")
 	require.NoError(t, os.WriteFile(p, data, 0o644))
 
-	streamed, err := ParseKineto(bytes.NewReader(data), p)
+	streamed, err := parseKineto(bytes.NewReader(data), p)
 	require.NoError(t, err)
 	f, err := os.Open(p)
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestMappedKinetoReadsAsStreamed(t *testing.T) {
 	_, unmap, ok := jsonx.MapFile(f)
 	require.True(t, ok)
 	unmap()
-	mapped, err := ParseKineto(f, p)
+	mapped, err := parseKineto(f, p)
 	require.NoError(t, err)
 	require.NotEmpty(t, mapped.CommOps)
 	assert.Equal(t, streamed, mapped)

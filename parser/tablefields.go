@@ -13,7 +13,7 @@ import (
 // start_timestamp, 1736410576431645.2) to ns through its shortest decimal form, so the
 // digits written are kept as they are; f*1000 in float64 would be off by up to 128 ns.
 func microsNsOf(f float64) (int64, error) {
-	return MicrosToNs(strconv.FormatFloat(f, 'f', -1, 64))
+	return microsToNs(strconv.FormatFloat(f, 'f', -1, 64))
 }
 
 // usField parses column i of t (named name, for the error) of the current record, a µs

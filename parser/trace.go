@@ -707,9 +707,9 @@ func timeNs(v []byte) (int64, error) {
 		if !ok {
 			return 0, fmt.Errorf("bad ts %s", v)
 		}
-		return MicrosToNs(s)
+		return microsToNs(s)
 	}
-	return MicrosToNs(string(v))
+	return microsToNs(string(v))
 }
 
 // durNs parses a dur value (float µs, sometimes a string) to ns.

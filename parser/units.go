@@ -9,9 +9,9 @@ import (
 	"github.com/hcclprof/hcclprof/internal/units"
 )
 
-// plainMicrosToNs is MicrosToNs for the common form, digits with at most three
+// plainMicrosToNs is microsToNs for the common form, digits with at most three
 // decimals (a trace's timestamps), read from the bytes without making a string of
-// them; ok is false for anything else, which MicrosToNs then reads.
+// them; ok is false for anything else, which microsToNs then reads.
 func plainMicrosToNs(b []byte) (ns int64, ok bool) {
 	i, n := 0, len(b)
 	var us int64
@@ -42,11 +42,11 @@ func plainMicrosToNs(b []byte) (ns int64, ok bool) {
 	return us*1000 + frac, true
 }
 
-// MicrosToNs parses a decimal microsecond value ("1736408883732241.564", "56635864652.490005",
+// microsToNs parses a decimal microsecond value ("1736408883732241.564", "56635864652.490005",
 // "-3", "1.5e3") into int64 nanoseconds without going through float64 when the text is a
 // plain decimal, so epoch timestamps keep their last nanosecond. Digits beyond the
 // nanosecond are rounded half away from zero.
-func MicrosToNs(s string) (int64, error) {
+func microsToNs(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, fmt.Errorf("empty time value")
@@ -103,10 +103,10 @@ func plainDigits(s string) bool {
 }
 
 // usTextToNs converts the text of a µs figure to ns: exactly for a plain decimal
-// (MicrosToNs), through units.NsFromUsFigure for anything else. ok is false when s is not a
+// (microsToNs), through units.NsFromUsFigure for anything else. ok is false when s is not a
 // finite number.
 func usTextToNs(s string) (ns int64, ok bool) {
-	if ns, err := MicrosToNs(s); err == nil {
+	if ns, err := microsToNs(s); err == nil {
 		return ns, true
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)

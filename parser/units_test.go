@@ -28,7 +28,7 @@ func TestMicrosToNs(t *testing.T) {
 		{"99999999999999999.0", 0, true},
 	}
 	for _, tc := range tests {
-		got, err := MicrosToNs(tc.in)
+		got, err := microsToNs(tc.in)
 		if tc.wantErr {
 			assert.Error(t, err, tc.in)
 			continue
@@ -38,13 +38,13 @@ func TestMicrosToNs(t *testing.T) {
 	}
 }
 
-// The trace reader's fast path reads what it accepts exactly as MicrosToNs does, and
+// The trace reader's fast path reads what it accepts exactly as microsToNs does, and
 // leaves the rest (signs, exponents, more than three decimals, too many digits) to it.
 func TestPlainMicrosToNsAgrees(t *testing.T) {
 	for _, in := range []string{"1736408883732241.564", "17", "1.", "0.5", "9223372036854774.807", "9223372036854775.807",
 		"9999999999999999", "99999999999999999", "1.2345", "-2.5", "1.5e3", ".5", "1 ", "", "1..2", "12a"} {
 		ns, ok := plainMicrosToNs([]byte(in))
-		want, err := MicrosToNs(in)
+		want, err := microsToNs(in)
 		if ok {
 			require.NoError(t, err, in)
 			assert.Equal(t, want, ns, in)
@@ -66,9 +66,9 @@ func FuzzMicrosToNs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		ns, ok := plainMicrosToNs([]byte(in))
-		want, err := MicrosToNs(in)
+		want, err := microsToNs(in)
 		if ok && (err != nil || ns != want) {
-			t.Fatalf("%q: fast path %d, MicrosToNs %d, %v", in, ns, want, err)
+			t.Fatalf("%q: fast path %d, microsToNs %d, %v", in, ns, want, err)
 		}
 	})
 }
