@@ -105,6 +105,7 @@ func TestKinetoIsNVIDIA(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := parseKineto(strings.NewReader(tc.trace), "mini.pt.trace.json")
 			require.NoError(t, err)
+			r.Traits = formatTraits[r.Format] // as LoadRank gives every rank its format's traits
 			hw := analysis.Analyze(&profile.Cluster{Ranks: []*profile.Rank{r}}, analysis.Options{}).Communication.Hardware
 			assert.Equal(t, "NVIDIA", hw.Name)
 			assert.False(t, hw.Assumed)

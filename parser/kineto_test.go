@@ -100,6 +100,7 @@ func TestParseKinetoMini(t *testing.T) {
 	assert.Empty(t, r.Problems)
 
 	// The analysis: group sizes from the trace, busbw with nccl-tests' factors.
+	r.Traits = formatTraits[r.Format] // as LoadRank gives every rank its format's traits
 	res := analysis.Analyze(&profile.Cluster{Ranks: []*profile.Rank{r}}, analysis.Options{})
 	// One rank of four: the NCCL kernels' exposed split, read from the ranks'
 	// arrivals, needs every member of their groups, and the warning says so.
@@ -445,6 +446,7 @@ func TestKinetoRealSampleMatchesREADME(t *testing.T) {
 	assert.Equal(t, profile.CommOp{Name: "ncclKernel_Broadcast_RING_LL_Sum_int8_t", Type: "broadcast", Group: "0", Step: -1,
 		Interval: profile.Interval{StartNs: 4458676423385774, EndNs: 4458676423385774 + 30975}, DataType: "FP32", Count: 53120, AlgType: "RING_LL"}, first)
 
+	r.Traits = formatTraits[r.Format] // as LoadRank gives every rank its format's traits
 	res := analysis.Analyze(&profile.Cluster{Ranks: []*profile.Rank{r}}, analysis.Options{})
 	// One rank of two: no exposed split from the ranks' arrivals, and it says why.
 	require.Len(t, res.Warnings, 1, "%q", res.Warnings)
