@@ -202,7 +202,7 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	// Waiting for a slower rank that no detector could name (a different rank each
 	// time: the ranks' own jitter) is not a fault to fix within the budget.
 	leadsWithinBudget := waitingCause(lead.cause) && lead.cause != CauseStraggler && lead.share >= th.WaitWithinBudget ||
-		lead.cause == CauseStraggler && slowStake >= opts.Thresholds.Stake.Medium
+		lead.cause == CauseStraggler && slowStake >= th.StragglerLead
 	if s.CommShare <= budget && !leadsWithinBudget && !straggler {
 		return computeBound(s, budget, computing, stage, freeShare)
 	}
