@@ -88,24 +88,10 @@ func expertCure(res *analysis.Result) string {
 // imbalanced expert: the knob is the load-balancing loss (Megatron-LM
 // --moe-aux-loss-coeff), the others in the cure.
 func expertRecommendation(res *analysis.Result, d Diagnosis) (*Recommendation, string) {
-	if d.Cause != CauseExpertImbalance {
+	stepUs, extra, ok := hotExpertCost(res, d)
+	if !ok {
 		return nil, ""
 	}
-	g := skewedExperts(res)
-	if g == nil {
-		return nil, ""
-	}
-	stepUs := float64(res.Summary.StepTimeNs) / 1e3
-	steps := max(res.Summary.Steps, 1)
-	var moving []float64
-	var hotMoving float64
-	for _, r := range g.Ranks {
-		moving = append(moving, float64(r.MovingNs))
-		if r.Rank == g.HotRank {
-			hotMoving = float64(r.MovingNs)
-		}
-	}
-	extra := (hotMoving - medianOf(moving)) / float64(steps) / 1e3
 	p, err := costmodel.ExpertBalance(stepUs, d.Share*stepUs, extra, res.Summary.CommShare)
 	if err != nil {
 		return nil, "no routing balance priced: " + err.Error()
@@ -117,6 +103,29 @@ func expertRecommendation(res *analysis.Result, d Diagnosis) (*Recommendation, s
 		Risks: []string{"a larger load-balancing loss pulls the router away from the task loss: check the loss curve",
 			"a capacity factor drops the tokens over it: the model sees less of the batch"}}
 	return &r, ""
+}
+
+// hotExpertCost is what pricing an imbalanced expert needs: the mean step and the hot
+// rank's transfers beyond its expert-parallel group's median, per step, in µs; ok is
+// false unless the diagnosis is an imbalanced expert with a skewed group.
+func hotExpertCost(res *analysis.Result, d Diagnosis) (stepUs, extraMovingUs float64, ok bool) {
+	if d.Cause != CauseExpertImbalance {
+		return 0, 0, false
+	}
+	g := skewedExperts(res)
+	if g == nil {
+		return 0, 0, false
+	}
+	var moving []float64
+	var hotMoving float64
+	for _, r := range g.Ranks {
+		moving = append(moving, float64(r.MovingNs))
+		if r.Rank == g.HotRank {
+			hotMoving = float64(r.MovingNs)
+		}
+	}
+	steps := float64(max(res.Summary.Steps, 1))
+	return float64(res.Summary.StepTimeNs) / 1e3, (hotMoving - medianOf(moving)) / steps / 1e3, true
 }
 
 func medianOf(xs []float64) float64 {

@@ -16,24 +16,10 @@ const moeCapacityFactor = 1.0
 // the alltoall dispatcher. The alternative to balancing the routing by its loss: it
 // evens the AlltoAll at once, but drops the tokens over the capacity.
 func expertCapacityRecommendation(res *analysis.Result, d Diagnosis) (*Recommendation, string) {
-	if d.Cause != CauseExpertImbalance {
+	stepUs, extra, ok := hotExpertCost(res, d)
+	if !ok {
 		return nil, ""
 	}
-	g := skewedExperts(res)
-	if g == nil {
-		return nil, ""
-	}
-	stepUs := float64(res.Summary.StepTimeNs) / 1e3
-	steps := float64(max(res.Summary.Steps, 1))
-	var moving []float64
-	var hotMoving float64
-	for _, r := range g.Ranks {
-		moving = append(moving, float64(r.MovingNs))
-		if r.Rank == g.HotRank {
-			hotMoving = float64(r.MovingNs)
-		}
-	}
-	extra := (hotMoving - medianOf(moving)) / steps / 1e3
 	// The exposed communication not moving data: what an even load could remove.
 	notMoving := res.Summary.CommShare * stepUs
 	if t := res.Summary.ExposedTransferShare; t != nil {
