@@ -2,7 +2,6 @@ package parser
 
 import (
 	"cmp"
-	"database/sql"
 	"fmt"
 	"math"
 	"regexp"
@@ -267,21 +266,22 @@ func (r *torchDBReader) steps() error {
 		return err
 	}
 	var id, start, end table.Int
-	return r.d.Each("reading STEP_TIME", "SELECT id, startNs, endNs FROM STEP_TIME", func(rows *sql.Rows) error {
-		if err := rows.Scan(&id, &start, &end); err != nil {
+	q := r.d.Query("reading STEP_TIME", "SELECT id, startNs, endNs FROM STEP_TIME", &id, &start, &end)
+	for err := range table.Each(q) {
+		if err != nil {
 			return err
 		}
 		r.out.Events++
 		if !id.Valid || !start.Valid || !end.Valid {
-			return fmt.Errorf("a step row with a NULL id, startNs or endNs")
+			return q.Errf("a step row with a NULL id, startNs or endNs")
 		}
 		if id.V < -1<<31 || id.V >= 1<<31 {
-			return fmt.Errorf("step id %d out of range", id.V)
+			return q.Errf("step id %d out of range", id.V)
 		}
 		r.out.Steps = append(r.out.Steps, profile.StepMarker{Step: int(id.V),
 			Interval: profile.Interval{StartNs: start.V, EndNs: end.V}})
-		return nil
-	})
+	}
+	return nil
 }
 
 // tasks scans TASK once for two things: the compute tasks (those with a
@@ -313,16 +313,17 @@ func (r *torchDBReader) tasks() error {
 	var start, end, conn, compute table.Int
 	var name dbRef
 	dests := append([]any{&start, &end, &conn, &compute}, name.dests()...)
-	return r.d.Each("reading TASK ⋈ COMPUTE_TASK_INFO", q, func(rows *sql.Rows) error {
-		if err := rows.Scan(dests...); err != nil {
+	rows := r.d.Query("reading TASK ⋈ COMPUTE_TASK_INFO", q, dests...)
+	for err := range table.Each(rows) {
+		if err != nil {
 			return err
 		}
 		r.out.Events++
 		if err := name.resolve("a compute task", "COMPUTE_TASK_INFO.name", "STRING_IDS", false); err != nil {
-			return err
+			return rows.Wrap(err)
 		}
 		if !start.Valid || !end.Valid {
-			return nil // a task the device never ran: no time to count
+			continue // a task the device never ran: no time to count
 		}
 		if compute.Valid {
 			iv := profile.Interval{StartNs: start.V, EndNs: end.V}
@@ -337,8 +338,8 @@ func (r *torchDBReader) tasks() error {
 				r.launches[conn.V] = l
 			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 func (r *torchDBReader) commOps() error {
@@ -363,8 +364,9 @@ func (r *torchDBReader) commOps() error {
 	var start, end, count, conn table.Int
 	dests := slices.Concat(nameRef.dests(), typeRef.dests(), groupRef.dests(), []any{&start, &end}, dataRef.dests(), []any{&count}, algRef.dests(), []any{&conn})
 	hashes := map[string]string{} // raw group name → hash: a handful of groups
-	return r.d.Each("reading COMMUNICATION_OP", q, func(rows *sql.Rows) error {
-		if err := rows.Scan(dests...); err != nil {
+	rows := r.d.Query("reading COMMUNICATION_OP", q, dests...)
+	for err := range table.Each(rows) {
+		if err != nil {
 			return err
 		}
 		r.out.Events++
@@ -378,11 +380,11 @@ func (r *torchDBReader) commOps() error {
 			if nameRef.Name.Valid {
 				err = fmt.Errorf("op %q: %w", nameRef.Name.V, err)
 			}
-			return err
+			return rows.Wrap(err)
 		}
 		name, opType, group, dataType, alg := nameRef.Name, typeRef.Name, groupRef.Name, dataRef.Name, algRef.Name
 		if !start.Valid || !end.Valid {
-			return fmt.Errorf("op %q has a NULL startNs or endNs", name.V)
+			return rows.Errf("op %q has a NULL startNs or endNs", name.V)
 		}
 		if conn.Valid && r.launches != nil {
 			if l, ok := r.launches[conn.V]; ok {
@@ -414,8 +416,8 @@ func (r *torchDBReader) commOps() error {
 			op.Group = profile.GroupIDFromName(n)
 		}
 		r.out.CommOps = append(r.out.CommOps, op)
-		return nil
-	})
+	}
+	return nil
 }
 
 // dbNoRank is the db's "no rank" (UINT32_MAX).
@@ -452,11 +454,12 @@ func (r *torchDBReader) commTasks() error {
 		return int(v.V)
 	}
 	joined := 0
-	err = r.d.Each("reading COMMUNICATION_TASK_INFO ⋈ TASK", q, func(rows *sql.Rows) error {
-		joined++
-		if err := rows.Scan(dests...); err != nil {
+	rows := r.d.Query("reading COMMUNICATION_TASK_INFO ⋈ TASK", q, dests...)
+	for err := range table.Each(rows) {
+		if err != nil {
 			return err
 		}
+		joined++
 		r.out.Events++
 		if err := cmp.Or(
 			typeRef.resolve(taskWhat, "taskType", "STRING_IDS", true),
@@ -464,14 +467,14 @@ func (r *torchDBReader) commTasks() error {
 			linkRef.resolve(taskWhat, "linkType", "ENUM_HCCL_LINK_TYPE", c[4] != "NULL"),
 			groupRef.resolve(taskWhat, "groupName", "STRING_IDS", c[6] != "NULL"),
 		); err != nil {
-			return err
+			return rows.Wrap(err)
 		}
 		if c[5] != "NULL" && !size.Valid {
-			return fmt.Errorf("%s: size is NULL", taskWhat)
+			return rows.Errf("%s: size is NULL", taskWhat)
 		}
 		taskType, transport, link, group := typeRef.Name, transportRef.Name, linkRef.Name, groupRef.Name
 		if !start.Valid || !end.Valid {
-			return nil
+			continue
 		}
 		t := profile.CommTask{TaskLabels: labels.Of(profile.TaskLabels{Name: taskType.V, TransportType: transport.V, LinkType: link.V, GroupRow: group.V}),
 			Interval: profile.Interval{StartNs: start.V, EndNs: end.V}, SrcRank: rank(src), DstRank: rank(dst), SizeBytes: size.V}
@@ -479,21 +482,19 @@ func (r *torchDBReader) commTasks() error {
 			t.Plane = int(plane.V)
 		}
 		r.out.CommTasks = append(r.out.CommTasks, t)
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	// A task whose globalTaskId names no TASK row has no time and is lost to the
 	// join: say so, as for any row that cannot be read (a NULL id lost them silently).
 	var all int
-	err = r.d.Each("counting COMMUNICATION_TASK_INFO", "SELECT COUNT(*) FROM COMMUNICATION_TASK_INFO", func(rows *sql.Rows) error {
-		return rows.Scan(&all)
-	})
-	if err == nil && all > joined {
-		err = r.d.Wrap("reading COMMUNICATION_TASK_INFO ⋈ TASK", fmt.Errorf("%d of the %d COMMUNICATION_TASK_INFO rows have no TASK row with their globalTaskId: their times are lost", all-joined, all))
+	for err := range table.Each(r.d.Query("counting COMMUNICATION_TASK_INFO", "SELECT COUNT(*) FROM COMMUNICATION_TASK_INFO", &all)) {
+		if err != nil {
+			return err
+		}
 	}
-	return err
+	if all > joined {
+		return r.d.Wrap("reading COMMUNICATION_TASK_INFO ⋈ TASK", fmt.Errorf("%d of the %d COMMUNICATION_TASK_INFO rows have no TASK row with their globalTaskId: their times are lost", all-joined, all))
+	}
+	return nil
 }
 
 // hostLaunches reads the framework side of the host→device links (see
@@ -521,25 +522,27 @@ func (r *torchDBReader) hostLaunches() error {
 WHERE p.connectionId IS NOT NULL`
 	r.launches = map[int64]launch{}
 	var conn, host table.Int
-	return d.Each("reading PYTORCH_API ⋈ CONNECTION_IDS", q, func(rows *sql.Rows) error {
-		// startNs is TEXT ('1736410576395167660'): table.Int parses it strictly, where a
-		// CAST in SQL would read a bad value as 0 without a word.
-		if err := rows.Scan(&conn, &host); err != nil {
-			return fmt.Errorf("PYTORCH_API.startNs: %w", err)
+	rows := d.Query("reading PYTORCH_API ⋈ CONNECTION_IDS", q, &conn, &host)
+	// startNs is TEXT ('1736410576395167660'): table.Int parses it strictly, where a
+	// CAST in SQL would read a bad value as 0 without a word.
+	rows.ScanContext("PYTORCH_API.startNs")
+	for err := range table.Each(rows) {
+		if err != nil {
+			return err
 		}
 		r.out.Events++
 		if !conn.Valid {
 			r.unlinked++
-			return nil
+			continue
 		}
 		if !host.Valid {
-			return fmt.Errorf("PYTORCH_API.startNs is NULL on a linked row")
+			return rows.Errf("PYTORCH_API.startNs is NULL on a linked row")
 		}
 		if l, ok := r.launches[conn.V]; !ok || host.V < l.hostNs {
 			r.launches[conn.V] = launch{hostNs: host.V, devNs: math.MaxInt64}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // flows emits one flow per launch that reached the device, as the text export
@@ -561,13 +564,14 @@ func (r *torchDBReader) overlap() error {
 	}
 	var start, end, typ table.Int
 	ov := &r.out.Overlap
-	return r.d.Each("reading OVERLAP_ANALYSIS", "SELECT startNs, endNs, type FROM OVERLAP_ANALYSIS", func(rows *sql.Rows) error {
-		if err := rows.Scan(&start, &end, &typ); err != nil {
+	q := r.d.Query("reading OVERLAP_ANALYSIS", "SELECT startNs, endNs, type FROM OVERLAP_ANALYSIS", &start, &end, &typ)
+	for err := range table.Each(q) {
+		if err != nil {
 			return err
 		}
 		r.out.Events++
 		if !start.Valid || !end.Valid || !typ.Valid {
-			return nil
+			continue
 		}
 		iv := profile.Interval{StartNs: start.V, EndNs: end.V}
 		switch typ.V {
@@ -580,8 +584,8 @@ func (r *torchDBReader) overlap() error {
 		case overlapFree:
 			ov.Free = append(ov.Free, iv)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // npuInfo reads the chip's name from NPU_INFO(id, name), optional.
@@ -591,15 +595,15 @@ func (r *torchDBReader) npuInfo() error {
 		return err
 	}
 	var name table.Text
-	return r.d.Each("reading NPU_INFO", "SELECT name FROM NPU_INFO", func(rows *sql.Rows) error {
-		if err := rows.Scan(&name); err != nil {
+	for err := range table.Each(r.d.Query("reading NPU_INFO", "SELECT name FROM NPU_INFO", &name)) {
+		if err != nil {
 			return err
 		}
 		if name.Valid && r.out.ChipName == "" {
 			r.out.ChipName = strings.TrimSpace(name.V)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // metadataKeys are the META_DATA rows that are profiler_metadata.json's sections.
@@ -612,18 +616,14 @@ func (r *torchDBReader) metadata() error {
 	}
 	var name, value table.Text
 	vals := map[string]string{}
-	err = r.d.Each("reading META_DATA", "SELECT name, value FROM META_DATA", func(rows *sql.Rows) error {
-		if err := rows.Scan(&name, &value); err != nil {
+	for err := range table.Each(r.d.Query("reading META_DATA", "SELECT name, value FROM META_DATA", &name, &value)) {
+		if err != nil {
 			return err
 		}
 		r.out.Events++
 		if slices.Contains(metadataKeys, name.V) && value.Valid {
 			vals[name.V] = value.V
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	md := &r.out.Metadata
 	for _, key := range metadataKeys {

@@ -7,15 +7,20 @@ import (
 	"strings"
 )
 
-// Rows streams a whole table with its columns found by name.
+// Rows streams a whole table with its columns found by name (SelectAll), or a query's
+// result scanned into the destinations it was given (Query). Either is read with Each.
 type Rows struct {
 	d     *DB
-	table string
+	table string // the table read, "" for a query
+	what  string // what is being read, in errors: "reading STEP_TIME"
 	rows  *sql.Rows
-	idx   map[string]int // upper-cased column name → index
+	err   error          // a query's error, given by the first Next (Query)
+	idx   map[string]int // upper-cased column name → index (SelectAll)
 	vals  []any
-	ptrs  []any
-	n     int // rows read
+	dest  []any // where Next scans each row
+	// scanCtx names the columns in the errors of a row's scan (ScanContext).
+	scanCtx string
+	n       int // rows read
 }
 
 // SelectAll opens a table for reading; required columns must exist. A missing table
@@ -27,45 +32,81 @@ func (d *DB) SelectAll(table string, required ...string) (*Rows, error) {
 	if err := d.Require(table, required...); err != nil {
 		return nil, err
 	}
-	rows, err := d.Query("reading "+table, "SELECT * FROM "+d.tables[strings.ToUpper(table)])
+	what := "reading " + table
+	rows, err := d.query(what, "SELECT * FROM "+d.tables[strings.ToUpper(table)])
 	if err != nil {
 		return nil, err
 	}
 	cols, err := rows.Columns()
 	if err != nil {
 		rows.Close()
-		return nil, d.Wrap("reading "+table, err)
+		return nil, d.Wrap(what, err)
 	}
-	t := &Rows{d: d, table: table, rows: rows, idx: map[string]int{}, vals: make([]any, len(cols)), ptrs: make([]any, len(cols))}
+	t := &Rows{d: d, table: table, what: what, rows: rows, idx: map[string]int{}, vals: make([]any, len(cols)), dest: make([]any, len(cols))}
 	for i, c := range cols {
 		if _, dup := t.idx[strings.ToUpper(c)]; !dup {
 			t.idx[strings.ToUpper(c)] = i
 		}
-		t.ptrs[i] = &t.vals[i]
+		t.dest[i] = &t.vals[i]
 	}
 	return t, nil
 }
 
+// Query runs a query whose rows Next scans into dest, one destination per selected
+// column (an *Int or *Text reads SQLite's loosely typed values, NULL as not Valid;
+// anything database/sql scans into will do). what names the query in every error,
+// with the file: "reading STEP_TIME". A query SQLite refuses gives its error at the
+// first Next, as database/sql's QueryRow does, so that a query is read in one loop:
+//
+//	q := d.Query("reading STEP_TIME", "SELECT id, startNs FROM STEP_TIME", &id, &start)
+//	for err := range table.Each(q) {
+//		if err != nil {
+//			return err
+//		}
+//		... id and start hold the current row ...
+//	}
+func (d *DB) Query(what, q string, dest ...any) *Rows {
+	rows, err := d.query(what, q)
+	return &Rows{d: d, what: what, rows: rows, err: err, dest: dest}
+}
+
+// ScanContext names the columns in the errors of the row scans (a value a
+// destination refuses), before database/sql's words: "PYTORCH_API.startNs" gives
+// "reading …: PYTORCH_API.startNs: sql: Scan error on column index 1, …".
+func (t *Rows) ScanContext(s string) { t.scanCtx = s }
+
 // Next reads the next row.
 func (t *Rows) Next() (bool, error) {
+	if t.rows == nil {
+		err := t.err
+		t.err = nil
+		return false, err
+	}
 	if !t.rows.Next() {
 		err := t.rows.Err()
 		t.rows.Close()
 		if err != nil {
-			return false, t.d.Wrap("reading "+t.table, err)
+			return false, t.d.Wrap(t.what, err)
 		}
 		return false, nil
 	}
-	if err := t.rows.Scan(t.ptrs...); err != nil {
+	if err := t.rows.Scan(t.dest...); err != nil {
 		t.rows.Close()
-		return false, t.d.Wrap("reading "+t.table, err)
+		if t.scanCtx != "" {
+			err = fmt.Errorf("%s: %w", t.scanCtx, err)
+		}
+		return false, t.d.Wrap(t.what, err)
 	}
 	t.n++
 	return true, nil
 }
 
-// Close ends the reading of the table.
-func (t *Rows) Close() { t.rows.Close() }
+// Close ends the reading of the table or query. Each closes it when its loop ends.
+func (t *Rows) Close() {
+	if t.rows != nil {
+		t.rows.Close()
+	}
+}
 
 // Raw is the current row's value in col as the driver gave it (nil when absent).
 func (t *Rows) Raw(col string) any {
@@ -78,10 +119,18 @@ func (t *Rows) Raw(col string) any {
 // Has reports whether the table has col (names are case-insensitive).
 func (t *Rows) Has(col string) bool { _, ok := t.idx[strings.ToUpper(col)]; return ok }
 
-// Errf is an error about the current row.
+// Errf is an error about the current row: "TABLE row N: …" for a table, and what the
+// query reads for a query ("reading STEP_TIME: …": the rows of a join have no number
+// a user could find).
 func (t *Rows) Errf(format string, args ...any) error {
+	if t.table == "" {
+		return t.Wrap(fmt.Errorf(format, args...))
+	}
 	return dbErr(t.d.File, "%s row %d: %s", t.table, t.n, fmt.Sprintf(format, args...))
 }
+
+// Wrap names the file and what is being read in err (DB.Wrap).
+func (t *Rows) Wrap(err error) error { return t.d.Wrap(t.what, err) }
 
 // Text reads col as text; absent or NULL gives "".
 func (t *Rows) Text(col string) string {
@@ -144,12 +193,13 @@ func (t *Rows) Int(col string) (int64, error) {
 	return n.V, nil
 }
 
-// Reader is a table read a row at a time: a database's table (Rows) or a CSV file
-// (CSV). Next reads the next row, false at the end.
+// Reader is a table read a row at a time: a database's table or query (Rows) or a
+// CSV file (CSV). Next reads the next row, false at the end.
 type Reader interface{ Next() (bool, error) }
 
 // Each is the one loop over a table's rows: it yields nil for each row, read into r,
 // and at the end the error that stopped the reading, if one did (nothing follows it).
+// A reader that has a Close (Rows) is closed when the loop ends, left early or not.
 //
 //	for err := range table.Each(t) {
 //		if err != nil {
@@ -159,6 +209,9 @@ type Reader interface{ Next() (bool, error) }
 //	}
 func Each(r Reader) iter.Seq[error] {
 	return func(yield func(error) bool) {
+		if c, ok := r.(interface{ Close() }); ok {
+			defer c.Close()
+		}
 		for {
 			ok, err := r.Next()
 			if err != nil {

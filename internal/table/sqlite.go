@@ -296,32 +296,13 @@ func (d *DB) HasColumns(table string, cols ...string) (bool, error) {
 	return true, nil
 }
 
-// Query runs a query; what names it in errors.
-func (d *DB) Query(what, q string, args ...any) (*sql.Rows, error) {
-	rows, err := d.conn.QueryContext(d.ctx, q, args...)
+// query runs a query; what names it in errors.
+func (d *DB) query(what, q string) (*sql.Rows, error) {
+	rows, err := d.conn.QueryContext(d.ctx, q)
 	if err != nil {
 		return nil, d.Wrap(what, err)
 	}
 	return rows, nil
-}
-
-// Each runs a query and calls fn for every row, streaming; it stops at the first
-// error, which names the file and what was read. fn scans the row itself.
-func (d *DB) Each(what, q string, fn func(*sql.Rows) error) error {
-	rows, err := d.Query(what, q)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return d.Wrap(what, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return d.Wrap(what, err)
-	}
-	return nil
 }
 
 // Int scans an integer stored as an INTEGER, an integral REAL, or decimal TEXT

@@ -159,3 +159,54 @@ func TestEach(t *testing.T) {
 	}
 	assert.Equal(t, "1", c.Field(0), "no row read past the break")
 }
+
+// TestSQLiteQuery: a query's rows are scanned into its destinations by the one row
+// loop (NULL as not Valid); a query SQLite refuses, a value a destination refuses and
+// an error about a row all name the file and what the query reads.
+func TestSQLiteQuery(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "q.db")
+	w, err := sql.Open("sqlite", p)
+	require.NoError(t, err)
+	for _, q := range []string{
+		`CREATE TABLE STEP_TIME (id INTEGER, startNs TEXT)`,
+		`INSERT INTO STEP_TIME VALUES (1, '10'), (2, NULL), (3, 'soon')`,
+	} {
+		_, err := w.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, w.Close())
+	d, err := table.OpenSQLite(p)
+	require.NoError(t, err)
+	defer d.Close()
+
+	var id, start table.Int
+	var ids []int64
+	var valid []bool
+	q := d.Query("reading STEP_TIME", "SELECT id, startNs FROM STEP_TIME ORDER BY id", &id, &start)
+	q.ScanContext("STEP_TIME.startNs")
+	var last error
+	for err := range table.Each(q) {
+		if err != nil {
+			last = err
+			break
+		}
+		ids, valid = append(ids, id.V), append(valid, start.Valid)
+	}
+	assert.Equal(t, []int64{1, 2}, ids)
+	assert.Equal(t, []bool{true, false}, valid)
+	assert.EqualError(t, last, p+`: reading STEP_TIME: STEP_TIME.startNs: sql: Scan error on column index 1, name "startNs": "soon" is not an integer`)
+
+	q = d.Query("reading STEP_TIME", "SELECT id FROM STEP_TIME WHERE id = 2", &id)
+	for err := range table.Each(q) {
+		require.NoError(t, err)
+		assert.EqualError(t, q.Errf("step %d has no start", id.V), p+": reading STEP_TIME: step 2 has no start")
+	}
+
+	var n int
+	var errs []error
+	for err := range table.Each(d.Query("reading NOPE", "SELECT COUNT(*) FROM NOPE", &n)) {
+		errs = append(errs, err)
+	}
+	require.Len(t, errs, 1, "the query's error, at the first row, and nothing after it")
+	assert.EqualError(t, errs[0], p+": reading NOPE: SQL logic error: no such table: NOPE (1)")
+}
