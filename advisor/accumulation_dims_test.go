@@ -39,7 +39,7 @@ func TestAccumulationRepeatsOtherDimensions(t *testing.T) {
 			p, err := bk.WhatIf(costmodel.Setting{Knob: "accumulation", Value: float64(c.acc)})
 			require.NoError(t, err)
 			got := generatedSummary(t, c.name, func(*scenario.Scenario) {}, []costmodel.Setting{{Knob: "accumulation", Value: float64(c.acc)}})
-			replayUs := float64(got.StepTimeNs) / 1e3
+			replayUs := got.StepTimeUs
 			t.Logf("%s accumulation %d: predicted %.1f ms [%.1f, %.1f], replayed %.1f ms", c.name, c.acc, p.StepTimeUs/1e3, p.Low/1e3, p.High/1e3, replayUs/1e3)
 			if c.pointTol > 0 {
 				assert.InEpsilon(t, replayUs, p.StepTimeUs, c.pointTol)

@@ -88,8 +88,8 @@ func TestNoPipelineOn910A(t *testing.T) {
 			assert.NotEqual(t, "hccl_algo", top.ID)
 			got := generatedSummary(t, "healthy-2server-16rank", edit, top.Settings)
 			t.Logf("first %s %s: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs (base %.0f)", top.ID, top.Value,
-				top.Predicted.StepTimeUs, top.Predicted.Low, top.Predicted.High, stepUs(got), stepUs(res.Summary))
-			assert.InEpsilon(t, stepUs(got), top.Predicted.StepTimeUs, 0.1)
+				top.Predicted.StepTimeUs, top.Predicted.Low, top.Predicted.High, got.StepTimeUs, stepUs(res.Summary))
+			assert.InEpsilon(t, got.StepTimeUs, top.Predicted.StepTimeUs, 0.1)
 			assert.Less(t, top.Predicted.Low, top.Predicted.High)
 		})
 	}
@@ -141,8 +141,8 @@ func TestForcedHCCLAlgo(t *testing.T) {
 	replay := !testkit.Short(t, "the predictions are not replayed in the generator (40 ranks each)")
 	if replay {
 		unset := generatedSummary(t, "small-buckets-32rank", forcedRing, []costmodel.Setting{{Knob: "algo", Algo: "auto"}})
-		t.Logf("unset HCCL_ALGO: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs (base %.0f)", auto.StepTimeUs, auto.Low, auto.High, stepUs(unset), bk.StepUs)
-		assert.InEpsilon(t, stepUs(unset), auto.StepTimeUs, 0.1)
+		t.Logf("unset HCCL_ALGO: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs (base %.0f)", auto.StepTimeUs, auto.Low, auto.High, unset.StepTimeUs, bk.StepUs)
+		assert.InEpsilon(t, unset.StepTimeUs, auto.StepTimeUs, 0.1)
 	}
 	aloneGain := bk.StepUs - auto.StepTimeUs
 	assert.Positive(t, aloneGain)
@@ -152,8 +152,8 @@ func TestForcedHCCLAlgo(t *testing.T) {
 	assert.Equal(t, "bucket_size", top.ID)
 	if replay {
 		got := generatedSummary(t, "small-buckets-32rank", forcedRing, top.Settings)
-		t.Logf("first %s %s: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs", top.ID, top.Value, top.Predicted.StepTimeUs, top.Predicted.Low, top.Predicted.High, stepUs(got))
-		assert.InEpsilon(t, stepUs(got), top.Predicted.StepTimeUs, 0.1)
+		t.Logf("first %s %s: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs", top.ID, top.Value, top.Predicted.StepTimeUs, top.Predicted.Low, top.Predicted.High, got.StepTimeUs)
+		assert.InEpsilon(t, got.StepTimeUs, top.Predicted.StepTimeUs, 0.1)
 	}
 
 	// After the bucket change the algorithm buys a fraction of what it did alone.
@@ -169,7 +169,7 @@ func TestForcedHCCLAlgo(t *testing.T) {
 			assert.Contains(t, r.Apply, "unset HCCL_ALGO")
 			if replay {
 				got := generatedSummary(t, "small-buckets-32rank", forcedRing, r.Settings)
-				assert.InEpsilon(t, stepUs(got), r.Predicted.StepTimeUs, 0.1)
+				assert.InEpsilon(t, got.StepTimeUs, r.Predicted.StepTimeUs, 0.1)
 			}
 		}
 	}
@@ -211,7 +211,7 @@ func TestSelectorAfterBucketChange(t *testing.T) {
 	}, []costmodel.Setting{{Knob: "bucket", Value: 64 << 20}})
 	gotNHR := generatedSummary(t, "small-buckets-32rank", edit, []costmodel.Setting{{Knob: "bucket", Value: 64 << 20}})
 	t.Logf("bucket 64 MiB: predicted %.0f µs [%.0f, %.0f] (kept NHR: %.0f); generated with the pipeline %.0f µs, with NHR %.0f µs (base %.0f)",
-		p.StepTimeUs, p.Low, p.High, kept.StepTimeUs, stepUs(got), stepUs(gotNHR), bk.StepUs)
-	assert.InEpsilon(t, stepUs(got), p.StepTimeUs, 0.1)
-	assert.InEpsilon(t, stepUs(gotNHR), kept.StepTimeUs, 0.1)
+		p.StepTimeUs, p.Low, p.High, kept.StepTimeUs, got.StepTimeUs, gotNHR.StepTimeUs, bk.StepUs)
+	assert.InEpsilon(t, got.StepTimeUs, p.StepTimeUs, 0.1)
+	assert.InEpsilon(t, gotNHR.StepTimeUs, kept.StepTimeUs, 0.1)
 }

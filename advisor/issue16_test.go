@@ -10,6 +10,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/fixtures/sim"
 )
 
 // parsedScenario reads a scenario written in the test.
@@ -27,15 +28,15 @@ func adviseScenario(t *testing.T, yaml string, opts advisor.Options) (advisor.Ad
 	return advisor.Advise(res, advisor.EnvOf(c), opts), res
 }
 
-// regenerated runs the scenario with a plan's settings applied and analyses it.
-func regenerated(t *testing.T, yaml string, settings []costmodel.Setting) analysis.Summary {
+// regenerated is the scenario replayed with a plan's settings applied: the
+// generator's summary (replayed).
+func regenerated(t *testing.T, yaml string, settings []costmodel.Setting) sim.Summary {
 	t.Helper()
 	sc := parsedScenario(t, yaml)
 	for _, s := range settings {
 		require.NoError(t, sc.SetKnob(s.Knob, s.Value, s.Algo))
 	}
-	res, _ := generate(t, sc)
-	return res.Summary
+	return replayed(t, sc)
 }
 
 const smallPacketStorm = `
@@ -81,9 +82,9 @@ func TestSmallCollectiveStormIsNotBuckets(t *testing.T) {
 	assertRealKnobs(t, a)
 	got := regenerated(t, smallPacketStorm, r.Settings)
 	before := float64(res.Summary.StepTimeNs) / 1e3
-	t.Logf("step %.0f µs; fused: predicted %.0f µs, regenerated %.0f µs", before, r.Predicted.StepTimeUs, float64(got.StepTimeNs)/1e3)
-	assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
-	assert.Less(t, float64(got.StepTimeNs)/1e3, 0.85*before, "fusing saves what the storm exposed")
+	t.Logf("step %.0f µs; fused: predicted %.0f µs, regenerated %.0f µs", before, r.Predicted.StepTimeUs, got.StepTimeUs)
+	assert.InEpsilon(t, got.StepTimeUs, r.Predicted.StepTimeUs, 0.1)
+	assert.Less(t, got.StepTimeUs, 0.85*before, "fusing saves what the storm exposed")
 }
 
 const lateRetransmission = `
@@ -172,8 +173,8 @@ func TestAccumulationInferredFromTheProfile(t *testing.T) {
 	assert.Contains(t, r.Value, "16")
 	assertRealKnobs(t, a)
 	got := regenerated(t, accumulated8, r.Settings)
-	t.Logf("step %.0f µs; %s = %s: predicted %.0f µs, regenerated %.0f µs", float64(res.Summary.StepTimeNs)/1e3, r.Knob, r.Value, r.Predicted.StepTimeUs, float64(got.StepTimeNs)/1e3)
-	assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
+	t.Logf("step %.0f µs; %s = %s: predicted %.0f µs, regenerated %.0f µs", float64(res.Summary.StepTimeNs)/1e3, r.Knob, r.Value, r.Predicted.StepTimeUs, got.StepTimeUs)
+	assert.InEpsilon(t, got.StepTimeUs, r.Predicted.StepTimeUs, 0.1)
 
 	// Given explicitly, the value is used as it is and nothing is inferred.
 	opts := advisor.DefaultOptions

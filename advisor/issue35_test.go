@@ -50,7 +50,7 @@ func TestBuffsizeRoundsOfThePipeline(t *testing.T) {
 	require.NoError(t, err)
 	got := regenerated(t, pipelinedBuckets(50), []costmodel.Setting{{Knob: "buffsize", Value: 200 << 20}})
 	before := float64(res.Summary.StepTimeNs) / 1e3
-	assert.InDelta(t, before, float64(got.StepTimeNs)/1e3, 0.005*before, "the generator: no change")
+	assert.InDelta(t, before, got.StepTimeUs, 0.005*before, "the generator: no change")
 	assert.InDelta(t, bk.StepUs, p.StepTimeUs, 0.005*before, "the prediction: no change")
 
 	adv, _ = adviseScenario(t, pipelinedBuckets(4), advisor.DefaultOptions)
@@ -92,7 +92,7 @@ func TestAccumulationUncertain(t *testing.T) {
 	p, err := bk.WhatIfPlan([]costmodel.Setting{{Knob: "accumulation", Value: 16}})
 	require.NoError(t, err)
 	got := regenerated(t, accumulatedCoarse, []costmodel.Setting{{Knob: "accumulation", Value: 16}})
-	actual := float64(got.StepTimeNs) / 1e3
+	actual := got.StepTimeUs
 	t.Logf("accumulation 16: predicted %.0f µs (%.0f–%.0f), regenerated %.0f µs", p.StepTimeUs, p.Low, p.High, actual)
 	assert.InEpsilon(t, actual, p.StepTimeUs, 0.05)
 	assert.LessOrEqual(t, p.Low, actual)
@@ -126,7 +126,7 @@ func TestBucketFitPerAlgorithm(t *testing.T) {
 		p, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: float64(mb << 20)})
 		require.NoError(t, err)
 		got := regenerated(t, mixedAlgorithms, []costmodel.Setting{{Knob: "bucket", Value: float64(mb << 20)}})
-		actual := float64(got.StepTimeNs) / 1e3
+		actual := got.StepTimeUs
 		t.Logf("bucket %d MiB: predicted %.0f µs (%.0f–%.0f), regenerated %.0f µs", mb, p.StepTimeUs, p.Low, p.High, actual)
 		assert.LessOrEqual(t, p.Low, actual)
 		assert.GreaterOrEqual(t, p.High, actual)
@@ -209,7 +209,7 @@ func TestBF16GradientReduction(t *testing.T) {
 		settings = append(settings, s)
 	}
 	got := regenerated(t, bf16ModelFP32Grads, settings)
-	actual := float64(got.StepTimeNs) / 1e3
+	actual := got.StepTimeUs
 	t.Logf("reduced in bf16: predicted %.0f µs (%.0f–%.0f), regenerated %.0f µs, today %.0f µs", r.Predicted.StepTimeUs, r.Predicted.Low, r.Predicted.High, actual, float64(res.Summary.StepTimeNs)/1e3)
 	assert.Less(t, actual, float64(res.Summary.StepTimeNs)/1e3)
 	assert.LessOrEqual(t, r.Predicted.Low, actual)
@@ -265,7 +265,7 @@ func TestWhatIfWithACalibration(t *testing.T) {
 	res, _ := generate(t, parsedScenario(t, mixedAlgorithms))
 	for _, mb := range []int{4, 8} {
 		got := regenerated(t, mixedAlgorithms, []costmodel.Setting{{Knob: "bucket", Value: float64(mb << 20)}})
-		actual := float64(got.StepTimeNs) / 1e3
+		actual := got.StepTimeUs
 		bk, err := costmodel.FitBucketing(res, 1, 200<<20)
 		require.NoError(t, err)
 		plain, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: float64(mb << 20)})

@@ -9,9 +9,9 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/advisor/costmodel"
-	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/testkit"
 )
 
@@ -100,9 +100,9 @@ func TestSeedPlanConfirmedByTheGenerator(t *testing.T) {
 	assert.InDelta(t, float64(got.StepTimeNs)/1e3, plan.Predicted.StepTimeUs, 0.1*float64(got.StepTimeNs)/1e3)
 }
 
-// generatedSummary runs a built-in scenario with a recommendation's settings applied
-// and returns the analysis summary of the result.
-func generatedSummary(t *testing.T, name string, edit func(*scenario.Scenario), settings []costmodel.Setting) analysis.Summary {
+// generatedSummary is a built-in scenario replayed with a recommendation's settings
+// applied: the generator's summary (replayed).
+func generatedSummary(t *testing.T, name string, edit func(*scenario.Scenario), settings []costmodel.Setting) sim.Summary {
 	t.Helper()
 	sc, err := scenario.Builtin(name)
 	require.NoError(t, err)
@@ -110,8 +110,7 @@ func generatedSummary(t *testing.T, name string, edit func(*scenario.Scenario), 
 	for _, s := range settings {
 		require.NoError(t, sc.SetKnob(s.Knob, s.Value, s.Algo))
 	}
-	res, _ := generate(t, sc)
-	return res.Summary
+	return replayed(t, sc)
 }
 
 // TestOverlapAndAlgorithmRecommendations: a Megatron job whose buckets overlap little
@@ -130,8 +129,8 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 		assert.False(t, r.Hypothesis)
 		assertRealKnobs(t, a)
 		got := generatedSummary(t, "seed-8card-bert", edit, r.Settings)
-		t.Logf("predicted %.0f µs share %.3f; generated %.0f µs share %.3f", r.Predicted.StepTimeUs, r.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare)
-		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
+		t.Logf("predicted %.0f µs share %.3f; generated %.0f µs share %.3f", r.Predicted.StepTimeUs, r.Predicted.CommShare, got.StepTimeUs, got.CommShare)
+		assert.InEpsilon(t, got.StepTimeUs, r.Predicted.StepTimeUs, 0.1)
 		assert.InDelta(t, got.CommShare, r.Predicted.CommShare, 0.1*got.CommShare)
 
 		// The top plan adds a bucket size to the overlap: confirmed too.
@@ -141,8 +140,8 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 		assert.Equal(t, "bucket", top.Settings[1].Knob)
 		assert.Contains(t, top.Risks, r.Risks[0], "a plan carries the risks of what it builds on")
 		got = generatedSummary(t, "seed-8card-bert", edit, top.Settings)
-		t.Logf("plan %s: predicted %.0f µs share %.3f; generated %.0f µs share %.3f", top.Value, top.Predicted.StepTimeUs, top.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare)
-		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, top.Predicted.StepTimeUs, 0.1)
+		t.Logf("plan %s: predicted %.0f µs share %.3f; generated %.0f µs share %.3f", top.Value, top.Predicted.StepTimeUs, top.Predicted.CommShare, got.StepTimeUs, got.CommShare)
+		assert.InEpsilon(t, got.StepTimeUs, top.Predicted.StepTimeUs, 0.1)
 		assert.InDelta(t, got.CommShare, top.Predicted.CommShare, 0.1*got.CommShare)
 
 		// Plain DDP has no switch for it: the same prediction is only a hypothesis.
@@ -167,8 +166,8 @@ func TestOverlapAndAlgorithmRecommendations(t *testing.T) {
 		assert.Equal(t, advisor.Medium, f[0].Severity)
 		assert.Contains(t, f[0].Title, "HCCL picks pipeline for these sizes")
 		got := generatedSummary(t, "small-buffsize-16rank", edit, r.Settings)
-		t.Logf("predicted %.0f µs share %.3f; generated %.0f µs share %.3f", r.Predicted.StepTimeUs, r.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare)
-		assert.InEpsilon(t, float64(got.StepTimeNs)/1e3, r.Predicted.StepTimeUs, 0.1)
+		t.Logf("predicted %.0f µs share %.3f; generated %.0f µs share %.3f", r.Predicted.StepTimeUs, r.Predicted.CommShare, got.StepTimeUs, got.CommShare)
+		assert.InEpsilon(t, got.StepTimeUs, r.Predicted.StepTimeUs, 0.1)
 	})
 	t.Run("hidden communication: no algorithm alarm", func(t *testing.T) {
 		a := adviseBuiltin(t, "healthy-2server-16rank", edit)

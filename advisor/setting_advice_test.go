@@ -7,13 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/advisor"
-	"github.com/hcclprof/hcclprof/analysis"
-	"github.com/hcclprof/hcclprof/fixtures/scenario"
+		"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/fixtures/sim"
 )
 
-// replayedStep regenerates a built-in (edited by edit) with a recommendation's
-// settings applied and returns the analysis.
-func replayedStep(t *testing.T, name string, edit func(*scenario.Scenario), r *advisor.Recommendation) *analysis.Result {
+// replayedStep is a built-in (edited by edit) replayed with a recommendation's
+// settings applied: the generator's summary (replayed).
+func replayedStep(t *testing.T, name string, edit func(*scenario.Scenario), r *advisor.Recommendation) sim.Summary {
 	t.Helper()
 	sc, err := scenario.Builtin(name)
 	require.NoError(t, err)
@@ -23,8 +23,7 @@ func replayedStep(t *testing.T, name string, edit func(*scenario.Scenario), r *a
 	for _, s := range r.Settings {
 		require.NoError(t, sc.SetKnob(s.Knob, s.Value, s.Algo))
 	}
-	got, _ := generate(t, sc)
-	return got
+	return replayed(t, sc)
 }
 
 // Issue 37: an FSDP job whose layer gathers are not prefetched gets prefetch
@@ -70,7 +69,7 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 		assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
 		assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
 		got := replayedStep(t, "fsdp16-no-prefetch-16rank", tc.edit, r)
-		gotUs := float64(got.Summary.StepTimeNs) / 1e3
+		gotUs := got.StepTimeUs
 		t.Logf("%s: %s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", tc.name, r.Knob,
 			r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3, r.TodayUs/1e3)
 		assert.GreaterOrEqual(t, gotUs, r.Predicted.Low, tc.name)
@@ -103,7 +102,7 @@ func TestExpertCapacityPricedAgainstRegenerated(t *testing.T) {
 	assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
 	assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
 	got := replayedStep(t, "moe-ep8-hot-expert-16rank", nil, r)
-	gotUs := float64(got.Summary.StepTimeNs) / 1e3
+	gotUs := got.StepTimeUs
 	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", r.Knob,
 		r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3, r.TodayUs/1e3)
 	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
@@ -134,7 +133,7 @@ func TestTPInsideServerPricedAgainstRegenerated(t *testing.T) {
 	assert.Less(t, r.Predicted.Low, r.Predicted.StepTimeUs)
 	assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
 	got := replayedStep(t, "tp8-sp-16rank", across, r)
-	gotUs := float64(got.Summary.StepTimeNs) / 1e3
+	gotUs := got.StepTimeUs
 	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", r.Knob,
 		r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3, r.TodayUs/1e3)
 	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
@@ -200,7 +199,7 @@ func TestShardBucketPricedAgainstRegenerated(t *testing.T) {
 		assert.Contains(t, d.Apply, `"reduce_bucket_size": 40000000, "allgather_bucket_size": 40000000`)
 	}
 	got := replayedStep(t, "tp4-dp4-distopt-16rank", small, r)
-	gotUs := float64(got.Summary.StepTimeNs) / 1e3
+	gotUs := got.StepTimeUs
 	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", r.Knob,
 		r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3, r.TodayUs/1e3)
 	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
@@ -235,7 +234,7 @@ func TestSettingPricesHoldOnVariants(t *testing.T) {
 		if !assert.NotNil(t, r, "%s: %v", tc.name, adv.Notes) {
 			continue
 		}
-		got := float64(replayedStep(t, tc.builtin, tc.edit, r).Summary.StepTimeNs) / 1e3
+		got := replayedStep(t, tc.builtin, tc.edit, r).StepTimeUs
 		t.Logf("%s: %s predicted %.1f ms [%.1f, %.1f], regenerated %.1f ms (today %.1f)", tc.name, tc.id,
 			r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, got/1e3, r.TodayUs/1e3)
 		assert.GreaterOrEqual(t, got, r.Predicted.Low, tc.name)

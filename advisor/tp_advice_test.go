@@ -123,8 +123,7 @@ func TestExpertBalancePricedAgainstRegenerated(t *testing.T) {
 	for _, s := range r.Settings {
 		require.NoError(t, balanced.SetKnob(s.Knob, s.Value, s.Algo))
 	}
-	got, _ := generate(t, balanced)
-	gotUs := float64(got.Summary.StepTimeNs) / 1e3
+	gotUs := replayed(t, balanced).StepTimeUs
 	t.Logf("%s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms", r.Knob, r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3)
 	assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
 	assert.LessOrEqual(t, gotUs, r.Predicted.High)
