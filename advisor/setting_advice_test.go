@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/advisor"
-		"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
 )
 
