@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -80,6 +81,13 @@ type groupOps struct {
 	ns       map[string]int64 // elapse by family
 	rankStep map[[2]int]bool
 	p2pOf    map[int]int // send/receive ops per rank
+	// gatherRun is the longest run of AllGathers, or of ReduceScatters, one after the
+	// other in a rank's step among the group's AllGather/ReduceScatter ops.
+	gatherRun int
+	// innerOfStrided says another group's collectives join ranks this group's size
+	// apart: this group is the layout's innermost dimension, as TP is in Megatron's
+	// tp-cp-ep-dp-pp order, with data parallelism across its copies.
+	innerOfStrided bool
 	// overlap is the group's op time overlapped by compute over its op time, where a
 	// timeline shows it (overlapKnown).
 	overlap      float64
@@ -107,6 +115,7 @@ func opFamily(typ, name string) string {
 
 func collectGroupOps(ops []OpStat) map[string]*groupOps {
 	out := map[string]*groupOps{}
+	gathers := map[string][]gatherOp{}
 	for _, o := range ops {
 		g := out[o.Group]
 		if g == nil {
@@ -120,8 +129,67 @@ func collectGroupOps(ops []OpStat) map[string]*groupOps {
 		g.count[f]++
 		g.ns[f] += o.ElapseNs
 		g.rankStep[[2]int{o.Rank, o.Step}] = true
+		if f == "allgather" || f == "reducescatter" {
+			gathers[o.Group] = append(gathers[o.Group], gatherOp{o.Rank, o.Step, o.StartNs, o.OpIndex, f})
+		}
+	}
+	for key, gs := range gathers {
+		out[key].gatherRun = longestRun(gs)
 	}
 	return out
+}
+
+// gatherOp is an AllGather or ReduceScatter of a group, where it ran.
+type gatherOp struct {
+	rank, step int
+	startNs    int64
+	opIndex    int
+	family     string
+}
+
+// longestRun is the longest run of one family among ops in a rank's step, in the
+// order they started. Sequence parallelism wraps each block in an AllGather and a
+// ReduceScatter (runs of one, two in Megatron's backward, which gathers the input
+// again for the weight gradient); FSDP gathers every layer in the forward before
+// it reduce-scatters anything, and a distributed optimizer reduce-scatters all its
+// buckets before it gathers them.
+func longestRun(ops []gatherOp) int {
+	slices.SortFunc(ops, func(a, b gatherOp) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.step, b.step),
+			cmp.Compare(a.startNs, b.startNs), cmp.Compare(a.opIndex, b.opIndex))
+	})
+	best, run := 0, 0
+	for i, o := range ops {
+		if i > 0 && o.rank == ops[i-1].rank && o.step == ops[i-1].step && o.family == ops[i-1].family {
+			run++
+		} else {
+			run = 1
+		}
+		best = max(best, run)
+	}
+	return best
+}
+
+// sequenceParallelRunMax is the longest run of AllGathers or ReduceScatters a
+// sequence-parallel group shows (see longestRun); FSDP's and a distributed
+// optimizer's runs are as long as the model's layers or buckets.
+const sequenceParallelRunMax = 3
+
+// strideOf is the constant gap between a group's sorted ranks, 0 when they are not
+// evenly spaced.
+func strideOf(ranks []int) int {
+	rs := slices.Clone(ranks)
+	sort.Ints(rs)
+	if len(rs) < 2 {
+		return 0
+	}
+	d := rs[1] - rs[0]
+	for i := 2; i < len(rs); i++ {
+		if rs[i]-rs[i-1] != d {
+			return 0
+		}
+	}
+	return d
 }
 
 // perRankStep is the family's ops per rank and step.
@@ -194,12 +262,25 @@ func setParallelKinds(groups []Group, ops []OpStat, serverOf map[int]int, world 
 			g.overlap, g.overlapKnown = f, true
 		}
 	}
+	// The strides of the groups moving data collectively (not send/receive, not
+	// AlltoAll): a consecutive group as large as one of them is the dimension inside.
+	collectiveStrides := map[int]bool{}
+	for _, g := range groups {
+		if gops := byGroup[g.Key]; gops != nil && len(g.Ranks) >= 2 {
+			if d := gops.dominant(); d == "allreduce" || d == "allgather" || d == "reducescatter" {
+				if st := strideOf(g.Ranks); st > 1 {
+					collectiveStrides[st] = true
+				}
+			}
+		}
+	}
 	for i := range groups {
 		g := &groups[i]
 		gops := byGroup[g.Key]
 		if gops == nil {
 			gops = &groupOps{count: map[string]int{}, ns: map[string]int64{}, rankStep: map[[2]int]bool{}}
 		}
+		gops.innerOfStrided = strideOf(g.Ranks) == 1 && collectiveStrides[len(g.Ranks)]
 		if !g.Inferred {
 			if k := profileKind(g.Kind); k != "" {
 				g.Parallel, g.ParallelSource = k, fmt.Sprintf("profile (%q)", g.Kind)
@@ -264,6 +345,16 @@ func inferKind(ranks []int, g *groupOps, serverOf map[int]int, world int) (kind,
 		return KindSP, fmt.Sprintf("inferred from consecutive ranks inside a server with %.0f AllGather/ReduceScatter per rank and step", agrs)
 	case beside && consecutive && oneServer && dom == "allreduce" && g.perRankStep("allreduce") >= perLayer:
 		return KindTP, fmt.Sprintf("inferred from consecutive ranks inside a server with %.0f AllReduces per rank and step", g.perRankStep("allreduce"))
+	// Across servers, consecutive ranks are also a pipelined job's data parallelism
+	// (Megatron's layout with TP 1): TP is told by the wrapping of each block (an
+	// AllGather, then a ReduceScatter) or by a data-parallel dimension across its
+	// copies.
+	case beside && consecutive && (dom == "allgather" || dom == "reducescatter") && agrs >= perLayer &&
+		g.gatherRun <= sequenceParallelRunMax:
+		return KindSP, fmt.Sprintf("inferred from consecutive ranks across servers with %.0f AllGather/ReduceScatter per rank and step, each block's AllGather followed by its ReduceScatter", agrs)
+	case beside && consecutive && dom == "allreduce" && g.perRankStep("allreduce") >= perLayer && g.innerOfStrided:
+		return KindTP, fmt.Sprintf("inferred from consecutive ranks across servers with %.0f AllReduces per rank and step, with collectives across its copies (ranks %d apart)",
+			g.perRankStep("allreduce"), len(rs))
 	case (dom == "allgather" || dom == "reducescatter") && agrs >= perLayer && g.count["reducescatter"] > 0 &&
 		2*g.count["allgather"] >= 3*g.count["reducescatter"]:
 		// FSDP's FULL_SHARD and ZeRO-3 gather each layer's parameters in the forward

@@ -131,3 +131,58 @@ func TestRingOfTwoToldByOverlap(t *testing.T) {
 		assert.Equal(t, c.want, groups[0].Parallel, "overlap %.2f known %v: %s", c.overlap, c.known, groups[0].ParallelSource)
 	}
 }
+
+// A group of consecutive ranks across servers, beside another dimension, with more
+// collectives a step than a model has layers: sequence parallel when each AllGather
+// is followed by its ReduceScatter (Megatron's backward gathers twice), FSDP or a
+// distributed optimizer when the gathers come in runs; TP with AllReduces only when
+// another group's collectives join ranks its size apart (data parallelism across its
+// copies), else a pipelined job's data parallelism. Issue 37: a TP16 group over two
+// servers was read as data parallel from msprof's output.
+func TestConsecutiveGroupAcrossServers(t *testing.T) {
+	serverOf := map[int]int{}
+	for r := range 32 {
+		serverOf[r] = r / 8
+	}
+	sixteen := make([]int, 16)
+	for i := range sixteen {
+		sixteen[i] = i
+	}
+	for _, c := range []struct {
+		name    string
+		pattern []string // one step's op types, in order, repeated 8 times
+		sibling []int    // another group's ranks
+		sibTyp  string
+		want    string
+	}{
+		{"sp forward", []string{"allgather", "reducescatter"}, nil, "", KindSP},
+		{"sp backward, gathered twice", []string{"allgather", "allgather", "reducescatter"}, nil, "", KindSP},
+		{"fsdp, gathers in a run", []string{"allgather", "allgather", "allgather", "allgather", "reducescatter", "reducescatter"}, nil, "", KindFSDP},
+		{"distributed optimizer", []string{"reducescatter", "reducescatter", "reducescatter", "reducescatter", "allgather", "allgather", "allgather", "allgather"}, nil, "", KindDP},
+		{"allreduce, dp across copies", []string{"allreduce", "allreduce"}, []int{0, 16}, "allreduce", KindTP},
+		{"allreduce, a pipeline beside", []string{"allreduce", "allreduce"}, []int{0, 16}, "send", KindDP},
+		{"allreduce, strided otherwise", []string{"allreduce", "allreduce"}, []int{0, 8}, "allreduce", KindDP},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ops []OpStat
+			for _, r := range sixteen {
+				start := int64(0)
+				for range 8 {
+					for _, typ := range c.pattern {
+						start += 1000
+						ops = append(ops, OpStat{Rank: r, Group: "g", Type: typ, StartNs: start, ElapseNs: 100})
+					}
+				}
+			}
+			groups := []Group{{Key: "g", Ranks: sixteen, Inferred: true}}
+			if c.sibling != nil {
+				for _, r := range c.sibling {
+					ops = append(ops, OpStat{Rank: r, Group: "h", Type: c.sibTyp, ElapseNs: 100})
+				}
+				groups = append(groups, Group{Key: "h", Ranks: c.sibling, Inferred: true})
+			}
+			setParallelKinds(groups, ops, serverOf, 32, nil)
+			assert.Equal(t, c.want, groups[0].Parallel, groups[0].ParallelSource)
+		})
+	}
+}
