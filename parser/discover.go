@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/internal/vfs"
 )
 
@@ -455,39 +456,6 @@ func latestCycles(unranked []RankInput, notes *[]string) []RankInput {
 	return out
 }
 
-// naturalLess orders names with their runs of digits compared as numbers ("rank2" <
-// "rank10"), then bytes.
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digitRun(a), digitRun(b)
-		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if len(na) != len(nb) {
-				return len(na) < len(nb)
-			}
-			if na != nb {
-				return na < nb
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-// digitRun is the length of the ASCII digits s starts with.
-func digitRun(s string) int {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return n
-}
-
 // assignRanks fills unknown ranks from profiler_info's rank_id or in order, drops
 // duplicates (keeping the latest directory) and sorts.
 func assignRanks(found []RankInput, notes *[]string) []RankInput {
@@ -564,7 +532,7 @@ func assignRanks(found []RankInput, notes *[]string) []RankInput {
 	}
 	// In the names' natural order: a job's traces named by worker "rank2" and "rank10"
 	// are numbered 2 before 10, not by their bytes.
-	sort.Slice(unranked, func(i, j int) bool { return naturalLess(unranked[i].Dir, unranked[j].Dir) })
+	sort.Slice(unranked, func(i, j int) bool { return order.NaturalLess(unranked[i].Dir, unranked[j].Dir) })
 	unranked = latestCycles(unranked, notes)
 	for _, ri := range unranked {
 		ri.Rank = next

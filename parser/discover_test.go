@@ -466,16 +466,6 @@ func TestUnrankedInNaturalOrder(t *testing.T) {
 		got = append(got, ri.Dir)
 	}
 	assert.Equal(t, want, got)
-
-	for _, c := range []struct {
-		a, b string
-		less bool
-	}{
-		{"rank2", "rank10", true}, {"rank10", "rank2", false}, {"rank02", "rank2", false}, {"rank2", "rank02", false},
-		{"a", "b", true}, {"node1/rank3", "node1/rank3x", true}, {"", "a", true}, {"x9y", "x10a", true},
-	} {
-		assert.Equal(t, c.less, naturalLess(c.a, c.b), "%q < %q", c.a, c.b)
-	}
 }
 
 // A rank directory holding the profiler_info of two ranks (a copy gone wrong) was read

@@ -1,4 +1,5 @@
-// Package order sorts slices of large structs stably without swapping them around.
+// Package order sorts slices of large structs stably without swapping them around
+// (Stable, StableByKey), and orders names naturally, numbers by value (NaturalLess).
 package order
 
 import (

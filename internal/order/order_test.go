@@ -116,3 +116,18 @@ func BenchmarkSortStableFunc(b *testing.B) {
 		slices.SortStableFunc(xs, func(a, b item) int { return cmp.Compare(a.key, b.key) })
 	}
 }
+
+// NaturalLess compares runs of digits as numbers ("rank2" before "rank10"), a number
+// with leading zeros as its value (neither of "rank02" and "rank2" first), the rest
+// as bytes.
+func TestNaturalLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		less bool
+	}{
+		{"rank2", "rank10", true}, {"rank10", "rank2", false}, {"rank02", "rank2", false}, {"rank2", "rank02", false},
+		{"a", "b", true}, {"node1/rank3", "node1/rank3x", true}, {"", "a", true}, {"x9y", "x10a", true},
+	} {
+		assert.Equal(t, c.less, NaturalLess(c.a, c.b), "%q < %q", c.a, c.b)
+	}
+}
