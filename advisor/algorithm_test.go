@@ -99,7 +99,7 @@ func TestNoPipelineOn910A(t *testing.T) {
 // with 1 MiB buckets launched late: many latency-bound AllReduces. HCCL's own choice
 // for them on 5 servers is NHR (docs/costmodel.md §1.3: m ≥ 3, slices below 1 MiB).
 func forcedRing(sc *scenario.Scenario) {
-	sc.Ranks, sc.Steps = 40, 3
+	sc.Ranks, sc.Steps = 40, 2
 	sc.Algorithm.Inter = "ring"
 	sc.DDP.BucketMB, sc.DDP.Overlap = 1, 0.1
 }
@@ -111,7 +111,7 @@ const forcedRingEnv = "level0:NA;level1:ring"
 // priced on the run is confirmed by the generator's default run; the first
 // recommendation is the bucket size, confirmed within 10%; the algorithm's gain is
 // priced after it (a fraction of its gain on the untouched run), and no
-// recommendation forces another algorithm. -short does not replay in the generator.
+// recommendation forces another algorithm.
 func TestForcedHCCLAlgo(t *testing.T) {
 	sc, err := scenario.Builtin("small-buckets-32rank")
 	require.NoError(t, err)
@@ -138,23 +138,18 @@ func TestForcedHCCLAlgo(t *testing.T) {
 	bk.HCCLAlgoForced = true
 	auto, err := bk.WhatIf(costmodel.Setting{Knob: "algo", Algo: "auto"})
 	require.NoError(t, err)
-	replay := !testkit.Short(t, "the predictions are not replayed in the generator (40 ranks each)")
-	if replay {
-		unset := generatedSummary(t, "small-buckets-32rank", forcedRing, []costmodel.Setting{{Knob: "algo", Algo: "auto"}})
-		t.Logf("unset HCCL_ALGO: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs (base %.0f)", auto.StepTimeUs, auto.Low, auto.High, unset.StepTimeUs, bk.StepUs)
-		assert.InEpsilon(t, unset.StepTimeUs, auto.StepTimeUs, 0.1)
-	}
+	unset := generatedSummary(t, "small-buckets-32rank", forcedRing, []costmodel.Setting{{Knob: "algo", Algo: "auto"}})
+	t.Logf("unset HCCL_ALGO: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs (base %.0f)", auto.StepTimeUs, auto.Low, auto.High, unset.StepTimeUs, bk.StepUs)
+	assert.InEpsilon(t, unset.StepTimeUs, auto.StepTimeUs, 0.1)
 	aloneGain := bk.StepUs - auto.StepTimeUs
 	assert.Positive(t, aloneGain)
 
 	require.NotEmpty(t, a.Recommendations, "%v", a.Notes)
 	top := a.Recommendations[0]
 	assert.Equal(t, "bucket_size", top.ID)
-	if replay {
-		got := generatedSummary(t, "small-buckets-32rank", forcedRing, top.Settings)
-		t.Logf("first %s %s: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs", top.ID, top.Value, top.Predicted.StepTimeUs, top.Predicted.Low, top.Predicted.High, got.StepTimeUs)
-		assert.InEpsilon(t, got.StepTimeUs, top.Predicted.StepTimeUs, 0.1)
-	}
+	got := generatedSummary(t, "small-buckets-32rank", forcedRing, top.Settings)
+	t.Logf("first %s %s: predicted %.0f µs [%.0f, %.0f]; generated %.0f µs", top.ID, top.Value, top.Predicted.StepTimeUs, top.Predicted.Low, top.Predicted.High, got.StepTimeUs)
+	assert.InEpsilon(t, got.StepTimeUs, top.Predicted.StepTimeUs, 0.1)
 
 	// After the bucket change the algorithm buys a fraction of what it did alone.
 	withPlan, err := bk.WhatIfPlan(append(append([]costmodel.Setting{}, top.Settings...), costmodel.Setting{Knob: "algo", Algo: "auto"}))
@@ -167,10 +162,8 @@ func TestForcedHCCLAlgo(t *testing.T) {
 		if r.Knob == "HCCL_ALGO" || strings.Contains(r.Knob, "HCCL_ALGO") {
 			assert.Equal(t, "unset_hccl_algo", r.ID)
 			assert.Contains(t, r.Apply, "unset HCCL_ALGO")
-			if replay {
-				got := generatedSummary(t, "small-buckets-32rank", forcedRing, r.Settings)
-				assert.InEpsilon(t, got.StepTimeUs, r.Predicted.StepTimeUs, 0.1)
-			}
+			got := generatedSummary(t, "small-buckets-32rank", forcedRing, r.Settings)
+			assert.InEpsilon(t, got.StepTimeUs, r.Predicted.StepTimeUs, 0.1)
 		}
 	}
 }
@@ -179,7 +172,7 @@ func TestForcedHCCLAlgo(t *testing.T) {
 // runs 16 MiB AllReduces with NHR (slice 0.5 MiB < 1 MiB) but 64 MiB ones with its
 // pipeline (slice 2 MiB): a bigger bucket must be priced with the pipeline HCCL will
 // choose by itself. The generator is told to run the pipeline for the changed job, as
-// HCCL would (not under -short).
+// HCCL would.
 func TestSelectorAfterBucketChange(t *testing.T) {
 	edit := func(sc *scenario.Scenario) {
 		sc.Steps, sc.DDP.BucketMB, sc.DDP.Overlap = 3, 16, 0.5
@@ -201,9 +194,6 @@ func TestSelectorAfterBucketChange(t *testing.T) {
 	kept, err := bk.WhatIf(costmodel.Setting{Knob: "bucket", Value: 64 << 20})
 	require.NoError(t, err)
 	bk.HCCLAlgoForced = false
-	if testkit.Short(t, "the predictions are not replayed in the generator (32 ranks each)") {
-		return
-	}
 
 	got := generatedSummary(t, "small-buckets-32rank", func(sc *scenario.Scenario) {
 		edit(sc)
