@@ -251,6 +251,7 @@ func parseNCCLTests(text, file string, opts BenchOptions, info *BenchInfo) ([]pr
 	return out, sc.Err()
 }
 
+// isDigits reports whether s is one or more ASCII digits.
 func isDigits(s string) bool {
 	for _, r := range s {
 		if r < '0' || r > '9' {

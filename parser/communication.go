@@ -246,7 +246,7 @@ func (d treeReader) microsNs(n *jsonx.Node, what string) (int64, error) {
 	if n.Kind == jsonx.Number && (n.Text == "NaN" || strings.HasSuffix(n.Text, "Infinity")) {
 		return 0, nil
 	}
-	ns, err := microsToNs(n.Text)
+	ns, err := units.NsFromUsText(n.Text)
 	if err != nil {
 		return 0, d.ErrAt(n, "%s: %v", what, err)
 	}

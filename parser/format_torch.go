@@ -49,7 +49,7 @@ var torchRankFormat = &inputFormat{
 	isDefault: true,
 	claim:     torchClaim,
 	fuzz: []string{"FuzzTraceView", "FuzzTraceViewInParts", "FuzzStepTraceCSV", "FuzzCommunicationJSON",
-		"FuzzCommMatrixJSON", "FuzzKernelDetails", "FuzzProfilerInfo", "FuzzMicrosToNs"},
+		"FuzzCommMatrixJSON", "FuzzKernelDetails", "FuzzProfilerInfo", "internal/units.FuzzNsFromUsText"},
 }
 
 // torchClaim is a rank directory's claim: the process and time in its name, the time

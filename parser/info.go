@@ -284,7 +284,7 @@ func rankFromInfoFileName(name string) (int, bool) {
 		return 0, false
 	}
 	mid, ok = strings.CutSuffix(mid, ".json")
-	if !ok || mid == "" || len(mid) > 9 || !plainDigits(mid) {
+	if !ok || len(mid) > 9 || !isDigits(mid) {
 		return 0, false
 	}
 	rank, err := strconv.Atoi(mid)

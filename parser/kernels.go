@@ -45,7 +45,7 @@ const maxKernelDurUs = 9e12
 // Columns are read by name: the step column is "Step Id" or "Step ID" (absent when
 // the run has no step markers), torch_npu 2.7.1 inserts Device_id (ignored), 2023
 // files lack OP State, and Level0 files have only 8 columns. Start Time(us) is a
-// decimal string with a trailing TAB, parsed exactly with microsToNs; Duration(us) is
+// decimal string with a trailing TAB, parsed exactly with units.NsFromUsText; Duration(us) is
 // a float µs rounded to ns. Type is the normalised op type of the name
 // (profile.OpType: the CSV's Type column is N/A in Level0 files) and Group the group
 // id inside the name. The result is sorted by start time (stable, so file order
@@ -138,7 +138,7 @@ func parseCommRows(r io.Reader, file string, cols commCols) ([]kernelCommOp, err
 // taskInterval reads a task row's start (a decimal µs string, exact) and duration
 // (float µs, rounded to the ns, at most maxKernelDurUs) as an interval.
 func taskInterval(t *table.CSV, iStart, iDur int, colStart, colDuration string) (profile.Interval, error) {
-	start, err := microsToNs(t.Field(iStart))
+	start, err := units.NsFromUsText(t.Field(iStart))
 	if err != nil {
 		return profile.Interval{}, errAtLine(t.File, t.LineOf(iStart), "column %q: %v", colStart, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -504,7 +505,7 @@ func kinetoInterval(ts, dur []byte) (profile.Interval, error) {
 	}
 	var d int64
 	if len(dur) > 0 {
-		if d, err = microsToNs(string(rawStringBody(dur))); err != nil || d < 0 {
+		if d, err = units.NsFromUsText(string(rawStringBody(dur))); err != nil || d < 0 {
 			return profile.Interval{}, fmt.Errorf("bad dur %s", dur)
 		}
 	}

@@ -150,7 +150,7 @@ func parseLinkKey(key string) (src, dst int, ok bool) {
 }
 
 func parseLocalRank(s string) (int, bool) {
-	if s == "" || len(s) > 8 || !plainDigits(s) {
+	if len(s) > 8 || !isDigits(s) {
 		return 0, false
 	}
 	v, err := strconv.Atoi(s)

@@ -20,7 +20,7 @@ import (
 // encoding/json: its errors for nested values give no absolute offset, it rejects the
 // NaN/Infinity that Python's json.dump writes, and a tree of `any` loses positions.
 // Numbers keep their literal text, so a µs timestamp such as 1736408883732241.5 goes
-// to ns through MicrosToNs without a float64 round trip.
+// to ns through units.NsFromUsText without a float64 round trip.
 
 // Kind is the kind of a JSON value in a tree.
 type Kind uint8

@@ -1,4 +1,4 @@
-package parser
+package units
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMicrosToNs(t *testing.T) {
+func TestNsFromUsText(t *testing.T) {
 	tests := []struct {
 		in      string
 		want    int64
@@ -28,7 +28,7 @@ func TestMicrosToNs(t *testing.T) {
 		{"99999999999999999.0", 0, true},
 	}
 	for _, tc := range tests {
-		got, err := microsToNs(tc.in)
+		got, err := NsFromUsText(tc.in)
 		if tc.wantErr {
 			assert.Error(t, err, tc.in)
 			continue
@@ -38,37 +38,37 @@ func TestMicrosToNs(t *testing.T) {
 	}
 }
 
-// The trace reader's fast path reads what it accepts exactly as microsToNs does, and
+// The trace reader's fast path reads what it accepts exactly as NsFromUsText does, and
 // leaves the rest (signs, exponents, more than three decimals, too many digits) to it.
-func TestPlainMicrosToNsAgrees(t *testing.T) {
+func TestNsFromPlainUsAgrees(t *testing.T) {
 	for _, in := range []string{"1736408883732241.564", "17", "1.", "0.5", "9223372036854774.807", "9223372036854775.807",
 		"9999999999999999", "99999999999999999", "1.2345", "-2.5", "1.5e3", ".5", "1 ", "", "1..2", "12a"} {
-		ns, ok := plainMicrosToNs([]byte(in))
-		want, err := microsToNs(in)
+		ns, ok := NsFromPlainUs([]byte(in))
+		want, err := NsFromUsText(in)
 		if ok {
 			require.NoError(t, err, in)
 			assert.Equal(t, want, ns, in)
 		}
 	}
 	for _, in := range []string{"1736408883732241.564", "17", "1.", "0.5", "9223372036854774"} {
-		_, ok := plainMicrosToNs([]byte(in))
+		_, ok := NsFromPlainUs([]byte(in))
 		assert.True(t, ok, in)
 	}
 	for _, in := range []string{"9223372036854775.807", "99999999999999999", "1.2345", "-2.5", "1.5e3", ".5", "1 ", ""} {
-		_, ok := plainMicrosToNs([]byte(in))
+		_, ok := NsFromPlainUs([]byte(in))
 		assert.False(t, ok, in)
 	}
 }
 
-func FuzzMicrosToNs(f *testing.F) {
+func FuzzNsFromUsText(f *testing.F) {
 	for _, s := range []string{"1736408883732241.564", "17", "1.", "-2.5", "1.5e3", "0.0005", "9223372036854775.807"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		ns, ok := plainMicrosToNs([]byte(in))
-		want, err := microsToNs(in)
+		ns, ok := NsFromPlainUs([]byte(in))
+		want, err := NsFromUsText(in)
 		if ok && (err != nil || ns != want) {
-			t.Fatalf("%q: fast path %d, microsToNs %d, %v", in, ns, want, err)
+			t.Fatalf("%q: fast path %d, NsFromUsText %d, %v", in, ns, want, err)
 		}
 	})
 }
@@ -76,7 +76,7 @@ func FuzzMicrosToNs(f *testing.F) {
 // The profiler's µs figures convert to the ns written, including the float reprs real
 // step_trace_time.csv files carry; a value int64 ns cannot hold saturates so that the
 // range check rejects it; text that is no number is refused.
-func TestUsTextToNs(t *testing.T) {
+func TestNsFromUsFigureText(t *testing.T) {
 	tests := []struct {
 		in   string
 		want int64
@@ -93,7 +93,7 @@ func TestUsTextToNs(t *testing.T) {
 		{"x", 0, false},
 	}
 	for _, tc := range tests {
-		got, ok := usTextToNs(tc.in)
+		got, ok := NsFromUsFigureText(tc.in)
 		assert.Equal(t, tc.ok, ok, tc.in)
 		assert.Equal(t, tc.want, got, tc.in)
 	}
