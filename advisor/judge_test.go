@@ -15,7 +15,9 @@ import (
 
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
+	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
+	"github.com/hcclprof/hcclprof/fixtures/sim"
 	"github.com/hcclprof/hcclprof/internal/testkit"
 )
 
@@ -119,11 +121,10 @@ func TestJudgeRecommendationsInTheGenerator(t *testing.T) {
 							break
 						}
 					}
-					if o.replayed {
-						got, _ := generate(t, changed)
-						o.actualUs = float64(got.Summary.StepTimeNs) / 1e3
+					if o.replayed { // the generator's truth of the changed job
+						o.actualUs = replayed(t, changed).StepTimeUs
 						if r.Predicted.Span { // a pipeline cure's step: Stage + Bubble
-							o.actualUs = meanSpanUs(got)
+							o.actualUs = truthSpanUs(testkit.Truth(t, changed, render.DefaultFormat(changed)))
 						}
 					}
 					t.Logf("%s = %s: predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (%s)", r.Knob, r.Value,
@@ -192,6 +193,18 @@ func TestJudgeRecommendationsInTheGenerator(t *testing.T) {
 	assert.Empty(t, invented, "recommendations name knobs outside the allowlist")
 	require.Positive(t, replayed, "no recommendation was replayed: the judge judged nothing")
 	assert.GreaterOrEqual(t, coverage, 0.80, "share of regenerated step times inside the predicted interval")
+}
+
+// truthSpanUs is meanSpanUs of the generator's truth.
+func truthSpanUs(truth *sim.Truth) float64 {
+	var sum, n float64
+	for _, rr := range truth.Ranks {
+		for _, st := range rr.Steps {
+			sum += st.StageUs + st.BubbleUs
+			n++
+		}
+	}
+	return sum / n
 }
 
 // meanSpanUs is the mean over the ranks' steps of Stage + Bubble, in µs.
