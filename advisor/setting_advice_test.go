@@ -149,7 +149,7 @@ func TestTPInsideServerPricedAgainstRegenerated(t *testing.T) {
 
 	big, err := scenario.Builtin("tp8-sp-16rank")
 	require.NoError(t, err)
-	big.Ranks, big.Parallel.TP = 32, 16
+	tpAcrossServers(big)
 	res, c = generate(t, big)
 	adv = advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
 	assert.Nil(t, recByID(adv, "tp_inside_server"), "TP 16 on 8-NPU servers cannot be packed")
