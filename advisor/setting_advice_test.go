@@ -9,6 +9,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
+	"github.com/hcclprof/hcclprof/internal/testkit"
 )
 
 // replayedStep is a built-in (edited by edit) replayed with a recommendation's
@@ -30,9 +31,10 @@ func replayedStep(t *testing.T, name string, edit func(*scenario.Scenario), r *a
 // (forward_prefetch, backward_prefetch=BACKWARD_PRE, limit_all_gathers), priced: the
 // job regenerated with every gather prefetched lands inside the interval, and is the
 // built-in that prefetches. With one layer left out of the prefetch order the price
-// is smaller and still holds. Once prefetched, nothing more is recommended.
+// is smaller and still holds. Once prefetched, nothing more is recommended. -short
+// prices the built-in only.
 func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
-	for _, tc := range []struct {
+	cases := []struct {
 		name string
 		edit func(*scenario.Scenario)
 	}{
@@ -45,7 +47,11 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 			off := false
 			sc.FSDP.ReshardAfterForward = &off
 		}},
-	} {
+	}
+	if testkit.Short(t, "the built-in without prefetch only (the partial prefetch and SHARD_GRAD_OP are two more 16-rank jobs)") {
+		cases = cases[:1]
+	}
+	for _, tc := range cases {
 		sc, err := scenario.Builtin("fsdp16-no-prefetch-16rank")
 		require.NoError(t, err)
 		if tc.edit != nil {

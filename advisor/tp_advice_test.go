@@ -73,9 +73,14 @@ parallel: {tp: 8, tp_allreduce_bytes: 67108864, tp_allreduces_per_microbatch: 8}
 // recommendation's interval. Once the overlap is on, nothing more is recommended for
 // TP, and a note says so. (With the built-in's seed the AllReduce variant had rank 11
 // named slow, 2% of the step, cause unknown, last at most of its TP collectives in
-// one step of two: the job's jitter, which held back all tuning.)
+// one step of two: the job's jitter, which held back all tuning.) -short replays the
+// built-in only.
 func TestTPOverlapPricedAgainstRegenerated(t *testing.T) {
-	for _, seqPar := range []bool{true, false} {
+	variants := []bool{true, false}
+	if testkit.Short(t, "the built-in (sequence parallel) only; the TP AllReduce variant is another 16-rank job") {
+		variants = variants[:1]
+	}
+	for _, seqPar := range variants {
 		sc, err := scenario.Builtin("tp8-sp-16rank")
 		require.NoError(t, err)
 		sc.Parallel.SequenceParallel = seqPar
