@@ -86,7 +86,7 @@ func TestFindingsOnScenarios(t *testing.T) {
 		assertOnlyRealKnobs(t, a)
 	})
 	t.Run("small HCCL_BUFFSIZE: messages over the buffer", func(t *testing.T) {
-		a := adviseBuiltin(t, "small-buffsize-16rank", func(sc *scenario.Scenario) { sc.Steps = 2 })
+		a := adviseBuiltin(t, "small-buffsize-16rank", nil) // its 3 steps: the cluster of TestOverlapAndAlgorithmRecommendations
 		over := byID(a, "messages_over_buffsize")
 		require.Len(t, over, 1)
 		assert.Contains(t, over[0].Evidence, "HCCL_BUFFSIZE=16")

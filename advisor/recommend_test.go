@@ -37,7 +37,7 @@ func TestRecommendations(t *testing.T) {
 		assertRealKnobs(t, a)
 	})
 	t.Run("small HCCL_BUFFSIZE: raise it", func(t *testing.T) {
-		a := adviseBuiltin(t, "small-buffsize-16rank", func(sc *scenario.Scenario) { sc.Steps = 2 })
+		a := adviseBuiltin(t, "small-buffsize-16rank", nil) // its 3 steps: the cluster of TestOverlapAndAlgorithmRecommendations
 		var found bool
 		for _, r := range a.Recommendations {
 			if r.Knob == "HCCL_BUFFSIZE" {
