@@ -545,10 +545,13 @@ func stageList(pl *analysis.Pipeline) string {
 // stagesProfiledPhrase says how many stages of the pipelines were profiled: "only
 // stage 0 of 4 was profiled in each of the 2 pipelines".
 func stagesProfiledPhrase(pls []analysis.Pipeline) string {
-	most, stages := 0, 0
+	most, stages, atLeast := 0, 0, ""
 	var which []int
 	for _, p := range pls {
 		stages = max(stages, p.Stages)
+		if p.StagesAtLeast {
+			atLeast = " or more"
+		}
 		for i, ok := range p.StageProfiled {
 			if ok && !slices.Contains(which, i) {
 				which = append(which, i)
@@ -561,9 +564,9 @@ func stagesProfiledPhrase(pls []analysis.Pipeline) string {
 		return fmt.Sprintf("no stage of the %d-stage pipelines was profiled", stages)
 	}
 	if len(which) == 1 {
-		return fmt.Sprintf("only stage %d of the %d stages was profiled", which[0], stages)
+		return fmt.Sprintf("only stage %d of the %d%s stages was profiled", which[0], stages, atLeast)
 	}
-	return fmt.Sprintf("at most %d of the %d stages of a pipeline were profiled (stages %s)", most, stages, intsText(which))
+	return fmt.Sprintf("at most %d of the %d%s stages of a pipeline were profiled (stages %s)", most, stages, atLeast, intsText(which))
 }
 
 func bubbleEvidence(pl *analysis.Pipeline) string {
@@ -577,6 +580,9 @@ func bubbleEvidence(pl *analysis.Pipeline) string {
 		}
 		return fmt.Sprintf("; %d stages, %d micro-batches per step (%s): the bubble is %s in theory, %s", pl.Stages, pl.Microbatches, pl.MicrobatchesSource,
 			pct(pl.TheoryBubble), measured)
+	}
+	if pl.StagesAtLeast {
+		return fmt.Sprintf("; %d or more stages (the profile names the pipeline's other ranks in none of its groups), micro-batches per step unknown", pl.Stages)
 	}
 	return fmt.Sprintf("; %d stages, micro-batches per step unknown", pl.Stages)
 }

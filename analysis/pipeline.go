@@ -41,7 +41,10 @@ type Pipeline struct {
 	ProfiledStages   int
 	Imbalance        float64
 	ImbalanceKnown   bool
-	Note             string
+	// StagesAtLeast says Stages is a lower bound: one rank of the group was profiled
+	// and the profile names no other member (loneStage), so no theoretical bubble.
+	StagesAtLeast bool
+	Note          string
 }
 
 // BubbleKnown reports whether MeasuredBubble measures the bubble.
@@ -66,19 +69,113 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 	for _, r := range ranks {
 		byRank[r.Rank] = r
 	}
-	type opsOfGroup struct {
-		p2p, other, batch int
-		receives          map[int]int // step → receives over the group's ranks
-		// unmarked counts receives outside any marked step: a run without step
-		// markers (msprof's op-based runs) is one step spanning the whole collection,
-		// however many training steps it holds, so its receives do not give m.
-		unmarked int
+	seen := countP2P(ops)
+	var out []Pipeline
+	for _, grp := range groups {
+		g := seen[grp.Key]
+		// Named pp, guessed pp ("pp?": an inferred group with only point-to-point
+		// ops), or unnamed with only point-to-point ops.
+		isPP := strings.EqualFold(strings.TrimSuffix(grp.Kind, "?"), "pp") || (grp.Kind == "" && g != nil && g.p2p > 0 && g.other == 0)
+		// A context-parallel ring also only sends and receives; its dimension says
+		// it is no pipeline (parallelkind.go tells it by its members' alike traffic).
+		if grp.Parallel == KindCP {
+			isPP = false
+		}
+		if !isPP || g == nil {
+			continue
+		}
+		stageRanks, partial := grp.Ranks, ""
+		if len(grp.Ranks) < 2 {
+			if stageRanks, partial = loneStage(grp, ops); stageRanks == nil {
+				continue
+			}
+		}
+		p := len(stageRanks)
+		pl := Pipeline{Group: grp.Key, Ranks: grp.Ranks, Stages: p, StagesAtLeast: partial != ""}
+		pl.inferMicrobatches(grp, g, byRank, userMicrobatches)
+		if pl.Microbatches > 0 && !pl.StagesAtLeast {
+			pl.TheoryBubble = float64(p-1) / float64(pl.Microbatches+p-1)
+		}
+		bubble := pl.measureStages(stageRanks, byRank, g.batch > 0)
+		switch {
+		case partial != "":
+			pl.Note = partial
+		case g.batch > 0 && bubble == 0:
+			pl.Note = "the pipeline's traffic is batchSendRecv, which the profiler does not count as Bubble: the bubble is not measured (the profiler's reads 0) and cannot be compared with the theory"
+		case pl.Microbatches == 0 && g.unmarked > 0 && len(g.receives) == 0:
+			pl.Note = "the number of micro-batches is unknown: the run has no step markers, so its one step spans every training step the collection holds and its receives do not count the micro-batches of one (give it with --microbatches): no theoretical bubble"
+		case pl.Microbatches == 0:
+			pl.Note = "the number of micro-batches is unknown (give it with --microbatches): no theoretical bubble"
+		case pl.MeasuredBubble > pl.TheoryBubble*1.2+0.02:
+			pl.Note = fmt.Sprintf("the bubble is %.1f%% of the step against %.1f%% in theory for p=%d, m=%d: stage imbalance or late sends", 100*pl.MeasuredBubble, 100*pl.TheoryBubble, p, pl.Microbatches)
+		}
+		out = append(out, pl)
 	}
-	seen := map[string]*opsOfGroup{}
+	return out
+}
+
+// loneStage places the one profiled rank of an inferred pipeline group among its
+// stages, where the profile names neither the group's other members nor their ranks
+// (msprof's output of part of a job, a stage's ranks only): the group's size is the
+// group-local ranks its transfers name, and a first stage starts its step by sending
+// its first micro-batch's activations while every other waits to receive one. The
+// stages it cannot place are -1. The size is a lower bound (a first stage's
+// transfers name only the next); nil when the place is not known (a receive first,
+// with more than two ranks named).
+func loneStage(grp Group, ops []OpStat) (stageRanks []int, note string) {
+	if !grp.Inferred || len(grp.Ranks) != 1 {
+		return nil, ""
+	}
+	rank, size := grp.Ranks[0], 0
+	var first *OpStat
+	for i := range ops {
+		o := &ops[i]
+		if o.Group != grp.Key || o.Rank != rank || !profile.IsP2P(o.Name) {
+			continue
+		}
+		size = max(size, int(o.PeerRanks))
+		if first == nil || o.StartNs < first.StartNs {
+			first = o
+		}
+	}
+	if size < 2 || first == nil {
+		return nil, ""
+	}
+	stage := -1
+	switch {
+	case !profile.IsReceive(first.Name):
+		stage = 0
+	case size == 2:
+		stage = 1
+	default:
+		return nil, ""
+	}
+	stageRanks = make([]int, size)
+	for i := range stageRanks {
+		stageRanks[i] = -1
+	}
+	stageRanks[stage] = rank
+	return stageRanks, fmt.Sprintf("only stage %d of its %d or more stages was profiled (rank %d; the profile names none of the others): its Bubble is that stage's, and the stages' imbalance and the theoretical bubble are unknown", stage, size, rank)
+}
+
+// groupP2P counts a group's ops: point-to-point (batchSendRecv among them) and
+// other, and its receives per step.
+type groupP2P struct {
+	p2p, other, batch int
+	receives          map[int]int // step → receives over the group's ranks
+	// unmarked counts receives outside any marked step: a run without step
+	// markers (msprof's op-based runs) is one step spanning the whole collection,
+	// however many training steps it holds, so its receives do not give m.
+	unmarked int
+}
+
+// countP2P counts each group's point-to-point and other ops and its receives.
+func countP2P(ops []OpStat) map[string]*groupP2P {
+	seen := map[string]*groupP2P{}
 	for _, o := range ops {
 		g := seen[o.Group]
 		if g == nil {
-			g = &opsOfGroup{receives: map[int]int{}}
+			g = &groupP2P{receives: map[int]int{}}
 			seen[o.Group] = g
 		}
 		switch {
@@ -98,94 +195,78 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 			}
 		}
 	}
-	var out []Pipeline
-	for _, grp := range groups {
-		g := seen[grp.Key]
-		// Named pp, guessed pp ("pp?": an inferred group with only point-to-point
-		// ops), or unnamed with only point-to-point ops.
-		isPP := strings.EqualFold(strings.TrimSuffix(grp.Kind, "?"), "pp") || (grp.Kind == "" && g != nil && g.p2p > 0 && g.other == 0)
-		// A context-parallel ring also only sends and receives; its dimension says
-		// it is no pipeline (parallelkind.go tells it by its members' alike traffic).
-		if grp.Parallel == KindCP {
-			isPP = false
+	return seen
+}
+
+// inferMicrobatches sets the pipeline's micro-batches: the user's, else from the
+// receives per step over the group's ranks when every rank of it was profiled.
+func (pl *Pipeline) inferMicrobatches(grp Group, g *groupP2P, byRank map[int]RankResult, userMicrobatches int) {
+	p := len(grp.Ranks)
+	switch {
+	case userMicrobatches > 0:
+		pl.Microbatches, pl.MicrobatchesSource = userMicrobatches, "given"
+	case len(g.receives) > 0:
+		// Per step, over the group's profiled ranks; scaled up when only some
+		// ranks were profiled.
+		var per []float64
+		for _, n := range g.receives {
+			per = append(per, float64(n))
 		}
-		if !isPP || len(grp.Ranks) < 2 || g == nil {
+		sort.Float64s(per)
+		profiled := 0
+		for _, r := range grp.Ranks {
+			if _, ok := byRank[r]; ok {
+				profiled++
+			}
+		}
+		if profiled == p {
+			m := int(math.Round(stats.MedianSorted(per) / float64(2*(p-1))))
+			if m > 0 {
+				pl.Microbatches, pl.MicrobatchesSource = m, "inferred from receive counts"
+			}
+		}
+	}
+}
+
+// measureStages measures the pipeline from its profiled stages' steps (stageRanks:
+// the global rank of each stage, -1 where not known): the bubble
+// (or why it is not measured; batch: its traffic is batchSendRecv), each stage's
+// mean computing and the imbalance between them. It returns the summed Bubble.
+func (pl *Pipeline) measureStages(stageRanks []int, byRank map[int]RankResult, batch bool) int64 {
+	p := len(stageRanks)
+	var bubble, span int64
+	pl.StageComputingNs = make([]int64, p)
+	pl.StageProfiled = make([]bool, p)
+	for i, r := range stageRanks {
+		rr, ok := byRank[r]
+		if !ok || len(rr.Steps) == 0 {
 			continue
 		}
-		p := len(grp.Ranks)
-		pl := Pipeline{Group: grp.Key, Ranks: grp.Ranks, Stages: p}
-		switch {
-		case userMicrobatches > 0:
-			pl.Microbatches, pl.MicrobatchesSource = userMicrobatches, "given"
-		case len(g.receives) > 0:
-			// Per step, over the group's profiled ranks; scaled up when only some
-			// ranks were profiled.
-			var per []float64
-			for _, n := range g.receives {
-				per = append(per, float64(n))
-			}
-			sort.Float64s(per)
-			profiled := 0
-			for _, r := range grp.Ranks {
-				if _, ok := byRank[r]; ok {
-					profiled++
-				}
-			}
-			if profiled == p {
-				m := int(math.Round(stats.MedianSorted(per) / float64(2*(p-1))))
-				if m > 0 {
-					pl.Microbatches, pl.MicrobatchesSource = m, "inferred from receive counts"
-				}
-			}
+		pl.StageProfiled[i] = true
+		pl.ProfiledStages++
+		var comp int64
+		for _, s := range rr.Steps {
+			bubble += s.BubbleNs
+			span += s.StageNs + s.BubbleNs
+			comp += s.ComputingNs
 		}
-		if pl.Microbatches > 0 {
-			pl.TheoryBubble = float64(p-1) / float64(pl.Microbatches+p-1)
-		}
-		var bubble, span int64
-		pl.StageComputingNs = make([]int64, p)
-		pl.StageProfiled = make([]bool, p)
-		for i, r := range grp.Ranks {
-			rr, ok := byRank[r]
-			if !ok || len(rr.Steps) == 0 {
-				continue
-			}
-			pl.StageProfiled[i] = true
-			pl.ProfiledStages++
-			var comp int64
-			for _, s := range rr.Steps {
-				bubble += s.BubbleNs
-				span += s.StageNs + s.BubbleNs
-				comp += s.ComputingNs
-			}
-			pl.StageComputingNs[i] = comp / int64(len(rr.Steps))
-		}
-		pl.MeasuredBubble = ratio(bubble, span)
-		switch {
-		case span == 0:
-			pl.BubbleUnmeasured = "no stage of it has steps"
-		case g.batch > 0 && bubble == 0:
-			pl.BubbleUnmeasured = "its traffic is batchSendRecv, which the profiler does not count as Bubble"
-		}
-		lo, hi, n := int64(math.MaxInt64), int64(0), 0
-		for i, c := range pl.StageComputingNs {
-			if pl.StageProfiled[i] && c > 0 {
-				lo, hi, n = min(lo, c), max(hi, c), n+1
-			}
-		}
-		if n >= 2 {
-			pl.Imbalance, pl.ImbalanceKnown = float64(hi)/float64(lo)-1, true
-		}
-		switch {
-		case g.batch > 0 && bubble == 0:
-			pl.Note = "the pipeline's traffic is batchSendRecv, which the profiler does not count as Bubble: the bubble is not measured (the profiler's reads 0) and cannot be compared with the theory"
-		case pl.Microbatches == 0 && g.unmarked > 0 && len(g.receives) == 0:
-			pl.Note = "the number of micro-batches is unknown: the run has no step markers, so its one step spans every training step the collection holds and its receives do not count the micro-batches of one (give it with --microbatches): no theoretical bubble"
-		case pl.Microbatches == 0:
-			pl.Note = "the number of micro-batches is unknown (give it with --microbatches): no theoretical bubble"
-		case pl.MeasuredBubble > pl.TheoryBubble*1.2+0.02:
-			pl.Note = fmt.Sprintf("the bubble is %.1f%% of the step against %.1f%% in theory for p=%d, m=%d: stage imbalance or late sends", 100*pl.MeasuredBubble, 100*pl.TheoryBubble, p, pl.Microbatches)
-		}
-		out = append(out, pl)
+		pl.StageComputingNs[i] = comp / int64(len(rr.Steps))
 	}
-	return out
+	pl.MeasuredBubble = ratio(bubble, span)
+	switch {
+	case span == 0:
+		pl.BubbleUnmeasured = "no stage of it has steps"
+	case batch && bubble == 0:
+		pl.BubbleUnmeasured = "its traffic is batchSendRecv, which the profiler does not count as Bubble"
+	}
+	lo, hi, n := int64(math.MaxInt64), int64(0), 0
+	for i, c := range pl.StageComputingNs {
+		if pl.StageProfiled[i] && c > 0 {
+			lo, hi, n = min(lo, c), max(hi, c), n+1
+		}
+	}
+	if n >= 2 {
+		pl.Imbalance, pl.ImbalanceKnown = float64(hi)/float64(lo)-1, true
+	}
+	return bubble
 }
