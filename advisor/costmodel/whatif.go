@@ -121,22 +121,82 @@ func FitBucketing(res *analysis.Result, accumulation int, bufferBytes int64) (*B
 // fit needs it.
 func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, shape func() clusterShape) (*Bucketing, error) {
 	bucketings.Add(1)
-	type key struct {
-		group string
-		step  int
+	bytesBy, steps := allReducesByGroupStep(res)
+	group, err := gradientGroup(res, bytesBy)
+	if err != nil {
+		return nil, err
 	}
+	bk := &Bucketing{Group: group, Accumulation: max(accumulation, 1), BufferBytes: bufferBytes, BackwardShare: 2.0 / 3}
+	// The group's steps in order, so that every sum below runs in one order and the
+	// output does not change from run to run.
+	var groupSteps []int
+	for k := range steps {
+		if k.group == group {
+			groupSteps = append(groupSteps, k.step)
+		}
+	}
+	sort.Ints(groupSteps)
+	storm := bk.readBuckets(steps[groupStep{group, groupSteps[0]}])
+	pts := collectFitPoints(res, steps, group, groupSteps, bufferBytes)
+	bk.measuredWindowUs = measuredWindow(steps, group, groupSteps, storm)
+	bk.Topology = shape().topology(res, group, pts.groupOps)
+	thin, err := bk.fitRoundLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	if pts.spreadN > 0 {
+		bk.SpreadUs, bk.SpreadKnown = pts.spread/pts.spreadN, true
+	} else {
+		bk.Notes = append(bk.Notes, "the what-if takes the ranks' drift before the first gradient bucket as 0: no other profiled rank ran it, so the drift is not measured")
+	}
+	if err := bk.measureStep(res); err != nil {
+		return nil, err
+	}
+	if bk.Storm != nil {
+		stepOps := make([][]*analysis.OpStat, 0, len(groupSteps))
+		for _, step := range groupSteps {
+			stepOps = append(stepOps, steps[groupStep{group, step}])
+		}
+		bk.measureStorm(stepOps, storm)
+	}
+	bk.solveWindow()
+	bk.Confidence = "medium"
+	if thin {
+		bk.Confidence = "low"
+	}
+	if len(res.Communication.Pipelines) > 0 {
+		bk.Confidence = "low"
+		bk.Notes = append(bk.Notes, "the run is pipeline-parallel: its gradient synchronisation follows the pipeline schedule, which the bucket model does not represent; predictions are hypotheses")
+	}
+	return bk, nil
+}
+
+// groupStep keys a group's AllReduces of one step.
+type groupStep struct {
+	group string
+	step  int
+}
+
+// allReducesByGroupStep collects the AllReduces with a known size in marked steps:
+// their bytes per group, and the ops per group and step.
+func allReducesByGroupStep(res *analysis.Result) (map[string]int64, map[groupStep][]*analysis.OpStat) {
 	bytesBy := map[string]int64{}
-	steps := map[key][]*analysis.OpStat{} // pointers: copies were the advice's largest allocation
+	steps := map[groupStep][]*analysis.OpStat{} // pointers: copies were the advice's largest allocation
 	for i := range res.Communication.Ops {
 		o := &res.Communication.Ops[i]
 		if o.Type != "allreduce" || o.Bytes <= 0 || o.Step < 0 {
 			continue
 		}
 		bytesBy[o.Group] += o.Bytes
-		steps[key{o.Group, o.Step}] = append(steps[key{o.Group, o.Step}], o)
+		steps[groupStep{o.Group, o.Step}] = append(steps[groupStep{o.Group, o.Step}], o)
 	}
-	// The data-parallel group when the metadata names one (a TP group can move more
-	// AllReduce bytes), else the group with the most AllReduce bytes.
+	return bytesBy, steps
+}
+
+// gradientGroup picks the gradient synchronisation's group: the data-parallel group
+// when the metadata names one (a TP group can move more AllReduce bytes), else the
+// group with the most AllReduce bytes. With none, the error says why.
+func gradientGroup(res *analysis.Result, bytesBy map[string]int64) (string, error) {
 	isDP := map[string]bool{}
 	for _, g := range res.Communication.Groups {
 		isDP[g.Key] = g.Kind == "dp" || g.Kind == "dp?"
@@ -156,27 +216,21 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	if group == "" {
 		for _, o := range res.Communication.Ops {
 			if o.Type == "reducescatter" {
-				return nil, fmt.Errorf("the gradients are synchronised by ReduceScatter and AllGather (ZeRO or a distributed optimizer), which the what-if does not model: it models AllReduce buckets")
+				return "", fmt.Errorf("the gradients are synchronised by ReduceScatter and AllGather (ZeRO or a distributed optimizer), which the what-if does not model: it models AllReduce buckets")
 			}
 		}
-		return nil, fmt.Errorf("no AllReduce with a known size in marked steps: nothing to model")
+		return "", fmt.Errorf("no AllReduce with a known size in marked steps: nothing to model")
 	}
-	bk := &Bucketing{Group: group, Accumulation: max(accumulation, 1), BufferBytes: bufferBytes, BackwardShare: 2.0 / 3}
-	// The group's steps in order, so that every sum below runs in one order and the
-	// output does not change from run to run.
-	var groupSteps []int
-	for k := range steps {
-		if k.group == group {
-			groupSteps = append(groupSteps, k.step)
-		}
-	}
-	sort.Ints(groupSteps)
-	// One rank's buckets of one step, in launch order (every rank has the same).
-	firstKey := key{group, groupSteps[0]}
-	rank0 := steps[firstKey][0].Rank
-	var groupOps []*analysis.OpStat
+	return group, nil
+}
+
+// readBuckets reads one rank's buckets of one step, in launch order (every rank has
+// the same), from the ops of the group's first step: the storm of small AllReduces
+// apart (bk.Storm, and the storm's sizes returned), the buckets and the gradient bytes.
+func (bk *Bucketing) readBuckets(firstStepOps []*analysis.OpStat) map[int64]bool {
+	rank0 := firstStepOps[0].Rank
 	var rank0Ops []*analysis.OpStat
-	for _, o := range steps[firstKey] {
+	for _, o := range firstStepOps {
 		if o.Rank == rank0 {
 			rank0Ops = append(rank0Ops, o)
 		}
@@ -212,20 +266,32 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 			}
 		}
 	}
+	return storm
+}
+
+// linePoints are the line's points (per round: bytes, µs; the op's rounds; each
+// point's alg_type), the summed first-bucket waits and the group's ops.
+type linePoints struct {
+	xs, ys, rs      []float64
+	algs            []string
+	spread, spreadN float64
+	groupOps        []*analysis.OpStat
+}
+
+// collectFitPoints reads the fit's points: per op instance, the fastest rank's
+// elapse against its bytes. The spread: the mean cross-rank wait of each step's
+// first bucket.
+func collectFitPoints(res *analysis.Result, steps map[groupStep][]*analysis.OpStat, group string, groupSteps []int, bufferBytes int64) linePoints {
 	groupRanks := 0 // the group's ranks, for the pipeline executor's rounds
 	for _, g := range res.Communication.Groups {
 		if g.Key == group {
 			groupRanks = len(g.Ranks)
 		}
 	}
-	// The fit: per op instance, the fastest rank's elapse against its bytes. The
-	// spread: the mean cross-rank wait of each step's first bucket.
-	var xs, ys, rs []float64 // per round: bytes, µs; the op's rounds
-	var algs []string        // each point's alg_type
-	var spread, spreadN float64
+	var p linePoints
 	for _, step := range groupSteps {
-		ops := steps[key{group, step}]
-		groupOps = append(groupOps, ops...)
+		ops := steps[groupStep{group, step}]
+		p.groupOps = append(p.groupOps, ops...)
 		firstStart := map[int]int64{}
 		for _, o := range ops {
 			if s, ok := firstStart[o.Rank]; !ok || o.StartNs < s {
@@ -239,24 +305,29 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 					round = bufferBytes
 				}
 				rounds := float64(Rounds(o.Bytes, round))
-				xs = append(xs, float64(o.Bytes)/rounds) // per round
-				ys = append(ys, float64(o.ElapseNs)/1e3/rounds)
-				rs = append(rs, rounds)
-				algs = append(algs, o.AlgType)
+				p.xs = append(p.xs, float64(o.Bytes)/rounds) // per round
+				p.ys = append(p.ys, float64(o.ElapseNs)/1e3/rounds)
+				p.rs = append(p.rs, rounds)
+				p.algs = append(p.algs, o.AlgType)
 			}
 			if o.StartNs == firstStart[o.Rank] && o.CrossWaitKnown {
-				spread += float64(o.CrossWaitNs) / 1e3
-				spreadN++
+				p.spread += float64(o.CrossWaitNs) / 1e3
+				p.spreadN++
 			}
 		}
 	}
-	// The window, read where the timeline shows it: on the rank that launched a
-	// step's last bucket last, when that bucket did not queue behind the one before,
-	// the buckets' launches span (k−1)/k of the window.
+	return p
+}
+
+// measuredWindow reads the window where the timeline shows it: on the rank that
+// launched a step's last bucket last, when that bucket did not queue behind the one
+// before, the buckets' launches span (k−1)/k of the window. The mean over steps, 0
+// when no step shows it.
+func measuredWindow(steps map[groupStep][]*analysis.OpStat, group string, groupSteps []int, storm map[int64]bool) float64 {
 	var windows []float64
 	for _, step := range groupSteps {
 		byRank := map[int][]*analysis.OpStat{}
-		for _, o := range steps[key{group, step}] {
+		for _, o := range steps[groupStep{group, step}] {
 			if !storm[o.Bytes] { // the buckets' launches set the window
 				byRank[o.Rank] = append(byRank[o.Rank], o)
 			}
@@ -277,10 +348,16 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		}
 	}
 	if len(windows) > 0 {
-		bk.measuredWindowUs = sumOf(windows) / float64(len(windows))
+		return sumOf(windows) / float64(len(windows))
 	}
-	bk.Topology = shape().topology(res, group, groupOps)
-	xs, ys, rs = bk.oneAlgorithm(xs, ys, rs, algs)
+	return 0
+}
+
+// fitRoundLine fits the per-round line α + n·β to the points (bk.Topology set) and
+// its error per op and per size. thin says the fit rests on too few points or sizes
+// for more than low confidence.
+func (bk *Bucketing) fitRoundLine(p linePoints) (thin bool, err error) {
+	xs, ys, rs := bk.oneAlgorithm(p.xs, p.ys, p.rs, p.algs)
 	// The line is fitted per round without the handshakes that open the rounds after
 	// the first, which bucketTimes adds back for the new round counts.
 	for i, r := range rs {
@@ -290,19 +367,19 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	oneSize := false
 	switch {
 	case len(xs) == 0:
-		return nil, fmt.Errorf("no AllReduce instance with its fastest rank: nothing to fit")
+		return false, fmt.Errorf("no AllReduce instance with its fastest rank: nothing to fit")
 	case n < 2:
 		// One size cannot separate α from β: α comes from the calibrated links through
 		// HCCL's two-level formula, β from the ops' measured time at that size.
 		var err error
 		if a, b, err = bk.structuralLine(xs[0], sumOf(ys)/float64(len(ys))); err != nil {
-			return nil, fmt.Errorf("the AllReduces have one size and the links cannot price them: %w", err)
+			return false, fmt.Errorf("the AllReduces have one size and the links cannot price them: %w", err)
 		}
 		oneSize = true
 		bk.Notes = append(bk.Notes, fmt.Sprintf("the AllReduces have one size (%s): α %.1f µs is the calibrated links' through HCCL's two-level formula (%s, %s), β from the ops' time at that size; predictions are hypotheses",
 			units.FormatBytes(int64(xs[0])), a, bk.Topology.IntraSource, bk.Topology.InterSource))
 	case b <= 0:
-		return nil, fmt.Errorf("the AllReduces' time does not grow with their size (they mostly wait, not move data): the model cannot price them")
+		return false, fmt.Errorf("the AllReduces' time does not grow with their size (they mostly wait, not move data): the model cannot price them")
 	}
 	bk.AlphaUs, bk.BetaUsPerB, bk.AlphaSEUs, bk.BetaSEUsPB = a, b, sa, sb
 	bk.FitMinBytes, bk.FitMaxBytes = int64(slices.Min(xs)), int64(slices.Max(xs))
@@ -320,12 +397,12 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		bk.fitSizes = append(bk.fitSizes, x)
 		bk.fitMeanUs = append(bk.fitMeanUs, sumBy[x]/nBy[x])
 	}
-	if spreadN > 0 {
-		bk.SpreadUs, bk.SpreadKnown = spread/spreadN, true
-	} else {
-		bk.Notes = append(bk.Notes, "the what-if takes the ranks' drift before the first gradient bucket as 0: no other profiled rank ran it, so the drift is not measured")
-	}
-	// The measured step: means over ranks and steps.
+	return n < 4 || len(uniq(xs)) < 2 || oneSize, nil
+}
+
+// measureStep reads the measured step, means over ranks and steps (the step, its
+// exposed communication and tail, the group's own exposed part), its noise and drift.
+func (bk *Bucketing) measureStep(res *analysis.Result) error {
 	var stage, exposed, tail, cnt float64
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
@@ -336,7 +413,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		}
 	}
 	if cnt == 0 {
-		return nil, fmt.Errorf("no step breakdown")
+		return fmt.Errorf("no step breakdown")
 	}
 	bk.StepUs, bk.ExposedUs, bk.TailUs = stage/cnt, exposed/cnt, tail/cnt
 	bk.StepNoiseUs = stepNoise(res)
@@ -344,7 +421,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 	bk.GroupExposedUs = bk.ExposedUs
 	var gExposed, gN float64
 	for _, gs := range res.Communication.GroupSteps {
-		if gs.Group == group {
+		if gs.Group == bk.Group {
 			gExposed += float64(gs.CommNotOverlappedNs) / 1e3
 			gN++
 		}
@@ -353,23 +430,7 @@ func fitBucketing(res *analysis.Result, accumulation int, bufferBytes int64, sha
 		bk.GroupExposedUs = math.Min(gExposed/gN, bk.ExposedUs)
 	}
 	bk.PerMicroShare = perMicroShare(res.Summary.Kinds)
-	if bk.Storm != nil {
-		stepOps := make([][]*analysis.OpStat, 0, len(groupSteps))
-		for _, step := range groupSteps {
-			stepOps = append(stepOps, steps[key{group, step}])
-		}
-		bk.measureStorm(stepOps, storm)
-	}
-	bk.solveWindow()
-	bk.Confidence = "medium"
-	if n < 4 || len(uniq(xs)) < 2 || oneSize {
-		bk.Confidence = "low"
-	}
-	if len(res.Communication.Pipelines) > 0 {
-		bk.Confidence = "low"
-		bk.Notes = append(bk.Notes, "the run is pipeline-parallel: its gradient synchronisation follows the pipeline schedule, which the bucket model does not represent; predictions are hypotheses")
-	}
-	return bk, nil
+	return nil
 }
 
 // structuralLine is the per-round line t = α + n·β when the ops have one size:
@@ -778,97 +839,159 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 	var names, values []string
 	gradientBytes := bk.GradientBytes
 	for _, s := range plan {
-		var value string
-		switch s.Knob {
-		case "bucket":
-			if s.Value < 1 {
-				return Prediction{}, fmt.Errorf("bucket must be positive")
-			}
-			sc.buckets = split(gradientBytes, int64(s.Value))
-			sc.sizes = true
-			value = units.FormatBytes(int64(s.Value))
-		case "buffsize":
-			if s.Value < 1 {
-				return Prediction{}, fmt.Errorf("buffsize must be positive")
-			}
-			sc.buffer = int64(s.Value)
-			sc.sizes = true
-			value = units.FormatBytes(sc.buffer)
-			p.Assumptions = append(p.Assumptions, "each buffer round pays the fitted latency again")
-		case "accumulation":
-			if s.Value < 1 {
-				return Prediction{}, fmt.Errorf("accumulation must be ≥ 1")
-			}
-			sc.acc = int(s.Value)
-			value = fmt.Sprint(sc.acc)
-			p.Assumptions = append(p.Assumptions, "gradients are synchronised once per optimizer step (no_sync on the other micro-batches); a micro-batch costs (Stage − exposed − optimizer)/A, the optimizer (the compute after the last collective) runs once")
-		case "overlap":
-			if s.Value < 0 || s.Value > 1 {
-				return Prediction{}, fmt.Errorf("overlap must be a fraction from 0 to 1")
-			}
-			sc.windowUs = s.Value * bk.BackwardUs()
-			value = fmt.Sprintf("%.0f%%", 100*s.Value)
-			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the backward pass is %.0f%% of a micro-batch's computation (%.1f ms); the run launches its buckets over %.0f%% of it", 100*bk.BackwardShare, bk.BackwardUs()/1e3, 100*bk.OverlapFraction()))
-			if bk.WindowBound {
-				p.Confidence = "low"
-			}
-		case "algo":
-			if t.NCCL {
-				return Prediction{}, fmt.Errorf("an NVIDIA (NCCL) run: HCCL's level-1 algorithms do not apply (NCCL chooses its algorithm itself)")
-			}
-			if t.Servers < 2 {
-				return Prediction{}, fmt.Errorf("the gradient group is on one server: the level-1 algorithm is not used")
-			}
-			if a := NormaliseAlgo(s.Algo); a == "auto" {
-				// HCCL_ALGO unset: HCCL's selector chooses per op.
-				sc.auto, sc.structural = true, true
-				value = "HCCL's choice (unset)"
-			} else {
-				sc.level1, sc.auto, sc.structural = a, false, true
-				value = HCCLAlgoName(sc.level1)
-			}
-		case "fuse":
-			if bk.Storm == nil {
-				return Prediction{}, fmt.Errorf("no storm of small collectives in the gradient group: nothing to fuse")
-			}
-			sc.fused = true
-			value = fmt.Sprintf("%d × %s → 1 × %s", bk.Storm.PerStep, units.FormatBytes(bk.Storm.BytesPerStep/int64(bk.Storm.PerStep)), units.FormatBytes(bk.Storm.BytesPerStep))
-			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the %d small collectives of a step become one of %s priced on the fitted line (%.1f µs + %.3g µs/KiB), after the same wait for the other ranks as the first of them; their exposed part shrinks with their time",
-				bk.Storm.PerStep, units.FormatBytes(bk.Storm.BytesPerStep), bk.AlphaUs, bk.BetaUsPerB*1024))
-		case "grad_bytes":
-			// The gradients reduced in a narrower type: the same elements in fewer
-			// bytes, in buckets of the same capacity (in bytes, as DDP's
-			// bucket_cap_mb is).
-			if bk.ElementBytes <= 0 {
-				return Prediction{}, fmt.Errorf("grad_bytes: the gradients' data type is not known")
-			}
-			if s.Value < 1 || int(s.Value) >= bk.ElementBytes {
-				return Prediction{}, fmt.Errorf("grad_bytes=%v: want fewer bytes per element than today's %d", s.Value, bk.ElementBytes)
-			}
-			gradientBytes = gradientBytes * int64(s.Value) / int64(bk.ElementBytes)
-			sc.buckets = split(gradientBytes, slices.Max(sc.buckets))
-			sc.sizes = true
-			value = fmt.Sprintf("%d bytes per element", int(s.Value))
-			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the gradients are reduced in %d bytes per element instead of %d: %s in buckets of the same capacity; the casts cost nothing measurable",
-				int(s.Value), bk.ElementBytes, units.FormatBytes(gradientBytes)))
-		case "dp":
-			n := int(s.Value)
-			per := t.RanksPerServer
-			if n < 2 || (n > per && n%per != 0) || (n < per && per%n != 0) {
-				return Prediction{}, fmt.Errorf("dp=%d: want a multiple of the %d NPUs per server (or a divisor of it)", n, per)
-			}
-			sc.dp, sc.structural, sc.sizes = n, true, true
-			value = fmt.Sprint(n)
-			if t.NCCL {
-				p.Confidence = "low"
-				p.Assumptions = append(p.Assumptions, "an NVIDIA (NCCL) run priced with HCCL's two-level AllReduce: a rough guide only")
-			}
-			p.Assumptions = append(p.Assumptions, "weak scaling: the per-rank batch and computation stay the same (the global batch changes with the ranks)")
-		default:
-			return Prediction{}, fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo, dp and grad_bytes are", s.Knob)
+		value, err := bk.applySetting(s, &sc, &p, &gradientBytes)
+		if err != nil {
+			return Prediction{}, err
 		}
 		names, values = append(names, s.Knob), append(values, value)
 	}
+	topo := scaledTopology(t, &sc)
+	algos, err := bk.level1PerBucket(&sc, topo, &p)
+	if err != nil {
+		return Prediction{}, err
+	}
+	bk.noteModelLimits(sc, topo, &p)
+	// scale stretches every bucket's time by the model's own per-op error.
+	pred := func(a, b, scale float64) (step, exposed float64, err error) {
+		return bk.predictStep(sc, topo, algos, a, b, scale)
+	}
+	step, e, err := pred(bk.AlphaUs, bk.BetaUsPerB, 1)
+	if err != nil {
+		return Prediction{}, err
+	}
+	q := bk.intervalOpError(sc, topo)
+	lo, _, _ := pred(math.Max(bk.AlphaUs-bk.AlphaSEUs, 0), math.Max(bk.BetaUsPerB-bk.BetaSEUsPB, 0), 1-q)
+	hi, _, _ := pred(bk.AlphaUs+bk.AlphaSEUs, bk.BetaUsPerB+bk.BetaSEUsPB, 1+q)
+	lo, hi = math.Min(lo, hi), math.Max(lo, hi)
+	noise := bk.intervalNoise(sc, e)
+	down := math.Max(math.Hypot(math.Max(step-lo, 0), noise), minIntervalShare*step)
+	up := math.Max(math.Hypot(math.Max(hi-step, 0), noise), minIntervalShare*step)
+	p.Knob, p.Value = strings.Join(names, "+"), strings.Join(values, "+")
+	p.StepTimeUs, p.ExposedUs, p.CommShare = step, e, e/step
+	p.Low, p.High = step-down, step+up
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the interval holds the fit's standard errors, the model's per-op error (90th percentile %.1f%%), the step's noise and what the model leaves out (±%.2f ms together)",
+		100*q, noise/1e3))
+	if bk.WindowBound {
+		p.Assumptions = append(p.Assumptions, "the overlap window is a lower bound (the run is compute-bound)")
+	}
+	return p, nil
+}
+
+// applySetting applies one knob of a plan to the scenario, with its assumptions on
+// p, and returns the knob's value as the prediction names it. gradientBytes is the
+// gradients' size as the plan's knobs so far leave it.
+func (bk *Bucketing) applySetting(s Setting, sc *scenarioOf, p *Prediction, gradientBytes *int64) (string, error) {
+	switch s.Knob {
+	case "bucket":
+		if s.Value < 1 {
+			return "", fmt.Errorf("bucket must be positive")
+		}
+		sc.buckets = split(*gradientBytes, int64(s.Value))
+		sc.sizes = true
+		return units.FormatBytes(int64(s.Value)), nil
+	case "buffsize":
+		if s.Value < 1 {
+			return "", fmt.Errorf("buffsize must be positive")
+		}
+		sc.buffer = int64(s.Value)
+		sc.sizes = true
+		p.Assumptions = append(p.Assumptions, "each buffer round pays the fitted latency again")
+		return units.FormatBytes(sc.buffer), nil
+	case "accumulation":
+		if s.Value < 1 {
+			return "", fmt.Errorf("accumulation must be ≥ 1")
+		}
+		sc.acc = int(s.Value)
+		p.Assumptions = append(p.Assumptions, "gradients are synchronised once per optimizer step (no_sync on the other micro-batches); a micro-batch costs (Stage − exposed − optimizer)/A, the optimizer (the compute after the last collective) runs once")
+		return fmt.Sprint(sc.acc), nil
+	case "overlap":
+		if s.Value < 0 || s.Value > 1 {
+			return "", fmt.Errorf("overlap must be a fraction from 0 to 1")
+		}
+		sc.windowUs = s.Value * bk.BackwardUs()
+		p.Assumptions = append(p.Assumptions, fmt.Sprintf("the backward pass is %.0f%% of a micro-batch's computation (%.1f ms); the run launches its buckets over %.0f%% of it", 100*bk.BackwardShare, bk.BackwardUs()/1e3, 100*bk.OverlapFraction()))
+		if bk.WindowBound {
+			p.Confidence = "low"
+		}
+		return fmt.Sprintf("%.0f%%", 100*s.Value), nil
+	case "algo":
+		return bk.setLevel1(s, sc)
+	case "fuse":
+		if bk.Storm == nil {
+			return "", fmt.Errorf("no storm of small collectives in the gradient group: nothing to fuse")
+		}
+		sc.fused = true
+		p.Assumptions = append(p.Assumptions, fmt.Sprintf("the %d small collectives of a step become one of %s priced on the fitted line (%.1f µs + %.3g µs/KiB), after the same wait for the other ranks as the first of them; their exposed part shrinks with their time",
+			bk.Storm.PerStep, units.FormatBytes(bk.Storm.BytesPerStep), bk.AlphaUs, bk.BetaUsPerB*1024))
+		return fmt.Sprintf("%d × %s → 1 × %s", bk.Storm.PerStep, units.FormatBytes(bk.Storm.BytesPerStep/int64(bk.Storm.PerStep)), units.FormatBytes(bk.Storm.BytesPerStep)), nil
+	case "grad_bytes":
+		return bk.setGradientBytes(s, sc, p, gradientBytes)
+	case "dp":
+		return bk.setDataParallel(s, sc, p)
+	default:
+		return "", fmt.Errorf("what-if %q is not modelled: bucket, accumulation, buffsize, overlap, algo, dp and grad_bytes are", s.Knob)
+	}
+}
+
+// setLevel1 is the algo knob: HCCL's level-1 algorithm forced, or left to its
+// selector (auto).
+func (bk *Bucketing) setLevel1(s Setting, sc *scenarioOf) (string, error) {
+	t := bk.Topology
+	if t.NCCL {
+		return "", fmt.Errorf("an NVIDIA (NCCL) run: HCCL's level-1 algorithms do not apply (NCCL chooses its algorithm itself)")
+	}
+	if t.Servers < 2 {
+		return "", fmt.Errorf("the gradient group is on one server: the level-1 algorithm is not used")
+	}
+	a := NormaliseAlgo(s.Algo)
+	if a == "auto" {
+		// HCCL_ALGO unset: HCCL's selector chooses per op.
+		sc.auto, sc.structural = true, true
+		return "HCCL's choice (unset)", nil
+	}
+	sc.level1, sc.auto, sc.structural = a, false, true
+	return HCCLAlgoName(sc.level1), nil
+}
+
+// setGradientBytes is the grad_bytes knob: the gradients reduced in a narrower type,
+// the same elements in fewer bytes, in buckets of the same capacity (in bytes, as
+// DDP's bucket_cap_mb is).
+func (bk *Bucketing) setGradientBytes(s Setting, sc *scenarioOf, p *Prediction, gradientBytes *int64) (string, error) {
+	if bk.ElementBytes <= 0 {
+		return "", fmt.Errorf("grad_bytes: the gradients' data type is not known")
+	}
+	if s.Value < 1 || int(s.Value) >= bk.ElementBytes {
+		return "", fmt.Errorf("grad_bytes=%v: want fewer bytes per element than today's %d", s.Value, bk.ElementBytes)
+	}
+	*gradientBytes = *gradientBytes * int64(s.Value) / int64(bk.ElementBytes)
+	sc.buckets = split(*gradientBytes, slices.Max(sc.buckets))
+	sc.sizes = true
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the gradients are reduced in %d bytes per element instead of %d: %s in buckets of the same capacity; the casts cost nothing measurable",
+		int(s.Value), bk.ElementBytes, units.FormatBytes(*gradientBytes)))
+	return fmt.Sprintf("%d bytes per element", int(s.Value)), nil
+}
+
+// setDataParallel is the dp knob: the data-parallel ranks, weak scaling.
+func (bk *Bucketing) setDataParallel(s Setting, sc *scenarioOf, p *Prediction) (string, error) {
+	t := bk.Topology
+	n := int(s.Value)
+	per := t.RanksPerServer
+	if n < 2 || (n > per && n%per != 0) || (n < per && per%n != 0) {
+		return "", fmt.Errorf("dp=%d: want a multiple of the %d NPUs per server (or a divisor of it)", n, per)
+	}
+	sc.dp, sc.structural, sc.sizes = n, true, true
+	if t.NCCL {
+		p.Confidence = "low"
+		p.Assumptions = append(p.Assumptions, "an NVIDIA (NCCL) run priced with HCCL's two-level AllReduce: a rough guide only")
+	}
+	p.Assumptions = append(p.Assumptions, "weak scaling: the per-rank batch and computation stay the same (the global batch changes with the ranks)")
+	return fmt.Sprint(n), nil
+}
+
+// scaledTopology is the run's topology at the scenario's data-parallel ranks (t
+// itself when dp is not set); an algorithm HCCL chose by itself follows its rule at
+// the new scale.
+func scaledTopology(t Topology, sc *scenarioOf) Topology {
 	topo := t
 	if sc.dp > 0 {
 		if sc.dp < t.RanksPerServer {
@@ -881,8 +1004,14 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			sc.level1 = defaultLevel1(t.Product, topo.Servers)
 		}
 	}
-	// Level 1 per bucket: HCCL's selector on the new sizes when it chooses, else the
-	// forced (or kept) algorithm.
+	return topo
+}
+
+// level1PerBucket is level 1 per bucket: HCCL's selector on the new sizes when it
+// chooses, else the forced (or kept) algorithm. A bucket on another algorithm than
+// the run's makes the scenario structural.
+func (bk *Bucketing) level1PerBucket(sc *scenarioOf, topo Topology, p *Prediction) ([]string, error) {
+	t := bk.Topology
 	algos := make([]string, len(sc.buckets))
 	var switched []string
 	for i, n := range sc.buckets {
@@ -890,7 +1019,7 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 		if sc.auto && topo.Servers > 1 {
 			c, err := topo.HCCLChoice("allreduce", n, sc.buffer, bk.Deterministic)
 			if err != nil {
-				return Prediction{}, err
+				return nil, err
 			}
 			algos[i] = c.Algo
 			if c.Algo != t.Level1 && !slices.Contains(switched, c.Algo) {
@@ -903,6 +1032,14 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			sc.structural = true
 		}
 	}
+	return algos, nil
+}
+
+// noteModelLimits says, on p, where the scenario leaves what the run measured: an
+// algorithm kept against HCCL's selector, the two-level model and an uncalibrated
+// inter link for a structural change, sizes outside the fitted ones.
+func (bk *Bucketing) noteModelLimits(sc scenarioOf, topo Topology, p *Prediction) {
+	t := bk.Topology
 	if sc.sizes && !sc.auto && !bk.HCCLAlgoForced && t.Servers > 1 && !t.NCCL {
 		if ok, c := bk.SelectorAgrees(); !ok && c.Algo != "" {
 			p.Assumptions = append(p.Assumptions, fmt.Sprintf("the run's between-server algorithm (%s) is not what HCCL's selector picks for its sizes (%s) and HCCL_ALGO is not known to be set: %s is kept at the new sizes",
@@ -929,37 +1066,39 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			break
 		}
 	}
-	// scale stretches every bucket's time by the model's own per-op error.
-	pred := func(a, b, scale float64) (step, exposed float64, err error) {
-		times := bk.bucketTimes(sc.buckets, a, b, sc.buffer)
-		if sc.structural {
-			if times, err = bk.reprice(sc.buckets, a, b, sc.buffer, topo, algos); err != nil {
-				return 0, 0, err
-			}
+}
+
+// predictStep prices the scenario's step and its exposed communication on the line
+// a + n·b; scale stretches every bucket's time by the model's own per-op error.
+func (bk *Bucketing) predictStep(sc scenarioOf, topo Topology, algos []string, a, b, scale float64) (step, exposed float64, err error) {
+	times := bk.bucketTimes(sc.buckets, a, b, sc.buffer)
+	if sc.structural {
+		if times, err = bk.reprice(sc.buckets, a, b, sc.buffer, topo, algos); err != nil {
+			return 0, 0, err
 		}
-		for i := range times {
-			times[i] *= scale
-		}
-		e := bk.queueExposure(times, sc.windowUs)
-		// The rest of the step is unchanged; more micro-batches repeat the compute of
-		// one, and the other dimensions' traffic of one, the optimizer runs once.
-		perStep, perMicroUs := bk.otherExposedUs()
-		micro := (bk.StepUs - bk.ExposedUs - bk.TailUs) / float64(bk.Accumulation)
-		repeated := float64(sc.acc) / float64(bk.Accumulation)
-		exposedAll := perStep + perMicroUs*repeated + e
-		if sc.fused {
-			exposedAll -= bk.fusionSavingUs(a, b)
-		}
-		return micro*float64(sc.acc) + bk.TailUs + exposedAll, exposedAll, nil
 	}
-	step, e, err := pred(bk.AlphaUs, bk.BetaUsPerB, 1)
-	if err != nil {
-		return Prediction{}, err
+	for i := range times {
+		times[i] *= scale
 	}
-	// The interval carries the fit's standard errors, the model's own per-op error
-	// (the 90th percentile of its relative residuals on the run's ops: the fitted
-	// line's, and for a structural change the structural model's too) and the
-	// measured step's noise, for the run it is computed from and the run it predicts.
+	e := bk.queueExposure(times, sc.windowUs)
+	// The rest of the step is unchanged; more micro-batches repeat the compute of
+	// one, and the other dimensions' traffic of one, the optimizer runs once.
+	perStep, perMicroUs := bk.otherExposedUs()
+	micro := (bk.StepUs - bk.ExposedUs - bk.TailUs) / float64(bk.Accumulation)
+	repeated := float64(sc.acc) / float64(bk.Accumulation)
+	exposedAll := perStep + perMicroUs*repeated + e
+	if sc.fused {
+		exposedAll -= bk.fusionSavingUs(a, b)
+	}
+	return micro*float64(sc.acc) + bk.TailUs + exposedAll, exposedAll, nil
+}
+
+// intervalOpError is the model's own per-op error the interval carries (the 90th
+// percentile of its relative residuals on the run's ops: the fitted line's, and for a
+// structural change the structural model's too, and the priors' for a level the run
+// does not calibrate).
+func (bk *Bucketing) intervalOpError(sc scenarioOf, topo Topology) float64 {
+	t := bk.Topology
 	q := bk.OpErrorP90
 	if sc.structural {
 		q = math.Max(q, bk.structuralError())
@@ -968,9 +1107,13 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			q = math.Max(q, priorError)
 		}
 	}
-	lo, _, _ := pred(math.Max(bk.AlphaUs-bk.AlphaSEUs, 0), math.Max(bk.BetaUsPerB-bk.BetaSEUsPB, 0), 1-q)
-	hi, _, _ := pred(bk.AlphaUs+bk.AlphaSEUs, bk.BetaUsPerB+bk.BetaSEUsPB, 1+q)
-	lo, hi = math.Min(lo, hi), math.Max(lo, hi)
+	return q
+}
+
+// intervalNoise is the interval's part beside the fit: the measured step's noise, for
+// the run it is computed from and the run it predicts, and what the model does not
+// represent; e is the predicted exposed communication.
+func (bk *Bucketing) intervalNoise(sc scenarioOf, e float64) float64 {
 	noise := math.Sqrt2 * bk.StepNoiseUs * float64(sc.acc) / float64(bk.Accumulation)
 	// What the model does not represent grows with the change: the ranks' drift per
 	// added micro-batch (the mean rank's micro-batch is repeated, the slowest rank's
@@ -986,18 +1129,7 @@ func (bk *Bucketing) whatIfPlan(plan []Setting) (Prediction, error) {
 			unmodelled += est.ErrorAbs * e
 		}
 	}
-	noise = math.Hypot(noise, unmodelled)
-	down := math.Max(math.Hypot(math.Max(step-lo, 0), noise), minIntervalShare*step)
-	up := math.Max(math.Hypot(math.Max(hi-step, 0), noise), minIntervalShare*step)
-	p.Knob, p.Value = strings.Join(names, "+"), strings.Join(values, "+")
-	p.StepTimeUs, p.ExposedUs, p.CommShare = step, e, e/step
-	p.Low, p.High = step-down, step+up
-	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the interval holds the fit's standard errors, the model's per-op error (90th percentile %.1f%%), the step's noise and what the model leaves out (±%.2f ms together)",
-		100*q, noise/1e3))
-	if bk.WindowBound {
-		p.Assumptions = append(p.Assumptions, "the overlap window is a lower bound (the run is compute-bound)")
-	}
-	return p, nil
+	return math.Hypot(noise, unmodelled)
 }
 
 // minIntervalShare is the narrowest interval half-width, as a share of the step: a
