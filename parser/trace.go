@@ -1046,6 +1046,50 @@ func (st *traceState) eventLabel(e *rawEvent) string {
 func (st *traceState) finish() *traceTimeline {
 	st.raw = rawEvent{} // it points into the stream's buffer, another trace's or unmapped now
 	tl := &traceTimeline{Events: st.events, Timeline: profile.Timeline{Steps: st.steps}}
+	st.noteDropped(tl)
+	rowKinds := st.rowKinds()
+	nOps, nTasks := st.countCommEvents(rowKinds)
+	st.collectCompute(tl)
+	// Each list is let go once read, the hardware tasks (the most), the Overlap rows
+	// and the flows before the HCCL lists are made, so that a big trace's candidates
+	// and its timeline are not all held at once. (Collecting them at once, forced,
+	// lowered the peak RSS of a 1.96 GB trace's analyze by 3%, 157 against 162 MiB:
+	// not worth a collection that, in a cluster's load, marks every rank's summaries.)
+	done(st, &st.hw)
+	st.collectOverlap(tl)
+	done(st, &st.overlap)
+	st.collectFlows(tl)
+	done(st, &st.flowEnds)
+	st.flowStarts = nil
+	tl.CommOps = make([]profile.CommOp, 0, nOps)
+	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
+	// HCCL's op and task records (their args say so) anywhere but in HCCL's process: a
+	// release that renamed the process would otherwise lose every op and task of the
+	// rank without a word (ops from communication.json stood in, unsized).
+	strayProcs := map[string]int{}
+	st.collectCommOps(tl, strayProcs)
+	done(st, &st.ops)
+	// Each task's labels are found once per row and strings, by their ids.
+	var labels profile.TaskLabelCache[traceTaskLabelKey]
+	st.collectCommTasks(tl, rowKinds, strayProcs, &labels)
+	done(st, &st.tasks)
+	st.collectGenericComm(tl, rowKinds, &labels)
+	done(st, &st.generic)
+	if len(strayProcs) > 0 {
+		var procsText []string
+		for _, name := range slices.Sorted(maps.Keys(strayProcs)) {
+			procsText = append(procsText, fmt.Sprintf("%q (%d)", name, strayProcs[name]))
+		}
+		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: HCCL op and task events (with HCCL's arguments) in processes not named %q or %q, which hcclprof reads as HCCL's: %s: not read",
+			st.file, "HCCL", "Communication", strings.Join(procsText, ", ")))
+	}
+	sortTimeline(tl)
+	return tl
+}
+
+// noteDropped says, on tl, which events were dropped: complete events without dur,
+// device events without pid, events of processes never named.
+func (st *traceState) noteDropped(tl *traceTimeline) {
 	if st.noDur > 0 {
 		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: %d complete events without dur, the first %s: dropped", st.file, st.noDur, st.firstNoDur))
 	}
@@ -1055,22 +1099,35 @@ func (st *traceState) finish() *traceTimeline {
 	if p := st.unnamedProcessEvents(); p != "" {
 		tl.Problems = append(tl.Problems, p)
 	}
-	isOpRow := func(pid, tid int64) (string, bool) {
-		tn := st.threadName[pidTid{pid, tid}]
-		return tn, strings.Contains(tn, "Communication")
-	}
-	// What a row is, found once per row rather than once per event.
-	type rowKind struct{ hccl, opRow bool }
-	rowKinds := make([]rowKind, len(st.rows))
+}
+
+// isOpRow says whether a thread is a row of HCCL ops (its name holds
+// "Communication"), and returns the name.
+func (st *traceState) isOpRow(pid, tid int64) (string, bool) {
+	tn := st.threadName[pidTid{pid, tid}]
+	return tn, strings.Contains(tn, "Communication")
+}
+
+// traceRowKind is what a row is: in HCCL's process, a row of ops.
+type traceRowKind struct{ hccl, opRow bool }
+
+// rowKinds finds what each row is, once per row rather than once per event.
+func (st *traceState) rowKinds() []traceRowKind {
+	rowKinds := make([]traceRowKind, len(st.rows))
 	for i, at := range st.rows {
-		_, op := isOpRow(at.pid, at.tid)
-		rowKinds[i] = rowKind{hccl: isHCCLProcess(st.procName[at.pid]), opRow: op}
+		_, op := st.isOpRow(at.pid, at.tid)
+		rowKinds[i] = traceRowKind{hccl: isHCCLProcess(st.procName[at.pid]), opRow: op}
 	}
-	// Sized up front: grown by append, these copies were most of what finish
-	// allocated. The generic events are counted to the list they join: sized for all
-	// of them (most are on other processes), the ops a cluster's analysis keeps of each
-	// rank were mostly spare capacity. (ops and tasks are HCCL's but for a few.)
-	nOps, nTasks := st.ops.Len(), st.tasks.Len()
+	return rowKinds
+}
+
+// countCommEvents counts the ops and tasks the timeline's lists are sized for up
+// front: grown by append, these copies were most of what finish allocated. The
+// generic events are counted to the list they join: sized for all of them (most are
+// on other processes), the ops a cluster's analysis keeps of each rank were mostly
+// spare capacity. (ops and tasks are HCCL's but for a few.)
+func (st *traceState) countCommEvents(rowKinds []traceRowKind) (nOps, nTasks int) {
+	nOps, nTasks = st.ops.Len(), st.tasks.Len()
 	for row, n := range st.genericByRow {
 		if k := rowKinds[row]; k.hccl {
 			if k.opRow {
@@ -1080,6 +1137,13 @@ func (st *traceState) finish() *traceTimeline {
 			}
 		}
 	}
+	return nOps, nTasks
+}
+
+// collectCompute collects the compute (and backward) kernels from the hardware
+// tasks: those of the Ascend Hardware process that are neither on a communication
+// stream or connection nor of a non-compute kind.
+func (st *traceState) collectCompute(tl *traceTimeline) {
 	commStreams, commConns := st.commStreams()
 	procs := pidNames{names: st.procName}
 	nCompute := 0
@@ -1113,14 +1177,11 @@ func (st *traceState) finish() *traceTimeline {
 			}
 		}
 	}
-	// Each list is let go once read, the hardware tasks (the most), the Overlap rows
-	// and the flows before the HCCL lists are made, so that a big trace's candidates
-	// and its timeline are not all held at once. (Collecting them at once, forced,
-	// lowered the peak RSS of a 1.96 GB trace's analyze by 3%, 157 against 162 MiB:
-	// not worth a collection that, in a cluster's load, marks every rank's summaries.)
-	done(st, &st.hw)
-	// The Overlap rows and the flows are counted first: grown by append, a big
-	// trace's lists were allocated five times over.
+}
+
+// collectOverlap collects the Overlap Analysis rows, counted first: grown by append,
+// a big trace's lists were allocated five times over.
+func (st *traceState) collectOverlap(tl *traceTimeline) {
 	var nOverlap [4]int
 	for row, byKind := range st.overlapByRow {
 		if st.procName[st.rows[row].pid] == procOverlap {
@@ -1144,7 +1205,10 @@ func (st *traceState) finish() *traceTimeline {
 			}
 		}
 	}
-	done(st, &st.overlap)
+}
+
+// collectFlows collects the host→device flows whose start is known, counted first.
+func (st *traceState) collectFlows(tl *traceTimeline) {
 	flowNums := st.flowStartsByID()
 	flowStart := func(f *flowEnd) (int64, bool) {
 		if f.isNum {
@@ -1175,35 +1239,37 @@ func (st *traceState) finish() *traceTimeline {
 			}
 		}
 	}
-	done(st, &st.flowEnds)
-	st.flowStarts = nil
-	tl.CommOps = make([]profile.CommOp, 0, nOps)
-	tl.CommTasks = make([]profile.CommTask, 0, nTasks)
-	// HCCL's op and task records (their args say so) anywhere but in HCCL's process: a
-	// release that renamed the process would otherwise lose every op and task of the
-	// rank without a word (ops from communication.json stood in, unsized).
-	strayProcs := map[string]int{}
+}
+
+// collectCommOps collects HCCL's op records in HCCL's process; those elsewhere are
+// counted per process in strayProcs.
+func (st *traceState) collectCommOps(tl *traceTimeline, strayProcs map[string]int) {
+	procs := pidNames{names: st.procName}
 	for part := range st.ops.All() {
 		for _, o := range part {
 			if !isHCCLProcess(procs.of(o.pid)) {
 				st.countStray(strayProcs, o.pid)
 				continue
 			}
-			o.op.GroupRow, _ = isOpRow(o.pid, o.tid)
+			o.op.GroupRow, _ = st.isOpRow(o.pid, o.tid)
 			tl.CommOps = append(tl.CommOps, o.op)
 		}
 	}
-	done(st, &st.ops)
-	rowOf := st.planeGroupRows(isOpRow)
+}
+
+// traceTaskLabelKey keys a task's labels: its row and strings, by their ids.
+type traceTaskLabelKey struct{ row, name, transport, link uint32 }
+
+// collectCommTasks collects HCCL's task records in HCCL's process, with their plane
+// and group row; those elsewhere are counted per process in strayProcs.
+func (st *traceState) collectCommTasks(tl *traceTimeline, rowKinds []traceRowKind, strayProcs map[string]int, labels *profile.TaskLabelCache[traceTaskLabelKey]) {
+	rowOf := st.planeGroupRows(st.isOpRow)
 	var last struct {
 		row        uint32
 		plane      int
 		group      string
 		known, hcl bool
 	}
-	// Each task's labels are found once per row and strings, by their ids.
-	type taskLabelKey struct{ row, name, transport, link uint32 }
-	var labels profile.TaskLabelCache[taskLabelKey]
 	for part := range st.tasks.All() {
 		for i := range part {
 			t := &part[i]
@@ -1218,7 +1284,7 @@ func (st *traceState) finish() *traceTimeline {
 				st.countStray(strayProcs, st.rows[t.row].pid)
 				continue
 			}
-			taskLabels := labels.Of(taskLabelKey{row: t.row, name: t.name, transport: t.transport, link: t.link}, func() profile.TaskLabels {
+			taskLabels := labels.Of(traceTaskLabelKey{row: t.row, name: t.name, transport: t.transport, link: t.link}, func() profile.TaskLabels {
 				return profile.TaskLabels{GroupRow: last.group, Name: st.strs.values[t.name],
 					TransportType: st.strs.values[t.transport], LinkType: st.strs.values[t.link]}
 			})
@@ -1226,7 +1292,11 @@ func (st *traceState) finish() *traceTimeline {
 				Interval: t.iv, SrcRank: int(t.src), DstRank: int(t.dst), SizeBytes: t.size})
 		}
 	}
-	done(st, &st.tasks)
+}
+
+// collectGenericComm collects the generic events of HCCL's rows: an op on an op row
+// (its step not known), else a task.
+func (st *traceState) collectGenericComm(tl *traceTimeline, rowKinds []traceRowKind, labels *profile.TaskLabelCache[traceTaskLabelKey]) {
 	for part := range st.generic.All() {
 		for i := range part {
 			g := &part[i]
@@ -1234,7 +1304,7 @@ func (st *traceState) finish() *traceTimeline {
 				continue
 			}
 			at, name := st.rows[g.row], st.strs.values[g.name]
-			if row, ok := isOpRow(at.pid, at.tid); ok {
+			if row, ok := st.isOpRow(at.pid, at.tid); ok {
 				tl.CommOps = append(tl.CommOps, profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name),
 					Group: profile.GroupIDFromName(name), GroupRow: row, Interval: g.iv})
 			} else {
@@ -1243,15 +1313,10 @@ func (st *traceState) finish() *traceTimeline {
 			}
 		}
 	}
-	done(st, &st.generic)
-	if len(strayProcs) > 0 {
-		var procsText []string
-		for _, name := range slices.Sorted(maps.Keys(strayProcs)) {
-			procsText = append(procsText, fmt.Sprintf("%q (%d)", name, strayProcs[name]))
-		}
-		tl.Problems = append(tl.Problems, fmt.Sprintf("%s: HCCL op and task events (with HCCL's arguments) in processes not named %q or %q, which hcclprof reads as HCCL's: %s: not read",
-			st.file, "HCCL", "Communication", strings.Join(procsText, ", ")))
-	}
+}
+
+// sortTimeline puts the timeline's lists in time order (ops and tasks stably).
+func sortTimeline(tl *traceTimeline) {
 	sortByStart := func(ivs []profile.Interval) {
 		sort.Slice(ivs, func(i, j int) bool { return ivs[i].StartNs < ivs[j].StartNs })
 	}
@@ -1264,7 +1329,6 @@ func (st *traceState) finish() *traceTimeline {
 		sortByStart(ivs)
 	}
 	sort.Slice(tl.Flows, func(i, j int) bool { return tl.Flows[i].DeviceNs < tl.Flows[j].DeviceNs })
-	return tl
 }
 
 // overlapKind is the Overlap Analysis row an event's name puts it on: 0 Computing, 1
