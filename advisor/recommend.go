@@ -83,60 +83,110 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 	bk.Deterministic = facts.Deterministic
 	bk.AccumulationSpan = facts.AccumulationSpan
 	bk.UseCalibration(opts.Calibration)
-	gain := func(p costmodel.Prediction, acc int) float64 {
-		return bk.StepUs - p.StepTimeUs*float64(facts.Accumulation)/float64(acc)
-	}
-	var out []Recommendation
+	rp := &recommender{bk: bk, facts: facts, th: th, risksOf: map[string][]string{}}
 	var notes []string
-	risksOf := map[string][]string{}
-	add := func(id string, plan []costmodel.Setting, acc int, risks ...string) *Recommendation {
-		p, err := bk.WhatIfPlan(plan)
-		if err != nil {
-			return nil
-		}
-		// A plan carries the risks of the changes it builds on.
-		var all []string
-		for _, s := range plan[:len(plan)-1] {
-			all = append(all, risksOf[s.Knob]...)
-		}
-		risksOf[plan[len(plan)-1].Knob] = risks
-		for _, rk := range risks {
-			if !slices.Contains(all, rk) {
-				all = append(all, rk)
-			}
-		}
-		r := Recommendation{ID: id, Predicted: p, GainUs: gain(p, acc), Confidence: p.Confidence, Assumptions: p.Assumptions,
-			Risks: all, Settings: append([]costmodel.Setting(nil), plan...),
-			SamplesScale: float64(acc) / float64(facts.Accumulation), TodayUs: bk.StepUs}
-		if r.GainUs <= 0 {
-			return nil // the model predicts no gain: nothing to recommend
-		}
-		var knobs, applies, values []string
-		for _, s := range plan {
-			st := settingOf(s)
-			st.ElementBytes = bk.ElementBytes
-			k, how := Apply(st, facts.Framework)
-			knobs, applies, values = append(knobs, k), append(applies, how), append(values, valueOf(s))
-		}
-		r.Knob, r.Apply, r.Value = strings.Join(knobs, " + "), strings.Join(applies, "\n"), strings.Join(values, " + ")
-		// Below the interval's width or 1% of the step, the model does not back a gain.
-		if r.GainUs <= math.Max(p.High-p.Low, th.MinGainShare*bk.StepUs) || r.Confidence == "low" {
-			r.Hypothesis = true
-		}
-		out = append(out, r)
-		return &out[len(out)-1]
-	}
 	var found []Finding
 	if f, ok := stormFinding(bk, opts.Thresholds.Storm); ok {
 		found = append(found, f)
-		if r := add("fuse_small_collectives", []costmodel.Setting{{Knob: "fuse", Value: 1}}, facts.Accumulation,
+		if r := rp.add("fuse_small_collectives", []costmodel.Setting{{Knob: "fuse", Value: 1}}, facts.Accumulation,
 			"fusing changes the code that issues them: one flat buffer holds every tensor, its memory is allocated once"); r != nil {
 			r.Apply = fuseApply(bk.Storm)
 		}
 	}
+	plan := rp.overlap()
+	plan = rp.bucketSize(plan)
+	rp.buffsize()
+	// A model that computes in 16 bits whose gradients are reduced in fp32: reduce
+	// them in its own type, half the bytes (DDP's bf16_compress_hook, Megatron's
+	// --grad-reduce-in-bf16, DeepSpeed's communication_data_type).
+	if dt := res.ComputeDType; bk.ElementBytes == 4 && (dt == "BF16" || dt == "FP16") && res.ComputeDTypeShare >= 0.5 {
+		rp.add("grad_reduce_16bit", append(slices.Clone(plan), costmodel.Setting{Knob: "grad_bytes", Value: 2}), facts.Accumulation,
+			fmt.Sprintf("gradients summed in %s lose precision over many ranks: check the loss curve against an fp32-reduced run (Megatron keeps the main gradients and the optimizer in fp32)", strings.ToLower(dt)))
+	}
+	// The level-1 algorithm: priced after the plan so far (its gain is what it adds
+	// to the changes before it), against HCCL's own choice for the new sizes; a
+	// forced HCCL_ALGO that HCCL's own choice beats is unset; forcing another is a
+	// last resort (docs/costmodel.md §7), only when it beats HCCL's choice beyond the
+	// model's uncertainty and 3% of the step.
+	if r := algorithmAdvice(bk, plan, facts, th); r != nil {
+		if rec := rp.add(r.id, r.plan, facts.Accumulation, r.risks...); rec != nil {
+			rec.Assumptions = append(rec.Assumptions, r.assumptions...)
+			if r.id == "unset_hccl_algo" {
+				rec.Value = "unset"
+			}
+		}
+	}
+	notes = rp.accumulation(plan, len(res.Communication.Pipelines) > 0, opts.CommBudget, notes)
+	kept, notes := rp.ranked(notes)
+	return kept, append(notes, bk.Notes...), found
+}
+
+// recommender collects the recommendations priced on the fitted gradient
+// synchronisation.
+type recommender struct {
+	bk    *costmodel.Bucketing
+	facts RunFacts
+	th    RecommendThresholds
+	out   []Recommendation
+	// risksOf are the risks of each knob recommended so far, which a plan that
+	// builds on it carries.
+	risksOf map[string][]string
+}
+
+// gain is what a prediction saves per step of today's samples, at acc micro-batches.
+func (rp *recommender) gain(p costmodel.Prediction, acc int) float64 {
+	return rp.bk.StepUs - p.StepTimeUs*float64(rp.facts.Accumulation)/float64(acc)
+}
+
+// add prices a plan at acc micro-batches and, when the model predicts a gain,
+// recommends it (how to apply each knob in the run's framework; a hypothesis when
+// the gain is within the model's uncertainty) and returns it; else nil.
+func (rp *recommender) add(id string, plan []costmodel.Setting, acc int, risks ...string) *Recommendation {
+	bk, facts := rp.bk, rp.facts
+	p, err := bk.WhatIfPlan(plan)
+	if err != nil {
+		return nil
+	}
+	// A plan carries the risks of the changes it builds on.
+	var all []string
+	for _, s := range plan[:len(plan)-1] {
+		all = append(all, rp.risksOf[s.Knob]...)
+	}
+	rp.risksOf[plan[len(plan)-1].Knob] = risks
+	for _, rk := range risks {
+		if !slices.Contains(all, rk) {
+			all = append(all, rk)
+		}
+	}
+	r := Recommendation{ID: id, Predicted: p, GainUs: rp.gain(p, acc), Confidence: p.Confidence, Assumptions: p.Assumptions,
+		Risks: all, Settings: append([]costmodel.Setting(nil), plan...),
+		SamplesScale: float64(acc) / float64(facts.Accumulation), TodayUs: bk.StepUs}
+	if r.GainUs <= 0 {
+		return nil // the model predicts no gain: nothing to recommend
+	}
+	var knobs, applies, values []string
+	for _, s := range plan {
+		st := settingOf(s)
+		st.ElementBytes = bk.ElementBytes
+		k, how := Apply(st, facts.Framework)
+		knobs, applies, values = append(knobs, k), append(applies, how), append(values, valueOf(s))
+	}
+	r.Knob, r.Apply, r.Value = strings.Join(knobs, " + "), strings.Join(applies, "\n"), strings.Join(values, " + ")
+	// Below the interval's width or 1% of the step, the model does not back a gain.
+	if r.GainUs <= math.Max(p.High-p.Low, rp.th.MinGainShare*bk.StepUs) || r.Confidence == "low" {
+		r.Hypothesis = true
+	}
+	rp.out = append(rp.out, r)
+	return &rp.out[len(rp.out)-1]
+}
+
+// overlap recommends launching the buckets over more of the backward pass when they
+// are launched over little of it, and returns the plan later changes build on (the
+// overlap when the framework has a switch for it and the model backs it).
+// MindSpore overlaps its fused AllReduces by itself and has no switch for it.
+func (rp *recommender) overlap() []costmodel.Setting {
+	bk, facts, th := rp.bk, rp.facts, rp.th
 	plan := []costmodel.Setting{}
-	// Overlap: buckets launched over little of the backward pass.
-	// MindSpore overlaps its fused AllReduces by itself and has no switch for it.
 	if f := bk.OverlapFraction(); !bk.WindowBound && f < th.OverlapBelow && bk.GroupExposedUs > th.OverlapExposedShare*bk.StepUs && facts.Framework != FrameworkMindSpore {
 		risks := []string{"overlapped communication can slow the backward kernels it runs beside (shared HBM and SDMA bandwidth): the gain may be smaller"}
 		switch facts.Framework {
@@ -147,7 +197,7 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 		case FrameworkDDP:
 			risks = append(risks, "static_graph=True requires the same graph every step (no data-dependent branches)")
 		}
-		if r := add("overlap_grad_reduce", []costmodel.Setting{{Knob: "overlap", Value: 0.9}}, facts.Accumulation, risks...); r != nil {
+		if r := rp.add("overlap_grad_reduce", []costmodel.Setting{{Knob: "overlap", Value: 0.9}}, facts.Accumulation, risks...); r != nil {
 			if facts.Framework == FrameworkDDP {
 				// No switch turns it on: DDP already launches each bucket when ready.
 				r.Value, r.Hypothesis = "False (static_graph=True)", true
@@ -158,8 +208,14 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 			}
 		}
 	}
-	// Bucket size: the best of a ladder of sizes, on top of the overlap when that is
-	// switched on (smaller buckets pay off once they overlap).
+	return plan
+}
+
+// bucketSize recommends the best of a ladder of bucket sizes, on top of the plan so
+// far (smaller buckets pay off once they overlap), when it gains beyond the
+// threshold, and returns the plan with it.
+func (rp *recommender) bucketSize(plan []costmodel.Setting) []costmodel.Setting {
+	bk := rp.bk
 	base := bk.StepUs
 	if len(plan) > 0 {
 		if p, err := bk.WhatIfPlan(plan); err == nil {
@@ -179,12 +235,17 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 			best, bestSize = &p, size
 		}
 	}
-	if best != nil && best.StepTimeUs < base-th.MinGainShare*bk.StepUs {
+	if best != nil && best.StepTimeUs < base-rp.th.MinGainShare*bk.StepUs {
 		plan = append(plan, costmodel.Setting{Knob: "bucket", Value: float64(bestSize)})
-		add("bucket_size", plan, facts.Accumulation,
+		rp.add("bucket_size", plan, rp.facts.Accumulation,
 			"larger buckets start communication later in the backward pass; smaller ones add ops")
 	}
-	// HCCL_BUFFSIZE: enough for the largest bucket in one round.
+	return plan
+}
+
+// buffsize recommends an HCCL_BUFFSIZE enough for the largest bucket in one round.
+func (rp *recommender) buffsize() {
+	bk, facts := rp.bk, rp.facts
 	maxBucket := int64(0)
 	for _, b := range bk.Buckets {
 		maxBucket = max(maxBucket, b)
@@ -198,39 +259,25 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 			need = (maxBucket+p-1)/p + 16<<10
 		}
 		mb := (need + (1 << 20) - 1) >> 20
-		add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
+		rp.add("hccl_buffsize", []costmodel.Setting{{Knob: "buffsize", Value: float64(mb << 20)}}, facts.Accumulation,
 			fmt.Sprintf("each communicator reserves 2 × %d MB of device memory (count every group: dp, tp, pp, ...)", mb))
 	}
-	// A model that computes in 16 bits whose gradients are reduced in fp32: reduce
-	// them in its own type, half the bytes (DDP's bf16_compress_hook, Megatron's
-	// --grad-reduce-in-bf16, DeepSpeed's communication_data_type).
-	if dt := res.ComputeDType; bk.ElementBytes == 4 && (dt == "BF16" || dt == "FP16") && res.ComputeDTypeShare >= 0.5 {
-		add("grad_reduce_16bit", append(slices.Clone(plan), costmodel.Setting{Knob: "grad_bytes", Value: 2}), facts.Accumulation,
-			fmt.Sprintf("gradients summed in %s lose precision over many ranks: check the loss curve against an fp32-reduced run (Megatron keeps the main gradients and the optimizer in fp32)", strings.ToLower(dt)))
-	}
-	// The level-1 algorithm: priced after the plan so far (its gain is what it adds
-	// to the changes before it), against HCCL's own choice for the new sizes; a
-	// forced HCCL_ALGO that HCCL's own choice beats is unset; forcing another is a
-	// last resort (docs/costmodel.md §7), only when it beats HCCL's choice beyond the
-	// model's uncertainty and 3% of the step.
-	if r := algorithmAdvice(bk, plan, facts, th); r != nil {
-		if rec := add(r.id, r.plan, facts.Accumulation, r.risks...); rec != nil {
-			rec.Assumptions = append(rec.Assumptions, r.assumptions...)
-			if r.id == "unset_hccl_algo" {
-				rec.Value = "unset"
-			}
-		}
-	}
-	// Accumulation, when exposed communication stays above the budget.
+}
+
+// accumulation recommends gradient accumulation on top of the plan when exposed
+// communication stays above the budget (a note instead for a pipeline-parallel run),
+// and returns the notes with it.
+func (rp *recommender) accumulation(plan []costmodel.Setting, pipelined bool, budget float64, notes []string) []string {
+	bk, facts := rp.bk, rp.facts
 	share := bk.ExposedUs / bk.StepUs
 	if len(plan) > 0 {
 		if p, err := bk.WhatIfPlan(plan); err == nil {
 			share = p.CommShare
 		}
 	}
-	if share > opts.CommBudget && len(res.Communication.Pipelines) > 0 {
+	if share > budget && pipelined {
 		notes = append(notes, "no accumulation advice for a pipeline-parallel run: its micro-batches are the pipeline's schedule (more of them shrink the bubble, (p−1)/(m+p−1), at the cost of activation memory)")
-	} else if share > opts.CommBudget {
+	} else if share > budget {
 		for _, a := range []int{2, 4, 8, 16} {
 			if a <= facts.Accumulation {
 				continue
@@ -240,14 +287,22 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 			if err != nil {
 				continue
 			}
-			if p.CommShare <= opts.CommBudget || a == 16 {
-				add("gradient_accumulation", accPlan, a,
+			if p.CommShare <= budget || a == 16 {
+				rp.add("gradient_accumulation", accPlan, a,
 					fmt.Sprintf("the effective batch grows %d×: retune the learning rate and check convergence", a/facts.Accumulation),
 					"memory per micro-batch is unchanged (activations are freed between micro-batches); results are not bit-identical to the unaccumulated run")
 				break
 			}
 		}
 	}
+	return notes
+}
+
+// ranked orders the recommendations (backed ones first, by gain), marks the last
+// resorts and leaves out those worth a negligible part of the step (a pipeline
+// run's top plan was worth 0.009 ms), with a note that says how many.
+func (rp *recommender) ranked(notes []string) ([]Recommendation, []string) {
+	out, th, bk := rp.out, rp.th, rp.bk
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Hypothesis != out[j].Hypothesis {
 			return !out[i].Hypothesis
@@ -255,8 +310,6 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 		return out[i].GainUs > out[j].GainUs
 	})
 	lastResort(out, th.LastResortRatio)
-	// A change worth a negligible part of the step is not listed at all (a pipeline
-	// run's top plan was worth 0.009 ms): the note says how many were left out.
 	kept := out[:0]
 	for _, r := range out {
 		if r.GainUs >= th.NegligibleShare*bk.StepUs {
@@ -266,7 +319,7 @@ func recommend(res *analysis.Result, det Detections, facts RunFacts, fit *costmo
 	if dropped := len(out) - len(kept); dropped > 0 {
 		notes = append(notes, fmt.Sprintf("%d change(s) worth under %.1f%% of the step (%.3f ms) left out", dropped, 100*th.NegligibleShare, th.NegligibleShare*bk.StepUs/1e3))
 	}
-	return kept, append(notes, bk.Notes...), found
+	return kept, notes
 }
 
 // StormThresholds grade small_collectives by what fusing the small collectives saves,
