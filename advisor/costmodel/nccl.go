@@ -116,18 +116,9 @@ func priceNCCL(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 		return ProductPrice{}, fmt.Errorf("size %d: want ≥ 0 bytes", q.Bytes)
 	}
 	op := NormaliseOp(q.Op)
-	var nsteps int
-	algos := []string{"ring"}
-	switch op {
-	case "allreduce":
-		nsteps = 2 * (nRanks - 1)
-		algos = ncclAlgos
-	case "allgather", "reducescatter":
-		nsteps = nRanks - 1
-	case "broadcast", "reduce":
-		nsteps = nRanks
-	default:
-		return ProductPrice{}, fmt.Errorf("%s: NCCL's tuning model prices AllReduce, AllGather, ReduceScatter, Broadcast and Reduce (AlltoAll is point-to-point sends)", op)
+	nsteps, algos, err := ncclSteps(op, nRanks)
+	if err != nil {
+		return ProductPrice{}, err
 	}
 	nvlink, net := hw.PeakGBps["NVLINK"], hw.PeakGBps["NET"]
 	if nvlink <= 0 || nNodes > 1 && net <= 0 {
@@ -135,99 +126,12 @@ func priceNCCL(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 	}
 	bw := ncclBandwidths{intra: nvlink * g.nvlinkPerLinkGBps / g.nvlinkWireGBps, nic: float64(ppn) * net}
 	index2 := min(nNodes, 3) - 1 // tuning.cc: 1, 2, more nodes
-	llMax := g.llMaxBwGBps[index2]
+	sh := ncclShape{g: g, op: op, bytes: q.Bytes, nNodes: nNodes, nRanks: nRanks, ppn: ppn, nsteps: nsteps, bw: bw, llMax: g.llMaxBwGBps[index2]}
 
 	var cands []ncclCandidate
 	for _, a := range algos {
-		ai := 1 // ring
-		if a == "tree" {
-			ai = 0
-		}
 		for pi, p := range ncclProtos {
-			busBw := bw.intra
-			if nNodes > 1 {
-				nic := bw.nic
-				if a == "tree" && nNodes == 2 {
-					nic *= 2 // search.cc raises a tree's intra bandwidth to twice the inter
-				}
-				busBw = min(busBw, nic)
-			}
-			// tuning.cc's refinements per algorithm and protocol.
-			switch {
-			case a == "ring" && p == "LL":
-				busBw = min(llMax, busBw*0.5)
-			case a == "ring" && p == "LL128":
-				busBw *= 0.92
-			}
-			if a == "tree" {
-				busBw *= 0.92
-				switch p {
-				case "LL":
-					busBw = min(busBw/3.8, llMax)
-				case "LL128":
-					if nNodes == 1 {
-						busBw *= 7.0 / 9.0
-					} else {
-						busBw *= 120.0 / 128.0
-					}
-				}
-			}
-			// Bus to algorithm bandwidth.
-			if a == "ring" {
-				busBw *= float64(nRanks) / float64(nsteps)
-			} else {
-				busBw *= 0.5
-			}
-			lat := ncclBaseLatUs[ai][pi]
-			intraLat := ncclHwLatUs[0][ai][pi]
-			interLat := ncclHwLatUs[1][ai][pi]
-			if ppn == 1 {
-				interLat = ncclHwLatUs[1][0][pi] // one GPU per node: the tree's network latency
-			}
-			switch {
-			case a == "ring" && (op == "broadcast" || op == "reduce"):
-				// Rings on NVSwitch nodes do not share one order, so every step pays
-				// (Simple: with the tree's chunk latency).
-				l := ncclHwLatUs[0][ai][pi]
-				if nNodes > 1 {
-					l = ncclHwLatUs[1][ai][pi]
-				}
-				if p == "Simple" {
-					l = ncclHwLatUs[min(nNodes-1, 1)][0][pi]
-				}
-				lat += float64(nsteps) * l
-			case a == "ring":
-				overhead := 0.0
-				if nNodes > 1 {
-					overhead = g.netOverhead
-					if p == "Simple" {
-						overhead *= 3
-					}
-				}
-				intraLat = max(intraLat, overhead)
-				nInter := 0
-				if nNodes > 1 {
-					nInter = nNodes - 1
-					if op == "allreduce" {
-						nInter = 2 * (nNodes - 1)
-					}
-				}
-				lat += float64(nsteps-nInter)*intraLat + float64(nInter)*interLat
-			default: // tree AllReduce
-				lat += 2 * (float64(nRanks/nNodes-1)*intraLat + math.Floor(math.Log2(float64(nNodes)))*interLat)
-			}
-			// ncclTopoGetAlgoTime's corrections for this size.
-			algBw := busBw
-			if a == "tree" && q.Bytes>>6 > 0 {
-				if i := int(math.Floor(math.Log2(float64(q.Bytes >> 6)))); i < 23 {
-					algBw *= ncclTreeCorrection[pi][i]
-				}
-			}
-			if a == "ring" && p == "Simple" && nNodes > 1 && op == "allreduce" && q.Bytes/int64(g.channels*nRanks) >= 64 {
-				lat *= g.plateau
-			}
-			byteUs := float64(q.Bytes) / (1000 * algBw)
-			cands = append(cands, ncclCandidate{name: a + "/" + p, latUs: lat, bwGBps: algBw, timeUs: lat + byteUs, byteUs: byteUs})
+			cands = append(cands, sh.candidate(a, pi, p))
 		}
 	}
 	best := cands[0]
@@ -253,4 +157,140 @@ func priceNCCL(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 		fmt.Sprintf("%s: algorithm bandwidth %.1f GB/s, latency %.1f µs (%s; %s CPU, as on the reference node)", best.name, best.bwGBps, best.latUs, hw.Sources["latency"], g.cpu),
 		"not modelled: NVLS, CollNet (SHARP), PAT, per-channel caps, NCCL_ALGO/NCCL_PROTO; priors, not a fit: hcclprof calibrate --bench fits a cluster's own sweep")
 	return price, nil
+}
+
+// ncclSteps is an op's step count on nRanks and the algorithms NCCL's model prices
+// it with.
+func ncclSteps(op string, nRanks int) (int, []string, error) {
+	var nsteps int
+	algos := []string{"ring"}
+	switch op {
+	case "allreduce":
+		nsteps = 2 * (nRanks - 1)
+		algos = ncclAlgos
+	case "allgather", "reducescatter":
+		nsteps = nRanks - 1
+	case "broadcast", "reduce":
+		nsteps = nRanks
+	default:
+		return 0, nil, fmt.Errorf("%s: NCCL's tuning model prices AllReduce, AllGather, ReduceScatter, Broadcast and Reduce (AlltoAll is point-to-point sends)", op)
+	}
+	return nsteps, algos, nil
+}
+
+// ncclShape is one op on one cluster shape, as NCCL's tuning model prices it.
+type ncclShape struct {
+	g                           ncclGPU
+	op                          string
+	bytes                       int64
+	nNodes, nRanks, ppn, nsteps int
+	bw                          ncclBandwidths
+	llMax                       float64 // the LL protocols' bandwidth cap for the node count
+}
+
+// candidate prices the op with algorithm a and protocol p (the pi-th).
+func (sh ncclShape) candidate(a string, pi int, p string) ncclCandidate {
+	ai := 1 // ring
+	if a == "tree" {
+		ai = 0
+	}
+	busBw := sh.busBandwidth(a, p)
+	lat := sh.latency(a, ai, pi, p)
+	// ncclTopoGetAlgoTime's corrections for this size.
+	algBw := busBw
+	if a == "tree" && sh.bytes>>6 > 0 {
+		if i := int(math.Floor(math.Log2(float64(sh.bytes >> 6)))); i < 23 {
+			algBw *= ncclTreeCorrection[pi][i]
+		}
+	}
+	if a == "ring" && p == "Simple" && sh.nNodes > 1 && sh.op == "allreduce" && sh.bytes/int64(sh.g.channels*sh.nRanks) >= 64 {
+		lat *= sh.g.plateau
+	}
+	byteUs := float64(sh.bytes) / (1000 * algBw)
+	return ncclCandidate{name: a + "/" + p, latUs: lat, bwGBps: algBw, timeUs: lat + byteUs, byteUs: byteUs}
+}
+
+// busBandwidth is algorithm a's bandwidth with protocol p, as an algorithm
+// bandwidth: the node's or the NICs', with tuning.cc's refinements.
+func (sh ncclShape) busBandwidth(a, p string) float64 {
+	busBw := sh.bw.intra
+	if sh.nNodes > 1 {
+		nic := sh.bw.nic
+		if a == "tree" && sh.nNodes == 2 {
+			nic *= 2 // search.cc raises a tree's intra bandwidth to twice the inter
+		}
+		busBw = min(busBw, nic)
+	}
+	// tuning.cc's refinements per algorithm and protocol.
+	switch {
+	case a == "ring" && p == "LL":
+		busBw = min(sh.llMax, busBw*0.5)
+	case a == "ring" && p == "LL128":
+		busBw *= 0.92
+	}
+	if a == "tree" {
+		busBw *= 0.92
+		switch p {
+		case "LL":
+			busBw = min(busBw/3.8, sh.llMax)
+		case "LL128":
+			if sh.nNodes == 1 {
+				busBw *= 7.0 / 9.0
+			} else {
+				busBw *= 120.0 / 128.0
+			}
+		}
+	}
+	// Bus to algorithm bandwidth.
+	if a == "ring" {
+		busBw *= float64(sh.nRanks) / float64(sh.nsteps)
+	} else {
+		busBw *= 0.5
+	}
+	return busBw
+}
+
+// latency is algorithm a's (the ai-th) latency with protocol p (the pi-th): the
+// base latency and each step's, within and between nodes.
+func (sh ncclShape) latency(a string, ai, pi int, p string) float64 {
+	nNodes, nsteps, op := sh.nNodes, sh.nsteps, sh.op
+	lat := ncclBaseLatUs[ai][pi]
+	intraLat := ncclHwLatUs[0][ai][pi]
+	interLat := ncclHwLatUs[1][ai][pi]
+	if sh.ppn == 1 {
+		interLat = ncclHwLatUs[1][0][pi] // one GPU per node: the tree's network latency
+	}
+	switch {
+	case a == "ring" && (op == "broadcast" || op == "reduce"):
+		// Rings on NVSwitch nodes do not share one order, so every step pays
+		// (Simple: with the tree's chunk latency).
+		l := ncclHwLatUs[0][ai][pi]
+		if nNodes > 1 {
+			l = ncclHwLatUs[1][ai][pi]
+		}
+		if p == "Simple" {
+			l = ncclHwLatUs[min(nNodes-1, 1)][0][pi]
+		}
+		lat += float64(nsteps) * l
+	case a == "ring":
+		overhead := 0.0
+		if nNodes > 1 {
+			overhead = sh.g.netOverhead
+			if p == "Simple" {
+				overhead *= 3
+			}
+		}
+		intraLat = max(intraLat, overhead)
+		nInter := 0
+		if nNodes > 1 {
+			nInter = nNodes - 1
+			if op == "allreduce" {
+				nInter = 2 * (nNodes - 1)
+			}
+		}
+		lat += float64(nsteps-nInter)*intraLat + float64(nInter)*interLat
+	default: // tree AllReduce
+		lat += 2 * (float64(sh.nRanks/nNodes-1)*intraLat + math.Floor(math.Log2(float64(nNodes)))*interLat)
+	}
+	return lat
 }
