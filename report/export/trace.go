@@ -89,86 +89,170 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 	if _, err := bw.WriteString("{\"traceEvents\":[\n"); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(bw)
-	first := true
-	emit := func(e traceEvent) error {
-		if !first {
-			if _, err := bw.WriteString(","); err != nil {
+	tw := &traceWriter{enc: json.NewEncoder(bw), bw: bw, first: true}
+	meta := func(pid, tid int, kind string, args map[string]any) error {
+		return tw.emit(traceEvent{Name: kind, Ph: "M", Pid: pid, Tid: tid, Ts: "0", Args: args})
+	}
+	l := traceExtent(res, c)
+	var origin int64 // the run's first event: every ts is µs after it
+	if !l.whole.empty() {
+		origin = l.whole.lo
+	}
+	placed := placeFindings(res, adv, l.refWindow, l.whole, origin)
+	used, global := l.usedLanes(res, c, placed)
+	slices.Sort(l.ranks)
+
+	if global {
+		if err := processMeta(meta, findingsPid, "findings (all ranks)", -1, used); err != nil {
+			return err
+		}
+	}
+	for _, r := range l.ranks {
+		if err := processMeta(meta, rankPid(r), fmt.Sprintf("rank %d", r), r, used); err != nil {
+			return err
+		}
+	}
+	for _, p := range placed {
+		if err := tw.emit(p.event); err != nil {
+			return err
+		}
+	}
+	if err := tw.communication(res, c, l.exposed, origin); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(bw, "],\"otherData\":{\"time_origin_ns\":\"%d\",\"ts\":\"µs since time_origin_ns, on the profile's clock\"}}\n", origin); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// traceWriter writes the trace's events, comma-separated.
+type traceWriter struct {
+	bw    *bufio.Writer
+	enc   *json.Encoder
+	first bool
+}
+
+func (tw *traceWriter) emit(e traceEvent) error {
+	if !tw.first {
+		if _, err := tw.bw.WriteString(","); err != nil {
+			return err
+		}
+	}
+	tw.first = false
+	sanitize.Value(&e) // names come from untrusted profiles
+	return tw.enc.Encode(e)
+}
+
+// communication writes each rank's collectives, the time they waited for the other
+// ranks, and its exposed communication (exposed, per rank of c), at µs after origin.
+func (tw *traceWriter) communication(res *analysis.Result, c *profile.Cluster, exposed [][]profile.Interval, origin int64) error {
+	for _, o := range res.Communication.Ops {
+		if err := tw.emit(traceEvent{Name: o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneOps, Ts: nsNumber(o.StartNs - origin), Dur: nsNumber(o.ElapseNs),
+			Args: opArgs(o)}); err != nil {
+			return err
+		}
+		if o.CrossWaitNs > 0 {
+			if err := tw.emit(traceEvent{Name: "wait: " + o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneWait, Ts: nsNumber(o.StartNs - origin), Dur: nsNumber(o.CrossWaitNs)}); err != nil {
 				return err
 			}
 		}
-		first = false
-		sanitize.Value(&e) // names come from untrusted profiles
-		return enc.Encode(e)
 	}
-	meta := func(pid, tid int, kind string, args map[string]any) error {
-		return emit(traceEvent{Name: kind, Ph: "M", Pid: pid, Tid: tid, Ts: "0", Args: args})
+	if c != nil {
+		for i, r := range c.Ranks {
+			for _, iv := range exposed[i] {
+				if err := tw.emit(traceEvent{Name: "exposed", Ph: "X", Pid: rankPid(r.Rank), Tid: laneExposed, Ts: nsNumber(iv.StartNs - origin), Dur: nsNumber(iv.DurNs())}); err != nil {
+					return err
+				}
+			}
+		}
 	}
+	return nil
+}
 
-	// Every rank the trace draws, and the windows findings without a time are drawn over.
-	var ranks []int
-	seen := map[int]bool{}
-	addRank := func(r int) {
-		if r >= 0 && !seen[r] {
-			seen[r] = true
-			ranks = append(ranks, r)
-		}
+// traceRankStep keys one rank's step.
+type traceRankStep struct{ rank, step int }
+
+// traceLayout is every rank the trace draws (in the order met), and the windows
+// findings without a time are drawn over: the run's, each rank's and each rank's
+// step's; with each rank's exposed communication when the timelines are there.
+type traceLayout struct {
+	ranks    []int
+	seen     map[int]bool
+	whole    span
+	rankSpan map[int]*span
+	stepSpan map[traceRankStep]*span
+	exposed  [][]profile.Interval // per rank of the cluster
+}
+
+func (l *traceLayout) addRank(r int) {
+	if r >= 0 && !l.seen[r] {
+		l.seen[r] = true
+		l.ranks = append(l.ranks, r)
 	}
-	type rankStep struct{ rank, step int }
-	var whole span
-	rankSpan, stepSpan := map[int]*span{}, map[rankStep]*span{}
-	widen := func(m map[int]*span, k int, lo, hi int64) {
-		if m[k] == nil {
-			m[k] = &span{}
-		}
-		m[k].add(lo, hi)
+}
+
+func (l *traceLayout) widen(k int, lo, hi int64) {
+	if l.rankSpan[k] == nil {
+		l.rankSpan[k] = &span{}
 	}
+	l.rankSpan[k].add(lo, hi)
+}
+
+// traceExtent finds the ranks and windows from the collectives and, when c is not
+// nil, the exposed communication of its timelines.
+func traceExtent(res *analysis.Result, c *profile.Cluster) *traceLayout {
+	l := &traceLayout{seen: map[int]bool{}, rankSpan: map[int]*span{}, stepSpan: map[traceRankStep]*span{}}
 	for _, r := range res.Ranks {
-		addRank(r.Rank)
+		l.addRank(r.Rank)
 	}
 	for _, o := range res.Communication.Ops {
-		addRank(o.Rank)
+		l.addRank(o.Rank)
 		end := o.StartNs + max(o.ElapseNs, 1)
-		whole.add(o.StartNs, end)
-		widen(rankSpan, o.Rank, o.StartNs, end)
-		k := rankStep{o.Rank, o.Step}
-		if stepSpan[k] == nil {
-			stepSpan[k] = &span{}
+		l.whole.add(o.StartNs, end)
+		l.widen(o.Rank, o.StartNs, end)
+		k := traceRankStep{o.Rank, o.Step}
+		if l.stepSpan[k] == nil {
+			l.stepSpan[k] = &span{}
 		}
-		stepSpan[k].add(o.StartNs, end)
+		l.stepSpan[k].add(o.StartNs, end)
 	}
-	var exposed [][]profile.Interval
 	if c != nil {
-		exposed = make([][]profile.Interval, len(c.Ranks))
+		l.exposed = make([][]profile.Interval, len(c.Ranks))
 		for i, r := range c.Ranks {
-			addRank(r.Rank)
-			exposed[i] = analysis.ExposedCommunication(r)
-			for _, iv := range exposed[i] {
-				whole.add(iv.StartNs, iv.EndNs)
-				widen(rankSpan, r.Rank, iv.StartNs, iv.EndNs)
+			l.addRank(r.Rank)
+			l.exposed[i] = analysis.ExposedCommunication(r)
+			for _, iv := range l.exposed[i] {
+				l.whole.add(iv.StartNs, iv.EndNs)
+				l.widen(r.Rank, iv.StartNs, iv.EndNs)
 			}
 		}
 	}
-	var origin int64 // the run's first event: every ts is µs after it
-	if !whole.empty() {
-		origin = whole.lo
-	}
-	placed := placeFindings(res, adv, func(ref advisor.Ref) (span, bool) {
-		if ref.Step >= 0 {
-			if s := stepSpan[rankStep{ref.Rank, ref.Step}]; s != nil {
-				return *s, true
-			}
-		}
-		if s := rankSpan[ref.Rank]; s != nil {
+	return l
+}
+
+// refWindow is the window a finding's reference is drawn over: its rank's step,
+// else its rank's whole span.
+func (l *traceLayout) refWindow(ref advisor.Ref) (span, bool) {
+	if ref.Step >= 0 {
+		if s := l.stepSpan[traceRankStep{ref.Rank, ref.Step}]; s != nil {
 			return *s, true
 		}
-		return span{}, false
-	}, whole, origin)
-	// Lanes are named only where they hold events: an empty named lane is an empty row.
+	}
+	if s := l.rankSpan[ref.Rank]; s != nil {
+		return *s, true
+	}
+	return span{}, false
+}
+
+// usedLanes are the lanes that hold events (lanes are named only there: an empty
+// named lane is an empty row); global says some finding is on no rank. The placed
+// findings' ranks join the ranks drawn.
+func (l *traceLayout) usedLanes(res *analysis.Result, c *profile.Cluster, placed []placedFinding) (map[[2]int]bool, bool) {
 	used := map[[2]int]bool{}
 	global := false
 	for _, p := range placed {
-		addRank(p.rank)
+		l.addRank(p.rank)
 		global = global || p.rank < 0
 		used[[2]int{p.event.Pid, laneFindings}] = true
 	}
@@ -180,52 +264,12 @@ func WriteTrace(w io.Writer, res *analysis.Result, c *profile.Cluster, adv *advi
 	}
 	if c != nil {
 		for i, r := range c.Ranks {
-			if len(exposed[i]) > 0 {
+			if len(l.exposed[i]) > 0 {
 				used[[2]int{rankPid(r.Rank), laneExposed}] = true
 			}
 		}
 	}
-	slices.Sort(ranks)
-
-	if global {
-		if err := processMeta(meta, findingsPid, "findings (all ranks)", -1, used); err != nil {
-			return err
-		}
-	}
-	for _, r := range ranks {
-		if err := processMeta(meta, rankPid(r), fmt.Sprintf("rank %d", r), r, used); err != nil {
-			return err
-		}
-	}
-	for _, p := range placed {
-		if err := emit(p.event); err != nil {
-			return err
-		}
-	}
-	for _, o := range res.Communication.Ops {
-		if err := emit(traceEvent{Name: o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneOps, Ts: nsNumber(o.StartNs - origin), Dur: nsNumber(o.ElapseNs),
-			Args: opArgs(o)}); err != nil {
-			return err
-		}
-		if o.CrossWaitNs > 0 {
-			if err := emit(traceEvent{Name: "wait: " + o.Name, Ph: "X", Pid: rankPid(o.Rank), Tid: laneWait, Ts: nsNumber(o.StartNs - origin), Dur: nsNumber(o.CrossWaitNs)}); err != nil {
-				return err
-			}
-		}
-	}
-	if c != nil {
-		for i, r := range c.Ranks {
-			for _, iv := range exposed[i] {
-				if err := emit(traceEvent{Name: "exposed", Ph: "X", Pid: rankPid(r.Rank), Tid: laneExposed, Ts: nsNumber(iv.StartNs - origin), Dur: nsNumber(iv.DurNs())}); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if _, err := fmt.Fprintf(bw, "],\"otherData\":{\"time_origin_ns\":\"%d\",\"ts\":\"µs since time_origin_ns, on the profile's clock\"}}\n", origin); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return used, global
 }
 
 // processMeta names a process and its used lanes and gives each a sort index, so viewers
