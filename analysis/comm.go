@@ -353,21 +353,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		opTasks := idx.tasksOf(op)
 		planes := splitter.split(idx.tasks, opTasks)
 		if ps, ok := profilerStats[op.Name+"@"+op.Group]; ok {
-			st.Source = "profiler"
-			st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
-			uses := make(map[string]TransportUse, len(ps.Transports))
-			for name, t := range ps.Transports {
-				if t.Bytes == 0 && t.TimeNs == 0 {
-					continue
-				}
-				var n int64
-				for _, b := range t.SizeDistribution {
-					n += b.Count
-				}
-				uses[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio,
-					Sizes: t.SizeDistribution}
-			}
-			st.Transports = sortedTransports(uses)
+			splitFromProfiler(&st, ps)
 			if len(r.CommTasks) == 0 {
 				sizeDistributionSamples(binTimes, ps.Transports, th.RetransmissionNs)
 			}
@@ -389,47 +375,10 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		out.ops = append(out.ops, st)
 		members, known := groupRanks[op.Group]
 		_, placeable := out.selfIndex[op.Group]
-		opTransfers = opTransfers[:0]
-		eachTransfer(planes, func(src, dst int, transport string, bytes, ns int64, reduce bool) {
-			if transport != "RDMA" || ns <= th.RetransmissionNs {
-				k := sampleKey{transport: transport, sizeBytes: bytes, reduce: reduce}
-				times[k] = append(times[k], float64(ns))
-			}
-			if src < 0 || dst < 0 || known && (src >= len(members) || dst >= len(members)) {
-				out.unmappedBytes += bytes
-				return
-			}
-			k := linkKey{src, dst, transport}
-			if known {
-				k.src, k.dst = members[src], members[dst]
-			}
-			if transport == "RDMA" && ns > th.RetransmissionNs {
-				rt := Retransmission{Src: k.src, Dst: k.dst, Step: steps[i], Op: op.Name, TimeNs: ns, LimitNs: th.RetransmissionNs}
-				if known {
-					out.retransmissions = append(out.retransmissions, rt)
-				} else {
-					// mapped at the merge, if the group's ranks say who they are
-					out.localRetransmissions = append(out.localRetransmissions, localRetransmission{group: op.Group, Retransmission: rt})
-				}
-				return
-			}
-			if !known && !placeable {
-				out.unmappedBytes += bytes
-				return
-			}
-			pk := peerKey{op.Group, op.Name, transport, bytes}
-			// Transfers of one op over one link and size are summed; the bandwidth of
-			// the sum is the byte-weighted mean of theirs.
-			for j := range opTransfers {
-				if t := &opTransfers[j]; t.link == k && t.peer == pk {
-					t.bytes += bytes
-					t.timeNs += ns
-					t.count++
-					return
-				}
-			}
-			opTransfers = append(opTransfers, wideTransfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1, local: !known})
-		})
+		sink := opTransferSink{out: &out, times: times, th: th, members: members, known: known, placeable: placeable,
+			step: steps[i], group: op.Group, name: op.Name, transfers: opTransfers[:0]}
+		eachTransfer(planes, sink.add)
+		opTransfers = sink.transfers
 		for _, w := range opTransfers {
 			w.keepIn(&out)
 		}
@@ -442,18 +391,7 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 			}
 		}
 	}
-	out.samples = make([]rankSample, 0, len(times)+len(binTimes))
-	for k, v := range times {
-		sort.Float64s(v)
-		out.samples = append(out.samples, rankSample{sampleKey: k, medianNs: stats.MedianSorted(v), count: len(v)})
-	}
-	for k, bins := range binTimes {
-		n := 0
-		for _, b := range bins {
-			n += int(b.Count)
-		}
-		out.samples = append(out.samples, rankSample{sampleKey: k, medianNs: stats.MedianCounted(bins), count: n})
-	}
+	out.samples = rankSamples(times, binTimes)
 	// What a rank keeps until the cluster's figures are made is copied to its length:
 	// grown by append, a quarter of it on average was spare capacity, held for every
 	// rank of the cluster.
@@ -464,6 +402,101 @@ func rankCommunication(r *profile.Rank, idx rankIndex, th Limits, skipSteps map[
 		out.ops = slices.Clone(out.ops)
 	}
 	return out
+}
+
+// splitFromProfiler takes an op's split and transports from the profiler's own
+// figures (communication.json).
+func splitFromProfiler(st *OpStat, ps profile.CommOpStats) {
+	st.Source = "profiler"
+	st.TransitNs, st.WaitNs, st.SyncNs, st.IdleNs = ps.TransitNs, ps.WaitNs, ps.SyncNs, ps.IdleNs
+	uses := make(map[string]TransportUse, len(ps.Transports))
+	for name, t := range ps.Transports {
+		if t.Bytes == 0 && t.TimeNs == 0 {
+			continue
+		}
+		var n int64
+		for _, b := range t.SizeDistribution {
+			n += b.Count
+		}
+		uses[name] = TransportUse{Bytes: t.Bytes, TimeNs: t.TimeNs, Packets: int(n), LargePacketRatio: t.LargePacketRatio,
+			Sizes: t.SizeDistribution}
+	}
+	st.Transports = sortedTransports(uses)
+}
+
+// opTransferSink takes one op's transfers on one rank: each one's time as a sample
+// of its transport and size, a retransmission when an RDMA one is too slow, else a
+// transfer on its link (global ranks when the group's are known), summed per link
+// and size; what cannot be placed is counted as unmapped bytes.
+type opTransferSink struct {
+	out              *rankComm
+	times            map[sampleKey][]float64
+	th               Limits
+	members          []int // the group's global ranks, when known
+	known, placeable bool
+	step             int
+	group, name      string // the op's
+	transfers        []wideTransfer
+}
+
+func (s *opTransferSink) add(src, dst int, transport string, bytes, ns int64, reduce bool) {
+	out, th, members, known := s.out, s.th, s.members, s.known
+	if transport != "RDMA" || ns <= th.RetransmissionNs {
+		k := sampleKey{transport: transport, sizeBytes: bytes, reduce: reduce}
+		s.times[k] = append(s.times[k], float64(ns))
+	}
+	if src < 0 || dst < 0 || known && (src >= len(members) || dst >= len(members)) {
+		out.unmappedBytes += bytes
+		return
+	}
+	k := linkKey{src, dst, transport}
+	if known {
+		k.src, k.dst = members[src], members[dst]
+	}
+	if transport == "RDMA" && ns > th.RetransmissionNs {
+		rt := Retransmission{Src: k.src, Dst: k.dst, Step: s.step, Op: s.name, TimeNs: ns, LimitNs: th.RetransmissionNs}
+		if known {
+			out.retransmissions = append(out.retransmissions, rt)
+		} else {
+			// mapped at the merge, if the group's ranks say who they are
+			out.localRetransmissions = append(out.localRetransmissions, localRetransmission{group: s.group, Retransmission: rt})
+		}
+		return
+	}
+	if !known && !s.placeable {
+		out.unmappedBytes += bytes
+		return
+	}
+	pk := peerKey{s.group, s.name, transport, bytes}
+	// Transfers of one op over one link and size are summed; the bandwidth of
+	// the sum is the byte-weighted mean of theirs.
+	for j := range s.transfers {
+		if t := &s.transfers[j]; t.link == k && t.peer == pk {
+			t.bytes += bytes
+			t.timeNs += ns
+			t.count++
+			return
+		}
+	}
+	s.transfers = append(s.transfers, wideTransfer{link: k, peer: pk, bytes: bytes, timeNs: ns, count: 1, local: !known})
+}
+
+// rankSamples are a rank's transfer samples: the median time per transport, size and
+// kind, from the task rows' times or the profiler's size bins.
+func rankSamples(times map[sampleKey][]float64, binTimes map[sampleKey][]stats.Counted) []rankSample {
+	samples := make([]rankSample, 0, len(times)+len(binTimes))
+	for k, v := range times {
+		sort.Float64s(v)
+		samples = append(samples, rankSample{sampleKey: k, medianNs: stats.MedianSorted(v), count: len(v)})
+	}
+	for k, bins := range binTimes {
+		n := 0
+		for _, b := range bins {
+			n += int(b.Count)
+		}
+		samples = append(samples, rankSample{sampleKey: k, medianNs: stats.MedianCounted(bins), count: n})
+	}
+	return samples
 }
 
 // peerRanks is one more than the highest group-local rank an op's data tasks name
