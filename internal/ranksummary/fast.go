@@ -190,74 +190,14 @@ func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (in
 		return end, nil
 	}
 	if p.column != nil {
-		var col any
-		var end int
-		var err error
-		switch p.column {
-		case intColumnType:
-			var c []int
-			c, end, err = decodeIntList(data, i, c, math.MinInt, math.MaxInt)
-			col = intColumn(c)
-		case int64ColumnType:
-			var c []int64
-			c, end, err = decodeIntList(data, i, c, math.MinInt64, math.MaxInt64)
-			col = int64Column(c)
-		case rankListColumnType, rankStepsType:
-			var c []int
-			steps := p.column == rankStepsType
-			c, end, err = decodeRankList(data, i, steps)
-			col = rankListColumn(c)
-			if steps {
-				col = rankSteps(c)
-			}
-		}
-		if err != nil {
-			return 0, errNotFast
-		}
-		v.Set(reflect.ValueOf(col))
-		return end, nil
+		return decodeFastColumn(data, i, v, p)
 	}
 	if p.custom {
 		return 0, errNotFast
 	}
 	switch p.kind {
-	case reflect.String:
-		s, end, err := decodeFastString(data, i)
-		if err != nil {
-			return 0, err
-		}
-		v.SetString(s)
-		return end, nil
-	case reflect.Bool:
-		for _, lit := range []string{"true", "false"} {
-			if end, ok, _ := jsonx.LexLiteral(data, i, lit); ok {
-				v.SetBool(lit == "true")
-				return end, nil
-			}
-		}
-		return 0, errNotFast
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		lo := int64(-1) << (p.bits - 1)
-		n, end, err := decodeJSONInt(data, i, lo, -(lo + 1))
-		if err != nil || end < len(data) && isNumberByte(data[end]) {
-			return 0, errNotFast
-		}
-		v.SetInt(n)
-		return end, nil
-	case reflect.Float64:
-		if data[i] != '-' && (data[i] < '0' || data[i] > '9') {
-			return 0, errNotFast
-		}
-		end, lerr := jsonx.LexNumber(data, i, true)
-		if lerr != nil || end < len(data) && isNumberByte(data[end]) {
-			return 0, errNotFast
-		}
-		f, err := strconv.ParseFloat(string(data[i:end]), 64)
-		if err != nil {
-			return 0, errNotFast
-		}
-		v.SetFloat(f)
-		return end, nil
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Float64:
+		return decodeFastScalar(data, i, v, p)
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
 		return walkFastArray(data, i, func(j int) (int, error) {
@@ -314,6 +254,80 @@ func decodeFast(data []byte, i int, v reflect.Value, p *fastPlan, depth int) (in
 		if x != nil {
 			v.Set(reflect.ValueOf(x))
 		}
+		return end, nil
+	}
+	return 0, errNotFast
+}
+
+// decodeFastColumn decodes a column type's value (p.column) into v.
+func decodeFastColumn(data []byte, i int, v reflect.Value, p *fastPlan) (int, error) {
+	var col any
+	var end int
+	var err error
+	switch p.column {
+	case intColumnType:
+		var c []int
+		c, end, err = decodeIntList(data, i, c, math.MinInt, math.MaxInt)
+		col = intColumn(c)
+	case int64ColumnType:
+		var c []int64
+		c, end, err = decodeIntList(data, i, c, math.MinInt64, math.MaxInt64)
+		col = int64Column(c)
+	case rankListColumnType, rankStepsType:
+		var c []int
+		steps := p.column == rankStepsType
+		c, end, err = decodeRankList(data, i, steps)
+		col = rankListColumn(c)
+		if steps {
+			col = rankSteps(c)
+		}
+	}
+	if err != nil {
+		return 0, errNotFast
+	}
+	v.Set(reflect.ValueOf(col))
+	return end, nil
+}
+
+// decodeFastScalar decodes a string, bool, integer or float64 into v.
+func decodeFastScalar(data []byte, i int, v reflect.Value, p *fastPlan) (int, error) {
+	switch p.kind {
+	case reflect.String:
+		s, end, err := decodeFastString(data, i)
+		if err != nil {
+			return 0, err
+		}
+		v.SetString(s)
+		return end, nil
+	case reflect.Bool:
+		for _, lit := range []string{"true", "false"} {
+			if end, ok, _ := jsonx.LexLiteral(data, i, lit); ok {
+				v.SetBool(lit == "true")
+				return end, nil
+			}
+		}
+		return 0, errNotFast
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		lo := int64(-1) << (p.bits - 1)
+		n, end, err := decodeJSONInt(data, i, lo, -(lo + 1))
+		if err != nil || end < len(data) && isNumberByte(data[end]) {
+			return 0, errNotFast
+		}
+		v.SetInt(n)
+		return end, nil
+	case reflect.Float64:
+		if data[i] != '-' && (data[i] < '0' || data[i] > '9') {
+			return 0, errNotFast
+		}
+		end, lerr := jsonx.LexNumber(data, i, true)
+		if lerr != nil || end < len(data) && isNumberByte(data[end]) {
+			return 0, errNotFast
+		}
+		f, err := strconv.ParseFloat(string(data[i:end]), 64)
+		if err != nil {
+			return 0, errNotFast
+		}
+		v.SetFloat(f)
 		return end, nil
 	}
 	return 0, errNotFast
