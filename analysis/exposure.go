@@ -189,15 +189,30 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 			}
 		}
 	}
+	byStep := splitOpsByStep(&out, ops, ranks, incomplete, crossStage, gaps)
+	exposureOfRanks(&out, ranks, byStep, stageOf)
+	return out
+}
 
-	type rankStep struct{ rank, step int }
-	type parts struct{ ops, moving, straggler, pipeline, unprofiled, other, unaccounted float64 }
-	byStep := map[rankStep]*parts{}
-	withBubble := map[rankStep]bool{}
+// exposureRankStep keys one rank's step.
+type exposureRankStep struct{ rank, step int }
+
+// exposureParts are one rank's step's ops (their summed time) split into moving data,
+// the waits (for a straggler, the other pipeline stage, unprofiled ranks) and the
+// rest.
+type exposureParts struct{ ops, moving, straggler, pipeline, unprofiled, other, unaccounted float64 }
+
+// splitOpsByStep splits each op's time into moving data and the waits, summed per
+// rank and step, and says on out whether the ops, and their split, are known.
+// incomplete marks the groups with members not profiled, crossStage those across
+// pipeline stages; gaps the steps a group's profiled members lack.
+func splitOpsByStep(out *Exposure, ops []OpStat, ranks []RankResult, incomplete, crossStage map[string]bool, gaps map[string]map[int][]int) map[exposureRankStep]*exposureParts {
+	byStep := map[exposureRankStep]*exposureParts{}
+	withBubble := map[exposureRankStep]bool{}
 	for _, r := range ranks {
 		for _, st := range r.Steps {
 			if st.BubbleNs > 0 {
-				withBubble[rankStep{r.Rank, st.Step}] = true
+				withBubble[exposureRankStep{r.Rank, st.Step}] = true
 			}
 		}
 	}
@@ -205,7 +220,7 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		if o.ElapseNs <= 0 {
 			continue
 		}
-		if profile.IsReceive(o.Name) && withBubble[rankStep{o.Rank, o.Step}] {
+		if profile.IsReceive(o.Name) && withBubble[exposureRankStep{o.Rank, o.Step}] {
 			// Its time is the step's Bubble, outside the exposed communication.
 			out.OpsKnown = true
 			continue
@@ -217,10 +232,10 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		split := o.Source != "none" || o.MovingSource == MovingCrossRank
 		out.SplitKnown = out.SplitKnown || split
 		out.SplitAll = out.SplitAll && split
-		p := byStep[rankStep{o.Rank, o.Step}]
+		p := byStep[exposureRankStep{o.Rank, o.Step}]
 		if p == nil {
-			p = &parts{}
-			byStep[rankStep{o.Rank, o.Step}] = p
+			p = &exposureParts{}
+			byStep[exposureRankStep{o.Rank, o.Step}] = p
 		}
 		e := float64(o.ElapseNs)
 		moving := float64(min(max(o.MovingNs, 0), o.ElapseNs))
@@ -246,9 +261,15 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 			p.unprofiled += rest
 		}
 	}
+	return byStep
+}
 
+// exposureOfRanks scales each step's split to its exposed communication, sums it
+// per rank (out.Ranks, each with its pipeline stage from stageOf) and gives the
+// run's shares of the stage.
+func exposureOfRanks(out *Exposure, ranks []RankResult, byStep map[exposureRankStep]*exposureParts, stageOf map[int]int) {
 	var stage float64
-	var sums parts
+	var sums exposureParts
 	for _, r := range ranks {
 		re := RankExposure{Rank: r.Rank, PipelineStage: -1}
 		if s, ok := stageOf[r.Rank]; ok {
@@ -263,9 +284,9 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 			re.CommunicationNs += st.CommunicationNs
 			re.ExposedNs += exposed
 			stage += float64(st.StageNs)
-			p := byStep[rankStep{r.Rank, st.Step}]
+			p := byStep[exposureRankStep{r.Rank, st.Step}]
 			if p == nil {
-				p = &parts{}
+				p = &exposureParts{}
 			}
 			scale := 1.0
 			if p.ops > float64(exposed) {
@@ -300,7 +321,6 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 		out.OtherShare = sums.other / stage
 		out.UnaccountedShare = sums.unaccounted / stage
 	}
-	return out
 }
 
 // unprofiledGroups lists the groups with members that were not profiled: from the
