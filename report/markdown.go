@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/analysis/hardware"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
@@ -19,6 +20,27 @@ func writeMarkdown(w io.Writer, d *Document) error {
 	p := &printer{w: w}
 	r := d.Result
 	v := d.view()
+	mdHeadline(p, d, v)
+	if a := v.Advice; a != nil {
+		mdFindings(p, a.Findings)
+		mdRecommendations(p, a)
+	}
+	mdGates(p, v.Gates)
+
+	p.printf("<details><summary>Steps (ms)</summary>\n\n")
+	mdSteps(p, r, v)
+	p.printf("\n</details>\n\n")
+	mdCollectives(p, r, v)
+	mdLinks(p, r.Communication.Hardware, v.Links)
+	mdChecksAndWarnings(p, d, v)
+	p.printf("<sub>`%s` · hcclprof %s</sub>\n", mdCode(d.Command), mdText(d.Version))
+	return p.firstErr
+}
+
+// mdHeadline writes the verdict, what the input lacks and the table of headline
+// metrics.
+func mdHeadline(p *printer, d *Document, v *reportView) {
+	r := d.Result
 	s := v.Summary
 	p.printf("## hcclprof: %s\n\n", mdText(v.Verdict))
 	if s.Incomplete {
@@ -47,73 +69,88 @@ func writeMarkdown(w io.Writer, d *Document) error {
 	}
 	p.printf("| mean step time (Stage) | %.3f ms |\n", float64(s.StepTimeNs)/1e6)
 	p.printf("| ranks × steps | %s × %d |\n\n", ranksOfExpected(s), s.Steps)
+}
 
-	if a := v.Advice; a != nil {
-		if len(a.Findings) > 0 {
-			p.printf("### Findings\n\n")
-			shown := foldAfter(a.Findings, 5)
-			for i, f := range a.Findings {
-				if i == shown {
-					more := "findings"
-					if len(a.Findings)-shown == 1 {
-						more = "finding"
-					}
-					p.printf("\n<details><summary>%d more %s</summary>\n\n", len(a.Findings)-shown, more)
-				}
-				p.printf("- **%s** %s  \n  %s\n", strings.ToUpper(string(f.Severity)), mdText(f.Title), mdText(f.Evidence))
+// mdFindings writes the findings, those after the first few folded.
+func mdFindings(p *printer, findings []advisor.Finding) {
+	if len(findings) == 0 {
+		return
+	}
+	p.printf("### Findings\n\n")
+	shown := foldAfter(findings, 5)
+	for i, f := range findings {
+		if i == shown {
+			more := "findings"
+			if len(findings)-shown == 1 {
+				more = "finding"
 			}
-			if len(a.Findings) > shown {
-				p.printf("\n</details>\n")
-			}
-			p.printf("\n")
+			p.printf("\n<details><summary>%d more %s</summary>\n\n", len(findings)-shown, more)
 		}
-		if len(a.Recommendations) > 0 {
-			p.printf("### What to do\n\n| # | change | predicted step | comm_share | gain per step | confidence |\n|---:|---|---:|---:|---:|---|\n")
-			for i, rec := range a.Recommendations {
-				conf := rec.Confidence
-				if rec.Hypothesis {
-					conf += " (hypothesis)"
-				}
-				p.printf("| %d | `%s` = %s | %.3f ms (%.3f–%.3f) | %.1f%% | %.3f ms | %s |\n", i+1, mdCode(rec.Knob), mdText(rec.Value),
-					rec.Predicted.StepTimeUs/1e3, rec.Predicted.Low/1e3, rec.Predicted.High/1e3, 100*rec.Predicted.CommShare, rec.GainUs/1e3, conf)
-			}
-			p.printf("\n<details><summary>How to apply, assumptions and risks</summary>\n\n")
-			for i, rec := range a.Recommendations {
-				p.printf("%d. `%s` = %s\n\n   ```\n", i+1, mdCode(rec.Knob), mdText(rec.Value))
-				for _, line := range strings.Split(rec.Apply, "\n") {
-					p.printf("   %s\n", strings.ReplaceAll(line, "```", "'''"))
-				}
-				p.printf("   ```\n\n")
-				for _, x := range rec.Assumptions {
-					p.printf("   - assumes: %s\n", mdText(x))
-				}
-				for _, x := range rec.Risks {
-					p.printf("   - risk: %s\n", mdText(x))
-				}
-				p.printf("\n")
-			}
-			p.printf("</details>\n\n")
-		} else if len(a.Notes) > 0 {
+		p.printf("- **%s** %s  \n  %s\n", strings.ToUpper(string(f.Severity)), mdText(f.Title), mdText(f.Evidence))
+	}
+	if len(findings) > shown {
+		p.printf("\n</details>\n")
+	}
+	p.printf("\n")
+}
+
+// mdRecommendations writes what to do (a table, then how to apply each change, its
+// assumptions and risks, folded), or the advice's notes when it has none.
+func mdRecommendations(p *printer, a *advisor.Advice) {
+	if len(a.Recommendations) == 0 {
+		if len(a.Notes) > 0 {
 			// Each note says why by itself ("no recommendation from the cost model: ..."),
 			// as the text report prints them.
 			p.printf("_(%s)_\n\n", mdText(strings.Join(a.Notes, "; ")))
 		}
+		return
 	}
-	if len(v.Gates) > 0 {
-		p.printf("### Gates\n\n")
-		for _, g := range v.Gates {
-			status := "pass"
-			if !g.Passed {
-				status = "**FAIL**"
-			}
-			p.printf("- %s `%s` (%s = %s)\n", status, mdCode(g.Expr), g.Metric, g.Value)
+	p.printf("### What to do\n\n| # | change | predicted step | comm_share | gain per step | confidence |\n|---:|---|---:|---:|---:|---|\n")
+	for i, rec := range a.Recommendations {
+		conf := rec.Confidence
+		if rec.Hypothesis {
+			conf += " (hypothesis)"
+		}
+		p.printf("| %d | `%s` = %s | %.3f ms (%.3f–%.3f) | %.1f%% | %.3f ms | %s |\n", i+1, mdCode(rec.Knob), mdText(rec.Value),
+			rec.Predicted.StepTimeUs/1e3, rec.Predicted.Low/1e3, rec.Predicted.High/1e3, 100*rec.Predicted.CommShare, rec.GainUs/1e3, conf)
+	}
+	p.printf("\n<details><summary>How to apply, assumptions and risks</summary>\n\n")
+	for i, rec := range a.Recommendations {
+		p.printf("%d. `%s` = %s\n\n   ```\n", i+1, mdCode(rec.Knob), mdText(rec.Value))
+		for _, line := range strings.Split(rec.Apply, "\n") {
+			p.printf("   %s\n", strings.ReplaceAll(line, "```", "'''"))
+		}
+		p.printf("   ```\n\n")
+		for _, x := range rec.Assumptions {
+			p.printf("   - assumes: %s\n", mdText(x))
+		}
+		for _, x := range rec.Risks {
+			p.printf("   - risk: %s\n", mdText(x))
 		}
 		p.printf("\n")
 	}
+	p.printf("</details>\n\n")
+}
 
-	p.printf("<details><summary>Steps (ms)</summary>\n\n")
-	mdSteps(p, r, v)
-	p.printf("\n</details>\n\n")
+// mdGates writes each --fail-on gate, passed or failed.
+func mdGates(p *printer, gates []gateRow) {
+	if len(gates) == 0 {
+		return
+	}
+	p.printf("### Gates\n\n")
+	for _, g := range gates {
+		status := "pass"
+		if !g.Passed {
+			status = "**FAIL**"
+		}
+		p.printf("- %s `%s` (%s = %s)\n", status, mdCode(g.Expr), g.Metric, g.Value)
+	}
+	p.printf("\n")
+}
+
+// mdCollectives writes the collectives folded: rolled up per kind of group when
+// there are many groups, else per op and group.
+func mdCollectives(p *printer, r *analysis.Result, v *reportView) {
 	if rolled := rolledCollectives(r); rolled != nil {
 		mdKindCollectives(p, rolled, len(r.Collectives))
 	} else if len(v.Collectives) > 0 {
@@ -125,7 +162,12 @@ func writeMarkdown(w io.Writer, d *Document) error {
 		}
 		p.printf("\n</details>\n\n")
 	}
-	mdLinks(p, r.Communication.Hardware, v.Links)
+}
+
+// mdChecksAndWarnings writes, folded, the checks that fired and the warnings and
+// notes.
+func mdChecksAndWarnings(p *printer, d *Document, v *reportView) {
+	r := d.Result
 	if fired := v.FiredChecks; len(fired) > 0 {
 		p.printf("<details><summary>Checks that fired (%d)</summary>\n\n", len(fired))
 		for _, ch := range fired {
@@ -143,8 +185,6 @@ func writeMarkdown(w io.Writer, d *Document) error {
 		}
 		p.printf("\n</details>\n\n")
 	}
-	p.printf("<sub>`%s` · hcclprof %s</sub>\n", mdCode(d.Command), mdText(d.Version))
-	return p.firstErr
 }
 
 func mdSteps(p *printer, r *analysis.Result, v *reportView) {
