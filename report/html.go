@@ -12,6 +12,7 @@ import (
 	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/internal/units"
+	"github.com/hcclprof/hcclprof/profile"
 	"github.com/hcclprof/hcclprof/report/internal/sanitize"
 )
 
@@ -457,6 +458,14 @@ func timelineChart(d *Document) (*svgChart, string, string) {
 	if hi <= lo || (len(ops) == 0 && !compute) {
 		return nil, "", ""
 	}
+	title := timelineTitle(r, rank, step, compute, lo, hi)
+	lanes := timelineLanes(ops, tr, compute, lo, hi)
+	return drawTimeline(lanes, rank, compute, lo, hi), title, note
+}
+
+// timelineTitle says what the timeline shows of which rank's step, the step's
+// Stage, and which step is the slowest when it is another rank's.
+func timelineTitle(r *analysis.Result, rank, step int, compute bool, lo, hi int64) string {
 	what := "collectives and the time they waited for the other ranks"
 	if compute {
 		what = "compute, collectives, the time they waited for the other ranks and exposed communication"
@@ -477,43 +486,55 @@ func timelineChart(d *Document) (*svgChart, string, string) {
 	if sr, ss := slowestRankStep(r); sr != rank && ss >= 0 {
 		title += fmt.Sprintf("; the slowest step is rank %d's step %s (--timeline-rank %d draws it)", sr, analysis.StepLabel(ss), sr)
 	}
-	type box struct {
-		startNs, endNs int64
-		class, title   string
-	}
-	type lane struct {
-		label, what string // what: a merged box's tooltip names its kind
-		boxes       []box
-	}
-	comm, wait := lane{label: "collectives", what: "collectives"}, lane{label: "waiting", what: "waits for the other ranks"}
+	return title
+}
+
+// timelineBox is one box of a timeline lane, with its tooltip.
+type timelineBox struct {
+	startNs, endNs int64
+	class, title   string
+}
+
+// timelineLane is one row of the timeline.
+type timelineLane struct {
+	label, what string // what: a merged box's tooltip names its kind
+	boxes       []timelineBox
+}
+
+// timelineLanes are the collectives and their waits, and with the rank's timeline
+// (compute) its compute and exposed communication within lo–hi too.
+func timelineLanes(ops []analysis.OpStat, tr *profile.Rank, compute bool, lo, hi int64) []timelineLane {
+	comm, wait := timelineLane{label: "collectives", what: "collectives"}, timelineLane{label: "waiting", what: "waits for the other ranks"}
 	for _, o := range ops {
-		comm.boxes = append(comm.boxes, box{o.StartNs, o.StartNs + o.ElapseNs, "exp",
+		comm.boxes = append(comm.boxes, timelineBox{o.StartNs, o.StartNs + o.ElapseNs, "exp",
 			fmt.Sprintf("%s: %.3f ms (transit %.3f)", o.Name, float64(o.ElapseNs)/1e6, float64(o.TransitNs)/1e6)})
 		if o.CrossWaitNs > 0 {
-			wait.boxes = append(wait.boxes, box{o.StartNs, o.StartNs + o.CrossWaitNs, "wait",
+			wait.boxes = append(wait.boxes, timelineBox{o.StartNs, o.StartNs + o.CrossWaitNs, "wait",
 				fmt.Sprintf("%s waited %.3f ms for the others", o.Name, float64(o.CrossWaitNs)/1e6)})
 		}
 	}
-	var lanes []lane
-	if compute {
-		cl, el := lane{label: "compute", what: "compute"}, lane{label: "exposed comm", what: "exposed communication"}
-		for _, iv := range tr.Compute {
-			if iv.EndNs <= lo || iv.StartNs >= hi {
-				continue
-			}
-			cl.boxes = append(cl.boxes, box{max(iv.StartNs, lo), min(iv.EndNs, hi), "comp", fmt.Sprintf("compute %.3f ms", float64(iv.DurNs())/1e6)})
-		}
-		for _, iv := range analysis.ExposedCommunication(tr) {
-			if iv.EndNs <= lo || iv.StartNs >= hi {
-				continue
-			}
-			s, e := max(iv.StartNs, lo), min(iv.EndNs, hi)
-			el.boxes = append(el.boxes, box{s, e, "exp", fmt.Sprintf("exposed %.3f ms", float64(e-s)/1e6)})
-		}
-		lanes = []lane{cl, comm, wait, el}
-	} else {
-		lanes = []lane{comm, wait}
+	if !compute {
+		return []timelineLane{comm, wait}
 	}
+	cl, el := timelineLane{label: "compute", what: "compute"}, timelineLane{label: "exposed comm", what: "exposed communication"}
+	for _, iv := range tr.Compute {
+		if iv.EndNs <= lo || iv.StartNs >= hi {
+			continue
+		}
+		cl.boxes = append(cl.boxes, timelineBox{max(iv.StartNs, lo), min(iv.EndNs, hi), "comp", fmt.Sprintf("compute %.3f ms", float64(iv.DurNs())/1e6)})
+	}
+	for _, iv := range analysis.ExposedCommunication(tr) {
+		if iv.EndNs <= lo || iv.StartNs >= hi {
+			continue
+		}
+		s, e := max(iv.StartNs, lo), min(iv.EndNs, hi)
+		el.boxes = append(el.boxes, timelineBox{s, e, "exp", fmt.Sprintf("exposed %.3f ms", float64(e-s)/1e6)})
+	}
+	return []timelineLane{cl, comm, wait, el}
+}
+
+// drawTimeline draws the lanes on a ms axis from lo to hi.
+func drawTimeline(lanes []timelineLane, rank int, compute bool, lo, hi int64) *svgChart {
 	ch := &svgChart{ID: "timeline", Label: "timeline of one step of rank " + strconv.Itoa(rank), W: chartWidth}
 	labels := make([]string, len(lanes))
 	for i, l := range lanes {
@@ -551,7 +572,7 @@ func timelineChart(d *Document) (*svgChart, string, string) {
 		}
 	}
 	ch.H = axisY + 38
-	return ch, title, note
+	return ch
 }
 
 // longestStepOf is the rank's step with the longest Stage.
