@@ -120,41 +120,14 @@ const profiledRanksSource = "profiled ranks"
 // collectives table. taskSizes is each group's least size by its tasks' group-local
 // ranks (taskGroupSizes), used where no file states the size.
 func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[string]int) ([]Collective, []string) {
-	durs := map[collKey][]float64{}
-	acc := map[collKey]*Collective{}
-	groupRanks := map[string]map[int]bool{}
-	unknownBytes := map[collKey]bool{}
-	for ri, r := range c.Ranks {
-		for _, p := range parts[ri] {
-			k := p.key
-			a := acc[k]
-			if a == nil {
-				a = &Collective{Op: k.op, Group: k.group}
-				acc[k] = a
-			}
-			a.Count += p.count
-			a.TotalNs += p.totalNs
-			a.MaxNs = max(a.MaxNs, p.maxNs)
-			a.Bytes += p.bytes
-			if p.unknownBytes {
-				unknownBytes[k] = true
-			}
-			durs[k] = append(durs[k], p.dursNs...)
-			if groupRanks[k.group] == nil {
-				groupRanks[k.group] = map[int]bool{}
-			}
-			groupRanks[k.group][r.Rank] = true
-		}
-	}
-	sizes := groupSizes(c)
+	sums := sumCollParts(c, parts)
+	sz := collSizer{sizes: groupSizes(c), taskSizes: taskSizes, warnedGroup: map[string]bool{},
+		bounds: map[string]map[string]string{}}
 	names := groupNames(c)
-	var warnings []string
-	warnedGroup := map[string]bool{}
-	bounds := map[string]map[string]string{} // source → group → its lower bound, said once
-	out := make([]Collective, 0, len(acc))
+	out := make([]Collective, 0, len(sums.acc))
 	// In key order, so that the warnings come in the same order every run.
-	keys := make([]collKey, 0, len(acc))
-	for k := range acc {
+	keys := make([]collKey, 0, len(sums.acc))
+	for k := range sums.acc {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
@@ -164,42 +137,15 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 		return keys[i].op < keys[j].op
 	})
 	for _, k := range keys {
-		a := acc[k]
-		d := durs[k]
+		a := sums.acc[k]
+		d := sums.durs[k]
 		sort.Float64s(d)
 		a.MeanNs = float64(a.TotalNs) / float64(a.Count)
 		a.P50Ns = stats.QuantileSorted(d, 0.5)
 		a.P95Ns = stats.QuantileSorted(d, 0.95)
 		a.GroupName = names[k.group]
-		profiled := len(groupRanks[k.group])
-		if gs, ok := sizes[k.group]; ok && !IsLowerBound(gs.source) {
-			a.GroupSize, a.GroupSizeSource = gs.size, gs.source
-		} else if ok && gs.size >= max(profiled, taskSizes[k.group]) {
-			// No file states the size: the matrix's or msprof-analyze's rank sets
-			// name only the ranks seen.
-			a.GroupSize, a.GroupSizeSource = gs.size, gs.source
-			src := strings.TrimSpace(strings.TrimSuffix(gs.source, lowerBoundSuffix))
-			if bounds[src] == nil {
-				bounds[src] = map[string]string{}
-			}
-			bounds[src][k.group] = fmt.Sprintf("group %s at least %d (%d profiled)", GroupKeyText(k.group), gs.size, profiled)
-		} else if n := taskSizes[k.group]; n > profiled {
-			// The tasks send to ranks that left no profile: the group is larger
-			// than the profiled ranks, at least as large as the ranks they name.
-			a.GroupSize, a.GroupSizeSource = n, taskRowsSource
-			if !warnedGroup[k.group] {
-				warnedGroup[k.group] = true
-				warnings = append(warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); its HCCL tasks name group-local ranks up to %d, so it has at least %d ranks, %d of them profiled: busbw and the wait for unprofiled ranks use %d",
-					GroupKeyText(k.group), n-1, n, profiled, n))
-			}
-		} else {
-			a.GroupSize, a.GroupSizeSource = len(groupRanks[k.group]), profiledRanksSource
-			if !warnedGroup[k.group] && a.GroupSize > 0 {
-				warnedGroup[k.group] = true
-				warnings = append(warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); assuming the %d profiled ranks, so busbw may be understated", GroupKeyText(k.group), a.GroupSize))
-			}
-		}
-		if unknownBytes[k] {
+		sz.setSize(a, k.group, len(sums.groupRanks[k.group]))
+		if sums.unknownBytes[k] {
 			a.Bytes = 0 // a partial byte count would understate bandwidth: report none
 		}
 		if a.Bytes > 0 && a.TotalNs > 0 {
@@ -208,6 +154,103 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 		}
 		out = append(out, *a)
 	}
+	sz.warnLowerBounds()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].TotalNs != out[j].TotalNs {
+			return out[i].TotalNs > out[j].TotalNs
+		}
+		if out[i].Op != out[j].Op {
+			return out[i].Op < out[j].Op
+		}
+		return out[i].Group < out[j].Group
+	})
+	return out, sz.warnings
+}
+
+// collSums are the ranks' parts added up per collective: its row, its durations,
+// whether some part's bytes are unknown, and the ranks seen in each group.
+type collSums struct {
+	acc          map[collKey]*Collective
+	durs         map[collKey][]float64
+	unknownBytes map[collKey]bool
+	groupRanks   map[string]map[int]bool
+}
+
+// sumCollParts adds up the ranks' parts (parts[i] is c.Ranks[i]'s).
+func sumCollParts(c *profile.Cluster, parts [][]collPart) collSums {
+	s := collSums{acc: map[collKey]*Collective{}, durs: map[collKey][]float64{}, unknownBytes: map[collKey]bool{},
+		groupRanks: map[string]map[int]bool{}}
+	for ri, r := range c.Ranks {
+		for _, p := range parts[ri] {
+			k := p.key
+			a := s.acc[k]
+			if a == nil {
+				a = &Collective{Op: k.op, Group: k.group}
+				s.acc[k] = a
+			}
+			a.Count += p.count
+			a.TotalNs += p.totalNs
+			a.MaxNs = max(a.MaxNs, p.maxNs)
+			a.Bytes += p.bytes
+			if p.unknownBytes {
+				s.unknownBytes[k] = true
+			}
+			s.durs[k] = append(s.durs[k], p.dursNs...)
+			if s.groupRanks[k.group] == nil {
+				s.groupRanks[k.group] = map[int]bool{}
+			}
+			s.groupRanks[k.group][r.Rank] = true
+		}
+	}
+	return s
+}
+
+// collSizer gives each collective its group's size: the size a file states, else a
+// lower bound (the matrix's or msprof-analyze's rank sets, the ranks the tasks
+// name, the profiled ranks), with the warnings that say so, each group once.
+type collSizer struct {
+	sizes       map[string]groupSize
+	taskSizes   map[string]int // each group's least size by its tasks' group-local ranks
+	warnings    []string
+	warnedGroup map[string]bool
+	bounds      map[string]map[string]string // source → group → its lower bound, said once
+}
+
+// setSize sets a's group size and its source; profiled is the group's profiled ranks.
+func (sz *collSizer) setSize(a *Collective, group string, profiled int) {
+	if gs, ok := sz.sizes[group]; ok && !IsLowerBound(gs.source) {
+		a.GroupSize, a.GroupSizeSource = gs.size, gs.source
+	} else if ok && gs.size >= max(profiled, sz.taskSizes[group]) {
+		// No file states the size: the matrix's or msprof-analyze's rank sets
+		// name only the ranks seen.
+		a.GroupSize, a.GroupSizeSource = gs.size, gs.source
+		src := strings.TrimSpace(strings.TrimSuffix(gs.source, lowerBoundSuffix))
+		if sz.bounds[src] == nil {
+			sz.bounds[src] = map[string]string{}
+		}
+		sz.bounds[src][group] = fmt.Sprintf("group %s at least %d (%d profiled)", GroupKeyText(group), gs.size, profiled)
+	} else if n := sz.taskSizes[group]; n > profiled {
+		// The tasks send to ranks that left no profile: the group is larger
+		// than the profiled ranks, at least as large as the ranks they name.
+		a.GroupSize, a.GroupSizeSource = n, taskRowsSource
+		if !sz.warnedGroup[group] {
+			sz.warnedGroup[group] = true
+			sz.warnings = append(sz.warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); its HCCL tasks name group-local ranks up to %d, so it has at least %d ranks, %d of them profiled: busbw and the wait for unprofiled ranks use %d",
+				GroupKeyText(group), n-1, n, profiled, n))
+		}
+	} else {
+		a.GroupSize, a.GroupSizeSource = profiled, profiledRanksSource
+		if !sz.warnedGroup[group] && a.GroupSize > 0 {
+			sz.warnedGroup[group] = true
+			sz.warnings = append(sz.warnings, fmt.Sprintf("group %s: size unknown (no parallel_group_info or communication_matrix.json); assuming the %d profiled ranks, so busbw may be understated", GroupKeyText(group), a.GroupSize))
+		}
+	}
+}
+
+// warnLowerBounds says, per source, which groups' sizes are lower bounds from it
+// (the first four, and how many more).
+func (sz *collSizer) warnLowerBounds() {
+	bounds := sz.bounds
 	srcs := make([]string, 0, len(bounds))
 	for src := range bounds {
 		srcs = append(srcs, src)
@@ -227,19 +270,9 @@ func mergeCollectives(c *profile.Cluster, parts [][]collPart, taskSizes map[stri
 			}
 			items = append(items, bounds[src][g])
 		}
-		warnings = append(warnings, fmt.Sprintf("group sizes not in the files (no parallel_group_info, distributed_args, or msprof-analyze's communication_group.json with the members): lower bounds from %s, which names only the ranks seen in the profiled window: %s; busbw and the wait for unprofiled ranks use them",
+		sz.warnings = append(sz.warnings, fmt.Sprintf("group sizes not in the files (no parallel_group_info, distributed_args, or msprof-analyze's communication_group.json with the members): lower bounds from %s, which names only the ranks seen in the profiled window: %s; busbw and the wait for unprofiled ranks use them",
 			src, strings.Join(items, ", ")))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].TotalNs != out[j].TotalNs {
-			return out[i].TotalNs > out[j].TotalNs
-		}
-		if out[i].Op != out[j].Op {
-			return out[i].Op < out[j].Op
-		}
-		return out[i].Group < out[j].Group
-	})
-	return out, warnings
 }
 
 type groupSize struct {
