@@ -43,32 +43,7 @@ func readCommOpsStream(r io.Reader, file string) ([]profile.CommOpStats, error) 
 }
 
 func (c *commStream) ops() ([]profile.CommOpStats, error) {
-	var ops []profile.CommOpStats
-	// Where each kept op is, by container (a top-level value, or a step's p2p or
-	// collective) and key: a repeated key replaces its op, a repeated container
-	// drops the ops of the earlier one.
-	type opKey struct{ container, key string }
-	at := map[opKey]int{}
-	dropped := map[int]bool{}              // ops of a container met again
-	containerKeys := map[string][]string{} // the op keys read in each container
-	add := func(container, key string, op profile.CommOpStats) {
-		k := opKey{container, key}
-		if i, ok := at[k]; ok {
-			ops[i] = op
-			return
-		}
-		at[k] = len(ops)
-		containerKeys[container] = append(containerKeys[container], key)
-		ops = append(ops, op)
-	}
-	reopen := func(container string) {
-		for _, key := range containerKeys[container] {
-			k := opKey{container, key}
-			dropped[at[k]] = true
-			delete(at, k)
-		}
-		delete(containerKeys, container)
-	}
+	set := commOpSet{at: map[commOpKey]int{}, dropped: map[int]bool{}, containerKeys: map[string][]string{}}
 	if ch, ok := c.S.Peek(); !ok {
 		return nil, errAtOffset(c.File, c.S.Offset(), "empty file: expected a JSON value")
 	} else if ch != '{' {
@@ -105,56 +80,100 @@ func (c *commStream) ops() ([]profile.CommOpStats, error) {
 			if err != nil {
 				return err
 			}
-			add("", key, op)
+			set.add("", key, op)
 			return nil
 		}
-		step, err := c.d.stepKey(jsonx.Member{Key: key, KeyOff: keyOff})
-		if err != nil {
-			return err
-		}
-		stepWhat := "step " + strconv.Quote(key)
-		for _, kind := range [...]string{cjP2P, cjCollective} {
-			reopen(key + "\x00" + kind)
-		}
-		return c.Members(1, func(n *jsonx.Node) error { return c.d.Object(n, stepWhat) }, func(kind string, _ int64) error {
-			if kind != cjP2P && kind != cjCollective {
-				_, err := c.Value(2)
-				return err
-			}
-			container := key + "\x00" + kind
-			reopen(container)
-			if ch, ok := c.S.Peek(); ok && ch == 'n' { // null: no ops of this kind
-				n, err := c.Value(2)
-				if err != nil || n.IsNull() {
-					return err
-				}
-			}
-			what := strconv.Quote(key) + "." + kind
-			return c.Members(2, func(n *jsonx.Node) error { return c.d.Object(n, what) }, func(opName string, opOff int64) error {
-				n, err := c.Value(3)
-				if err != nil || isTotalKey(opName) {
-					return err
-				}
-				op, err := c.d.commOp(jsonx.Member{Key: opName, KeyOff: opOff, Val: n}, step, kind == cjP2P)
-				if err != nil {
-					return err
-				}
-				add(container, opName, op)
-				return nil
-			})
-		})
+		return c.stepOps(key, keyOff, &set)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(dropped) == 0 {
-		return ops, nil
+	return set.kept(), nil
+}
+
+// stepOps reads one step's p2p and collective ops (the nested layout) into set.
+func (c *commStream) stepOps(key string, keyOff int64, set *commOpSet) error {
+	step, err := c.d.stepKey(jsonx.Member{Key: key, KeyOff: keyOff})
+	if err != nil {
+		return err
 	}
-	kept := ops[:0]
-	for i, op := range ops {
-		if !dropped[i] {
+	stepWhat := "step " + strconv.Quote(key)
+	for _, kind := range [...]string{cjP2P, cjCollective} {
+		set.reopen(key + "\x00" + kind)
+	}
+	return c.Members(1, func(n *jsonx.Node) error { return c.d.Object(n, stepWhat) }, func(kind string, _ int64) error {
+		if kind != cjP2P && kind != cjCollective {
+			_, err := c.Value(2)
+			return err
+		}
+		container := key + "\x00" + kind
+		set.reopen(container)
+		if ch, ok := c.S.Peek(); ok && ch == 'n' { // null: no ops of this kind
+			n, err := c.Value(2)
+			if err != nil || n.IsNull() {
+				return err
+			}
+		}
+		what := strconv.Quote(key) + "." + kind
+		return c.Members(2, func(n *jsonx.Node) error { return c.d.Object(n, what) }, func(opName string, opOff int64) error {
+			n, err := c.Value(3)
+			if err != nil || isTotalKey(opName) {
+				return err
+			}
+			op, err := c.d.commOp(jsonx.Member{Key: opName, KeyOff: opOff, Val: n}, step, kind == cjP2P)
+			if err != nil {
+				return err
+			}
+			set.add(container, opName, op)
+			return nil
+		})
+	})
+}
+
+// commOpKey is where an op is: its container (a top-level value, or a step's p2p or
+// collective) and key.
+type commOpKey struct{ container, key string }
+
+// commOpSet holds the ops read, by where each kept op is: a repeated key replaces
+// its op, a repeated container drops the ops of the earlier one.
+type commOpSet struct {
+	ops           []profile.CommOpStats
+	at            map[commOpKey]int
+	dropped       map[int]bool        // ops of a container met again
+	containerKeys map[string][]string // the op keys read in each container
+}
+
+func (s *commOpSet) add(container, key string, op profile.CommOpStats) {
+	k := commOpKey{container, key}
+	if i, ok := s.at[k]; ok {
+		s.ops[i] = op
+		return
+	}
+	s.at[k] = len(s.ops)
+	s.containerKeys[container] = append(s.containerKeys[container], key)
+	s.ops = append(s.ops, op)
+}
+
+// reopen drops the ops read so far in the container: it is met again.
+func (s *commOpSet) reopen(container string) {
+	for _, key := range s.containerKeys[container] {
+		k := commOpKey{container, key}
+		s.dropped[s.at[k]] = true
+		delete(s.at, k)
+	}
+	delete(s.containerKeys, container)
+}
+
+// kept are the ops not dropped, in the order read.
+func (s *commOpSet) kept() []profile.CommOpStats {
+	if len(s.dropped) == 0 {
+		return s.ops
+	}
+	kept := s.ops[:0]
+	for i, op := range s.ops {
+		if !s.dropped[i] {
 			kept = append(kept, op)
 		}
 	}
-	return kept, nil
+	return kept
 }
