@@ -37,37 +37,9 @@ func shardBucketRecommendation(res *analysis.Result, facts RunFacts) (*Recommend
 			size = max(size, len(g.Ranks))
 		}
 	}
-	type fam struct {
-		n     int
-		bytes int64
-		ns    int64
-	}
-	fams := map[string]*fam{}
-	seen := map[[2]int]bool{}
-	elem := 0
-	for _, o := range res.Communication.Ops {
-		if _, ok := keys[o.Group]; !ok {
-			continue
-		}
-		f := family(o.Type, o.Name)
-		if fams[f] == nil {
-			fams[f] = &fam{}
-		}
-		fams[f].n++
-		fams[f].bytes += o.Bytes
-		fams[f].ns += o.ElapseNs
-		seen[[2]int{o.Rank, o.Step}] = true
-		if elem == 0 {
-			switch strings.ToUpper(o.DataType) {
-			case "FP32", "FLOAT32", "FLOAT":
-				elem = 4
-			case "BFP16", "BF16", "FP16", "FLOAT16", "BFLOAT16":
-				elem = 2
-			}
-		}
-	}
+	fams, steps, elem := shardFamilies(res, keys)
 	rs, ag := fams["reducescatter"], fams["allgather"]
-	if rs == nil || len(seen) == 0 || (fams["allreduce"] != nil && fams["allreduce"].n > rs.n) {
+	if rs == nil || steps == 0 || (fams["allreduce"] != nil && fams["allreduce"].n > rs.n) {
 		return nil, ""
 	}
 	if elem == 0 {
@@ -80,31 +52,14 @@ func shardBucketRecommendation(res *analysis.Result, facts RunFacts) (*Recommend
 		return nil, ""
 	}
 	var ops []costmodel.ShardedOps
-	for name, f := range map[string]*fam{"reducescatter": rs, "allgather": ag} {
+	for name, f := range map[string]*shardFamily{"reducescatter": rs, "allgather": ag} {
 		if f == nil || f.n == 0 {
 			continue
 		}
-		ops = append(ops, costmodel.ShardedOps{Op: name, PerStep: float64(f.n) / float64(len(seen)), Bytes: f.bytes / int64(f.n),
+		ops = append(ops, costmodel.ShardedOps{Op: name, PerStep: float64(f.n) / float64(steps), Bytes: f.bytes / int64(f.n),
 			Measured: float64(f.ns) / float64(f.n) / 1e3})
 	}
-	// The group's place: the servers its ranks are on and the most on one.
-	servers, perServer := 1, size
-	for _, ranks := range keys {
-		on := map[int]int{}
-		for _, r := range ranks {
-			if s, ok := res.Communication.ServerOf[r]; ok {
-				on[s]++
-			}
-		}
-		if len(on) > 0 {
-			most := 0
-			for _, n := range on {
-				most = max(most, n)
-			}
-			servers, perServer = len(on), most
-			break
-		}
-	}
+	servers, perServer := groupPlacement(res, keys, size)
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
 	c := costmodel.ShardBuckets{StepUs: stepUs, ExposedUs: math.Min(dp.CommShare, res.Summary.CommShare) * stepUs, CommShare: res.Summary.CommShare,
 		Ops: ops, Servers: servers, PerServer: perServer, NewBytes: newBytes, Links: costmodel.Calibrate(res.Communication.TransferSamples)}
@@ -131,4 +86,64 @@ func shardBucketRecommendation(res *analysis.Result, facts RunFacts) (*Recommend
 		r.Hypothesis = true
 	}
 	return &r, ""
+}
+
+// shardFamily sums one family of a group's ops: their count, bytes and time.
+type shardFamily struct {
+	n     int
+	bytes int64
+	ns    int64
+}
+
+// shardFamilies sums the data-parallel groups' (keys) ops per family, and counts the
+// rank steps they ran in; elem is the gradients' element size by the first op with
+// a known data type (0: none).
+func shardFamilies(res *analysis.Result, keys map[string][]int) (fams map[string]*shardFamily, steps, elem int) {
+	fams = map[string]*shardFamily{}
+	seen := map[[2]int]bool{}
+	for _, o := range res.Communication.Ops {
+		if _, ok := keys[o.Group]; !ok {
+			continue
+		}
+		f := family(o.Type, o.Name)
+		if fams[f] == nil {
+			fams[f] = &shardFamily{}
+		}
+		fams[f].n++
+		fams[f].bytes += o.Bytes
+		fams[f].ns += o.ElapseNs
+		seen[[2]int{o.Rank, o.Step}] = true
+		if elem == 0 {
+			switch strings.ToUpper(o.DataType) {
+			case "FP32", "FLOAT32", "FLOAT":
+				elem = 4
+			case "BFP16", "BF16", "FP16", "FLOAT16", "BFLOAT16":
+				elem = 2
+			}
+		}
+	}
+	return fams, len(seen), elem
+}
+
+// groupPlacement is the group's place: the servers its ranks are on and the most on
+// one, by the first group (of keys) whose ranks' servers are known; else 1 and size.
+func groupPlacement(res *analysis.Result, keys map[string][]int, size int) (servers, perServer int) {
+	servers, perServer = 1, size
+	for _, ranks := range keys {
+		on := map[int]int{}
+		for _, r := range ranks {
+			if s, ok := res.Communication.ServerOf[r]; ok {
+				on[s]++
+			}
+		}
+		if len(on) > 0 {
+			most := 0
+			for _, n := range on {
+				most = max(most, n)
+			}
+			servers, perServer = len(on), most
+			break
+		}
+	}
+	return servers, perServer
 }
