@@ -126,20 +126,7 @@ func fitPoints(transport string, pts []analysis.TransferSample) LinkFit {
 		f.Note = fmt.Sprintf("one transfer size (%s): α and β cannot be separated; %.2f GB/s includes the latency", units.FormatBytes(f.MinBytes), f.BWGBps)
 		return f
 	}
-	// Columns: 1 (α), n (β), n if reduce (γ); y in µs; weights: transfers,
-	// normalised to the number of points so that the residual variance is per point.
-	x := make([][]float64, len(pts))
-	y := make([]float64, len(pts))
-	w := make([]float64, len(pts))
-	for i, p := range pts {
-		n, reduce := float64(p.SizeBytes), 0.0
-		if p.Reduce {
-			reduce = n
-		}
-		x[i] = []float64{1, n, reduce}
-		y[i] = p.MedianNs / 1e3
-		w[i] = float64(p.Count) / float64(f.Transfers) * float64(len(pts))
-	}
+	x, y, w := fitRows(pts, f.Transfers)
 	coef, se, ok := nonNegativeLS(x, y, w, []bool{true, true, reduces > 0 && copies > 0}, 1)
 	if !ok {
 		f.Confidence = "none"
@@ -166,6 +153,33 @@ func fitPoints(transport string, pts []analysis.TransferSample) LinkFit {
 		f.GammaGBps = 1e-3 / gamma
 		f.GammaSEGBps = 1e-3 / gamma * se[2] / gamma
 	}
+	f.MAPE = backTestError(pts, alpha, beta, gamma)
+	f.grade(len(sizes), reduces, copies)
+	return f
+}
+
+// fitRows are the fit's rows: columns 1 (α), n (β), n if reduce (γ); y in µs;
+// weights: transfers (of the total), normalised to the number of points so that the
+// residual variance is per point.
+func fitRows(pts []analysis.TransferSample, transfers int) (x [][]float64, y, w []float64) {
+	x = make([][]float64, len(pts))
+	y = make([]float64, len(pts))
+	w = make([]float64, len(pts))
+	for i, p := range pts {
+		n, reduce := float64(p.SizeBytes), 0.0
+		if p.Reduce {
+			reduce = n
+		}
+		x[i] = []float64{1, n, reduce}
+		y[i] = p.MedianNs / 1e3
+		w[i] = float64(p.Count) / float64(transfers) * float64(len(pts))
+	}
+	return x, y, w
+}
+
+// backTestError is the fitted line's mean absolute error on the points, relative
+// to their time.
+func backTestError(pts []analysis.TransferSample, alpha, beta, gamma float64) float64 {
 	var ape float64
 	for _, p := range pts {
 		pred := alpha + beta*float64(p.SizeBytes)
@@ -174,7 +188,12 @@ func fitPoints(transport string, pts []analysis.TransferSample) LinkFit {
 		}
 		ape += math.Abs(pred-p.MedianNs/1e3) / (p.MedianNs / 1e3)
 	}
-	f.MAPE = ape / float64(len(pts))
+	return ape / float64(len(pts))
+}
+
+// grade gives the fit its confidence and says why it is low, and what the data says
+// of γ; nSizes is the number of sizes, reduces and copies the points of each kind.
+func (f *LinkFit) grade(nSizes, reduces, copies int) {
 	// High confidence is earned: enough sizes over a wide range, a small back-test
 	// error, sizes that reach the bandwidth-bound range (the largest at least n½ = α·BW:
 	// below it the time is mostly latency and the bandwidth is a guess), and a
@@ -183,12 +202,12 @@ func fitPoints(transport string, pts []analysis.TransferSample) LinkFit {
 	nHalf := f.AlphaUs * f.BWGBps * 1e3
 	precise := !math.IsNaN(f.BWSEGBps) && f.BWSEGBps <= 0.25*f.BWGBps
 	switch {
-	case len(sizes) >= 3 && float64(f.MaxBytes) >= 4*float64(f.MinBytes) && f.MAPE < 0.1 && float64(f.MaxBytes) >= nHalf && precise:
+	case nSizes >= 3 && float64(f.MaxBytes) >= 4*float64(f.MinBytes) && f.MAPE < 0.1 && float64(f.MaxBytes) >= nHalf && precise:
 		f.Confidence = "high"
 	default:
 		f.Confidence = "low"
 		f.Note = fmt.Sprintf("%d sizes from %s to %s, back-test error %.1f%%: treat the fit as a hypothesis",
-			len(sizes), units.FormatBytes(f.MinBytes), units.FormatBytes(f.MaxBytes), 100*f.MAPE)
+			nSizes, units.FormatBytes(f.MinBytes), units.FormatBytes(f.MaxBytes), 100*f.MAPE)
 		if float64(f.MaxBytes) < nHalf {
 			f.Note += fmt.Sprintf("; every size is below n½ = %s, where latency dominates: the bandwidth is barely measured", units.FormatBytes(int64(nHalf)))
 		}
@@ -206,7 +225,6 @@ func fitPoints(transport string, pts []analysis.TransferSample) LinkFit {
 		gammaNote = fmt.Sprintf("γ (%.1f ± %.1f GB/s) is poorly determined", f.GammaGBps, f.GammaSEGBps)
 	}
 	f.Note = joinNotes(f.Note, gammaNote)
-	return f
 }
 
 // zeroIfNaN is x, or 0 for an unknown (NaN) standard error where 0 is the caller's
