@@ -106,19 +106,7 @@ func inspectRank(r *profile.Rank) Inspection {
 	if in.Ops == 0 {
 		in.Ops = len(r.KernelCommOps)
 	}
-	steps := map[int]bool{}
-	for _, s := range r.Steps {
-		steps[s.Step] = true
-	}
-	for _, s := range r.StepTrace {
-		if s.HasStep {
-			steps[s.Step] = true
-		}
-	}
-	for s := range steps {
-		in.Steps = append(in.Steps, s)
-	}
-	sort.Ints(in.Steps)
+	in.Steps = stepNumbers(r)
 	hasTimeline := r.HasTimeline && (len(r.Compute) > 0 || len(r.CommOps) > 0)
 	add := func(name string, ok bool, source, enable string) {
 		c := Capability{Name: name, Available: ok}
@@ -147,31 +135,8 @@ func inspectRank(r *profile.Rank) Inspection {
 		add("host_device_mapping", len(r.Flows) > 0, "host→device launch links (torch_to_npu flows, or PYTORCH_API connection ids in a db)",
 			"flows come with the Python (CPU) activity: profile with activities CPU and NPU; without them the host step windows are used as they are")
 	}
-	switch {
-	case len(r.CommOps) > 0 && r.NCCL:
-		sized := 0
-		for _, op := range r.CommOps {
-			if op.Bytes() > 0 {
-				sized++
-			}
-		}
-		switch sized {
-		case len(r.CommOps):
-			add("comm_ops", true, "NCCL kernels of the GPU timeline, sized from their collective's arguments", "")
-		case 0:
-			add("comm_ops", true, "NCCL kernels of the GPU timeline; their sizes are not in the trace (no message size or data type in the collectives' arguments), so no bandwidth", "")
-		default:
-			add("comm_ops", true, fmt.Sprintf("NCCL kernels of the GPU timeline, %d of %d sized from their collective's arguments", sized, len(r.CommOps)), "")
-		}
-	case len(r.CommOps) > 0 && r.CommOpsSource != "" && r.CommOpsSource != "timeline":
-		add("comm_ops", true, "the profiler's per-op list ("+r.CommOpsSource+"; no timeline ops)", "")
-	case len(r.CommOps) > 0:
-		add("comm_ops", true, "HCCL op rows of the timeline", "")
-	case len(r.KernelCommOps) > 0:
-		add("comm_ops", true, "communication rows of kernel_details.csv (no timeline)", "")
-	default:
-		add("comm_ops", false, "", "no HCCL op found: the run may not communicate, or the NPU activity was not collected")
-	}
+	ok, source, enable := commOpsCapability(r)
+	add("comm_ops", ok, source, enable)
 	switch {
 	case len(r.CommStats) > 0:
 		add("op_wait_transit", true, "the profiler's communication analysis (communication.json / analysis.db)", "")
@@ -195,6 +160,56 @@ func inspectRank(r *profile.Rank) Inspection {
 			crossCheckSource(r), "export step_trace_time.csv beside the timeline to check hcclprof's recomputation against the profiler's figures")
 	}
 	return in
+}
+
+// stepNumbers are the rank's step numbers, from its step markers and its
+// step_trace_time.csv rows, sorted.
+func stepNumbers(r *profile.Rank) []int {
+	steps := map[int]bool{}
+	for _, s := range r.Steps {
+		steps[s.Step] = true
+	}
+	for _, s := range r.StepTrace {
+		if s.HasStep {
+			steps[s.Step] = true
+		}
+	}
+	var out []int
+	for s := range steps {
+		out = append(out, s)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// commOpsCapability says whether the rank's collectives are known and from what,
+// or how to get them.
+func commOpsCapability(r *profile.Rank) (ok bool, source, enable string) {
+	switch {
+	case len(r.CommOps) > 0 && r.NCCL:
+		sized := 0
+		for _, op := range r.CommOps {
+			if op.Bytes() > 0 {
+				sized++
+			}
+		}
+		switch sized {
+		case len(r.CommOps):
+			return true, "NCCL kernels of the GPU timeline, sized from their collective's arguments", ""
+		case 0:
+			return true, "NCCL kernels of the GPU timeline; their sizes are not in the trace (no message size or data type in the collectives' arguments), so no bandwidth", ""
+		default:
+			return true, fmt.Sprintf("NCCL kernels of the GPU timeline, %d of %d sized from their collective's arguments", sized, len(r.CommOps)), ""
+		}
+	case len(r.CommOps) > 0 && r.CommOpsSource != "" && r.CommOpsSource != "timeline":
+		return true, "the profiler's per-op list (" + r.CommOpsSource + "; no timeline ops)", ""
+	case len(r.CommOps) > 0:
+		return true, "HCCL op rows of the timeline", ""
+	case len(r.KernelCommOps) > 0:
+		return true, "communication rows of kernel_details.csv (no timeline)", ""
+	default:
+		return false, "", "no HCCL op found: the run may not communicate, or the NPU activity was not collected"
+	}
 }
 
 func hasStepRows(rows []profile.StepTraceRow) bool {
