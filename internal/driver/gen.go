@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -38,14 +39,7 @@ func Gen(env Env, args []string, f GenFlags) error {
 	usage := usageError
 	out := env.Stdout
 	if f.List {
-		for _, name := range scenario.BuiltinNames() {
-			sc, err := scenario.Builtin(name)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "%-24s %s\n", name, sc.Description)
-		}
-		return nil
+		return genList(out)
 	}
 	sc, err := loadScenario(args[0])
 	if err != nil {
@@ -80,29 +74,8 @@ func Gen(env Env, args []string, f GenFlags) error {
 	if err != nil {
 		return usage(fmt.Errorf("--max-bytes: %w", err))
 	}
-	if f.Seed != 0 {
-		sc.Seed = f.Seed
-	}
-	for _, o := range []struct {
-		flag  string
-		value int
-		field *int
-	}{{"steps", f.Steps, &sc.Steps}, {"ranks", f.Ranks, &sc.Ranks}} {
-		if env.changed(o.flag) {
-			if o.value < 1 {
-				return usage(fmt.Errorf("--%s %d: must be at least 1", o.flag, o.value))
-			}
-			*o.field = o.value
-			sc.Overridden(o.flag)
-		}
-	}
-	if env.changed("omit") {
-		sc.Omit = nil
-		for _, o := range f.Omit {
-			if o != "none" {
-				sc.Omit = append(sc.Omit, o)
-			}
-		}
+	if err := overrideScenario(env, sc, f); err != nil {
+		return err
 	}
 	if entries, err := os.ReadDir(f.Output); err == nil && len(entries) > 0 && !f.Force {
 		return usage(fmt.Errorf("%s is not empty (use --force to write into it)", f.Output))
@@ -137,6 +110,48 @@ func Gen(env Env, args []string, f GenFlags) error {
 		sc.Name, units.Count(st.Ranks, "rank"), units.Count(sc.Steps, "step"), format, units.Count(st.Files, "file"), float64(st.Bytes)/1e6, secs, float64(st.Bytes)/1e6/secs, float64(st.Ranks)/secs)
 	fmt.Fprintf(out, "wrote %s: comm_share %.4f, step %.1f us, %s (ground truth in %s)\n",
 		f.Output, truth.Summary.CommShare, truth.Summary.StepTimeUs, units.Count(len(truth.Problems), "problem"), f.Output+"/ground_truth.json")
+	return nil
+}
+
+// genList lists the built-in scenarios with their descriptions.
+func genList(out io.Writer) error {
+	for _, name := range scenario.BuiltinNames() {
+		sc, err := scenario.Builtin(name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-24s %s\n", name, sc.Description)
+	}
+	return nil
+}
+
+// overrideScenario applies the flags that change the scenario: --seed, --steps,
+// --ranks and --omit.
+func overrideScenario(env Env, sc *scenario.Scenario, f GenFlags) error {
+	if f.Seed != 0 {
+		sc.Seed = f.Seed
+	}
+	for _, o := range []struct {
+		flag  string
+		value int
+		field *int
+	}{{"steps", f.Steps, &sc.Steps}, {"ranks", f.Ranks, &sc.Ranks}} {
+		if env.changed(o.flag) {
+			if o.value < 1 {
+				return usageError(fmt.Errorf("--%s %d: must be at least 1", o.flag, o.value))
+			}
+			*o.field = o.value
+			sc.Overridden(o.flag)
+		}
+	}
+	if env.changed("omit") {
+		sc.Omit = nil
+		for _, o := range f.Omit {
+			if o != "none" {
+				sc.Omit = append(sc.Omit, o)
+			}
+		}
+	}
 	return nil
 }
 
