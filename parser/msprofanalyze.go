@@ -454,26 +454,8 @@ func readClusterSummary(dir string, files []string) *clusterSummary {
 
 // assemble builds one rank per global rank the steps, ops or links cover.
 func (cs *clusterSummary) assemble(p *summaryParts) {
-	groups := map[string]summaryGroup{}
-	for h, g := range p.setGroups {
-		groups[h] = g
-	}
-	for h, g := range p.groups { // communication_group.json names the groups
-		if len(g.Ranks) == 0 {
-			g.Ranks = groups[h].Ranks
-			g.RawName = "" // not the members parallel_group_info gave
-		}
-		groups[h] = g
-	}
-	rank := func(r int) *profile.Rank {
-		if pr, ok := cs.Ranks[r]; ok {
-			return pr
-		}
-		pr := &profile.Rank{Rank: r, Dir: cs.Dir, Format: profile.FormatMsprofAnalyze, Info: profile.Info{RankID: r},
-			FilesUsed: cs.FilesUsed, Problems: slices.Clone(cs.Problems)}
-		cs.Ranks[r] = pr
-		return pr
-	}
+	groups := mergedGroups(p)
+	rank := cs.rankEntry
 	for _, s := range p.steps {
 		if s.Rank < 0 { // a row of no known rank: every rank may lack it
 			cs.Problems = append(cs.Problems, s.Problem)
@@ -505,6 +487,46 @@ func (cs *clusterSummary) assemble(p *summaryParts) {
 			pr.StepTraceFrom = clusterAnalysisDBName + " " + p.stepsFrom
 		}
 	}
+	cs.placeLinks(p, groups, rank)
+	cs.nameGroups(groups)
+	for _, pr := range cs.Ranks {
+		sortCommStats(pr.CommStats)
+		sortMatrixLinks(pr.CommMatrix)
+	}
+}
+
+// mergedGroups are the groups by hash: parallel_group_info's sets, named and sized
+// by communication_group.json where it has them.
+func mergedGroups(p *summaryParts) map[string]summaryGroup {
+	groups := map[string]summaryGroup{}
+	for h, g := range p.setGroups {
+		groups[h] = g
+	}
+	for h, g := range p.groups { // communication_group.json names the groups
+		if len(g.Ranks) == 0 {
+			g.Ranks = groups[h].Ranks
+			g.RawName = "" // not the members parallel_group_info gave
+		}
+		groups[h] = g
+	}
+	return groups
+}
+
+// rankEntry is the rank r, made (with the files' problems) on first use.
+func (cs *clusterSummary) rankEntry(r int) *profile.Rank {
+	if pr, ok := cs.Ranks[r]; ok {
+		return pr
+	}
+	pr := &profile.Rank{Rank: r, Dir: cs.Dir, Format: profile.FormatMsprofAnalyze, Info: profile.Info{RankID: r},
+		FilesUsed: cs.FilesUsed, Problems: slices.Clone(cs.Problems)}
+	cs.Ranks[r] = pr
+	return pr
+}
+
+// placeLinks gives each link of the communication matrix to its source rank, with
+// its ends as group-local ranks; a link whose group's members are unknown is left
+// out with a note on the rank.
+func (cs *clusterSummary) placeLinks(p *summaryParts, groups map[string]summaryGroup, rank func(int) *profile.Rank) {
 	unmapped := map[int]int{}
 	for _, l := range p.links {
 		g, ok := groups[l.Link.Group]
@@ -526,6 +548,11 @@ func (cs *clusterSummary) assemble(p *summaryParts) {
 			pr.Notes = append(pr.Notes, fmt.Sprintf("%d links of msprof-analyze's communication matrix from this rank are not shown: their group's members are unknown, so their ranks cannot be named", n))
 		}
 	}
+}
+
+// nameGroups gives every rank its groups' names and members (a lower bound where
+// msprof-analyze does not name the members).
+func (cs *clusterSummary) nameGroups(groups map[string]summaryGroup) {
 	hashes := make([]string, 0, len(groups))
 	for h := range groups {
 		hashes = append(hashes, h)
@@ -549,10 +576,6 @@ func (cs *clusterSummary) assemble(p *summaryParts) {
 				HCCLName: g.RawName, Name: g.PGName, GroupRank: i, GlobalRanks: g.Ranks, Key: g.Hash, Source: source,
 			})
 		}
-	}
-	for _, pr := range cs.Ranks {
-		sortCommStats(pr.CommStats)
-		sortMatrixLinks(pr.CommMatrix)
 	}
 }
 
