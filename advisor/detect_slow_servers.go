@@ -33,23 +33,7 @@ type SlowServer struct {
 // slow (two servers, one slow NIC) the data cannot say whose NIC it is. The links a
 // server explains are returned apart, to be left out of the slow links.
 func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.LinkID]float64, serverOf map[int]int, hosts []string, th SlowLinkThresholds) ([]SlowServer, map[analysis.LinkID]bool) {
-	type serverT struct {
-		server    int
-		transport string
-	}
-	touching := map[serverT][]float64{}
-	healthy := map[string]bool{} // a transport with some fine link between servers
-	for _, l := range links {
-		r, ok := ratios[linkID(l.Src, l.Dst, l.Transport)]
-		ns, okS := serverOf[l.Src]
-		nd, okD := serverOf[l.Dst]
-		if !ok || !okS || !okD || ns == nd {
-			continue
-		}
-		touching[serverT{ns, l.Transport}] = append(touching[serverT{ns, l.Transport}], r)
-		touching[serverT{nd, l.Transport}] = append(touching[serverT{nd, l.Transport}], r)
-		healthy[l.Transport] = healthy[l.Transport] || r >= th.Fraction
-	}
+	touching, healthy := interServerRatios(links, ratios, serverOf, th.Fraction)
 	// The servers every slow link of a transport touches, and the ranks.
 	slowBy := map[string][]SlowLink{}
 	for _, l := range slow {
@@ -59,36 +43,7 @@ func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.Lin
 			slowBy[l.Transport] = append(slowBy[l.Transport], l)
 		}
 	}
-	common := map[serverT]int{} // → the rank all of them share, or -1
-	for transport, ls := range slowBy {
-		if len(ls) < 2 {
-			continue
-		}
-		servers := map[int]int{}
-		ranks := map[int]int{}
-		for _, l := range ls {
-			servers[serverOf[l.Src]]++
-			servers[serverOf[l.Dst]]++
-			ranks[l.Src]++
-			ranks[l.Dst]++
-		}
-		var all []int
-		for n, c := range servers {
-			if c == len(ls) {
-				all = append(all, n)
-			}
-		}
-		if len(all) != 1 {
-			continue
-		}
-		rank := -1
-		for r, c := range ranks {
-			if c == len(ls) {
-				rank = r
-			}
-		}
-		common[serverT{all[0], transport}] = rank
-	}
+	common := commonSlowServer(slowBy, serverOf)
 	var out []SlowServer
 	explained := map[analysis.LinkID]bool{}
 	for k, rs := range touching {
@@ -133,6 +88,68 @@ func slowServers(links []analysis.Link, slow []SlowLink, ratios map[analysis.Lin
 		return cmp.Or(cmp.Compare(a.Fraction, b.Fraction), cmp.Compare(a.Server, b.Server), strings.Compare(a.Transport, b.Transport))
 	})
 	return out, explained
+}
+
+// serverTransport is one server's links of one transport.
+type serverTransport struct {
+	server    int
+	transport string
+}
+
+// interServerRatios are the bandwidth ratios of the links between servers that each
+// server's links of a transport touch, and the transports with some fine link
+// (a ratio of fraction or more) between servers.
+func interServerRatios(links []analysis.Link, ratios map[analysis.LinkID]float64, serverOf map[int]int, fraction float64) (map[serverTransport][]float64, map[string]bool) {
+	touching := map[serverTransport][]float64{}
+	healthy := map[string]bool{} // a transport with some fine link between servers
+	for _, l := range links {
+		r, ok := ratios[linkID(l.Src, l.Dst, l.Transport)]
+		ns, okS := serverOf[l.Src]
+		nd, okD := serverOf[l.Dst]
+		if !ok || !okS || !okD || ns == nd {
+			continue
+		}
+		touching[serverTransport{ns, l.Transport}] = append(touching[serverTransport{ns, l.Transport}], r)
+		touching[serverTransport{nd, l.Transport}] = append(touching[serverTransport{nd, l.Transport}], r)
+		healthy[l.Transport] = healthy[l.Transport] || r >= fraction
+	}
+	return touching, healthy
+}
+
+// commonSlowServer finds, per transport with two or more slow links, the one server
+// every slow link touches, if there is one, and the rank all of them share (-1: none).
+func commonSlowServer(slowBy map[string][]SlowLink, serverOf map[int]int) map[serverTransport]int {
+	common := map[serverTransport]int{} // → the rank all of them share, or -1
+	for transport, ls := range slowBy {
+		if len(ls) < 2 {
+			continue
+		}
+		servers := map[int]int{}
+		ranks := map[int]int{}
+		for _, l := range ls {
+			servers[serverOf[l.Src]]++
+			servers[serverOf[l.Dst]]++
+			ranks[l.Src]++
+			ranks[l.Dst]++
+		}
+		var all []int
+		for n, c := range servers {
+			if c == len(ls) {
+				all = append(all, n)
+			}
+		}
+		if len(all) != 1 {
+			continue
+		}
+		rank := -1
+		for r, c := range ranks {
+			if c == len(ls) {
+				rank = r
+			}
+		}
+		common[serverTransport{all[0], transport}] = rank
+	}
+	return common
 }
 
 // fabricBelowPeak holds the inter-server links against the hardware when no server
