@@ -70,6 +70,37 @@ func (r *Rank) Normalize() {
 		}
 		return true
 	})
+	r.checkStepMarkers(timeline, problem)
+
+	stepFile := r.stepTraceFile()
+	seen := map[int]bool{}
+	r.StepTrace = keepValidItems(r.StepTrace, func(row StepTraceRow) bool {
+		if why := row.Impossible(); why != "" {
+			problem("%s: step %s: %s: row dropped", stepFile, stepText(row), why)
+			return false
+		}
+		if seen[row.Step] {
+			problem("%s: step %s appears twice: the second row dropped", stepFile, stepText(row))
+			return false
+		}
+		seen[row.Step] = true
+		return true
+	})
+
+	statsFile := r.CommStatsFile()
+	r.CommStats = keepValidItems(r.CommStats, func(s CommOpStats) bool {
+		if why := s.impossible(); why != "" {
+			problem("%s: op %s@%s step %d: %s: dropped", statsFile, s.Name, s.Group, s.Step, why)
+			return false
+		}
+		return true
+	})
+}
+
+// checkStepMarkers drops the step markers out of range, repeated or of no length,
+// and cuts a marker that reaches into the next one's, each with a problem naming
+// the timeline's file.
+func (r *Rank) checkStepMarkers(timeline string, problem func(format string, args ...any)) {
 	markerAt := map[int]int64{}
 	r.Steps = keepValidItems(r.Steps, func(s StepMarker) bool {
 		if BadInterval(s.Interval) {
@@ -102,30 +133,6 @@ func (r *Rank) Normalize() {
 			s.EndNs = next.StartNs
 		}
 	}
-
-	stepFile := r.stepTraceFile()
-	seen := map[int]bool{}
-	r.StepTrace = keepValidItems(r.StepTrace, func(row StepTraceRow) bool {
-		if why := row.Impossible(); why != "" {
-			problem("%s: step %s: %s: row dropped", stepFile, stepText(row), why)
-			return false
-		}
-		if seen[row.Step] {
-			problem("%s: step %s appears twice: the second row dropped", stepFile, stepText(row))
-			return false
-		}
-		seen[row.Step] = true
-		return true
-	})
-
-	statsFile := r.CommStatsFile()
-	r.CommStats = keepValidItems(r.CommStats, func(s CommOpStats) bool {
-		if why := s.impossible(); why != "" {
-			problem("%s: op %s@%s step %d: %s: dropped", statsFile, s.Name, s.Group, s.Step, why)
-			return false
-		}
-		return true
-	})
 }
 
 // dropRepeatedOps drops the ops that repeat an earlier one exactly (name, start,
