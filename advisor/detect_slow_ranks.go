@@ -254,6 +254,15 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 		if cause == "unknown" && len(waits) < 2 && float64(lastAt[r]) < oneStepLastShare*float64(seenAt[r]) {
 			continue
 		}
+		// Computing more in some steps only, by less than a tenth over the median rank,
+		// it is the job's jitter in those steps, not a slow device: a TP job's rank
+		// computed 5.4% more in one step of two (costing 3.0%), a different rank the
+		// next. (A device slowed by a tenth or more is named from one step.)
+		if cause == "compute" && len(waits) >= 2 && len(steps) < len(waits) {
+			if mine, med := meanAgainstMedian(r, steps, peersOnly(stepTime, r, peerOf), computingOf); med > 0 && mine < jitterComputeMax*med {
+				continue
+			}
+		}
 		// Late for no reason its profile shows, in some steps only, it is as likely the
 		// job's jitter in those steps (a TP group's per-layer collectives: one rank
 		// last at most of them in one step of two, costing 2%): named only when it is
@@ -331,6 +340,10 @@ const smallPeerSet = 6
 // pairLastShare is the share of a step's collectives at which one of two peers is
 // last for it to be the late one.
 const pairLastShare = 0.8
+
+// jitterComputeMax is the Computing over the median rank's below which a rank named
+// in some steps only is the job's step-to-step jitter.
+const jitterComputeMax = 1.10
 
 // oneStepLastShare is the share of its collectives at which a rank late for no reason
 // its profile shows must be the last, where the run is one step (no step markers).
@@ -441,24 +454,9 @@ func hasSteps(ranks []analysis.RankResult) bool {
 // of its own (sending or receiving) a link cause.
 func slowRankCause(rank int, steps []int, stepTime map[int]map[int]analysis.StepBreakdown, links []SlowLink) (cause, evidence string) {
 	ratio := func(field func(analysis.StepBreakdown) int64) (float64, float64) {
-		var mine, others []float64
-		for _, s := range steps {
-			for r, b := range stepTime[s] {
-				if r == rank {
-					mine = append(mine, float64(field(b)))
-				} else {
-					others = append(others, float64(field(b)))
-				}
-			}
-		}
-		if len(mine) == 0 || len(others) == 0 {
-			return 0, 0
-		}
-		sort.Float64s(others)
-		m := stats.MedianSorted(others)
-		return stat.Mean(mine, nil), m
+		return meanAgainstMedian(rank, steps, stepTime, field)
 	}
-	if mine, med := ratio(func(b analysis.StepBreakdown) int64 { return b.ComputingNs }); med > 0 && mine > 1.05*med {
+	if mine, med := ratio(computingOf); med > 0 && mine > 1.05*med {
 		return "compute", fmt.Sprintf("its Computing is %.1f%% above the median rank's (%.3f vs %.3f ms)", 100*(mine/med-1), mine/1e6, med/1e6)
 	}
 	if mine, med := ratio(func(b analysis.StepBreakdown) int64 { return b.PreparingNs + b.FreeNs }); mine > med+1e6 && mine > 1.2*med {
@@ -472,6 +470,28 @@ func slowRankCause(rank int, steps []int, stepTime map[int]map[int]analysis.Step
 	}
 	return "unknown", "its Computing, Preparing and Free are like the others', and its links are not slow"
 }
+
+// meanAgainstMedian is a rank's mean of a step figure over the steps given, and the
+// median of the other ranks' figures in those steps; 0, 0 when either is missing.
+func meanAgainstMedian(rank int, steps []int, stepTime map[int]map[int]analysis.StepBreakdown, field func(analysis.StepBreakdown) int64) (mine, median float64) {
+	var own, others []float64
+	for _, s := range steps {
+		for r, b := range stepTime[s] {
+			if r == rank {
+				own = append(own, float64(field(b)))
+			} else {
+				others = append(others, float64(field(b)))
+			}
+		}
+	}
+	if len(own) == 0 || len(others) == 0 {
+		return 0, 0
+	}
+	sort.Float64s(others)
+	return stat.Mean(own, nil), stats.MedianSorted(others)
+}
+
+func computingOf(b analysis.StepBreakdown) int64 { return b.ComputingNs }
 
 // modifiedZ is Iglewicz and Hoaglin's robust z-score; a MAD of 0 (most ranks charged
 // nothing) makes any value above the median an outlier.
