@@ -15,6 +15,7 @@ import (
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/order"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -699,7 +700,7 @@ func timeNs(v []byte) (int64, error) {
 	if len(v) == 0 {
 		return 0, fmt.Errorf("missing ts")
 	}
-	if ns, ok := plainMicrosToNs(rawStringBody(v)); ok {
+	if ns, ok := units.NsFromPlainUs(rawStringBody(v)); ok {
 		return ns, nil
 	}
 	if v[0] == '"' {
@@ -707,9 +708,9 @@ func timeNs(v []byte) (int64, error) {
 		if !ok {
 			return 0, fmt.Errorf("bad ts %s", v)
 		}
-		return microsToNs(s)
+		return units.NsFromUsText(s)
 	}
-	return microsToNs(string(v))
+	return units.NsFromUsText(string(v))
 }
 
 // durNs parses a dur value (float µs, sometimes a string) to ns.
