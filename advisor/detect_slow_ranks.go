@@ -64,12 +64,35 @@ type SlowRank struct {
 // the last stage is not slow for computing more than a rank of the first.
 func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []analysis.Group, links []SlowLink, th SlowRankThresholds) []SlowRank {
 	peerOf := peerSets(groups)
+	waits, last := crossWaits(ops, ranks)
+	stepTime := stepTimes(ranks)
+	t := newSlowRankTally()
+	for step, all := range waits {
+		for _, byRank := range partition(all, peerOf) {
+			t.flagStep(step, byRank, last[step], stepTime[step], th)
+		}
+	}
+	var out []SlowRank
+	for r, steps := range t.flagged {
+		if sr, ok := t.persistentRank(r, steps, len(waits), stepTime, peerOf, links, th); ok {
+			out = append(out, sr)
+		}
+	}
+	out = dropKnockOns(out, groups)
+	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+// crossWaits gathers, per step and rank, the cross-rank waits of the collectives
+// that two ranks or more take part in, and how many of them each rank arrived
+// last at.
+func crossWaits(ops []analysis.OpStat, ranks []analysis.RankResult) (waits map[int]map[int][]float64, last map[int]map[int]int) {
 	members := map[[2]string]int{}
 	for _, o := range ops {
 		members[[2]string{o.Group, o.Name}]++
 	}
-	waits := map[int]map[int][]float64{} // step → rank → cross-rank waits
-	last := map[int]map[int]int{}        // step → rank → collectives it arrived last at
+	waits = map[int]map[int][]float64{} // step → rank → cross-rank waits
+	last = map[int]map[int]int{}        // step → rank → collectives it arrived last at
 	for _, o := range ops {
 		if members[[2]string{o.Group, o.Name}] < 2 || o.Step < 0 && len(ranks) > 0 && hasSteps(ranks) {
 			continue
@@ -83,6 +106,11 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 			last[o.Step][o.Rank]++
 		}
 	}
+	return waits, last
+}
+
+// stepTimes indexes the ranks' step breakdowns by step, then rank.
+func stepTimes(ranks []analysis.RankResult) map[int]map[int]analysis.StepBreakdown {
 	stepTime := map[int]map[int]analysis.StepBreakdown{} // step → rank → breakdown
 	for _, rr := range ranks {
 		for _, s := range rr.Steps {
@@ -92,194 +120,247 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 			stepTime[s.Step][rr.Rank] = s
 		}
 	}
-	flagged := map[int][]int{}
-	scores := map[int]float64{}
-	deficits := map[int]float64{}
-	stakes := map[int]float64{}
-	stages := map[int]float64{}
-	lastAt, seenAt := map[int]int{}, map[int]int{}
-	smallSteps := map[int]int{} // steps a rank was flagged in only by the small-peer-set rule
-	for step, all := range waits {
-		for _, byRank := range partition(all, peerOf) {
-			if len(byRank) < 2 {
-				continue
-			}
-			peersTime := map[int]analysis.StepBreakdown{}
-			for r := range byRank {
-				if b, ok := stepTime[step][r]; ok {
-					peersTime[r] = b
+	return stepTime
+}
+
+// slowRankTally adds up, per rank, the steps it was flagged in (flagStep) and
+// what it cost them, for persistentRank to judge.
+type slowRankTally struct {
+	flagged    map[int][]int
+	scores     map[int]float64
+	deficits   map[int]float64
+	stakes     map[int]float64
+	stages     map[int]float64
+	lastAt     map[int]int
+	seenAt     map[int]int
+	smallSteps map[int]int // steps a rank was flagged in only by the small-peer-set rule
+}
+
+func newSlowRankTally() *slowRankTally {
+	return &slowRankTally{flagged: map[int][]int{}, scores: map[int]float64{}, deficits: map[int]float64{},
+		stakes: map[int]float64{}, stages: map[int]float64{}, lastAt: map[int]int{}, seenAt: map[int]int{},
+		smallSteps: map[int]int{}}
+}
+
+// flagStep finds the per-step outliers of one peer set: the ranks its peers wait
+// for in this step (byRank: their cross-rank waits; lastIn: how many collectives
+// each arrived last at; stepTime: their breakdowns), at a cost above MinShare of
+// the step.
+func (t *slowRankTally) flagStep(step int, byRank map[int][]float64, lastIn map[int]int, stepTime map[int]analysis.StepBreakdown, th SlowRankThresholds) {
+	if len(byRank) < 2 {
+		return
+	}
+	p := peerWaitStats(byRank, stepTime, th)
+	peersTime, typical, total := p.peersTime, p.typical, p.total
+	med, mad, medTotal, madTotal := p.med, p.mad, p.medTotal, p.madTotal
+	dixonOut, dixonScore, lowest, lowestTotal := p.dixonOut, p.dixonScore, p.lowest, p.lowestTotal
+	work, works, medWork, madWork := p.work, p.works, p.medWork, p.madWork
+	for r, e := range typical {
+		var outlier bool
+		var score float64
+		switch {
+		case len(byRank) == 2:
+			// Two peers: no spread to judge by. The one the other waits for
+			// at nearly every collective of the step is late.
+			frac := float64(lastIn[r]) / float64(len(byRank[r]))
+			outlier, score = frac >= pairLastShare && e == lowest && med > e, 10*frac
+		case len(byRank) < 3:
+			continue
+		case th.Method == "dixon":
+			outlier, score = dixonOut && e == lowest, dixonScore
+		default:
+			// The typical wait, and the total: a rank waited for in most of its
+			// ops waits least in all of them, but where most ops wait for no one
+			// (a pipeline's sends and receives), typical waits are all 0 and
+			// only the total tells it apart.
+			score = max(modifiedZ(-e, -med, mad), modifiedZ(-total[r], -medTotal, madTotal))
+			outlier = score > th.Z
+			// Among many peers, one whose own work is an outlier above theirs, and
+			// which waits less than they do, is one they wait for. (Not the least
+			// of all: the others' waits are spread over groups it is not in.)
+			if _, ok := work[r]; !outlier && ok && len(works) > smallPeerSet && total[r] < medTotal && work[r] > medWork {
+				if z := modifiedZ(work[r], medWork, madWork); z > th.Z {
+					outlier, score = true, z
 				}
 			}
-			typical := map[int]float64{}
-			total := map[int]float64{}
-			var vals, totals []float64
-			for r, w := range byRank {
-				sort.Float64s(w)
-				typical[r] = stats.MedianSorted(w)
-				vals = append(vals, typical[r])
-				for _, x := range w {
-					total[r] += x
-				}
-				totals = append(totals, total[r])
+		}
+		// A few peers (a data-parallel group of four beside a pipeline) give the
+		// median/MAD too little to go on: their own jitter spreads their waits
+		// as wide as one rank's lag. The rank that waits least in all is a
+		// candidate (its typical wait says little where most of its ops are a
+		// pipeline's sends and receives); it is flagged only for its own longer
+		// work (below) and only if it is so in every step (persistentRank).
+		small := false
+		if !outlier && th.Method != "dixon" && len(byRank) >= 3 && len(byRank) <= smallPeerSet &&
+			total[r] == lowestTotal && medTotal > total[r] {
+			outlier, small = true, true
+		}
+		stage := stepTime[r].StageNs
+		if !outlier || stage <= 0 {
+			continue
+		}
+		deficit := medTotal - total[r]
+		if len(byRank) == 2 {
+			deficit = 2 * (medTotal - total[r]) // the median of two is their mean
+		}
+		stake, ownWork := stepStake(r, peersTime, deficit)
+		// Late for a reason outside its own work (its link, its launches), it must
+		// at least be consistently the last: at most of its collectives. (One
+		// whose work is longer must also show why: below, by its cause.)
+		consistent := ownWork || 2*lastIn[r] > len(byRank[r])
+		if small && !ownWork {
+			continue
+		}
+		if consistent && stake > th.MinShare*float64(stage) {
+			if small {
+				t.smallSteps[r]++
 			}
-			med, mad := stats.MedianMAD(vals)
-			medTotal, madTotal := stats.MedianMAD(totals)
-			dixonOut, dixonScore := false, 0.0
-			if th.Method == "dixon" {
-				dixonOut, dixonScore = lowOutlier(vals)
-			}
-			lowest, lowestTotal := math.Inf(1), math.Inf(1)
-			for r, e := range typical {
-				lowest = min(lowest, e)
-				lowestTotal = min(lowestTotal, total[r])
-			}
-			// The peers' own work (Stage less exposed communication, plus Preparing):
-			// a rank that computes far more than its peers is late at every
-			// collective, yet where the others' waits spread widely (an expert-parallel
-			// group's AlltoAll(v), whose members wait unevenly by the routing) its
-			// waits are no outlier (a hot expert 31% over the median rank's compute
-			// scored 1.1 by its waits).
-			work := map[int]float64{}
-			var works []float64
-			for r := range byRank {
-				if b, ok := peersTime[r]; ok {
-					work[r] = float64(b.StageNs - b.ExposedCommNs() + b.PreparingNs)
-					works = append(works, work[r])
-				}
-			}
-			medWork, madWork := stats.MedianMAD(works)
-			for r, e := range typical {
-				var outlier bool
-				var score float64
-				switch {
-				case len(byRank) == 2:
-					// Two peers: no spread to judge by. The one the other waits for
-					// at nearly every collective of the step is late.
-					frac := float64(last[step][r]) / float64(len(byRank[r]))
-					outlier, score = frac >= pairLastShare && e == lowest && med > e, 10*frac
-				case len(byRank) < 3:
-					continue
-				case th.Method == "dixon":
-					outlier, score = dixonOut && e == lowest, dixonScore
-				default:
-					// The typical wait, and the total: a rank waited for in most of its
-					// ops waits least in all of them, but where most ops wait for no one
-					// (a pipeline's sends and receives), typical waits are all 0 and
-					// only the total tells it apart.
-					score = max(modifiedZ(-e, -med, mad), modifiedZ(-total[r], -medTotal, madTotal))
-					outlier = score > th.Z
-					// Among many peers, one whose own work is an outlier above theirs, and
-					// which waits less than they do, is one they wait for. (Not the least
-					// of all: the others' waits are spread over groups it is not in.)
-					if _, ok := work[r]; !outlier && ok && len(works) > smallPeerSet && total[r] < medTotal && work[r] > medWork {
-						if z := modifiedZ(work[r], medWork, madWork); z > th.Z {
-							outlier, score = true, z
-						}
-					}
-				}
-				// A few peers (a data-parallel group of four beside a pipeline) give the
-				// median/MAD too little to go on: their own jitter spreads their waits
-				// as wide as one rank's lag. The rank that waits least in all is a
-				// candidate (its typical wait says little where most of its ops are a
-				// pipeline's sends and receives); it is flagged only for its own longer
-				// work (below) and only if it is so in every step (after the loop).
-				small := false
-				if !outlier && th.Method != "dixon" && len(byRank) >= 3 && len(byRank) <= smallPeerSet &&
-					total[r] == lowestTotal && medTotal > total[r] {
-					outlier, small = true, true
-				}
-				stage := stepTime[step][r].StageNs
-				if !outlier || stage <= 0 {
-					continue
-				}
-				deficit := medTotal - total[r]
-				if len(byRank) == 2 {
-					deficit = 2 * (medTotal - total[r]) // the median of two is their mean
-				}
-				stake, ownWork := stepStake(r, peersTime, deficit)
-				// Late for a reason outside its own work (its link, its launches), it must
-				// at least be consistently the last: at most of its collectives. (One
-				// whose work is longer must also show why: below, by its cause.)
-				consistent := ownWork || 2*last[step][r] > len(byRank[r])
-				if small && !ownWork {
-					continue
-				}
-				if consistent && stake > th.MinShare*float64(stage) {
-					if small {
-						smallSteps[r]++
-					}
-					flagged[r] = append(flagged[r], step)
-					scores[r] = max(scores[r], score)
-					deficits[r] += deficit
-					stakes[r] += stake
-					stages[r] += float64(stage)
-					lastAt[r] += last[step][r]
-					seenAt[r] += len(byRank[r])
-				}
-			}
+			t.flagged[r] = append(t.flagged[r], step)
+			t.scores[r] = max(t.scores[r], score)
+			t.deficits[r] += deficit
+			t.stakes[r] += stake
+			t.stages[r] += float64(stage)
+			t.lastAt[r] += lastIn[r]
+			t.seenAt[r] += len(byRank[r])
 		}
 	}
-	var out []SlowRank
-	for r, steps := range flagged {
-		if float64(len(steps)) < th.Persist*float64(len(waits)) || len(waits) >= 3 && float64(len(steps)) <= th.Persist*float64(len(waits)) {
-			continue
+}
+
+// peerStep holds one peer set's waits and work in one step, and their medians
+// and spreads: what flagStep judges each rank against.
+type peerStep struct {
+	peersTime                    map[int]analysis.StepBreakdown
+	typical, total               map[int]float64
+	med, mad, medTotal, madTotal float64
+	dixonOut                     bool
+	dixonScore                   float64
+	lowest, lowestTotal          float64
+	work                         map[int]float64
+	works                        []float64
+	medWork, madWork             float64
+}
+
+// peerWaitStats sums up one peer set's step: each rank's typical (median) and
+// total cross-rank wait and its own work, with their medians and MADs.
+func peerWaitStats(byRank map[int][]float64, stepTime map[int]analysis.StepBreakdown, th SlowRankThresholds) peerStep {
+	peersTime := map[int]analysis.StepBreakdown{}
+	for r := range byRank {
+		if b, ok := stepTime[r]; ok {
+			peersTime[r] = b
 		}
-		// Flagged among a few peers by the small-set rule: in every one of three or
-		// more steps, or not at all (with four peers, the same rank is the slowest of
-		// three steps by chance one time in sixteen, and it must also be longer than
-		// every peer by the stake each time).
-		if smallSteps[r] > 0 && (len(waits) < 3 || len(steps) < len(waits)) {
-			continue
-		}
-		sort.Ints(steps)
-		cause, evidence := slowRankCause(r, steps, peersOnly(stepTime, r, peerOf), links)
-		// Neither last at most of its collectives nor slower for a reason its profile
-		// shows (compute, host, link): a different rank is last each time, the job's
-		// jitter (an input pipeline's, in msprof's one-step runs), not a slow rank.
-		if cause == "unknown" && 2*lastAt[r] <= seenAt[r] {
-			continue
-		}
-		// A slow host is slow every step; an input pipeline's jitter makes some rank
-		// the worst in one step and another in the next, and with a few steps one
-		// rank is the worst in two of three by chance. Without step markers (one step
-		// spans the run) it must be last at most of its collectives instead.
-		if cause == "host" && (len(waits) >= 2 && len(steps) < len(waits) || len(waits) < 2 && 2*lastAt[r] <= seenAt[r]) {
-			continue
-		}
-		// Without step markers (one step spans the run, as in msprof's output) the
-		// compute jitter drawn anew each real step makes some rank last at most of a
-		// group's collectives by chance: a TP16 job of 64 ranks had one last at 94 of
-		// its 130 (costing 3.0%), a balanced MoE job its busiest expert at 121 of 204.
-		// A rank late for no reason its profile shows must then be last at nearly all.
-		if cause == "unknown" && len(waits) < 2 && float64(lastAt[r]) < oneStepLastShare*float64(seenAt[r]) {
-			continue
-		}
-		// Computing more in some steps only, by less than a tenth over the median rank,
-		// it is the job's jitter in those steps, not a slow device: a TP job's rank
-		// computed 5.4% more in one step of two (costing 3.0%), a different rank the
-		// next. (A device slowed by a tenth or more is named from one step.)
-		if cause == "compute" && len(waits) >= 2 && len(steps) < len(waits) {
-			if mine, med := meanAgainstMedian(r, steps, peersOnly(stepTime, r, peerOf), computingOf); med > 0 && mine < jitterComputeMax*med {
-				continue
-			}
-		}
-		// Late for no reason its profile shows, in some steps only, it is as likely the
-		// job's jitter in those steps (a TP group's per-layer collectives: one rank
-		// last at most of them in one step of two, costing 2%): named only when it is
-		// so in every step seen.
-		if cause == "unknown" && len(waits) >= 2 && len(steps) < len(waits) {
-			continue
-		}
-		score := scores[r]
-		if math.IsInf(score, 1) {
-			score = 999 // every other rank waited the same: the MAD is 0
-		}
-		n := float64(len(steps))
-		out = append(out, SlowRank{Rank: r, Score: math.Round(score*100) / 100, Steps: steps, Cause: cause,
-			ShareOfStep: stakes[r] / stages[r], StepsSeen: len(waits),
-			Evidence: fmt.Sprintf("it arrives last at %d of its %d collectives in those steps; the others wait %.3f ms per step for it in their collectives, of which it costs the step about %.3f ms (%d of %d steps); %s",
-				lastAt[r], seenAt[r], deficits[r]/n/1e6, stakes[r]/n/1e6, len(steps), len(waits), evidence)})
 	}
+	typical := map[int]float64{}
+	total := map[int]float64{}
+	var vals, totals []float64
+	for r, w := range byRank {
+		sort.Float64s(w)
+		typical[r] = stats.MedianSorted(w)
+		vals = append(vals, typical[r])
+		for _, x := range w {
+			total[r] += x
+		}
+		totals = append(totals, total[r])
+	}
+	med, mad := stats.MedianMAD(vals)
+	medTotal, madTotal := stats.MedianMAD(totals)
+	dixonOut, dixonScore := false, 0.0
+	if th.Method == "dixon" {
+		dixonOut, dixonScore = lowOutlier(vals)
+	}
+	lowest, lowestTotal := math.Inf(1), math.Inf(1)
+	for r, e := range typical {
+		lowest = min(lowest, e)
+		lowestTotal = min(lowestTotal, total[r])
+	}
+	// The peers' own work (Stage less exposed communication, plus Preparing):
+	// a rank that computes far more than its peers is late at every
+	// collective, yet where the others' waits spread widely (an expert-parallel
+	// group's AlltoAll(v), whose members wait unevenly by the routing) its
+	// waits are no outlier (a hot expert 31% over the median rank's compute
+	// scored 1.1 by its waits).
+	work := map[int]float64{}
+	var works []float64
+	for r := range byRank {
+		if b, ok := peersTime[r]; ok {
+			work[r] = float64(b.StageNs - b.ExposedCommNs() + b.PreparingNs)
+			works = append(works, work[r])
+		}
+	}
+	medWork, madWork := stats.MedianMAD(works)
+	return peerStep{peersTime: peersTime, typical: typical, total: total,
+		med: med, mad: mad, medTotal: medTotal, madTotal: madTotal,
+		dixonOut: dixonOut, dixonScore: dixonScore, lowest: lowest, lowestTotal: lowestTotal,
+		work: work, works: works, medWork: medWork, madWork: madWork}
+}
+
+// persistentRank judges a rank flagged in some steps (steps) of the nSteps in
+// which waits could be compared: named slow (ok) only if it is so persistently and
+// for a cause its profile shows, or consistently the last where it shows none.
+func (t *slowRankTally) persistentRank(r int, steps []int, nSteps int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf map[int]int, links []SlowLink, th SlowRankThresholds) (SlowRank, bool) {
+	lastAt, seenAt := t.lastAt, t.seenAt
+	if float64(len(steps)) < th.Persist*float64(nSteps) || nSteps >= 3 && float64(len(steps)) <= th.Persist*float64(nSteps) {
+		return SlowRank{}, false
+	}
+	// Flagged among a few peers by the small-set rule: in every one of three or
+	// more steps, or not at all (with four peers, the same rank is the slowest of
+	// three steps by chance one time in sixteen, and it must also be longer than
+	// every peer by the stake each time).
+	if t.smallSteps[r] > 0 && (nSteps < 3 || len(steps) < nSteps) {
+		return SlowRank{}, false
+	}
+	sort.Ints(steps)
+	cause, evidence := slowRankCause(r, steps, peersOnly(stepTime, r, peerOf), links)
+	// Neither last at most of its collectives nor slower for a reason its profile
+	// shows (compute, host, link): a different rank is last each time, the job's
+	// jitter (an input pipeline's, in msprof's one-step runs), not a slow rank.
+	if cause == "unknown" && 2*lastAt[r] <= seenAt[r] {
+		return SlowRank{}, false
+	}
+	// A slow host is slow every step; an input pipeline's jitter makes some rank
+	// the worst in one step and another in the next, and with a few steps one
+	// rank is the worst in two of three by chance. Without step markers (one step
+	// spans the run) it must be last at most of its collectives instead.
+	if cause == "host" && (nSteps >= 2 && len(steps) < nSteps || nSteps < 2 && 2*lastAt[r] <= seenAt[r]) {
+		return SlowRank{}, false
+	}
+	// Without step markers (one step spans the run, as in msprof's output) the
+	// compute jitter drawn anew each real step makes some rank last at most of a
+	// group's collectives by chance: a TP16 job of 64 ranks had one last at 94 of
+	// its 130 (costing 3.0%), a balanced MoE job its busiest expert at 121 of 204.
+	// A rank late for no reason its profile shows must then be last at nearly all.
+	if cause == "unknown" && nSteps < 2 && float64(lastAt[r]) < oneStepLastShare*float64(seenAt[r]) {
+		return SlowRank{}, false
+	}
+	// Computing more in some steps only, by less than a tenth over the median rank,
+	// it is the job's jitter in those steps, not a slow device: a TP job's rank
+	// computed 5.4% more in one step of two (costing 3.0%), a different rank the
+	// next. (A device slowed by a tenth or more is named from one step.)
+	if cause == "compute" && nSteps >= 2 && len(steps) < nSteps {
+		if mine, med := meanAgainstMedian(r, steps, peersOnly(stepTime, r, peerOf), computingOf); med > 0 && mine < jitterComputeMax*med {
+			return SlowRank{}, false
+		}
+	}
+	// Late for no reason its profile shows, in some steps only, it is as likely the
+	// job's jitter in those steps (a TP group's per-layer collectives: one rank
+	// last at most of them in one step of two, costing 2%): named only when it is
+	// so in every step seen.
+	if cause == "unknown" && nSteps >= 2 && len(steps) < nSteps {
+		return SlowRank{}, false
+	}
+	score := t.scores[r]
+	if math.IsInf(score, 1) {
+		score = 999 // every other rank waited the same: the MAD is 0
+	}
+	n := float64(len(steps))
+	return SlowRank{Rank: r, Score: math.Round(score*100) / 100, Steps: steps, Cause: cause,
+		ShareOfStep: t.stakes[r] / t.stages[r], StepsSeen: nSteps,
+		Evidence: fmt.Sprintf("it arrives last at %d of its %d collectives in those steps; the others wait %.3f ms per step for it in their collectives, of which it costs the step about %.3f ms (%d of %d steps); %s",
+			lastAt[r], seenAt[r], t.deficits[r]/n/1e6, t.stakes[r]/n/1e6, len(steps), nSteps, evidence)}, true
+}
+
+// dropKnockOns removes the ranks late for no reason of their own that another
+// rank's lateness explains.
+func dropKnockOns(out []SlowRank, groups []analysis.Group) []SlowRank {
 	// A rank late for no reason of its own beside a rank late for its own work
 	// (compute, host) is held back by it (its pipeline partner, whose sends and
 	// receives it waits in): a knock-on, not a second fault.
@@ -289,9 +370,7 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 	// In a pipeline, a rank late for no reason of its own is late through it: its
 	// stage partners' jitter reaches it in their sends and receives (a heavy stage's
 	// slowest rank holds its partner back every step).
-	out = slices.DeleteFunc(out, func(r SlowRank) bool { return r.Cause == "unknown" && inPipeline(groups, r.Rank) })
-	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	return out
+	return slices.DeleteFunc(out, func(r SlowRank) bool { return r.Cause == "unknown" && inPipeline(groups, r.Rank) })
 }
 
 // stepStake is what a rank the others wait for costs one step: how much shorter the
