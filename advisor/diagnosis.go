@@ -147,6 +147,38 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 			Title:    fmt.Sprintf("%s of the step is exposed communication; no per-op records say why", exposed),
 			Evidence: "no rank has a timeline, communication.json or analysis.db with per-op times: collect with profiler_level Level1 or keep communication.json"}
 	}
+	parts, slowStake := waitParts(res, det, stage, straggler)
+	lead := parts[0]
+	// Within the budget the step is the computation's, unless one kind of waiting
+	// still costs a tenth of it (a straggler whose wait the overlap half hides), or a
+	// slow rank is found whose cost is worth a change.
+	// Waiting for a slower rank that no detector could name (a different rank each
+	// time: the ranks' own jitter) is not a fault to fix within the budget.
+	leadsWithinBudget := waitingCause(lead.cause) && lead.cause != CauseStraggler && lead.share >= th.WaitWithinBudget ||
+		lead.cause == CauseStraggler && slowStake >= th.StragglerLead
+	if s.CommShare <= budget && !leadsWithinBudget && !straggler {
+		return computeBound(s, budget, computing, stage, freeShare)
+	}
+	if d, ok := unexplainedExposure(s, ex, lead, float64(stage), th, straggler); ok {
+		return d
+	}
+	return explainLead(res, det, lead, slowStake, th, straggler)
+}
+
+// waitPart is one kind of exposed communication's cost: its time and its share.
+type waitPart struct {
+	cause string
+	ns    float64
+	share float64
+}
+
+// waitParts weighs the kinds of exposed communication (moving data, waiting for
+// ranks not profiled, for the other pipeline stage, for a slower rank), the
+// largest first, or the slower rank first when straggler; slowStake is the slow
+// ranks' cost (slowRankStake).
+func waitParts(res *analysis.Result, det Detections, stage int64, straggler bool) (parts []waitPart, slowStake float64) {
+	s := res.Summary
+	ex := res.Exposure
 	// The parts are compared in time: the pipeline's waiting includes the receive
 	// time counted as Bubble, which lies outside Stage; its share is over the stages'
 	// whole span (Exposure.PipelineShare), the others' over Stage.
@@ -162,7 +194,7 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	// overlapped the exposed wait was 0.105 and the stake 0.178 for a rank whose
 	// replay without it saves 0.178; a hot expert's exposed wait 0.316, its stake
 	// 0.279, against 0.327.
-	slowStake := slowRankStake(det.SlowRanks)
+	slowStake = slowRankStake(det.SlowRanks)
 	stragglerRank := max(ex.StragglerWaitShare, min(slowStake, s.CommShare))
 	stragglerShare := stragglerRank
 	// Pipeline waiting needs a pipeline: receives outside one (a context-parallel
@@ -171,11 +203,7 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	if len(res.Communication.Pipelines) == 0 {
 		pipelineNs, pipelineShare = 0, 0
 	}
-	parts := []struct {
-		cause string
-		ns    float64
-		share float64
-	}{
+	parts = []waitPart{
 		{CauseTransfer, ex.TransferShare * stageF, ex.TransferShare},
 		{CauseUnprofiled, ex.UnprofiledWaitShare * stageF, ex.UnprofiledWaitShare},
 		{CauseStageImbalance, pipelineNs, pipelineShare},
@@ -185,27 +213,20 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 	if straggler {
 		// The slow rank's cost, not its waits' part of the exposed split, which a
 		// busy stream's queue or the pipeline's waiting dilutes.
-		slices.SortStableFunc(parts, func(a, b struct {
-			cause string
-			ns    float64
-			share float64
-		}) int {
+		slices.SortStableFunc(parts, func(a, b waitPart) int {
 			return boolRank(a.cause != CauseStraggler) - boolRank(b.cause != CauseStraggler)
 		})
 		parts[0].share = max(parts[0].share, slowStake)
 		parts[0].ns = max(parts[0].ns, 1)
 	}
-	lead := parts[0]
-	// Within the budget the step is the computation's, unless one kind of waiting
-	// still costs a tenth of it (a straggler whose wait the overlap half hides), or a
-	// slow rank is found whose cost is worth a change.
-	// Waiting for a slower rank that no detector could name (a different rank each
-	// time: the ranks' own jitter) is not a fault to fix within the budget.
-	leadsWithinBudget := waitingCause(lead.cause) && lead.cause != CauseStraggler && lead.share >= th.WaitWithinBudget ||
-		lead.cause == CauseStraggler && slowStake >= th.StragglerLead
-	if s.CommShare <= budget && !leadsWithinBudget && !straggler {
-		return computeBound(s, budget, computing, stage, freeShare)
-	}
+	return parts, slowStake
+}
+
+// unexplainedExposure is the diagnosis (ok) when the op records cannot say what
+// the exposed communication is: too much of it unaccounted for, none of it moving
+// data or waiting, or too little of it in the leading part.
+func unexplainedExposure(s analysis.Summary, ex analysis.Exposure, lead waitPart, stageF float64, th DiagnosisThresholds, straggler bool) (Diagnosis, bool) {
+	exposed := pct(s.CommShare)
 	// Exposed time that no op record covers says nothing of its cause: when it is the
 	// largest part the cause is not known, else the leading one is a lower bound.
 	if unaccounted := ex.UnaccountedShare; unaccounted > 0 && unaccounted*stageF >= lead.ns {
@@ -213,19 +234,19 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 			Title: fmt.Sprintf("%s of the step is exposed communication; no op record accounts for %s of it", exposed, pct(unaccounted/s.CommShare)),
 			Evidence: fmt.Sprintf("%s; of the rest, moving data %s, waiting for a peer %s, synchronisation and idle %s of the step. "+
 				"Keep trace_view.json or communication.json (analysis.db) of every rank to tell moving data from waiting",
-				unaccountedPhrase(ex), pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare))}
+				unaccountedPhrase(ex), pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare))}, true
 	}
 	if lead.ns <= 0 {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title:    fmt.Sprintf("%s of the step is exposed communication, in neither moving data nor waiting for a peer", exposed),
-			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}
+			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}, true
 	}
 	ofExposed := lead.share / s.CommShare
 	if !ex.SplitKnown && ofExposed < 0.5 && !straggler {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication; the ops' records do not say how much of it moves data", exposed),
 			Evidence: fmt.Sprintf("the ops come from kernel_details.csv, which has their elapses but not their transit and wait times: waiting for a profiled peer explains %s of the step; "+
-				"collect with profiler_level Level1, or keep communication.json, to split the rest", pct(ex.WaitShare))}
+				"collect with profiler_level Level1, or keep communication.json, to split the rest", pct(ex.WaitShare))}, true
 	}
 	// (The pipeline's waiting is measured over the stages' span, Bubble included, and
 	// is not held to this.)
@@ -233,8 +254,18 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication, mostly in neither moving data nor waiting for a peer", exposed),
 			Evidence: fmt.Sprintf("moving data (as the profiler times it, on one plane) %s, waiting for a peer %s, the rest (synchronisation, idle, transfers on other planes, retransmissions) %s of the step%s: look at the findings on links and retransmissions",
-				pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare), unaccountedClause(ex))}
+				pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare), unaccountedClause(ex))}, true
 	}
+	return Diagnosis{}, false
+}
+
+// explainLead is the diagnosis led by the largest part of the exposed
+// communication (lead): its title and the split as evidence.
+func explainLead(res *analysis.Result, det Detections, lead waitPart, slowStake float64, th DiagnosisThresholds, straggler bool) Diagnosis {
+	s := res.Summary
+	ex := res.Exposure
+	exposed := pct(s.CommShare)
+	ofExposed := lead.share / s.CommShare
 	d := Diagnosis{Cause: lead.cause, Share: lead.share}
 	atLeast := ""
 	if ex.UnaccountedShare > 0 {
