@@ -343,6 +343,36 @@ func parseBenchCSV(text, file string, opts BenchOptions, info *BenchInfo) ([]pro
 		}
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	col, err := benchCSVColumns(header, file, opts)
+	if err != nil {
+		return nil, err
+	}
+	rows := benchCSVRows{col: col, file: file, opts: opts, sem: semanticsOr(opts, profile.SizeTotal), skipped: map[string]int{}}
+	var out []profile.BenchPoint
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := r.FieldPos(0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		p, ok, err := rows.point(rec, line)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, p)
+		}
+	}
+	rows.notes(info)
+	return out, nil
+}
+
+// benchCSVColumns finds the op, ranks, size and time columns in a benchmark
+// table's header, by their aliases (benchColumns).
+func benchCSVColumns(header []string, file string, opts BenchOptions) (map[string]int, error) {
 	col := map[string]int{}
 	for _, want := range []string{"op", "ranks", "bytes", "timeUs", "timeMs"} {
 	names:
@@ -366,82 +396,88 @@ func parseBenchCSV(text, file string, opts BenchOptions, info *BenchInfo) ([]pro
 	if !hasOp && opts.Op == "" || !hasRanks && opts.Ranks == 0 {
 		return nil, fmt.Errorf("%s: the table has no op or no ranks column: give them", file)
 	}
-	sem := semanticsOr(opts, profile.SizeTotal)
-	var out []profile.BenchPoint
-	skipped := map[string]int{}
-	noTime, zero := 0, 0
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
+	return col, nil
+}
+
+// benchCSVRows reads a benchmark table's rows (point) and counts those it leaves
+// out, for notes.
+type benchCSVRows struct {
+	col          map[string]int
+	file         string
+	opts         BenchOptions
+	sem          profile.BenchSizeSemantics
+	skipped      map[string]int
+	noTime, zero int
+}
+
+// point is the timing of one row (rec, at line); ok is false for a row left out.
+func (b *benchCSVRows) point(rec []string, line int) (p profile.BenchPoint, ok bool, err error) {
+	col, file, opts, sem := b.col, b.file, b.opts, b.sem
+	cell := func(k string) (string, bool) {
+		i, ok := col[k]
+		if !ok || i >= len(rec) {
+			return "", false
 		}
-		line, _ := r.FieldPos(0)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		cell := func(k string) (string, bool) {
-			i, ok := col[k]
-			if !ok || i >= len(rec) {
-				return "", false
-			}
-			return strings.TrimSpace(rec[i]), true
-		}
-		opName := opts.Op
-		if s, ok := cell("op"); ok && opts.Op == "" {
-			opName = s
-		}
-		op := benchOp(opName)
-		if op == "" {
-			skipped[opName]++
-			continue
-		}
-		ranks := opts.Ranks
-		if s, ok := cell("ranks"); ok && opts.Ranks == 0 {
-			if ranks, err = strconv.Atoi(s); err != nil {
-				return nil, errAtLine(file, line, "ranks %q is not a whole number", s)
-			}
-		}
-		s, _ := cell("bytes")
-		if s == "0" {
-			zero++ // nccl-tests' smallest sizes round to no element per rank
-			continue
-		}
-		size, err := parseBenchSize(s)
-		if err != nil {
-			return nil, errAtLine(file, line, "%v", err)
-		}
-		tu, _ := cell("timeUs")
-		tm, _ := cell("timeMs")
-		if tu == "" && tm == "" {
-			noTime++
-			continue
-		}
-		var t float64
-		if s, ok := cell("timeUs"); ok && s != "" {
-			t, err = strconv.ParseFloat(s, 64)
-		} else if s, ok := cell("timeMs"); ok {
-			t, err = strconv.ParseFloat(s, 64)
-			t *= 1000
-		}
-		if err != nil {
-			return nil, errAtLine(file, line, "time: %v", err)
-		}
-		p := profile.BenchPoint{Op: op, Ranks: ranks, Bytes: toModelBytes(op, ranks, size, sem), TimeUs: t, Source: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
-		if err := checkPoint(p, file, line); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
+		return strings.TrimSpace(rec[i]), true
 	}
-	if zero > 0 {
-		info.Notes = append(info.Notes, fmt.Sprintf("%d rows of size 0 left out", zero))
+	opName := opts.Op
+	if s, ok := cell("op"); ok && opts.Op == "" {
+		opName = s
 	}
-	if noTime > 0 {
-		info.Notes = append(info.Notes, fmt.Sprintf("%d rows without a time left out", noTime))
+	op := benchOp(opName)
+	if op == "" {
+		b.skipped[opName]++
+		return p, false, nil
 	}
-	for op, n := range skipped {
+	ranks := opts.Ranks
+	if s, ok := cell("ranks"); ok && opts.Ranks == 0 {
+		if ranks, err = strconv.Atoi(s); err != nil {
+			return p, false, errAtLine(file, line, "ranks %q is not a whole number", s)
+		}
+	}
+	s, _ := cell("bytes")
+	if s == "0" {
+		b.zero++ // nccl-tests' smallest sizes round to no element per rank
+		return p, false, nil
+	}
+	size, err := parseBenchSize(s)
+	if err != nil {
+		return p, false, errAtLine(file, line, "%v", err)
+	}
+	tu, _ := cell("timeUs")
+	tm, _ := cell("timeMs")
+	if tu == "" && tm == "" {
+		b.noTime++
+		return p, false, nil
+	}
+	var t float64
+	if s, ok := cell("timeUs"); ok && s != "" {
+		t, err = strconv.ParseFloat(s, 64)
+	} else if s, ok := cell("timeMs"); ok {
+		t, err = strconv.ParseFloat(s, 64)
+		t *= 1000
+	}
+	if err != nil {
+		return p, false, errAtLine(file, line, "time: %v", err)
+	}
+	p = profile.BenchPoint{Op: op, Ranks: ranks, Bytes: toModelBytes(op, ranks, size, sem), TimeUs: t, Source: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
+	if err := checkPoint(p, file, line); err != nil {
+		return profile.BenchPoint{}, false, err
+	}
+	return p, true, nil
+}
+
+// notes says which rows were left out.
+func (b *benchCSVRows) notes(info *BenchInfo) {
+	if b.zero > 0 {
+		info.Notes = append(info.Notes, fmt.Sprintf("%d rows of size 0 left out", b.zero))
+	}
+	if b.noTime > 0 {
+		info.Notes = append(info.Notes, fmt.Sprintf("%d rows without a time left out", b.noTime))
+	}
+	for op, n := range b.skipped {
 		info.Notes = append(info.Notes, fmt.Sprintf("%d rows of op %q left out: not a collective the model prices", n, op))
 	}
-	return out, nil
 }
 
 // parseBenchSize reads a size in bytes: a whole number, or with K, M or G (binary,
