@@ -152,33 +152,11 @@ func parseNCCLTests(text, file string, opts BenchOptions, info *BenchInfo) ([]pr
 	if opts.Op != "" && override == "" {
 		return nil, fmt.Errorf("%s: op %q: want allreduce, allgather, reducescatter, broadcast, reduce or alltoall", file, opts.Op)
 	}
-	sem := semanticsOr(opts, profile.SizeTotal)
 	// One output may hold several runs (a script's loop): each "Collective test
 	// starting" line begins one, with its own op and rank lines.
-	var (
-		out     []profile.BenchPoint
-		op      string
-		ranks   = map[int]bool{}
-		maxRank = -1
-		said    = map[string]bool{}
-	)
-	worldFor := func() (int, error) {
-		if opts.Ranks > 0 {
-			if maxRank >= 0 && maxRank+1 != opts.Ranks && !said["ranks"] {
-				said["ranks"] = true
-				info.Notes = append(info.Notes, fmt.Sprintf("the output lists ranks up to %d; --ranks %d wins", maxRank, opts.Ranks))
-			}
-			return opts.Ranks, nil
-		}
-		if maxRank < 0 {
-			return 0, fmt.Errorf("%s: nccl-tests output without its \"#  Rank\" lines: give the rank count", file)
-		}
-		if len(ranks) != maxRank+1 && !said["gaps"] {
-			said["gaps"] = true
-			info.Notes = append(info.Notes, fmt.Sprintf("the output lists %d rank lines for ranks up to %d: the world is taken as %d ranks (give the rank count if it is not)", len(ranks), maxRank, maxRank+1))
-		}
-		return maxRank + 1, nil
-	}
+	nt := &ncclTestsRun{file: file, opts: opts, info: info, override: override, sem: semanticsOr(opts, profile.SizeTotal),
+		ranks: map[int]bool{}, maxRank: -1, said: map[string]bool{}}
+	var out []profile.BenchPoint
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
@@ -193,62 +171,116 @@ func parseNCCLTests(text, file string, opts BenchOptions, info *BenchInfo) ([]pr
 			continue
 		}
 		if strings.HasPrefix(s, "#") {
-			if m := ncclTestsOpLine.FindStringSubmatch(s); m != nil {
-				op, ranks, maxRank = benchOp(m[1]), map[int]bool{}, -1
-				if op == "" && override == "" {
-					return nil, errAtLine(file, line, "collective %q: not one the cost model prices", m[1])
-				}
-			}
-			if m := ncclTestsRankLine.FindStringSubmatch(s); m != nil {
-				n, _ := strconv.Atoi(m[1])
-				ranks[n] = true
-				maxRank = max(maxRank, n)
+			if err := nt.comment(s, line); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		f := strings.Fields(s)
-		size, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || len(f) < 3 {
-			continue // nccl-tests prints other lines (the library's version, warnings)
-		}
-		if _, err := strconv.ParseInt(f[1], 10, 64); err != nil {
-			continue // not a row: size and count come first
-		}
-		useOp := op
-		if override != "" {
-			if op != "" && op != override && !said["op"] {
-				said["op"] = true
-				info.Notes = append(info.Notes, fmt.Sprintf("the output says %s; the op given, %s, wins", op, override))
-			}
-			useOp = override
-		}
-		if useOp == "" {
-			return nil, errAtLine(file, line, "nccl-tests output that does not name its collective (no \"# Collective test starting\" line before its rows): give the op")
-		}
-		world, err := worldFor()
+		p, ok, err := nt.row(strings.Fields(s), line)
 		if err != nil {
 			return nil, err
 		}
-		// size count type [redop] [root] then (time algbw busbw #wrong) out of place
-		// and in place: the out-of-place time is the eighth field from the end.
-		rest := len(f) - 3
-		if rest < 8 || rest > 10 {
-			return nil, errAtLine(file, line, "a nccl-tests row of %d fields: want size, count, type, [redop, root,] and two groups of time, algbw, busbw, #wrong", len(f))
+		if ok {
+			out = append(out, p)
 		}
-		t, err := strconv.ParseFloat(f[len(f)-8], 64)
-		if err != nil {
-			return nil, errAtLine(file, line, "out-of-place time %q is not a number", f[len(f)-8])
-		}
-		if size == 0 {
-			continue // nccl-tests' smallest sizes round to no element per rank
-		}
-		p := profile.BenchPoint{Op: useOp, Ranks: world, Bytes: toModelBytes(useOp, world, size, sem), TimeUs: t, Source: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
-		if err := checkPoint(p, file, line); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
 	}
 	return out, sc.Err()
+}
+
+// ncclTestsRun is what nccl-tests' output has said so far of the run its rows
+// belong to: the op and the ranks listed, and the notes already given.
+type ncclTestsRun struct {
+	file     string
+	opts     BenchOptions
+	info     *BenchInfo
+	override string
+	sem      profile.BenchSizeSemantics
+	op       string
+	ranks    map[int]bool
+	maxRank  int
+	said     map[string]bool
+}
+
+// world is the run's rank count: the one given, or the ranks it lists.
+func (nt *ncclTestsRun) world() (int, error) {
+	opts, info, file, said := nt.opts, nt.info, nt.file, nt.said
+	if opts.Ranks > 0 {
+		if nt.maxRank >= 0 && nt.maxRank+1 != opts.Ranks && !said["ranks"] {
+			said["ranks"] = true
+			info.Notes = append(info.Notes, fmt.Sprintf("the output lists ranks up to %d; --ranks %d wins", nt.maxRank, opts.Ranks))
+		}
+		return opts.Ranks, nil
+	}
+	if nt.maxRank < 0 {
+		return 0, fmt.Errorf("%s: nccl-tests output without its \"#  Rank\" lines: give the rank count", file)
+	}
+	if len(nt.ranks) != nt.maxRank+1 && !said["gaps"] {
+		said["gaps"] = true
+		info.Notes = append(info.Notes, fmt.Sprintf("the output lists %d rank lines for ranks up to %d: the world is taken as %d ranks (give the rank count if it is not)", len(nt.ranks), nt.maxRank, nt.maxRank+1))
+	}
+	return nt.maxRank + 1, nil
+}
+
+// comment reads a "#" line (s, at line): a run's start, with its op, or a rank.
+func (nt *ncclTestsRun) comment(s string, line int) error {
+	if m := ncclTestsOpLine.FindStringSubmatch(s); m != nil {
+		nt.op, nt.ranks, nt.maxRank = benchOp(m[1]), map[int]bool{}, -1
+		if nt.op == "" && nt.override == "" {
+			return errAtLine(nt.file, line, "collective %q: not one the cost model prices", m[1])
+		}
+	}
+	if m := ncclTestsRankLine.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		nt.ranks[n] = true
+		nt.maxRank = max(nt.maxRank, n)
+	}
+	return nil
+}
+
+// row is the timing of the output's line of fields f (at line); ok is false for
+// a line that is not a row, or a row of size 0.
+func (nt *ncclTestsRun) row(f []string, line int) (p profile.BenchPoint, ok bool, err error) {
+	file, op, override := nt.file, nt.op, nt.override
+	size, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || len(f) < 3 {
+		return p, false, nil // nccl-tests prints other lines (the library's version, warnings)
+	}
+	if _, err := strconv.ParseInt(f[1], 10, 64); err != nil {
+		return p, false, nil // not a row: size and count come first
+	}
+	useOp := op
+	if override != "" {
+		if op != "" && op != override && !nt.said["op"] {
+			nt.said["op"] = true
+			nt.info.Notes = append(nt.info.Notes, fmt.Sprintf("the output says %s; the op given, %s, wins", op, override))
+		}
+		useOp = override
+	}
+	if useOp == "" {
+		return p, false, errAtLine(file, line, "nccl-tests output that does not name its collective (no \"# Collective test starting\" line before its rows): give the op")
+	}
+	world, err := nt.world()
+	if err != nil {
+		return p, false, err
+	}
+	// size count type [redop] [root] then (time algbw busbw #wrong) out of place
+	// and in place: the out-of-place time is the eighth field from the end.
+	rest := len(f) - 3
+	if rest < 8 || rest > 10 {
+		return p, false, errAtLine(file, line, "a nccl-tests row of %d fields: want size, count, type, [redop, root,] and two groups of time, algbw, busbw, #wrong", len(f))
+	}
+	t, err := strconv.ParseFloat(f[len(f)-8], 64)
+	if err != nil {
+		return p, false, errAtLine(file, line, "out-of-place time %q is not a number", f[len(f)-8])
+	}
+	if size == 0 {
+		return p, false, nil // nccl-tests' smallest sizes round to no element per rank
+	}
+	p = profile.BenchPoint{Op: useOp, Ranks: world, Bytes: toModelBytes(useOp, world, size, nt.sem), TimeUs: t, Source: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
+	if err := checkPoint(p, file, line); err != nil {
+		return profile.BenchPoint{}, false, err
+	}
+	return p, true, nil
 }
 
 // isDigits reports whether s is one or more ASCII digits.
