@@ -386,10 +386,10 @@ func parseBenchCSV(text, file string, opts BenchOptions, info *BenchInfo) ([]pro
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := r.FieldPos(0)
-		if err != nil {
+		if err != nil { // before FieldPos, which panics on a record it did not read
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
+		line, _ := r.FieldPos(0)
 		p, ok, err := rows.point(rec, line)
 		if err != nil {
 			return nil, err
