@@ -116,37 +116,56 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 
 // loneStage places the one profiled rank of an inferred pipeline group among its
 // stages, where the profile names neither the group's other members nor their ranks
-// (msprof's output of part of a job, a stage's ranks only): the group's size is the
-// group-local ranks its transfers name, and a first stage starts its step by sending
-// its first micro-batch's activations while every other waits to receive one. The
-// stages it cannot place are -1. The size is a lower bound (a first stage's
-// transfers name only the next); nil when the place is not known (a receive first,
-// with more than two ranks named).
+// (msprof's output of part of a job, a stage's ranks only), from its transfers: a
+// point-to-point op's HCCL tasks name the rank and its peer by their group-local
+// ranks, which are the stages' order (a group's ranks are sorted), so the op's
+// PeerRanks is k+1 toward the stage before stage k and k+2 toward the one after.
+//   - A first stage starts its step by sending its first micro-batch's activations
+//     to the next; every other stage waits to receive one first.
+//   - A middle stage receives them from the stage before and sends its own forward
+//     to the stage after: its transfers name two peers, k−1 and k+1 (PeerRanks k+1
+//     and k+2), and its first send goes to the higher.
+//   - A last stage receives first and talks to the stage before only.
+//
+// The size is the group-local ranks its transfers name, a lower bound (a first
+// stage's name only the next, a middle stage's only its neighbours). The stages it
+// cannot place are -1; nil when the transfers place it nowhere (no task names a
+// peer, or they contradict the order above).
 func loneStage(grp Group, ops []OpStat) (stageRanks []int, note string) {
 	if !grp.Inferred || len(grp.Ranks) != 1 {
 		return nil, ""
 	}
-	rank, size := grp.Ranks[0], 0
-	var first *OpStat
+	rank, size, peerLo := grp.Ranks[0], 0, math.MaxInt
+	var first, firstSend *OpStat
 	for i := range ops {
 		o := &ops[i]
 		if o.Group != grp.Key || o.Rank != rank || !profile.IsP2P(o.Name) {
 			continue
 		}
-		size = max(size, int(o.PeerRanks))
 		if first == nil || o.StartNs < first.StartNs {
 			first = o
+		}
+		if o.PeerRanks <= 0 {
+			continue // no data task: a receive whose peer writes into it
+		}
+		size, peerLo = max(size, int(o.PeerRanks)), min(peerLo, int(o.PeerRanks))
+		if !profile.IsReceive(o.Name) && (firstSend == nil || o.StartNs < firstSend.StartNs) {
+			firstSend = o
 		}
 	}
 	if size < 2 || first == nil {
 		return nil, ""
 	}
-	stage := -1
+	stage, place := -1, ""
 	switch {
 	case !profile.IsReceive(first.Name):
-		stage = 0
-	case size == 2:
-		stage = 1
+		stage, place = 0, "the first: it sends first"
+	case peerLo == size:
+		// One peer, the stage before: the last stage.
+		stage, place = size-1, "the last: it receives first, from the stage before only"
+	case peerLo == size-1 && firstSend != nil && int(firstSend.PeerRanks) == size:
+		// Two peers, one each side, and the activations go forward first.
+		stage, place = size-2, "a middle one: it receives from the stage before and sends on to the one after"
 	default:
 		return nil, ""
 	}
@@ -155,7 +174,7 @@ func loneStage(grp Group, ops []OpStat) (stageRanks []int, note string) {
 		stageRanks[i] = -1
 	}
 	stageRanks[stage] = rank
-	return stageRanks, fmt.Sprintf("only stage %d of its %d or more stages was profiled (rank %d; the profile names none of the others): its Bubble is that stage's, and the stages' imbalance and the theoretical bubble are unknown", stage, size, rank)
+	return stageRanks, fmt.Sprintf("only stage %d (%s) of its %d or more stages was profiled (rank %d; the profile names none of the others): its Bubble is that stage's, and the stages' imbalance and the theoretical bubble are unknown", stage, place, size, rank)
 }
 
 // groupP2P counts a group's ops: point-to-point (batchSendRecv among them) and
