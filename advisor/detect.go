@@ -51,6 +51,10 @@ func detect(res *analysis.Result, th DetectThresholds, links func() []costmodel.
 			d.SlowLinks = append(d.SlowLinks, l)
 		}
 	}
+	// NCCL kernels have no per-link transfers: their groups are held against their
+	// peer groups instead.
+	gl, gs := slowGroupPlaces(slowGroups(c.Ops, c.Groups, th.SlowLink), c.ServerOf, c.Hosts)
+	d.SlowLinks, d.SlowServers = append(d.SlowLinks, gl...), append(d.SlowServers, gs...)
 	if len(d.SlowServers) == 0 && len(d.SlowLinks) == 0 {
 		d.SlowServers = fabricBelowPeak(*c, links, th.SlowLink)
 	}
