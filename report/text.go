@@ -399,11 +399,15 @@ func ranksOfExpected(s analysis.Summary) string {
 }
 
 // pipelinesPhrase counts the pipelines, their stages and the stages profiled: "2
-// pipelines of 4 stages, 1 of 4 stages profiled in each".
+// pipelines of 4 stages, 1 of 4 stages profiled in each"; "4 or more stages" where
+// the count is a lower bound (one stage profiled, its groups naming no other).
 func pipelinesPhrase(pls []analysis.Pipeline) string {
-	stages, lo, hi := 0, -1, 0
+	stages, lo, hi, atLeast := 0, -1, 0, ""
 	for _, p := range pls {
 		stages = max(stages, p.Stages)
+		if p.StagesAtLeast {
+			atLeast = " or more"
+		}
 		if lo < 0 || p.ProfiledStages < lo {
 			lo = p.ProfiledStages
 		}
@@ -413,14 +417,14 @@ func pipelinesPhrase(pls []analysis.Pipeline) string {
 	if len(pls) == 1 {
 		noun = "pipeline"
 	}
-	out := fmt.Sprintf("%d %s of %d stages", len(pls), noun, stages)
+	out := fmt.Sprintf("%d %s of %d%s stages", len(pls), noun, stages, atLeast)
 	switch {
-	case lo == stages:
+	case lo == stages && atLeast == "":
 		out += ", every stage profiled"
 	case lo == hi:
-		out += fmt.Sprintf(", %d of %d stages profiled in each", lo, stages)
+		out += fmt.Sprintf(", %d of %d%s stages profiled in each", lo, stages, atLeast)
 	default:
-		out += fmt.Sprintf(", %d to %d of %d stages profiled", lo, hi, stages)
+		out += fmt.Sprintf(", %d to %d of %d%s stages profiled", lo, hi, stages, atLeast)
 	}
 	return out
 }
