@@ -6,9 +6,10 @@ import (
 
 // settingRecommendations adds the priced changes to a parallel layout's own settings
 // (issue 37) beyond TP overlap and routing balance: FSDP prefetch, the MoE capacity
-// factor, TP kept inside a server. Each is ranked with the others by its gain; none
-// while a slow rank, link or server is found (fix it first), and only the routing's
-// own cures while the step waits for a cause other than a setting.
+// factor, TP kept inside a server, the MoE AlltoAlls overlapped. Each is ranked with
+// the others by its gain; none while a slow rank, link or server is found (fix it
+// first), and only the routing's own cures while the step waits for a cause other
+// than a setting.
 func settingRecommendations(res *analysis.Result, det Detections, diag Diagnosis, facts RunFacts, recs []Recommendation, notes []string) ([]Recommendation, []string) {
 	if r, note := expertCapacityRecommendation(res, diag); r != nil {
 		// The routing's cure holds while the step waits for the hot expert's rank,
@@ -32,6 +33,7 @@ func settingRecommendations(res *analysis.Result, det Detections, diag Diagnosis
 		add(fsdpRecommendation(res, facts))
 		add(tpPlacementRecommendation(res))
 		add(shardBucketRecommendation(res, facts))
+		add(moeOverlapRecommendation(res))
 	}
 	return recs, notes
 }

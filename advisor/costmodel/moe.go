@@ -31,3 +31,62 @@ func ExpertCapacity(stepUs, waitUs, extraMovingUs, notMovingUs, commShare, facto
 		factor, waitUs/1e3, notMovingUs/1e3, extraMovingUs/1e3)}
 	return p, nil
 }
+
+// EPComm is a run's expert-parallel AlltoAll per step, from the analysis' per-kind
+// figures: the step, the EP groups' op time exposed (no compute kernel runs) and in
+// all, and the step's computation.
+type EPComm struct {
+	StepUs, ExposedUs, TotalUs float64
+	// CommShare is the run's exposed communication over the step (all kinds).
+	CommShare float64
+	// ComputeUs is the step's computation, which bounds what can run beside the
+	// AlltoAlls.
+	ComputeUs float64
+}
+
+// Fractions of the exposed EP AlltoAll time that issuing the AlltoAlls on their own
+// stream hides (MindSpeed --moe-alltoall-overlap-comm, Megatron
+// --overlap-moe-expert-parallel-comm). A layer moves its tokens four times per
+// micro-batch: dispatch and combine in forward, their gradients in backward. An
+// AlltoAll hides only behind compute that does not need its data. The backward's
+// second AlltoAll (the input gradients going home) always has the experts' weight
+// gradients, about half their backward, beside it; the other three have only what
+// the model computes apart from the routed experts (shared experts) or, in
+// Megatron's form, the other micro-batch's layer.
+const (
+	// epHiddenLow: the backward's second AlltoAll alone, half of it hidden (weight
+	// gradients shorter than the transfer, and slowed by it: the copies take HBM
+	// bandwidth and cores).
+	epHiddenLow = 1.0 / 8
+	// epHiddenPoint: two of the four (the backward's second, and about one more
+	// behind shared experts or the other micro-batch).
+	epHiddenPoint = 1.0 / 2
+	// epHiddenHigh: three of the four; the forward's dispatch, needed by the routed
+	// experts at once, stays exposed unless the shared experts ahead of them are
+	// as long as it.
+	epHiddenHigh = 3.0 / 4
+)
+
+// AlltoAllOverlap prices running the MoE dispatch and combine AlltoAlls beside the
+// compute that does not need them (epHidden*): the step shortens by that part of
+// the exposed EP time, never by more than the step's computation.
+func AlltoAllOverlap(c EPComm) (Prediction, error) {
+	if c.StepUs <= 0 || c.ExposedUs <= 0 {
+		return Prediction{}, fmt.Errorf("no exposed expert-parallel AlltoAll to hide")
+	}
+	hide := func(f float64) float64 {
+		h := f * c.ExposedUs
+		if c.ComputeUs > 0 {
+			h = math.Min(h, c.ComputeUs)
+		}
+		return h
+	}
+	point := hide(epHiddenPoint)
+	p := Prediction{Knob: "moe_alltoall_overlap", Value: "on", StepTimeUs: c.StepUs - point,
+		Low: c.StepUs - hide(epHiddenHigh), High: c.StepUs - hide(epHiddenLow),
+		ExposedUs: math.Max(c.CommShare*c.StepUs-point, 0), Confidence: "medium"}
+	p.CommShare = p.ExposedUs / p.StepTimeUs
+	p.Assumptions = []string{fmt.Sprintf("of the %.3f ms of exposed expert-parallel AlltoAll per step, half is hidden (the backward's input gradients beside the experts' weight gradients, and about one more of a layer's four AlltoAlls beside the compute that does not need it); at worst an eighth (the weight gradients' AlltoAll only, half of it), at best three quarters (the forward's dispatch stays exposed)",
+		c.ExposedUs/1e3)}
+	return p, nil
+}
