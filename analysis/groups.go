@@ -72,7 +72,7 @@ func groupSteps(ranks []RankResult, groups []Group) []GroupStep {
 
 // inferGroups adds the groups the ops use but no parallel_group_info describes, with
 // their ranks (those seen with the group's ops) and a kind guessed from the rank set,
-// marked as a guess: the whole job is "world"; point-to-point-only groups are "pp?";
+// marked as a guess: point-to-point-only groups are "pp?"; the whole job is "world";
 // consecutive ranks are "tp?" (Megatron puts tensor parallel fastest); evenly strided
 // ranks are "dp?".
 func inferGroups(groups []Group, ops []OpStat, world int) []Group {
@@ -110,10 +110,12 @@ func inferGroups(groups []Group, ops []OpStat, world int) []Group {
 
 func guessKind(ranks []int, world int, p2pOnly bool) string {
 	switch {
+	case p2pOnly:
+		// Before "world": the ranks profiled may be one pipeline of a larger job
+		// (two adjacent stages), whose group then holds all of them.
+		return "pp?"
 	case len(ranks) == world && world > 1:
 		return "world"
-	case p2pOnly:
-		return "pp?"
 	case len(ranks) < 2:
 		return ""
 	}
