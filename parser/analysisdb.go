@@ -210,15 +210,7 @@ func readCommAnalyzer(d *table.DB, out *analysisDB) error {
 	if err := readCommBandwidth(d, out, index); err != nil {
 		return err
 	}
-	slices.SortFunc(out.CommStats, func(a, b profile.CommOpStats) int {
-		return cmp.Or(
-			cmp.Compare(a.Step, b.Step),
-			cmp.Compare(a.StartNs, b.StartNs),
-			strings.Compare(a.Name, b.Name),
-			strings.Compare(a.Group, b.Group),
-			boolCompare(a.P2P, b.P2P),
-		)
-	})
+	sortCommOps(out.CommStats)
 	return nil
 }
 
@@ -359,15 +351,6 @@ func readCommMatrix(d *table.DB, out *analysisDB) error {
 		}
 		out.CommMatrix = append(out.CommMatrix, l)
 	}
-	slices.SortFunc(out.CommMatrix, func(a, b profile.MatrixLink) int {
-		return cmp.Or(
-			cmp.Compare(a.Step, b.Step),
-			boolCompare(a.P2P, b.P2P),
-			strings.Compare(a.OpKey, b.OpKey),
-			strings.Compare(a.Group, b.Group),
-			cmp.Compare(a.SrcLocal, b.SrcLocal),
-			cmp.Compare(a.DstLocal, b.DstLocal),
-		)
-	})
+	sortMatrixLinks(out.CommMatrix)
 	return nil
 }

@@ -73,6 +73,12 @@ func parseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error)
 	if err != nil {
 		return nil, err
 	}
+	sortMatrixLinks(links)
+	return links, nil
+}
+
+// sortMatrixLinks sorts links by (Step, P2P, OpKey, Group, SrcLocal, DstLocal).
+func sortMatrixLinks(links []profile.MatrixLink) {
 	slices.SortFunc(links, func(a, b profile.MatrixLink) int {
 		return cmp.Or(
 			cmp.Compare(a.Step, b.Step),
@@ -83,7 +89,6 @@ func parseCommMatrixJSON(r io.Reader, file string) ([]profile.MatrixLink, error)
 			cmp.Compare(a.DstLocal, b.DstLocal),
 		)
 	})
-	return links, nil
 }
 
 // isFlatMatrixJSON reports whether a matrix root is the flat msprof layout: a

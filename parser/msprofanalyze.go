@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -490,7 +489,7 @@ func (cs *clusterSummary) assemble(p *summaryParts) {
 	cs.placeLinks(p, groups, rank)
 	cs.nameGroups(groups)
 	for _, pr := range cs.Ranks {
-		sortCommStats(pr.CommStats)
+		sortCommOps(pr.CommStats)
 		sortMatrixLinks(pr.CommMatrix)
 	}
 }
@@ -656,33 +655,6 @@ func limitList(items []string) string {
 		return strings.Join(items, "; ")
 	}
 	return strings.Join(items[:3], "; ") + fmt.Sprintf(" (and %d more)", len(items)-3)
-}
-
-// sortCommStats orders ops as parseCommunicationJSON does.
-func sortCommStats(ops []profile.CommOpStats) {
-	slices.SortFunc(ops, func(a, b profile.CommOpStats) int {
-		return cmp.Or(
-			cmp.Compare(a.Step, b.Step),
-			cmp.Compare(a.StartNs, b.StartNs),
-			strings.Compare(a.Name, b.Name),
-			strings.Compare(a.Group, b.Group),
-			boolCompare(a.P2P, b.P2P),
-		)
-	})
-}
-
-// sortMatrixLinks orders links as parseCommMatrixJSON does.
-func sortMatrixLinks(links []profile.MatrixLink) {
-	slices.SortFunc(links, func(a, b profile.MatrixLink) int {
-		return cmp.Or(
-			cmp.Compare(a.Step, b.Step),
-			boolCompare(a.P2P, b.P2P),
-			strings.Compare(a.OpKey, b.OpKey),
-			strings.Compare(a.Group, b.Group),
-			cmp.Compare(a.SrcLocal, b.SrcLocal),
-			cmp.Compare(a.DstLocal, b.DstLocal),
-		)
-	})
 }
 
 // Table names of cluster_analysis.db: msprof-analyze's current ("simplified") names
