@@ -119,7 +119,7 @@ func isCollective(typ string) bool {
 	return !strings.Contains(t, "send") && !strings.Contains(t, "recv") && !strings.Contains(t, "receive")
 }
 
-// Thresholds of slowGroups beyond SlowLinkThresholds.Fraction.
+// Thresholds of slowGroups beyond SlowLinkThresholds.GroupFraction.
 const (
 	// slowGroupMinMatched is the least number of collectives a group must share with
 	// its peers to be judged: a few could be one congested moment.
@@ -130,11 +130,11 @@ const (
 )
 
 // slowGroups compares each group's collectives with the same collectives of its peer
-// groups (the same parallel dimension and size): a group whose peers' summed transfer
-// time is below Fraction of its own, over at least slowGroupMinMatched collectives and
-// in at least slowGroupPersist of its steps, is slow. Each collective is held against
-// the median of the other groups' (leave one out, so that with two groups each is
-// compared with the other).
+// groups (the same parallel dimension and size): a group whose peers' summed
+// transfer time is below GroupFraction of its own, over at least slowGroupMinMatched
+// collectives and in at least slowGroupPersist of its steps, is slow. Each
+// collective is held against the median of the other groups' (leave one out, so that
+// with two groups each is compared with the other).
 func slowGroups(ops []analysis.OpStat, groups []analysis.Group, th SlowLinkThresholds) []slowGroup {
 	colls := opaqueGroupCollectives(ops, groups)
 	if len(colls) < 2 {
@@ -183,12 +183,12 @@ func slowGroups(ops []analysis.OpStat, groups []analysis.Group, th SlowLinkThres
 				matched++
 				bytes += k.bytes
 			}
-			if matched < slowGroupMinMatched || own <= 0 || ref/own >= th.Fraction {
+			if matched < slowGroupMinMatched || own <= 0 || ref/own >= th.GroupFraction {
 				continue
 			}
 			below := 0
 			for s, t := range stepOwn {
-				if stepRef[s]/t < th.Fraction {
+				if stepRef[s]/t < th.GroupFraction {
 					below++
 				}
 			}

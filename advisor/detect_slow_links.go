@@ -13,11 +13,17 @@ type SlowLinkThresholds struct {
 	// A link is slow when its transfers run below Fraction of the upper quartile of
 	// the same ops' transfers over the same transport and size.
 	Fraction float64
+	// GroupFraction: where the kernels are opaque (NCCL), a group is slow when its
+	// peer groups do the same collectives in less than GroupFraction of its time
+	// (slowGroups). A group's time is a sum over many collectives, each its fastest
+	// member's, so it is steadier than one transfer's bandwidth: its peers are alike
+	// to within a percent in the generator's jobs, and a quarter longer is a link.
+	GroupFraction float64
 }
 
 // DefaultSlowLinkThresholds is a conservative choice: well below the peers, not a
 // little.
-var DefaultSlowLinkThresholds = SlowLinkThresholds{Fraction: 0.6}
+var DefaultSlowLinkThresholds = SlowLinkThresholds{Fraction: 0.6, GroupFraction: 0.8}
 
 // SlowLink is a link well below the bandwidth of its peers.
 type SlowLink struct {

@@ -44,7 +44,8 @@ type File struct {
 		Persist  *float64 `yaml:"persist"`
 	} `yaml:"slow_rank"`
 	SlowLink struct {
-		Fraction *float64 `yaml:"fraction"`
+		Fraction      *float64 `yaml:"fraction"`
+		GroupFraction *float64 `yaml:"group_fraction"`
 	} `yaml:"slow_link"`
 	RetransmissionS *float64 `yaml:"retransmission_s"`
 
@@ -310,6 +311,7 @@ func (c File) advisor(o *advisor.Options) error {
 		{"slow_rank.min_share", &th.SlowRank.MinShare, c.SlowRank.MinShare, closed(0, 1)},
 		{"slow_rank.persist", &th.SlowRank.Persist, c.SlowRank.Persist, closed(0, 1)},
 		{"slow_link.fraction", &th.SlowLink.Fraction, c.SlowLink.Fraction, closed(0, 1)},
+		{"slow_link.group_fraction", &th.SlowLink.GroupFraction, c.SlowLink.GroupFraction, closed(0, 1)},
 		{"checks.small_share", &th.Checks.SmallShare, c.Checks.SmallShare, closed(0, 1)},
 		{"checks.contention_gbps", &th.Checks.ContentionGBps, c.Checks.ContentionGBps, closed(0, 1e4)},
 	} {
