@@ -183,26 +183,8 @@ func readCommAnalyzer(d *table.DB, out *analysisDB) error {
 		if err != nil {
 			return err
 		}
-		if f, has, err := t.Float("start_timestamp"); err != nil {
+		if err := commTimesOf(t, &op, "elapse_time"); err != nil {
 			return err
-		} else if has {
-			if op.StartNs, err = microsNsOf(f); err != nil {
-				return t.Errf("start_timestamp: %v", err)
-			}
-		}
-		for _, f := range []struct {
-			col string
-			dst *int64
-		}{
-			{"elapse_time", &op.ElapseNs}, {"transit_time", &op.TransitNs}, {"wait_time", &op.WaitNs},
-			{"synchronization_time", &op.SyncNs}, {"idle_time", &op.IdleNs},
-		} {
-			if *f.dst, err = t.Scaled(f.col); err != nil {
-				return err
-			}
-		}
-		if !t.Has("idle_time") {
-			op.IdleNs = derivedIdleNs(op)
 		}
 		index[commKey{op.Step, op.P2P, op.Name, op.Group}] = len(out.CommStats)
 		out.CommStats = append(out.CommStats, op)
@@ -232,6 +214,36 @@ func commOpOf(t *table.Rows) (profile.CommOpStats, error) {
 		op.P2P = profile.IsP2P(op.Name) // communication_analyzer.db has no type (§7.3)
 	}
 	return op, nil
+}
+
+// commTimesOf reads the times of a CommAnalyzerTime row (or of msprof-analyze's
+// cluster tables, whose elapse column is elapsed_time) into op: start_timestamp in
+// µs, the times in ms; idle_time, when the table has none, derived as
+// communication.json's readers derive it.
+func commTimesOf(t *table.Rows, op *profile.CommOpStats, elapseCol string) error {
+	if f, has, err := t.Float("start_timestamp"); err != nil {
+		return err
+	} else if has {
+		if op.StartNs, err = microsNsOf(f); err != nil {
+			return t.Errf("start_timestamp: %v", err)
+		}
+	}
+	for _, f := range []struct {
+		col string
+		dst *int64
+	}{
+		{elapseCol, &op.ElapseNs}, {"transit_time", &op.TransitNs}, {"wait_time", &op.WaitNs},
+		{"synchronization_time", &op.SyncNs}, {"idle_time", &op.IdleNs},
+	} {
+		var err error
+		if *f.dst, err = t.Scaled(f.col); err != nil {
+			return err
+		}
+	}
+	if !t.Has("idle_time") {
+		op.IdleNs = derivedIdleNs(*op)
+	}
+	return nil
 }
 
 func readCommBandwidth(d *table.DB, out *analysisDB, index map[commKey]int) error {
@@ -277,13 +289,7 @@ func addBandwidthRow(op *profile.CommOpStats, transport string, t *table.Rows) e
 	}
 	ts := op.Transports[transport]
 	var err error
-	if ts.Bytes, err = t.Scaled("transit_size"); err != nil {
-		return err
-	}
-	if ts.TimeNs, err = t.Scaled("transit_time"); err != nil {
-		return err
-	}
-	if ts.BandwidthGBps, _, err = t.Float("bandwidth"); err != nil {
+	if ts.Bytes, ts.TimeNs, ts.BandwidthGBps, err = transitOf(t); err != nil {
 		return err
 	}
 	if ts.LargePacketRatio, _, err = t.Float("large_packet_ratio"); err != nil {
@@ -307,6 +313,20 @@ func addBandwidthRow(op *profile.CommOpStats, transport string, t *table.Rows) e
 	}
 	op.Transports[transport] = ts
 	return nil
+}
+
+// transitOf reads the transfer figures of a bandwidth or matrix row (analysis.db's,
+// msprof-analyze's cluster tables'): transit_size in MB, transit_time in ms, bandwidth
+// in GB/s.
+func transitOf(t *table.Rows) (bytes, timeNs int64, gbps float64, err error) {
+	if bytes, err = t.Scaled("transit_size"); err != nil {
+		return
+	}
+	if timeNs, err = t.Scaled("transit_time"); err != nil {
+		return
+	}
+	gbps, _, err = t.Float("bandwidth")
+	return
 }
 
 // sortSizeDistributions orders an op's packet bins by size, as the JSON files do.
@@ -340,13 +360,7 @@ func readCommMatrix(d *table.DB, out *analysisDB) error {
 		if !okS || !okD {
 			return t.Errf("link %q-%q is not a pair of local ranks", t.Text("src_rank"), t.Text("dst_rank"))
 		}
-		if l.Bytes, err = t.Scaled("transit_size"); err != nil {
-			return err
-		}
-		if l.TimeNs, err = t.Scaled("transit_time"); err != nil {
-			return err
-		}
-		if l.BandwidthGBps, _, err = t.Float("bandwidth"); err != nil {
+		if l.Bytes, l.TimeNs, l.BandwidthGBps, err = transitOf(t); err != nil {
 			return err
 		}
 		out.CommMatrix = append(out.CommMatrix, l)

@@ -828,26 +828,8 @@ func readClusterDBComm(d *table.DB, p *summaryParts) error {
 		if err != nil {
 			return err
 		}
-		if f, has, err := t.Float("start_timestamp"); err != nil {
+		if err := commTimesOf(t, &op, "elapsed_time"); err != nil {
 			return err
-		} else if has && f != 0 {
-			if op.StartNs, err = microsNsOf(f); err != nil {
-				return t.Errf("start_timestamp: %v", err)
-			}
-		}
-		for _, f := range []struct {
-			col string
-			dst *int64
-		}{
-			{"elapsed_time", &op.ElapseNs}, {"transit_time", &op.TransitNs}, {"wait_time", &op.WaitNs},
-			{"synchronization_time", &op.SyncNs}, {"idle_time", &op.IdleNs},
-		} {
-			if *f.dst, err = t.Scaled(f.col); err != nil {
-				return err
-			}
-		}
-		if !t.Has("idle_time") {
-			op.IdleNs = derivedIdleNs(op)
 		}
 		if set, ok := parseRankSet(t.Text("rank_set")); ok && !isTotalKey(op.Name) {
 			p.addSetGroup(op.Group, set, clusterAnalysisDBName)
@@ -954,13 +936,7 @@ func readClusterDBMatrix(d *table.DB, p *summaryParts) error {
 		}
 		l := profile.MatrixLink{Step: k.Step, P2P: k.P2P, OpKey: k.Name, Group: k.Group,
 			Transport: t.Text("transport_type"), OpName: t.Text("op_name")}
-		if l.Bytes, err = t.Scaled("transit_size"); err != nil {
-			return err
-		}
-		if l.TimeNs, err = t.Scaled("transit_time"); err != nil {
-			return err
-		}
-		if l.BandwidthGBps, _, err = t.Float("bandwidth"); err != nil {
+		if l.Bytes, l.TimeNs, l.BandwidthGBps, err = transitOf(t); err != nil {
 			return err
 		}
 		if set, ok := parseRankSet(t.Text("rank_set")); ok {
