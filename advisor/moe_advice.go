@@ -103,15 +103,17 @@ func moeOverlapRecommendation(res *analysis.Result) (*Recommendation, string) {
 		r.Knob = "--overlap-moe-expert-parallel-comm"
 		r.Apply = fmt.Sprintf("Megatron-LM: --overlap-moe-expert-parallel-comm --delay-wgrad-compute --moe-token-dispatcher-type alltoall   # one micro-batch's dispatch/combine beside another's compute (ep %d)", size)
 		r.Risks = append(r.Risks, "--overlap-moe-expert-parallel-comm needs ep > 1, the alltoall or flex dispatcher, bf16 or fp16, PyTorch 2.6 or later, no full recomputation, a virtual pipeline when pp > 1, and at least two micro-batches per step to pair; it excludes --moe-shared-expert-overlap",
-			"the pricing is checked by regenerating the job with the AlltoAlls beside the same micro-batch's independent compute (MindSpeed's form), not Megatron's pairing of micro-batches")
+			"the pricing is checked by regenerating the job with the AlltoAlls beside the same micro-batch's independent compute (MindSpeed's form), not Megatron's pairing of micro-batches",
+			"two micro-batches' activations are alive at once")
 		r.Hypothesis = true
 	} else {
 		r.Knob = "--moe-alltoall-overlap-comm"
 		r.Apply = fmt.Sprintf("MindSpeed: --moe-alltoall-overlap-comm --moe-token-dispatcher-type alltoall --moe-grouped-gemm   # the dispatch/combine beside the shared experts and the experts' weight gradients (ep %d)", size)
-		r.Risks = append(r.Risks, "--moe-alltoall-overlap-comm needs the alltoall dispatcher with --moe-grouped-gemm (alltoall_seq also needs --moe-permutation-async-comm, and --moe-tp-extend-ep when tp > 1), and is not used with --use-ascend-mc2")
+		r.Risks = append(r.Risks, "--moe-alltoall-overlap-comm needs the alltoall dispatcher with --moe-grouped-gemm (alltoall_seq also needs --moe-permutation-async-comm, and --moe-tp-extend-ep when tp > 1), and is not used with --use-ascend-mc2",
+			"the overlap keeps more activations alive (MindSpeed's --moe-zero-memory trades part of it back for recomputation)",
+			"a model without shared experts hides little more than the backward's weight-gradient AlltoAll")
 	}
-	r.Risks = append(r.Risks, "the overlap keeps more activations alive (MindSpeed's --moe-zero-memory trades part of it back for recomputation)",
-		"the compute beside an AlltoAll shares the HBM and cores with its copies: a model without shared experts hides little more than the backward's weight-gradient AlltoAll")
+	r.Risks = append(r.Risks, "the compute beside an AlltoAll shares the HBM and cores with its copies, and slows")
 	if stepUs-p.High <= 0.01*stepUs {
 		r.Hypothesis = true // even the worst case's gain is lost in the step's noise
 	}

@@ -61,10 +61,10 @@ const (
 	// epHiddenPoint: two of the four (the backward's second, and about one more
 	// behind shared experts or the other micro-batch).
 	epHiddenPoint = 1.0 / 2
-	// epHiddenHigh: three of the four; the forward's dispatch, needed by the routed
-	// experts at once, stays exposed unless the shared experts ahead of them are
-	// as long as it.
-	epHiddenHigh = 3.0 / 4
+	// epHiddenHigh: all four, when the compute beside each (shared experts at least
+	// as long as the AlltoAlls, or the other micro-batch's layer) outlasts it: a fast
+	// network's AlltoAlls (NVLink inside a node) hide almost whole.
+	epHiddenHigh = 1.0
 )
 
 // AlltoAllOverlap prices running the MoE dispatch and combine AlltoAlls beside the
@@ -86,7 +86,7 @@ func AlltoAllOverlap(c EPComm) (Prediction, error) {
 		Low: c.StepUs - hide(epHiddenHigh), High: c.StepUs - hide(epHiddenLow),
 		ExposedUs: math.Max(c.CommShare*c.StepUs-point, 0), Confidence: "medium"}
 	p.CommShare = p.ExposedUs / p.StepTimeUs
-	p.Assumptions = []string{fmt.Sprintf("of the %.3f ms of exposed expert-parallel AlltoAll per step, half is hidden (the backward's input gradients beside the experts' weight gradients, and about one more of a layer's four AlltoAlls beside the compute that does not need it); at worst an eighth (the weight gradients' AlltoAll only, half of it), at best three quarters (the forward's dispatch stays exposed)",
+	p.Assumptions = []string{fmt.Sprintf("of the %.3f ms of exposed expert-parallel AlltoAll per step, half is hidden (the backward's input gradients beside the experts' weight gradients, and about one more of a layer's four AlltoAlls beside the compute that does not need it); at worst an eighth (the weight gradients' AlltoAll only, half of it), at best all of it (compute beside every AlltoAll at least as long as it)",
 		c.ExposedUs/1e3)}
 	return p, nil
 }
