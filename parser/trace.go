@@ -246,10 +246,10 @@ type traceState struct {
 	// live when a 1.96 GB trace's file ended; as a packed list, a fraction.
 	flowNums  jsonx.Chunks[flowStart]
 	flowEnds  jsonx.Chunks[flowEnd]
-	taskTypes stringIDs[uint16] // of the hardware tasks
-	names     stringIDs[uint32] // the hardware tasks' names, as written (escapes kept)
-	strs      stringIDs[uint32] // every other string kept, decoded (see strID)
-	rowIDs    map[pidTid]uint32 // see rowID
+	taskTypes jsonx.StringIDs[uint16] // of the hardware tasks
+	names     jsonx.StringIDs[uint32] // the hardware tasks' names, as written (escapes kept)
+	strs      jsonx.StringIDs[uint32] // every other string kept, decoded (see strID)
+	rowIDs    map[pidTid]uint32       // see rowID
 	// What finish sizes its lists by, counted as the candidates are read: a big
 	// trace's candidates are packed, and a pass to count them unpacked them all.
 	hwByPid      runCounts // hardware tasks by process
@@ -732,7 +732,7 @@ func durNs(v []byte) (int64, error) {
 // str decodes a JSON string, sharing one copy of each distinct value: task names,
 // transports and link types repeat on every one of a rank's hundreds of thousands of
 // events, and allocating each anew was most of the objects a cluster's parse made.
-func (st *traceState) str(v []byte) string { return st.strs.values[st.strID(v)] }
+func (st *traceState) str(v []byte) string { return st.strs.Values[st.strID(v)] }
 
 // strID is the id of a JSON string's decoded value in st.strs ("" for what is not a
 // string).
@@ -740,38 +740,9 @@ func (st *traceState) strID(v []byte) uint32 {
 	inner := rawStringBody(v)
 	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(inner, '\\') >= 0 {
 		out, _ := jsonx.Unquote(v)
-		return st.strs.id(out)
+		return st.strs.ID(out)
 	}
-	return st.strs.idOfBytes(inner)
-}
-
-// stringIDs numbers distinct strings in the order first seen: a trace's records hold
-// the ids, and each string is kept once.
-type stringIDs[I uint16 | uint32] struct {
-	ids    map[string]I
-	values []string
-}
-
-// idOfBytes is b's id, numbering it when new; looking it up does not allocate.
-func (t *stringIDs[I]) idOfBytes(b []byte) I {
-	if id, ok := t.ids[string(b)]; ok {
-		return id
-	}
-	return t.id(string(b))
-}
-
-// id is s's id, numbering it when new.
-func (t *stringIDs[I]) id(s string) I {
-	if id, ok := t.ids[s]; ok {
-		return id
-	}
-	if t.ids == nil {
-		t.ids = map[string]I{}
-	}
-	id := I(len(t.values))
-	t.ids[s] = id
-	t.values = append(t.values, s)
-	return id
+	return st.strs.IDOfBytes(inner)
 }
 
 // runCounts counts events by process: a map, with the run of the last process
@@ -891,10 +862,10 @@ func (st *traceState) complete(e *rawEvent) error {
 			hs = n
 		}
 		st.hwByPid.add(pid, 1)
-		st.hw.Add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.id(tt), name: st.names.idOfBytes(rawStringBody(e.name))})
+		st.hw.Add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.ID(tt), name: st.names.IDOfBytes(rawStringBody(e.name))})
 	case hcclTaskType != nil:
 		name := st.strID(hcclTaskType)
-		if st.strs.values[name] == "" {
+		if st.strs.Values[name] == "" {
 			name = st.strID(e.name)
 		}
 		st.tasks.Add(taskRec{iv: iv, stream: connArg(hcclStream), size: intArg(size), row: st.rowID(pid, tid),
@@ -908,7 +879,7 @@ func (st *traceState) complete(e *rawEvent) error {
 	default:
 		name := st.strID(e.name)
 		rec := genRec{iv: iv, row: st.rowID(pid, tid), name: name}
-		if k := overlapKind(st.strs.values[name]); k >= 0 {
+		if k := overlapKind(st.strs.Values[name]); k >= 0 {
 			growTo(&st.overlapByRow, rec.row)[k]++
 			st.overlap.Add(rec)
 		} else {
@@ -1005,7 +976,7 @@ func (st *traceState) flow(e *rawEvent) error {
 	case isNum:
 		st.flowEnds.Add(flowEnd{deviceNs: ts, num: num, isNum: true})
 	default:
-		st.flowEnds.Add(flowEnd{deviceNs: ts, str: st.strs.id(string(id))})
+		st.flowEnds.Add(flowEnd{deviceNs: ts, str: st.strs.ID(string(id))})
 	}
 	return nil
 }
@@ -1154,7 +1125,7 @@ func (st *traceState) collectCompute(tl *traceTimeline) {
 		}
 	}
 	tl.Compute = make([]profile.Interval, 0, nCompute)
-	kinds := make([]hwNameKind, len(st.names.values))
+	kinds := make([]hwNameKind, len(st.names.Values))
 	for part := range st.hw.All() {
 		for i := range part {
 			h := &part[i]
@@ -1166,8 +1137,8 @@ func (st *traceState) collectCompute(tl *traceTimeline) {
 			}
 			k := &kinds[h.name]
 			if !k.known || k.taskType != h.taskType { // the kind of a name under one task type, memoised
-				name := st.names.values[h.name]
-				*k = hwNameKind{known: true, taskType: h.taskType, compute: isComputeTask(st.taskTypes.values[h.taskType], name, hwTaskClass{}),
+				name := st.names.Values[h.name]
+				*k = hwNameKind{known: true, taskType: h.taskType, compute: isComputeTask(st.taskTypes.Values[h.taskType], name, hwTaskClass{}),
 					backward: profile.IsBackwardKernel(name)}
 			}
 			if k.compute {
@@ -1200,7 +1171,7 @@ func (st *traceState) collectOverlap(tl *traceTimeline) {
 	for part := range st.overlap.All() {
 		for i := range part {
 			if g := &part[i]; st.procName[st.rows[g.row].pid] == procOverlap {
-				if k := overlapKind(st.strs.values[g.name]); k >= 0 {
+				if k := overlapKind(st.strs.Values[g.name]); k >= 0 {
 					*overlap[k] = append(*overlap[k], g.iv)
 				}
 			}
@@ -1219,7 +1190,7 @@ func (st *traceState) collectFlows(tl *traceTimeline) {
 			}
 			return flowNums[i].hostNs, true
 		}
-		host, ok := st.flowStarts[st.strs.values[f.str]]
+		host, ok := st.flowStarts[st.strs.Values[f.str]]
 		return host, ok
 	}
 	nFlows := 0
@@ -1286,8 +1257,8 @@ func (st *traceState) collectCommTasks(tl *traceTimeline, rowKinds []traceRowKin
 				continue
 			}
 			taskLabels := labels.Of(traceTaskLabelKey{row: t.row, name: t.name, transport: t.transport, link: t.link}, func() profile.TaskLabels {
-				return profile.TaskLabels{GroupRow: last.group, Name: st.strs.values[t.name],
-					TransportType: st.strs.values[t.transport], LinkType: st.strs.values[t.link]}
+				return profile.TaskLabels{GroupRow: last.group, Name: st.strs.Values[t.name],
+					TransportType: st.strs.Values[t.transport], LinkType: st.strs.Values[t.link]}
 			})
 			tl.CommTasks = append(tl.CommTasks, profile.CommTask{Plane: last.plane, TaskLabels: taskLabels,
 				Interval: t.iv, SrcRank: int(t.src), DstRank: int(t.dst), SizeBytes: t.size})
@@ -1304,7 +1275,7 @@ func (st *traceState) collectGenericComm(tl *traceTimeline, rowKinds []traceRowK
 			if !rowKinds[g.row].hccl {
 				continue
 			}
-			at, name := st.rows[g.row], st.strs.values[g.name]
+			at, name := st.rows[g.row], st.strs.Values[g.name]
 			if row, ok := st.isOpRow(at.pid, at.tid); ok {
 				tl.CommOps = append(tl.CommOps, profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name),
 					Group: profile.GroupIDFromName(name), GroupRow: row, Interval: g.iv})

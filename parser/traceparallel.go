@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"runtime"
 	"sync"
 
@@ -209,33 +210,14 @@ func (st *traceState) absorb(o *traceState) bool {
 		return false
 	}
 	st.events += o.events
-	for k, v := range o.procName {
-		st.procName[k] = v
-	}
-	for k, v := range o.threadName {
-		st.threadName[k] = v
-	}
-	for k, v := range o.threadSort {
-		st.threadSort[k] = v
-	}
-	for k, v := range o.flowStarts {
-		st.flowStarts[k] = v
-	}
+	maps.Copy(st.procName, o.procName)
+	maps.Copy(st.threadName, o.threadName)
+	maps.Copy(st.threadSort, o.threadSort)
+	maps.Copy(st.flowStarts, o.flowStarts)
 	// o's ids of names, strings and rows, as st's; its records are rewritten (in place,
 	// or as a packed chunk is read: see chunks.update) and their chunks joined to
 	// st's, not copied.
-	taskTypes := make([]uint16, len(o.taskTypes.values))
-	for i, t := range o.taskTypes.values {
-		taskTypes[i] = st.taskTypes.id(t)
-	}
-	names := make([]uint32, len(o.names.values))
-	for i, n := range o.names.values {
-		names[i] = st.names.id(n)
-	}
-	strs := make([]uint32, len(o.strs.values))
-	for i, s := range o.strs.values {
-		strs[i] = st.strs.id(s)
-	}
+	taskTypes, names, strs := st.taskTypes.Merge(&o.taskTypes), st.names.Merge(&o.names), st.strs.Merge(&o.strs)
 	rows := make([]uint32, len(o.rows))
 	for i, at := range o.rows {
 		rows[i] = st.rowID(at.pid, at.tid)

@@ -5,6 +5,7 @@
 // MapFile); a position-keeping tree for summary files (ReadTree, WithTree,
 // TreeParser, TreeReader) and a stream of such trees for files too big to hold
 // (TreeStream); the members encoder of the rank summaries (EncodeMembers); and the
-// append-only lists that hold a big trace's records packed (Chunks). Errors name the
-// file and the byte (SyntaxError).
+// append-only lists that hold a big trace's records packed (Chunks), with the table
+// of the strings they hold by id (StringIDs). Errors name the file and the byte
+// (SyntaxError).
 package jsonx
