@@ -124,7 +124,8 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 //     to the next; every other stage waits to receive one first.
 //   - A middle stage receives them from the stage before and sends its own forward
 //     to the stage after: its transfers name two peers, k−1 and k+1 (PeerRanks k+1
-//     and k+2), and its first send goes to the higher.
+//     and k+2), and its first send goes to the higher (a first send backward
+//     contradicts it: not placed).
 //   - A last stage receives first and talks to the stage before only.
 //
 // The size is the group-local ranks its transfers name, a lower bound (a first
@@ -146,7 +147,7 @@ func loneStage(grp Group, ops []OpStat) (stageRanks []int, note string) {
 			first = o
 		}
 		if o.PeerRanks <= 0 {
-			continue // no data task: a receive whose peer writes into it
+			continue // no data task: the peer moves the data (writes into a receive, or reads a send)
 		}
 		size, peerLo = max(size, int(o.PeerRanks)), min(peerLo, int(o.PeerRanks))
 		if !profile.IsReceive(o.Name) && (firstSend == nil || o.StartNs < firstSend.StartNs) {
@@ -163,8 +164,10 @@ func loneStage(grp Group, ops []OpStat) (stageRanks []int, note string) {
 	case peerLo == size:
 		// One peer, the stage before: the last stage.
 		stage, place = size-1, "the last: it receives first, from the stage before only"
-	case peerLo == size-1 && firstSend != nil && int(firstSend.PeerRanks) == size:
-		// Two peers, one each side, and the activations go forward first.
+	case peerLo == size-1 && (firstSend == nil || int(firstSend.PeerRanks) == size):
+		// Two peers, one each side, and the activations go forward first (where
+		// the sends name their peer: a receiver that copies the data in names
+		// them in its receives only).
 		stage, place = size-2, "a middle one: it receives from the stage before and sends on to the one after"
 	default:
 		return nil, ""
