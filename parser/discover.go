@@ -304,10 +304,7 @@ func isProfilerInfoName(n string) bool {
 // isRankCandidate reports whether a directory looks like a rank, whatever its name:
 // it holds ASCEND_PROFILER_OUTPUT or a profiler_info file.
 func isRankCandidate(dir string) bool {
-	if st, err := vfs.Stat(filepath.Join(dir, ascendOutput)); err == nil && st.IsDir() {
-		return true
-	}
-	return profilerInfoIn(dir) != ""
+	return vfs.IsDir(filepath.Join(dir, ascendOutput)) || profilerInfoIn(dir) != ""
 }
 
 // profilerInfoIn returns the first profiler_info*.json in dir (by name), "" if none.
@@ -344,7 +341,7 @@ func notRankReason(dir string) string {
 	if info == "" && !rankLikeName(filepath.Base(dir)) {
 		return ""
 	}
-	if db, _ := findProfilerDB(dir); db != "" || fileExists(filepath.Join(dir, "trace_view.json")) || fileExists(filepath.Join(dir, "step_trace_time.csv")) {
+	if db, _ := findProfilerDB(dir); db != "" || vfs.IsFile(filepath.Join(dir, "trace_view.json")) || vfs.IsFile(filepath.Join(dir, "step_trace_time.csv")) {
 		return "" // read as a folder of loose exported files
 	}
 	var has string
@@ -400,7 +397,7 @@ func rankDir(dir string) (RankInput, bool) {
 		ri.Rank = dbRank
 	}
 	for _, n := range []string{"trace_view.json", "step_trace_time.csv", "communication.json", "kernel_details.csv"} {
-		if fileExists(filepath.Join(out, n)) {
+		if vfs.IsFile(filepath.Join(out, n)) {
 			ri.notes = append(ri.notes, fmt.Sprintf("%s: holds both the db and the text export; reading %s (the db is preferred, as msprof-analyze does)",
 				dir, filepath.Base(db)))
 			break
@@ -422,11 +419,6 @@ func findProfilerDB(dir string) (path string, rank int) {
 		}
 	}
 	return "", -1
-}
-
-func fileExists(p string) bool {
-	st, err := vfs.Stat(p)
-	return err == nil && !st.IsDir()
 }
 
 // latestCycles keeps, of inputs without a rank that one process wrote (one worker in

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -77,8 +78,8 @@ var torchLooseFormat = &inputFormat{
 	dir: func(d *discovery, path string) bool {
 		if db, dbRank := findProfilerDB(path); db != "" {
 			d.add(RankInput{Rank: dbRank, Dir: path, OutputDir: path, DB: db})
-		} else if fileExists(filepath.Join(path, "trace_view.json")) || fileExists(filepath.Join(path, "step_trace_time.csv")) ||
-			fileExists(filepath.Join(path, "kernel_details.csv")) {
+		} else if vfs.IsFile(filepath.Join(path, "trace_view.json")) || vfs.IsFile(filepath.Join(path, "step_trace_time.csv")) ||
+			vfs.IsFile(filepath.Join(path, "kernel_details.csv")) {
 			d.add(RankInput{Rank: -1, Dir: path, OutputDir: path})
 		}
 		return false

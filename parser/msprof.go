@@ -82,8 +82,7 @@ const msprofCommAnalyzerDB = "communication_analyzer.db"
 // hold a PROF_* directory of raw CANN data too; that one is part of their rank, not an
 // msprof rank of its own.
 func isMsprofDir(path string) bool {
-	st, err := vfs.Stat(path)
-	if err != nil || !st.IsDir() {
+	if !vfs.IsDir(path) {
 		return false
 	}
 	if profDirRe.MatchString(filepath.Base(path)) {
@@ -183,8 +182,7 @@ func msprofDeviceDirs(dir string) []msprofDeviceDir {
 
 // hasExport reports whether a PROF directory holds msprof's export directory.
 func hasExport(profDir string) bool {
-	st, err := vfs.Stat(filepath.Join(profDir, msprofExportDir))
-	return err == nil && st.IsDir()
+	return vfs.IsDir(filepath.Join(profDir, msprofExportDir))
 }
 
 // msprofDirTimestamp is the collection time in a PROF directory's name
@@ -608,7 +606,7 @@ func loadMsprofDevice(dev msprofDevice) *profile.Rank {
 	if dev.ExportOnly {
 		exportDir = dev.ProfDir
 	}
-	if msprofIsDir(exportDir) && dev.OpSummary == "" { // a file named alone is read alone
+	if vfs.IsDir(exportDir) && dev.OpSummary == "" { // a file named alone is read alone
 		if owner {
 			timelines, stepTraces = l.pickExport(exportDir)
 		} else {
@@ -617,7 +615,7 @@ func loadMsprofDevice(dev msprofDevice) *profile.Rank {
 		}
 	}
 	if len(timelines) == 0 && !dev.ExportOnly {
-		if dir := filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), msprofTimelineIn); msprofIsDir(dir) {
+		if dir := filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), msprofTimelineIn); vfs.IsDir(dir) {
 			timelines, stepTraces = l.pickOldTimeline(dir)
 		}
 	}
@@ -647,7 +645,7 @@ func loadMsprofDevice(dev msprofDevice) *profile.Rank {
 		}
 	}
 
-	if analyze := filepath.Join(dev.ProfDir, msprofAnalyzeDir); owner && !dev.ExportOnly && msprofIsDir(analyze) {
+	if analyze := filepath.Join(dev.ProfDir, msprofAnalyzeDir); owner && !dev.ExportOnly && vfs.IsDir(analyze) {
 		l.readAnalyze(analyze)
 	}
 	return l.finish()
@@ -670,7 +668,7 @@ func (l *msprofLoader) noTimeline(dev msprofDevice) {
 func (l *msprofLoader) readAnalyze(analyze string) {
 	r := l.r
 	if _, err := vfs.Stat(filepath.Join(analyze, "communication.json")); err != nil {
-		if db := filepath.Join(analyze, msprofCommAnalyzerDB); fileExists(db) {
+		if db := filepath.Join(analyze, msprofCommAnalyzerDB); vfs.IsFile(db) {
 			loadAnalysisDB(r, db, l.rel, l.problem)
 			if entries, err := vfs.ReadDir(analyze); err == nil {
 				for _, e := range entries {
@@ -720,10 +718,10 @@ func (l *msprofLoader) readUnifiedDB(db string) {
 	if err != nil {
 		l.problem("%v", err)
 	}
-	if exportDir := filepath.Join(l.dir, msprofExportDir); msprofIsDir(exportDir) {
+	if exportDir := filepath.Join(l.dir, msprofExportDir); vfs.IsDir(exportDir) {
 		l.ignore(exportDir)
 	}
-	if analyze := filepath.Join(l.dir, msprofAnalyzeDir); msprofIsDir(analyze) {
+	if analyze := filepath.Join(l.dir, msprofAnalyzeDir); vfs.IsDir(analyze) {
 		l.readAnalyze(analyze)
 	}
 }
@@ -748,11 +746,6 @@ func newestMatch(dir string, re *regexp.Regexp) string {
 		}
 	}
 	return best
-}
-
-func msprofIsDir(p string) bool {
-	st, err := vfs.Stat(p)
-	return err == nil && st.IsDir()
 }
 
 // pickExport chooses the timeline of a CANN 8 export directory (docs/formats.md §1.3): the

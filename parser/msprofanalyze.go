@@ -69,7 +69,7 @@ func isClusterSummaryFile(name string) bool { return slices.Contains(clusterSumm
 func clusterSummaryFilesIn(dir string) []string {
 	var out []string
 	for _, n := range clusterSummaryFiles {
-		if fileExists(filepath.Join(dir, n)) {
+		if vfs.IsFile(filepath.Join(dir, n)) {
 			out = append(out, filepath.Join(dir, n))
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/hcclprof/hcclprof/internal/vfs"
 )
 
 // hcclSumNotebookMarker is the file msprof-analyze's hccl_sum recipe writes (with
@@ -67,7 +69,7 @@ func seenIn(args []string) string {
 			}
 			files++
 			all = append(all, seen{rel, depth, false})
-			if e.Name() == hcclSumNotebookMarker && fileExists(filepath.Join(filepath.Dir(path), "top_op_stats.csv")) {
+			if e.Name() == hcclSumNotebookMarker && vfs.IsFile(filepath.Join(filepath.Dir(path), "top_op_stats.csv")) {
 				recipeDirs = append(recipeDirs, filepath.Dir(path))
 			}
 			return nil

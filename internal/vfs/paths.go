@@ -12,9 +12,9 @@ import (
 
 // Files are named by path. A path of the form ARCHIVE!/MEMBER names a member of an
 // archive opened with OpenShared (registered below); every other path is the
-// operating system's. The helpers here (Stat, ReadDir, Open, WalkDir) are what the
-// readers use in place of os.Stat, os.ReadDir, os.Open and filepath.WalkDir, so that
-// the same code reads a directory and an archive.
+// operating system's. The helpers here (Stat, ReadDir, Open, WalkDir, and IsDir and
+// IsFile over Stat) are what the readers use in place of os.Stat, os.ReadDir, os.Open
+// and filepath.WalkDir, so that the same code reads a directory and an archive.
 
 // sep follows an archive's path to name its root ("cluster.tar.gz!"); its
 // members follow after a slash ("cluster.tar.gz!/rank0_ascend_pt/...").
@@ -112,6 +112,18 @@ func Stat(p string) (fs.FileInfo, error) {
 		return a.Stat(m)
 	}
 	return os.Stat(p)
+}
+
+// IsDir reports whether p is a directory, or an archive's.
+func IsDir(p string) bool {
+	st, err := Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// IsFile reports whether p is there and not a directory (an archive's member too).
+func IsFile(p string) bool {
+	st, err := Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // ReadDir is os.ReadDir of a path, or of an archive's directory.
