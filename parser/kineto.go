@@ -1,9 +1,7 @@
 package parser
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,7 +124,7 @@ func parseKineto(r io.Reader, file string) (*profile.Rank, error) {
 // partial rank and an error). For a gzip file the byte offsets in errors count bytes
 // of the decompressed JSON.
 func openKineto(path string) (*profile.Rank, error) {
-	rd, closeFn, gz, err := openMaybeGzip(path)
+	rd, closeFn, gz, err := vfs.OpenMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
@@ -139,72 +137,9 @@ func openKineto(path string) (*profile.Rank, error) {
 		}
 	}
 	if err == nil && gz {
-		err = gzipRest(rd, path)
+		err = vfs.GzipRest(rd, path)
 	}
 	return rank, err
-}
-
-// gzipRest reads a gzip stream to its end once its JSON is read: gzip checks its CRC
-// and length only there, and bytes after the compressed data (another member, or
-// garbage) are met only there. A mismatch means the JSON read may not be what was
-// written, so it is an error naming the file.
-func gzipRest(rd io.Reader, path string) error {
-	br := bufio.NewReader(rd)
-	var extra int64
-	for {
-		b, err := br.ReadByte()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return errAtOffset(path, -1, "gzip: %v: the file is damaged, so what was read of it may be wrong", err)
-		}
-		if b != ' ' && b != '\n' && b != '\r' && b != '\t' {
-			extra++
-		}
-	}
-	if extra > 0 {
-		return errAtOffset(path, -1, "gzip: %d bytes of data after the trace's JSON", extra)
-	}
-	return nil
-}
-
-// openMaybeGzip opens path, decompressing it as it is read when it starts with the
-// gzip magic bytes.
-func openMaybeGzip(path string) (rd io.Reader, closeFn func(), gz bool, err error) {
-	f, err := vfs.Open(path)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	br := bufio.NewReaderSize(f, 64<<10)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		cr := vfs.NewCountingReader(br)
-		zr, err := gzip.NewReader(cr)
-		if err != nil {
-			f.Close()
-			return nil, nil, false, errAtOffset(path, 0, "gzip: %v", err)
-		}
-		return &gzipRatioReader{vfs.NewRatioReader(zr, cr, vfs.DefaultArchiveLimits.MaxRatio), vfs.DefaultArchiveLimits.MaxRatio}, func() { zr.Close(); f.Close() }, true, nil
-	}
-	return br, func() { f.Close() }, false, nil
-}
-
-// gzipRatioReader bounds a compressed trace's ratio as archives bound their members'
-// (vfs.DefaultArchiveLimits.MaxRatio, from vfs.RatioMinSize on): the trace is read as a
-// stream, so its size is not bounded, but a run of one byte (a bomb) stops early.
-type gzipRatioReader struct {
-	*vfs.RatioReader
-	max int64
-}
-
-func (r *gzipRatioReader) Read(p []byte) (int, error) {
-	n, err := r.RatioReader.Read(p)
-	var re *vfs.RatioError
-	if errors.As(err, &re) {
-		err = fmt.Errorf("gzip: decompresses to more than %d times its size (%d bytes from %d): refused (a limit against decompression bombs)",
-			r.max, re.Out, re.In)
-	}
-	return n, err
 }
 
 // kinetoSniffLimit bounds what isKinetoTrace reads: the members before traceEvents
@@ -226,7 +161,7 @@ func isKinetoTrace(path string) bool {
 // before traceEvents, as Kineto writes it (-1 otherwise).
 func sniffKineto(path string) (rank int, ok bool) {
 	rank = -1
-	rd, closeFn, _, err := openMaybeGzip(path)
+	rd, closeFn, _, err := vfs.OpenMaybeGzip(path)
 	if err != nil {
 		return rank, false
 	}

@@ -1,0 +1,7 @@
+// Package vfs reads files where they are, knowing no profiler format: a directory, or
+// an archive (.tar, .tar.gz, .tgz, .zip) read in place, its members named
+// ARCHIVE!/MEMBER (Stat, IsDir, IsFile, ReadDir, Open, WalkDir take both) and only
+// those its opener's KeepFunc names kept; and a file that may be gzip-compressed,
+// decompressed as it is read (OpenMaybeGzip, GzipRest). Archives and compressed files
+// alike are held to a compression ratio (ArchiveLimits), against decompression bombs.
+package vfs
