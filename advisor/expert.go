@@ -76,11 +76,11 @@ func expertRanks(g *analysis.ExpertGroup) string {
 // expertCure is what to do about an imbalanced routing, with Megatron-LM's and
 // MindSpeed's own switches (each checked in their argument parsers: Megatron-LM's
 // megatron/training/arguments.py and TransformerConfig, MindSpeed's
-// mindspeed/arguments.py).
+// mindspeed/arguments.py and features_manager/moe/moe_alltoall_overlap.py).
 func expertCure(res *analysis.Result) string {
 	return "Balance the routing: raise the load-balancing loss (Megatron --moe-aux-loss-coeff, e.g. 1e-2, with --moe-router-load-balancing-type aux_loss or seq_aux_loss; " +
 		"or bias-based balancing with --moe-router-enable-expert-bias), or cap each expert's tokens with --moe-expert-capacity-factor (tokens over the capacity are dropped: check the loss). " +
-		"With --moe-token-dispatcher-type alltoall, overlap the AlltoAll with computation (Megatron --overlap-moe-expert-parallel-comm, one micro-batch's AlltoAll beside another's compute: PyTorch ≥ 2.6, bf16/fp16, no full recomputation; MindSpeed --moe-alltoall-overlap-comm, which needs --moe-permutation-async-comm and --moe-grouped-gemm, and --moe-tp-extend-ep when tp > 1): it hides the wait, the imbalance stays. " +
+		"With --moe-token-dispatcher-type alltoall, overlap the AlltoAll with computation (Megatron --overlap-moe-expert-parallel-comm, one micro-batch's AlltoAll beside another's compute: PyTorch ≥ 2.6, bf16/fp16, no full recomputation; MindSpeed --moe-alltoall-overlap-comm, which needs --moe-grouped-gemm, and with the alltoall_seq dispatcher --moe-permutation-async-comm, and --moe-tp-extend-ep when tp > 1): it hides the wait, the imbalance stays. " +
 		"No HCCL or bucket setting shortens the wait for the busiest expert."
 }
 
