@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hcclprof/hcclprof/internal/testkit"
 )
 
 // Most tests run the command line in-process (runCLI: run with the test's arguments,
@@ -31,7 +33,7 @@ func TestMain(m *testing.M) {
 	}
 	// The processes the tests start (binary) inherit it.
 	os.Setenv(cliEnv, "1")
-	os.Exit(m.Run())
+	testkit.Main(m) // the temporary directories in memory, as every package's with clusters
 }
 
 // binary is the program for the subprocess tests: this test binary, which runs

@@ -6,9 +6,17 @@
 //
 // What it hands out is shared: tests read it and never change it (copy a directory
 // before writing into it). A package using the kit runs its tests through Main, which
-// removes the clusters at the end of the process. The directories and the analyses
-// stay for the whole process; only the last few loaded clusters stay in memory (a
-// 256-rank one holds about a hundred MB), the others are read again when asked for.
+// removes the clusters at the end of the process. The analyses stay for the whole
+// process; only the last few loaded clusters stay in memory (a 256-rank one holds
+// about a hundred MB), the others are read again when asked for.
+//
+// The clusters and the tests' temporary directories are written to a memory file
+// system (/dev/shm) where there is one: on a disk, writing the generated profiles was
+// a third of the tests' time in the kernel and its write-back throttled them. Memory
+// being scarcer than disk, a cluster's directory is kept while a test holds it (from
+// the Generate or Analyse that handed it out to the end of that test) and, after, only
+// while the directories held by none stay under filesBudget bytes; one removed is
+// written again, the same files, when a test asks for it.
 package testkit
 
 import (
@@ -29,15 +37,17 @@ import (
 )
 
 // Generated is a scenario written in a format: the cluster directory and the
-// generator's ground truth.
+// generator's ground truth. Dir is there until the end of the test that was handed it.
 type Generated struct {
 	Dir   string
 	Truth *sim.Truth
+	e     *entry
 }
 
 // Analysed is a generated cluster loaded and analysed with the default options. The
 // Result is the same for every test asking; the Cluster may be a fresh read of the
-// same directory.
+// same directory. Its Dir may have been removed (the cluster was in memory): Load or
+// Generate it to read the files.
 type Analysed struct {
 	*Generated
 	Cluster *profile.Cluster
@@ -47,6 +57,7 @@ type Analysed struct {
 // Main runs a package's tests (call it from TestMain) and removes the generated
 // clusters after.
 func Main(m *testing.M) {
+	useMemoryTemp()
 	cache.mu.Lock()
 	cache.inMain = true
 	cache.mu.Unlock()
@@ -76,12 +87,15 @@ func Builtin(tb testing.TB, name string) *scenario.Scenario {
 func Generate(tb testing.TB, sc *scenario.Scenario, format render.Format) *Generated {
 	tb.Helper()
 	e := entryOf(tb, sc, format)
+	hold(tb, e) // first: a directory held is not removed once written
 	e.genOnce.Do(func() {
 		e.gen, e.genErr = generate(sc, format, e.dir)
 		if e.genErr == nil {
+			e.gen.e = e
 			cache.mu.Lock()
 			e.genDone = e.gen
 			cache.mu.Unlock()
+			written(e)
 		}
 	})
 	if e.genErr != nil {
@@ -131,8 +145,12 @@ func GenerateBuiltin(tb testing.TB, name string, format render.Format) *Generate
 // once per process for the same scenario and format.
 func Analyse(tb testing.TB, sc *scenario.Scenario, format render.Format) *Analysed {
 	tb.Helper()
-	g := Generate(tb, sc, format)
 	e := entryOf(tb, sc, format)
+	if c := recentCluster(e); c != nil { // analysed, and in memory: no file is read
+		keepCluster(e, c)
+		return &Analysed{Generated: e.gen, Cluster: c, Result: e.res}
+	}
+	g := Generate(tb, sc, format)
 	e.anOnce.Do(func() {
 		c, err := parser.LoadCluster([]string{g.Dir}, parser.LoadOptions{})
 		if err != nil {
@@ -171,6 +189,7 @@ func AnalyseWith(tb testing.TB, sc *scenario.Scenario, format render.Format, opt
 // other load options.
 func Load(tb testing.TB, g *Generated, opts parser.LoadOptions) *profile.Cluster {
 	tb.Helper()
+	hold(tb, g.e)
 	c, err := parser.LoadCluster([]string{g.Dir}, opts)
 	if err != nil {
 		tb.Fatal(err)
@@ -204,7 +223,12 @@ func generate(sc *scenario.Scenario, format render.Format, dir string) (*Generat
 // entry is one scenario and format: generated once, analysed once. Errors are kept
 // rather than reported inside the Once, so that every test asking fails alike.
 type entry struct {
+	sc      *scenario.Scenario // a copy of the scenario (to write it again), nil if none
+	format  render.Format
 	dir     string
+	filesMu sync.Mutex // taking the directory, writing it again
+	files   dirFiles   // under cache.mu
+	size    int64      // the bytes of its files once written (under cache.mu)
 	genOnce sync.Once
 	gen     *Generated
 	genErr  error
@@ -219,8 +243,11 @@ type entry struct {
 	truthErr  error
 }
 
-// recentClusters is how many loaded clusters stay in memory.
-const recentClusters = 6
+// recentBytes bounds the loaded clusters kept in memory, by the bytes of their files
+// (a cluster in memory is a tenth to a quarter of its files): a few of the largest,
+// a dozen of the usual 16- to 64-rank ones, so that the tests coming back to a
+// cluster seldom read it again. The one last asked for stays whatever its size.
+const recentBytes = 3 << 30
 
 func recentCluster(e *entry) *profile.Cluster {
 	cache.mu.Lock()
@@ -229,13 +256,18 @@ func recentCluster(e *entry) *profile.Cluster {
 }
 
 // keepCluster makes e's cluster the most recent, dropping the oldest beyond
-// recentClusters (a test still holding one keeps it alive).
+// recentBytes (a test still holding one keeps it alive).
 func keepCluster(e *entry, c *profile.Cluster) {
 	cache.mu.Lock()
 	defer cache.mu.Unlock()
 	e.cluster = c
 	cache.recent = append(slices.DeleteFunc(cache.recent, func(o *entry) bool { return o == e }), e)
-	for len(cache.recent) > recentClusters {
+	var total int64
+	for _, o := range cache.recent {
+		total += o.size
+	}
+	for len(cache.recent) > 1 && total > recentBytes {
+		total -= cache.recent[0].size
 		cache.recent[0].cluster = nil
 		cache.recent = cache.recent[1:]
 	}
@@ -247,6 +279,8 @@ var cache struct {
 	root    string
 	entries map[string]*entry
 	recent  []*entry // entries holding their cluster, oldest first
+	written []*entry // entries whose directory holds the cluster
+	clock   uint64   // counts the holds, for the least recently used
 }
 
 // entryOf finds or makes the entry of a scenario and format. The key is the
@@ -263,13 +297,13 @@ func entryOf(tb testing.TB, sc *scenario.Scenario, format render.Format) *entry 
 		return e
 	}
 	if cache.root == "" {
-		root, err := os.MkdirTemp("", "hcclprof-testkit-")
+		root, err := os.MkdirTemp("", "hcclprof-testkit-") // in memory: Main set TMPDIR
 		if err != nil {
 			tb.Fatal(err)
 		}
 		cache.root, cache.entries = root, map[string]*entry{}
 	}
-	e := &entry{dir: filepath.Join(cache.root, strconv.Itoa(len(cache.entries)))}
+	e := &entry{sc: copyScenario(sc), format: format, dir: filepath.Join(cache.root, strconv.Itoa(len(cache.entries)))}
 	cache.entries[key] = e
 	return e
 }

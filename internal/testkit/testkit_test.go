@@ -2,8 +2,10 @@ package testkit_test
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +76,51 @@ func TestTruthWithoutWriting(t *testing.T) {
 	sc.Steps = 1
 	g := testkit.Generate(t, sc, render.FormatText)
 	assert.True(t, g.Truth == testkit.Truth(t, sc, render.FormatText), "Generate's truth")
+}
+
+// A directory no test holds is removed beyond the budget and written again, the same
+// files, when a test asks for it; one a test holds stays to the test's end.
+func TestDirectoriesWrittenAgain(t *testing.T) {
+	old := testkit.SetFilesBudget(0)
+	defer testkit.SetFilesBudget(old)
+	sc := testkit.Builtin(t, "demo-2server-8rank")
+	sc.Steps = 3 // an entry of this test's own
+	var dir string
+	var files map[string]string
+	t.Run("first", func(t *testing.T) {
+		g := testkit.Generate(t, sc, render.FormatDB)
+		dir, files = g.Dir, filesOf(t, g.Dir)
+		other := testkit.Builtin(t, "demo-2server-8rank")
+		other.Steps = 4
+		testkit.Analyse(t, other, render.FormatText)
+		assert.Equal(t, files, filesOf(t, dir), "held by the test, not removed")
+	})
+	_, err := os.Stat(dir)
+	require.ErrorIs(t, err, os.ErrNotExist, "held by none and over the budget: removed")
+	sc.Steps = 1 // the test's scenario changed after: the kit wrote its own copy
+	t.Run("again", func(t *testing.T) {
+		sc := testkit.Builtin(t, "demo-2server-8rank")
+		sc.Steps = 3
+		g := testkit.Generate(t, sc, render.FormatDB)
+		assert.Equal(t, dir, g.Dir)
+		assert.Equal(t, files, filesOf(t, g.Dir), "the same files written again")
+		a := testkit.Analyse(t, sc, render.FormatDB)
+		assert.Equal(t, 3, a.Result.Summary.Steps)
+	})
+}
+
+// filesOf is the files under dir by path, with their contents.
+func filesOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[strings.TrimPrefix(p, dir)] = string(b)
+		return err
+	}))
+	require.NotEmpty(t, out)
+	return out
 }
