@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -72,19 +73,9 @@ func sortCommOps(ops []profile.CommOpStats) {
 			cmp.Compare(a.StartNs, b.StartNs),
 			strings.Compare(a.Name, b.Name),
 			strings.Compare(a.Group, b.Group),
-			boolCompare(a.P2P, b.P2P),
+			order.CompareBool(a.P2P, b.P2P),
 		)
 	})
-}
-
-func boolCompare(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case !a:
-		return -1
-	}
-	return 1
 }
 
 // isFlatCommJSON reports whether a communication.json root is the flat msprof

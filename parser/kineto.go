@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -568,7 +569,7 @@ func (st *kinetoState) finish() *profile.Rank {
 		known[g.name] = true
 		r.Metadata.ParallelGroups = append(r.Metadata.ParallelGroups, profile.ParallelGroup{
 			Key: g.name, Name: g.desc, GlobalRanks: g.ranks, Size: g.size,
-			GroupRank: indexOf(g.ranks, st.dist.rank), Source: "distributedInfo.pg_config",
+			GroupRank: slices.Index(g.ranks, st.dist.rank), Source: "distributedInfo.pg_config",
 		})
 	}
 	for name, g := range opGroups {
@@ -579,7 +580,7 @@ func (st *kinetoState) finish() *profile.Rank {
 		var ranks []int
 		if json.Unmarshal([]byte(g.ranks), &ranks) == nil && (g.size == 0 || len(ranks) == g.size) {
 			pg.GlobalRanks = ranks // a cut list ("[0, 1, ..., 29, ...]") does not parse
-			pg.GroupRank = indexOf(ranks, st.dist.rank)
+			pg.GroupRank = slices.Index(ranks, st.dist.rank)
 		}
 		r.Metadata.ParallelGroups = append(r.Metadata.ParallelGroups, pg)
 	}
@@ -589,7 +590,7 @@ func (st *kinetoState) finish() *profile.Rank {
 			ranks[i] = i
 		}
 		r.Metadata.ParallelGroups = append(r.Metadata.ParallelGroups, profile.ParallelGroup{
-			Key: worldGroup, Name: worldGroup, GlobalRanks: ranks, GroupRank: indexOf(ranks, st.dist.rank),
+			Key: worldGroup, Name: worldGroup, GlobalRanks: ranks, GroupRank: slices.Index(ranks, st.dist.rank),
 			Source: "distributedInfo.world_size (assumed: the ops name no process group)",
 		})
 	}
@@ -601,15 +602,6 @@ func (st *kinetoState) finish() *profile.Rank {
 	sort.Slice(r.Compute, func(i, j int) bool { return r.Compute[i].StartNs < r.Compute[j].StartNs })
 	sort.SliceStable(r.CommOps, func(i, j int) bool { return r.CommOps[i].StartNs < r.CommOps[j].StartNs })
 	return r
-}
-
-func indexOf(xs []int, x int) int {
-	for i, y := range xs {
-		if y == x {
-			return i
-		}
-	}
-	return -1
 }
 
 // ncclKernelInfo reads an NCCL kernel name (parameter list removed) into the op type,

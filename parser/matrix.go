@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hcclprof/hcclprof/internal/jsonx"
+	"github.com/hcclprof/hcclprof/internal/order"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -82,7 +83,7 @@ func sortMatrixLinks(links []profile.MatrixLink) {
 	slices.SortFunc(links, func(a, b profile.MatrixLink) int {
 		return cmp.Or(
 			cmp.Compare(a.Step, b.Step),
-			boolCompare(a.P2P, b.P2P),
+			order.CompareBool(a.P2P, b.P2P),
 			strings.Compare(a.OpKey, b.OpKey),
 			strings.Compare(a.Group, b.Group),
 			cmp.Compare(a.SrcLocal, b.SrcLocal),

@@ -14,6 +14,7 @@ import (
 	"github.com/hcclprof/hcclprof/internal/jsonx"
 	"github.com/hcclprof/hcclprof/internal/ranklist"
 	"github.com/hcclprof/hcclprof/internal/table"
+	"github.com/hcclprof/hcclprof/internal/units"
 	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -615,9 +616,9 @@ func checkClusterTotals(ops []summaryOp, rank func(int) *profile.Rank) {
 		where := totalWhere(t)
 		// Each op's figure is rounded to the ns apart: allow 1 µs per op.
 		if n == 0 {
-			f.missing = append(f.missing, fmt.Sprintf("%s (%s ms)", where, fmtMs(t.Op.ElapseNs)))
+			f.missing = append(f.missing, fmt.Sprintf("%s (%s ms)", where, units.FormatMs(float64(t.Op.ElapseNs))))
 		} else if d := sum - t.Op.ElapseNs; d > int64(n+1)*1000 || -d > int64(n+1)*1000 {
-			f.differ = append(f.differ, fmt.Sprintf("%s: total %s ms, its %d ops %s ms", where, fmtMs(t.Op.ElapseNs), n, fmtMs(sum)))
+			f.differ = append(f.differ, fmt.Sprintf("%s: total %s ms, its %d ops %s ms", where, units.FormatMs(float64(t.Op.ElapseNs)), n, units.FormatMs(float64(sum))))
 		}
 	}
 	for r, f := range found {
@@ -645,8 +646,6 @@ func totalWhere(t summaryOp) string {
 	}
 	return w
 }
-
-func fmtMs(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
 
 // limitList joins the first three items and counts the rest.
 func limitList(items []string) string {

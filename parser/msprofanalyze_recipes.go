@@ -222,7 +222,7 @@ func checkHcclSum(p *summaryParts, rank func(int) *profile.Rank) {
 		if diff := math.Abs(float64(sum - c)); diff > 1e3 && diff > 0.01*float64(max(c, 1)) {
 			pr := rank(r)
 			pr.Notes = append(pr.Notes, fmt.Sprintf("hccl_sum's HcclPerRankStats sums this rank's communication to %s ms, its step table to %s ms: the step table is reported (hccl_sum may cover other steps, or sum ops that overlap)",
-				fmtMs(sum), fmtMs(c)))
+				units.FormatMs(float64(sum)), units.FormatMs(float64(c))))
 		}
 	}
 }

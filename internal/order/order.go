@@ -1,5 +1,6 @@
 // Package order sorts slices of large structs stably without swapping them around
-// (Stable, StableByKey), and orders names naturally, numbers by value (NaturalLess).
+// (Stable, StableByKey), orders names naturally, numbers by value (NaturalLess), and
+// compares booleans for sort keys (CompareBool).
 package order
 
 import (
@@ -135,4 +136,16 @@ func mergeRuns(keys []keyed) []keyed {
 		keys, buf = buf, keys
 	}
 	return keys
+}
+
+// CompareBool orders false before true, as cmp.Compare orders numbers: for a key of
+// a sort written with cmp.Or (the standard library compares no booleans).
+func CompareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }

@@ -131,3 +131,14 @@ func TestNaturalLess(t *testing.T) {
 		assert.Equal(t, c.less, NaturalLess(c.a, c.b), "%q < %q", c.a, c.b)
 	}
 }
+
+func TestCompareBool(t *testing.T) {
+	for _, tc := range []struct {
+		a, b bool
+		want int
+	}{{false, false, 0}, {true, true, 0}, {false, true, -1}, {true, false, 1}} {
+		if got := CompareBool(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareBool(%v, %v) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
