@@ -220,7 +220,7 @@ func splitOpsByStep(out *Exposure, ops []OpStat, ranks []RankResult, incomplete,
 		if o.ElapseNs <= 0 {
 			continue
 		}
-		if profile.IsReceive(o.Name) && withBubble[exposureRankStep{o.Rank, o.Step}] {
+		if profile.IsReceiveOp(o.Name, o.Type) && withBubble[exposureRankStep{o.Rank, o.Step}] {
 			// Its time is the step's Bubble, outside the exposed communication.
 			out.OpsKnown = true
 			continue

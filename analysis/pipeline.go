@@ -76,6 +76,10 @@ func pipelines(groups []Group, ops []OpStat, ranks []RankResult, userMicrobatche
 		// Named pp, guessed pp ("pp?": an inferred group with only point-to-point
 		// ops), or unnamed with only point-to-point ops.
 		isPP := strings.EqualFold(strings.TrimSuffix(grp.Kind, "?"), "pp") || (grp.Kind == "" && g != nil && g.p2p > 0 && g.other == 0)
+		// Or a group the profile names a pipeline's in its own words (Megatron's
+		// PIPELINE_MODEL_PARALLEL_GROUP in Kineto's process groups) that sends and
+		// receives.
+		isPP = isPP || grp.Parallel == KindPP && g != nil && g.p2p > 0
 		// A context-parallel ring also only sends and receives; its dimension says
 		// it is no pipeline (parallelkind.go tells it by its members' alike traffic).
 		if grp.Parallel == KindCP {
@@ -150,7 +154,7 @@ func loneStage(grp Group, ops []OpStat) (stageRanks []int, note string) {
 			continue // no data task: the peer moves the data (writes into a receive, or reads a send)
 		}
 		size, peerLo = max(size, int(o.PeerRanks)), min(peerLo, int(o.PeerRanks))
-		if !profile.IsReceive(o.Name) && (firstSend == nil || o.StartNs < firstSend.StartNs) {
+		if !profile.IsReceiveOp(o.Name, o.Type) && (firstSend == nil || o.StartNs < firstSend.StartNs) {
 			firstSend = o
 		}
 	}
@@ -159,7 +163,7 @@ func loneStage(grp Group, ops []OpStat) (stageRanks []int, note string) {
 	}
 	stage, place := -1, ""
 	switch {
-	case !profile.IsReceive(first.Name):
+	case !profile.IsReceiveOp(first.Name, first.Type):
 		stage, place = 0, "the first: it sends first"
 	case peerLo == size:
 		// One peer, the stage before: the last stage.
@@ -209,7 +213,7 @@ func countP2P(ops []OpStat) map[string]*groupP2P {
 		default:
 			g.other++
 		}
-		if profile.IsReceive(o.Name) {
+		if profile.IsReceiveOp(o.Name, o.Type) {
 			if o.Step < 0 {
 				g.unmarked++
 			} else {

@@ -445,7 +445,7 @@ func breakdown(compute []profile.Interval, ops []profile.CommOp) breakdownWithSt
 		if op.Type == "allreduce" {
 			arIvs = append(arIvs, op.Interval)
 		}
-		if profile.IsReceive(op.Name) {
+		if profile.IsReceiveOp(op.Name, op.Type) {
 			bubbleNs += op.DurNs()
 			recvIvs = append(recvIvs, op.Interval)
 		}
@@ -714,7 +714,7 @@ func groupComm(ops []profile.CommOp, comp []profile.Interval) []GroupComm {
 	var busy []profile.Interval // compute and receives
 	for _, op := range ops {
 		byGroup[op.Group] = append(byGroup[op.Group], op.Interval)
-		if profile.IsReceive(op.Name) {
+		if profile.IsReceiveOp(op.Name, op.Type) {
 			busy = append(busy, op.Interval)
 		}
 	}

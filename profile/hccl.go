@@ -53,6 +53,17 @@ func IsP2P(name string) bool {
 // hcom_receive (batchSendRecv does not count, as in torch_npu).
 func IsReceive(name string) bool { return strings.HasPrefix(name, "hcom_receive") }
 
+// IsReceiveOp is IsReceive for an op of either library: HCCL's by its name, an NCCL
+// kernel's by its type. NCCL runs a send, a receive and an all-to-all alike as
+// ncclDevKernel_SendRecv; PyTorch's "Collective name" (recv), which the Kineto reader
+// makes the op's type, says which it is. A receive kernel waits on the GPU for its
+// peer's data as hcom_receive does, so its time is the pipeline's Bubble too; a
+// batch_isend_irecv's coalesced kernel, a send and a receive at once, is not counted,
+// as batchSendRecv is not.
+func IsReceiveOp(name, typ string) bool {
+	return IsReceive(name) || typ == "receive" && strings.HasPrefix(name, "nccl")
+}
+
 // GroupIDFromName returns the 3-digit group id inside an op name
 // ("hcom_allReduce__586_0_1" → "586"), or "" when the name has none.
 func GroupIDFromName(name string) string {
