@@ -28,24 +28,6 @@ type dirFiles struct {
 	used    uint64 // when a test last took it, for removing the least recently used
 }
 
-// memoryTemp is the memory file system the temporary files go to, "" for none.
-const memoryTemp = "/dev/shm"
-
-// useMemoryTemp points TMPDIR (unless set) at a memory file system when there is
-// one: the generated clusters and every test's t.TempDir are written there. The
-// processes the tests start inherit it.
-func useMemoryTemp() {
-	if os.Getenv("TMPDIR") != "" || !isMemoryFS(memoryTemp) {
-		return
-	}
-	probe, err := os.MkdirTemp(memoryTemp, "hcclprof-probe-")
-	if err != nil {
-		return
-	}
-	os.Remove(probe)
-	os.Setenv("TMPDIR", memoryTemp)
-}
-
 // copyScenario is a copy of sc to write it again (the test may change its own after),
 // nil when its JSON does not make the same scenario.
 func copyScenario(sc *scenario.Scenario) *scenario.Scenario {

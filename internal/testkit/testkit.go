@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -33,6 +32,7 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/fixtures/sim"
+	"github.com/hcclprof/hcclprof/internal/testenv"
 	"github.com/hcclprof/hcclprof/parser"
 	"github.com/hcclprof/hcclprof/profile"
 )
@@ -58,8 +58,7 @@ type Analysed struct {
 // Main runs a package's tests (call it from TestMain) and removes the generated
 // clusters after.
 func Main(m *testing.M) {
-	useMemoryTemp()
-	tuneGC()
+	testenv.Setup()
 	cache.mu.Lock()
 	cache.inMain = true
 	cache.mu.Unlock()
@@ -72,20 +71,6 @@ func Main(m *testing.M) {
 	}
 	cache.mu.Unlock()
 	os.Exit(code)
-}
-
-// tuneGC collects less often than Go's default (unless GOGC or GOMEMLIMIT is set):
-// the tests allocate much (generating, reading and analysing clusters) and keep
-// little, and collecting each time the heap doubled was a tenth of their CPU. The heap
-// may now grow to five times what is live, up to a soft limit of 2 GiB, past which the
-// collector runs as often as it must to stay under it (more often than the default's
-// only in a process keeping more than 1 GiB live; the tests keep a few hundred MB).
-func tuneGC() {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	debug.SetGCPercent(400)
-	debug.SetMemoryLimit(2 << 30)
 }
 
 // Builtin returns a fresh copy of a built-in scenario, for the test to edit.

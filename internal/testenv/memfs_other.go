@@ -1,6 +1,6 @@
 //go:build !linux
 
-package testkit
+package testenv
 
 // isMemoryFS says whether dir is a memory file system: known on Linux only.
 func isMemoryFS(string) bool { return false }
