@@ -49,7 +49,7 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 		if p.Microbatches > 0 {
 			microbatches = &p.Microbatches
 		}
-		out.Pipelines = append(out.Pipelines, contract.Pipeline{Group: p.Group, Ranks: p.Ranks, Stages: p.Stages, Microbatches: microbatches,
+		out.Pipelines = append(out.Pipelines, contract.Pipeline{Group: p.Group, Ranks: p.Ranks, Stages: p.Stages, StagesAtLeast: p.StagesAtLeast, Microbatches: microbatches,
 			MicrobatchesSource: p.MicrobatchesSource, TheoryBubble: sharePtr(figure(p.TheoryBubble, p.Microbatches > 0)),
 			MeasuredBubble:   sharePtr(figure(p.MeasuredBubble, p.BubbleKnown())),
 			StageComputingUs: comp, ProfiledStages: p.ProfiledStages, Imbalance: sharePtr(figure(p.Imbalance, p.ImbalanceKnown)), Note: p.Note})

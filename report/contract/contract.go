@@ -328,9 +328,13 @@ type GroupStep struct {
 
 // Pipeline is one pipeline-parallel group: its bubble against theory.
 type Pipeline struct {
-	Group              string   `json:"group"`
-	Ranks              []int    `json:"ranks"`
-	Stages             int      `json:"stages"`
+	Group  string `json:"group"`
+	Ranks  []int  `json:"ranks"`
+	Stages int    `json:"stages"`
+	// StagesAtLeast says Stages is a lower bound: one stage was profiled and the
+	// profile names no other member, so its place is read from its transfers
+	// (docs/diagnosis.md §8.7); the theoretical bubble is then null.
+	StagesAtLeast      bool     `json:"stages_at_least"`
 	Microbatches       *int     `json:"microbatches"` // null when not known
 	MicrobatchesSource string   `json:"microbatches_source"`
 	TheoryBubble       *float64 `json:"theory_bubble"`   // null without micro-batches
