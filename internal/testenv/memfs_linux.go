@@ -1,9 +1,18 @@
 package testenv
 
-import "syscall"
+import (
+	"errors"
+	"syscall"
+)
 
 // isMemoryFS says whether dir is on tmpfs.
 func isMemoryFS(dir string) bool {
 	var st syscall.Statfs_t
 	return syscall.Statfs(dir, &st) == nil && st.Type == 0x01021994 // TMPFS_MAGIC
+}
+
+// running says whether a process of that id runs (or may: another user's).
+func running(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || !errors.Is(err, syscall.ESRCH)
 }

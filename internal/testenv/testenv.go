@@ -4,42 +4,76 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 )
 
-// Main runs a package's tests (call it from TestMain) after Setup.
+// Main runs a package's tests (call it from TestMain) between Setup and its done.
 func Main(m *testing.M) {
-	Setup()
-	os.Exit(m.Run())
+	done := Setup()
+	code := m.Run()
+	done()
+	os.Exit(code)
 }
 
 // Setup puts the process' temporary files in memory (MemoryTemp) and paces its
-// collector for tests (TuneGC).
-func Setup() {
-	MemoryTemp()
+// collector for tests (TuneGC). done removes the temporary directory.
+func Setup() (done func()) {
+	done = MemoryTemp()
 	TuneGC()
+	return done
 }
 
 // memoryTemp is the memory file system the temporary files go to.
 const memoryTemp = "/dev/shm"
 
-// MemoryTemp points TMPDIR (unless set) at a memory file system when there is one:
-// the generated clusters and every test's t.TempDir are written there, and the
-// processes the tests start inherit it. On a disk, writing the generated profiles was
-// much of the tests' kernel time (2 GB: 3.5 s of system time, 15 s of wall as the
-// write-back throttled it, against 0.5 s and 1.3 s on tmpfs).
-func MemoryTemp() {
+// MemoryTemp points TMPDIR (unless set) at a directory of the process' own on a
+// memory file system when there is one: the generated clusters and every test's
+// t.TempDir are written there, and the processes the tests start inherit it. On a
+// disk, writing the generated profiles was much of the tests' kernel time (2 GB:
+// 3.5 s of system time, 15 s of wall as the write-back throttled it, against 0.5 s
+// and 1.3 s on tmpfs). done removes the directory. What a killed test process left
+// would hold memory until the machine restarts: the directories of processes no
+// longer running are removed first.
+func MemoryTemp() (done func()) {
+	done = func() {}
 	if os.Getenv("TMPDIR") != "" || !isMemoryFS(memoryTemp) {
-		return
+		return done
 	}
-	probe, err := os.MkdirTemp(memoryTemp, "hcclprof-probe-")
+	removeStale()
+	dir, err := os.MkdirTemp(memoryTemp, fmt.Sprintf("%s%d-", tempPrefix, os.Getpid()))
 	if err != nil {
-		return
+		return done
 	}
-	os.Remove(probe)
-	os.Setenv("TMPDIR", memoryTemp)
+	os.Setenv("TMPDIR", dir)
+	return func() {
+		if err := os.RemoveAll(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "testenv:", err)
+		}
+	}
+}
+
+// tempPrefix begins a process' directory, the process id after it.
+const tempPrefix = "hcclprof-test-"
+
+// removeStale removes the directories of test processes no longer running.
+func removeStale() {
+	entries, _ := os.ReadDir(memoryTemp)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), tempPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		if pid, err := strconv.Atoi(pidText); err == nil && !running(pid) {
+			os.RemoveAll(filepath.Join(memoryTemp, e.Name()))
+		}
+	}
 }
 
 // TuneGC collects less often than Go's default (unless GOGC or GOMEMLIMIT is set):

@@ -58,7 +58,7 @@ type Analysed struct {
 // Main runs a package's tests (call it from TestMain) and removes the generated
 // clusters after.
 func Main(m *testing.M) {
-	testenv.Setup()
+	done := testenv.Setup()
 	cache.mu.Lock()
 	cache.inMain = true
 	cache.mu.Unlock()
@@ -70,6 +70,7 @@ func Main(m *testing.M) {
 		}
 	}
 	cache.mu.Unlock()
+	done()
 	os.Exit(code)
 }
 
