@@ -58,7 +58,7 @@ func detect(res *analysis.Result, th DetectThresholds, links func() []costmodel.
 	if len(d.SlowServers) == 0 && len(d.SlowLinks) == 0 {
 		d.SlowServers = fabricBelowPeak(*c, links, th.SlowLink)
 	}
-	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, th.SlowRank)
+	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, d.SlowServers, th.SlowRank)
 	d.Checks = evaluateChecks(c.CheckSamples, c.Retransmissions, c.Limits, th.Checks)
 	d.LatencyBound = latencyBoundLinks(c.Links, links)
 	return d
