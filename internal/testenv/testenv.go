@@ -42,7 +42,7 @@ const memoryTemp = "/dev/shm"
 // longer running are removed first.
 func MemoryTemp() (done func()) {
 	done = func() {}
-	if os.Getenv("TMPDIR") != "" || !isMemoryFS(memoryTemp) {
+	if os.Getenv("TMPDIR") != "" || !isMemoryFS(memoryTemp) || freeBytes(memoryTemp) < memoryTempFree {
 		return done
 	}
 	removeStale()
@@ -57,6 +57,12 @@ func MemoryTemp() (done func()) {
 		}
 	}
 }
+
+// memoryTempFree is the room the memory file system must have for a test process to
+// use it: a container's /dev/shm is often 64 MB, and a process keeps up to a few GB
+// of generated clusters there (testkit's bounds), beside the other package's process
+// that go test runs at the same time. With less, the files go to the disk's TMPDIR.
+const memoryTempFree = 8 << 30
 
 // tempPrefix begins a process' directory, the process id after it.
 const tempPrefix = "hcclprof-test-"

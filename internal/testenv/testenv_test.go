@@ -28,3 +28,13 @@ func TestRemoveStale(t *testing.T) {
 	_, err = os.Stat(live)
 	assert.NoError(t, err)
 }
+
+// The room left is read from the file system: something on the temporary directory,
+// nothing on a path that does not exist (the memory directory is then not used).
+func TestFreeBytes(t *testing.T) {
+	if !isMemoryFS(memoryTemp) {
+		t.Skip("no memory file system")
+	}
+	assert.Greater(t, freeBytes(t.TempDir()), uint64(0))
+	assert.Zero(t, freeBytes(filepath.Join(t.TempDir(), "absent")))
+}
