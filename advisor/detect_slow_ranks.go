@@ -67,6 +67,7 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 	waits, last := crossWaits(ops, ranks)
 	stepTime := stepTimes(ranks)
 	t := newSlowRankTally()
+	t.stageOf = stagePositions(groups)
 	for step, all := range waits {
 		for _, byRank := range partition(all, peerOf) {
 			t.flagStep(step, byRank, last[step], stepTime[step], th)
@@ -134,6 +135,7 @@ type slowRankTally struct {
 	lastAt     map[int]int
 	seenAt     map[int]int
 	smallSteps map[int]int // steps a rank was flagged in only by the small-peer-set rule
+	stageOf    map[int]int // each rank's place in its pipeline group (stagePositions)
 }
 
 func newSlowRankTally() *slowRankTally {
@@ -335,9 +337,9 @@ func (t *slowRankTally) persistentRank(r int, steps []int, nSteps int, stepTime 
 	// job's own noise in every step it ran: its Computing an outlier (z) among the
 	// other ranks' each time, whether or not its waits showed it (a slow device is
 	// slow every step, the jitter drawn anew). TP8 × DP ranks computed 5.1-15.9%
-	// more than the median in one step of two (z 3.0-4.7 against the others'
+	// more than the median in one step of two (z 2.0-4.7 against the others'
 	// spread, the jobs' noise 1.6-5.3%) and within the others' spread in the other.
-	if cause == "compute" && nSteps >= 2 && len(steps) < nSteps && !beyondComputeNoise(r, stepTime, peerOf, th.Z) {
+	if cause == "compute" && nSteps >= 2 && len(steps) < nSteps && !beyondComputeNoise(r, stepTime, peerOf, t.stageOf, th.Z) {
 		return SlowRank{}, false
 	}
 	// Late for no reason its profile shows, in some steps only, it is as likely the
@@ -466,6 +468,20 @@ func peerSets(groups []analysis.Group) map[int]int {
 	return nil
 }
 
+// stagePositions gives each rank of a pipeline group its place in the group (its
+// stage); ranks in none are absent (read as 0, one stage).
+func stagePositions(groups []analysis.Group) map[int]int {
+	out := map[int]int{}
+	for _, g := range groups {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSuffix(g.Kind, "?")), "pp") && len(g.Ranks) >= 2 {
+			for pos, r := range g.Ranks {
+				out[r] = pos
+			}
+		}
+	}
+	return out
+}
+
 // inPipeline reports whether rank is a member of a pipeline group of two or more.
 func inPipeline(groups []analysis.Group, rank int) bool {
 	for _, g := range groups {
@@ -575,9 +591,10 @@ func computingOf(b analysis.StepBreakdown) int64 { return b.ComputingNs }
 // beyondComputeNoise reports whether rank's Computing is beyond the job's
 // step-to-step noise in every step it ran: a modified z-score above z against the
 // other ranks' Computing in that step. The others are its peers where more than
-// smallPeerSet of them ran the step, else every rank (a TP8 × DP2 job's
-// data-parallel peers are one rank: no spread to measure).
-func beyondComputeNoise(rank int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf map[int]int, z float64) bool {
+// smallPeerSet of them ran the step, else every rank of its pipeline stage (a TP8 ×
+// DP2 job's data-parallel peers are one rank: no spread to measure; another stage
+// computes other layers).
+func beyondComputeNoise(rank int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf, stageOf map[int]int, z float64) bool {
 	peers := peersOnly(stepTime, rank, peerOf)
 	for step, byRank := range stepTime {
 		mine, ok := byRank[rank]
@@ -590,7 +607,7 @@ func beyondComputeNoise(rank int, stepTime map[int]map[int]analysis.StepBreakdow
 		}
 		var others []float64
 		for r, b := range pool {
-			if r != rank {
+			if r != rank && stageOf[r] == stageOf[rank] {
 				others = append(others, float64(b.ComputingNs))
 			}
 		}
