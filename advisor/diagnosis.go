@@ -741,7 +741,7 @@ func capitalise(s string) string {
 func distributedOptimizerFindings(res *analysis.Result, stake StakeThresholds) []Finding {
 	dp := map[string]bool{}
 	for _, g := range res.Communication.Groups {
-		if k := strings.ToLower(strings.TrimSuffix(g.Kind, "?")); strings.HasPrefix(k, "dp") {
+		if strings.HasPrefix(namedKind(g), "dp") {
 			dp[g.Key] = true
 		}
 	}
