@@ -439,7 +439,7 @@ func peerSets(groups []analysis.Group) map[int]int {
 	byKind := func(kind string) map[int]int {
 		out := map[int]int{}
 		for i, g := range groups {
-			k := namedKind(g)
+			k := g.NamedKind()
 			if !strings.HasPrefix(k, kind) || len(g.Ranks) < 2 {
 				continue
 			}
@@ -458,7 +458,7 @@ func peerSets(groups []analysis.Group) map[int]int {
 	}
 	pipelines := 0
 	for _, g := range groups {
-		if strings.HasPrefix(namedKind(g), "pp") && len(g.Ranks) >= 2 {
+		if strings.HasPrefix(g.NamedKind(), "pp") && len(g.Ranks) >= 2 {
 			pipelines++
 		}
 	}
@@ -468,26 +468,12 @@ func peerSets(groups []analysis.Group) map[int]int {
 	return nil
 }
 
-// namedKind is a group's kind as its name gives it, lower case without the "?" of a
-// guess: the framework's short name (dp, pp, dp_cp, … as torch_npu writes them), or,
-// for Megatron's process group descriptions in Kineto's traces
-// (DATA_PARALLEL_GROUP, PIPELINE_MODEL_PARALLEL_GROUP, …), the dimension the
-// analysis read from that name. A dimension only inferred from ranks and ops is not
-// used: the name decides, as it did before Kineto.
-func namedKind(g analysis.Group) string {
-	k := strings.ToLower(strings.TrimSuffix(g.Kind, "?"))
-	if strings.Contains(k, "_group") && strings.HasPrefix(g.ParallelSource, "profile") && g.Parallel != "" {
-		return g.Parallel
-	}
-	return k
-}
-
 // stagePositions gives each rank of a pipeline group its place in the group (its
 // stage); ranks in none are absent (read as 0, one stage).
 func stagePositions(groups []analysis.Group) map[int]int {
 	out := map[int]int{}
 	for _, g := range groups {
-		if strings.HasPrefix(namedKind(g), "pp") && len(g.Ranks) >= 2 {
+		if strings.HasPrefix(g.NamedKind(), "pp") && len(g.Ranks) >= 2 {
 			for pos, r := range g.Ranks {
 				out[r] = pos
 			}
@@ -499,7 +485,7 @@ func stagePositions(groups []analysis.Group) map[int]int {
 // inPipeline reports whether rank is a member of a pipeline group of two or more.
 func inPipeline(groups []analysis.Group, rank int) bool {
 	for _, g := range groups {
-		if strings.HasPrefix(namedKind(g), "pp") && len(g.Ranks) >= 2 && slices.Contains(g.Ranks, rank) {
+		if strings.HasPrefix(g.NamedKind(), "pp") && len(g.Ranks) >= 2 && slices.Contains(g.Ranks, rank) {
 			return true
 		}
 	}

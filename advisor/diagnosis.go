@@ -741,7 +741,7 @@ func capitalise(s string) string {
 func distributedOptimizerFindings(res *analysis.Result, stake StakeThresholds) []Finding {
 	dp := map[string]bool{}
 	for _, g := range res.Communication.Groups {
-		if strings.HasPrefix(namedKind(g), "dp") {
+		if strings.HasPrefix(g.NamedKind(), "dp") {
 			dp[g.Key] = true
 		}
 	}

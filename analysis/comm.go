@@ -161,6 +161,20 @@ type Group struct {
 	Parallel, ParallelSource string
 }
 
+// NamedKind is the group's kind as its name gives it, lower case without the "?" of
+// a guess: the framework's short name (dp, pp, dp_cp, … as torch_npu writes them),
+// or, for Megatron's process group descriptions in Kineto's traces
+// (DATA_PARALLEL_GROUP, PIPELINE_MODEL_PARALLEL_GROUP, …), the dimension read from
+// that name (Parallel). A dimension only inferred from ranks and ops is not used:
+// the name decides, as the short names did before Kineto.
+func (g Group) NamedKind() string {
+	k := strings.ToLower(strings.TrimSuffix(g.Kind, "?"))
+	if strings.Contains(k, "_group") && strings.HasPrefix(g.ParallelSource, "profile") && g.Parallel != "" {
+		return g.Parallel
+	}
+	return k
+}
+
 // Communication is the per-op and per-link analysis of a cluster's communication.
 type Communication struct {
 	Ops    []OpStat

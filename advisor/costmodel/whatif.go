@@ -199,7 +199,7 @@ func allReducesByGroupStep(res *analysis.Result) (map[string]int64, map[groupSte
 func gradientGroup(res *analysis.Result, bytesBy map[string]int64) (string, error) {
 	isDP := map[string]bool{}
 	for _, g := range res.Communication.Groups {
-		isDP[g.Key] = g.Kind == "dp" || g.Kind == "dp?"
+		isDP[g.Key] = g.NamedKind() == analysis.KindDP
 	}
 	group := ""
 	better := func(g string) bool {
