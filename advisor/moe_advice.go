@@ -75,23 +75,9 @@ func moeOverlapRecommendation(res *analysis.Result) (*Recommendation, string) {
 		return nil, ""
 	}
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
-	size := 0
-	for _, g := range res.Communication.Groups {
-		if g.Parallel == analysis.KindEP {
-			size = max(size, len(g.Ranks))
-		}
-	}
-	c := costmodel.EPComm{StepUs: stepUs, ExposedUs: ep.CommShare * stepUs, TotalUs: ep.CommTotalShare * stepUs, CommShare: res.Summary.CommShare}
-	var computing, stage int64
-	for _, r := range res.Ranks {
-		for _, st := range r.Steps {
-			computing += st.ComputingNs
-			stage += st.StageNs
-		}
-	}
-	if stage > 0 {
-		c.ComputeUs = float64(computing) / float64(stage) * stepUs
-	}
+	size := largestGroup(res, analysis.KindEP)
+	c := costmodel.EPComm{StepUs: stepUs, ExposedUs: ep.CommShare * stepUs, TotalUs: ep.CommTotalShare * stepUs, CommShare: res.Summary.CommShare,
+		ComputeUs: computeUs(res)}
 	p, err := costmodel.AlltoAllOverlap(c)
 	if err != nil {
 		return nil, "no AlltoAll overlap priced: " + err.Error()

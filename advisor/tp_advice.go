@@ -40,24 +40,9 @@ func tpRecommendation(res *analysis.Result, facts RunFacts) (*Recommendation, st
 		return nil, ""
 	}
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
-	size := 0
-	for _, g := range res.Communication.Groups {
-		if g.Parallel == tp.Kind {
-			size = max(size, len(g.Ranks))
-		}
-	}
-	var computing, stage int64
-	for _, r := range res.Ranks {
-		for _, st := range r.Steps {
-			computing += st.ComputingNs
-			stage += st.StageNs
-		}
-	}
+	size := largestGroup(res, tp.Kind)
 	c := costmodel.TPComm{StepUs: stepUs, ExposedUs: tp.CommShare * stepUs, TotalUs: tp.CommTotalShare * stepUs, CommShare: res.Summary.CommShare,
-		TP: size, SeqPar: tp.Kind == analysis.KindSP}
-	if stage > 0 {
-		c.ComputeUs = float64(computing) / float64(stage) * stepUs
-	}
+		TP: size, SeqPar: tp.Kind == analysis.KindSP, ComputeUs: computeUs(res)}
 	p, err := costmodel.TPOverlap(c)
 	if err != nil {
 		return nil, "no TP overlap priced: " + err.Error()
@@ -199,4 +184,15 @@ func tpPlacementFindings(res *analysis.Result) []Finding {
 			Evidence: evidence})
 	}
 	return out
+}
+
+// largestGroup is the size of the largest group of a parallel dimension (0: none).
+func largestGroup(res *analysis.Result, kind string) int {
+	size := 0
+	for _, g := range res.Communication.Groups {
+		if g.Parallel == kind {
+			size = max(size, len(g.Ranks))
+		}
+	}
+	return size
 }
