@@ -33,7 +33,7 @@ func TestAccumulationRepeatsOtherDimensions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := testkit.AnalyseBuiltin(t, c.name, render.FormatText).Result
+			res := testkit.AnalysisOf(t, testkit.Builtin(t, c.name), render.FormatText).Result
 			bk, err := costmodel.FitBucketing(res, 1, 200<<20)
 			require.NoError(t, err)
 			p, err := bk.WhatIf(costmodel.Setting{Knob: "accumulation", Value: float64(c.acc)})

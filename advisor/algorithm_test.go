@@ -1,6 +1,7 @@
 package advisor_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -14,20 +15,20 @@ import (
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
 	"github.com/hcclprof/hcclprof/internal/testkit"
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // generateOn is generate with the product the analysis assumes (nil: detected), in
-// the scenario's default format (Kineto for an NVIDIA product). The cluster is the
-// test kit's, shared by every test generating the same scenario.
-func generateOn(t *testing.T, sc *scenario.Scenario, hw *hardware.Profile) (*analysis.Result, *profile.Cluster) {
+// the scenario's default format (Kineto for an NVIDIA product). The analysis is the
+// test kit's, shared by every test generating the same scenario; the environment is
+// the caller's own copy.
+func generateOn(t *testing.T, sc *scenario.Scenario, hw *hardware.Profile) (*analysis.Result, advisor.Env) {
 	t.Helper()
 	if hw == nil {
-		a := testkit.Analyse(t, sc, render.DefaultFormat(sc))
-		return a.Result, a.Cluster
+		a := testkit.AnalysisOf(t, sc, render.DefaultFormat(sc))
+		return a.Result, maps.Clone(a.Env)
 	}
 	res, a := testkit.AnalyseWith(t, sc, render.DefaultFormat(sc), analysis.Options{Hardware: hw})
-	return res, a.Cluster
+	return res, advisor.EnvOf(a.Cluster)
 }
 
 // adviceText is everything the advice says, for names that must not appear.
@@ -67,7 +68,7 @@ func TestNoPipelineOn910A(t *testing.T) {
 			sc, err := scenario.Builtin("healthy-2server-16rank")
 			require.NoError(t, err)
 			edit(sc)
-			res, c := generateOn(t, sc, hw)
+			res, env := generateOn(t, sc, hw)
 			bk, err := costmodel.FitBucketing(res, 1, 200<<20)
 			require.NoError(t, err)
 			assert.Equal(t, "ring", bk.Topology.Level0, "level 0 from the ops' alg_type")
@@ -75,7 +76,7 @@ func TestNoPipelineOn910A(t *testing.T) {
 			_, err = bk.WhatIf(costmodel.Setting{Knob: "algo", Algo: "pipeline"})
 			assert.ErrorContains(t, err, "no pipeline")
 
-			a := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+			a := advisor.Advise(res, env, advisor.DefaultOptions)
 			assert.NotContains(t, strings.ToLower(adviceText(a)), "pipeline")
 			require.Len(t, byID(a, "comm_share_over_budget"), 1, "the exposed communication is the finding")
 			require.NotEmpty(t, a.Recommendations, "%v", a.Notes)
@@ -116,8 +117,7 @@ func TestForcedHCCLAlgo(t *testing.T) {
 	sc, err := scenario.Builtin("small-buckets-32rank")
 	require.NoError(t, err)
 	forcedRing(sc)
-	res, c := generate(t, sc)
-	env := advisor.EnvOf(c)
+	res, env := generate(t, sc)
 	env["HCCL_ALGO"] = forcedRingEnv
 	assert.Equal(t, "ring", advisor.ForcedLevel1(forcedRingEnv, "allreduce"))
 	assert.Equal(t, "nhr", advisor.ForcedLevel1(`"allreduce=level0:NA;level1:NHR/allgather=level0:NA;level1:ring"`, "allreduce"))

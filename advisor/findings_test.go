@@ -13,7 +13,6 @@ import (
 	"github.com/hcclprof/hcclprof/internal/realdata"
 	"github.com/hcclprof/hcclprof/internal/testkit"
 	"github.com/hcclprof/hcclprof/parser"
-	"github.com/hcclprof/hcclprof/profile"
 )
 
 // adviseBuiltin generates a built-in scenario (optionally changed) and advises on it.
@@ -30,13 +29,14 @@ func adviseBuiltinWith(t *testing.T, name string, change func(*scenario.Scenario
 	if change != nil {
 		change(sc)
 	}
-	res, c := generate(t, sc)
-	return advisor.Advise(res, advisor.EnvOf(c), opts)
+	res, env := generate(t, sc)
+	return advisor.Advise(res, env, opts)
 }
 
 // generate simulates a scenario, writes it (as text; Kineto for an NVIDIA product) and
-// analyses it.
-func generate(t *testing.T, sc *scenario.Scenario) (*analysis.Result, *profile.Cluster) {
+// analyses it: the analysis and the environment the ranks recorded (the test's own
+// copy, to change).
+func generate(t *testing.T, sc *scenario.Scenario) (*analysis.Result, advisor.Env) {
 	t.Helper()
 	return generateOn(t, sc, nil)
 }

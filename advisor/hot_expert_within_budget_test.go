@@ -55,8 +55,8 @@ func TestHotExpertWithinBudget(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("rank%d-x%.2f-seed%d", tc.hot, tc.factor, tc.seed), func(t *testing.T) {
-			res, c := generate(t, moeWithinBudget(t, tc.seed, tc.hot, tc.factor))
-			a := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+			res, env := generate(t, moeWithinBudget(t, tc.seed, tc.hot, tc.factor))
+			a := advisor.Advise(res, env, advisor.DefaultOptions)
 			require.NotEmpty(t, a.Detections.SlowRanks)
 			assert.Equal(t, tc.hot, a.Detections.SlowRanks[0].Rank)
 			if tc.factor >= 2 {
@@ -69,8 +69,8 @@ func TestHotExpertWithinBudget(t *testing.T) {
 	}
 	for _, seed := range balanced {
 		t.Run(fmt.Sprintf("balanced-seed%d", seed), func(t *testing.T) {
-			res, c := generate(t, moeWithinBudget(t, seed, -1, 0))
-			a := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+			res, env := generate(t, moeWithinBudget(t, seed, -1, 0))
+			a := advisor.Advise(res, env, advisor.DefaultOptions)
 			assert.Empty(t, a.Detections.SlowRanks)
 			assert.NotEqual(t, advisor.CauseExpertImbalance, a.Diagnosis.Cause, a.Diagnosis.Title)
 			assert.NotEqual(t, advisor.CauseStraggler, a.Diagnosis.Cause, a.Diagnosis.Title)

@@ -24,8 +24,8 @@ func parsedScenario(t *testing.T, yaml string) *scenario.Scenario {
 // adviseScenario generates a scenario and advises on it.
 func adviseScenario(t *testing.T, yaml string, opts advisor.Options) (advisor.Advice, *analysis.Result) {
 	t.Helper()
-	res, c := generate(t, parsedScenario(t, yaml))
-	return advisor.Advise(res, advisor.EnvOf(c), opts), res
+	res, env := generate(t, parsedScenario(t, yaml))
+	return advisor.Advise(res, env, opts), res
 }
 
 // regenerated is the scenario replayed with a plan's settings applied: the

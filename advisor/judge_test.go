@@ -97,8 +97,8 @@ func TestJudgeRecommendationsInTheGenerator(t *testing.T) {
 				edit := func(sc *scenario.Scenario) { sc.Steps = 3 }
 				sc := load()
 				edit(sc)
-				res, c := generate(t, sc)
-				a := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+				res, env := generate(t, sc)
+				a := advisor.Advise(res, env, advisor.DefaultOptions)
 				var local []judgeOutcome
 				var bad []string
 				for _, r := range a.Recommendations {

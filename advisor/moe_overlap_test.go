@@ -41,8 +41,8 @@ func TestMoEAlltoAllOverlapPricedAgainstRegenerated(t *testing.T) {
 	}
 	for _, share := range shares {
 		sc := moeJob(t, share)
-		res, c := generate(t, sc)
-		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+		res, env := generate(t, sc)
+		adv := advisor.Advise(res, env, advisor.DefaultOptions)
 		ep := kindShare(res, analysis.KindEP)
 		assert.Greater(t, ep.CommShare, 0.2, "shared %.2f: EP exposed share", share)
 		r := recByID(adv, "moe_alltoall_overlap")
@@ -61,14 +61,14 @@ func TestMoEAlltoAllOverlapPricedAgainstRegenerated(t *testing.T) {
 			require.NoError(t, on.SetKnob(s.Knob, s.Value, s.Algo))
 		}
 		require.True(t, on.MoE.AlltoAllOverlap)
-		got, c2 := generate(t, on)
+		got, env2 := generate(t, on)
 		gotUs := float64(got.Summary.StepTimeNs) / 1e3
 		t.Logf("shared experts %.2f: %s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms (today %.3f ms)", share, r.Knob,
 			r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3, stepUs/1e3)
 		assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
 		assert.LessOrEqual(t, gotUs, r.Predicted.High)
 
-		after := advisor.Advise(got, advisor.EnvOf(c2), advisor.DefaultOptions)
+		after := advisor.Advise(got, env2, advisor.DefaultOptions)
 		assert.Nil(t, recByID(after, "moe_alltoall_overlap"), "already overlapped")
 		assert.Contains(t, strings.Join(after.Notes, "\n"), "already beside compute: no AlltoAll overlap to add")
 	}
@@ -82,8 +82,8 @@ func TestMoEAlltoAllOverlapNotWhenNegligible(t *testing.T) {
 	small := moeJob(t, 0.25)
 	small.Model.HiddenSize, small.Model.SeqLength = 1024, 1024
 	small.MoE.Imbalance = 1
-	res, c := generate(t, small)
-	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, small)
+	adv := advisor.Advise(res, env, advisor.DefaultOptions)
 	ep := kindShare(res, analysis.KindEP)
 	assert.Positive(t, ep.CommShare)
 	assert.Less(t, ep.CommShare, 0.05)
@@ -120,8 +120,8 @@ func TestMoEAlltoAllOverlapOnNVIDIA(t *testing.T) {
 	if testkit.Short(t, "another 16-rank job; the Ascend one is priced in -short") {
 		t.SkipNow()
 	}
-	res, c := generate(t, parsedScenario(t, moeH100))
-	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, parsedScenario(t, moeH100))
+	adv := advisor.Advise(res, env, advisor.DefaultOptions)
 	r := recByID(adv, "moe_alltoall_overlap")
 	require.NotNil(t, r, "%v", adv.Notes)
 	assertRealKnobs(t, adv)

@@ -91,7 +91,7 @@ func TestSeedPlanConfirmedByTheGenerator(t *testing.T) {
 	for _, s := range plan.Settings {
 		require.NoError(t, sc.SetKnob(s.Knob, s.Value, s.Algo))
 	}
-	gen := testkit.Analyse(t, sc, render.FormatText)
+	gen := testkit.AnalysisOf(t, sc, render.FormatText)
 	got, truth := gen.Result.Summary, gen.Truth
 	t.Logf("plan %s = %s: predicted step %.0f µs share %.3f; generated %.0f µs share %.3f (truth %.3f)",
 		plan.Knob, plan.Value, plan.Predicted.StepTimeUs, plan.Predicted.CommShare, float64(got.StepTimeNs)/1e3, got.CommShare, truth.Summary.CommShare)

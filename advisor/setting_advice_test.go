@@ -57,8 +57,8 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 		if tc.edit != nil {
 			tc.edit(sc)
 		}
-		res, c := generate(t, sc)
-		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+		res, env := generate(t, sc)
+		adv := advisor.Advise(res, env, advisor.DefaultOptions)
 		r := recByID(adv, "fsdp_prefetch")
 		require.NotNil(t, r, "%s: %v", tc.name, adv.Notes)
 		assert.Equal(t, "fsdp_prefetch", adv.Recommendations[0].ID, tc.name)
@@ -68,7 +68,7 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 		assert.Contains(t, r.Apply, "set_modules_to_forward_prefetch")
 		ds := advisor.DefaultOptions
 		ds.Framework = advisor.FrameworkDeepSpeed
-		if d := recByID(advisor.Advise(res, advisor.EnvOf(c), ds), "fsdp_prefetch"); assert.NotNil(t, d) {
+		if d := recByID(advisor.Advise(res, env, ds), "fsdp_prefetch"); assert.NotNil(t, d) {
 			assert.Equal(t, "stage3_prefetch_bucket_size + overlap_comm", d.Knob)
 			assert.Contains(t, d.Apply, `"stage3_prefetch_bucket_size": 218750000}`, "one layer's 437.5 MB of bf16 parameters")
 		}
@@ -85,8 +85,8 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 	// The built-in that prefetches is what the replay gives, and gets nothing more.
 	pre, err := scenario.Builtin("fsdp16-prefetch-16rank")
 	require.NoError(t, err)
-	res, c := generate(t, pre)
-	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, pre)
+	adv := advisor.Advise(res, env, advisor.DefaultOptions)
 	assert.Nil(t, recByID(adv, "fsdp_prefetch"), "%v", adv.Notes)
 }
 
@@ -97,8 +97,8 @@ func TestFSDPPrefetchPricedAgainstRegenerated(t *testing.T) {
 func TestExpertCapacityPricedAgainstRegenerated(t *testing.T) {
 	sc, err := scenario.Builtin("moe-ep8-hot-expert-16rank")
 	require.NoError(t, err)
-	res, c := generate(t, sc)
-	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, sc)
+	adv := advisor.Advise(res, env, advisor.DefaultOptions)
 	require.Equal(t, advisor.CauseExpertImbalance, adv.Diagnosis.Cause)
 	r := recByID(adv, "moe_capacity")
 	require.NotNil(t, r, "%v", adv.Notes)
@@ -126,8 +126,8 @@ func TestTPInsideServerPricedAgainstRegenerated(t *testing.T) {
 	sc, err := scenario.Builtin("tp8-sp-16rank")
 	require.NoError(t, err)
 	across(sc)
-	res, c := generate(t, sc)
-	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, sc)
+	adv := advisor.Advise(res, env, advisor.DefaultOptions)
 	f := byID(adv, "tp_across_servers")
 	require.Len(t, f, 1)
 	assert.Contains(t, f[0].Evidence, "each A2 server has 8 NPUs: launch 8 ranks per server")
@@ -150,14 +150,14 @@ func TestTPInsideServerPricedAgainstRegenerated(t *testing.T) {
 		require.NoError(t, err)
 		return s
 	}())
-	a := advisor.Advise(after, advisor.EnvOf(c), advisor.DefaultOptions)
+	a := advisor.Advise(after, env, advisor.DefaultOptions)
 	assert.Nil(t, recByID(a, "tp_inside_server"))
 
 	big, err := scenario.Builtin("tp8-sp-16rank")
 	require.NoError(t, err)
 	tpAcrossServers(big)
-	res, c = generate(t, big)
-	adv = advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env = generate(t, big)
+	adv = advisor.Advise(res, env, advisor.DefaultOptions)
 	assert.Nil(t, recByID(adv, "tp_inside_server"), "TP 16 on 8-NPU servers cannot be packed")
 }
 
@@ -171,8 +171,8 @@ func TestSettingAdviceQuietOnHealthy(t *testing.T) {
 		sc, err := scenario.Builtin(name)
 		require.NoError(t, err)
 		sc.Steps = 2
-		res, c := generate(t, sc)
-		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+		res, env := generate(t, sc)
+		adv := advisor.Advise(res, env, advisor.DefaultOptions)
 		for _, id := range ids {
 			assert.Nil(t, recByID(adv, id), "%s: %s", name, id)
 		}
@@ -189,8 +189,8 @@ func TestShardBucketPricedAgainstRegenerated(t *testing.T) {
 	sc, err := scenario.Builtin("tp4-dp4-distopt-16rank")
 	require.NoError(t, err)
 	small(sc)
-	res, c := generate(t, sc)
-	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, sc)
+	adv := advisor.Advise(res, env, advisor.DefaultOptions)
 	r := recByID(adv, "shard_bucket_size")
 	require.NotNil(t, r, "%v", adv.Notes)
 	assertRealKnobs(t, adv)
@@ -200,7 +200,7 @@ func TestShardBucketPricedAgainstRegenerated(t *testing.T) {
 	assert.Greater(t, r.Predicted.High, r.Predicted.StepTimeUs)
 	ds := advisor.DefaultOptions
 	ds.Framework = advisor.FrameworkDeepSpeed
-	if d := recByID(advisor.Advise(res, advisor.EnvOf(c), ds), "shard_bucket_size"); assert.NotNil(t, d) {
+	if d := recByID(advisor.Advise(res, env, ds), "shard_bucket_size"); assert.NotNil(t, d) {
 		assert.Equal(t, "reduce_bucket_size + allgather_bucket_size", d.Knob)
 		assert.Contains(t, d.Apply, `"reduce_bucket_size": 40000000, "allgather_bucket_size": 40000000`)
 	}
@@ -234,8 +234,8 @@ func TestSettingPricesHoldOnVariants(t *testing.T) {
 		sc, err := scenario.Builtin(tc.builtin)
 		require.NoError(t, err)
 		tc.edit(sc)
-		res, c := generate(t, sc)
-		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+		res, env := generate(t, sc)
+		adv := advisor.Advise(res, env, advisor.DefaultOptions)
 		r := recByID(adv, tc.id)
 		if !assert.NotNil(t, r, "%s: %v", tc.name, adv.Notes) {
 			continue

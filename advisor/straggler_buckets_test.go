@@ -27,8 +27,8 @@ func TestStragglerHiddenBySmallBuckets(t *testing.T) {
 		}
 		return sc
 	}
-	res, c := generate(t, build(true))
-	a := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, build(true))
+	a := advisor.Advise(res, env, advisor.DefaultOptions)
 
 	assert.Equal(t, advisor.CauseStraggler, a.Diagnosis.Cause, a.Diagnosis.Title)
 	assert.Contains(t, a.Diagnosis.Title, "waits for rank 19")

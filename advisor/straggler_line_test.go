@@ -27,8 +27,8 @@ func TestStragglerLineWithinBudget(t *testing.T) {
 			require.NoError(t, err)
 			sc.Steps = 3
 			sc.Problems = []scenario.Problem{{Kind: scenario.ProblemStraggler, Ranks: []int{5}, Factor: c.factor}}
-			res, cl := generate(t, sc)
-			a := advisor.Advise(res, advisor.EnvOf(cl), advisor.DefaultOptions)
+			res, env := generate(t, sc)
+			a := advisor.Advise(res, env, advisor.DefaultOptions)
 			require.LessOrEqual(t, res.Summary.CommShare, 0.3, "a job within the budget")
 			var stake float64
 			for _, r := range a.Detections.SlowRanks {

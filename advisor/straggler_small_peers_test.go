@@ -52,8 +52,8 @@ func TestStragglerAmongFewPeers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("rank%d-x%.2f-seed%d", tc.straggler, tc.factor, tc.seed), func(t *testing.T) {
-			res, c := generate(t, pipelineDP4(t, tc.seed, tc.straggler, tc.factor))
-			a := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+			res, env := generate(t, pipelineDP4(t, tc.seed, tc.straggler, tc.factor))
+			a := advisor.Advise(res, env, advisor.DefaultOptions)
 			require.Len(t, a.Detections.SlowRanks, 1, "%+v", a.Detections.SlowRanks)
 			assert.Equal(t, tc.straggler, a.Detections.SlowRanks[0].Rank)
 			assert.Equal(t, "compute", a.Detections.SlowRanks[0].Cause)
@@ -62,8 +62,8 @@ func TestStragglerAmongFewPeers(t *testing.T) {
 	}
 	for _, seed := range healthy {
 		t.Run(fmt.Sprintf("healthy-seed%d", seed), func(t *testing.T) {
-			res, c := generate(t, pipelineDP4(t, seed, -1, 0))
-			a := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+			res, env := generate(t, pipelineDP4(t, seed, -1, 0))
+			a := advisor.Advise(res, env, advisor.DefaultOptions)
 			assert.Empty(t, a.Detections.SlowRanks)
 			assert.NotEqual(t, advisor.CauseStraggler, a.Diagnosis.Cause, a.Diagnosis.Title)
 		})

@@ -37,13 +37,13 @@ func TestFindingThresholdsFromConfig(t *testing.T) {
 // configuration file too. With nothing worth less than 90% of the step listed, a run
 // whose small buckets get advice gets none, and the notes count what was left out.
 func TestRecommendThresholdsFromConfig(t *testing.T) {
-	a := testkit.AnalyseBuiltin(t, "small-buckets-32rank", render.FormatText)
-	def := advisor.Advise(a.Result, advisor.EnvOf(a.Cluster), advisor.DefaultOptions)
+	a := testkit.AnalysisOf(t, testkit.Builtin(t, "small-buckets-32rank"), render.FormatText)
+	def := advisor.Advise(a.Result, a.Env, advisor.DefaultOptions)
 	require.NotEmpty(t, def.Recommendations)
 	cfg, err := config.Parse(strings.NewReader("findings:\n  recommendations: {negligible_share: 0.9}\n"), "c.yaml")
 	require.NoError(t, err)
 	opts := cfg.Advisor
-	got := advisor.Advise(a.Result, advisor.EnvOf(a.Cluster), opts)
+	got := advisor.Advise(a.Result, a.Env, opts)
 	assert.Empty(t, got.Recommendations)
 	assert.Contains(t, strings.Join(got.Notes, "\n"), fmt.Sprintf("%d change(s) worth under 90.0%% of the step", len(def.Recommendations)))
 }

@@ -84,8 +84,8 @@ func TestTPOverlapPricedAgainstRegenerated(t *testing.T) {
 		sc, err := scenario.Builtin("tp8-sp-16rank")
 		require.NoError(t, err)
 		sc.Parallel.SequenceParallel = seqPar
-		res, c := generate(t, sc)
-		adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+		res, env := generate(t, sc)
+		adv := advisor.Advise(res, env, advisor.DefaultOptions)
 		r := recByID(adv, "tp_comm_overlap")
 		require.NotNil(t, r, "sequence parallel %v: %v", seqPar, adv.Notes)
 		assert.Equal(t, "tp_comm_overlap", adv.Recommendations[0].ID)
@@ -95,14 +95,14 @@ func TestTPOverlapPricedAgainstRegenerated(t *testing.T) {
 		for _, s := range r.Settings {
 			require.NoError(t, replayed.SetKnob(s.Knob, s.Value, s.Algo))
 		}
-		got, c2 := generate(t, replayed)
+		got, env2 := generate(t, replayed)
 		gotUs := float64(got.Summary.StepTimeNs) / 1e3
 		t.Logf("sequence parallel %v: %s predicted %.3f ms [%.3f, %.3f], regenerated %.3f ms", seqPar, r.Knob,
 			r.Predicted.StepTimeUs/1e3, r.Predicted.Low/1e3, r.Predicted.High/1e3, gotUs/1e3)
 		assert.GreaterOrEqual(t, gotUs, r.Predicted.Low)
 		assert.LessOrEqual(t, gotUs, r.Predicted.High)
 
-		after := advisor.Advise(got, advisor.EnvOf(c2), advisor.DefaultOptions)
+		after := advisor.Advise(got, env2, advisor.DefaultOptions)
 		assert.Nil(t, recByID(after, "tp_comm_overlap"), "already overlapped")
 		assert.True(t, strings.Contains(strings.Join(after.Notes, "\n"), "already beside compute"), "%v", after.Notes)
 	}
@@ -114,8 +114,8 @@ func TestTPOverlapPricedAgainstRegenerated(t *testing.T) {
 func TestExpertBalancePricedAgainstRegenerated(t *testing.T) {
 	sc, err := scenario.Builtin("moe-ep8-hot-expert-16rank")
 	require.NoError(t, err)
-	res, c := generate(t, sc)
-	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, sc)
+	adv := advisor.Advise(res, env, advisor.DefaultOptions)
 	require.Equal(t, advisor.CauseExpertImbalance, adv.Diagnosis.Cause)
 	require.NotEmpty(t, adv.Recommendations, "%v", adv.Notes)
 	r := adv.Recommendations[0]
@@ -149,15 +149,15 @@ func tpAcrossServers(sc *scenario.Scenario) {
 func TestTPAcrossServers(t *testing.T) {
 	inside, err := scenario.Builtin("tp8-sp-16rank")
 	require.NoError(t, err)
-	res, c := generate(t, inside)
-	adv := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env := generate(t, inside)
+	adv := advisor.Advise(res, env, advisor.DefaultOptions)
 	assert.Empty(t, byID(adv, "tp_across_servers"))
 
 	across, err := scenario.Builtin("tp8-sp-16rank")
 	require.NoError(t, err)
 	tpAcrossServers(across)
-	res, c = generate(t, across)
-	adv = advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+	res, env = generate(t, across)
+	adv = advisor.Advise(res, env, advisor.DefaultOptions)
 	f := byID(adv, "tp_across_servers")
 	require.Len(t, f, 1)
 	assert.Equal(t, advisor.High, f[0].Severity)

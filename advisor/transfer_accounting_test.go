@@ -36,8 +36,8 @@ func TestHealthyMultiServerRunsMoveData(t *testing.T) {
 			sc, err := scenario.Builtin("healthy-2server-16rank")
 			require.NoError(t, err)
 			tc.edit(sc)
-			res, c := generate(t, sc)
-			a := advisor.Advise(res, advisor.EnvOf(c), advisor.DefaultOptions)
+			res, env := generate(t, sc)
+			a := advisor.Advise(res, env, advisor.DefaultOptions)
 			var elapse, moving int64
 			for _, o := range res.Communication.Ops {
 				elapse += o.ElapseNs

@@ -28,6 +28,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis"
 	"github.com/hcclprof/hcclprof/fixtures/render"
 	"github.com/hcclprof/hcclprof/fixtures/scenario"
@@ -53,6 +54,16 @@ type Analysed struct {
 	*Generated
 	Cluster *profile.Cluster
 	Result  *analysis.Result
+}
+
+// Analysis is what a test of the diagnosis or the advice reads of a generated
+// cluster: the analysis, the environment its ranks recorded (advisor.EnvOf) and the
+// generator's truth. Unlike Analyse's Cluster, it stays for the whole process: asked
+// again, no file is written or read.
+type Analysis struct {
+	Result *analysis.Result
+	Env    advisor.Env
+	Truth  *sim.Truth
 }
 
 // Main runs a package's tests (call it from TestMain) and removes the generated
@@ -160,6 +171,9 @@ func Analyse(tb testing.TB, sc *scenario.Scenario, format render.Format) *Analys
 			return
 		}
 		e.res = analysis.Analyze(c, analysis.Options{})
+		cache.mu.Lock()
+		e.analysis = &Analysis{Result: e.res, Env: advisor.EnvOf(c), Truth: g.Truth}
+		cache.mu.Unlock()
 		keepCluster(e, c) // before the Once returns: the tests waiting on it find it
 	})
 	if e.anErr != nil {
@@ -171,6 +185,23 @@ func Analyse(tb testing.TB, sc *scenario.Scenario, format render.Format) *Analys
 	}
 	keepCluster(e, c)
 	return &Analysed{Generated: g, Cluster: c, Result: e.res}
+}
+
+// AnalysisOf is Analyse without the cluster: once analysed, the scenario's Analysis is
+// handed out without writing or reading its files again.
+func AnalysisOf(tb testing.TB, sc *scenario.Scenario, format render.Format) *Analysis {
+	tb.Helper()
+	e := entryOf(tb, sc, format)
+	cache.mu.Lock()
+	a := e.analysis
+	cache.mu.Unlock()
+	if a == nil {
+		Analyse(tb, sc, format)
+		cache.mu.Lock()
+		a = e.analysis // set inside Analyse's Once, which it waited for
+		cache.mu.Unlock()
+	}
+	return a
 }
 
 // AnalyseBuiltin is Analyse of a built-in scenario as it is.
@@ -238,7 +269,9 @@ type entry struct {
 	anOnce  sync.Once
 	res     *analysis.Result
 	anErr   error
-	cluster *profile.Cluster // while among the recent ones (under cache.mu)
+	// analysis is res with what the advisor reads of the cluster (under cache.mu)
+	analysis *Analysis
+	cluster  *profile.Cluster // while among the recent ones (under cache.mu)
 
 	truthOnce sync.Once
 	truth     *sim.Truth
