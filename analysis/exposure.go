@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hcclprof/hcclprof/internal/stats"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -59,6 +60,45 @@ type Exposure struct {
 	Unprofiled []UnprofiledGroup
 	// StageNs and BubbleNs are Σ Stage and Σ Bubble over the ranks and steps.
 	StageNs, BubbleNs int64
+	// FillDrainNs is the part of the pipelines' receive time counted as Bubble that
+	// their fill and drain cost: what more micro-batches would remove
+	// (pipelineFillDrain). The rest of the pipeline's waiting
+	// (PipelinePerMicrobatchNs) recurs every micro-batch. FillDrainKnown is false
+	// where nothing tells the two apart: no Bubble (batchSendRecv's traffic), or a
+	// run without step markers, whose one step holds the receives of every
+	// training step (each with its own fill).
+	FillDrainNs    int64
+	FillDrainKnown bool
+}
+
+// FillDrainShare is the pipelines' fill and drain over their stages' whole span,
+// Σ (Stage + Bubble), PipelineShare's denominator (and the generator's truth's).
+// Like PipelinePerMicrobatchNs, a figure only where FillDrainKnown (0 elsewhere:
+// callers test FillDrainKnown first).
+func (e Exposure) FillDrainShare() float64 {
+	if d := e.StageNs + e.BubbleNs; d > 0 {
+		return float64(e.FillDrainNs) / float64(d)
+	}
+	return 0
+}
+
+// PipelinePerMicrobatchNs is the pipeline's waiting that recurs every micro-batch:
+// its waiting (PipelineWaitNs) less the fill and drain. Each point-to-point transfer
+// on the critical path, and each wait for a neighbour's, adds it per micro-batch,
+// and more micro-batches add more of it.
+func (e Exposure) PipelinePerMicrobatchNs() int64 {
+	if !e.FillDrainKnown {
+		return 0 // not split: not all of it recurs
+	}
+	return max(e.PipelineWaitNs()-e.FillDrainNs, 0)
+}
+
+// PipelinePerMicrobatchShare is PipelinePerMicrobatchNs over Σ (Stage + Bubble).
+func (e Exposure) PipelinePerMicrobatchShare() float64 {
+	if d := e.StageNs + e.BubbleNs; d > 0 {
+		return float64(e.PipelinePerMicrobatchNs()) / float64(d)
+	}
+	return 0
 }
 
 // PipelineShare is the pipeline's waiting over its stages' whole span: the exposed
@@ -191,7 +231,69 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 	}
 	byStep := splitOpsByStep(&out, ops, ranks, incomplete, crossStage, gaps)
 	exposureOfRanks(&out, ranks, byStep, stageOf)
+	out.FillDrainNs, out.FillDrainKnown = pipelineFillDrain(ops, ranks, crossStage)
 	return out
+}
+
+// pipelineFillDrain is the part of the pipelines' Bubble (their receives' time)
+// that the fill and drain cost, summed over the ranks and steps. A stage waits for
+// the fill once per direction and step: its first forward receive, for the stages
+// before it to fill, and its first backward one, for the stages after it to turn
+// around (1F1B spreads the drain over a few more backward receives). Every other
+// receive waits about the same, micro-batch after micro-batch: its transfer, and the
+// neighbour's own transfers on the critical path. So a receive's typical time is
+// the median over its rank-step's receives with the two longest left out (the
+// median rather than the least, which the jitter of many micro-batches would push
+// down; the two left out, rather than the first of each direction, because the
+// profiles do not always say a receive's peer). Each receive recurs for the
+// typical, or its own transfer (MovingNs) where that is longer or there is no
+// typical (one or two micro-batches); the rest of the step's receive time is fill
+// and drain. Summed over the step, not receive by receive, so that the jitter of
+// the receives below the typical offsets the jitter of those above it, which
+// otherwise would read as a bubble growing with m. Only receives of pipeline groups
+// (crossStage) in steps with a Bubble count, and a step's part is within [0, its
+// Bubble]. known is false when no receive counted, or some lay outside the marked
+// steps (a run without step markers: one step spans the collection, and its
+// typical receive may be a fill of each training step).
+func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage map[string]bool) (fillDrainNs int64, known bool) {
+	bubble := map[exposureRankStep]int64{}
+	for _, r := range ranks {
+		for _, st := range r.Steps {
+			if st.BubbleNs > 0 {
+				bubble[exposureRankStep{r.Rank, st.Step}] = st.BubbleNs
+			}
+		}
+	}
+	type recv struct{ elapse, moving int64 }
+	byStep := map[exposureRankStep][]recv{}
+	for _, o := range ops {
+		k := exposureRankStep{o.Rank, o.Step}
+		if o.ElapseNs <= 0 || bubble[k] == 0 || !crossStage[o.Group] || !profile.IsReceiveOp(o.Name, o.Type) {
+			continue
+		}
+		if o.Step < 0 {
+			return 0, false
+		}
+		byStep[k] = append(byStep[k], recv{o.ElapseNs, min(max(o.MovingNs, 0), o.ElapseNs)})
+	}
+	var total int64
+	for k, rs := range byStep {
+		elapses := make([]float64, len(rs))
+		for i, r := range rs {
+			elapses[i] = float64(r.elapse)
+		}
+		sort.Float64s(elapses)
+		var typical int64
+		if len(elapses) > 2 {
+			typical = int64(stats.MedianSorted(elapses[:len(elapses)-2]))
+		}
+		var fill int64
+		for _, r := range rs {
+			fill += r.elapse - max(r.moving, typical)
+		}
+		total += min(max(fill, 0), bubble[k])
+	}
+	return total, len(byStep) > 0
 }
 
 // exposureRankStep keys one rank's step.
