@@ -328,7 +328,7 @@ func explainLead(res *analysis.Result, det Detections, lead waitPart, slowStake 
 		what := "pipeline waiting"
 		if ex.FillDrainKnown {
 			split += pipelineSplitPhrase(ex)
-			what = "the pipeline's fill and drain"
+			what = "its fill and drain"
 		}
 		switch {
 		case lead.cause == CausePipelineBubble && pl == nil:
@@ -336,7 +336,7 @@ func explainLead(res *analysis.Result, det Detections, lead waitPart, slowStake 
 			d.Title = head + " is " + what + " (the bubble; whether the stages are balanced is unknown: " + stagesProfiledPhrase(res.Communication.Pipelines) + ")"
 			d.Evidence = split + bubbleEvidence(analysis.WorstBubble(res.Communication.Pipelines))
 		case lead.cause == CausePipelineBubble:
-			d.Title = head + " is " + what + " with balanced stages (the bubble)"
+			d.Title = head + " is " + what + ", with balanced stages (the bubble)"
 			d.Evidence = split + bubbleEvidence(pl)
 		default:
 			slow, fast := extremeStages(pl)
