@@ -334,10 +334,13 @@ func (it *ObjIter) NextKey() (key []byte, ok bool) {
 		it.Err = fmt.Errorf("expected a member name at +%d", i)
 		return nil, false
 	}
-	kend, err := skipString(b, i)
-	if err != nil {
-		it.Err = err
-		return nil, false
+	kend := keyEnd(b, i)
+	if kend < 0 {
+		var err error
+		if kend, err = skipString(b, i); err != nil {
+			it.Err = err
+			return nil, false
+		}
 	}
 	key = b[i+1 : kend-1]
 	i = SkipWS(b, kend)
@@ -373,6 +376,22 @@ func SkipWS(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// keyEnd is the index after the short plain string starting at b[i] == '"' (a
+// member name: "ph", "Task Type"), or -1 for a longer one or one with an escape,
+// which skipString reads. A byte loop finds a few bytes' end sooner than
+// IndexByte's set-up: the names were a third of the parser's time reading a trace.
+func keyEnd(b []byte, i int) int {
+	for j, end := i+1, min(i+33, len(b)); j < end; j++ {
+		switch b[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			return -1
+		}
+	}
+	return -1
 }
 
 // skipString returns the index after the string starting at b[i] == '"'.
