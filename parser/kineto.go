@@ -59,6 +59,7 @@ type kinetoKernel struct {
 	iv     profile.Interval
 	name   string // without the parameter list
 	extID  int64  // "External id", -1 when absent
+	corr   int64  // "correlation", the CUPTI correlation id of its launch; -1 when absent
 	params commParams
 }
 
@@ -81,10 +82,14 @@ type kinetoState struct {
 	kernels []kinetoKernel
 	steps   []profile.StepMarker
 	params  map[int64]commParams // record_param_comms by External id
-	names   map[string]string    // interned kernel names
-	dist    distInfo
-	chip    string // deviceProperties' first name
-	events  int
+	// p2pRecords are the record_param_comms of sends and receives, launches the CUDA
+	// launch calls: to find the ops of a batch_isend_irecv's kernel (kinetobatch.go).
+	p2pRecords []p2pRecord
+	launches   []kinetoLaunch
+	names      map[string]string // interned kernel names
+	dist       distInfo
+	chip       string // deviceProperties' first name
+	events     int
 	// hostName is the trace's host_name member; cpuPID the pid of its ProfilerStep#N
 	// events (the profiled process), -1 before one is seen (kinetohost.go).
 	hostName  string
@@ -336,12 +341,14 @@ func anyString(v any) string {
 var (
 	catKernel          = []byte(`"kernel"`)
 	catKernelOld       = []byte(`"Kernel"`) // older Kineto versions
+	catCudaRuntime     = []byte(`"cuda_runtime"`)
+	catCudaDriver      = []byte(`"cuda_driver"`) // cuLaunchKernelEx (NCCL ≥ 2.22 launches with it)
 	nameRecordParams   = []byte(`"record_param_comms"`)
 	kinetoGPUCatPrefix = []byte(`"gpu_`)
 )
 
 func (st *kinetoState) event(b []byte) error {
-	var ph, cat, name, ts, dur, args, pid []byte
+	var ph, cat, name, ts, dur, args, pid, tid []byte
 	it := jsonx.NewObjIter(b)
 	for {
 		k, v, ok := it.Next()
@@ -363,6 +370,8 @@ func (st *kinetoState) event(b []byte) error {
 			args = v
 		case "pid":
 			pid = v
+		case "tid":
+			tid = v
 		}
 	}
 	if it.Err != nil {
@@ -377,6 +386,10 @@ func (st *kinetoState) event(b []byte) error {
 		return st.kernel(name, ts, dur, args)
 	case len(cat) == 0 || bytes.HasPrefix(cat, kinetoGPUCatPrefix):
 		return nil // GPU annotations, memcpy and memset; events without a cat
+	case bytes.Equal(cat, catCudaRuntime) || bytes.Equal(cat, catCudaDriver):
+		if bytes.Contains(name, []byte("Launch")) {
+			return st.launch(tid, ts, args)
+		}
 	case bytes.HasPrefix(name, profilerStepPrefix):
 		s, _ := jsonx.Unquote(name)
 		n, err := strconv.Atoi(strings.TrimPrefix(s, "ProfilerStep#"))
@@ -393,12 +406,15 @@ func (st *kinetoState) event(b []byte) error {
 			st.cpuPID = p
 		}
 	case bytes.Equal(name, nameRecordParams):
-		p, ext, err := parseCommArgs(args)
+		p, ext, _, err := parseCommArgs(args)
 		if err != nil {
 			return err
 		}
 		if ext >= 0 && p.hasAnyParams {
 			st.params[ext] = p
+		}
+		if t := torchCollectiveType(p.collective); t == "send" || t == "receive" {
+			return st.p2pRecord(tid, ts, ext, p)
 		}
 	}
 	return nil
@@ -423,9 +439,9 @@ func (st *kinetoState) kernel(name, ts, dur, args []byte) error {
 		n, _ = jsonx.Unquote(append(append([]byte{'"'}, body...), '"'))
 		st.names[string(body)] = n
 	}
-	k := kinetoKernel{iv: iv, name: n, extID: -1}
+	k := kinetoKernel{iv: iv, name: n, extID: -1, corr: -1}
 	if len(args) > 0 {
-		if k.params, k.extID, err = parseCommArgs(args); err != nil {
+		if k.params, k.extID, k.corr, err = parseCommArgs(args); err != nil {
 			return err
 		}
 	}
@@ -448,13 +464,12 @@ func kinetoInterval(ts, dur []byte) (profile.Interval, error) {
 	return profile.Interval{StartNs: start, EndNs: start + d}, nil
 }
 
-// parseCommArgs reads a collective's arguments and the event's External id (-1 when
-// absent) from an args object.
-func parseCommArgs(args []byte) (commParams, int64, error) {
-	var p commParams
-	ext := int64(-1)
+// parseCommArgs reads a collective's arguments, the event's External id and its
+// correlation (-1 when absent) from an args object.
+func parseCommArgs(args []byte) (p commParams, ext, corr int64, err error) {
+	ext, corr = -1, -1
 	if len(args) == 0 {
-		return p, ext, nil
+		return p, ext, corr, nil
 	}
 	it := jsonx.NewObjIter(args)
 	str := func(v []byte) string {
@@ -473,6 +488,11 @@ func parseCommArgs(args []byte) (commParams, int64, error) {
 		case "External id":
 			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
 				ext = n
+			}
+			continue
+		case "correlation":
+			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
+				corr = n
 			}
 			continue
 		case "Collective name":
@@ -497,9 +517,9 @@ func parseCommArgs(args []byte) (commParams, int64, error) {
 		p.hasAnyParams = true
 	}
 	if it.Err != nil {
-		return p, ext, fmt.Errorf("args: %v", it.Err)
+		return p, ext, corr, fmt.Errorf("args: %v", it.Err)
 	}
-	return p, ext, nil
+	return p, ext, corr, nil
 }
 
 // worldGroup is the group key of ops that name no process group: assumed to be the
@@ -529,12 +549,16 @@ func (st *kinetoState) finish() *profile.Rank {
 	opGroups := map[string]opGroup{}
 	usesWorld := false
 	r.CommOps = make([]profile.CommOp, 0, len(st.kernels))
-	for _, k := range st.kernels {
+	batched := st.batchedP2P()
+	for i, k := range st.kernels {
 		p := k.params
 		if p.collective == "" && p.pgName == "" && k.extID >= 0 {
 			if q, ok := st.params[k.extID]; ok {
 				p = q
 			}
+		}
+		if q, ok := batched[i]; ok {
+			p = q
 		}
 		nameType, alg, nameDType := ncclKernelInfo(k.name)
 		op := profile.CommOp{Name: k.name, Type: nameType, Interval: k.iv, Step: -1, AlgType: alg, DataType: nameDType}

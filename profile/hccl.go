@@ -57,9 +57,10 @@ func IsReceive(name string) bool { return strings.HasPrefix(name, "hcom_receive"
 // kernel's by its type. NCCL runs a send, a receive and an all-to-all alike as
 // ncclDevKernel_SendRecv; PyTorch's "Collective name" (recv), which the Kineto reader
 // makes the op's type, says which it is. A receive kernel waits on the GPU for its
-// peer's data as hcom_receive does, so its time is the pipeline's Bubble too; a
-// batch_isend_irecv's coalesced kernel, a send and a receive at once, is not counted,
-// as batchSendRecv is not.
+// peer's data as hcom_receive does, so its time is the pipeline's Bubble too. A
+// batch_isend_irecv's kernel (a send and a receive at once) holding a receive is typed
+// "receive" by the Kineto reader and counts alike; HCCL's batchSendRecv does not, as
+// torch_npu does not count it.
 func IsReceiveOp(name, typ string) bool {
 	return IsReceive(name) || typ == "receive" && strings.HasPrefix(name, "nccl")
 }
