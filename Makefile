@@ -27,7 +27,7 @@ dist:
 	done
 
 # The everyday run: -short keeps a representative part of each slow matrix (one
-# what-if per knob, the judge on three scenarios, the small built-ins) and says
+# what-if per knob, the judge on one job of each classic family, the small built-ins) and says
 # "-short: ..." where it does. The limit is for a machine busy with other work.
 test:
 	$(GO) test -short -count=1 -timeout 30m $(PKGS)
