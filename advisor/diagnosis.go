@@ -541,7 +541,8 @@ func perMicrobatchNote(res *analysis.Result, th DiagnosisThresholds) string {
 		return ""
 	}
 	return pipelineSplitPhrase(ex) + ": the point-to-point transfers on the critical path, which more micro-batches do not shorten " +
-		"(Megatron's --overlap-p2p-communication overlaps them, with an interleaved schedule: --num-layers-per-virtual-pipeline-stage; or faster links between the stages)"
+		"(Megatron-LM overlaps them only in its interleaved schedule, --num-layers-per-virtual-pipeline-stage: by default in recent versions, " +
+		"where --overlap-p2p-communication-warmup-flush adds the warm-up and the flush, with --overlap-p2p-communication in older ones; or faster links between the stages)"
 }
 
 // pipelineSplitPhrase splits the pipeline's waiting into its fill and drain and what

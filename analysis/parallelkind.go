@@ -218,7 +218,7 @@ func (g *groupOps) dominant() string {
 // 20–28% from msprof's timeline, where the attention is shorter than the exchange).
 // A ring of three or more is told by its members' equal traffic (groupOps.ring); this
 // tells a ring of two from a two-stage pipeline. A pipeline whose receives overlap the
-// compute (Megatron's --overlap-p2p-communication) reads as a ring: its Bubble, the
+// compute (Megatron-LM's p2p overlap, in its interleaved schedule) reads as a ring: its Bubble, the
 // receive time, is not its stages' idle time either.
 const ringOverlapMin = 0.1
 
