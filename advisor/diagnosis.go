@@ -328,7 +328,14 @@ func explainLead(res *analysis.Result, det Detections, lead waitPart, slowStake 
 		what := "pipeline waiting"
 		if ex.FillDrainKnown {
 			split += pipelineSplitPhrase(ex)
-			what = "its fill and drain"
+			if lead.cause == CausePipelineBubble {
+				// Named on its fill and drain (what more micro-batches remove), the
+				// bubble's share is still the pipeline's whole waiting, as the truth's and
+				// stage_imbalance's are; its finding saves the fill and drain only.
+				d.Share = ex.PipelineShare()
+				head = fmt.Sprintf("%s of the pipeline's time", pct(d.Share))
+				what = fmt.Sprintf("pipeline waiting (its fill and drain %s)", pct(lead.share))
+			}
 		}
 		switch {
 		case lead.cause == CausePipelineBubble && pl == nil:
@@ -730,6 +737,11 @@ func causeFindings(res *analysis.Result, det Detections, d Diagnosis, th Diagnos
 		cure += " (One profiled step: confirm on more steps.)"
 	}
 	saving := d.Share // what the cure wins back: the share of the step the cause costs
+	if d.Cause == CausePipelineBubble && res.Exposure.FillDrainKnown {
+		// More micro-batches win back the fill and drain, not the waiting every
+		// micro-batch repeats.
+		saving = min(saving, res.Exposure.FillDrainShare())
+	}
 	if d.Cause == CauseUnprofiled {
 		saving = 0 // the cure is to profile more ranks: it finds the cause, it saves nothing yet
 	}
