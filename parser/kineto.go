@@ -83,9 +83,10 @@ type kinetoState struct {
 	steps   []profile.StepMarker
 	params  map[int64]commParams // record_param_comms by External id
 	// p2pRecords are the record_param_comms of sends and receives, launches the CUDA
-	// launch calls: to find the ops of a batch_isend_irecv's kernel (kinetobatch.go).
+	// launch calls that may be a batched kernel's: to find the ops of a
+	// batch_isend_irecv's kernel (kinetobatch.go).
 	p2pRecords []p2pRecord
-	launches   []kinetoLaunch
+	launches   launchSet
 	names      map[string]string // interned kernel names
 	dist       distInfo
 	chip       string // deviceProperties' first name
@@ -103,16 +104,8 @@ type kinetoState struct {
 // and byte offset, says so; the caller records the error in the rank's Problems.
 // The rank number is distributedInfo.rank (-1 when the trace has none).
 func parseKineto(r io.Reader, file string) (*profile.Rank, error) {
-	st := &kinetoState{
-		file:   file,
-		params: map[int64]commParams{},
-		names:  map[string]string{},
-		dist:   distInfo{rank: -1, worldSize: -1},
-		cpuPID: -1,
-	}
-	err := jsonx.ReadStream(r, file, func(s *jsonx.Stream) error {
-		return readChromeTrace(s, file, wholeEvent(st.event), st.member)
-	})
+	st := newKinetoState(file)
+	err := st.read(r)
 	rank := st.finish()
 	if err != nil && st.events > 0 {
 		var se *SyntaxError
@@ -121,6 +114,23 @@ func parseKineto(r io.Reader, file string) (*profile.Rank, error) {
 		}
 	}
 	return rank, err
+}
+
+func newKinetoState(file string) *kinetoState {
+	return &kinetoState{
+		file:   file,
+		params: map[int64]commParams{},
+		names:  map[string]string{},
+		dist:   distInfo{rank: -1, worldSize: -1},
+		cpuPID: -1,
+	}
+}
+
+// read reads a trace into st.
+func (st *kinetoState) read(r io.Reader) error {
+	return jsonx.ReadStream(r, st.file, func(s *jsonx.Stream) error {
+		return readChromeTrace(s, st.file, wholeEvent(st.event), st.member)
+	})
 }
 
 // openKineto opens and parses a Kineto trace file, plain (.json) or gzip-compressed
@@ -349,12 +359,34 @@ var (
 
 func (st *kinetoState) event(b []byte) error {
 	var ph, cat, name, ts, dur, args, pid, tid []byte
+	// corr is args' "correlation", read as args is walked: a compute kernel's args are
+	// not read again for it (launchSet).
+	corr := int64(-1)
 	it := jsonx.NewObjIter(b)
 	for {
-		k, v, ok := it.Next()
+		k, ok := it.NextKey()
 		if !ok {
 			break
 		}
+		if string(k) == "args" && it.I < len(b) && b[it.I] == '{' {
+			start := it.I
+			ai := jsonx.ObjIter{B: b, I: start + 1, Depth: it.Depth + 1}
+			corr = correlationMember(&ai)
+			if ai.Err != nil {
+				it.Err = ai.Err
+				break
+			}
+			it.I, args = ai.I, b[start:ai.I]
+			continue
+		}
+		start := it.I
+		end, err := jsonx.SkipValue(b, start, it.Depth)
+		if err != nil {
+			it.Err = err
+			break
+		}
+		it.I = end
+		v := b[start:end]
 		switch string(k) {
 		case "ph":
 			ph = v
@@ -367,7 +399,7 @@ func (st *kinetoState) event(b []byte) error {
 		case "dur":
 			dur = v
 		case "args":
-			args = v
+			args, corr = v, -1
 		case "pid":
 			pid = v
 		case "tid":
@@ -383,12 +415,12 @@ func (st *kinetoState) event(b []byte) error {
 	}
 	switch {
 	case bytes.Equal(cat, catKernel) || bytes.Equal(cat, catKernelOld):
-		return st.kernel(name, ts, dur, args)
+		return st.kernel(name, ts, dur, args, corr)
 	case len(cat) == 0 || bytes.HasPrefix(cat, kinetoGPUCatPrefix):
 		return nil // GPU annotations, memcpy and memset; events without a cat
 	case bytes.Equal(cat, catCudaRuntime) || bytes.Equal(cat, catCudaDriver):
 		if bytes.Contains(name, []byte("Launch")) {
-			return st.launch(tid, ts, args)
+			return st.launch(tid, ts, name, corr)
 		}
 	case bytes.HasPrefix(name, profilerStepPrefix):
 		s, _ := jsonx.Unquote(name)
@@ -420,7 +452,7 @@ func (st *kinetoState) event(b []byte) error {
 	return nil
 }
 
-func (st *kinetoState) kernel(name, ts, dur, args []byte) error {
+func (st *kinetoState) kernel(name, ts, dur, args []byte, corr int64) error {
 	iv, err := kinetoInterval(ts, dur)
 	if err != nil {
 		return err
@@ -429,6 +461,7 @@ func (st *kinetoState) kernel(name, ts, dur, args []byte) error {
 	body = bytes.TrimPrefix(body, []byte("void "))
 	if !bytes.HasPrefix(body, []byte("nccl")) {
 		st.compute = append(st.compute, iv)
+		st.launches.addKernel(corr, false)
 		return nil
 	}
 	if i := bytes.IndexByte(body, '('); i >= 0 {
@@ -445,6 +478,7 @@ func (st *kinetoState) kernel(name, ts, dur, args []byte) error {
 			return err
 		}
 	}
+	st.launches.addKernel(k.corr, k.mayBeBatched())
 	st.kernels = append(st.kernels, k)
 	return nil
 }

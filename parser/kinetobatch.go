@@ -36,9 +36,111 @@ type p2pRecord struct {
 }
 
 // kinetoLaunch is one CUDA launch call (cudaLaunchKernel, cudaLaunchKernelExC,
-// cuLaunchKernelEx, ...).
+// cuLaunchKernelEx, ...); seq is its number among the trace's events: of two launches
+// with one correlation id, the later is taken.
 type kinetoLaunch struct {
 	tid, tsNs, corr int64
+	seq             int
+}
+
+// launchSet holds the launch calls that may be a batched kernel's. A trace has a
+// launch call per kernel, nearly all of them compute kernels': held to the end of the
+// parse, they doubled what a 100 MB trace's parse allocated. A launch call other than
+// a graph's launches one kernel, linked to it by the correlation id, and the two
+// stand next to each other in the file (Kineto writes the kernel, then its launch, as
+// in the real sample; hcclprof gen the launch, then its kernel). So a launch whose
+// kernel is read within launchWindow launches or kernels of it is held only when that
+// kernel may be a batch's (mayBeBatched), and one that meets its kernel no sooner is
+// held anyway: the order of the events changes what is held, never the result. A
+// graph launch (cudaGraphLaunch) is held: the graph's kernels share its correlation id.
+type launchSet struct {
+	kept   []kinetoLaunch
+	open   []kinetoLaunch               // the last launches read whose kernel was not, oldest first
+	recent [launchWindow]launchedKernel // the last kernels read, a ring
+	n      int                          // kernels read
+}
+
+// launchWindow is how many launches wait for their kernel, and how many kernels for
+// their launch.
+const launchWindow = 8
+
+// launchedKernel is a kernel as launchSet needs it: its correlation id, and whether it
+// may be a batch's.
+type launchedKernel struct {
+	corr    int64
+	batched bool
+}
+
+// addLaunch takes a launch call read; graph is a graph launch's.
+func (s *launchSet) addLaunch(l kinetoLaunch, graph bool) {
+	if graph {
+		s.kept = append(s.kept, l)
+		return
+	}
+	for _, k := range s.recent[:min(s.n, launchWindow)] {
+		if k.corr == l.corr {
+			if k.batched {
+				s.kept = append(s.kept, l)
+			}
+			return
+		}
+	}
+	if len(s.open) == launchWindow {
+		s.kept = append(s.kept, s.open[0])
+		s.open = slices.Delete(s.open, 0, 1)
+	}
+	s.open = append(s.open, l)
+}
+
+// addKernel takes a kernel read: the launch waiting for it is kept or dropped.
+func (s *launchSet) addKernel(corr int64, batched bool) {
+	if corr < 0 {
+		return
+	}
+	for i := len(s.open) - 1; i >= 0; i-- {
+		if s.open[i].corr == corr {
+			if batched {
+				s.kept = append(s.kept, s.open[i])
+			}
+			s.open = slices.Delete(s.open, i, i+1)
+			break
+		}
+	}
+	s.recent[s.n%launchWindow] = launchedKernel{corr: corr, batched: batched}
+	s.n++
+}
+
+// all are the launches kept and those still waiting.
+func (s *launchSet) all() []kinetoLaunch { return append(s.kept, s.open...) }
+
+// mayBeBatched reports whether a kernel may be a batch_isend_irecv's: an NCCL
+// SendRecv kernel with a correlation id and no collective arguments of its own
+// (batchedP2P then also asks that no record_param_comms be linked to it).
+func (k *kinetoKernel) mayBeBatched() bool {
+	if k.corr < 0 || k.params.collective != "" || k.params.pgName != "" {
+		return false
+	}
+	t, _, _ := ncclKernelInfo(k.name)
+	return t == "sendrecv"
+}
+
+// correlationMember walks the members of an event's args, from after its '{' to
+// after its '}', and returns the first "correlation" (-1 when absent or not an
+// integer), the CUPTI id that links a kernel to its launch call.
+func correlationMember(it *jsonx.ObjIter) int64 {
+	corr, found := int64(-1), false
+	for {
+		k, v, ok := it.Next()
+		if !ok {
+			return corr
+		}
+		if !found && string(k) == "correlation" {
+			found = true
+			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
+				corr = n
+			}
+		}
+	}
 }
 
 func (st *kinetoState) p2pRecord(tid, ts []byte, ext int64, p commParams) error {
@@ -50,21 +152,7 @@ func (st *kinetoState) p2pRecord(tid, ts []byte, ext int64, p commParams) error 
 	return nil
 }
 
-func (st *kinetoState) launch(tid, ts, args []byte) error {
-	corr := int64(-1)
-	it := jsonx.NewObjIter(args)
-	for {
-		k, v, ok := it.Next()
-		if !ok {
-			break
-		}
-		if string(k) == "correlation" {
-			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
-				corr = n
-			}
-			break
-		}
-	}
+func (st *kinetoState) launch(tid, ts, name []byte, corr int64) error {
 	if corr < 0 {
 		return nil
 	}
@@ -72,7 +160,7 @@ func (st *kinetoState) launch(tid, ts, args []byte) error {
 	if err != nil {
 		return err
 	}
-	st.launches = append(st.launches, kinetoLaunch{tid: tidNumber(tid), tsNs: t, corr: corr})
+	st.launches.addLaunch(kinetoLaunch{tid: tidNumber(tid), tsNs: t, corr: corr, seq: st.events}, bytes.Contains(name, []byte("Graph")))
 	return nil
 }
 
@@ -93,21 +181,21 @@ func tidNumber(v []byte) int64 {
 // a lone receive's is (a stage of the 1F1B schedule waits there for its neighbour).
 // Its size is what the batch receives. A batch of sends only is a send.
 func (st *kinetoState) batchedP2P() map[int]commParams {
-	if len(st.p2pRecords) == 0 || len(st.launches) == 0 {
+	launches := st.launches.all()
+	if len(st.p2pRecords) == 0 || len(launches) == 0 {
 		return nil
 	}
 	linked := map[int64]bool{}
 	var cands []int
-	for i, k := range st.kernels {
+	for i := range st.kernels {
+		k := &st.kernels[i]
 		own := k.params.collective != "" || k.params.pgName != ""
 		_, rec := st.params[k.extID]
 		switch {
 		case own || (k.extID >= 0 && rec && k.extID != k.corr):
 			linked[k.extID] = true
-		case k.corr >= 0:
-			if t, _, _ := ncclKernelInfo(k.name); t == "sendrecv" {
-				cands = append(cands, i)
-			}
+		case k.mayBeBatched():
+			cands = append(cands, i)
 		}
 	}
 	if len(cands) == 0 {
@@ -118,8 +206,8 @@ func (st *kinetoState) batchedP2P() map[int]commParams {
 	for _, i := range cands {
 		want[st.kernels[i].corr] = true
 	}
-	for _, l := range st.launches {
-		if want[l.corr] {
+	for _, l := range launches {
+		if prev, ok := launchOf[l.corr]; want[l.corr] && (!ok || l.seq > prev.seq) {
 			launchOf[l.corr] = l
 		}
 	}

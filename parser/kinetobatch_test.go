@@ -1,6 +1,9 @@
 package parser
 
 import (
+	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,4 +99,88 @@ func TestKinetoBatchParams(t *testing.T) {
 	// Batch B's launch comes after both records of batch A: had A's launch been lost,
 	// B takes them; it holds a receive.
 	assert.Equal(t, "receive", r.CommOps[1].Type)
+}
+
+// launchCorrs are the correlation ids of the launch calls st holds, sorted.
+func launchCorrs(st *kinetoState) []int64 {
+	var out []int64
+	for _, l := range st.launches.all() {
+		out = append(out, l.corr)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readKinetoState reads a trace as parseKineto does and keeps the reader's state.
+func readKinetoState(t *testing.T, trace string) (*kinetoState, *profile.Rank) {
+	t.Helper()
+	st := newKinetoState("batched.pt.trace.json")
+	require.NoError(t, st.read(strings.NewReader(trace)))
+	return st, st.finish()
+}
+
+// Only the launches of the kernels that may be a batch's are held to the end of the
+// parse, whether Kineto writes each kernel before its launch (as it does in
+// kineto-nccl-a100-2gpu) or after it (as hcclprof gen does); the compute kernels' and
+// the linked kernels' launches are dropped as their kernel is read. Before, every
+// launch call of the trace was kept: the synthetic 100 MB trace's 75000.
+func TestKinetoLaunchesHeld(t *testing.T) {
+	var synth bytes.Buffer
+	synthKineto(&synth, 2, 100)
+	st, _ := readKinetoState(t, synth.String())
+	assert.Empty(t, launchCorrs(st), "no kernel of the synthetic trace is a batch's")
+
+	st, want := readKinetoState(t, batchedKineto)
+	assert.Equal(t, []int64{5001, 5010}, launchCorrs(st), "batches A and B; the lone irecv's and the AllReduce's launches are dropped")
+
+	// Each kernel before its launch.
+	events := strings.Split(batchedKineto, "\n")
+	for i := 0; i+1 < len(events); i++ {
+		if strings.Contains(events[i], `"cat": "cuda_`) && strings.Contains(events[i+1], `"cat": "kernel"`) {
+			last := !strings.HasSuffix(events[i+1], ",")
+			events[i], events[i+1] = strings.TrimSuffix(events[i+1], ",")+",", events[i]
+			if last {
+				events[i+1] = strings.TrimSuffix(events[i+1], ",")
+			}
+			i++
+		}
+	}
+	kernelFirst := strings.Join(events, "\n")
+	require.NotEqual(t, batchedKineto, kernelFirst)
+	st, got := readKinetoState(t, kernelFirst)
+	assert.Equal(t, []int64{5001, 5010}, launchCorrs(st))
+	assert.Equal(t, want.CommOps, got.CommOps)
+}
+
+// A launch whose kernel is not read near it is held, whatever the kernel: the order
+// of the events changes what is held, never the result. Here twelve compute launches
+// open the trace and their kernels close it, beyond launchWindow of them.
+func TestKinetoLaunchFarFromKernel(t *testing.T) {
+	var launches, kernels []string
+	for i := range 12 {
+		launches = append(launches, fmt.Sprintf(`{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 900, "tid": 900, "ts": %d, "dur": 3.0, "args": {"External id": %d, "correlation": %d}},`, 900+i, 100+i, 9000+i))
+		kernels = append(kernels, fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": %d, "dur": 3.0, "args": {"External id": %d, "correlation": %d}},`, 9500+i, 100+i, 9000+i))
+	}
+	trace := strings.Replace(batchedKineto, `"traceEvents": [`, `"traceEvents": [`+"\n"+strings.Join(launches, "\n"), 1)
+	trace = strings.Replace(trace, "\n  ],", ",\n"+strings.TrimSuffix(strings.Join(kernels, "\n"), ",")+"\n  ],", 1)
+	st, got := readKinetoState(t, trace)
+	_, want := readKinetoState(t, batchedKineto)
+	assert.Equal(t, want.CommOps, got.CommOps)
+	// The first five compute launches, pushed out of the launchWindow waiting by the
+	// seven after them and batch A's, are held with batches A and B.
+	assert.Equal(t, []int64{5001, 5010, 9000, 9001, 9002, 9003, 9004}, launchCorrs(st))
+}
+
+// A graph launch's kernels share its correlation id: a compute kernel of the graph
+// read first does not drop the launch that the graph's batched kernel needs.
+func TestKinetoGraphLaunch(t *testing.T) {
+	trace := strings.Replace(batchedKineto, `"cat": "cuda_driver", "name": "cuLaunchKernelEx"`, `"cat": "cuda_runtime", "name": "cudaGraphLaunch"`, 1)
+	trace = strings.Replace(trace, `{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 24, "ts": 3100.000`,
+		`{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 3030.000, "dur": 20.0, "args": {"External id": 5010, "correlation": 5010}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 24, "ts": 3100.000`, 1)
+	require.NotEqual(t, batchedKineto, trace)
+	_, r := readKinetoState(t, trace)
+	require.Len(t, r.CommOps, 4)
+	assert.Equal(t, "send", r.CommOps[1].Type, "batch B, launched by the graph")
+	assert.Equal(t, "3", r.CommOps[1].Group)
 }
