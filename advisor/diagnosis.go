@@ -219,8 +219,8 @@ func waitParts(res *analysis.Result, det Detections, stage int64, straggler bool
 		// micro-batches add to it (a PP4 job of 64 micro-batches waited 10.8% of its
 		// time, 3.7% of it fill and drain, 4.5% in theory). A slower stage's
 		// waiting recurs every micro-batch by nature: its rule keeps the whole.
-		// (Where nothing tells the two apart, no Bubble or no step markers: the
-		// whole, as before.)
+		// (Where nothing tells the two apart, no Bubble or a run without step
+		// markers whose receives do not part by size: the whole, as before.)
 		pipelineCause, pipelineNs, pipelineShare = CausePipelineBubble, float64(ex.FillDrainNs), ex.FillDrainShare()
 		if pipelineShare < th.PipelineBubbleMin {
 			pipelineNs, pipelineShare = 0, 0

@@ -64,9 +64,9 @@ type Exposure struct {
 	// their fill and drain cost: what more micro-batches would remove
 	// (pipelineFillDrain). The rest of the pipeline's waiting
 	// (PipelinePerMicrobatchNs) recurs every micro-batch. FillDrainKnown is false
-	// where nothing tells the two apart: no Bubble (batchSendRecv's traffic), or a
-	// run without step markers, whose one step holds the receives of every
-	// training step (each with its own fill).
+	// where nothing tells the two apart: no Bubble (batchSendRecv's traffic). In a
+	// run without step markers, whose one step holds the receives of every training
+	// step (each with its own fill), the fills are told by their size.
 	FillDrainNs    int64
 	FillDrainKnown bool
 }
@@ -252,15 +252,17 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 // the receives below the typical offsets the jitter of those above it, which
 // otherwise would read as a bubble growing with m. Only receives of pipeline groups
 // (crossStage) in steps with a Bubble count, and a step's part is within [0, its
-// Bubble]. known is false when no receive counted, or some lay outside the marked
-// steps (a run without step markers: one step spans the collection, and its
-// typical receive may be a fill of each training step).
+// Bubble]. known is false when no receive counted. A run without step markers (its
+// one step, -1, spans the collection) holds a fill of every training step, as many
+// as it has steps, which it does not say: its typical receive is told by
+// unmarkedTypicalReceive instead, and known is false where some rank's is not.
 func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage map[string]bool) (fillDrainNs int64, known bool) {
-	bubble := map[exposureRankStep]int64{}
+	bubble, computing := map[exposureRankStep]int64{}, map[exposureRankStep]int64{}
 	for _, r := range ranks {
 		for _, st := range r.Steps {
 			if st.BubbleNs > 0 {
 				bubble[exposureRankStep{r.Rank, st.Step}] = st.BubbleNs
+				computing[exposureRankStep{r.Rank, st.Step}] = st.ComputingNs
 			}
 		}
 	}
@@ -270,9 +272,6 @@ func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage map[string]b
 		k := exposureRankStep{o.Rank, o.Step}
 		if o.ElapseNs <= 0 || bubble[k] == 0 || !crossStage[o.Group] || !profile.IsReceiveOp(o.Name, o.Type) {
 			continue
-		}
-		if o.Step < 0 {
-			return 0, false
 		}
 		byStep[k] = append(byStep[k], recv{o.ElapseNs, min(max(o.MovingNs, 0), o.ElapseNs)})
 	}
@@ -284,7 +283,13 @@ func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage map[string]b
 		}
 		sort.Float64s(elapses)
 		var typical int64
-		if len(elapses) > 2 {
+		switch {
+		case k.step < 0:
+			var ok bool
+			if typical, ok = unmarkedTypicalReceive(elapses, computing[k]); !ok {
+				return 0, false
+			}
+		case len(elapses) > 2:
 			typical = int64(stats.MedianSorted(elapses[:len(elapses)-2]))
 		}
 		var fill int64
@@ -295,6 +300,58 @@ func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage map[string]b
 	}
 	return total, len(byStep) > 0
 }
+
+// unmarkedTypicalReceive is the typical receive of a rank's pipeline receives over
+// a collection without step markers (elapses sorted ascending; computingNs the
+// rank's compute over the collection); ok is false where the receives do not tell
+// it. Each training step fills (and drains) once, and the collection's number of
+// steps is not known, so the fills are told by their size: a fill waits for a
+// stage's compute of a micro-batch or more, a recurring receive for its transfer
+// and its neighbour's, a small part of the rank's own compute between two
+// receives. With two or more micro-batches a step the fills are at most half the
+// receives, so the receives split at the largest ratio between consecutive elapses
+// in their upper half (not the best separation over all of them: the recurring
+// receives of different steps sit at different levels, 0.9, 1.3 and 2.1 ms, whose
+// split a fill's 47 ms outweighs only as a ratio). The lower class recurs, and its
+// median is the typical, when the upper class begins at fillSeparation times that
+// median or more and the median is at most recurringComputeShare of the rank's
+// compute per receive. Otherwise nothing tells the fills: one micro-batch a step,
+// every receive a fill (a middle stage's forward fills, waiting for the stages
+// before, and its backward ones, for the stages after to compute both ways, are
+// each about a micro-batch's compute or more); a slower neighbour (an imbalanced
+// stage, a straggler), whose wait recurs every micro-batch and is a large part of
+// it; or fills lost among slow transfers.
+func unmarkedTypicalReceive(elapses []float64, computingNs int64) (typicalNs int64, ok bool) {
+	n := len(elapses)
+	if n < 2 || elapses[0] <= 0 {
+		return 0, false
+	}
+	split := 0
+	for i := max(n/2, 1); i < n; i++ { // the fills are the upper class [split, n)
+		if split == 0 || elapses[i]/elapses[i-1] > elapses[split]/elapses[split-1] {
+			split = i
+		}
+	}
+	typical := stats.MedianSorted(elapses[:split])
+	if elapses[split] < fillSeparation*typical || typical > recurringComputeShare*float64(computingNs)/float64(n) {
+		return 0, false
+	}
+	return int64(typical), true
+}
+
+// fillSeparation is how much longer than the typical receive the shortest fill is
+// at least, and recurringComputeShare how much of the rank's compute per receive
+// the typical is at most, for unmarkedTypicalReceive to tell the fills apart. On
+// the generated jobs written as msprof's output (2 to 4 stages, 1 to 64
+// micro-batches, every stage or one profiled), the fills begin at 9.5 times the
+// recurring receives or more, which are at most 0.092 of the compute per receive
+// (16 MiB over RoCE); with one micro-batch, where every receive fills, the backward
+// fills are at most 3 times the forward ones, and the shorter ones at least 0.31 of
+// the compute per receive.
+const (
+	fillSeparation        = 4
+	recurringComputeShare = 0.2
+)
 
 // exposureRankStep keys one rank's step.
 type exposureRankStep struct{ rank, step int }

@@ -54,18 +54,99 @@ func TestPipelineFillDrain(t *testing.T) {
 		assert.InDelta(t, c.want, got, float64(ms)/100, "%s: %.3f ms", c.name, float64(got)/1e6)
 		assert.Equal(t, c.bubbleNs > 0 && len(c.crossGrp) > 0, known, c.name)
 	}
-	// A run without step markers (step -1: one step spans the collection) holds
-	// the receives of every training step, each with its fill: nothing is known.
-	unmarked := fillThenSteady(1, 50*ms)
-	for i := range 3 {
-		o := recv(1, -1, "pp", 51*ms, ms)
-		o.Name = fmt.Sprintf("hcom_receive_%d", i)
-		unmarked = append(unmarked, o)
+}
+
+// Without step markers (step -1: one step spans the collection) a rank's receives
+// hold a fill of every training step, as many as the run had steps, which it does
+// not say: the receives split where their sizes part, at twice the typical or more.
+// Before, nothing was known, and the diagnosis held the whole waiting to a tenth of
+// the step (two stages of 8 micro-batches, 1/9 in theory, read as a bubble).
+func TestPipelineFillDrainWithoutStepMarkers(t *testing.T) {
+	const ms = int64(1_000_000)
+	pp := map[string]bool{"pp": true}
+	// steps training steps of m receives each: the first waits fillNs for the fill,
+	// the others move data for movingNs and wait 0.2 ms more or less in turn.
+	collection := func(steps, m int, fillNs, movingNs int64) []OpStat {
+		var ops []OpStat
+		for s := range steps {
+			for j := range m {
+				elapse := movingNs + int64((s+j)%3-1)*ms/5
+				if j == 0 {
+					elapse = fillNs + movingNs
+				}
+				ops = append(ops, OpStat{Rank: 1, Step: -1, Group: "pp", Name: fmt.Sprintf("hcom_receive_%d_%d", s, j), Type: "receive", ElapseNs: elapse, MovingNs: movingNs})
+			}
+		}
+		return ops
 	}
-	for i := range unmarked {
-		unmarked[i].Step = -1
+	// A middle stage of one micro-batch a step: each step a forward fill of 40 ms
+	// and a longer backward one (no transfer time read, as in msprof's output).
+	oneMicrobatch := func(steps int, backwardNs int64) []OpStat {
+		var ops []OpStat
+		for s := range steps {
+			for _, fillNs := range []int64{40 * ms, backwardNs} {
+				ops = append(ops, OpStat{Rank: 1, Step: -1, Group: "pp", Name: fmt.Sprintf("hcom_receive_%d_%d", s, fillNs), Type: "receive", ElapseNs: fillNs + int64(s)*ms/10})
+			}
+		}
+		return ops
 	}
-	got, known := pipelineFillDrain(unmarked, []RankResult{{Rank: 1, Steps: []StepBreakdown{{Step: -1, BubbleNs: 204 * ms}}}}, pp)
-	assert.False(t, known, "no step markers")
-	assert.Zero(t, got)
+	// Recurring receives at a level per step (1, 1 and 3 ms), as the generated
+	// jobs' are: split at the best separation of all the receives (Otsu's), the
+	// levels part (by 3, too close for two classes) and every receive reads as a
+	// fill; the largest ratio above the median parts the fills.
+	levels := func() []OpStat {
+		var ops []OpStat
+		for s, levelNs := range []int64{ms, ms, 3 * ms} {
+			ops = append(ops, OpStat{Rank: 1, Step: -1, Group: "pp", Name: fmt.Sprintf("hcom_receive_%d", s), Type: "receive", ElapseNs: 47*ms + levelNs})
+			for j := 1; j < 64; j++ {
+				ops = append(ops, OpStat{Rank: 1, Step: -1, Group: "pp", Name: fmt.Sprintf("hcom_receive_%d_%d", s, j), Type: "receive", ElapseNs: levelNs})
+			}
+		}
+		return ops
+	}
+	const bubbleNs = 10_000 * ms
+	for _, c := range []struct {
+		name        string
+		ops         []OpStat
+		want, tol   int64
+		unknown     bool
+		computingNs int64 // 100 s unless set
+	}{
+		// 3 fills of 50 ms; the jitter of the others cancels about the median.
+		{name: "three steps of 8", ops: collection(3, 8, 50*ms, ms), want: 150 * ms, tol: ms},
+		{name: "five steps of 64", ops: collection(5, 64, 50*ms, ms), want: 250 * ms, tol: ms},
+		// Half the receives fill: the median of all would have been a fill's.
+		{name: "three steps of 2", ops: collection(3, 2, 50*ms, ms), want: 150 * ms, tol: ms},
+		// The fills begin 16 times above the typical 1 ms: 3 × 47 ms, their levels
+		// beyond it (2 ms), and the third step's level beyond it (63 × 2 ms).
+		{name: "recurring receives at three levels", ops: levels(), want: 3*47*ms + 2*ms + 63*2*ms, tol: ms},
+		// Every receive fills: none recurs to tell them by.
+		{name: "three steps of 1", ops: collection(3, 1, 50*ms, ms), unknown: true},
+		{name: "one receive", ops: collection(1, 1, 50*ms, ms), unknown: true},
+		// Backward fills 3 times the forward ones: too close to be two classes.
+		{name: "one micro-batch on a middle stage", ops: oneMicrobatch(3, 120*ms), unknown: true},
+		// Backward fills 5 times the forward ones, which are no recurring receive:
+		// 40 ms is a third of the compute per receive (240 ms a step, 120 a
+		// receive). Were the compute not weighed, each step would read 160 ms of
+		// fill, not 240.
+		{name: "one micro-batch, backward fills 5 times longer", ops: oneMicrobatch(3, 200*ms), unknown: true, computingNs: 3 * 240 * ms},
+		// A slower neighbour: every micro-batch waits 30 ms of the rank's 100 ms a
+		// receive (the fills 100 ms more).
+		{name: "a slower stage beside", ops: collection(3, 8, 100*ms, 30*ms), unknown: true, computingNs: 3 * 8 * 100 * ms},
+		// Fills no longer than twice the transfers: not told apart.
+		{name: "fills lost among slow transfers", ops: collection(3, 8, 5*ms, 20*ms), unknown: true},
+	} {
+		computingNs := c.computingNs
+		if computingNs == 0 {
+			computingNs = 100_000 * ms
+		}
+		got, known := pipelineFillDrain(c.ops, []RankResult{{Rank: 1, Steps: []StepBreakdown{{Step: -1, BubbleNs: bubbleNs, ComputingNs: computingNs}}}}, pp)
+		if c.unknown {
+			assert.False(t, known, c.name)
+			assert.Zero(t, got, c.name)
+			continue
+		}
+		assert.True(t, known, c.name)
+		assert.InDelta(t, c.want, got, float64(c.tol)+float64(ms)/100, "%s: %.3f ms", c.name, float64(got)/1e6)
+	}
 }
