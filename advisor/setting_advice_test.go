@@ -183,9 +183,14 @@ func TestSettingAdviceQuietOnHealthy(t *testing.T) {
 // buckets (2 MB: hundreds of latency-bound ops a step) gets Megatron's default
 // bucket back, priced by re-timing the same bytes in fewer ops: the job regenerated
 // with that bucket lands inside the interval. The built-in's 100 MB buckets get none
-// (TestSettingAdviceQuietOnHealthy).
+// (TestSettingAdviceQuietOnHealthy). -short takes 4 MB buckets (half the ops, half
+// the files).
 func TestShardBucketPricedAgainstRegenerated(t *testing.T) {
-	small := func(sc *scenario.Scenario) { sc.DDP.BucketMB = 2 }
+	bucketMB := 2.0
+	if testkit.Short(t, "4 MB buckets, not 2 (half the files); the full run has both (TestSettingPricesHoldOnVariants)") {
+		bucketMB = 4
+	}
+	small := func(sc *scenario.Scenario) { sc.DDP.BucketMB = bucketMB }
 	sc, err := scenario.Builtin("tp4-dp4-distopt-16rank")
 	require.NoError(t, err)
 	small(sc)
