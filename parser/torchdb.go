@@ -185,77 +185,18 @@ func (r *torchDBReader) finish() {
 	})
 }
 
-// optCols returns, for each column of a table, "alias.col" when the table has it and
-// NULL otherwise, so optional columns need no second query.
-func (r *torchDBReader) optCols(table, alias string, cols ...string) ([]string, error) {
-	have, err := r.d.Columns(table)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		if have[strings.ToUpper(c)] {
-			out[i] = alias + "." + c
-		} else {
-			out[i] = "NULL"
-		}
-	}
-	return out, nil
-}
-
-// lookup returns the select expressions (the name, then the id itself: two columns,
-// scanned into a dbRef) and the join clause that turn the id column expr into its
-// name through an ENUM_* (or STRING_IDS) table; the name is NULL when the db has no
-// such table. LEFT JOIN: an id the table lacks reads as a NULL name, not as a lost
-// row, and dbRef.resolve says so.
-func (r *torchDBReader) lookup(table, valueCol, alias, expr string) (sel, join string) {
-	if expr == "NULL" {
-		return "NULL, NULL", ""
-	}
-	if !r.d.Has(table) {
-		return "NULL, " + expr, ""
-	}
-	// The id is selected only where it names nothing: a NULL costs the driver no
-	// allocation, and the ids of every row cost a tenth of a db's parse.
-	v := alias + "." + valueCol
-	return fmt.Sprintf("%s, CASE WHEN %s IS NULL AND %s IS NOT NULL THEN %s END", v, v, expr, expr),
-		fmt.Sprintf(" LEFT JOIN %s AS %s ON %s.id = %s", table, alias, alias, expr)
-}
-
 // taskWhat names a communication task in errors.
 const taskWhat = "a communication task"
 
-// dbRef is a column holding the id of a STRING_IDS or ENUM_* row: the name the
-// lookup found for it, and the id where it found none (NULL otherwise, and NULL for a
-// NULL id).
-type dbRef struct {
-	Name       table.Text
-	Unresolved table.Int
-}
-
-// dests are the scan destinations of a lookup's two columns.
-func (f *dbRef) dests() []any { return []any{&f.Name, &f.Unresolved} }
-
-// resolve is an error when the id names no row of table: a damaged db (STRING_IDS cut
-// short, an ENUM table missing) read its names as empty, and its ops and tasks lost
-// their names, types and groups without a word. required makes a NULL id an error
-// too (a task without a type, an op without a name).
-func (f *dbRef) resolve(what, column, table string, required bool) error {
-	switch {
-	case f.Unresolved.Valid:
-		return fmt.Errorf("%s: %s %d is not in %s (or has no value there)", what, column, f.Unresolved.V, table)
-	case !f.Name.Valid && required:
-		return fmt.Errorf("%s: %s is NULL", what, column)
-	}
-	return nil
-}
-
+// The names of ids are read through STRING_IDS (value) and the ENUM_* tables (name),
+// as table.Ref: a damaged db (STRING_IDS cut short, an ENUM table missing) had its ops
+// and tasks lose their names, types and groups without a word.
 func (r *torchDBReader) str(alias, expr string) (sel, join string) {
-	return r.lookup("STRING_IDS", "value", alias, expr)
+	return r.d.Lookup("STRING_IDS", "value", alias, expr)
 }
 
 func (r *torchDBReader) enum(table, alias, expr string) (sel, join string) {
-	return r.lookup(table, "name", alias, expr)
+	return r.d.Lookup(table, "name", alias, expr)
 }
 
 func (r *torchDBReader) steps() error {
@@ -311,15 +252,15 @@ func (r *torchDBReader) tasks() error {
 		q += " LEFT JOIN COMPUTE_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + nameJoin
 	}
 	var start, end, conn, compute table.Int
-	var name dbRef
-	dests := append([]any{&start, &end, &conn, &compute}, name.dests()...)
+	var name table.Ref
+	dests := append([]any{&start, &end, &conn, &compute}, name.Dests()...)
 	rows := r.d.Query("reading TASK ⋈ COMPUTE_TASK_INFO", q, dests...)
 	for err := range table.Each(rows) {
 		if err != nil {
 			return err
 		}
 		r.out.Events++
-		if err := name.resolve("a compute task", "COMPUTE_TASK_INFO.name", "STRING_IDS", false); err != nil {
+		if err := name.Resolve("a compute task", "COMPUTE_TASK_INFO.name", "STRING_IDS", false); err != nil {
 			return rows.Wrap(err)
 		}
 		if !start.Valid || !end.Valid {
@@ -349,7 +290,7 @@ func (r *torchDBReader) commOps() error {
 	if err := r.d.Require("COMMUNICATION_OP", "opName", "startNs", "endNs"); err != nil {
 		return err
 	}
-	c, err := r.optCols("COMMUNICATION_OP", "o", "opType", "groupName", "dataType", "count", "algType", "connectionId")
+	c, err := r.d.OptionalColumns("COMMUNICATION_OP", "o", "opType", "groupName", "dataType", "count", "algType", "connectionId")
 	if err != nil {
 		return err
 	}
@@ -360,9 +301,9 @@ func (r *torchDBReader) commOps() error {
 	algSel, algJoin := r.str("a", c[4])
 	q := "SELECT " + strings.Join([]string{nameSel, typeSel, groupSel, "o.startNs", "o.endNs", dtSel, c[3], algSel, c[5]}, ", ") +
 		" FROM COMMUNICATION_OP AS o" + nameJoin + typeJoin + groupJoin + dtJoin + algJoin
-	var nameRef, typeRef, groupRef, dataRef, algRef dbRef
+	var nameRef, typeRef, groupRef, dataRef, algRef table.Ref
 	var start, end, count, conn table.Int
-	dests := slices.Concat(nameRef.dests(), typeRef.dests(), groupRef.dests(), []any{&start, &end}, dataRef.dests(), []any{&count}, algRef.dests(), []any{&conn})
+	dests := slices.Concat(nameRef.Dests(), typeRef.Dests(), groupRef.Dests(), []any{&start, &end}, dataRef.Dests(), []any{&count}, algRef.Dests(), []any{&conn})
 	hashes := map[string]string{} // raw group name → hash: a handful of groups
 	rows := r.d.Query("reading COMMUNICATION_OP", q, dests...)
 	for err := range table.Each(rows) {
@@ -371,11 +312,11 @@ func (r *torchDBReader) commOps() error {
 		}
 		r.out.Events++
 		if err := cmp.Or(
-			nameRef.resolve("an op", "opName", "STRING_IDS", true),
-			typeRef.resolve("an op", "opType", "STRING_IDS", false),
-			groupRef.resolve("an op", "groupName", "STRING_IDS", c[1] != "NULL"),
-			dataRef.resolve("an op", "dataType", "ENUM_HCCL_DATA_TYPE", false),
-			algRef.resolve("an op", "algType", "STRING_IDS", false),
+			nameRef.Resolve("an op", "opName", "STRING_IDS", true),
+			typeRef.Resolve("an op", "opType", "STRING_IDS", false),
+			groupRef.Resolve("an op", "groupName", "STRING_IDS", c[1] != "NULL"),
+			dataRef.Resolve("an op", "dataType", "ENUM_HCCL_DATA_TYPE", false),
+			algRef.Resolve("an op", "algType", "STRING_IDS", false),
 		); err != nil {
 			if nameRef.Name.Valid {
 				err = fmt.Errorf("op %q: %w", nameRef.Name.V, err)
@@ -430,7 +371,7 @@ func (r *torchDBReader) commTasks() error {
 	if err := r.d.Require("COMMUNICATION_TASK_INFO", "globalTaskId", "taskType"); err != nil {
 		return err
 	}
-	c, err := r.optCols("COMMUNICATION_TASK_INFO", "c", "planeId", "srcRank", "dstRank", "transportType", "linkType", "size", "groupName")
+	c, err := r.d.OptionalColumns("COMMUNICATION_TASK_INFO", "c", "planeId", "srcRank", "dstRank", "transportType", "linkType", "size", "groupName")
 	if err != nil {
 		return err
 	}
@@ -444,8 +385,8 @@ func (r *torchDBReader) commTasks() error {
 	q := "SELECT " + strings.Join([]string{"t.startNs", "t.endNs", typeSel, c[0], c[1], c[2], trSel, lkSel, c[5], groupSel}, ", ") +
 		" FROM TASK AS t CROSS JOIN COMMUNICATION_TASK_INFO AS c ON c.globalTaskId = t.globalTaskId" + typeJoin + trJoin + lkJoin + groupJoin
 	var start, end, plane, src, dst, size table.Int
-	var typeRef, transportRef, linkRef, groupRef dbRef
-	dests := slices.Concat([]any{&start, &end}, typeRef.dests(), []any{&plane, &src, &dst}, transportRef.dests(), linkRef.dests(), []any{&size}, groupRef.dests())
+	var typeRef, transportRef, linkRef, groupRef table.Ref
+	dests := slices.Concat([]any{&start, &end}, typeRef.Dests(), []any{&plane, &src, &dst}, transportRef.Dests(), linkRef.Dests(), []any{&size}, groupRef.Dests())
 	var labels profile.TaskLabelSet
 	rank := func(v table.Int) int {
 		if !v.Valid || v.V < 0 || v.V >= dbNoRank || v.V > 1<<31-1 {
@@ -462,10 +403,10 @@ func (r *torchDBReader) commTasks() error {
 		joined++
 		r.out.Events++
 		if err := cmp.Or(
-			typeRef.resolve(taskWhat, "taskType", "STRING_IDS", true),
-			transportRef.resolve(taskWhat, "transportType", "ENUM_HCCL_TRANSPORT_TYPE", c[3] != "NULL"),
-			linkRef.resolve(taskWhat, "linkType", "ENUM_HCCL_LINK_TYPE", c[4] != "NULL"),
-			groupRef.resolve(taskWhat, "groupName", "STRING_IDS", c[6] != "NULL"),
+			typeRef.Resolve(taskWhat, "taskType", "STRING_IDS", true),
+			transportRef.Resolve(taskWhat, "transportType", "ENUM_HCCL_TRANSPORT_TYPE", c[3] != "NULL"),
+			linkRef.Resolve(taskWhat, "linkType", "ENUM_HCCL_LINK_TYPE", c[4] != "NULL"),
+			groupRef.Resolve(taskWhat, "groupName", "STRING_IDS", c[6] != "NULL"),
 		); err != nil {
 			return rows.Wrap(err)
 		}
