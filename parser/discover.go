@@ -200,7 +200,7 @@ func walkRanks(root string, d *discovery) error {
 		}
 	}
 	if !vfs.InArchive(root) {
-		if real, err := realPath(root); err == nil {
+		if real, err := vfs.RealPath(root); err == nil {
 			d.walked = append(d.walked, real)
 		}
 	}
@@ -260,33 +260,18 @@ func walkRanks(root string, d *discovery) error {
 // gathered into one directory by links), unless its real path is inside a tree walked
 // already or holds one: that would read ranks twice, or loop.
 func walkLinkedDir(path string, d *discovery) error {
-	real, err := realPath(path)
+	real, err := vfs.RealPath(path)
 	if err != nil {
 		d.note(fmt.Sprintf("skipped %s: %v", path, err))
 		return nil
 	}
 	for _, w := range d.walked {
-		if within(real, w) || within(w, real) {
+		if vfs.Within(real, w) || vfs.Within(w, real) {
 			d.note(fmt.Sprintf("skipped %s: a link to %s, which overlaps %s, read already", path, real, w))
 			return nil
 		}
 	}
 	return walkRanks(path, d)
-}
-
-// realPath is path's absolute path with every link resolved.
-func realPath(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(abs)
-}
-
-// within reports whether path is dir or below it (both clean and absolute).
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(os.PathSeparator))
 }
 
 // rankLikeName reports whether a directory's name is that of a torch_npu or

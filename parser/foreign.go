@@ -3,10 +3,9 @@ package parser
 import (
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
+
+	"github.com/hcclprof/hcclprof/internal/vfs"
 )
 
 // Profiles of formats hcclprof does not read are named when nothing else is found, so
@@ -37,25 +36,11 @@ const maxForeignEntries = 100000
 func foreignProfiles(args []string) []string {
 	seen := map[int]bool{}
 	var out []string
-	entries := 0
+	budget := maxForeignEntries
 	for _, arg := range args {
-		rootDepth := strings.Count(filepath.Clean(arg), string(filepath.Separator))
-		root := arg
-		if st, err := os.Stat(arg); err == nil && st.IsDir() {
-			root = filepath.Clean(arg) + string(filepath.Separator) // through a link to the run, as walkRanks goes
-		}
-		_ = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if entries++; entries > maxForeignEntries {
-				return filepath.SkipAll
-			}
+		vfs.WalkLimited(arg, maxWalkDepth, &budget, func(path string, e fs.DirEntry, _ int) {
 			if e.IsDir() {
-				if strings.Count(path, string(filepath.Separator))-rootDepth > maxWalkDepth {
-					return filepath.SkipDir
-				}
-				return nil
+				return
 			}
 			for i, f := range foreignFormats {
 				if !seen[i] && f.name.MatchString(e.Name()) {
@@ -63,7 +48,6 @@ func foreignProfiles(args []string) []string {
 					out = append(out, fmt.Sprintf("%s: %s", path, f.what))
 				}
 			}
-			return nil
 		})
 	}
 	return out

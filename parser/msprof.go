@@ -225,12 +225,12 @@ func scanMsprofExport(dir string) (dev msprofDevice, deviceFrom string, ok bool)
 			break
 		}
 	}
-	summary := newestMatch(dir, opSummaryRe)
+	summary := vfs.NewestMatch(dir, opSummaryRe)
 	if timeline == "" && (summary == "" || filepath.Base(dir) != msprofExportDir) {
 		return msprofDevice{}, "", false
 	}
 	dev = msprofDevice{ProfDir: dir, Device: -1, RankID: -1, Rank: -1, ExportOnly: true}
-	for _, csvFile := range []string{summary, newestMatch(dir, taskTimeRe)} {
+	for _, csvFile := range []string{summary, vfs.NewestMatch(dir, taskTimeRe)} {
 		if csvFile == "" {
 			continue
 		}
@@ -596,7 +596,7 @@ func loadMsprofDevice(dev msprofDevice) *profile.Rank {
 
 	// A unified db at the PROF root is what msprof-analyze reads first (data type db):
 	// it holds the device's timeline in the torch_npu db schema.
-	if db := newestMatch(dev.ProfDir, msprofDBRe); owner && !dev.ExportOnly && db != "" {
+	if db := vfs.NewestMatch(dev.ProfDir, msprofDBRe); owner && !dev.ExportOnly && db != "" {
 		l.readUnifiedDB(db)
 		return l.finish()
 	}
@@ -624,12 +624,12 @@ func loadMsprofDevice(dev msprofDevice) *profile.Rank {
 		l.readStepMarkers(stepTraces)
 	} else if owner {
 		// Without a timeline, op_summary's HCCL rows are the only record of the ops.
-		summary := newestMatch(exportDir, opSummaryRe)
+		summary := vfs.NewestMatch(exportDir, opSummaryRe)
 		if dev.OpSummary != "" {
 			summary = dev.OpSummary
 		}
 		if summary == "" && !dev.ExportOnly {
-			summary = newestMatch(filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), "summary"), opSummaryRe)
+			summary = vfs.NewestMatch(filepath.Join(dev.ProfDir, fmt.Sprintf("device_%d", dev.Device), "summary"), opSummaryRe)
 		}
 		if summary != "" && kernelTimelineOf(r, summary, parseOpSummaryTimeline, l.rel) {
 			// Its Step Id gives the steps: the task list is the timeline.
@@ -724,28 +724,6 @@ func (l *msprofLoader) readUnifiedDB(db string) {
 	if analyze := filepath.Join(l.dir, msprofAnalyzeDir); vfs.IsDir(analyze) {
 		l.readAnalyze(analyze)
 	}
-}
-
-// newestMatch returns the file of dir whose name matches re with the greatest number
-// in its first group (numbers compared as numbers, joined digits for several parts),
-// "" when none does.
-func newestMatch(dir string, re *regexp.Regexp) string {
-	entries, err := vfs.ReadDir(dir)
-	if err != nil {
-		return ""
-	}
-	best, bestKey := "", ""
-	for _, e := range entries {
-		m := re.FindStringSubmatch(e.Name())
-		if e.IsDir() || m == nil {
-			continue
-		}
-		key := m[1]
-		if best == "" || len(key) > len(bestKey) || (len(key) == len(bestKey) && key > bestKey) {
-			best, bestKey = filepath.Join(dir, e.Name()), key
-		}
-	}
-	return best
 }
 
 // pickExport chooses the timeline of a CANN 8 export directory (docs/formats.md §1.3): the
@@ -887,8 +865,8 @@ func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []stri
 		}
 	}
 	timelines, stepTraces = tl[latest], st[latest]
-	msprofSortNumeric(timelines)
-	msprofSortNumeric(stepTraces)
+	vfs.SortByNumbers(timelines)
+	vfs.SortByNumbers(stepTraces)
 	used := map[string]bool{}
 	for _, p := range append(slices.Clone(timelines), stepTraces...) {
 		used[p] = true
@@ -899,19 +877,6 @@ func (l *msprofLoader) pickOldTimeline(dir string) (timelines, stepTraces []stri
 		}
 	}
 	return timelines, stepTraces
-}
-
-// msprofSortNumeric sorts file names so that msprof_0_2_10.json follows msprof_0_2_9.json.
-func msprofSortNumeric(paths []string) {
-	key := func(p string) []int {
-		var out []int
-		for _, f := range strings.FieldsFunc(filepath.Base(p), func(r rune) bool { return r < '0' || r > '9' }) {
-			n, _ := strconv.Atoi(f)
-			out = append(out, n)
-		}
-		return out
-	}
-	sort.SliceStable(paths, func(i, j int) bool { return slices.Compare(key(paths[i]), key(paths[j])) < 0 })
 }
 
 // readTimeline reads the timeline files into one timeline: the slices of one export,

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcclprof/hcclprof/internal/realdata"
+	"github.com/hcclprof/hcclprof/internal/vfs"
 	"github.com/hcclprof/hcclprof/profile"
 )
 
@@ -81,7 +82,7 @@ func TestDiscoverMsprofExportOnly(t *testing.T) {
 			assert.Empty(t, r.Steps)
 			require.Len(t, r.FilesUsed, 1)
 			assert.Regexp(t, `^msprof_\d{14}\.json$`, r.FilesUsed[0])
-			assert.Contains(t, r.FilesIgnored, filepath.Base(newestMatch(export, opSummaryRe)))
+			assert.Contains(t, r.FilesIgnored, filepath.Base(vfs.NewestMatch(export, opSummaryRe)))
 			assert.Equal(t, full[0].Compute, r.Compute)
 			assert.Equal(t, full[0].Overlap, r.Overlap)
 			require.Len(t, r.CommOps, len(full[0].CommOps))

@@ -41,7 +41,6 @@ func seenIn(args []string) string {
 			continue
 		}
 		root := filepath.Clean(arg) + string(filepath.Separator)
-		rootDepth := strings.Count(filepath.Clean(arg), string(filepath.Separator))
 		type seen struct {
 			rel   string
 			depth int
@@ -49,30 +48,23 @@ func seenIn(args []string) string {
 		}
 		var all []seen
 		var recipeDirs []string
-		files, dirs, entries := 0, 0, 0
-		_ = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-			if err != nil || path == root {
-				return nil
+		files, dirs := 0, 0
+		budget := maxForeignEntries + 1 // the walk counts arg itself
+		cut := vfs.WalkLimited(arg, maxWalkDepth, &budget, func(path string, e fs.DirEntry, depth int) {
+			if path == root {
+				return
 			}
-			if entries++; entries > maxForeignEntries {
-				return filepath.SkipAll
-			}
-			depth := strings.Count(path, string(filepath.Separator)) - rootDepth
 			rel, _ := filepath.Rel(root, path)
 			if e.IsDir() {
 				dirs++
 				all = append(all, seen{rel + string(filepath.Separator), depth, true})
-				if depth > maxWalkDepth {
-					return filepath.SkipDir
-				}
-				return nil
+				return
 			}
 			files++
 			all = append(all, seen{rel, depth, false})
 			if e.Name() == hcclSumNotebookMarker && vfs.IsFile(filepath.Join(filepath.Dir(path), "top_op_stats.csv")) {
 				recipeDirs = append(recipeDirs, filepath.Dir(path))
 			}
-			return nil
 		})
 		if files+dirs == 0 {
 			parts = append(parts, arg+" is empty")
@@ -87,7 +79,7 @@ func seenIn(args []string) string {
 			names = append(names, "...")
 		}
 		count := fmt.Sprintf("%d files and %d directories", files, dirs)
-		if entries > maxForeignEntries {
+		if cut {
 			count = "more than " + count
 		}
 		parts = append(parts, fmt.Sprintf("%s holds %s (%s), none of them one of these", arg, count, strings.Join(names, ", ")))
