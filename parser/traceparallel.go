@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -64,7 +63,7 @@ func parseTraceParallel(r io.Reader, file string) (tl *traceTimeline, ok bool) {
 		if len(starts) > 0 && from <= starts[len(starts)-1] {
 			continue
 		}
-		if off, found := findEventStart(f, from, size); found {
+		if off, found := jsonx.GuessObjectInArray(f, from, size); found {
 			starts = append(starts, off)
 		}
 	}
@@ -77,40 +76,6 @@ func parseTraceParallel(r io.Reader, file string) (tl *traceTimeline, ok bool) {
 	}
 	return tl, true
 }
-
-// findEventStart finds, at or after from, the '{' of an event that follows another:
-// '}' ',' '{' with white space between. It looks at a few MB only.
-func findEventStart(f io.ReaderAt, from, size int64) (int64, bool) {
-	const window = 4 << 20
-	buf := make([]byte, min(window, size-from))
-	n, err := f.ReadAt(buf, from)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return 0, false
-	}
-	buf = buf[:n]
-	for i := 0; i < len(buf); {
-		j := bytes.IndexByte(buf[i:], ',')
-		if j < 0 {
-			return 0, false
-		}
-		c := i + j
-		i = c + 1
-		before := bytes.TrimRight(buf[:c], " \t\r\n")
-		if len(before) == 0 || before[len(before)-1] != '}' {
-			continue
-		}
-		after := c + 1
-		for after < len(buf) && isJSONSpace(buf[after]) {
-			after++
-		}
-		if after < len(buf) && buf[after] == '{' {
-			return from + int64(after), true
-		}
-	}
-	return 0, false
-}
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // partResult is one part's events, or why it failed.
 type partResult struct {
