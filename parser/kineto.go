@@ -368,25 +368,19 @@ func (st *kinetoState) event(b []byte) error {
 		if !ok {
 			break
 		}
-		if string(k) == "args" && it.I < len(b) && b[it.I] == '{' {
-			start := it.I
-			ai := jsonx.ObjIter{B: b, I: start + 1, Depth: it.Depth + 1}
-			corr = correlationMember(&ai)
-			if ai.Err != nil {
-				it.Err = ai.Err
-				break
+		if string(k) == "args" {
+			if ai, isObject := it.ObjectValue(); isObject {
+				corr = correlationMember(&ai)
+				if args, ok = it.After(&ai); !ok {
+					break
+				}
+				continue
 			}
-			it.I, args = ai.I, b[start:ai.I]
-			continue
 		}
-		start := it.I
-		end, err := jsonx.SkipValue(b, start, it.Depth)
-		if err != nil {
-			it.Err = err
+		v, ok := it.Value()
+		if !ok {
 			break
 		}
-		it.I = end
-		v := b[start:end]
 		switch string(k) {
 		case "ph":
 			ph = v
@@ -457,7 +451,7 @@ func (st *kinetoState) kernel(name, ts, dur, args []byte, corr int64) error {
 	if err != nil {
 		return err
 	}
-	body := rawStringBody(name)
+	body := jsonx.RawStringBody(name)
 	body = bytes.TrimPrefix(body, []byte("void "))
 	if !bytes.HasPrefix(body, []byte("nccl")) {
 		st.compute = append(st.compute, iv)
@@ -491,7 +485,7 @@ func kinetoInterval(ts, dur []byte) (profile.Interval, error) {
 	}
 	var d int64
 	if len(dur) > 0 {
-		if d, err = units.NsFromUsText(string(rawStringBody(dur))); err != nil || d < 0 {
+		if d, err = units.NsFromUsText(string(jsonx.RawStringBody(dur))); err != nil || d < 0 {
 			return profile.Interval{}, fmt.Errorf("bad dur %s", dur)
 		}
 	}
@@ -520,25 +514,25 @@ func parseCommArgs(args []byte) (p commParams, ext, corr int64, err error) {
 		}
 		switch string(k) {
 		case "External id":
-			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
+			if n, ok := jsonx.OptInt(v); ok {
 				ext = n
 			}
 			continue
 		case "correlation":
-			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
+			if n, ok := jsonx.OptInt(v); ok {
 				corr = n
 			}
 			continue
 		case "Collective name":
 			p.collective = str(v)
 		case "In msg nelems", "In msg size": // element counts ("msg size": an older spelling)
-			p.inN = intArg(v)
+			p.inN = jsonx.IntOrZero(v)
 		case "Out msg nelems", "Out msg size":
-			p.outN = intArg(v)
+			p.outN = jsonx.IntOrZero(v)
 		case "dtype":
 			p.dtype = str(v)
 		case "Group size":
-			p.groupSize = int(intArg(v))
+			p.groupSize = int(jsonx.IntOrZero(v))
 		case "Process Group Name":
 			p.pgName = str(v)
 		case "Process Group Description":

@@ -136,7 +136,7 @@ func correlationMember(it *jsonx.ObjIter) int64 {
 		}
 		if !found && string(k) == "correlation" {
 			found = true
-			if n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64); err == nil {
+			if n, ok := jsonx.OptInt(v); ok {
 				corr = n
 			}
 		}
@@ -167,7 +167,7 @@ func (st *kinetoState) launch(tid, ts, name []byte, corr int64) error {
 // tidNumber is a thread id written as a number or a string; -1 otherwise (one
 // anonymous thread).
 func tidNumber(v []byte) int64 {
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(rawStringBody(v))), 10, 64)
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(jsonx.RawStringBody(v))), 10, 64)
 	if err != nil {
 		return -1
 	}

@@ -989,7 +989,7 @@ func parseIterationMarkers(r io.Reader, file string) ([]profile.StepMarker, erro
 			return n, nil
 		}
 		step, _ := strconv.Atoi(m[1])
-		if id := intArg(e.arg.iterationID); id > 0 && id <= 1<<31-1 {
+		if id := jsonx.IntOrZero(e.arg.iterationID); id > 0 && id <= 1<<31-1 {
 			step = int(id)
 		}
 		iv, err := interval(&e)

@@ -523,19 +523,17 @@ func parseRawEventInto(b []byte, e *rawEvent) (int, error) {
 		if !ok {
 			break
 		}
-		if string(k) == "args" && it.I < len(b) && b[it.I] == '{' {
-			start := it.I
-			ai := jsonx.ObjIter{B: b, I: start + 1, Depth: it.Depth + 1}
-			e.arg.read(&ai)
-			if ai.Err != nil {
-				it.Err = ai.Err
-				break
+		if string(k) == "args" {
+			if ai, isObject := it.ObjectValue(); isObject {
+				e.arg.read(&ai)
+				if e.args, ok = it.After(&ai); !ok {
+					break
+				}
+				e.argsObject = true
+				continue
 			}
-			it.I = ai.I
-			e.args, e.argsObject = b[start:ai.I], true
-			continue
 		}
-		start := it.I
+		start := it.I // skipped here, not by it.Value (not inlined): a call less per member
 		end, err := jsonx.SkipValue(b, start, it.Depth)
 		if err != nil {
 			it.Err = err
@@ -680,8 +678,7 @@ func (st *traceState) meta(e *rawEvent) error {
 		return err
 	}
 	label, _ := jsonx.Unquote(e.arg.name)
-	sortIndex, err := strconv.ParseInt(string(rawStringBody(e.arg.sortIndex)), 10, 64)
-	hasSort := err == nil
+	sortIndex, hasSort := jsonx.OptInt(e.arg.sortIndex)
 	switch {
 	case name == "thread_sort_index":
 		if hasSort {
@@ -700,7 +697,7 @@ func timeNs(v []byte) (int64, error) {
 	if len(v) == 0 {
 		return 0, fmt.Errorf("missing ts")
 	}
-	if ns, ok := units.NsFromPlainUs(rawStringBody(v)); ok {
+	if ns, ok := units.NsFromPlainUs(jsonx.RawStringBody(v)); ok {
 		return ns, nil
 	}
 	if v[0] == '"' {
@@ -737,7 +734,7 @@ func (st *traceState) str(v []byte) string { return st.strs.Values[st.strID(v)] 
 // strID is the id of a JSON string's decoded value in st.strs ("" for what is not a
 // string).
 func (st *traceState) strID(v []byte) uint32 {
-	inner := rawStringBody(v)
+	inner := jsonx.RawStringBody(v)
 	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(inner, '\\') >= 0 {
 		out, _ := jsonx.Unquote(v)
 		return st.strs.ID(out)
@@ -858,21 +855,21 @@ func (st *traceState) complete(e *rawEvent) error {
 	case taskType != nil:
 		tt := st.str(taskType)
 		hs := tid
-		if n, ok := optIntArg(stream); ok {
+		if n, ok := jsonx.OptInt(stream); ok {
 			hs = n
 		}
 		st.hwByPid.add(pid, 1)
-		st.hw.Add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.ID(tt), name: st.names.IDOfBytes(rawStringBody(e.name))})
+		st.hw.Add(hwRec{pid: pid, iv: iv, stream: hs, conn: connArg(conn), taskType: st.taskTypes.ID(tt), name: st.names.IDOfBytes(jsonx.RawStringBody(e.name))})
 	case hcclTaskType != nil:
 		name := st.strID(hcclTaskType)
 		if st.strs.Values[name] == "" {
 			name = st.strID(e.name)
 		}
-		st.tasks.Add(taskRec{iv: iv, stream: connArg(hcclStream), size: intArg(size), row: st.rowID(pid, tid),
+		st.tasks.Add(taskRec{iv: iv, stream: connArg(hcclStream), size: jsonx.IntOrZero(size), row: st.rowID(pid, tid),
 			name: name, transport: st.strID(transport), link: st.strID(link), src: int32(rankArg(src)), dst: int32(rankArg(dst))})
 	case isOp:
 		name, _ := jsonx.Unquote(e.name)
-		op := profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: intArg(count)}
+		op := profile.CommOp{Step: -1, Name: name, Type: profile.OpType(name), Group: profile.GroupIDFromName(name), Interval: iv, Count: jsonx.IntOrZero(count)}
 		op.DataType = st.str(dataType)
 		op.AlgType = st.str(algType)
 		st.ops.Add(opRec{pid: pid, tid: tid, conn: connArg(conn), op: op})
@@ -890,14 +887,6 @@ func (st *traceState) complete(e *rawEvent) error {
 	return nil
 }
 
-// rawStringBody is a JSON string's bytes without the quotes (escapes kept).
-func rawStringBody(v []byte) []byte {
-	if len(v) >= 2 && v[0] == '"' {
-		return v[1 : len(v)-1]
-	}
-	return v
-}
-
 func interval(e *rawEvent) (profile.Interval, error) {
 	start, err := timeNs(e.ts)
 	if err != nil {
@@ -910,32 +899,9 @@ func interval(e *rawEvent) (profile.Interval, error) {
 	return profile.Interval{StartNs: start, EndNs: start + d}, nil
 }
 
-// intArg parses an integer argument written as a number or a string; 0 if absent or bad.
-func intArg(v []byte) int64 {
-	v = rawStringBody(v)
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil {
-		if f, ferr := strconv.ParseFloat(string(v), 64); ferr == nil && f >= 0 && f < 9e18 {
-			return int64(f)
-		}
-		return 0
-	}
-	return n
-}
-
-// optIntArg parses an integer argument written as a number or a string; ok is false
-// when it is absent or not an integer.
-func optIntArg(v []byte) (int64, bool) {
-	if len(v) == 0 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(rawStringBody(v)), 10, 64)
-	return n, err == nil
-}
-
 // connArg parses a connection_id or stream id; noConn when absent.
 func connArg(v []byte) int64 {
-	if n, ok := optIntArg(v); ok {
+	if n, ok := jsonx.OptInt(v); ok {
 		return n
 	}
 	return noConn
@@ -946,7 +912,7 @@ func rankArg(v []byte) int {
 	if len(v) == 0 {
 		return -1
 	}
-	n := intArg(v)
+	n := jsonx.IntOrZero(v)
 	if n < 0 || n >= 4294967295 || n > math.MaxInt32 {
 		return -1
 	}
@@ -966,8 +932,8 @@ func (st *traceState) flow(e *rawEvent) error {
 	if err != nil {
 		return err
 	}
-	id := rawStringBody(e.id)
-	num, isNum := canonicalInt(id)
+	id := jsonx.RawStringBody(e.id)
+	num, isNum := jsonx.CanonicalInt(id)
 	switch {
 	case e.ph[1] == 's' && isNum:
 		st.flowNums.Add(flowStart{id: num, hostNs: ts})
@@ -982,31 +948,6 @@ func (st *traceState) flow(e *rawEvent) error {
 }
 
 var asyncNpuCat = []byte(`"async_npu"`)
-
-// canonicalInt parses b when it is an integer written as strconv.FormatInt writes it,
-// so that two ids are equal as integers exactly when they are equal as text.
-func canonicalInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	digits := b
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || digits[0] == '0' && (len(digits) > 1 || len(b) > 1) {
-		return 0, false // a leading zero, "-0"
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n, true
-}
 
 // finish classifies the candidates now that every process and thread name is known.
 // eventLabel names the event being read: its name and its number in the file.

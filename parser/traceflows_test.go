@@ -16,34 +16,6 @@ import (
 	"github.com/hcclprof/hcclprof/profile"
 )
 
-// TestCanonicalInt: flow ids are matched as integers only where the integer's text is
-// the id's text, so that ids equal as text are the ids equal as integers.
-func TestCanonicalInt(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true},
-		{"1736408883700059821", 1736408883700059821, true},
-		{"-42", -42, true},
-		{"9223372036854775807", 9223372036854775807, true},
-		{"9223372036854775808", 0, false}, // out of range
-		{"-0", 0, false},
-		{"007", 0, false},
-		{"+7", 0, false},
-		{"1.0", 0, false},
-		{"1e3", 0, false},
-		{"", 0, false},
-		{"-", 0, false},
-		{"abc", 0, false},
-	} {
-		n, ok := canonicalInt([]byte(tc.in))
-		assert.Equal(t, tc.ok, ok, tc.in)
-		assert.Equal(t, tc.want, n, tc.in)
-	}
-}
-
 // TestFlowIDsMatchAsText: a flow's ends meet when their ids are the same text
 // (quoted or not), integer ids as integers and others as strings; the last start of
 // an id wins.

@@ -292,14 +292,45 @@ func (it *ObjIter) Next() (key, val []byte, ok bool) {
 	if key, ok = it.NextKey(); !ok {
 		return nil, nil, false
 	}
+	val, ok = it.Value()
+	return key, val, ok
+}
+
+// Value, after NextKey, skips the member's value and returns it; ok is false on error
+// (then it.Err is set).
+func (it *ObjIter) Value() (val []byte, ok bool) {
 	start := it.I
 	end, err := SkipValue(it.B, start, it.Depth)
 	if err != nil {
 		it.Err = err
-		return nil, nil, false
+		return nil, false
 	}
 	it.I = end
-	return key, it.B[start:end], true
+	return it.B[start:end], true
+}
+
+// ObjectValue, after NextKey, is an iterator over the members of the member's value
+// when that is an object (ok is false for any other value, the iterator unmoved): the
+// caller walks it to its end, in the same pass as the members around it, then passes
+// it to After.
+func (it *ObjIter) ObjectValue() (sub ObjIter, ok bool) {
+	if it.I >= len(it.B) || it.B[it.I] != '{' {
+		return ObjIter{}, false
+	}
+	return ObjIter{B: it.B, I: it.I + 1, Depth: it.Depth + 1}, true
+}
+
+// After moves the iterator past the object value that sub, from ObjectValue, has
+// walked to its end, and returns the object; ok is false when sub met an error (then
+// it.Err is set to it).
+func (it *ObjIter) After(sub *ObjIter) (val []byte, ok bool) {
+	if sub.Err != nil {
+		it.Err = sub.Err
+		return nil, false
+	}
+	start := it.I
+	it.I = sub.I
+	return it.B[start:sub.I], true
 }
 
 // NextKey reads the next member's raw key and the ':' after it, and leaves the
