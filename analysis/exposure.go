@@ -231,32 +231,31 @@ func exposure(ops []OpStat, ranks []RankResult, groups []Group, colls []Collecti
 	}
 	byStep := splitOpsByStep(&out, ops, ranks, incomplete, crossStage, gaps)
 	exposureOfRanks(&out, ranks, byStep, stageOf)
-	out.FillDrainNs, out.FillDrainKnown = pipelineFillDrain(ops, ranks, crossStage)
+	out.FillDrainNs, out.FillDrainKnown = pipelineFillDrain(ops, ranks, crossStage, incomplete, gaps)
+	out.FillDrainNs = min(out.FillDrainNs, out.PipelineWaitNs())
 	return out
 }
 
-// pipelineFillDrain is the part of the pipelines' Bubble (their receives' time)
-// that the fill and drain cost, summed over the ranks and steps. A stage waits for
-// the fill once per direction and step: its first forward receive, for the stages
-// before it to fill, and its first backward one, for the stages after it to turn
-// around (1F1B spreads the drain over a few more backward receives). Every other
-// receive waits about the same, micro-batch after micro-batch: its transfer, and the
-// neighbour's own transfers on the critical path. So a receive's typical time is
-// the median over its rank-step's receives with the two longest left out (the
-// median rather than the least, which the jitter of many micro-batches would push
-// down; the two left out, rather than the first of each direction, because the
-// profiles do not always say a receive's peer). Each receive recurs for the
-// typical, or its own transfer (MovingNs) where that is longer or there is no
-// typical (one or two micro-batches); the rest of the step's receive time is fill
-// and drain. Summed over the step, not receive by receive, so that the jitter of
-// the receives below the typical offsets the jitter of those above it, which
-// otherwise would read as a bubble growing with m. Only receives of pipeline groups
-// (crossStage) in steps with a Bubble count, and a step's part is within [0, its
-// Bubble]. known is false when no receive counted. A run without step markers (its
-// one step, -1, spans the collection) holds a fill of every training step, as many
-// as it has steps, which it does not say: its typical receive is told by
-// unmarkedTypicalReceive instead, and known is false where some rank's is not.
-func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage map[string]bool) (fillDrainNs int64, known bool) {
+// pipelineFillDrain is the part of the pipelines' waiting that the fill and drain
+// cost, summed over the ranks and steps. Under GPipe a stage waits for the fill once
+// per direction and step: its first forward receive, for the stages before it to
+// fill, and its first backward one, for the stages after it to turn around. Under
+// 1F1B each of its cool-down receives waits for the next stage's forward, and the
+// send opening its steady state waits for the next stage to turn around (exposed
+// communication, not Bubble, where sends and receives are separate ops). Every
+// other receive waits about the same, micro-batch after micro-batch: its transfer,
+// and the neighbour's own transfers on the critical path. Each receive recurs for
+// the rank-step's typical (typicalTransfer), or its own transfer (MovingNs) where
+// that is longer; the rest of the step's receive time is fill and drain. Summed over
+// the step, not receive by receive, so that the jitter of the receives below the
+// typical offsets the jitter of those above it, which otherwise would read as a
+// bubble growing with m. Only transfers of pipeline groups (crossStage) in steps
+// with a Bubble count; a step's receives' part is within [0, its Bubble], its sends'
+// within their pipeline waits (incomplete and gaps as splitOpsByStep reads them).
+// known is false when no receive counted, or over a collection without step markers
+// (its one step, -1, spans the collection) where some rank's receives do not tell
+// their typical by size.
+func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage, incomplete map[string]bool, gaps map[string]map[int][]int) (fillDrainNs int64, known bool) {
 	bubble, computing := map[exposureRankStep]int64{}, map[exposureRankStep]int64{}
 	for _, r := range ranks {
 		for _, st := range r.Steps {
@@ -266,74 +265,151 @@ func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage map[string]b
 			}
 		}
 	}
-	type recv struct{ elapse, moving int64 }
-	byStep := map[exposureRankStep][]recv{}
+	recvs, sends := map[exposureRankStep][]transferTime{}, map[exposureRankStep][]transferTime{}
+	sendWaitNs := map[exposureRankStep]float64{}
 	for _, o := range ops {
 		k := exposureRankStep{o.Rank, o.Step}
-		if o.ElapseNs <= 0 || bubble[k] == 0 || !crossStage[o.Group] || !profile.IsReceiveOp(o.Name, o.Type) {
+		if o.ElapseNs <= 0 || bubble[k] == 0 || !crossStage[o.Group] || !profile.IsP2P(o.Name) {
 			continue
 		}
-		byStep[k] = append(byStep[k], recv{o.ElapseNs, min(max(o.MovingNs, 0), o.ElapseNs)})
+		t := transferTime{o.ElapseNs, min(max(o.MovingNs, 0), o.ElapseNs)}
+		if profile.IsReceiveOp(o.Name, o.Type) {
+			recvs[k] = append(recvs[k], t)
+			continue
+		}
+		_, cw, rest := splitOp(o)
+		if !o.CrossWaitKnown || incomplete[o.Group] || len(gaps[o.Group][o.Step]) > 0 {
+			cw += rest // as splitOpsByStep: the wait for the other stage
+		}
+		sends[k] = append(sends[k], t)
+		sendWaitNs[k] += cw
 	}
 	var total int64
-	for k, rs := range byStep {
-		elapses := make([]float64, len(rs))
-		for i, r := range rs {
-			elapses[i] = float64(r.elapse)
+	for k, ts := range recvs {
+		typical, ok := typicalTransfer(ts, computing[k], k.step >= 0)
+		if !ok {
+			return 0, false
 		}
-		sort.Float64s(elapses)
-		var typical int64
-		switch {
-		case k.step < 0:
-			var ok bool
-			if typical, ok = unmarkedTypicalReceive(elapses, computing[k]); !ok {
-				return 0, false
+		total += min(max(fillBeyond(ts, typical), 0), bubble[k])
+	}
+	// A send waits for its peer to receive: 1F1B's first steady-state call waits there
+	// for the next stage to turn around (unbatched, the send goes first), its fill and
+	// drain outside the Bubble, within the sends' waits. Neither a median nor a split
+	// by size tells it from what recurs: a middle stage's forward and backward sends
+	// recur at two levels (0.1 and 2.8 ms on a balanced GPipe job of 64
+	// micro-batches), and with few micro-batches a third or half of the sends turn
+	// around. A send fills where it waits recurringComputeShare of the rank's compute
+	// per send or more (a turn-around waits for the next stage's compute of a
+	// micro-batch or more), for what it took beyond the median of the others.
+	for k, ts := range sends {
+		lineNs := recurringComputeShare * float64(computing[k]) / float64(len(ts))
+		var others []float64
+		for _, t := range ts {
+			if float64(t.elapseNs-t.movingNs) < lineNs {
+				others = append(others, float64(t.elapseNs))
 			}
-		case len(elapses) > 2:
-			typical = int64(stats.MedianSorted(elapses[:len(elapses)-2]))
+		}
+		var typical int64
+		if len(others) > 0 {
+			typical = int64(stats.Median(others))
 		}
 		var fill int64
-		for _, r := range rs {
-			fill += r.elapse - max(r.moving, typical)
+		for _, t := range ts {
+			if float64(t.elapseNs-t.movingNs) >= lineNs {
+				fill += t.elapseNs - max(t.movingNs, typical)
+			}
 		}
-		total += min(max(fill, 0), bubble[k])
+		total += min(fill, int64(sendWaitNs[k]))
 	}
-	return total, len(byStep) > 0
+	return total, len(recvs) > 0
 }
 
-// unmarkedTypicalReceive is the typical receive of a rank's pipeline receives over
-// a collection without step markers (elapses sorted ascending; computingNs the
-// rank's compute over the collection); ok is false where the receives do not tell
-// it. Each training step fills (and drains) once, and the collection's number of
-// steps is not known, so the fills are told by their size: a fill waits for a
-// stage's compute of a micro-batch or more, a recurring receive for its transfer
-// and its neighbour's, a small part of the rank's own compute between two
-// receives. With two or more micro-batches a step the fills are at most half the
-// receives, so the receives split at the largest ratio between consecutive elapses
-// in their upper half (not the best separation over all of them: the recurring
-// receives of different steps sit at different levels, 0.9, 1.3 and 2.1 ms, whose
-// split a fill's 47 ms outweighs only as a ratio). The lower class recurs, and its
-// median is the typical, when the upper class begins at fillSeparation times that
-// median or more and the median is at most recurringComputeShare of the rank's
-// compute per receive. Otherwise nothing tells the fills: one micro-batch a step,
-// every receive a fill (a middle stage's forward fills, waiting for the stages
-// before, and its backward ones, for the stages after to compute both ways, are
-// each about a micro-batch's compute or more); a slower neighbour (an imbalanced
-// stage, a straggler), whose wait recurs every micro-batch and is a large part of
-// it; or fills lost among slow transfers.
-func unmarkedTypicalReceive(elapses []float64, computingNs int64) (typicalNs int64, ok bool) {
+// transferTime is a pipeline send's or receive's elapse and the part of it moving
+// data.
+type transferTime struct{ elapseNs, movingNs int64 }
+
+// fillBeyond is what the transfers took beyond recurring: each recurs for the
+// typical or its own transfer, whichever is longer.
+func fillBeyond(ts []transferTime, typicalNs int64) int64 {
+	var fill int64
+	for _, t := range ts {
+		fill += t.elapseNs - max(t.movingNs, typicalNs)
+	}
+	return fill
+}
+
+// elapsesOf is the transfers' elapses, sorted.
+func elapsesOf(ts []transferTime) []float64 {
+	elapses := make([]float64, len(ts))
+	for i, t := range ts {
+		elapses[i] = float64(t.elapseNs)
+	}
+	sort.Float64s(elapses)
+	return elapses
+}
+
+// typicalTransfer is the typical of a rank-step's pipeline transfers: told by size
+// (typicalReceive); else, in a marked step, the median with the two longest left
+// out, or 0 (each its own transfer) with two or fewer. Over a collection without
+// step markers whose sizes do not part (recurring receives at several levels, one a
+// step: 0.05, 0.19, 1.4 and 9 ms below drains of 34–40 ms and fills of 72–242), the
+// median of all where it is a recurring receive's size (at most
+// recurringComputeShare of the compute per receive; the fills are at most half the
+// receives with two or more micro-batches); ok is false where it is not (one
+// micro-batch, every receive a fill; a slower neighbour).
+func typicalTransfer(ts []transferTime, computingNs int64, marked bool) (typicalNs int64, ok bool) {
+	elapses := elapsesOf(ts)
+	if typical, split := typicalReceive(elapses, computingNs); split {
+		return typical, true
+	}
+	switch {
+	case !marked:
+		typical := stats.MedianSorted(elapses)
+		if len(elapses) < 2 || typical > recurringComputeShare*float64(computingNs)/float64(len(elapses)) {
+			return 0, false
+		}
+		return int64(typical), true
+	case len(elapses) > 2:
+		return int64(stats.MedianSorted(elapses[:len(elapses)-2])), true
+	}
+	return 0, true
+}
+
+// typicalReceive is the typical receive of a rank-step's pipeline receives (elapses
+// sorted ascending; computingNs the rank's compute in the step), told by size; split
+// is false where the sizes do not tell it. The fill and drain wait for a stage's
+// compute of a micro-batch or more: GPipe's first receive of each direction, and
+// 1F1B's cool-down receives besides, each waiting for the next stage's forward
+// (p−s−1 of them, most of the receives with few micro-batches). A recurring receive
+// waits for its transfer and its neighbour's, a small part of the rank's own
+// compute between two receives. The receives split at the largest ratio between
+// consecutive elapses (not at the best separation of all of them: the recurring
+// receives of different steps without step markers sit at different levels, 0.9,
+// 1.3 and 2.1 ms, whose split a fill's 47 ms outweighs only as a ratio). The lower
+// class recurs, and its median is the typical, when the upper class begins at
+// fillSeparation times that median or more and the median is at most
+// recurringComputeShare of the rank's compute per receive. Otherwise the sizes do
+// not tell: every receive a fill (one micro-batch: a middle stage's forward fills,
+// waiting for the stages before, and its backward ones, for the stages after to
+// compute both ways, are each about a micro-batch's compute or more); a slower
+// neighbour (an imbalanced stage, a straggler), whose wait recurs every
+// micro-batch and is a large part of it; fills lost among slow transfers; or the
+// jitter of the recurring receives alone. Over a collection without step markers,
+// whose one step holds a fill of every training step, as many as it had steps,
+// which it does not say, the sizes are all there is.
+func typicalReceive(elapses []float64, computingNs int64) (typicalNs int64, split bool) {
 	n := len(elapses)
 	if n < 2 || elapses[0] <= 0 {
 		return 0, false
 	}
-	split := 0
-	for i := max(n/2, 1); i < n; i++ { // the fills are the upper class [split, n)
-		if split == 0 || elapses[i]/elapses[i-1] > elapses[split]/elapses[split-1] {
-			split = i
+	at := 1 // the fills are the upper class [at, n)
+	for i := 2; i < n; i++ {
+		if elapses[i]/elapses[i-1] > elapses[at]/elapses[at-1] {
+			at = i
 		}
 	}
-	typical := stats.MedianSorted(elapses[:split])
-	if elapses[split] < fillSeparation*typical || typical > recurringComputeShare*float64(computingNs)/float64(n) {
+	typical := stats.MedianSorted(elapses[:at])
+	if elapses[at] < fillSeparation*typical || typical > recurringComputeShare*float64(computingNs)/float64(n) {
 		return 0, false
 	}
 	return int64(typical), true
@@ -341,7 +417,7 @@ func unmarkedTypicalReceive(elapses []float64, computingNs int64) (typicalNs int
 
 // fillSeparation is how much longer than the typical receive the shortest fill is
 // at least, and recurringComputeShare how much of the rank's compute per receive
-// the typical is at most, for unmarkedTypicalReceive to tell the fills apart. On
+// the typical is at most, for typicalReceive to tell the fills apart. On
 // the generated jobs written as msprof's output (2 to 4 stages, 1 to 64
 // micro-batches, every stage or one profiled), the fills begin at 9.5 times the
 // recurring receives or more, which are at most 0.092 of the compute per receive
@@ -397,10 +473,7 @@ func splitOpsByStep(out *Exposure, ops []OpStat, ranks []RankResult, incomplete,
 			byStep[exposureRankStep{o.Rank, o.Step}] = p
 		}
 		e := float64(o.ElapseNs)
-		moving := float64(min(max(o.MovingNs, 0), o.ElapseNs))
-		rest := e - moving
-		cw := min(float64(max(o.CrossWaitNs, 0)), rest)
-		rest -= cw
+		moving, cw, rest := splitOp(o)
 		p.ops += e
 		p.moving += moving
 		acrossStages := crossStage[o.Group] || profile.IsP2P(o.Name)
@@ -410,6 +483,11 @@ func splitOpsByStep(out *Exposure, ops []OpStat, ranks []RankResult, incomplete,
 			p.straggler += cw
 		}
 		switch {
+		case crossStage[o.Group] && profile.IsP2P(o.Name) && !o.CrossWaitKnown:
+			// A transfer between stages whose wait no other rank's op measures
+			// (NCCL's kernels; HCCL's op of a two-stage group): what is not moving
+			// data waits for the other stage, a send for its receiver.
+			p.pipeline += rest
 		case !incomplete[o.Group] && len(gaps[o.Group][o.Step]) == 0:
 			p.other += rest
 		case acrossStages:
@@ -421,6 +499,15 @@ func splitOpsByStep(out *Exposure, ops []OpStat, ranks []RankResult, incomplete,
 		}
 	}
 	return byStep
+}
+
+// splitOp splits an op's elapse into moving data, the wait measured against the
+// group's fastest rank (CrossWaitNs) and the rest.
+func splitOp(o OpStat) (moving, crossWait, rest float64) {
+	moving = float64(min(max(o.MovingNs, 0), o.ElapseNs))
+	rest = float64(o.ElapseNs) - moving
+	crossWait = min(float64(max(o.CrossWaitNs, 0)), rest)
+	return moving, crossWait, rest - crossWait
 }
 
 // exposureOfRanks scales each step's split to its exposed communication, sums it

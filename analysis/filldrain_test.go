@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,7 +52,7 @@ func TestPipelineFillDrain(t *testing.T) {
 		{"no Bubble in the step (batchSendRecv): nothing", fillThenSteady(8, 50*ms), 0, pp, 0},
 		{"a receive of no pipeline (a context-parallel ring): nothing", fillThenSteady(8, 50*ms), 58 * ms, map[string]bool{}, 0},
 	} {
-		got, known := pipelineFillDrain(c.ops, rank(c.bubbleNs), c.crossGrp)
+		got, known := pipelineFillDrain(c.ops, rank(c.bubbleNs), c.crossGrp, nil, nil)
 		assert.InDelta(t, c.want, got, float64(ms)/100, "%s: %.3f ms", c.name, float64(got)/1e6)
 		assert.Equal(t, c.bubbleNs > 0 && len(c.crossGrp) > 0, known, c.name)
 	}
@@ -120,11 +122,12 @@ func TestPipelineFillDrainWithoutStepMarkers(t *testing.T) {
 		// The fills begin 16 times above the typical 1 ms: 3 × 47 ms, their levels
 		// beyond it (2 ms), and the third step's level beyond it (63 × 2 ms).
 		{name: "recurring receives at three levels", ops: levels(), want: 3*47*ms + 2*ms + 63*2*ms, tol: ms},
-		// Every receive fills: none recurs to tell them by.
-		{name: "three steps of 1", ops: collection(3, 1, 50*ms, ms), unknown: true},
+		// Every receive fills (a third of the compute per receive or more): none
+		// recurs to tell them by.
+		{name: "three steps of 1", ops: collection(3, 1, 50*ms, ms), unknown: true, computingNs: 3 * 150 * ms},
 		{name: "one receive", ops: collection(1, 1, 50*ms, ms), unknown: true},
 		// Backward fills 3 times the forward ones: too close to be two classes.
-		{name: "one micro-batch on a middle stage", ops: oneMicrobatch(3, 120*ms), unknown: true},
+		{name: "one micro-batch on a middle stage", ops: oneMicrobatch(3, 120*ms), unknown: true, computingNs: 3 * 240 * ms},
 		// Backward fills 5 times the forward ones, which are no recurring receive:
 		// 40 ms is a third of the compute per receive (240 ms a step, 120 a
 		// receive). Were the compute not weighed, each step would read 160 ms of
@@ -133,14 +136,15 @@ func TestPipelineFillDrainWithoutStepMarkers(t *testing.T) {
 		// A slower neighbour: every micro-batch waits 30 ms of the rank's 100 ms a
 		// receive (the fills 100 ms more).
 		{name: "a slower stage beside", ops: collection(3, 8, 100*ms, 30*ms), unknown: true, computingNs: 3 * 8 * 100 * ms},
-		// Fills no longer than twice the transfers: not told apart.
-		{name: "fills lost among slow transfers", ops: collection(3, 8, 5*ms, 20*ms), unknown: true},
+		// Fills no longer than twice the transfers: not told apart by size, the
+		// median of all recurs (a small part of the compute per receive).
+		{name: "fills lost among slow transfers", ops: collection(3, 8, 5*ms, 20*ms), want: 15 * ms, tol: 2 * ms},
 	} {
 		computingNs := c.computingNs
 		if computingNs == 0 {
 			computingNs = 100_000 * ms
 		}
-		got, known := pipelineFillDrain(c.ops, []RankResult{{Rank: 1, Steps: []StepBreakdown{{Step: -1, BubbleNs: bubbleNs, ComputingNs: computingNs}}}}, pp)
+		got, known := pipelineFillDrain(c.ops, []RankResult{{Rank: 1, Steps: []StepBreakdown{{Step: -1, BubbleNs: bubbleNs, ComputingNs: computingNs}}}}, pp, nil, nil)
 		if c.unknown {
 			assert.False(t, known, c.name)
 			assert.Zero(t, got, c.name)
@@ -149,4 +153,50 @@ func TestPipelineFillDrainWithoutStepMarkers(t *testing.T) {
 		assert.True(t, known, c.name)
 		assert.InDelta(t, c.want, got, float64(c.tol)+float64(ms)/100, "%s: %.3f ms", c.name, float64(got)/1e6)
 	}
+}
+
+// Under 1F1B (Megatron's default) the fill and drain wait elsewhere than GPipe's: a
+// stage's cool-down receives each wait for the next stage's forward (three of the
+// first stage's four receives a step with 4 stages of 4 micro-batches), and the send
+// opening the steady state's first call waits for the next stage to turn around,
+// exposed rather than Bubble. The median with the two longest left out took a
+// drain's 9.1 ms for the typical receive (11.5 ms of fill, not 27.9), and the sends
+// were left out (47.8 ms more). A middle stage's forward and backward sends recur at
+// two levels (GPipe, 64 micro-batches): neither is a fill.
+func TestPipelineFillDrainOneFOneB(t *testing.T) {
+	const ms = int64(1_000_000)
+	pp := map[string]bool{"pp": true}
+	op := func(name string, elapse, moving int64) OpStat {
+		typ := "send"
+		if strings.HasPrefix(name, "hcom_receive") {
+			typ = "receive"
+		}
+		return OpStat{Rank: 1, Step: 0, Group: "pp", Name: name, Type: typ, ElapseNs: elapse, MovingNs: moving}
+	}
+	oneFOneB := []OpStat{
+		op("hcom_send_1", 9*ms/10, 9*ms/10), op("hcom_send_2", 17*ms/10, 9*ms/10), op("hcom_send_3", 18*ms/10, 9*ms/10),
+		op("hcom_send_4", 495*ms/10, 9*ms/10), // the turn-around
+		op("hcom_receive_1", 9*ms/10, 0), op("hcom_receive_2", 107*ms/10, 0), op("hcom_receive_3", 108*ms/10, 0), op("hcom_receive_4", 91*ms/10, 0),
+	}
+	ranks := []RankResult{{Rank: 1, Steps: []StepBreakdown{{Step: 0, BubbleNs: 315 * ms / 10, ComputingNs: 92 * ms}}}}
+	got, known := pipelineFillDrain(oneFOneB, ranks, pp, nil, nil)
+	assert.True(t, known)
+	assert.InDelta(t, 279*ms/10+478*ms/10, got, float64(ms)/100, "%.3f ms", float64(got)/1e6)
+
+	// The sends' part is within their waits: measured against the group's fastest
+	// rank (CrossWaitNs, 20 ms of the turn-around's 48.6) where it is.
+	measured := slices.Clone(oneFOneB)
+	for i := range measured {
+		measured[i].CrossWaitKnown = true
+	}
+	measured[3].CrossWaitNs = 20 * ms
+	got, _ = pipelineFillDrain(measured, ranks, pp, nil, nil)
+	assert.InDelta(t, 279*ms/10+20*ms, got, float64(ms)/100, "%.3f ms", float64(got)/1e6)
+
+	var twoLevels []OpStat
+	for i := range 64 {
+		twoLevels = append(twoLevels, op(fmt.Sprintf("hcom_send_f%d", i), ms/10, ms/20), op(fmt.Sprintf("hcom_send_b%d", i), 28*ms/10, ms/20))
+	}
+	got, _ = pipelineFillDrain(append(twoLevels, op("hcom_receive_1", ms, ms)), []RankResult{{Rank: 1, Steps: []StepBreakdown{{Step: 0, BubbleNs: ms, ComputingNs: 64 * 74 * ms}}}}, pp, nil, nil)
+	assert.Zero(t, got, "%.3f ms", float64(got)/1e6)
 }
