@@ -286,7 +286,7 @@ func pipelineFillDrain(ops []OpStat, ranks []RankResult, crossStage, incomplete 
 	}
 	var total int64
 	for k, ts := range recvs {
-		typical, ok := typicalTransfer(ts, computing[k], k.step >= 0)
+		typical, ok := typicalTransfer(ts, recurringLimitNs(computing[k], len(ts), sends[k]), k.step >= 0)
 		if !ok {
 			return 0, false
 		}
@@ -348,6 +348,26 @@ func elapsesOf(ts []transferTime) []float64 {
 	return elapses
 }
 
+// recurringLimitNs is the longest a recurring receive of a rank-step can be: a small
+// part of the rank's compute per receive (recurringComputeShare of computingNs over
+// its receives), or a few of the transfers its sends took, each moving as much as a
+// receive (recurringTransfers times their median moving time): with large
+// activations over RoCE a receive recurs at its transfer and its neighbour's, which
+// a micro-batch's compute no longer dwarfs (32 MiB, 4 stages: the typical receive
+// over 0.2 of the compute per receive, and msprof's output, where receives say no
+// moving time, kept the whole waiting for the bubble).
+func recurringLimitNs(computingNs int64, receives int, sends []transferTime) float64 {
+	limit := recurringComputeShare * float64(computingNs) / float64(max(receives, 1))
+	if len(sends) == 0 {
+		return limit
+	}
+	moving := make([]float64, len(sends))
+	for i, t := range sends {
+		moving[i] = float64(t.movingNs)
+	}
+	return max(limit, recurringTransfers*stats.Median(moving))
+}
+
 // typicalTransfer is the typical of a rank-step's pipeline transfers: told by size
 // (typicalReceive); else, in a marked step, the median with the two longest left
 // out, or 0 (each its own transfer) with two or fewer. Over a collection without
@@ -357,15 +377,15 @@ func elapsesOf(ts []transferTime) []float64 {
 // recurringComputeShare of the compute per receive; the fills are at most half the
 // receives with two or more micro-batches); ok is false where it is not (one
 // micro-batch, every receive a fill; a slower neighbour).
-func typicalTransfer(ts []transferTime, computingNs int64, marked bool) (typicalNs int64, ok bool) {
+func typicalTransfer(ts []transferTime, recurringNs float64, marked bool) (typicalNs int64, ok bool) {
 	elapses := elapsesOf(ts)
-	if typical, split := typicalReceive(elapses, computingNs); split {
+	if typical, split := typicalReceive(elapses, recurringNs); split {
 		return typical, true
 	}
 	switch {
 	case !marked:
 		typical := stats.MedianSorted(elapses)
-		if len(elapses) < 2 || typical > recurringComputeShare*float64(computingNs)/float64(len(elapses)) {
+		if len(elapses) < 2 || typical > recurringNs {
 			return 0, false
 		}
 		return int64(typical), true
@@ -397,7 +417,7 @@ func typicalTransfer(ts []transferTime, computingNs int64, marked bool) (typical
 // jitter of the recurring receives alone. Over a collection without step markers,
 // whose one step holds a fill of every training step, as many as it had steps,
 // which it does not say, the sizes are all there is.
-func typicalReceive(elapses []float64, computingNs int64) (typicalNs int64, split bool) {
+func typicalReceive(elapses []float64, recurringNs float64) (typicalNs int64, split bool) {
 	n := len(elapses)
 	if n < 2 || elapses[0] <= 0 {
 		return 0, false
@@ -409,7 +429,7 @@ func typicalReceive(elapses []float64, computingNs int64) (typicalNs int64, spli
 		}
 	}
 	typical := stats.MedianSorted(elapses[:at])
-	if elapses[at] < fillSeparation*typical || typical > recurringComputeShare*float64(computingNs)/float64(n) {
+	if elapses[at] < fillSeparation*typical || typical > recurringNs {
 		return 0, false
 	}
 	return int64(typical), true
@@ -427,6 +447,7 @@ func typicalReceive(elapses []float64, computingNs int64) (typicalNs int64, spli
 const (
 	fillSeparation        = 4
 	recurringComputeShare = 0.2
+	recurringTransfers    = 4
 )
 
 // exposureRankStep keys one rank's step.
