@@ -373,10 +373,10 @@ func recurringLimitNs(computingNs int64, receives int, sends []transferTime) flo
 // out, or 0 (each its own transfer) with two or fewer. Over a collection without
 // step markers whose sizes do not part (recurring receives at several levels, one a
 // step: 0.05, 0.19, 1.4 and 9 ms below drains of 34–40 ms and fills of 72–242), the
-// median of all where it is a recurring receive's size (at most
-// recurringComputeShare of the compute per receive; the fills are at most half the
-// receives with two or more micro-batches); ok is false where it is not (one
-// micro-batch, every receive a fill; a slower neighbour).
+// median of all where it is a recurring receive's size (at most recurringNs,
+// recurringLimitNs; the fills are at most half the receives with two or more
+// micro-batches); ok is false where it is not (one micro-batch, every receive a
+// fill; a slower neighbour).
 func typicalTransfer(ts []transferTime, recurringNs float64, marked bool) (typicalNs int64, ok bool) {
 	elapses := elapsesOf(ts)
 	if typical, split := typicalReceive(elapses, recurringNs); split {
@@ -396,8 +396,9 @@ func typicalTransfer(ts []transferTime, recurringNs float64, marked bool) (typic
 }
 
 // typicalReceive is the typical receive of a rank-step's pipeline receives (elapses
-// sorted ascending; computingNs the rank's compute in the step), told by size; split
-// is false where the sizes do not tell it. The fill and drain wait for a stage's
+// sorted ascending; recurringNs the longest a recurring one can be, recurringLimitNs),
+// told by size; split is false where the sizes do not tell it. The fill and drain
+// wait for a stage's
 // compute of a micro-batch or more: GPipe's first receive of each direction, and
 // 1F1B's cool-down receives besides, each waiting for the next stage's forward
 // (p−s−1 of them, most of the receives with few micro-batches). A recurring receive
@@ -407,8 +408,8 @@ func typicalTransfer(ts []transferTime, recurringNs float64, marked bool) (typic
 // receives of different steps without step markers sit at different levels, 0.9,
 // 1.3 and 2.1 ms, whose split a fill's 47 ms outweighs only as a ratio). The lower
 // class recurs, and its median is the typical, when the upper class begins at
-// fillSeparation times that median or more and the median is at most
-// recurringComputeShare of the rank's compute per receive. Otherwise the sizes do
+// fillSeparation times that median or more and the median is at most recurringNs.
+// Otherwise the sizes do
 // not tell: every receive a fill (one micro-batch: a middle stage's forward fills,
 // waiting for the stages before, and its backward ones, for the stages after to
 // compute both ways, are each about a micro-batch's compute or more); a slower
