@@ -342,6 +342,13 @@ func (t *slowRankTally) persistentRank(r int, steps []int, nSteps int, stepTime 
 	if cause == "compute" && nSteps >= 2 && len(steps) < nSteps && !beyondComputeNoise(r, stepTime, peerOf, t.stageOf, th.Z) {
 		return SlowRank{}, false
 	}
+	// Computing more in every step, it may still be the job's noise where the steps
+	// are few and the noise wide: a TP8 × DP2 job (compute noise 5.5%, two steps)
+	// had ranks 7 and 13 the slowest of their TP groups in both steps by chance
+	// (+9-12%, z 1.4-2.5 against the others), each named a straggler costing 8-10%.
+	if cause == "compute" && len(steps) == nSteps && !persistentBeyondNoise(r, t.flagged, stepTime, peerOf, t.stageOf, th.Z) {
+		return SlowRank{}, false
+	}
 	// Late for no reason its profile shows, in some steps only, it is as likely the
 	// job's jitter in those steps (a TP group's per-layer collectives: one rank
 	// last at most of them in one step of two, costing 2%): named only when it is
@@ -620,6 +627,56 @@ func beyondComputeNoise(rank int, stepTime map[int]map[int]analysis.StepBreakdow
 		}
 	}
 	return true
+}
+
+// persistChance is how likely by chance a rank's persistence may be for it alone
+// to name the rank slow (persistentBeyondNoise).
+const persistChance = 0.1
+
+// persistentBeyondNoise reports whether rank, flagged in every step with longer
+// Computing, is slow beyond the job's own step-to-step noise. Its pool is
+// beyondComputeNoise's (its peers where there are enough of them, else its
+// pipeline stage). If the pool's ranks are flagged f a step on average (the
+// slowest of each TP group is, the noise drawn anew each step), noise alone flags
+// one rank in all k steps with a chance of about n·(f/n)^k: small (three steps of
+// 16 ranks, one flagged each: 1/256), the persistence is the evidence. Else its
+// Computing must be an outlier among the others' in every step (beyondComputeNoise).
+// (The z-scores of the steps are not combined: the ranks' Computing is not normal,
+// a noisy job's slowest ranks lie 2.8-3.2 MADs out in step after step.)
+func persistentBeyondNoise(rank int, flagged map[int][]int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf, stageOf map[int]int, z float64) bool {
+	peers := peersOnly(stepTime, rank, peerOf)
+	var flags float64
+	var steps, pool int
+	for step, byRank := range stepTime {
+		if _, ok := byRank[rank]; !ok {
+			continue
+		}
+		set := byRank
+		if len(peers[step]) > smallPeerSet+1 {
+			set = peers[step]
+		}
+		n := 0
+		for r := range set {
+			if stageOf[r] != stageOf[rank] {
+				continue
+			}
+			n++
+			if slices.Contains(flagged[r], step) {
+				flags++
+			}
+		}
+		steps++
+		pool = max(pool, n)
+	}
+	if steps == 0 || pool < 3 {
+		return true // no spread to judge by: the rules before hold
+	}
+	n, k := float64(pool), float64(steps)
+	f := max(flags/k, 1)
+	if n*math.Pow(min(f/n, 1), k) <= persistChance {
+		return true
+	}
+	return beyondComputeNoise(rank, stepTime, peerOf, stageOf, z)
 }
 
 // modifiedZ is Iglewicz and Hoaglin's robust z-score; a MAD of 0 (most ranks charged
