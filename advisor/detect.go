@@ -12,6 +12,8 @@ type Detections struct {
 	SlowRanks   []SlowRank
 	SlowLinks   []SlowLink
 	SlowServers []SlowServer
+	// SlowGroups are slow groups whose slow link could not be named (SlowGroup).
+	SlowGroups []SlowGroup
 	// Checks are msprof-analyze's communication checks and the HCCL_BUFFSIZE one.
 	Checks []Check
 	// LatencyBound are the links whose transfers are too small to judge their
@@ -53,12 +55,12 @@ func detect(res *analysis.Result, th DetectThresholds, links func() []costmodel.
 	}
 	// NCCL kernels have no per-link transfers: their groups are held against their
 	// peer groups instead.
-	gl, gs := slowGroupPlaces(slowGroups(c.Ops, c.Groups, th.SlowLink), c.ServerOf, c.Hosts)
-	d.SlowLinks, d.SlowServers = append(d.SlowLinks, gl...), append(d.SlowServers, gs...)
-	if len(d.SlowServers) == 0 && len(d.SlowLinks) == 0 {
+	gl, gs, gg := slowGroupPlaces(slowGroups(c.Ops, c.Groups, th.SlowLink), c.ServerOf, c.Hosts)
+	d.SlowLinks, d.SlowServers, d.SlowGroups = append(d.SlowLinks, gl...), append(d.SlowServers, gs...), gg
+	if len(d.SlowServers) == 0 && len(d.SlowLinks) == 0 && len(d.SlowGroups) == 0 {
 		d.SlowServers = fabricBelowPeak(*c, links, th.SlowLink)
 	}
-	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, d.SlowServers, th.SlowRank)
+	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, d.SlowServers, len(d.SlowGroups) > 0, th.SlowRank)
 	d.Checks = evaluateChecks(c.CheckSamples, c.Retransmissions, c.Limits, th.Checks)
 	d.LatencyBound = latencyBoundLinks(c.Links, links)
 	return d
@@ -67,7 +69,7 @@ func detect(res *analysis.Result, th DetectThresholds, links func() []costmodel.
 // faulty reports whether a rank, link or server is slow or a transfer was
 // retransmitted: then no setting is tuned, the fault is fixed first.
 func (d Detections) faulty(c analysis.Communication) bool {
-	return len(d.SlowRanks)+len(d.SlowLinks)+len(d.SlowServers)+len(c.Retransmissions) > 0
+	return len(d.SlowRanks)+len(d.SlowLinks)+len(d.SlowServers)+len(d.SlowGroups)+len(c.Retransmissions) > 0
 }
 
 func linkID(src, dst int, transport string) analysis.LinkID {

@@ -3,6 +3,7 @@ package advisor
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -205,14 +206,28 @@ func slowGroups(ops []analysis.OpStat, groups []analysis.Group, th SlowLinkThres
 	return out
 }
 
+// SlowGroup is a group whose collectives run slower than its peer groups' and
+// whose slow link cannot be named: a group of three or more members over two or
+// more servers (a data-parallel ring over four nodes), any of whose links could be
+// the one.
+type SlowGroup struct {
+	Parallel string // the group's parallel dimension, as analysis names it
+	Group    string // its name, else its key
+	Ranks    []int
+	Servers  []int   // the servers its members are on, in order
+	Fraction float64 // its peers' transfer time over its own, over the matched collectives
+	Evidence string
+}
+
 // slowGroupPlaces names where a slow group's slow link is: a group inside one server
 // is that server's NVLink (NCCL's ring inside a node: which GPU's link the kernels
 // cannot say); a group of two members on two servers is the link between them (their
-// NIC pair, or the fabric between them). A group over more servers is left unnamed
-// here: any of its ring's links could be the one.
-func slowGroupPlaces(sg []slowGroup, serverOf map[int]int, hosts []string) ([]SlowLink, []SlowServer) {
+// NIC pair, or the fabric between them). A group over more servers is returned as
+// such: any of its ring's links could be the one.
+func slowGroupPlaces(sg []slowGroup, serverOf map[int]int, hosts []string) ([]SlowLink, []SlowServer, []SlowGroup) {
 	var links []SlowLink
 	var servers []SlowServer
+	var groups []SlowGroup
 	for _, s := range sg {
 		g := s.group
 		on := map[int]bool{}
@@ -243,9 +258,14 @@ func slowGroupPlaces(sg []slowGroup, serverOf map[int]int, hosts []string) ([]Sl
 			links = append(links, SlowLink{Src: a, Dst: b, Transport: "NET", Server: serverOf[a],
 				BandwidthGBps: float64(s.bytes) / s.ownNs, PeerMedianGBps: float64(s.bytes) / s.refNs,
 				Evidence: fmt.Sprintf("%d↔%d NET: %s; the group's only link between servers is this pair's (their NICs, or the fabric between them)", a, b, what)})
+		default:
+			svs := slices.Sorted(maps.Keys(on))
+			groups = append(groups, SlowGroup{Parallel: g.Parallel, Group: groupLabel(g), Ranks: slices.Clone(g.Ranks), Servers: svs, Fraction: s.fraction,
+				Evidence: fmt.Sprintf("%s; the group spans servers %s: one of the links its collectives cross (a member's NIC, the fabric between two of its servers, or a link inside one) is slow, and NCCL's kernels do not say which; "+
+					"its members' NICs and the switch ports between those servers are where to look", what, rankList(svs))})
 		}
 	}
-	return links, servers
+	return links, servers, groups
 }
 
 // groupLabel is a group's name, else its key.

@@ -60,7 +60,7 @@ func TestSlowGroups(t *testing.T) {
 			}
 			return noise(g, s, i)
 		})
-		links, servers := slowGroupPlaces(slowGroups(ops, rails, th), serverOf, hosts)
+		links, servers, _ := slowGroupPlaces(slowGroups(ops, rails, th), serverOf, hosts)
 		assert.Empty(t, servers)
 		if assert.Len(t, links, 1) {
 			assert.Equal(t, [2]int{1, 9}, [2]int{links[0].Src, links[0].Dst})
@@ -125,7 +125,7 @@ func TestSlowGroups(t *testing.T) {
 			}
 			return noise(g, s, i)
 		})
-		links, servers := slowGroupPlaces(slowGroups(ops, tps, th), serverOf, hosts)
+		links, servers, _ := slowGroupPlaces(slowGroups(ops, tps, th), serverOf, hosts)
 		assert.Empty(t, links)
 		if assert.Len(t, servers, 1) {
 			assert.Equal(t, 1, servers[0].Server)
@@ -133,7 +133,7 @@ func TestSlowGroups(t *testing.T) {
 			assert.Equal(t, "NVLINK", servers[0].Transport)
 		}
 	})
-	t.Run("a ring over four nodes is not named", func(t *testing.T) {
+	t.Run("a ring over four nodes is named as its group", func(t *testing.T) {
 		rings := []analysis.Group{dp(0, 8, 16, 24), dp(1, 9, 17, 25), dp(2, 10, 18, 26)}
 		ops := groupOps(rings, 3, 6, func(g, s, i int) int64 {
 			if g == 0 {
@@ -143,8 +143,13 @@ func TestSlowGroups(t *testing.T) {
 		})
 		sg := slowGroups(ops, rings, th)
 		assert.Len(t, sg, 1, "the group is slow")
-		links, servers := slowGroupPlaces(sg, serverOf, hosts)
+		links, servers, groups := slowGroupPlaces(sg, serverOf, hosts)
 		assert.Empty(t, links, "any of its ring's links could be the one")
 		assert.Empty(t, servers)
+		if assert.Len(t, groups, 1) {
+			assert.Equal(t, []int{0, 8, 16, 24}, groups[0].Ranks)
+			assert.Equal(t, []int{0, 1, 2, 3}, groups[0].Servers)
+			assert.InDelta(t, 0.5, groups[0].Fraction, 0.05)
+		}
 	})
 }

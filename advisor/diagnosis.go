@@ -169,7 +169,7 @@ func diagnose(res *analysis.Result, det Detections, opts Options, straggler bool
 		d.Evidence += perMicrobatchNote(res, th)
 		return d
 	}
-	if d, ok := unexplainedExposure(s, ex, lead, float64(stage), th, straggler); ok {
+	if d, ok := unexplainedExposure(s, ex, det, lead, float64(stage), th, straggler); ok {
 		return d
 	}
 	return explainLead(res, det, lead, slowStake, th, straggler)
@@ -207,6 +207,14 @@ func waitParts(res *analysis.Result, det Detections, stage int64, straggler bool
 	slowStake = slowRankStake(det.SlowRanks)
 	stragglerRank := max(ex.StragglerWaitShare, min(slowStake, s.CommShare))
 	stragglerShare := stragglerRank
+	// With a slow link or server found and no rank slow of its own, the ranks the
+	// others wait for are the ones it holds back (their collectives cross it: a TP8 ×
+	// DP2 job's DP pair on a rail at 19% made its TP groups wait 22% of the step),
+	// which dropKnockOns left out of the slow ranks: the link's waiting, not a
+	// straggler's.
+	if slowPlaceKnockOn(det) {
+		stragglerRank, stragglerShare = 0, 0
+	}
 	// Pipeline waiting needs a pipeline: receives outside one (a context-parallel
 	// ring's, counted as Bubble as the profiler counts every receive) are no bubble.
 	pipelineCause, pipelineNs, pipelineShare := CauseStageImbalance, float64(ex.PipelineWaitNs()), ex.PipelineShare()
@@ -251,7 +259,7 @@ func waitParts(res *analysis.Result, det Detections, stage int64, straggler bool
 // unexplainedExposure is the diagnosis (ok) when the op records cannot say what
 // the exposed communication is: too much of it unaccounted for, none of it moving
 // data or waiting, or too little of it in the leading part.
-func unexplainedExposure(s analysis.Summary, ex analysis.Exposure, lead waitPart, stageF float64, th DiagnosisThresholds, straggler bool) (Diagnosis, bool) {
+func unexplainedExposure(s analysis.Summary, ex analysis.Exposure, det Detections, lead waitPart, stageF float64, th DiagnosisThresholds, straggler bool) (Diagnosis, bool) {
 	exposed := pct(s.CommShare)
 	// Exposed time that no op record covers says nothing of its cause: when it is the
 	// largest part the cause is not known, else the leading one is a lower bound.
@@ -268,6 +276,12 @@ func unexplainedExposure(s analysis.Summary, ex analysis.Exposure, lead waitPart
 			Evidence: fmt.Sprintf("synchronisation and idle time within the ops: %s of the step", pct(ex.OtherShare))}, true
 	}
 	ofExposed := lead.share / s.CommShare
+	if knockOn := ex.StragglerWaitShare; slowPlaceKnockOn(det) && knockOn > lead.share && !straggler {
+		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
+			Title: fmt.Sprintf("%s of the step is exposed communication; %s of it waits for ranks that a slow %s holds back", exposed, pct(knockOn/s.CommShare), slowPlaceNoun(det)),
+			Evidence: fmt.Sprintf("moving data %s, waiting for a peer %s, the rest (synchronisation, idle) %s of the step%s: no rank is slow of its own; the ranks waited for are those whose collectives cross the slow %s found (see the findings): fix it first",
+				pct(ex.TransferShare), pct(ex.WaitShare), pct(ex.OtherShare), unaccountedClause(ex), slowPlaceNoun(det))}, true
+	}
 	if !ex.SplitKnown && ofExposed < 0.5 && !straggler {
 		return Diagnosis{Cause: CauseUnknown, Share: s.CommShare,
 			Title: fmt.Sprintf("%s of the step is exposed communication; the ops' records do not say how much of it moves data", exposed),
@@ -367,6 +381,24 @@ func explainLead(res *analysis.Result, det Detections, lead waitPart, slowStake 
 		}
 	}
 	return d
+}
+
+// slowPlaceKnockOn reports whether the waiting for other ranks is a slow link's or
+// server's knock-on: one is found, and no rank is slow of its own.
+func slowPlaceKnockOn(det Detections) bool {
+	return len(det.SlowRanks) == 0 && len(det.SlowLinks)+len(det.SlowServers)+len(det.SlowGroups) > 0
+}
+
+// slowPlaceNoun names what slowPlaceKnockOn found: "link", "server" or "link or
+// server" (a slow group's is a link).
+func slowPlaceNoun(det Detections) string {
+	switch {
+	case len(det.SlowServers) == 0:
+		return "link"
+	case len(det.SlowLinks) == 0:
+		return "server"
+	}
+	return "link or server"
 }
 
 func boolRank(b bool) int {

@@ -26,6 +26,11 @@ func slowFindings(det Detections, retrans []analysis.Retransmission, stake Stake
 		}
 		out = append(out, Finding{ID: "slow_server", Severity: High, Title: title, Evidence: n.Evidence})
 	}
+	for _, g := range det.SlowGroups {
+		out = append(out, Finding{ID: "slow_group", Severity: High,
+			Title:    fmt.Sprintf("%s group %s runs its collectives at %.0f%% of its peer groups' speed: a link it crosses is slow", g.Parallel, g.Group, 100*g.Fraction),
+			Evidence: g.Evidence, Refs: []Ref{{Rank: g.Ranks[0], Step: -1}}})
+	}
 	for _, l := range det.SlowLinks {
 		out = append(out, Finding{ID: "slow_link", Severity: High,
 			Title:    fmt.Sprintf("Link %d→%d (%s) runs at %.0f%% of its peers' bandwidth", l.Src, l.Dst, l.Transport, 100*l.BandwidthGBps/math.Max(l.PeerMedianGBps, 1e-9)),

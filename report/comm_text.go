@@ -70,7 +70,7 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView, all
 			p.printf("\n")
 		}
 	}
-	if len(det.SlowRanks)+len(det.SlowLinks)+len(det.SlowServers)+len(c.Retransmissions) == 0 {
+	if len(det.SlowRanks)+len(det.SlowLinks)+len(det.SlowServers)+len(det.SlowGroups)+len(c.Retransmissions) == 0 {
 		p.printf("\nNo slow rank, slow link or retransmission found.\n")
 		return
 	}
@@ -80,6 +80,9 @@ func writeCommunication(p *printer, c analysis.Communication, v *reportView, all
 	}
 	for _, n := range det.SlowServers {
 		p.printf("  slow server: %s\n", n.Evidence)
+	}
+	for _, g := range det.SlowGroups {
+		p.printf("  slow group: %s\n", g.Evidence)
 	}
 	for i, l := range det.SlowLinks {
 		if i == 5 {

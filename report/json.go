@@ -65,6 +65,10 @@ func commJSON(c analysis.Communication, det advisor.Detections) contract.Communi
 	for _, n := range det.SlowServers {
 		out.SlowServers = append(out.SlowServers, contract.SlowServer{Server: n.Server, Host: n.Host, Transport: n.Transport, Fraction: round(n.Fraction, 4), Evidence: n.Evidence})
 	}
+	for _, g := range det.SlowGroups {
+		out.SlowGroups = append(out.SlowGroups, contract.SlowGroup{Parallel: g.Parallel, Group: g.Group, Ranks: g.Ranks, Servers: g.Servers,
+			Fraction: round(g.Fraction, 4), Evidence: g.Evidence})
+	}
 	for _, r := range c.Retransmissions {
 		rt := contract.Retransmission{Src: r.Src, Step: r.Step, Op: r.Op, TimeUs: us(r.TimeNs), Source: "task"}
 		if r.FromOpTotal {

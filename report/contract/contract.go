@@ -159,12 +159,15 @@ type Collective struct {
 
 // Communication is the per-op records, the links between ranks and what was found in them.
 type Communication struct {
-	Ops             []Op             `json:"ops"`
-	Groups          []Group          `json:"groups"`
-	Links           []Link           `json:"links"`
-	SlowRanks       []SlowRank       `json:"slow_ranks"`
-	SlowLinks       []SlowLink       `json:"slow_links"`
-	SlowServers     []SlowServer     `json:"slow_servers"`
+	Ops         []Op         `json:"ops"`
+	Groups      []Group      `json:"groups"`
+	Links       []Link       `json:"links"`
+	SlowRanks   []SlowRank   `json:"slow_ranks"`
+	SlowLinks   []SlowLink   `json:"slow_links"`
+	SlowServers []SlowServer `json:"slow_servers"`
+	// SlowGroups are slow groups whose slow link could not be named (absent without
+	// one, and from reports before them).
+	SlowGroups      []SlowGroup      `json:"slow_groups,omitempty"`
 	Retransmissions []Retransmission `json:"retransmissions"`
 	Checks          []Check          `json:"checks"`
 	GroupSteps      []GroupStep      `json:"group_steps"`
@@ -282,6 +285,18 @@ type SlowServer struct {
 	Transport string  `json:"transport"`
 	Fraction  float64 `json:"fraction"`
 	Evidence  string  `json:"evidence"`
+}
+
+// SlowGroup is a group whose collectives run slower than its peer groups' over
+// links that cannot be told apart (a ring over several servers of NCCL's opaque
+// kernels). Fraction is the peers' transfer time over the group's.
+type SlowGroup struct {
+	Parallel string  `json:"parallel"`
+	Group    string  `json:"group"`
+	Ranks    []int   `json:"ranks"`
+	Servers  []int   `json:"servers"`
+	Fraction float64 `json:"fraction"`
+	Evidence string  `json:"evidence"`
 }
 
 // Retransmission is an RDMA transfer that timed out and was sent again. Source
