@@ -62,7 +62,7 @@ type SlowRank struct {
 // Ranks are compared with their peers only, the ranks that do the same work
 // (peerSets): in a pipeline the stages wait for each other by design, and a rank of
 // the last stage is not slow for computing more than a rank of the first.
-func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []analysis.Group, links []SlowLink, servers []SlowServer, th SlowRankThresholds) []SlowRank {
+func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []analysis.Group, links []SlowLink, servers []SlowServer, slowGroup bool, th SlowRankThresholds) []SlowRank {
 	peerOf := peerSets(groups)
 	waits, last := crossWaits(ops, ranks)
 	stepTime := stepTimes(ranks)
@@ -79,7 +79,7 @@ func slowRanks(ops []analysis.OpStat, ranks []analysis.RankResult, groups []anal
 			out = append(out, sr)
 		}
 	}
-	out = dropKnockOns(out, groups, len(links)+len(servers) > 0)
+	out = dropKnockOns(out, groups, len(links)+len(servers) > 0 || slowGroup)
 	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out
 }
