@@ -60,9 +60,6 @@ func detect(res *analysis.Result, th DetectThresholds, links func() []costmodel.
 	if len(d.SlowServers) == 0 && len(d.SlowLinks) == 0 && len(d.SlowGroups) == 0 {
 		d.SlowServers = fabricBelowPeak(*c, links, th.SlowLink)
 	}
-	if len(d.SlowServers) == 0 && len(d.SlowLinks) == 0 && len(d.SlowGroups) == 0 {
-		d.SlowServers = ncclFabricBelowPeak(*c)
-	}
 	d.SlowRanks = slowRanks(c.Ops, res.Ranks, c.Groups, d.SlowLinks, d.SlowServers, len(d.SlowGroups) > 0, th.SlowRank)
 	d.Checks = evaluateChecks(c.CheckSamples, c.Retransmissions, c.Limits, th.Checks)
 	d.LatencyBound = latencyBoundLinks(c.Links, links)

@@ -22,9 +22,6 @@ type SlowServer struct {
 	Host      string
 	Transport string
 	Fraction  float64 // the median peer ratio of the server's slow links
-	// Reference is what the fabric's (Server −1) Fraction is of when it is not the
-	// transport's peak: "NCCL's model of H100" (ncclFabricBelowPeak).
-	Reference string
 	Evidence  string
 }
 

@@ -21,10 +21,7 @@ func slowFindings(det Detections, retrans []analysis.Retransmission, stake Stake
 	}
 	for _, n := range det.SlowServers {
 		title := fmt.Sprintf("Server %d's %s links run at %.0f%% of their peers'", n.Server, n.Transport, 100*n.Fraction)
-		switch {
-		case n.Server < 0 && n.Reference != "":
-			title = fmt.Sprintf("The collectives between servers run at %.0f%% of %s: a link they cross is slow", 100*n.Fraction, n.Reference)
-		case n.Server < 0:
+		if n.Server < 0 {
 			title = fmt.Sprintf("Every server's %s links run at %.0f%% of the hardware's peak, latency taken off", n.Transport, 100*n.Fraction)
 		}
 		out = append(out, Finding{ID: "slow_server", Severity: High, Title: title, Evidence: n.Evidence})
