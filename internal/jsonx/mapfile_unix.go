@@ -31,7 +31,7 @@ func MapFile(r io.Reader) (data []byte, unmap func(), ok bool) {
 	if pos, err := f.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
 		return nil, nil, false
 	}
-	data, err = unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	data, err = unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
 		return nil, nil, false
 	}
