@@ -21,8 +21,8 @@ type AlgorithmThresholds struct {
 	HiddenCommShare float64
 }
 
-// DefaultAlgorithmThresholds are algorithm_not_best's defaults.
-var DefaultAlgorithmThresholds = AlgorithmThresholds{MinGainShare: 0.05, MinStepShare: 0.01, HiddenCommShare: 0.05}
+// defaultAlgorithmThresholds are algorithm_not_best's defaults.
+var defaultAlgorithmThresholds = AlgorithmThresholds{MinGainShare: 0.05, MinStepShare: 0.01, HiddenCommShare: 0.05}
 
 func (t *AlgorithmThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"min_gain_share", &t.MinGainShare, 0, 1}, {"min_step_share", &t.MinStepShare, 0, 1}, {"hidden_comm_share", &t.HiddenCommShare, 0, 1}}

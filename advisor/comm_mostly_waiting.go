@@ -15,8 +15,8 @@ type WaitThresholds struct {
 	HighWaitShare   float64
 }
 
-// DefaultWaitThresholds are comm_mostly_waiting's defaults.
-var DefaultWaitThresholds = WaitThresholds{MaxTransitShare: 0.3, MinWaitShare: 0.1, HighWaitShare: 0.3}
+// defaultWaitThresholds are comm_mostly_waiting's defaults.
+var defaultWaitThresholds = WaitThresholds{MaxTransitShare: 0.3, MinWaitShare: 0.1, HighWaitShare: 0.3}
 
 func (t *WaitThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"max_transit_share", &t.MaxTransitShare, 0, 1}, {"min_wait_share", &t.MinWaitShare, 0, 1}, {"high_wait_share", &t.HighWaitShare, 0, 1}}

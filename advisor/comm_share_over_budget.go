@@ -16,8 +16,8 @@ type OverlapThresholds struct {
 	MinComputeShare float64
 }
 
-// DefaultOverlapThresholds are exposed_comm_could_overlap's defaults.
-var DefaultOverlapThresholds = OverlapThresholds{MinExposedShare: 0.10, MaxOverlapRatio: 0.5, MinComputeShare: 0.2}
+// defaultOverlapThresholds are exposed_comm_could_overlap's defaults.
+var defaultOverlapThresholds = OverlapThresholds{MinExposedShare: 0.10, MaxOverlapRatio: 0.5, MinComputeShare: 0.2}
 
 func (t *OverlapThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"min_exposed_share", &t.MinExposedShare, 0, 1}, {"max_overlap_ratio", &t.MaxOverlapRatio, 0, 1}, {"min_compute_share", &t.MinComputeShare, 0, 1}}

@@ -31,8 +31,8 @@ type DetectThresholds struct {
 
 // DefaultDetectThresholds are the detectors' defaults (hcclprof.example.yaml lists
 // them).
-var DefaultDetectThresholds = DetectThresholds{SlowRank: DefaultSlowRankThresholds, SlowLink: DefaultSlowLinkThresholds,
-	Checks: DefaultCheckThresholds}
+var DefaultDetectThresholds = DetectThresholds{SlowRank: defaultSlowRankThresholds, SlowLink: defaultSlowLinkThresholds,
+	Checks: defaultCheckThresholds}
 
 // Detect decides the slow links and servers from the links' peer ratios, then the slow
 // ranks (a slow link of its own is a rank's cause), then which checks fire.

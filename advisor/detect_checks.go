@@ -38,8 +38,8 @@ type CheckThresholds struct {
 	ContentionGBps float64
 }
 
-// DefaultCheckThresholds are msprof-analyze's rule values.
-var DefaultCheckThresholds = CheckThresholds{SmallShare: 0.2, ContentionGBps: 14.4}
+// defaultCheckThresholds are msprof-analyze's rule values.
+var defaultCheckThresholds = CheckThresholds{SmallShare: 0.2, ContentionGBps: 14.4}
 
 // evaluateChecks decides the checks from the cluster's samples, counted at lim's
 // sizes, and the transfers over its retransmission limit.

@@ -28,7 +28,7 @@ func TestChecksAtTheirThresholds(t *testing.T) {
 		ContendedBytes: 2_097_152, ContendedNs: 200_000, ContendedTransfers: 1, SDMATransfers: 2, TimedSDMATransfers: 2, ContentionEx: ex(-1, "slow copy"),
 		Misaligned: 1, AlignmentEx: ex(-1, "op copies 2097252 bytes (100 mod 512)"),
 		OverBuffer: 1, SizedOps: 1, BufferEx: ex(-1, "op carries 100.0 MiB against HCCL_BUFFSIZE=64: 2 rounds")}
-	lim, th := analysis.DefaultLimits, DefaultCheckThresholds
+	lim, th := analysis.DefaultLimits, defaultCheckThresholds
 	got := checkMap(evaluateChecks(samples, nil, lim, th))
 
 	assert.True(t, got["small_packets_sdma"].Fired, "1 of 1 ops small: over 20%")

@@ -51,7 +51,7 @@ func TestSlowGroups(t *testing.T) {
 	rails := []analysis.Group{dp(0, 8), dp(1, 9), dp(2, 10), dp(3, 11)}
 	// ±3% of noise per collective, none of it a link's.
 	noise := func(g, s, i int) int64 { return 10_000_000 * int64(97+(g*7+s*3+i*5)%7) / 100 }
-	th := DefaultSlowLinkThresholds
+	th := defaultSlowLinkThresholds
 
 	t.Run("one rail slow", func(t *testing.T) {
 		ops := groupOps(rails, 3, 6, func(g, s, i int) int64 {

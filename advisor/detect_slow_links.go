@@ -21,9 +21,9 @@ type SlowLinkThresholds struct {
 	GroupFraction float64
 }
 
-// DefaultSlowLinkThresholds is a conservative choice: well below the peers, not a
+// defaultSlowLinkThresholds is a conservative choice: well below the peers, not a
 // little.
-var DefaultSlowLinkThresholds = SlowLinkThresholds{Fraction: 0.6, GroupFraction: 0.8}
+var defaultSlowLinkThresholds = SlowLinkThresholds{Fraction: 0.6, GroupFraction: 0.8}
 
 // SlowLink is a link well below the bandwidth of its peers.
 type SlowLink struct {

@@ -30,8 +30,8 @@ type SlowRankThresholds struct {
 	Method string
 }
 
-// DefaultSlowRankThresholds are conservative robust-statistics choices.
-var DefaultSlowRankThresholds = SlowRankThresholds{Z: 3.5, MinShare: 0.02, Persist: 0.5, Method: "mad"}
+// defaultSlowRankThresholds are conservative robust-statistics choices.
+var defaultSlowRankThresholds = SlowRankThresholds{Z: 3.5, MinShare: 0.02, Persist: 0.5, Method: "mad"}
 
 // SlowRank is a rank the others wait for.
 type SlowRank struct {

@@ -67,8 +67,8 @@ type DiagnosisThresholds struct {
 	CauseHighShare, CauseMediumShare float64
 }
 
-// DefaultDiagnosisThresholds are the diagnosis' defaults.
-var DefaultDiagnosisThresholds = DiagnosisThresholds{HostBoundFreeShare: 0.25, StageImbalanceMin: 0.10, PipelineBubbleMin: 0.17, WaitWithinBudget: 0.10,
+// defaultDiagnosisThresholds are the diagnosis' defaults.
+var defaultDiagnosisThresholds = DiagnosisThresholds{HostBoundFreeShare: 0.25, StageImbalanceMin: 0.10, PipelineBubbleMin: 0.17, WaitWithinBudget: 0.10,
 	MinExplained: 0.25, StragglerLead: 0.05, CauseHighShare: 0.3, CauseMediumShare: 0.1}
 
 func (t *DiagnosisThresholds) keys() []thresholdKey {

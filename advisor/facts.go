@@ -41,14 +41,14 @@ type RunFacts struct {
 	Product          string // the hardware profile's name (910A, A2, A3, NVIDIA)
 }
 
-// FactsOf reads the framework and HCCL_BUFFSIZE of a run from its environment;
+// factsOf reads the framework and HCCL_BUFFSIZE of a run from its environment;
 // lim are the limits the run was measured at, whose DefaultBuffsizeMB is
 // HCCL_BUFFSIZE when the environment does not set it (analysis.Limits.BuffsizeBytes).
-func FactsOf(env Env, framework string, lim analysis.Limits) RunFacts {
+func factsOf(env Env, framework string, lim analysis.Limits) RunFacts {
 	return RunFacts{Framework: framework, Accumulation: 1, BuffsizeBytes: lim.BuffsizeBytes(env), Deterministic: isDeterministic(env), HCCLAlgo: env["HCCL_ALGO"]}
 }
 
-// Facts derives the run's facts once: the environment's (FactsOf, with the
+// Facts derives the run's facts once: the environment's (factsOf, with the
 // default HCCL_BUFFSIZE the analysis used), the framework (opts', else PyTorch DDP), the
 // micro-batches per optimizer step (opts', else inferred from the compute pattern)
 // and the product.
@@ -57,7 +57,7 @@ func Facts(res *analysis.Result, env Env, opts Options) RunFacts {
 	if framework == "" {
 		framework = FrameworkDDP
 	}
-	facts := FactsOf(env, framework, res.Communication.Limits)
+	facts := factsOf(env, framework, res.Communication.Limits)
 	facts.Accumulation = max(opts.Accumulation, 1)
 	if opts.Accumulation < 1 {
 		// Not given: read from the compute pattern.

@@ -81,13 +81,13 @@ type Options struct {
 	Gates []Gate
 }
 
-// DefaultCommBudgetShare is the exposed-communication share of the step above which
+// defaultCommBudgetShare is the exposed-communication share of the step above which
 // communication is the bottleneck: the field's 30% rule (docs/diagnosis.md §1), the
 // default of Options.CommBudget and of the configuration's comm_budget.
-const DefaultCommBudgetShare = 0.30
+const defaultCommBudgetShare = 0.30
 
 // DefaultOptions are the advisor's defaults.
-var DefaultOptions = Options{CommBudget: DefaultCommBudgetShare, Thresholds: DefaultThresholds, Detect: DefaultDetectThresholds}
+var DefaultOptions = Options{CommBudget: defaultCommBudgetShare, Thresholds: DefaultThresholds, Detect: DefaultDetectThresholds}
 
 // withDefaults fills what opts leaves at zero with the defaults.
 func (o Options) withDefaults() Options {

@@ -33,15 +33,15 @@ type GateResult struct {
 
 var gateRe = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(>=|<=|>|<)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$`)
 
-// DefaultGateMetric is the metric of a gate written without one ("--fail-on '>30%'").
-const DefaultGateMetric = "comm_share"
+// defaultGateMetric is the metric of a gate written without one ("--fail-on '>30%'").
+const defaultGateMetric = "comm_share"
 
 // ParseGate parses METRIC OP VALUE, where OP is one of > >= < <= and VALUE a number or
 // a percentage (30% = 0.30). METRIC may be left out: it is then comm_share, the
 // headline. known lists the accepted metric names.
 func ParseGate(expr string, known []string) (Gate, error) {
 	if t := strings.TrimSpace(expr); t != "" && strings.ContainsRune("<>", rune(t[0])) {
-		expr = DefaultGateMetric + t
+		expr = defaultGateMetric + t
 	}
 	m := gateRe.FindStringSubmatch(expr)
 	if m == nil {

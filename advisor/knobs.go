@@ -151,10 +151,10 @@ func LookupKnob(name string) (Knob, bool) {
 	return Knob{}, false
 }
 
-// NotReal maps names that do not exist (the seed article's inventions and HCCL's
+// notReal maps names that do not exist (the seed article's inventions and HCCL's
 // internal switches) to what to use instead (docs/costmodel.md §2.2, §2.5). The advisor
 // never prints them as settings.
-var NotReal = map[string]string{
+var notReal = map[string]string{
 	"HCCL_OP_BASE_FUSION_MODE":   "framework buckets: DDP bucket_cap_mb, MindSpore comm_fusion",
 	"HCCL_COMM_ALGO_SELECT":      "HCCL_ALGO",
 	"HCCL_INTRA_NODE_ALGO":       "none: the intra-server algorithm is not configurable",

@@ -18,14 +18,14 @@ func TestUnknownVariables(t *testing.T) {
 
 // TestNotRealNamesAreNotKnobs keeps the allowlist and the deny list apart.
 func TestNotRealNamesAreNotKnobs(t *testing.T) {
-	for name := range NotReal {
+	for name := range notReal {
 		_, ok := LookupKnob(name)
 		assert.False(t, ok, name)
 	}
 }
 
 // TestSeedInventionsListed checks every HCCL_* name that docs/costmodel.md §2.5 lists
-// as the seed article's invention is in NotReal and is not a knob.
+// as the seed article's invention is in notReal and is not a knob.
 func TestSeedInventionsListed(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "docs", "costmodel.md"))
 	require.NoError(t, err)
@@ -44,8 +44,8 @@ func TestSeedInventionsListed(t *testing.T) {
 		n++
 		_, isKnob := LookupKnob(name)
 		assert.False(t, isKnob, "%s is the seed article's and must not be a knob", name)
-		_, listed := NotReal[name]
-		assert.True(t, listed, "%s is named by the seed article but not in NotReal", name)
+		_, listed := notReal[name]
+		assert.True(t, listed, "%s is named by the seed article but not in notReal", name)
 	}
 	assert.GreaterOrEqual(t, n, 15, "the table of §2.5 was found")
 }

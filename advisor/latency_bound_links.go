@@ -5,13 +5,13 @@ import (
 	"github.com/hcclprof/hcclprof/analysis"
 )
 
-// LatencyBoundFloorBytes is the mean transfer below which a link is latency-bound
+// latencyBoundFloorBytes is the mean transfer below which a link is latency-bound
 // where its transport has no calibrated fit: HCCL's links take several µs to start a
 // transfer and move 10 GB/s or more, so n½ = α·BW is above 50 KB on all of them.
-const LatencyBoundFloorBytes = 64 << 10
+const latencyBoundFloorBytes = 64 << 10
 
 // latencyBoundLinks are the links whose mean transfer is smaller than their
-// transport's n½ = α·BW, calibrated on the run (below LatencyBoundFloorBytes where the
+// transport's n½ = α·BW, calibrated on the run (below latencyBoundFloorBytes where the
 // transport has no fit): their time is mostly the fixed latency, so their bandwidth
 // says nothing of the link (a link that moved 96 bytes in 1.7 µs runs at 0.06 GB/s
 // over a healthy 18 GB/s HCCS). A link whose transfers are not counted is judged by
@@ -24,7 +24,7 @@ func latencyBoundLinks(links []analysis.Link, fits func() []costmodel.LinkFit) m
 		if l.Transfers > 0 {
 			mean /= float64(l.Transfers)
 		}
-		if mean >= LatencyBoundFloorBytes*256 { // above any n½ seen: no fit needed
+		if mean >= latencyBoundFloorBytes*256 { // above any n½ seen: no fit needed
 			continue
 		}
 		if nHalf == nil {
@@ -37,7 +37,7 @@ func latencyBoundLinks(links []analysis.Link, fits func() []costmodel.LinkFit) m
 		}
 		bound, ok := nHalf[l.Transport]
 		if !ok {
-			bound = LatencyBoundFloorBytes
+			bound = latencyBoundFloorBytes
 		}
 		if mean < bound {
 			if out == nil {

@@ -14,8 +14,8 @@ type LatencyBoundThresholds struct {
 	MinShare float64
 }
 
-// DefaultLatencyBoundThresholds are latency_bound_transfers' defaults.
-var DefaultLatencyBoundThresholds = LatencyBoundThresholds{MinShare: 0.5}
+// defaultLatencyBoundThresholds are latency_bound_transfers' defaults.
+var defaultLatencyBoundThresholds = LatencyBoundThresholds{MinShare: 0.5}
 
 func (t *LatencyBoundThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"min_share", &t.MinShare, 0, 1}}

@@ -14,8 +14,8 @@ type LinkUseThresholds struct {
 	MinUse float64
 }
 
-// DefaultLinkUseThresholds are link_use_low's defaults.
-var DefaultLinkUseThresholds = LinkUseThresholds{MinUse: 0.5}
+// defaultLinkUseThresholds are link_use_low's defaults.
+var defaultLinkUseThresholds = LinkUseThresholds{MinUse: 0.5}
 
 func (t *LinkUseThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"min_use", &t.MinUse, 0, 1}}

@@ -13,9 +13,9 @@ type SmallMessagesThresholds struct {
 	MediumShare float64
 }
 
-// DefaultSmallMessagesThresholds are small_messages' defaults: as small_collectives',
+// defaultSmallMessagesThresholds are small_messages' defaults: as small_collectives',
 // worth acting on from 2% of the step.
-var DefaultSmallMessagesThresholds = SmallMessagesThresholds{MediumShare: 0.02}
+var defaultSmallMessagesThresholds = SmallMessagesThresholds{MediumShare: 0.02}
 
 func (t *SmallMessagesThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"medium_step_share", &t.MediumShare, 0, 1}}

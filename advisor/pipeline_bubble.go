@@ -15,8 +15,8 @@ type BubbleThresholds struct {
 	Margin     float64
 }
 
-// DefaultBubbleThresholds are pipeline_bubble's defaults.
-var DefaultBubbleThresholds = BubbleThresholds{OverTheory: 1.2, Margin: 0.02}
+// defaultBubbleThresholds are pipeline_bubble's defaults.
+var defaultBubbleThresholds = BubbleThresholds{OverTheory: 1.2, Margin: 0.02}
 
 func (t *BubbleThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"over_theory", &t.OverTheory, 1, 100}, {"margin_share", &t.Margin, 0, 1}}

@@ -55,8 +55,8 @@ type RecommendThresholds struct {
 	LastResortRatio float64
 }
 
-// DefaultRecommendThresholds are the recommendations' defaults.
-var DefaultRecommendThresholds = RecommendThresholds{NegligibleShare: 0.005, MinGainShare: 0.01,
+// defaultRecommendThresholds are the recommendations' defaults.
+var defaultRecommendThresholds = RecommendThresholds{NegligibleShare: 0.005, MinGainShare: 0.01,
 	OverlapBelow: 0.5, OverlapExposedShare: 0.05, ForceAlgoShare: 0.03, LastResortRatio: 0.8}
 
 func (t *RecommendThresholds) keys() []thresholdKey {
@@ -328,8 +328,8 @@ type StormThresholds struct {
 	HighSaving, MediumSaving float64
 }
 
-// DefaultStormThresholds are small_collectives' defaults.
-var DefaultStormThresholds = StormThresholds{HighSaving: 0.1, MediumSaving: 0.02}
+// defaultStormThresholds are small_collectives' defaults.
+var defaultStormThresholds = StormThresholds{HighSaving: 0.1, MediumSaving: 0.02}
 
 func (t *StormThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"high_saving_share", &t.HighSaving, 0, 1}, {"medium_saving_share", &t.MediumSaving, 0, 1}}

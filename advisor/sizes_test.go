@@ -14,7 +14,7 @@ import (
 // the same number (HCCL_BUFFSIZE=400 is 400 MiB, bucket_cap_mb=25 is 25 MiB); whatif
 // read "400MB" as 400·10⁶ bytes, 4.6% less than the run's own HCCL_BUFFSIZE=400.
 func TestWhatIfSizesReadMBAsHCCL(t *testing.T) {
-	run := FactsOf(Env{"HCCL_BUFFSIZE": "400"}, "", analysis.DefaultLimits)
+	run := factsOf(Env{"HCCL_BUFFSIZE": "400"}, "", analysis.DefaultLimits)
 	for _, in := range []string{"buffsize=400MB", "buffsize=400MiB", "buffsize=400 mb"} {
 		set, err := costmodel.ParseSetting(in)
 		require.NoError(t, err, in)

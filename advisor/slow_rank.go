@@ -63,8 +63,8 @@ type StakeThresholds struct {
 	High, Medium float64
 }
 
-// DefaultStakeThresholds are the stakes' defaults.
-var DefaultStakeThresholds = StakeThresholds{High: 0.10, Medium: 0.03}
+// defaultStakeThresholds are the stakes' defaults.
+var defaultStakeThresholds = StakeThresholds{High: 0.10, Medium: 0.03}
 
 func (t *StakeThresholds) keys() []thresholdKey {
 	return []thresholdKey{{"high_share", &t.High, 0, 1}, {"medium_share", &t.Medium, 0, 1}}

@@ -20,10 +20,10 @@ type Thresholds struct {
 
 // DefaultThresholds are the findings' defaults (hcclprof.example.yaml lists them).
 var DefaultThresholds = Thresholds{
-	Overlap: DefaultOverlapThresholds, Steps: DefaultStepThresholds, Stake: DefaultStakeThresholds,
-	Waiting: DefaultWaitThresholds, LinkUse: DefaultLinkUseThresholds, LatencyBound: DefaultLatencyBoundThresholds,
-	Bubble: DefaultBubbleThresholds, Storm: DefaultStormThresholds, SmallMessages: DefaultSmallMessagesThresholds, Algorithm: DefaultAlgorithmThresholds,
-	Diagnosis: DefaultDiagnosisThresholds, Recommend: DefaultRecommendThresholds,
+	Overlap: defaultOverlapThresholds, Steps: DefaultStepThresholds, Stake: defaultStakeThresholds,
+	Waiting: defaultWaitThresholds, LinkUse: defaultLinkUseThresholds, LatencyBound: defaultLatencyBoundThresholds,
+	Bubble: defaultBubbleThresholds, Storm: defaultStormThresholds, SmallMessages: defaultSmallMessagesThresholds, Algorithm: defaultAlgorithmThresholds,
+	Diagnosis: defaultDiagnosisThresholds, Recommend: defaultRecommendThresholds,
 }
 
 // thresholdKey is one threshold's name in the configuration file, where it lives,

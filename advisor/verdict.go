@@ -20,11 +20,11 @@ func Verdict(d Diagnosis, s analysis.Summary, budget float64) string {
 	if budget == 0 {
 		budget = DefaultOptions.CommBudget
 	}
-	return SharesVerdict(s, budget)
+	return sharesVerdict(s, budget)
 }
 
-// SharesVerdict reads the exposed communication share against a budget.
-func SharesVerdict(s analysis.Summary, budget float64) string {
+// sharesVerdict reads the exposed communication share against a budget.
+func sharesVerdict(s analysis.Summary, budget float64) string {
 	switch {
 	case s.Ranks == 0:
 		return "no step breakdown could be computed"

@@ -154,7 +154,7 @@ type Options struct {
 func Analyze(c *profile.Cluster, opts Options) *Result {
 	sums := make([]*RankSummary, len(c.Ranks))
 	parallel.For(len(c.Ranks), opts.Workers, func(i int) {
-		sums[i] = SummarizeRank(c.Ranks[i], opts)
+		sums[i] = summarizeRank(c.Ranks[i], opts)
 	})
 	return analyzeSummaries(c, sums, opts)
 }
@@ -174,8 +174,8 @@ type RankSummary struct {
 	dtypeNs  map[string]int64  // its compute time by input data type
 }
 
-// SummarizeRank computes a rank's summary. It only reads the rank.
-func SummarizeRank(r *profile.Rank, opts Options) *RankSummary {
+// summarizeRank computes a rank's summary. It only reads the rank.
+func summarizeRank(r *profile.Rank, opts Options) *RankSummary {
 	s := &RankSummary{dtypeNs: r.ComputeDTypeNs}
 	s.result, s.warnings = analyzeRank(r)
 	skip := map[int]bool{}
@@ -241,7 +241,7 @@ func NewAccumulator(opts Options) *Accumulator {
 
 // Add summarises r and drops what only the summary needed (profile.Rank.DropTimeline).
 func (a *Accumulator) Add(r *profile.Rank) {
-	s := SummarizeRank(r, a.opts)
+	s := summarizeRank(r, a.opts)
 	if a.opts.KeepTimeline == nil || !a.opts.KeepTimeline(r.Rank) {
 		r.DropTimeline()
 	}
@@ -279,7 +279,7 @@ func (a *Accumulator) Result(c *profile.Cluster) *Result {
 		s := a.sums[r]
 		a.mu.Unlock()
 		if s == nil {
-			s = SummarizeRank(r, a.opts)
+			s = summarizeRank(r, a.opts)
 		}
 		sums[i] = s
 	}

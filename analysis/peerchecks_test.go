@@ -120,7 +120,7 @@ func TestBuffsizeMB(t *testing.T) {
 		assert.Equal(t, []any{c.mb, c.ok, c.bad}, []any{mb, ok, bad}, "%q", c.value)
 	}
 	r := &profile.Rank{Rank: 3, Metadata: profile.Metadata{Env: map[string]string{"HCCL_BUFFSIZE": "abc"}}}
-	s := SummarizeRank(r, Options{})
+	s := summarizeRank(r, Options{})
 	assert.Contains(t, s.warnings, `rank 3: HCCL_BUFFSIZE="abc" in its environment is not a whole number of MB ≥ 1: the checks use the default, 200 MB`)
 }
 
@@ -133,7 +133,7 @@ func TestUnknownDataTypesAreSaid(t *testing.T) {
 		{Name: "hcom_allReduce__1_2_1", DataType: "FP32", Count: 8, Interval: profile.Interval{StartNs: 5, EndNs: 6}},
 		{Name: "hcom_allReduce__1_3_1", Interval: profile.Interval{StartNs: 7, EndNs: 8}}, // no type: nothing to say
 	}}}
-	s := SummarizeRank(r, Options{})
+	s := summarizeRank(r, Options{})
 	assert.Contains(t, s.warnings, `rank 2: data type "FP4E2M1" (2 ops) has no element size hcclprof knows: those ops' sizes and bandwidths are unknown`)
 	assert.Empty(t, unknownDataTypes(&profile.Rank{}))
 }

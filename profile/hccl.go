@@ -49,11 +49,11 @@ func IsP2P(name string) bool {
 	return strings.Contains(l, "send") || strings.Contains(l, "receive") || strings.Contains(l, "recv")
 }
 
-// IsReceive reports whether an op counts toward Bubble: ops whose name starts with
+// isReceive reports whether an op counts toward Bubble: ops whose name starts with
 // hcom_receive (batchSendRecv does not count, as in torch_npu).
-func IsReceive(name string) bool { return strings.HasPrefix(name, "hcom_receive") }
+func isReceive(name string) bool { return strings.HasPrefix(name, "hcom_receive") }
 
-// IsReceiveOp is IsReceive for an op of either library: HCCL's by its name, an NCCL
+// IsReceiveOp is isReceive for an op of either library: HCCL's by its name, an NCCL
 // kernel's by its type. NCCL runs a send, a receive and an all-to-all alike as
 // ncclDevKernel_SendRecv; PyTorch's "Collective name" (recv), which the Kineto reader
 // makes the op's type, says which it is. A receive kernel waits on the GPU for its
@@ -62,7 +62,7 @@ func IsReceive(name string) bool { return strings.HasPrefix(name, "hcom_receive"
 // "receive" by the Kineto reader and counts alike; HCCL's batchSendRecv does not, as
 // torch_npu does not count it.
 func IsReceiveOp(name, typ string) bool {
-	return IsReceive(name) || typ == "receive" && strings.HasPrefix(name, "nccl")
+	return isReceive(name) || typ == "receive" && strings.HasPrefix(name, "nccl")
 }
 
 // GroupIDFromName returns the 3-digit group id inside an op name

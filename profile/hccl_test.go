@@ -34,8 +34,8 @@ func TestOpNames(t *testing.T) {
 	assert.True(t, IsP2P("hcom_batchSendRecv__1_0_1"))
 	assert.True(t, IsP2P("hcom_receive__1_0_1"))
 	assert.False(t, IsP2P("hcom_allReduce__586_0_1"))
-	assert.True(t, IsReceive("hcom_receive__1_0_1"))
-	assert.False(t, IsReceive("hcom_batchSendRecv__1_0_1"), "batchSendRecv is not counted as Bubble")
+	assert.True(t, isReceive("hcom_receive__1_0_1"))
+	assert.False(t, isReceive("hcom_batchSendRecv__1_0_1"), "batchSendRecv is not counted as Bubble")
 }
 
 func TestSizesAndFactors(t *testing.T) {

@@ -65,9 +65,9 @@ const (
 	ExpansionAIV   = "AIV"
 )
 
-// NormaliseExpansion returns HCCL_OP_EXPANSION_MODE's canonical spelling, "" for the
+// normaliseExpansion returns HCCL_OP_EXPANSION_MODE's canonical spelling, "" for the
 // product's default, or an error for a mode the A3 model does not price.
-func NormaliseExpansion(mode string) (string, error) {
+func normaliseExpansion(mode string) (string, error) {
 	switch strings.ToUpper(strings.TrimSpace(mode)) {
 	case "":
 		return "", nil
@@ -163,7 +163,7 @@ func priceA3(hw hardware.Profile, q ProductQuery, op string, pl int) (ProductPri
 	if err != nil {
 		return price, err
 	}
-	mode, err := NormaliseExpansion(q.Expansion)
+	mode, err := normaliseExpansion(q.Expansion)
 	if err != nil {
 		return price, err
 	}

@@ -162,11 +162,11 @@ func (t Topology) OpCost(op string, bytes, bufferBytes int64) (Cost, error) {
 		total := bytes * int64(p)
 		level1 := t.Level1
 		if level1 == "pipeline" {
-			if ok, why := PipelineAvailable(t.Product, level0, o, pl, m, false); !ok {
+			if ok, why := pipelineAvailable(t.Product, level0, o, pl, m, false); !ok {
 				return Cost{}, fmt.Errorf("no pipeline: %s", why)
 			}
 			// §3.2: one half of the Pipeline AllReduce, on the total.
-			c, err := PipelineAllReduce(pl, m, total, t.Intra, t.Inter)
+			c, err := pipelineAllReduce(pl, m, total, t.Intra, t.Inter)
 			if err != nil {
 				return Cost{}, err
 			}

@@ -23,8 +23,8 @@ import (
 // two sizes' bandwidth. Each family's error is measured out of sample, leaving each
 // size out and pricing it from the others; an estimate's interval is that error.
 
-// CalibrationVersion is the calibration file's format version.
-const CalibrationVersion = 1
+// calibrationVersion is the calibration file's format version.
+const calibrationVersion = 1
 
 // BenchCalibration is a cost model made from benchmark sweeps.
 type BenchCalibration struct {
@@ -59,8 +59,8 @@ type BandError struct {
 // SizeBands are the size bands errors are reported in, by the model's n.
 var SizeBands = []string{"<64KiB", "64KiB-1MiB", "1-64MiB", ">=64MiB"}
 
-// SizeBand is the band of n bytes.
-func SizeBand(n int64) string {
+// sizeBand is the band of n bytes.
+func sizeBand(n int64) string {
 	switch {
 	case n < 64<<10:
 		return SizeBands[0]
@@ -90,7 +90,7 @@ func FitBench(points []profile.BenchPoint, sources []string) (*BenchCalibration,
 		}
 		byKey[k][p.Bytes] = append(byKey[k][p.Bytes], p.TimeUs)
 	}
-	cal := &BenchCalibration{Version: CalibrationVersion, Sources: sources}
+	cal := &BenchCalibration{Version: calibrationVersion, Sources: sources}
 	for k, sizes := range byKey {
 		f := BenchFamily{Op: k.op, Ranks: k.ranks}
 		for _, n := range slices.Sorted(mapsKeys(sizes)) {
@@ -190,7 +190,7 @@ func (f BenchFamily) leaveOneOut() ([]BandError, *float64) {
 		b := slices.Delete(slices.Clone(f.Bytes), i, i+1)
 		t := slices.Delete(slices.Clone(f.TimeUs), i, i+1)
 		pred := interpolate(b, t, f.Bytes[i])
-		band := SizeBand(f.Bytes[i])
+		band := sizeBand(f.Bytes[i])
 		e := math.Abs(pred-f.TimeUs[i]) / f.TimeUs[i]
 		errs[band] = append(errs[band], e)
 		all = append(all, e)
@@ -255,7 +255,7 @@ func (c *BenchCalibration) Price(op string, ranks int, n int64) (BenchEstimate, 
 		return BenchEstimate{}, fmt.Errorf("the calibration has no %s sweep on %d ranks (it has %s ranks)", NormaliseOp(op), ranks, strings.Join(have, ", "))
 	}
 	t := interpolate(f.Bytes, f.TimeUs, n)
-	band := SizeBand(n)
+	band := sizeBand(n)
 	e, basis := math.NaN(), ""
 	for _, be := range f.Error {
 		if be.Band == band {
@@ -314,8 +314,8 @@ func ReadCalibration(path string) (*BenchCalibration, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if c.Version != CalibrationVersion {
-		return nil, fmt.Errorf("%s: calibration version %d, this hcclprof reads %d", path, c.Version, CalibrationVersion)
+	if c.Version != calibrationVersion {
+		return nil, fmt.Errorf("%s: calibration version %d, this hcclprof reads %d", path, c.Version, calibrationVersion)
 	}
 	for i, f := range c.Families {
 		if f.Ranks < 2 || len(f.Bytes) == 0 || len(f.Bytes) != len(f.TimeUs) {
@@ -340,9 +340,9 @@ type BenchBacktestResult struct {
 	HalfWidths map[string][]float64
 }
 
-// BenchBacktest fits on the points train keeps and prices the others: the test of
+// benchBacktest fits on the points train keeps and prices the others: the test of
 // the calibration's shape, and of its intervals, on sizes it did not see.
-func BenchBacktest(points []profile.BenchPoint, train func(i int, p profile.BenchPoint) bool) (BenchBacktestResult, error) {
+func benchBacktest(points []profile.BenchPoint, train func(i int, p profile.BenchPoint) bool) (BenchBacktestResult, error) {
 	var fit, test []profile.BenchPoint
 	for i, p := range points {
 		if train(i, p) {
@@ -361,7 +361,7 @@ func BenchBacktest(points []profile.BenchPoint, train func(i int, p profile.Benc
 		if err != nil {
 			continue
 		}
-		band := SizeBand(p.Bytes)
+		band := sizeBand(p.Bytes)
 		out.Errors[band] = append(out.Errors[band], (est.TimeUs-p.TimeUs)/p.TimeUs)
 		out.HalfWidths[band] = append(out.HalfWidths[band], est.ErrorAbs)
 		if est.LowUs <= p.TimeUs && p.TimeUs <= est.HighUs {

@@ -84,7 +84,7 @@ func TestBenchCalibrationOnPublishedSweeps(t *testing.T) {
 		pts := readPublished(t, product)
 		errs, inside, widths := map[string][]float64{}, map[string]int{}, map[string][]float64{}
 		for _, train := range halves(pts) {
-			bt, err := BenchBacktest(pts, train)
+			bt, err := benchBacktest(pts, train)
 			require.NoError(t, err)
 			for band, v := range bt.Errors {
 				errs[band] = append(errs[band], v...)

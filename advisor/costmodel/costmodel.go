@@ -212,8 +212,8 @@ func NormaliseAlgo(a string) string {
 	return s
 }
 
-// CoefficientsOf returns the coefficients of op under algo for p ranks.
-func CoefficientsOf(op, algo string, p int) (Coeffs, error) {
+// coefficientsOf returns the coefficients of op under algo for p ranks.
+func coefficientsOf(op, algo string, p int) (Coeffs, error) {
 	o := NormaliseOp(op)
 	algos, ok := coeffTable[o]
 	if !ok {
@@ -242,7 +242,7 @@ func Rounds(n, bufferBytes int64) int {
 // Model prices an op of n bytes on p ranks with one link level. Every round pays the
 // algorithm's latency again (§3.7); the byte terms are the same in total.
 func Model(op, algo string, p int, n int64, l Link, bufferBytes int64) (Cost, error) {
-	c, err := CoefficientsOf(op, algo, p)
+	c, err := coefficientsOf(op, algo, p)
 	if err != nil {
 		return Cost{}, err
 	}

@@ -35,17 +35,17 @@ func TestCoefficients(t *testing.T) {
 		{"alltoall", "pairwise", 8, Coeffs{7, 7.0 / 8, 0}},
 		{"hcom_allReduce_", "ring", 2, Coeffs{2, 1, 0.5}},
 	} {
-		got, err := CoefficientsOf(tc.op, tc.algo, tc.p)
+		got, err := coefficientsOf(tc.op, tc.algo, tc.p)
 		require.NoError(t, err, "%s %s %d", tc.op, tc.algo, tc.p)
 		assert.InDelta(t, tc.want.A, got.A, 1e-12, "%s %s %d a", tc.op, tc.algo, tc.p)
 		assert.InDelta(t, tc.want.B, got.B, 1e-12, "%s %s %d b", tc.op, tc.algo, tc.p)
 		assert.InDelta(t, tc.want.C, got.C, 1e-12, "%s %s %d c", tc.op, tc.algo, tc.p)
 	}
-	_, err := CoefficientsOf("allreduce", "magic", 8)
+	_, err := coefficientsOf("allreduce", "magic", 8)
 	assert.ErrorContains(t, err, `no "magic" algorithm for allreduce`)
-	_, err = CoefficientsOf("scan", "ring", 8)
+	_, err = coefficientsOf("scan", "ring", 8)
 	assert.ErrorContains(t, err, `unknown op "scan"`)
-	_, err = CoefficientsOf("allreduce", "ring", 1)
+	_, err = coefficientsOf("allreduce", "ring", 1)
 	assert.Error(t, err)
 }
 
@@ -174,14 +174,14 @@ func TestProductAlgorithms(t *testing.T) {
 		{"A2", []string{"mesh", "ahc"}, []string{"ring", "rhd", "nhr", "nb", "pipeline"}, "mesh"},
 		{"A3", []string{"pipeline", "rhd", "mesh"}, []string{"ring", "nhr", "nb"}, "mesh"},
 	} {
-		got := Level1Choices(tc.product)
+		got := level1Choices(tc.product)
 		for _, a := range tc.lacks {
 			assert.NotContains(t, got, a, tc.product)
 		}
 		for _, a := range tc.has {
 			assert.Contains(t, got, a, tc.product)
 		}
-		assert.Equal(t, tc.level0, DefaultLevel0(tc.product, 8), tc.product)
+		assert.Equal(t, tc.level0, defaultLevel0(tc.product, 8), tc.product)
 		topo := Topology{Product: tc.product, RanksPerServer: 8, Servers: 4, Level1: "ring"}
 		opts := topo.Level1Options(false)
 		assert.Equal(t, tc.product == "A2", slices.Contains(opts, "pipeline"), tc.product)
@@ -189,7 +189,7 @@ func TestProductAlgorithms(t *testing.T) {
 			assert.Contains(t, got, a)
 		}
 	}
-	assert.Equal(t, "mesh", DefaultLevel0("910A", 4), "910A's 4-NPU module is a mesh")
+	assert.Equal(t, "mesh", defaultLevel0("910A", 4), "910A's 4-NPU module is a mesh")
 	// A2 named but the profile's level 0 is a ring (910A data read as A2): no pipeline.
 	ring := Topology{Product: "A2", Level0: "ring", RanksPerServer: 8, Servers: 2, Level1: "ring",
 		Intra: Link{AlphaUs: 20, BWGBps: 10}, Inter: Link{AlphaUs: 40, BWGBps: 10}}
@@ -217,7 +217,7 @@ func TestLevel0Ring910A(t *testing.T) {
 	nb := float64(n)
 	want := 14*20 + 14.0/8*nb/10e3 + 2*40 + (nb/8)/10e3
 	assert.InDelta(t, want, c.TimeUs, 1e-6)
-	// The same through the model command's path: SelectLevel1 + DefaultLevel0.
+	// The same through the model command's path: SelectLevel1 + defaultLevel0.
 	ch, err := SelectLevel1("910A", "allreduce", 8, 5, int64(n), 200<<20, false, true)
 	require.NoError(t, err)
 	assert.Equal(t, "ring", ch.Algo, "5 servers: neither ≥ 8 nor a power of two")
@@ -249,11 +249,11 @@ func TestSelectorOtherOps(t *testing.T) {
 		require.NoError(t, err, "%+v", tc)
 		assert.Equal(t, tc.want, ch.Algo, "%+v: %s", tc, ch.Reason)
 	}
-	assert.Equal(t, 68810, PipelineContexts("allreduce", 8, 800, false))
-	ok, why := PipelineAvailable("A2", "mesh", "allreduce", 8, 800, false)
+	assert.Equal(t, 68810, pipelineContexts("allreduce", 8, 800, false))
+	ok, why := pipelineAvailable("A2", "mesh", "allreduce", 8, 800, false)
 	assert.False(t, ok)
 	assert.Contains(t, why, "FFTS+")
-	ok, _ = PipelineAvailable("A2", "mesh", "allreduce", 8, 700, false)
+	ok, _ = pipelineAvailable("A2", "mesh", "allreduce", 8, 700, false)
 	assert.True(t, ok)
 }
 
@@ -261,12 +261,12 @@ func TestTwoLevel(t *testing.T) {
 	intra := Link{AlphaUs: 10, BWGBps: 18.3}
 	inter := Link{AlphaUs: 20, BWGBps: 20}
 	n := int64(64 << 20)
-	h, err := HierarchicalAllReduce(8, 4, n, intra, inter, "ring", 0)
+	h, err := hierarchicalAllReduce(8, 4, n, intra, inter, "ring", 0)
 	require.NoError(t, err)
 	// Intra: 2·10 µs + 2·(n/8)/18.3e3; inter ring on m = 4 over n/8: 6·20 + 1.5·(n/8)/20e3.
 	want := 20 + 2*float64(n)/8/18.3e3 + 120 + 1.5*float64(n)/8/20e3
 	assert.InDelta(t, want, h.TimeUs, 1e-6)
-	p, err := PipelineAllReduce(8, 4, n, intra, inter)
+	p, err := pipelineAllReduce(8, 4, n, intra, inter)
 	require.NoError(t, err)
 	slice := float64(n) / 32
 	stepR, stepL := slice/20e3+20, slice/18.3e3+10

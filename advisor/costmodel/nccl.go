@@ -81,8 +81,8 @@ var ncclGPUs = map[string]ncclGPU{
 		cpu: "AMD", netOverhead: 2.0, channels: 24, plateau: 1.4},
 }
 
-// NCCLProducts are the hardware profiles priced with NCCL's model.
-func NCCLProducts() []string { return []string{"H100", "A100"} }
+// ncclProducts are the hardware profiles priced with NCCL's model.
+func ncclProducts() []string { return []string{"H100", "A100"} }
 
 // ncclCandidate is one (algorithm, protocol) priced.
 type ncclCandidate struct {
@@ -99,7 +99,7 @@ type ncclBandwidths struct{ intra, nic float64 }
 func priceNCCL(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 	g, ok := ncclGPUs[hw.Name]
 	if !ok {
-		return ProductPrice{}, fmt.Errorf("%s has no link figures for NCCL's model: name the GPU, %s", hw.Name, strings.Join(NCCLProducts(), " or "))
+		return ProductPrice{}, fmt.Errorf("%s has no link figures for NCCL's model: name the GPU, %s", hw.Name, strings.Join(ncclProducts(), " or "))
 	}
 	if q.Servers < 1 {
 		return ProductPrice{}, fmt.Errorf("%d servers: want at least one", q.Servers)

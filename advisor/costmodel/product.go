@@ -78,7 +78,7 @@ func PriceOnProduct(hw hardware.Profile, q ProductQuery) (ProductPrice, error) {
 	if level1 == "none" {
 		level1 = "ring"
 	}
-	level0 := DefaultLevel0(hw.Name, pl)
+	level0 := defaultLevel0(hw.Name, pl)
 	topo := Topology{RanksPerServer: pl, Servers: q.Servers, Level1: level1, Level0: level0, Level0Source: "HCCL default", Intra: intra, Inter: inter, Product: hw.Name}
 	price.Cost, err = topo.OpCost(op, curSize, buffer)
 	if err != nil {

@@ -8,18 +8,18 @@ import (
 	"github.com/hcclprof/hcclprof/internal/units"
 )
 
-// HierarchicalAllReduce is HCCL's AllReduceMeshExecutor on m servers of pl NPUs
+// hierarchicalAllReduce is HCCL's AllReduceMeshExecutor on m servers of pl NPUs
 // (docs/costmodel.md §3.6): a mesh reduce-scatter inside each server, an AllReduce of n/pl
 // between servers with level1 (ring, nhr, rhd), a mesh all-gather inside. Every NPU
 // uses its own NIC at once. bufferBytes bounds each round (§3.7).
-func HierarchicalAllReduce(pl, m int, n int64, intra, inter Link, level1 string, bufferBytes int64) (Cost, error) {
-	return HierarchicalAllReduceOn("mesh", pl, m, n, intra, inter, level1, bufferBytes)
+func hierarchicalAllReduce(pl, m int, n int64, intra, inter Link, level1 string, bufferBytes int64) (Cost, error) {
+	return hierarchicalAllReduceOn("mesh", pl, m, n, intra, inter, level1, bufferBytes)
 }
 
-// HierarchicalAllReduceOn is the two-level AllReduce with the in-server algorithm
+// hierarchicalAllReduceOn is the two-level AllReduce with the in-server algorithm
 // level0: "mesh" (A2's full mesh: one step each way, p_l − 1 links at once) or "ring"
 // (910A's 8P ring, docs/costmodel.md §1.3: p_l − 1 steps each way over one link).
-func HierarchicalAllReduceOn(level0 string, pl, m int, n int64, intra, inter Link, level1 string, bufferBytes int64) (Cost, error) {
+func hierarchicalAllReduceOn(level0 string, pl, m int, n int64, intra, inter Link, level1 string, bufferBytes int64) (Cost, error) {
 	if pl < 1 || m < 1 {
 		return Cost{}, fmt.Errorf("servers = %d, NPUs per server = %d: want ≥ 1", m, pl)
 	}
@@ -46,7 +46,7 @@ func HierarchicalAllReduceOn(level0 string, pl, m int, n int64, intra, inter Lin
 		out.ReduceUs += (f - 1) / f * nb * intra.gammaUsPerByte()
 	}
 	if m > 1 {
-		c, err := CoefficientsOf("allreduce", level1, m)
+		c, err := coefficientsOf("allreduce", level1, m)
 		if err != nil {
 			return Cost{}, err
 		}
@@ -59,10 +59,10 @@ func HierarchicalAllReduceOn(level0 string, pl, m int, n int64, intra, inter Lin
 	return out, nil
 }
 
-// PipelineAllReduce is HCCL's Pipeline algorithm (docs/costmodel.md §3.2): intra- and
+// pipelineAllReduce is HCCL's Pipeline algorithm (docs/costmodel.md §3.2): intra- and
 // inter-server steps overlap, each step costing the slower of the two:
 // T = 2·[(m−1)·max(n/p·β_r + α_r, n/p·β_l + α_l) + n/p·β_l + α_l], p = pl·m.
-func PipelineAllReduce(pl, m int, n int64, intra, inter Link) (Cost, error) {
+func pipelineAllReduce(pl, m int, n int64, intra, inter Link) (Cost, error) {
 	if pl < 1 || m < 2 {
 		return Cost{}, fmt.Errorf("pipeline needs several servers (m = %d) of NPUs (pl = %d)", m, pl)
 	}
@@ -96,10 +96,10 @@ const (
 	fftsCapacity = 65535
 )
 
-// PipelineContexts is the FFTS+ context count HCCL's pipeline needs for op on m
+// pipelineContexts is the FFTS+ context count HCCL's pipeline needs for op on m
 // servers of pl NPUs (docs/costmodel.md §1.3): m·(5(pl−1) + 7 + 1 [+ (pl−1) if
 // deterministic]) + 4 + 1, doubled for AllReduce.
-func PipelineContexts(op string, pl, m int, deterministic bool) int {
+func pipelineContexts(op string, pl, m int, deterministic bool) int {
 	per := 5*(pl-1) + 7 + 1
 	if deterministic {
 		per += pl - 1
@@ -113,15 +113,15 @@ func PipelineContexts(op string, pl, m int, deterministic bool) int {
 
 // pipelineFits reports whether the pipeline's FFTS+ contexts fit HCCL's capacity.
 func pipelineFits(op string, pl, m int, deterministic bool) bool {
-	return PipelineContexts(op, pl, m, deterministic) <= fftsCapacity
+	return pipelineContexts(op, pl, m, deterministic) <= fftsCapacity
 }
 
-// DefaultLevel0 is HCCL's in-server algorithm for pl NPUs per server on the product
+// defaultLevel0 is HCCL's in-server algorithm for pl NPUs per server on the product
 // (docs/costmodel.md §1.3, GetDefaultAlgoLevel0Module): 910A's 8 NPUs form an 8P ring, 4 a
 // mesh, 2 a single ring; A2's HCCS full mesh (p(p−1) pair links) is a mesh. A3's in-server level is a
 // double ring in HCCL, which the model prices as the mesh its HCCS switch offers (an
 // approximation).
-func DefaultLevel0(product string, pl int) string {
+func defaultLevel0(product string, pl int) string {
 	switch strings.ToUpper(product) {
 	case "910A":
 		if pl == 4 {
@@ -132,12 +132,12 @@ func DefaultLevel0(product string, pl int) string {
 	return "mesh"
 }
 
-// PipelineAvailable says whether HCCL has its level-1 pipeline for op on the shape:
+// pipelineAvailable says whether HCCL has its level-1 pipeline for op on the shape:
 // only A2 has it (docs/costmodel.md §1.2), over a level-0 mesh of several NPUs on several
 // servers, with its FFTS+ contexts within HCCL's capacity; the advice also keeps it
 // off under HCCL_DETERMINISTIC (A2's pipeline does not work with it, §1.2). reason
 // says why not.
-func PipelineAvailable(product, level0, op string, pl, m int, deterministic bool) (ok bool, reason string) {
+func pipelineAvailable(product, level0, op string, pl, m int, deterministic bool) (ok bool, reason string) {
 	switch {
 	case !strings.EqualFold(product, "A2") && !strings.EqualFold(product, "910B") && product != "":
 		return false, fmt.Sprintf("HCCL has no level-1 pipeline on %s", product)
@@ -148,7 +148,7 @@ func PipelineAvailable(product, level0, op string, pl, m int, deterministic bool
 	case deterministic:
 		return false, "A2's pipeline does not work with HCCL_DETERMINISTIC"
 	case !pipelineFits(op, pl, m, deterministic):
-		return false, fmt.Sprintf("the pipeline needs %d FFTS+ contexts on %d servers, beyond HCCL's %d", PipelineContexts(op, pl, m, deterministic), m, fftsCapacity)
+		return false, fmt.Sprintf("the pipeline needs %d FFTS+ contexts on %d servers, beyond HCCL's %d", pipelineContexts(op, pl, m, deterministic), m, fftsCapacity)
 	}
 	return true, ""
 }
@@ -207,7 +207,7 @@ func selectA2Level1(op string, pl, m int, size, bufferBytes int64, deterministic
 	}
 	note := ""
 	if pl > 1 && !pipelineFits(o, pl, m, deterministic) {
-		note = fmt.Sprintf("; no pipeline: it would need %d FFTS+ contexts, beyond HCCL's %d", PipelineContexts(o, pl, m, deterministic), fftsCapacity)
+		note = fmt.Sprintf("; no pipeline: it would need %d FFTS+ contexts, beyond HCCL's %d", pipelineContexts(o, pl, m, deterministic), fftsCapacity)
 	}
 	if o == "alltoall" {
 		return alltoallChoice(m), nil
@@ -273,7 +273,7 @@ func alltoallChoice(m int) Choice {
 // A3 use the fixed rule of GetDefaultAlgoLevel1V1: H-D_R from 8 servers or on a power
 // of two above 1, else Ring; A3 then rewrites H-D_R to NHR.
 func SelectLevel1(product, op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite bool) (Choice, error) {
-	return selectLevel1(product, op, pl, m, size, bufferBytes, deterministic, rdmaLite, DefaultLevel0(product, pl) == "mesh")
+	return selectLevel1(product, op, pl, m, size, bufferBytes, deterministic, rdmaLite, defaultLevel0(product, pl) == "mesh")
 }
 
 func selectLevel1(product, op string, pl, m int, size, bufferBytes int64, deterministic, rdmaLite, level0Mesh bool) (Choice, error) {

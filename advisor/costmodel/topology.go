@@ -159,7 +159,7 @@ func (s clusterShape) topology(res *analysis.Result, group string, ops []*analys
 		}
 	}
 	if t.Level0 == "" {
-		t.Level0, t.Level0Source = DefaultLevel0(t.Product, t.RanksPerServer), "HCCL default"
+		t.Level0, t.Level0Source = defaultLevel0(t.Product, t.RanksPerServer), "HCCL default"
 	}
 	if t.Level1 == "" {
 		t.Level1, t.Level1Source = defaultLevel1(t.Product, t.Servers), "HCCL default"
@@ -214,11 +214,11 @@ func defaultLevel1(product string, servers int) string {
 // with the given level-1 algorithm and CCL buffer.
 func (t Topology) allReduceCost(n int64, level1 string, bufferBytes int64) (Cost, error) {
 	if level1 == "pipeline" {
-		if ok, why := PipelineAvailable(t.Product, t.level0(), "allreduce", t.RanksPerServer, t.Servers, false); !ok {
+		if ok, why := pipelineAvailable(t.Product, t.level0(), "allreduce", t.RanksPerServer, t.Servers, false); !ok {
 			return Cost{}, fmt.Errorf("no pipeline: %s", why)
 		}
 		rounds := t.AllReduceRounds(n, level1, bufferBytes)
-		c, err := PipelineAllReduce(t.RanksPerServer, t.Servers, n/int64(rounds), t.Intra, t.Inter)
+		c, err := pipelineAllReduce(t.RanksPerServer, t.Servers, n/int64(rounds), t.Intra, t.Inter)
 		if err != nil {
 			return Cost{}, err
 		}
@@ -228,7 +228,7 @@ func (t Topology) allReduceCost(n int64, level1 string, bufferBytes int64) (Cost
 		c.finish()
 		return c, nil
 	}
-	return HierarchicalAllReduceOn(t.level0(), t.RanksPerServer, t.Servers, n, t.Intra, t.Inter, level1, bufferBytes)
+	return hierarchicalAllReduceOn(t.level0(), t.RanksPerServer, t.Servers, n, t.Intra, t.Inter, level1, bufferBytes)
 }
 
 // level0 is the in-server algorithm, HCCL's default for the product when unset.
@@ -236,17 +236,17 @@ func (t Topology) level0() string {
 	if t.Level0 != "" {
 		return t.Level0
 	}
-	return DefaultLevel0(t.Product, t.RanksPerServer)
+	return defaultLevel0(t.Product, t.RanksPerServer)
 }
 
 // Level1Options are the level-1 algorithms HCCL_ALGO may name for AllReduce on this
-// shape: the product's (Level1Choices), with the pipeline only where HCCL has it
-// (PipelineAvailable).
+// shape: the product's (level1Choices), with the pipeline only where HCCL has it
+// (pipelineAvailable).
 func (t Topology) Level1Options(deterministic bool) []string {
 	var out []string
-	for _, a := range Level1Choices(t.Product) {
+	for _, a := range level1Choices(t.Product) {
 		if a == "pipeline" {
-			if ok, _ := PipelineAvailable(t.Product, t.level0(), "allreduce", t.RanksPerServer, t.Servers, deterministic); !ok {
+			if ok, _ := pipelineAvailable(t.Product, t.level0(), "allreduce", t.RanksPerServer, t.Servers, deterministic); !ok {
 				continue
 			}
 		}
@@ -267,10 +267,10 @@ func (t Topology) HCCLChoice(op string, size, bufferBytes int64, deterministic b
 	return selectLevel1(t.Product, op, t.RanksPerServer, t.Servers, size, bufferBytes, deterministic, true, t.level0() == "mesh")
 }
 
-// Level1Choices are the level-1 algorithms HCCL_ALGO may name for AllReduce on the
+// level1Choices are the level-1 algorithms HCCL_ALGO may name for AllReduce on the
 // product (docs/costmodel.md §1.2): A3 replaces H-D_R by NHR and has no A2 pipeline; 910
 // has no pipeline.
-func Level1Choices(product string) []string {
+func level1Choices(product string) []string {
 	switch strings.ToUpper(product) {
 	case "A3":
 		return []string{"ring", "nhr", "nb"}

@@ -141,16 +141,16 @@ var MetricNames = func() []string {
 	return out
 }()
 
-// GateSuffixes are the figures of a metric a --fail-on gate of diff can name:
+// gateSuffixes are the figures of a metric a --fail-on gate of diff can name:
 // METRIC alone is the new run's value, .base the base run's, .delta new − base,
 // .delta_pct the change in percent of base, .p the test's p-value.
-var GateSuffixes = []string{"", ".base", ".delta", ".delta_pct", ".p"}
+var gateSuffixes = []string{"", ".base", ".delta", ".delta_pct", ".p"}
 
 // GateMetricNames lists every name a diff gate accepts (advisor.ParseGate's known).
 var GateMetricNames = func() []string {
 	var out []string
 	for _, m := range MetricNames {
-		for _, s := range GateSuffixes {
+		for _, s := range gateSuffixes {
 			out = append(out, m+s)
 		}
 	}
@@ -199,7 +199,7 @@ type Attribution struct {
 // bandwidth per rank and step.
 type CollectiveDiff struct {
 	Op    string
-	Group string // the group's name (dp, tp, ...) when known, else its members (MembersLabel), else its key
+	Group string // the group's name (dp, tp, ...) when known, else its members (membersLabel), else its key
 	// InBase and InNew say which runs have it; a collective in one run only has no
 	// test.
 	InBase, InNew bool
@@ -303,8 +303,8 @@ func compareSamples(name, unit string, bx, nx []float64, opts Options, stream ui
 	md := MetricDiff{Name: name, Unit: unit, Base: Describe(bx), New: Describe(nx)}
 	md.BaseValue, md.NewValue = md.Base.Mean, md.New.Mean
 	md.setDelta()
-	md.Test = MannWhitneyU(bx, nx)
-	md.CI = BootstrapMeanDiff(bx, nx, opts.iters(), opts.alpha(), opts.Seed*1000003+stream)
+	md.Test = mannWhitneyU(bx, nx)
+	md.CI = bootstrapMeanDiff(bx, nx, opts.iters(), opts.alpha(), opts.Seed*1000003+stream)
 	md.Significant = md.Test.Method != "none" && md.Test.P < opts.alpha()
 	switch {
 	case len(bx) == 0 || len(nx) == 0:
@@ -395,7 +395,7 @@ func collectiveLabels(r *Run) map[collKey]string {
 		case c.GroupName != "":
 			labels[k] = c.GroupName
 		case len(c.Members) > 0:
-			l := MembersLabel(c.Members, 0)
+			l := membersLabel(c.Members, 0)
 			labels[k] = l
 			lk := collKey{c.Op, l}
 			if keysOf[lk] == nil {
@@ -412,9 +412,9 @@ func collectiveLabels(r *Run) map[collKey]string {
 	return labels
 }
 
-// MembersLabel writes a group's global ranks ("ranks 0-3, 8-11"), with the group's
+// membersLabel writes a group's global ranks ("ranks 0-3, 8-11"), with the group's
 // size when fewer ranks than that are known ("ranks 0-1 of 8").
-func MembersLabel(members []int, size int) string {
+func membersLabel(members []int, size int) string {
 	label := "ranks " + ranklist.Format(members)
 	if n := len(slices.Compact(slices.Sorted(slices.Values(members)))); size > n {
 		label += fmt.Sprintf(" of %d", size)
@@ -527,7 +527,7 @@ func matchSubsets(bc, nc map[collKey]*collRun) {
 	alone := func(in, other map[collKey]*collRun) []collKey {
 		var out []collKey
 		for k, cr := range in {
-			if other[k] == nil && len(cr.info.Members) > 0 && cr.info.GroupSize > 0 && MembersLabel(cr.info.Members, 0) == k.group {
+			if other[k] == nil && len(cr.info.Members) > 0 && cr.info.GroupSize > 0 && membersLabel(cr.info.Members, 0) == k.group {
 				out = append(out, k)
 			}
 		}
@@ -573,14 +573,14 @@ func groupLabel(label string, runs ...*collRun) string {
 	size := 0
 	var members []int
 	for _, cr := range runs {
-		if cr != nil && len(cr.info.Members) > 0 && MembersLabel(cr.info.Members, 0) == label {
+		if cr != nil && len(cr.info.Members) > 0 && membersLabel(cr.info.Members, 0) == label {
 			members, size = cr.info.Members, max(size, cr.info.GroupSize)
 		}
 	}
 	if members == nil {
 		return label
 	}
-	return MembersLabel(members, size)
+	return membersLabel(members, size)
 }
 
 func compareCollectives(base, new *Run, opts Options) []CollectiveDiff {

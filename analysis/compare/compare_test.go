@@ -13,26 +13,26 @@ import (
 // males' and females' scores: U1 = 17, exact two-sided p = 0.1111), and a case by
 // hand: every x above every y, 4 against 4, U = 16 and p = 2/C(8,4) = 2/70.
 func TestMannWhitneyKnownValues(t *testing.T) {
-	r := MannWhitneyU([]float64{19, 22, 16, 29, 24}, []float64{20, 11, 17, 12})
+	r := mannWhitneyU([]float64{19, 22, 16, 29, 24}, []float64{20, 11, 17, 12})
 	assert.Equal(t, 17.0, r.U)
 	assert.Equal(t, "exact", r.Method)
 	assert.InDelta(t, 0.1111, r.P, 1e-4)
 
-	r = MannWhitneyU([]float64{5, 6, 7, 8}, []float64{1, 2, 3, 4})
+	r = mannWhitneyU([]float64{5, 6, 7, 8}, []float64{1, 2, 3, 4})
 	assert.Equal(t, 16.0, r.U)
 	assert.InDelta(t, 2.0/70, r.P, 1e-12)
 
 	// Small samples with ties take the exact distribution of U with those ties, as
 	// benchstat does (the normal approximation used before gave p = 0.0993); identical
 	// samples give no evidence.
-	r = MannWhitneyU([]float64{1, 2, 2, 3}, []float64{2, 3, 3, 4, 5})
+	r = mannWhitneyU([]float64{1, 2, 2, 3}, []float64{2, 3, 3, 4, 5})
 	assert.Equal(t, "exact", r.Method)
 	assert.Equal(t, 3.0, r.U)
 	assert.InDelta(t, 10.0/63, r.P, 1e-12)
-	r = MannWhitneyU([]float64{3, 3, 3}, []float64{3, 3})
+	r = mannWhitneyU([]float64{3, 3, 3}, []float64{3, 3})
 	assert.Equal(t, "none", r.Method)
 	assert.Equal(t, 1.0, r.P)
-	assert.Equal(t, "none", MannWhitneyU(nil, []float64{1}).Method)
+	assert.Equal(t, "none", mannWhitneyU(nil, []float64{1}).Method)
 }
 
 // TestMannWhitneyIsBenchstats: the p-value is benchstat's, golang.org/x/perf/benchmath's
@@ -56,7 +56,7 @@ func TestMannWhitneyIsBenchstats(t *testing.T) {
 		c := benchmath.AssumeNothing.Compare(benchmath.NewSample(bx, &th), benchmath.NewSample(by, &th))
 		assert.Equal(t, tc.want, c.P, "the pinned value is benchmath's")
 		x0 := slices.Clone(tc.x)
-		r := MannWhitneyU(tc.x, tc.y)
+		r := mannWhitneyU(tc.x, tc.y)
 		assert.Equal(t, tc.want, r.P, "%v %v (before: %v)", tc.x, tc.y, tc.old)
 		assert.Equal(t, x0, tc.x, "the samples are left unsorted")
 		assert.Equal(t, tc.exact, r.Method == "exact")
@@ -68,7 +68,7 @@ func TestMannWhitneyIsBenchstats(t *testing.T) {
 	}
 	th := benchmath.DefaultThresholds
 	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(x), &th), benchmath.NewSample(slices.Clone(y), &th))
-	r := MannWhitneyU(x, y)
+	r := mannWhitneyU(x, y)
 	assert.Equal(t, "normal", r.Method)
 	assert.Equal(t, c.P, r.P)
 }
@@ -76,8 +76,8 @@ func TestMannWhitneyIsBenchstats(t *testing.T) {
 func TestBootstrapDeterministic(t *testing.T) {
 	x := []float64{10, 11, 9, 10.5, 10.2, 9.8}
 	y := []float64{12, 12.5, 11.8, 12.2, 12.1, 11.9}
-	a := BootstrapMeanDiff(x, y, 2000, 0.05, 7)
-	assert.Equal(t, a, BootstrapMeanDiff(x, y, 2000, 0.05, 7), "same seed, same interval")
+	a := bootstrapMeanDiff(x, y, 2000, 0.05, 7)
+	assert.Equal(t, a, bootstrapMeanDiff(x, y, 2000, 0.05, 7), "same seed, same interval")
 	assert.True(t, a.Contains(2.0), "%+v", a)
 	assert.Greater(t, a.Lo, 0.0)
 }
@@ -127,7 +127,7 @@ func TestMembersLabel(t *testing.T) {
 		{[]int{6, 0, 2, 4, 2}, 4, "ranks 0, 2, 4, 6"},
 		{[]int{0, 1, 2, 8, 9, 10, 12}, 16, "ranks 0-2, 8-10, 12 of 16"},
 	} {
-		assert.Equal(t, tc.want, MembersLabel(tc.members, tc.size), "%v of %d", tc.members, tc.size)
+		assert.Equal(t, tc.want, membersLabel(tc.members, tc.size), "%v of %d", tc.members, tc.size)
 	}
 }
 

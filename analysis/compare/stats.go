@@ -27,12 +27,12 @@ type MannWhitney struct {
 	Method string
 }
 
-// MannWhitneyU tests whether x and y come from the same distribution, against the
+// mannWhitneyU tests whether x and y come from the same distribution, against the
 // two-sided alternative that one is stochastically larger, as benchstat does: P is
 // golang.org/x/perf/benchmath's (AssumeNothing.Compare, go-moremath's U test), exact
 // up to mstats.MannWhitneyExactLimit values a sample without ties and
 // mstats.MannWhitneyTiesExactLimit with ties, else the normal approximation.
-func MannWhitneyU(x, y []float64) MannWhitney {
+func mannWhitneyU(x, y []float64) MannWhitney {
 	n1, n2 := len(x), len(y)
 	if n1 == 0 || n2 == 0 {
 		return MannWhitney{P: 1, Method: "none"}
@@ -95,10 +95,10 @@ type Interval struct {
 // Contains reports whether x lies in the interval.
 func (iv Interval) Contains(x float64) bool { return iv.Lo <= x && x <= iv.Hi }
 
-// BootstrapMeanDiff is the percentile bootstrap interval, at confidence 1−alpha, of
+// bootstrapMeanDiff is the percentile bootstrap interval, at confidence 1−alpha, of
 // mean(y) − mean(x): each of iters rounds resamples both samples with replacement.
 // The same seed gives the same interval.
-func BootstrapMeanDiff(x, y []float64, iters int, alpha float64, seed uint64) Interval {
+func bootstrapMeanDiff(x, y []float64, iters int, alpha float64, seed uint64) Interval {
 	if len(x) == 0 || len(y) == 0 || iters <= 0 {
 		return Interval{math.NaN(), math.NaN()}
 	}

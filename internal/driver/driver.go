@@ -39,7 +39,7 @@ func (e Env) changed(flag string) bool { return e.Changed != nil && e.Changed(fl
 
 // command is the command line a report records: "hcclprof" and the arguments, each
 // quoted for a POSIX shell, so that pasting it runs the same command.
-func (e Env) command() string { return CommandLine("hcclprof", e.Args) }
+func (e Env) command() string { return commandLine("hcclprof", e.Args) }
 
 // exitError carries an exit code out of a command.
 type exitError struct {

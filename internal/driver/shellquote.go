@@ -4,9 +4,9 @@ import (
 	"strings"
 )
 
-// CommandLine is name and args as one line of a POSIX shell, each argument quoted so
+// commandLine is name and args as one line of a POSIX shell, each argument quoted so
 // that pasting the line runs the same command.
-func CommandLine(name string, args []string) string {
+func commandLine(name string, args []string) string {
 	words := make([]string, 0, 1+len(args))
 	words = append(words, name)
 	for _, a := range args {

@@ -40,7 +40,7 @@ func TestShellQuote(t *testing.T) {
 		assert.Equal(t, tt.want, shellQuote(tt.in), "%q", tt.in)
 	}
 	assert.Equal(t, `hcclprof analyze 'my runs/x' --fail-on 'comm_share>30%'`,
-		CommandLine("hcclprof", []string{"analyze", "my runs/x", "--fail-on", "comm_share>30%"}))
+		commandLine("hcclprof", []string{"analyze", "my runs/x", "--fail-on", "comm_share>30%"}))
 }
 
 // shellWords has a POSIX shell split and expand quoted words, and returns what it got.
@@ -64,7 +64,7 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 	for _, a := range args {
 		assert.Equal(t, []string{a}, shellWords(t, shellQuote(a)), "%q quoted as %s", a, shellQuote(a))
 	}
-	got := CommandLine("hcclprof", args)
+	got := commandLine("hcclprof", args)
 	assert.Equal(t, append([]string{"hcclprof"}, args...), shellWords(t, got))
 }
 

@@ -31,8 +31,8 @@ func New(w io.Writer, quiet bool) *Printer {
 	return &Printer{w: w, now: time.Now}
 }
 
-// ForWriter returns a printer on w whatever w is (for tests).
-func ForWriter(w io.Writer) *Printer { return &Printer{w: w, now: time.Now} }
+// forWriter returns a printer on w whatever w is (for tests).
+func forWriter(w io.Writer) *Printer { return &Printer{w: w, now: time.Now} }
 
 // IsTerminal reports whether w is a terminal. A character device is not enough:
 // /dev/null is one, and progress lines written there cost time for nothing.

@@ -11,7 +11,7 @@ import (
 
 func TestPrinter(t *testing.T) {
 	var b bytes.Buffer
-	p := ForWriter(&b)
+	p := forWriter(&b)
 	clock := time.Unix(1000, 0)
 	p.now = func() time.Time { return clock }
 	p.Count("parsing ranks", 1, 4)

@@ -12,14 +12,14 @@ import (
 // Root returns the realdata directory, or "" when it is absent.
 func Root() string { return shared("realdata") }
 
-// BenchRoot returns ../shared/benchdata (published collective-communication
+// benchRoot returns ../shared/benchdata (published collective-communication
 // measurements), or "" when it is absent.
-func BenchRoot() string { return shared("benchdata") }
+func benchRoot() string { return shared("benchdata") }
 
 // BenchPath is Path for a file of ../shared/benchdata.
 func BenchPath(tb testing.TB, elem ...string) string {
 	tb.Helper()
-	root := BenchRoot()
+	root := benchRoot()
 	if root == "" {
 		tb.Skip("../shared/benchdata is absent: skipping the measurement test")
 	}

@@ -22,10 +22,10 @@ func Main(m *testing.M) {
 }
 
 // Setup puts the process' temporary files in memory (MemoryTemp) and paces its
-// collector for tests (TuneGC). done removes the temporary directory.
+// collector for tests (tuneGC). done removes the temporary directory.
 func Setup() (done func()) {
 	done = MemoryTemp()
-	TuneGC()
+	tuneGC()
 	return done
 }
 
@@ -82,13 +82,13 @@ func removeStale() {
 	}
 }
 
-// TuneGC collects less often than Go's default (unless GOGC or GOMEMLIMIT is set):
+// tuneGC collects less often than Go's default (unless GOGC or GOMEMLIMIT is set):
 // the tests allocate much (generating, reading and analysing clusters) and keep
 // little, and collecting each time the heap doubled was a tenth of their CPU. The heap
 // may now grow to five times what is live, up to a soft limit of 2 GiB, past which the
 // collector runs as often as it must to stay under it (more often than the default's
 // only in a process keeping more than 1 GiB live; the tests keep a few hundred MB).
-func TuneGC() {
+func tuneGC() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}

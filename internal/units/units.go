@@ -31,8 +31,8 @@ const (
 // NsFromUs converts a float microsecond figure to ns, rounding to the nearest.
 func NsFromUs(us float64) int64 { return int64(math.Round(us * 1e3)) }
 
-// NsFromMs converts a float millisecond figure to ns, rounding to the nearest.
-func NsFromMs(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
+// nsFromMs converts a float millisecond figure to ns, rounding to the nearest.
+func nsFromMs(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
 
 // Us is ns in microseconds.
 func Us(ns int64) float64 { return float64(ns) / 1e3 }
@@ -58,8 +58,8 @@ func GBps(bytes, ns int64) float64 {
 // BytesFromDecimalMB converts a profiler's MB figure (10⁶ bytes) to bytes.
 func BytesFromDecimalMB(mb float64) int64 { return int64(math.Round(mb * 1e6)) }
 
-// BytesFromMB converts an HCCL-style MB count (HCCL_BUFFSIZE, bucket_cap_mb) to bytes.
-func BytesFromMB(mb int) int64 { return int64(mb) * MiB }
+// bytesFromMB converts an HCCL-style MB count (HCCL_BUFFSIZE, bucket_cap_mb) to bytes.
+func bytesFromMB(mb int) int64 { return int64(mb) * MiB }
 
 // sizeUnits are the suffixes ParseSize reads, longest first so that "MiB" is not
 // taken for "B". KB, MB, GB and TB are binary, as HCCL reads them.
@@ -71,8 +71,8 @@ var sizeUnits = []struct {
 	{"KB", KiB}, {"MB", MiB}, {"GB", GiB}, {"TB", TiB}, {"B", 1},
 }
 
-// SizeHelp says what ParseSize accepts, for flag help and errors.
-const SizeHelp = "bytes, or a number with KiB, MiB, GiB or TiB; KB, MB, GB and TB mean the same binary units, as HCCL reads HCCL_BUFFSIZE and PyTorch bucket_cap_mb"
+// sizeHelp says what ParseSize accepts, for flag help and errors.
+const sizeHelp = "bytes, or a number with KiB, MiB, GiB or TiB; KB, MB, GB and TB mean the same binary units, as HCCL reads HCCL_BUFFSIZE and PyTorch bucket_cap_mb"
 
 // ParseSize reads a size: a number of bytes, or a number with a unit. Units are
 // binary whatever their spelling (MB = MiB = 2²⁰ bytes), case-insensitive, and may
@@ -88,7 +88,7 @@ func ParseSize(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v*float64(scale) > math.MaxInt64/2 {
-		return 0, fmt.Errorf("size %q: want %s", s, SizeHelp)
+		return 0, fmt.Errorf("size %q: want %s", s, sizeHelp)
 	}
 	return int64(math.Round(v * float64(scale))), nil
 }

@@ -662,14 +662,14 @@ type RatioError struct{ Out, In int64 }
 
 func (e *RatioError) Error() string { return "compression ratio over the limit" }
 
-// NewCountingReader counts the bytes read from r, a decompressor's input, for a
+// newCountingReader counts the bytes read from r, a decompressor's input, for a
 // RatioReader.
-func NewCountingReader(r *bufio.Reader) *CountingReader { return &CountingReader{r: r} }
+func newCountingReader(r *bufio.Reader) *CountingReader { return &CountingReader{r: r} }
 
-// NewRatioReader reads r, the output of a decompressor reading cr, and fails with a
+// newRatioReader reads r, the output of a decompressor reading cr, and fails with a
 // *RatioError once it has unpacked more than RatioMinSize bytes at a ratio over
 // maxRatio to the compressed bytes consumed.
-func NewRatioReader(r io.Reader, cr *CountingReader, maxRatio int64) *RatioReader {
+func newRatioReader(r io.Reader, cr *CountingReader, maxRatio int64) *RatioReader {
 	return &RatioReader{r: r, cr: cr, max: maxRatio}
 }
 

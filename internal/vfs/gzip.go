@@ -20,13 +20,13 @@ func OpenMaybeGzip(p string) (rd io.Reader, closeFn func(), gz bool, err error) 
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		cr := NewCountingReader(br)
+		cr := newCountingReader(br)
 		zr, err := gzip.NewReader(cr)
 		if err != nil {
 			f.Close()
 			return nil, nil, false, jsonx.ErrAtOffset(p, 0, "gzip: %v", err)
 		}
-		return &gzipRatioReader{NewRatioReader(zr, cr, DefaultArchiveLimits.MaxRatio), DefaultArchiveLimits.MaxRatio}, func() { zr.Close(); f.Close() }, true, nil
+		return &gzipRatioReader{newRatioReader(zr, cr, DefaultArchiveLimits.MaxRatio), DefaultArchiveLimits.MaxRatio}, func() { zr.Close(); f.Close() }, true, nil
 	}
 	return br, func() { f.Close() }, false, nil
 }
