@@ -81,6 +81,33 @@ func computeUs(res *analysis.Result) float64 {
 	return float64(computing) / float64(stage) * float64(res.Summary.StepTimeNs) / 1e3
 }
 
+// fsdpPrefetchPrice prices prefetching every FSDP gather (costmodel.FSDPPrefetch) from
+// the FSDP dimension's exposed time (fs) and its ops.
+func fsdpPrefetchPrice(res *analysis.Result, fs analysis.KindShare) (costmodel.Prediction, error) {
+	stepUs := float64(res.Summary.StepTimeNs) / 1e3
+	ops := opsOfKind(res, analysis.KindFSDP)
+	c := costmodel.FSDPComm{StepUs: stepUs, ExposedUs: math.Min(fs.CommShare, res.Summary.CommShare) * stepUs, CommShare: res.Summary.CommShare,
+		ComputeUs: computeUs(res), Gathers: int(math.Round(ops.perRankStep["allgather"])), Reductions: int(math.Round(ops.perRankStep["reducescatter"])),
+		GatherUs: ops.meanUs["allgather"], ReduceUs: ops.meanUs["reducescatter"]}
+	return costmodel.FSDPPrefetch(c)
+}
+
+// fsdpHideableShare is the share of the step prefetching would win, as priced
+// (fsdpPrefetchPrice), for an FSDP dimension exposed exposedShare of the step; 0
+// when nothing is to win (the forward's first gather and the last reduction stay).
+func fsdpHideableShare(res *analysis.Result, fs analysis.KindShare, exposedShare float64) float64 {
+	stepUs := float64(res.Summary.StepTimeNs) / 1e3
+	if stepUs <= 0 {
+		return 0
+	}
+	fs.CommShare = exposedShare
+	p, err := fsdpPrefetchPrice(res, fs)
+	if err != nil {
+		return 0
+	}
+	return math.Max(stepUs-p.StepTimeUs, 0) / stepUs
+}
+
 // fsdpRecommendation prices prefetching the FSDP gathers when the FSDP groups'
 // communication is exposed (issue 37, fsdp_gather_exposed): PyTorch FSDP's
 // forward_prefetch and backward_prefetch=BACKWARD_PRE (limit_all_gathers keeping at
@@ -99,11 +126,7 @@ func fsdpRecommendation(res *analysis.Result, facts RunFacts) (*Recommendation, 
 		return nil, ""
 	}
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
-	ops := opsOfKind(res, analysis.KindFSDP)
-	c := costmodel.FSDPComm{StepUs: stepUs, ExposedUs: math.Min(fs.CommShare, res.Summary.CommShare) * stepUs, CommShare: res.Summary.CommShare,
-		ComputeUs: computeUs(res), Gathers: int(math.Round(ops.perRankStep["allgather"])), Reductions: int(math.Round(ops.perRankStep["reducescatter"])),
-		GatherUs: ops.meanUs["allgather"], ReduceUs: ops.meanUs["reducescatter"]}
-	p, err := costmodel.FSDPPrefetch(c)
+	p, err := fsdpPrefetchPrice(res, *fs)
 	if err != nil {
 		return nil, "no FSDP prefetch priced: " + err.Error()
 	}
