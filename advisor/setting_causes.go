@@ -52,9 +52,18 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 	if timelines == 0 && communicating != 1 {
 		return settingFromSummaries(res, d)
 	}
+	kinds, commShare, measuredOn := res.Summary.Kinds, res.Summary.CommShare, ""
+	if timelines < len(res.Ranks) && communicating != 1 {
+		// A few ranks with a timeline beside many without (msprof-analyze's cluster
+		// output with two raw rank directories): the dimensions' exposure is
+		// measured on those few, not shared out by the others' ops (a TP8 job's TP
+		// read 5.3% of the step exposed over all 32 ranks, 15.6% on the two).
+		kinds, commShare = measuredKinds(res)
+		measuredOn = fmt.Sprintf(" (on the %d of %d ranks with a device timeline)", timelines, len(res.Ranks))
+	}
 	var tp, fsdp float64
 	var tpKinds []string
-	for _, k := range res.Summary.Kinds {
+	for _, k := range kinds {
 		// A dimension is the profile's own group name, or inferred from the layout
 		// and the ops (analysis.inferKind): TP only beside another dimension, so a
 		// data-parallel job on one server, with the layout of a TP group, is not
@@ -76,7 +85,7 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 	}
 	// A dimension's exposed time is part of all exposed time: from op records alone
 	// (no timeline) the per-kind figure can exceed it, and is then not evidence.
-	tp, fsdp = min(tp, res.Summary.CommShare), min(fsdp, res.Summary.CommShare)
+	tp, fsdp = min(tp, commShare), min(fsdp, commShare)
 	// FSDP's exposed time is the step's wait on it only in the part prefetching would
 	// hide: the forward's first gather and the last reduction stay exposed whatever
 	// the setting. A job with one layer out of the prefetch order had 13.9% of its
@@ -84,7 +93,7 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 	// regenerated): not what the step waits on.
 	exposedFSDP := fsdp
 	if fsdp > 0 {
-		fsdp = min(fsdp, fsdpHideableShare(res, kindShareOf(res, analysis.KindFSDP), fsdp))
+		fsdp = min(fsdp, fsdpHideableShare(res, kindShareIn(kinds, analysis.KindFSDP), fsdp))
 	}
 	if max(tp, fsdp) < settingLead {
 		return d
@@ -92,7 +101,7 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 	// Over moving data the setting leads only when its dimension is most of the
 	// exposed communication: TP overlapped, yet part of it still exposed beside a
 	// larger exposed transfer of other groups, is the transfer's.
-	if d.Cause == CauseTransfer && max(tp, fsdp) < 0.5*res.Summary.CommShare {
+	if d.Cause == CauseTransfer && max(tp, fsdp) < 0.5*commShare {
 		return d
 	}
 	exposed := pct(res.Summary.CommShare)
@@ -100,12 +109,12 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 		return Diagnosis{Cause: CauseTPCriticalPath, Share: tp,
 			Title: fmt.Sprintf("%s of the step is exposed communication; %s of the step waits on tensor-parallel collectives (%s) that run on the critical path, not beside the compute",
 				exposed, pct(tp), joinKinds(tpKinds)),
-			Evidence: fmt.Sprintf("exposed communication per parallel dimension: %s; before this: %s", kindSharesPhrase(res.Summary.Kinds), d.Title)}
+			Evidence: fmt.Sprintf("exposed communication per parallel dimension%s: %s; before this: %s", measuredOn, kindSharesPhrase(kinds), d.Title)}
 	}
 	return Diagnosis{Cause: CauseFSDPGatherExposed, Share: fsdp,
 		Title: fmt.Sprintf("%s of the step is exposed communication; %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters, and prefetching would win %s of it (priced): they are not issued ahead of their layer",
 			exposed, pct(exposedFSDP), pct(fsdp)),
-		Evidence: fmt.Sprintf("exposed communication per parallel dimension: %s; before this: %s", kindSharesPhrase(res.Summary.Kinds), d.Title)}
+		Evidence: fmt.Sprintf("exposed communication per parallel dimension%s: %s; before this: %s", measuredOn, kindSharesPhrase(kinds), d.Title)}
 }
 
 // settingFromSummaries is settingCause for a job profiled without device timelines:
@@ -217,12 +226,38 @@ func kindSharesPhrase(kinds []analysis.KindShare) string {
 
 // kindShareOf is the result's figures of one parallel dimension (zero if none).
 func kindShareOf(res *analysis.Result, kind string) analysis.KindShare {
-	for _, k := range res.Summary.Kinds {
+	return kindShareIn(res.Summary.Kinds, kind)
+}
+
+// kindShareIn is one dimension's figures among kinds (zero if none).
+func kindShareIn(kinds []analysis.KindShare, kind string) analysis.KindShare {
+	for _, k := range kinds {
 		if k.Kind == kind {
 			return k
 		}
 	}
 	return analysis.KindShare{Kind: kind}
+}
+
+// measuredKinds is the dimensions' communication over the ranks with a timeline
+// alone, and their exposed communication's share of their steps.
+func measuredKinds(res *analysis.Result) ([]analysis.KindShare, float64) {
+	var ranks []analysis.RankResult
+	var exposedNs, stageNs int64
+	for _, r := range res.Ranks {
+		if r.Source != analysis.SourceTimeline {
+			continue
+		}
+		ranks = append(ranks, r)
+		for _, st := range r.Steps {
+			exposedNs += st.ExposedCommNs()
+			stageNs += st.StageNs
+		}
+	}
+	if stageNs <= 0 {
+		return res.Summary.Kinds, res.Summary.CommShare
+	}
+	return analysis.KindSharesOf(ranks, res.Communication.Groups), float64(exposedNs) / float64(stageNs)
 }
 
 // kindTotalsPhrase lists each dimension's whole communication ("sp 40.6%, dp 14.0%").

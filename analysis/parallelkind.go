@@ -411,6 +411,10 @@ type KindShare struct {
 	Sources []string
 }
 
+// KindSharesOf is Summary.Kinds over some of the ranks: the dimensions' exposure
+// measured on the ranks with a timeline, where the others have none.
+func KindSharesOf(ranks []RankResult, groups []Group) []KindShare { return kindShares(ranks, groups) }
+
 // kindShares sums each dimension's communication over the ranks' steps.
 func kindShares(ranks []RankResult, groups []Group) []KindShare {
 	kindOf := map[string]string{}
