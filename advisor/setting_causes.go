@@ -112,7 +112,7 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 			Evidence: fmt.Sprintf("exposed communication per parallel dimension%s: %s; before this: %s", measuredOn, kindSharesPhrase(kinds), d.Title)}
 	}
 	return Diagnosis{Cause: CauseFSDPGatherExposed, Share: fsdp,
-		Title: fmt.Sprintf("%s of the step is exposed communication; %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters, and prefetching would win %s of it (priced): they are not issued ahead of their layer",
+		Title: fmt.Sprintf("%s of the step is exposed communication; %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters, of which prefetching would win %s of the step back (priced): they are not issued ahead of their layer",
 			exposed, pct(exposedFSDP), pct(fsdp)),
 		Evidence: fmt.Sprintf("exposed communication per parallel dimension%s: %s; before this: %s", measuredOn, kindSharesPhrase(kinds), d.Title)}
 }
