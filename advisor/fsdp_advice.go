@@ -89,6 +89,10 @@ func fsdpPrefetchPrice(res *analysis.Result, fs analysis.KindShare) (costmodel.P
 	c := costmodel.FSDPComm{StepUs: stepUs, ExposedUs: math.Min(fs.CommShare, res.Summary.CommShare) * stepUs, CommShare: res.Summary.CommShare,
 		ComputeUs: computeUs(res), Gathers: int(math.Round(ops.perRankStep["allgather"])), Reductions: int(math.Round(ops.perRankStep["reducescatter"])),
 		GatherUs: ops.meanUs["allgather"], ReduceUs: ops.meanUs["reducescatter"]}
+	// The run's exposed waiting, in FSDP's part of the exposed time.
+	if w := res.Summary.ExposedWaitShare; w != nil && res.Summary.CommShare > 0 {
+		c.ExposedWaitUs = *w * stepUs * math.Min(c.ExposedUs/stepUs/res.Summary.CommShare, 1)
+	}
 	return costmodel.FSDPPrefetch(c)
 }
 
