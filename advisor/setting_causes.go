@@ -89,8 +89,8 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 	// FSDP's exposed time is the step's wait on it only in the part prefetching would
 	// hide: the forward's first gather and the last reduction stay exposed whatever
 	// the setting. A job with one layer out of the prefetch order had 13.9% of its
-	// step in FSDP's exposed gathers, of which prefetching wins 5.9% (priced, and 6%
-	// regenerated): not what the step waits on.
+	// step in FSDP's exposed gathers, of which prefetching wins 5.9% as priced (its
+	// truth, the job played again with every gather prefetched, is compute_bound).
 	exposedFSDP := fsdp
 	if fsdp > 0 {
 		fsdp = min(fsdp, fsdpHideableShare(res, kindShareIn(kinds, analysis.KindFSDP), fsdp))
@@ -125,8 +125,9 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 // other dimensions' communication, exposed or not. Where that bound alone is above
 // settingLead, is most of the exposed communication, and is at least half of the
 // dimension's own communication (so TP communication overlap is not on), the
-// dimension is named, with the bound as its share. A TP8 job's summaries (41% of the
-// step exposed, data-parallel communication 14% in all) bound TP's exposure at 27%.
+// dimension is named, with the bound as its share (FSDP's: no more than prefetching
+// would win, as priced). A TP4 job's summaries (41% of the step exposed,
+// data-parallel communication 14% in all) bound TP's exposure at 27%.
 func settingFromSummaries(res *analysis.Result, d Diagnosis) Diagnosis {
 	var stageNs, exposedNsSum, commNsSum int64
 	for _, r := range res.Ranks {
@@ -161,7 +162,8 @@ func settingFromSummaries(res *analysis.Result, d Diagnosis) Diagnosis {
 	isTP := func(k string) bool { return k == analysis.KindTP || k == analysis.KindSP }
 	isFSDP := func(k string) bool { return k == analysis.KindFSDP }
 	tpNs, tpCommNs, tpKinds := bound(isTP)
-	fsdpNs, fsdpCommNs, _ := bound(isFSDP)
+	fsdpBoundNs, fsdpCommNs, _ := bound(isFSDP)
+	fsdpNs := fsdpBoundNs
 	if fsdpNs > 0 { // what prefetching would hide of it (settingCause)
 		fsdpNs = min(fsdpNs, fsdpHideableShare(res, kindShareOf(res, analysis.KindFSDP), fsdpNs/float64(stageNs))*float64(stageNs))
 	}
@@ -184,9 +186,9 @@ func settingFromSummaries(res *analysis.Result, d Diagnosis) Diagnosis {
 	case leads(fsdpNs, fsdpCommNs):
 		share := fsdpNs / float64(stageNs)
 		return Diagnosis{Cause: CauseFSDPGatherExposed, Share: share,
-			Title: fmt.Sprintf("%s of the step is exposed communication; at least %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters: they are not issued ahead of their layer",
-				exposed, pct(share)),
-			Evidence: evidence("FSDP", fsdpNs)}
+			Title: fmt.Sprintf("%s of the step is exposed communication; at least %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters, of which prefetching would win %s of the step back (priced): they are not issued ahead of their layer",
+				exposed, pct(fsdpBoundNs/float64(stageNs)), pct(share)),
+			Evidence: evidence("FSDP", fsdpBoundNs)}
 	}
 	return d
 }
