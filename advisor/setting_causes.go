@@ -57,7 +57,8 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 		// A few ranks with a timeline beside many without (msprof-analyze's cluster
 		// output with two raw rank directories): the dimensions' exposure is
 		// measured on those few, not shared out by the others' ops (a TP8 job's TP
-		// read 5.3% of the step exposed over all 32 ranks, 14.5% on the two, against the truth's 15.6%).
+		// read 5.3% of the step exposed over all 32 ranks, 14.5% on the two; the
+		// truth's 15.6%).
 		kinds, commShare = measuredKinds(res)
 		measuredOn = fmt.Sprintf(" (on the %d of %d ranks with a device timeline)", timelines, len(res.Ranks))
 	}
