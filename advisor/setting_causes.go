@@ -119,46 +119,36 @@ func settingCause(res *analysis.Result, d Diagnosis) Diagnosis {
 }
 
 // settingFromSummaries is settingCause for a job profiled without device timelines:
-// a dimension's exposed time is not measured there, but it is bounded below. The
-// exposed communication is the union, over every dimension, of their ops' time with
-// no compute beside it; what other dimensions add to it is at most their whole
-// communication. So a dimension is exposed at least all the exposed time less the
-// other dimensions' communication, exposed or not. Where that bound alone is above
-// settingLead, is most of the exposed communication, and is at least half of the
-// dimension's own communication (so TP communication overlap is not on), the
-// dimension is named, with the bound as its share (FSDP's: no more than prefetching
-// would win, as priced). A TP4 job's summaries (41% of the step exposed,
-// data-parallel communication 14% in all) bound TP's exposure at 27%.
+// a dimension's exposed time is not measured there, but it is bounded below
+// (analysis.KindShare.ExposedMinNs): in each step, the exposed communication less
+// what the other dimensions' ops, and the communication no op covers, add outside
+// the dimension's own ops. Where that bound alone is above settingLead, is most of
+// the exposed communication, and is at least half of the dimension's own
+// communication (so TP communication overlap is not on), the dimension is named, with
+// the bound as its share (FSDP's: no more than prefetching would win, as priced). A
+// TP4 job's summaries (41% of the step exposed, data-parallel communication 14% in
+// all) bound TP's exposure at 27%.
 func settingFromSummaries(res *analysis.Result, d Diagnosis) Diagnosis {
-	var stageNs, exposedNsSum, commNsSum int64
+	var stageNs, exposedNsSum int64
 	for _, r := range res.Ranks {
 		for _, st := range r.Steps {
 			stageNs += st.StageNs
 			exposedNsSum += st.ExposedCommNs()
-			commNsSum += st.CommunicationNs
 		}
 	}
 	if stageNs <= 0 {
 		return d
 	}
 	exposedNs := float64(exposedNsSum)
-	// Communication in the steps that no dimension's ops account for could be the
-	// exposed part too: it counts with the others'.
-	unattributedNs := float64(commNsSum)
-	for _, k := range res.Summary.Kinds {
-		unattributedNs -= float64(k.CommNs)
-	}
 	bound := func(in func(kind string) bool) (lowerNs, commNs float64, kinds []string) {
-		othersNs := max(0, unattributedNs)
 		for _, k := range res.Summary.Kinds {
 			if in(k.Kind) {
+				lowerNs += float64(k.ExposedMinNs)
 				commNs += float64(k.CommNs)
 				kinds = append(kinds, k.Kind)
-			} else {
-				othersNs += float64(k.CommNs)
 			}
 		}
-		return max(0, exposedNs-othersNs), commNs, kinds
+		return min(lowerNs, exposedNs), commNs, kinds
 	}
 	isTP := func(k string) bool { return k == analysis.KindTP || k == analysis.KindSP }
 	isFSDP := func(k string) bool { return k == analysis.KindFSDP }
@@ -174,7 +164,7 @@ func settingFromSummaries(res *analysis.Result, d Diagnosis) Diagnosis {
 	}
 	exposed := pct(exposedNs / float64(stageNs))
 	evidence := func(name string, lowerNs float64) string {
-		return fmt.Sprintf("from the profiler's summaries alone (no device timeline), %s's exposed time is not measured: it is at least all the exposed communication (%s of the step) less every other dimension's whole communication, %s of the step; communication per parallel dimension, in all: %s; before this: %s",
+		return fmt.Sprintf("from the profiler's summaries alone (no device timeline), %s's exposed time is not measured: it is at least all the exposed communication (%s of the step) less what the other dimensions' ops add outside its own, %s of the step; communication per parallel dimension, in all: %s; before this: %s",
 			name, exposed, pct(lowerNs/float64(stageNs)), kindTotalsPhrase(res.Summary.Kinds), d.Title)
 	}
 	switch {

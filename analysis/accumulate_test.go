@@ -112,8 +112,8 @@ func TestGroupCommExposedLeavesOutReceives(t *testing.T) {
 	}
 	got := groupComm(ops, []profile.Interval{iv(20, 25)})
 	assert.Equal(t, []GroupComm{
-		{Group: "dp", CommunicationNs: 25, CommNotOverlappedNs: 20, ExposedNs: 15}, // 10-20, 25-30
-		{Group: "pp", CommunicationNs: 10, CommNotOverlappedNs: 10, ExposedNs: 0},
+		{Group: "dp", CommunicationNs: 25, CommNotOverlappedNs: 20, ExposedNs: 15, ExposedMinNs: 15, ExposedMaxNs: 15}, // 10-20, 25-30
+		{Group: "pp", CommunicationNs: 10, CommNotOverlappedNs: 10},
 	}, got)
 }
 
@@ -125,8 +125,8 @@ func TestGroupCommSplitsExposureByGroup(t *testing.T) {
 	compute := []profile.Interval{iv(10, 40)}
 	got := groupComm(ops, compute)
 	assert.Equal(t, []GroupComm{
-		{Group: "dp", CommunicationNs: 30, CommNotOverlappedNs: 20, ExposedNs: 20}, // 40-60 exposed
-		{Group: "tp", CommunicationNs: 20, CommNotOverlappedNs: 10, ExposedNs: 10}, // 0-10 exposed
+		{Group: "dp", CommunicationNs: 30, CommNotOverlappedNs: 20, ExposedNs: 20, ExposedMinNs: 20, ExposedMaxNs: 20}, // 40-60 exposed
+		{Group: "tp", CommunicationNs: 20, CommNotOverlappedNs: 10, ExposedNs: 10, ExposedMinNs: 10, ExposedMaxNs: 10}, // 0-10 exposed
 	}, got)
 	steps := groupSteps([]RankResult{
 		{Rank: 0, Steps: []StepBreakdown{{Step: 1, StageNs: 100, Groups: got}}},
@@ -187,4 +187,48 @@ func TestExposedCommunication(t *testing.T) {
 		sum += x.DurNs()
 	}
 	assert.Equal(t, b.CommNotOverlappedNs, sum)
+}
+
+// Without a timeline a group's exposed time is bounded, not measured: at least the
+// step's exposed time less what the other groups' ops (or the profiler's
+// communication that no op covers) add outside its own, at most its union.
+func TestGroupsFromOpsBoundTheExposure(t *testing.T) {
+	ops := []profile.CommOp{
+		{Step: 1, Group: "tp", Interval: iv(0, 20)},
+		{Step: 1, Group: "dp", Interval: iv(10, 30)}, {Step: 1, Group: "dp", Interval: iv(25, 50)}, // union 10-50
+		{Step: 2, Group: "dp", Interval: iv(1000, 1010)},
+	}
+	for _, c := range []struct {
+		name           string
+		commNs         int64
+		tpLo, tpHi, tp int64
+		dpLo, dpHi, dp int64
+	}{
+		// The ops cover 0-50 of the step's 50 ns of communication, 40 exposed.
+		{name: "ops cover it", commNs: 50, tpLo: 10, tpHi: 20, tp: 16, dpLo: 30, dpHi: 40, dp: 32},
+		// 10 ns of communication no op covers could be exposed in place of either.
+		{name: "some not covered", commNs: 60, tpLo: 0, tpHi: 20, tp: 13, dpLo: 20, dpHi: 40, dp: 26},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			steps := []StepBreakdown{{Step: 1, StageNs: 100, CommunicationNs: c.commNs, CommNotOverlappedNs: 40}}
+			addGroupsFromOps(steps, ops)
+			assert.Equal(t, []GroupComm{
+				{Group: "dp", CommunicationNs: 40, CommNotOverlappedNs: c.dp, ExposedNs: c.dp, ExposedMinNs: c.dpLo, ExposedMaxNs: c.dpHi},
+				{Group: "tp", CommunicationNs: 20, CommNotOverlappedNs: c.tp, ExposedNs: c.tp, ExposedMinNs: c.tpLo, ExposedMaxNs: c.tpHi},
+			}, steps[0].Groups)
+			kinds := kindShares([]RankResult{{Rank: 0, Steps: steps}}, []Group{{Key: "dp", Parallel: KindDP}, {Key: "tp", Parallel: KindTP}})
+			require.Len(t, kinds, 2)
+			for _, k := range kinds {
+				assert.False(t, k.Measured(), k.Kind)
+				assert.LessOrEqual(t, k.CommShareMin, k.CommShare, k.Kind)
+				assert.GreaterOrEqual(t, k.CommShareMax, k.CommShare, k.Kind)
+			}
+		})
+	}
+	// No exposed communication: every group's exposure is known, 0.
+	steps := []StepBreakdown{{Step: 1, StageNs: 100, CommunicationNs: 50}}
+	addGroupsFromOps(steps, ops)
+	for _, g := range steps[0].Groups {
+		assert.Equal(t, [3]int64{0, 0, 0}, [3]int64{g.ExposedNs, g.ExposedMinNs, g.ExposedMaxNs}, g.Group)
+	}
 }

@@ -84,7 +84,7 @@ func TestTimelineStepsSplitByStep(t *testing.T) {
 	assert.Equal(t, StepBreakdown{Step: 1, HasStep: true, StageNs: 50, ComputingNs: 30, CommunicationNs: 30,
 		CommNotOverlappedNs: 20, OverlappedNs: 10, PreparingNs: 10, HasPreparing: true, AllReduceNs: 30,
 		ExposedNs: 20, HasExposed: true,
-		Groups: []GroupComm{{Group: "", CommunicationNs: 30, CommNotOverlappedNs: 20, ExposedNs: 20}}}, steps[0])
+		Groups: []GroupComm{{Group: "", CommunicationNs: 30, CommNotOverlappedNs: 20, ExposedNs: 20, ExposedMinNs: 20, ExposedMaxNs: 20}}}, steps[0])
 	assert.Equal(t, StepBreakdown{Step: 2, HasStep: true, StageNs: 40, ComputingNs: 40, PreparingNs: 10, HasPreparing: true, HasExposed: true}, steps[1])
 }
 

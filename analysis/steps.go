@@ -75,8 +75,15 @@ type GroupComm struct {
 	CommNotOverlappedNs int64
 	// ExposedNs is the part of the union while no compute kernel and no receive runs
 	// (the step's exposed communication, group by group; a receive's time is Bubble).
-	// Without a timeline it is CommNotOverlappedNs's share, as that is.
+	// Without a timeline it is CommNotOverlappedNs's share, as that is: an
+	// apportionment, not a measurement.
 	ExposedNs int64
+	// ExposedMinNs and ExposedMaxNs bound the exposed part: equal to ExposedNs on a
+	// timeline. Without one, the exposed time is all the step's exposed
+	// communication less what the other groups add to the union of the ops at most
+	// (their time outside this group's ops), and at most the smaller of the group's
+	// union and the step's exposed communication.
+	ExposedMinNs, ExposedMaxNs int64
 }
 
 // ExposedCommNs is the step's exposed communication: Communication(Not Overlapped)
@@ -729,8 +736,9 @@ func groupComm(ops []profile.CommOp, comp []profile.Interval) []GroupComm {
 	for g, ivs := range byGroup {
 		u := union(ivs)
 		total := totalNs(u)
+		exposed := total - intersectNs(u, exposedOf)
 		out = append(out, GroupComm{Group: g, CommunicationNs: total, CommNotOverlappedNs: total - intersectNs(u, comp),
-			ExposedNs: total - intersectNs(u, exposedOf)})
+			ExposedNs: exposed, ExposedMinNs: exposed, ExposedMaxNs: exposed})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
 	return out

@@ -72,7 +72,7 @@ func (r *Rank) Normalize() {
 	})
 	r.checkStepMarkers(timeline, problem)
 
-	stepFile := r.stepTraceFile()
+	stepFile := r.StepTraceFile()
 	seen := map[int]bool{}
 	r.StepTrace = keepValidItems(r.StepTrace, func(row StepTraceRow) bool {
 		if why := row.Impossible(); why != "" {
@@ -312,8 +312,9 @@ func (r *Rank) timelineFile() string {
 	return "the timeline"
 }
 
-func (r *Rank) stepTraceFile() string {
-	return r.UsedFile("step_trace_time.csv", "step_trace_time.csv", analysisDBName)
+// StepTraceFile is the file the rank's step rows were read from.
+func (r *Rank) StepTraceFile() string {
+	return r.UsedFile("step_trace_time.csv", "step_trace_time.csv", "cluster_step_trace_time.csv", analysisDBName, "cluster_analysis.db")
 }
 
 func (r *Rank) opsFile() string {

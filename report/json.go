@@ -158,6 +158,9 @@ func roundedPtr(x *float64, digits int) *float64 {
 
 func sharePtr(x *float64) *float64 { return roundedPtr(x, 6) }
 
+// shareOf is x rounded as a share, by reference.
+func shareOf(x float64) *float64 { v := share(x); return &v }
+
 // us converts ns to µs, exact to the ns.
 func us(ns int64) float64 { return units.Us(ns) }
 
@@ -272,8 +275,14 @@ func leftOutFirst(d *Document) []string {
 func parallelKindsJSON(kinds []analysis.KindShare) []contract.ParallelKind {
 	var out []contract.ParallelKind
 	for _, k := range kinds {
-		out = append(out, contract.ParallelKind{Kind: k.Kind, Title: analysis.KindTitle(k.Kind), Groups: k.Groups,
-			CommShare: share(k.CommShare), CommTotalShare: share(k.CommTotalShare), Sources: nonNil(k.Sources)})
+		pk := contract.ParallelKind{Kind: k.Kind, Title: analysis.KindTitle(k.Kind), Groups: k.Groups,
+			CommTotalShare: share(k.CommTotalShare), Sources: nonNil(k.Sources)}
+		if k.Measured() {
+			pk.CommShare = shareOf(k.CommShare)
+		} else { // not measured: bounded
+			pk.CommShareMin, pk.CommShareMax = shareOf(k.CommShareMin), shareOf(k.CommShareMax)
+		}
+		out = append(out, pk)
 	}
 	return out
 }

@@ -27,11 +27,27 @@ func kindsPhrase(kinds []analysis.KindShare) string {
 		if i == 0 {
 			of = " of the step"
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s) %.2f%%%s, exposed %.2f%%", analysis.KindTitle(k.Kind), k.Kind,
-			100*k.CommTotalShare, of, 100*k.CommShare))
+		exposed, bounded := kindExposed(k)
+		if bounded {
+			exposed += " (" + kindBoundsNote + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s) %.2f%%%s, exposed %s", analysis.KindTitle(k.Kind), k.Kind,
+			100*k.CommTotalShare, of, exposed))
 	}
 	return strings.Join(parts, "; ")
 }
+
+// kindExposed is a dimension's exposed share: measured ("6.92%"), or bounded where
+// some rank has no timeline ("0.00-27.66%", bounded true).
+func kindExposed(k analysis.KindShare) (text string, bounded bool) {
+	if k.Measured() {
+		return fmt.Sprintf("%.2f%%", 100*k.CommShare), false
+	}
+	return fmt.Sprintf("%.2f-%.2f%%", 100*k.CommShareMin, 100*k.CommShareMax), true
+}
+
+// kindBoundsNote says why a dimension's exposed share is a range.
+const kindBoundsNote = "bounded: not every rank has a device timeline"
 
 // kindsInferred says which dimensions were inferred rather than read from the
 // profile, "" when none was.

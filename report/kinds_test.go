@@ -38,7 +38,9 @@ func kindsDoc() *report.Document {
 	}
 	res.Summary = analysis.Summary{Ranks: 64, Steps: 1, StepTimeNs: 100e6, CommShare: 0.2, CommTotalShare: 0.3,
 		Kinds: []analysis.KindShare{{Kind: analysis.KindSP, Groups: 8, CommShare: 0.12, CommTotalShare: 0.15, Sources: []string{`profile ("tp")`}},
-			{Kind: analysis.KindDP, Groups: 8, CommShare: 0.05, CommTotalShare: 0.09, Sources: []string{"inferred from strided ranks with AllReduce per gradient bucket"}}}}
+			// Bounded, not measured: some rank has no timeline.
+			{Kind: analysis.KindDP, Groups: 8, CommShare: 0.05, CommTotalShare: 0.09, Sources: []string{"inferred from strided ranks with AllReduce per gradient bucket"},
+				ExposedMinNs: 3e6, ExposedMaxNs: 20e6, CommShareMin: 0.03, CommShareMax: 0.2}}}
 	return &report.Document{Result: res, Version: "test"}
 }
 
@@ -50,18 +52,26 @@ func TestReportsByParallelKind(t *testing.T) {
 	require.NoError(t, kindsDoc().Write(&md, report.Markdown))
 	require.NoError(t, kindsDoc().Write(&js, report.JSON))
 
-	assert.Contains(t, txt.String(), "by parallel dimension: tensor/sequence parallel (sp) 15.00% of the step, exposed 12.00%; data parallel (dp) 9.00%, exposed 5.00% (dp inferred from the ranks and ops")
+	assert.Contains(t, txt.String(), "by parallel dimension: tensor/sequence parallel (sp) 15.00% of the step, exposed 12.00%; data parallel (dp) 9.00%, exposed 3.00-20.00% (bounded: not every rank has a device timeline) (dp inferred from the ranks and ops")
 	assert.Contains(t, txt.String(), "Collectives per parallel dimension (32 rows")
 	assert.NotContains(t, txt.String(), "Collectives (over all ranks", "the per-group table gives way to the rollup")
 	assert.Regexp(t, `sp +│ +allgather +│ +8 +│ +8 +│ +800 +│ +1\.05 .*│ +0\.400 +│ +tp 105 +│ +0\.700 +│`, txt.String())
 	assert.Contains(t, md.String(), "| tensor/sequence parallel groups (`sp`): all (exposed) | 15.00% (12.00%) |")
+	assert.Contains(t, md.String(), "| data parallel groups (`dp`): all (exposed) | 9.00% (3.00-20.00%, bounded: not every rank has a device timeline) |")
 	assert.Contains(t, md.String(), "| sp | allgather | 8 | 8 | 800 | 1.05 |")
 
 	var rep contract.Report
 	require.NoError(t, json.Unmarshal(js.Bytes(), &rep))
 	require.Len(t, rep.Summary.ParallelKinds, 2)
 	assert.Equal(t, "sp", rep.Summary.ParallelKinds[0].Kind)
-	assert.InDelta(t, 0.12, rep.Summary.ParallelKinds[0].CommShare, 1e-9)
+	sp, dp := rep.Summary.ParallelKinds[0], rep.Summary.ParallelKinds[1]
+	require.NotNil(t, sp.CommShare)
+	assert.InDelta(t, 0.12, *sp.CommShare, 1e-9)
+	assert.Nil(t, sp.CommShareMin, "measured: no bounds")
+	assert.Nil(t, dp.CommShare, "bounded, not measured: null")
+	require.NotNil(t, dp.CommShareMin)
+	require.NotNil(t, dp.CommShareMax)
+	assert.Equal(t, [2]float64{0.03, 0.2}, [2]float64{*dp.CommShareMin, *dp.CommShareMax})
 	require.Len(t, rep.CollectiveKinds, 4)
 	first := rep.CollectiveKinds[0]
 	assert.Equal(t, "sp", first.Kind)

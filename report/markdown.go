@@ -57,7 +57,11 @@ func mdHeadline(p *printer, d *Document, v *reportView) {
 	}
 	p.printf("| all communication (`comm_total_share`) | %.2f%% |\n", 100*s.CommTotalShare)
 	for _, k := range s.Kinds {
-		p.printf("| %s groups (`%s`): all (exposed) | %.2f%% (%.2f%%) |\n", analysis.KindTitle(k.Kind), k.Kind, 100*k.CommTotalShare, 100*k.CommShare)
+		exposed, bounded := kindExposed(k)
+		if bounded {
+			exposed += ", " + kindBoundsNote
+		}
+		p.printf("| %s groups (`%s`): all (exposed) | %.2f%% (%s) |\n", analysis.KindTitle(k.Kind), k.Kind, 100*k.CommTotalShare, exposed)
 	}
 	for _, e := range expertLines(r) {
 		p.printf("| AlltoAll(v) per rank | %s |\n", mdText(e))

@@ -72,12 +72,16 @@ type Summary struct {
 // ParallelKind is one parallel dimension's communication: tp (tensor parallel), sp
 // (tensor parallel with sequence parallelism), cp, ep, fsdp, dp, pp or unknown. Its
 // shares are like the summary's, of the ops of its groups alone: where ops of two
-// dimensions run at once the time counts for both.
+// dimensions run at once the time counts for both. Its exposed share is measured on a
+// timeline; where some rank has none it is bounded (comm_share_min, comm_share_max,
+// written only then) and comm_share is null.
 type ParallelKind struct {
 	Kind           string   `json:"kind"`
 	Title          string   `json:"title"`
 	Groups         int      `json:"groups"`
-	CommShare      float64  `json:"comm_share"`       // exposed: no compute kernel and no receive runs
+	CommShare      *float64 `json:"comm_share"` // exposed: no compute kernel and no receive runs
+	CommShareMin   *float64 `json:"comm_share_min,omitempty"`
+	CommShareMax   *float64 `json:"comm_share_max,omitempty"`
 	CommTotalShare float64  `json:"comm_total_share"` // all of it, of Stage + Bubble
 	Sources        []string `json:"sources"`          // where the groups' kinds came from
 }
