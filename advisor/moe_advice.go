@@ -77,7 +77,7 @@ func moeOverlapRecommendation(res *analysis.Result) (*Recommendation, string) {
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
 	size := largestGroup(res, analysis.KindEP)
 	c := costmodel.EPComm{StepUs: stepUs, ExposedUs: ep.CommShare * stepUs, TotalUs: ep.CommTotalShare * stepUs, CommShare: res.Summary.CommShare,
-		ComputeUs: computeUs(res)}
+		ComputeUs: computeUs(res), Exposed: exposedBounds(*ep, stepUs)}
 	p, err := costmodel.AlltoAllOverlap(c)
 	if err != nil {
 		return nil, "no AlltoAll overlap priced: " + err.Error()

@@ -42,7 +42,7 @@ func tpRecommendation(res *analysis.Result, facts RunFacts) (*Recommendation, st
 	stepUs := float64(res.Summary.StepTimeNs) / 1e3
 	size := largestGroup(res, tp.Kind)
 	c := costmodel.TPComm{StepUs: stepUs, ExposedUs: tp.CommShare * stepUs, TotalUs: tp.CommTotalShare * stepUs, CommShare: res.Summary.CommShare,
-		TP: size, SeqPar: tp.Kind == analysis.KindSP, ComputeUs: computeUs(res)}
+		TP: size, SeqPar: tp.Kind == analysis.KindSP, ComputeUs: computeUs(res), Exposed: exposedBounds(*tp, stepUs)}
 	p, err := costmodel.TPOverlap(c)
 	if err != nil {
 		return nil, "no TP overlap priced: " + err.Error()
@@ -74,6 +74,15 @@ func tpRecommendation(res *analysis.Result, facts RunFacts) (*Recommendation, st
 		r.Hypothesis = true
 	}
 	return &r, ""
+}
+
+// exposedBounds are a dimension's exposure bounds per step for the cost model, where
+// it is not measured (analysis.KindShare.Measured).
+func exposedBounds(k analysis.KindShare, stepUs float64) costmodel.ExposedBounds {
+	if k.Measured() {
+		return costmodel.ExposedBounds{}
+	}
+	return costmodel.ExposedBounds{Bounded: true, LowUs: k.CommShareMin * stepUs, HighUs: k.CommShareMax * stepUs}
 }
 
 // insertByGain puts r among recs as recommend orders them: backed changes before

@@ -42,6 +42,8 @@ type EPComm struct {
 	// ComputeUs is the step's computation, which bounds what can run beside the
 	// AlltoAlls.
 	ComputeUs float64
+	// Exposed bounds ExposedUs where it is not measured (TPComm.Exposed).
+	Exposed ExposedBounds
 }
 
 // Fractions of the exposed EP AlltoAll time that issuing the AlltoAlls on their own
@@ -88,5 +90,11 @@ func AlltoAllOverlap(c EPComm) (Prediction, error) {
 	p.CommShare = p.ExposedUs / p.StepTimeUs
 	p.Assumptions = []string{fmt.Sprintf("of the %.3f ms of exposed expert-parallel AlltoAll per step, half is hidden (the backward's input gradients beside the experts' weight gradients, and about one more of a layer's four AlltoAlls beside the compute that does not need it); at worst an eighth (the weight gradients' AlltoAll only, half of it), at best all of it (compute beside every AlltoAll at least as long as it)",
 		c.ExposedUs/1e3)}
+	c.Exposed.widen(&p, c.StepUs, epHiddenLow, epHiddenHigh, func(us float64) float64 {
+		if c.ComputeUs > 0 {
+			return math.Min(us, c.ComputeUs)
+		}
+		return us
+	}, "expert-parallel AlltoAll")
 	return p, nil
 }

@@ -16,6 +16,31 @@ type TPComm struct {
 	SeqPar    bool // the ops are AllGather/ReduceScatter (sequence parallelism), not AllReduce
 	// ComputeUs is the step's computation: the GEMMs the collectives can run beside.
 	ComputeUs float64
+	// Exposed bounds ExposedUs where it is not measured (no device timeline on some
+	// rank): ExposedUs is then the profiler's exposed time shared out by the ops.
+	Exposed ExposedBounds
+}
+
+// ExposedBounds are a dimension's exposed time per step, at least LowUs and at most
+// HighUs, where it is bounded rather than measured (Bounded).
+type ExposedBounds struct {
+	Bounded       bool
+	LowUs, HighUs float64
+}
+
+// widen makes a prediction's interval hold the bounds: its worst case hides worst of
+// the lower bound (hiddenLow of it), its best all it can of the upper (hiddenHigh),
+// at low confidence, with the bounds among the assumptions. hidden caps what can be
+// hidden (the computation beside it).
+func (b ExposedBounds) widen(p *Prediction, stepUs, hiddenLow, hiddenHigh float64, hidden func(float64) float64, what string) {
+	if !b.Bounded {
+		return
+	}
+	p.Low = math.Min(p.Low, stepUs-hidden(hiddenHigh*b.HighUs))
+	p.High = math.Max(p.High, stepUs-hidden(hiddenLow*b.LowUs))
+	p.Confidence = "low"
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("no device timeline on some rank: the exposed %s time is not measured but lies between %.3f and %.3f ms per step; the point takes the profiler's exposed time shared out by the ops, and the interval the bounds",
+		what, b.LowUs/1e3, b.HighUs/1e3))
 }
 
 // TPOverlap prices running the TP collectives beside the GEMMs that produce and
@@ -49,6 +74,12 @@ func TPOverlap(c TPComm) (Prediction, error) {
 	p.Assumptions = append(p.Assumptions,
 		fmt.Sprintf("of the %.3f ms of exposed tensor-parallel communication per step, %.0f%% is hidden behind the GEMMs (a ring of %d chunks leaves about one exposed); at worst half, at best all of it",
 			c.ExposedUs/1e3, 100*(1-1/float64(c.TP)), c.TP))
+	c.Exposed.widen(&p, c.StepUs, 0.5, 1, func(us float64) float64 {
+		if c.ComputeUs > 0 {
+			return math.Min(us, c.ComputeUs)
+		}
+		return us
+	}, "tensor-parallel")
 	if !c.SeqPar {
 		p.Assumptions = append(p.Assumptions, "with sequence parallelism each AllReduce becomes a ReduceScatter and an AllGather of the same bytes, taken to cost what the AllReduce costs")
 	}
