@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hcclprof/hcclprof/analysis"
 )
@@ -180,6 +181,18 @@ func settingFromSummaries(res *analysis.Result, d Diagnosis) Diagnosis {
 			Title: fmt.Sprintf("%s of the step is exposed communication; at least %s of the step waits on FSDP's parameter gathers and gradient reduce-scatters, of which prefetching would win %s of the step back (priced): they are not issued ahead of their layer",
 				exposed, pct(fsdpBoundNs/float64(stageNs)), pct(share)),
 			Evidence: evidence("FSDP", fsdpBoundNs)}
+	}
+	// Undecided: where TP's upper bound could lead, the user is told what the
+	// summaries leave open and what would decide it.
+	var tpHighNs float64
+	for _, k := range res.Summary.Kinds {
+		if isTP(k.Kind) {
+			tpHighNs += float64(k.ExposedMaxNs)
+		}
+	}
+	if tpHighNs = min(tpHighNs, exposedNs); tpCommNs > 0 && leads(tpHighNs, tpCommNs) {
+		d.Evidence = strings.TrimPrefix(d.Evidence+"; ", "; ") + fmt.Sprintf("from the summaries alone tensor parallelism's exposed time (%s) is not measured: between %s and %s of the step, which could put it on the critical path (over half the exposed communication and %s of the step); a device timeline of one rank (trace_view.json) tells",
+			joinKinds(tpKinds), pct(tpNs/float64(stageNs)), pct(tpHighNs/float64(stageNs)), pct(settingLead))
 	}
 	return d
 }

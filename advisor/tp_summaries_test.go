@@ -35,6 +35,11 @@ func TestTPCriticalPathFromSummaries(t *testing.T) {
 		sc.Model.GradientBytes /= 4 // data-parallel communication 5% of the step in all
 		return sc
 	}
+	largeDP := func() *scenario.Scenario {
+		sc := testkit.Builtin(t, "tp8-sp-16rank")
+		sc.Model.GradientBytes *= 3 // data-parallel communication beside TP's could be the exposed part
+		return sc
+	}
 	tpExposedOf := func(sc *scenario.Scenario) float64 {
 		var tpExposed float64
 		for _, k := range testkit.AnalysisOf(t, sc, render.FormatText).Result.Summary.Kinds {
@@ -56,6 +61,7 @@ func TestTPCriticalPathFromSummaries(t *testing.T) {
 		{"small DP", smallDP, render.FormatDB, false, true},
 		{"small DP, TP overlap on", smallDP, render.FormatText, true, false},
 		{"the built-in", func() *scenario.Scenario { return testkit.Builtin(t, "tp8-sp-16rank") }, render.FormatText, false, true},
+		{"large DP", largeDP, render.FormatText, false, false},
 	} {
 		measured := tpExposedOf(tc.sc())
 		if tc.named {
@@ -80,6 +86,14 @@ func TestTPCriticalPathFromSummaries(t *testing.T) {
 		d := advisor.Advise(a.Result, a.Env, advisor.DefaultOptions).Diagnosis
 		if !tc.named {
 			assert.NotEqual(t, advisor.CauseTPCriticalPath, d.Cause, "%s as %s: %s", tc.name, tc.format, d.Title)
+			// Undecided where TP's upper bound could lead: the evidence says so,
+			// and what would decide it.
+			if !tc.overlap {
+				assert.Contains(t, d.Evidence, "could put it on the critical path", tc.name)
+				assert.Contains(t, d.Evidence, "a device timeline of one rank", tc.name)
+			} else {
+				assert.NotContains(t, d.Evidence, "could put it on the critical path", tc.name)
+			}
 			continue
 		}
 		require.Equal(t, advisor.CauseTPCriticalPath, d.Cause, "%s as %s: %s", tc.name, tc.format, d.Title)
