@@ -356,6 +356,16 @@ func (t *slowRankTally) persistentRank(r int, steps []int, nSteps int, stepTime 
 	if cause == "unknown" && nSteps >= 2 && len(steps) < nSteps {
 		return SlowRank{}, false
 	}
+	// Late for no reason its profile shows in every step, its persistence is all the
+	// evidence: named only where noise alone would rarely make one rank of its pool
+	// so. A TP16 × DP2 job of two steps had rank 18 the last of its TP group at 251 of
+	// its 272 collectives in both (its compute within the others' noise, costing
+	// 3.0%), where one rank of 32 is so in two steps by chance about once in 32.
+	if cause == "unknown" && nSteps >= 2 {
+		if chance, known := persistenceChance(r, t.flagged, stepTime, peerOf, t.stageOf); known && chance > persistChanceUnexplained {
+			return SlowRank{}, false
+		}
+	}
 	score := t.scores[r]
 	if math.IsInf(score, 1) {
 		score = 999 // every other rank waited the same: the MAD is 0
@@ -630,20 +640,34 @@ func beyondComputeNoise(rank int, stepTime map[int]map[int]analysis.StepBreakdow
 }
 
 // persistChance is how likely by chance a rank's persistence may be for it alone
-// to name the rank slow (persistentBeyondNoise).
-const persistChance = 0.1
+// to name the rank slow (persistentBeyondNoise); persistChanceUnexplained is the same
+// for a rank late for no reason its profile shows, whose persistence is all its
+// evidence.
+const (
+	persistChance            = 0.1
+	persistChanceUnexplained = 0.02
+)
 
 // persistentBeyondNoise reports whether rank, flagged in every step with longer
-// Computing, is slow beyond the job's own step-to-step noise. Its pool is
-// beyondComputeNoise's (its peers where there are enough of them, else its
-// pipeline stage). If the pool's ranks are flagged f a step on average (the
-// slowest of each TP group is, the noise drawn anew each step), noise alone flags
-// one rank in all k steps with a chance of about n·(f/n)^k: small (three steps of
-// 16 ranks, one flagged each: 1/256), the persistence is the evidence. Else its
-// Computing must be an outlier among the others' in every step (beyondComputeNoise).
-// (The z-scores of the steps are not combined: the ranks' Computing is not normal,
-// a noisy job's slowest ranks lie 2.8-3.2 MADs out in step after step.)
+// Computing, is slow beyond the job's own step-to-step noise: its persistence
+// unlikely by chance (persistenceChance at most persistChance), else its Computing an
+// outlier among the others' in every step (beyondComputeNoise). (The z-scores of the
+// steps are not combined: the ranks' Computing is not normal, a noisy job's slowest
+// ranks lie 2.8-3.2 MADs out in step after step.)
 func persistentBeyondNoise(rank int, flagged map[int][]int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf, stageOf map[int]int, z float64) bool {
+	if chance, known := persistenceChance(rank, flagged, stepTime, peerOf, stageOf); !known || chance <= persistChance {
+		return true // no spread to judge by (the rules before hold), or the persistence is the evidence
+	}
+	return beyondComputeNoise(rank, stepTime, peerOf, stageOf, z)
+}
+
+// persistenceChance is how likely noise alone flags some rank of rank's pool in every
+// step. The pool is beyondComputeNoise's (its peers where there are enough of them,
+// else its pipeline stage). If the pool's ranks are flagged f a step on average (the
+// slowest of each TP group is, the noise drawn anew each step), noise alone flags
+// one rank in all k steps with a chance of about n·(f/n)^k: three steps of 16 ranks,
+// one flagged each, 1/256. known is false for a pool under three ranks.
+func persistenceChance(rank int, flagged map[int][]int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf, stageOf map[int]int) (chance float64, known bool) {
 	peers := peersOnly(stepTime, rank, peerOf)
 	var flags float64
 	var steps, pool int
@@ -669,14 +693,11 @@ func persistentBeyondNoise(rank int, flagged map[int][]int, stepTime map[int]map
 		pool = max(pool, n)
 	}
 	if steps == 0 || pool < 3 {
-		return true // no spread to judge by: the rules before hold
+		return 0, false
 	}
 	n, k := float64(pool), float64(steps)
 	f := max(flags/k, 1)
-	if n*math.Pow(min(f/n, 1), k) <= persistChance {
-		return true
-	}
-	return beyondComputeNoise(rank, stepTime, peerOf, stageOf, z)
+	return n * math.Pow(min(f/n, 1), k), true
 }
 
 // modifiedZ is Iglewicz and Hoaglin's robust z-score; a MAD of 0 (most ranks charged
