@@ -336,8 +336,9 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 	}
 	setParallelKinds(res.Communication.Groups, res.Communication.Ops, res.Communication.ServerOf, max(len(c.Ranks), res.Summary.RanksExpected),
 		groupOverlap(res.Ranks))
-	if flagRingReceivesInSummaries(res.Ranks, res.Communication.Ops, res.Communication.Groups) {
+	if ring := flagRingReceivesInSummaries(res.Ranks, res.Communication.Ops, res.Communication.Groups); len(ring) > 0 {
 		res.Summary.Incomplete = true
+		res.Warnings = append(res.Warnings, ring...)
 	}
 	res.Summary.Kinds = kindShares(res.Ranks, res.Communication.Groups)
 	res.Communication.GroupSteps = groupSteps(res.Ranks, res.Communication.Groups)
@@ -400,6 +401,7 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		if p := receivesBesideCompute(r.StepTraceFile(), rr.Steps); p != "" {
 			rr.Incomplete = true
 			rr.Problems = append(rr.Problems, p)
+			warnings = append(warnings, fmt.Sprintf("rank %d: %s", r.Rank, p))
 		}
 		// Level0's kernel_details.csv times each op's kernel; else the profiler's per-op
 		// analysis (communication.json, analysis.db) gives each op's start and elapse.
@@ -455,8 +457,8 @@ func receivesBesideCompute(file string, steps []StepBreakdown) string {
 // waited in it; a ring's receives run beside the attention, so the exposed time is
 // more than that: a TP2 × CP4 job read 34.1% of the step from its summaries against
 // 50.1% measured. Where the arithmetic goes negative, receivesBesideCompute has
-// already said so.
-func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Group) bool {
+// already said so. It returns the problems as warnings ("rank N: ...").
+func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Group) (warnings []string) {
 	ring := map[string]string{} // group key → name
 	for _, g := range groups {
 		if g.Parallel == KindCP {
@@ -467,7 +469,7 @@ func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Grou
 		}
 	}
 	if len(ring) == 0 {
-		return false
+		return nil
 	}
 	ringOf := map[int]string{} // rank → a ring group it receives in
 	for _, o := range ops {
@@ -475,7 +477,6 @@ func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Grou
 			ringOf[o.Rank] = ring[o.Group]
 		}
 	}
-	flagged := false
 	for i := range ranks {
 		rr := &ranks[i]
 		group, ok := ringOf[rr.Rank]
@@ -496,12 +497,14 @@ func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Grou
 		if len(steps) == 0 {
 			continue
 		}
-		rr.Incomplete, flagged = true, true
-		rr.Problems = append(rr.Problems, fmt.Sprintf("%s (%s): step(s) %s: its receives belong to the context-parallel group %s, whose ring runs them beside the attention, yet the profiler counts their time as Bubble (%.3f µs in step %d) and takes it off the exposed communication: Not Overlapped − Bubble (%.3f µs) is then only a lower bound of the exposed time, which is at most %.3f µs; a device timeline measures it",
+		rr.Incomplete = true
+		p := fmt.Sprintf("%s (%s): step(s) %s: its receives belong to the context-parallel group %s, whose ring runs them beside the attention, yet the profiler counts their time as Bubble (%.3f µs in step %d) and takes it off the exposed communication: Not Overlapped − Bubble (%.3f µs) is then only a lower bound of the exposed time, which is at most %.3f µs; a device timeline measures it",
 			rr.Dir, rr.Source, ranklist.Format(steps), group, units.Us(first.BubbleNs), first.Step,
-			units.Us(first.ExposedCommNs()), units.Us(min(first.CommNotOverlappedNs, first.StageNs))))
+			units.Us(first.ExposedCommNs()), units.Us(min(first.CommNotOverlappedNs, first.StageNs)))
+		rr.Problems = append(rr.Problems, p)
+		warnings = append(warnings, fmt.Sprintf("rank %d: %s", rr.Rank, p))
 	}
-	return flagged
+	return warnings
 }
 
 // receivesBesideComputeText is the words of receivesBesideCompute's problem that
