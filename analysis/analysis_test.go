@@ -329,4 +329,9 @@ func TestFlagRanksMissingSteps(t *testing.T) {
 		}
 		assert.True(t, rr.Incomplete, "rank %d", rr.Rank)
 	}
+	// The reports point to the warnings for what made the input incomplete: the
+	// problems the analysis found itself are listed there once.
+	already := []string{"rank 1: r1: no ProfilerStep marker for step(s) 11, which other ranks have, between steps of its own: the step before each took in its work"}
+	assert.Equal(t, []string{"rank 5: r5: no ProfilerStep marker for step(s) 11-12, which other ranks have, between steps of its own: the step before each took in its work"},
+		unlistedProblems(ranks, already))
 }

@@ -361,6 +361,7 @@ func analyzeSummaries(c *profile.Cluster, sums []*RankSummary, opts Options) *Re
 		res.Warnings = append(res.Warnings, why)
 	}
 	res.Exposure = exposure(res.Communication.Ops, res.Ranks, res.Communication.Groups, res.Collectives, res.Communication.Pipelines)
+	res.Warnings = append(res.Warnings, unlistedProblems(res.Ranks, res.Warnings)...)
 	res.ComputeDType, res.ComputeDTypeShare = computeDType(sums)
 	if res.Exposure.OpsKnown && res.Exposure.SplitAll && res.Exposure.UnaccountedShare == 0 {
 		t, w := res.Exposure.TransferShare, res.Exposure.WaitShare
@@ -505,6 +506,26 @@ func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Grou
 		warnings = append(warnings, fmt.Sprintf("rank %d: %s", rr.Rank, p))
 	}
 	return warnings
+}
+
+// unlistedProblems are the ranks' problems that the warnings do not list yet ("rank
+// N: ..."), those the analysis found itself (a step marker missing, no step at all):
+// the reports point to the warnings for what made the input incomplete.
+func unlistedProblems(ranks []RankResult, warnings []string) []string {
+	listed := map[string]bool{}
+	for _, w := range warnings {
+		listed[w] = true
+	}
+	var out []string
+	for _, rr := range ranks {
+		for _, p := range rr.Problems {
+			if w := fmt.Sprintf("rank %d: %s", rr.Rank, p); !listed[w] {
+				listed[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // receivesBesideComputeText is the words of receivesBesideCompute's problem that
