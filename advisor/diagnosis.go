@@ -31,6 +31,11 @@ type Diagnosis struct {
 	Share    float64
 	Title    string
 	Evidence string
+	// Candidates are the causes the profile leaves open, when it cannot tell them
+	// apart (Cause is then CauseUnknown): read from the profiler's summaries alone, a
+	// dimension's exposed time, or the step's, is bounded and not measured, and the
+	// bounds admit more than one cause (undecided).
+	Candidates []string
 }
 
 // DiagnosisThresholds decide the diagnosis (the verdict) and grade its cause_*
@@ -86,7 +91,8 @@ func (t *DiagnosisThresholds) keys() []thresholdKey {
 // beyond the bubble are that rank's), and over any cause that explains less of the
 // step: it is a fault to fix before anything is tuned.
 func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
-	return settingCause(res, expertImbalance(res, det, diagnoseWaits(res, det, opts)))
+	d := expertImbalance(res, det, diagnoseWaits(res, det, opts))
+	return settingCause(res, withinBudgetAtLeast(res, d, opts.withDefaults().CommBudget))
 }
 
 // diagnoseWaits is Diagnose before a straggler is told from an imbalanced expert.

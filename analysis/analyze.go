@@ -487,10 +487,11 @@ func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Grou
 		}
 		var steps []int
 		var first StepBreakdown
-		for _, st := range rr.Steps {
-			if st.BubbleNs > 0 {
+		for j := range rr.Steps {
+			if st := &rr.Steps[j]; st.BubbleNs > 0 {
+				st.ExposedLowerBound = true
 				if len(steps) == 0 {
-					first = st
+					first = *st
 				}
 				steps = append(steps, st.Step)
 			}

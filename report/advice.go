@@ -64,7 +64,11 @@ func writeAdviceText(w io.Writer, d *Document) error {
 		p.printf("(%s)\n", d.LeftOut)
 	}
 	if d.Advice != nil && d.Advice.Diagnosis.Title != "" {
-		p.printf("Diagnosis (%s): %s.\n", d.Advice.Diagnosis.Cause, d.Advice.Diagnosis.Title)
+		cause := d.Advice.Diagnosis.Cause
+		if c := d.Advice.Diagnosis.Candidates; len(c) > 0 {
+			cause += ": " + strings.Join(c, " or ")
+		}
+		p.printf("Diagnosis (%s): %s.\n", cause, d.Advice.Diagnosis.Title)
 	}
 	writeAdvice(p, d.Advice, true)
 	return p.done()
@@ -93,7 +97,7 @@ func writeAdviceJSON(w io.Writer, d *Document) error {
 	var diag *contract.Diagnosis
 	if d.Advice != nil {
 		dg := d.Advice.Diagnosis
-		diag = &contract.Diagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
+		diag = &contract.Diagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence, Candidates: dg.Candidates}
 	}
 	out := contract.Advice{SchemaVersion: SchemaVersion, Diagnosis: diag, Findings: adviceFindings(d.Advice),
 		Recommendations: adviceRecommendations(d.Advice)}

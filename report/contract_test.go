@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcclprof/hcclprof/advisor"
 	"github.com/hcclprof/hcclprof/analysis/compare"
 	"github.com/hcclprof/hcclprof/report"
 	"github.com/hcclprof/hcclprof/report/contract"
@@ -51,6 +53,25 @@ func TestJSONReportSchema(t *testing.T) {
 	b.Reset()
 	require.NoError(t, (*report.AdviceDoc)(sampleDoc(t)).Write(&b, report.JSON))
 	require.NoError(t, validate(adv, b.Bytes()))
+	// A diagnosis that leaves causes open writes them, in both documents.
+	open := sampleDoc(t)
+	open.Advice.Diagnosis = advisor.Diagnosis{Cause: advisor.CauseUnknown, Share: 0.3, Title: "t", Evidence: "e",
+		Candidates: []string{advisor.CauseTransfer, advisor.CauseTPCriticalPath}}
+	for _, doc := range []struct {
+		schema *jsonschema.Schema
+		write  func(*bytes.Buffer) error
+	}{
+		{rep, func(b *bytes.Buffer) error { return open.Write(b, report.JSON) }},
+		{adv, func(b *bytes.Buffer) error { return (*report.AdviceDoc)(open).Write(b, report.JSON) }},
+	} {
+		b.Reset()
+		require.NoError(t, doc.write(&b))
+		require.NoError(t, validate(doc.schema, b.Bytes()))
+		assert.True(t, regexp.MustCompile(`"candidates": \[\s*"transfer",\s*"tp_critical_path"\s*\]`).Match(b.Bytes()), "the candidates written")
+	}
+	b.Reset()
+	require.NoError(t, (*report.AdviceDoc)(open).Write(&b, report.Text))
+	assert.Contains(t, b.String(), "Diagnosis (unknown: transfer or tp_critical_path): t.")
 	golden, err := os.ReadFile(filepath.Join("testdata", "imagenet-2rank-level1.advice.json"))
 	require.NoError(t, err)
 	require.NoError(t, validate(adv, golden))

@@ -197,7 +197,7 @@ func writeJSON(w io.Writer, d *Document) error {
 	}
 	if d.Advice != nil {
 		dg := d.Advice.Diagnosis
-		out.Summary.Diagnosis = &contract.Diagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence}
+		out.Summary.Diagnosis = &contract.Diagnosis{Cause: dg.Cause, Share: share(dg.Share), Title: dg.Title, Evidence: dg.Evidence, Candidates: dg.Candidates}
 	}
 	for _, rr := range r.Ranks {
 		jr := contract.Rank{Rank: rr.Rank, Source: string(rr.Source), OpsSource: nonEmpty(rr.OpsSource), Format: string(rr.Format), Dir: rr.Dir,

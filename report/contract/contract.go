@@ -112,6 +112,9 @@ type Diagnosis struct {
 	Share    float64 `json:"share"`
 	Title    string  `json:"title"`
 	Evidence string  `json:"evidence"`
+	// Candidates are the causes the profile leaves open (cause is then "unknown"):
+	// present only then.
+	Candidates []string `json:"candidates,omitempty"`
 }
 
 // Rank is one rank's input and its steps.
