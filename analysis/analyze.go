@@ -400,6 +400,11 @@ func analyzeRank(r *profile.Rank) (RankResult, []string) {
 		}
 		rr.Steps = stepTraceSteps(r.StepTrace)
 		if p := receivesBesideCompute(r.StepTraceFile(), rr.Steps); p != "" {
+			for i := range rr.Steps {
+				if st := &rr.Steps[i]; st.BubbleNs > st.CommNotOverlappedNs {
+					st.ExposedLowerBound = true // between 0 (as read) and Not Overlapped
+				}
+			}
 			rr.Incomplete = true
 			rr.Problems = append(rr.Problems, p)
 			warnings = append(warnings, fmt.Sprintf("rank %d: %s", r.Rank, p))
@@ -481,8 +486,7 @@ func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Grou
 	for i := range ranks {
 		rr := &ranks[i]
 		group, ok := ringOf[rr.Rank]
-		if !ok || rr.Source == SourceTimeline || rr.Source == SourceNone ||
-			slices.ContainsFunc(rr.Problems, func(p string) bool { return strings.Contains(p, receivesBesideComputeText) }) {
+		if !ok || rr.Source == SourceTimeline || rr.Source == SourceNone {
 			continue
 		}
 		var steps []int
@@ -496,7 +500,9 @@ func flagRingReceivesInSummaries(ranks []RankResult, ops []OpStat, groups []Grou
 				steps = append(steps, st.Step)
 			}
 		}
-		if len(steps) == 0 {
+		// A rank whose Bubble passed its Not Overlapped has its problem already
+		// (receivesBesideCompute); its other steps' figures are lower bounds too.
+		if len(steps) == 0 || slices.ContainsFunc(rr.Problems, func(p string) bool { return strings.Contains(p, receivesBesideComputeText) }) {
 			continue
 		}
 		rr.Incomplete = true
