@@ -92,7 +92,7 @@ func (t *DiagnosisThresholds) keys() []thresholdKey {
 // step: it is a fault to fix before anything is tuned.
 func Diagnose(res *analysis.Result, det Detections, opts Options) Diagnosis {
 	d := expertImbalance(res, det, diagnoseWaits(res, det, opts))
-	return settingCause(res, withinBudgetAtLeast(res, d, opts.withDefaults().CommBudget))
+	return settingCause(res, det, withinBudgetAtLeast(res, d, opts.withDefaults().CommBudget))
 }
 
 // diagnoseWaits is Diagnose before a straggler is told from an imbalanced expert.
