@@ -613,9 +613,29 @@ func computingOf(b analysis.StepBreakdown) int64 { return b.ComputingNs }
 // of a stage profiled had one of them compute 5.7% more than the median in 3 of 5
 // steps (2.5% noise, the other rank the only comparison) and was named a straggler.
 func beyondComputeNoise(rank int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf, stageOf map[int]int, z float64) bool {
+	pools := computePools(rank, stepTime, peerOf, stageOf)
+	for _, p := range pools {
+		if modifiedZ(p.mine, p.med, p.mad) <= z {
+			return false
+		}
+	}
+	return len(pools) > 0
+}
+
+// computeStep is a rank's Computing in one step and its pool's (computePool): the
+// others' median and MAD, and how many ranks the pool holds with it.
+type computeStep struct {
+	mine, med, mad float64
+	n              int
+}
+
+// computePools is rank's computeStep of every step it ran, in step order, where its
+// pool has two other ranks or more to measure the noise by.
+func computePools(rank int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf, stageOf map[int]int) []computeStep {
 	peers := peersOnly(stepTime, rank, peerOf)
-	judged := false
-	for step, byRank := range stepTime {
+	var out []computeStep
+	for _, step := range slices.Sorted(maps.Keys(stepTime)) { // in order: the sums over them are the same every run
+		byRank := stepTime[step]
 		mine, ok := byRank[rank]
 		if !ok {
 			continue
@@ -625,12 +645,9 @@ func beyondComputeNoise(rank int, stepTime map[int]map[int]analysis.StepBreakdow
 			continue
 		}
 		med, mad := stats.MedianMAD(others)
-		if modifiedZ(float64(mine.ComputingNs), med, mad) <= z {
-			return false
-		}
-		judged = true
+		out = append(out, computeStep{mine: float64(mine.ComputingNs), med: med, mad: mad, n: len(others) + 1})
 	}
-	return judged
+	return out
 }
 
 // computePool is the other ranks' Computing in one step that a rank's is held
@@ -668,26 +685,16 @@ const excessChance = 0.02
 // compute noise had rank 3 the slowest in both (+5.8% and +10.6%, z 2.6 against a
 // bar of 3.0), by chance one time in sixteen, named a straggler costing 9.8%.
 func excessBeyondNoise(rank int, stepTime map[int]map[int]analysis.StepBreakdown, peerOf, stageOf map[int]int) bool {
-	peers := peersOnly(stepTime, rank, peerOf)
 	var excess, spread float64
 	steps, pool := 0, 0
-	for step, byRank := range stepTime {
-		mine, ok := byRank[rank]
-		if !ok {
+	for _, p := range computePools(rank, stepTime, peerOf, stageOf) {
+		if p.med <= 0 {
 			continue
 		}
-		others := computePool(rank, byRank, peers[step], stageOf)
-		if len(others) < 2 {
-			continue
-		}
-		med, mad := stats.MedianMAD(others)
-		if med <= 0 {
-			continue
-		}
-		excess += (float64(mine.ComputingNs) - med) / med
-		spread += 1.4826 * mad / med
+		excess += (p.mine - p.med) / p.med
+		spread += 1.4826 * p.mad / p.med
 		steps++
-		pool = max(pool, len(others)+1)
+		pool = max(pool, p.n)
 	}
 	if steps == 0 || excess <= 0 {
 		return steps == 0 // nothing to judge by: the rules before hold
